@@ -1,0 +1,3 @@
+"""memcore: long-term memory for LLM agents."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,81 @@
+"""All settings in one place: environment variables (``MEMCORE_*``) and an optional file."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
+    "preference": 180.0,
+    "knowledge": 365.0,
+    "goal": 90.0,
+    "temporary": 14.0,
+    "event": 90.0,
+    "summary": 365.0,
+    "relation": 365.0,
+}
+
+
+class ConsolidationConfig(BaseModel):
+    """Thresholds of the consolidation rules (seeds 000, 002, 004)."""
+
+    tau_hours: float = Field(default=24.0 * 30, gt=0, description="Ebbinghaus time constant")
+    merge_threshold: float = Field(default=0.92, ge=-1, le=1, description="cosine to auto-merge")
+    borderline_threshold: float = Field(
+        default=0.80, ge=-1, le=1, description="cosine from which a pair goes to the decider"
+    )
+    floor: float = Field(default=0.01, ge=0, description="retention score below which to tombstone")
+    cap: int = Field(default=10_000, ge=1, description="most live memories per namespace")
+    strength_cap: float = Field(default=10.0, ge=1, description="caps rich-get-richer")
+    min_support: int = Field(default=2, ge=1, description="episodes before a fact is active")
+    min_confidence: float = Field(default=0.3, ge=0, le=1, description="confidence floor")
+    new_confidence: float = Field(default=0.5, ge=0, le=1)
+    support_step: float = Field(default=0.25, ge=0, le=1)
+    profile_size: int = Field(default=50, ge=1)
+    half_lives_days: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))
+    tombstone_grace_days: float = Field(default=30.0, ge=0)
+    summary_threshold: float = Field(default=0.6, ge=-1, le=1)
+    summary_min_group: int = Field(default=3, ge=2)
+    relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
+
+
+class Settings(BaseSettings):
+    """Process-wide configuration, read from ``MEMCORE_*`` environment variables."""
+
+    model_config = SettingsConfigDict(env_prefix="MEMCORE_", env_file=None, extra="ignore")
+
+    redis_url: str | None = Field(default=None, description="data Redis; embedded if unset")
+    broker_url: str | None = Field(default=None, description="Celery broker; defaults to redis_url")
+    result_backend: str | None = Field(default=None, description="defaults to redis_url")
+    visibility_timeout: int = Field(default=3600, ge=10)
+    embedder: str = Field(default="hash", description="hash | local | openai")
+    embedding_dim: int = Field(default=384, ge=8, le=8192)
+    openai_api_key: str | None = Field(default=None)
+    openai_base_url: str | None = Field(default=None)
+    chat_model: str = "gpt-4o-mini"
+    embedding_model: str = "text-embedding-3-small"
+    model_timeout: float = Field(default=30.0, gt=0)
+    model_max_retries: int = Field(default=3, ge=0)
+    neighbours: int = Field(default=5, ge=1, le=100, description="top-s for the write path")
+    add_threshold: float = Field(
+        default=0.55, description="below this cosine a new fact is ADDed with no model call"
+    )
+    allow_assistant_facts: bool = False
+    max_turn_bytes: int = Field(default=32 * 1024, ge=1)
+    snapshot_grace_days: float = Field(default=7.0, ge=0)
+    consolidation_importance_threshold: float = Field(default=150.0, ge=0)
+    consolidation_max_interval_hours: float = Field(default=24.0, gt=0)
+    beat_interval_seconds: float = Field(default=60.0, gt=0)
+    consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
+    metrics_port: int | None = None
+
+    def data_url(self) -> str:
+        """The data Redis URL; raises if none is configured."""
+        if not self.redis_url:
+            raise RuntimeError("MEMCORE_REDIS_URL is not set")
+        return self.redis_url
+
+
+def get_settings() -> Settings:
+    """Settings read fresh from the environment."""
+    return Settings()

