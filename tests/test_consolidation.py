@@ -1,0 +1,225 @@
+"""The pure consolidation core: seed 004's test with its numbers, seed 000's rules,
+and properties that must hold for any input."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memcore.config import ConsolidationConfig
+from memcore.consolidation import consolidate, profile
+from memcore.interfaces import Verdict
+from memcore.models import AuditAction, Kind, Status
+from tests.helpers import EPOCH, JoinMerger, hours, make_memory
+
+
+def seed_config(**kw: object) -> ConsolidationConfig:
+    base: dict[str, object] = dict(tau_hours=72.0, merge_threshold=0.95, borderline_threshold=0.95, floor=0.05,
+                cap=10, min_confidence=0.0)
+    base.update(kw)
+    return ConsolidationConfig.model_validate(base)
+
+
+def test_seed_004_consolidates() -> None:
+    mems = [
+        make_memory("uses vim", [1.0, 0.0], 0.6, 100.0),
+        make_memory("prefers vim keybindings", [0.99, 0.1], 0.8, 90.0),
+        make_memory("lunch was soup", [0.0, 1.0], 0.1, 0.0),
+    ]
+    merger = JoinMerger()
+    result = consolidate(mems, hours(200.0), seed_config(), merger)
+    live = result.live()
+    merged = [e for e in result.events if e.action is AuditAction.MERGE]
+    dropped = [e for e in result.events if e.action is AuditAction.TOMBSTONE]
+    assert (len(merged), len(dropped), len(live)) == (1, 1, 1)
+    assert (live[0].strength, live[0].importance) == (2.0, 0.8)
+    assert live[0].text == "prefers vim keybindings; uses vim"  # oldest original first
+    # Nothing is deleted: the absorbed and the forgotten memory remain as tombstones.
+    assert len(result.memories) == 3
+    soup = next(m for m in result.memories if m.text == "lunch was soup")
+    assert soup.status is Status.TOMBSTONED and soup.superseded_by is None
+    absorbed = next(m for m in result.memories if m.text == "uses vim")
+    assert absorbed.status is Status.TOMBSTONED and absorbed.superseded_by == live[0].id
+    assert np.isclose(np.linalg.norm(live[0].array), 1.0, atol=1e-5)
+    assert merger.calls == 1
+
+
+def test_exact_duplicates_merge_without_model_call() -> None:
+    mems = [make_memory("Likes green tea.", [1, 0], sources=["e1"]),
+            make_memory("likes green tea", [1, 0], sources=["e2"])]
+    merger = JoinMerger()
+    result = consolidate(mems, hours(1), seed_config(), merger)
+    assert merger.calls == 0
+    (kept,) = result.live()
+    assert sorted(kept.sources) == ["e1", "e2"] and kept.support == 2
+
+
+def test_merge_uses_original_texts_never_merged_text() -> None:
+    a = make_memory("uses vim", [1.0, 0.0], 0.6, 100.0)
+    b = make_memory("prefers vim keybindings", [0.99, 0.1], 0.8, 90.0)
+    merger = JoinMerger()
+    first = consolidate([a, b], hours(120), seed_config(), merger).memories
+    c = make_memory("vim user for years", [0.995, 0.05], 0.5, 110.0)
+    second = consolidate([*first, c], hours(130), seed_config(), merger)
+    (kept,) = second.live()
+    assert merger.seen[-1].texts == ["prefers vim keybindings", "uses vim", "vim user for years"]
+    assert kept.text == "prefers vim keybindings; uses vim; vim user for years"
+
+
+def test_no_chaining_across_the_centroid() -> None:
+    # A-B and B-C are above the threshold, A-C is not: A and C never share a cluster.
+    ang = np.deg2rad([0.0, 14.0, 28.0])
+    vecs = [[float(np.cos(t)), float(np.sin(t))] for t in ang]
+    mems = [make_memory(f"m{i}", v, 0.9, 10.0) for i, v in enumerate(vecs)]
+    cfg = seed_config(merge_threshold=0.96, borderline_threshold=0.96)
+    result = consolidate(mems, hours(11), cfg, JoinMerger())
+    for m in result.live():
+        assert not {"m0", "m2"} <= set(m.member_texts)
+
+
+def test_contradiction_keeps_newer_and_closes_older() -> None:
+    old = make_memory("lives in Paris", [1.0, 0.0], 0.7, 10.0, valid_from=hours(10))
+    new = make_memory("lives in Berlin", [0.9, 0.436], 0.7, 20.0, valid_from=hours(20))
+    cfg = seed_config(merge_threshold=0.97, borderline_threshold=0.8)
+    result = consolidate([old, new], hours(21), cfg, JoinMerger(Verdict.CONTRADICTS))
+    by_text = {m.text: m for m in result.memories}
+    assert by_text["lives in Berlin"].live
+    closed = by_text["lives in Paris"]
+    assert closed.status is Status.SUPERSEDED and closed.superseded_by == new.id
+    assert closed.valid_until == hours(20)
+    assert any(e.action is AuditAction.SUPERSEDE for e in result.events)
+
+
+def test_borderline_distinct_is_left_alone() -> None:
+    a = make_memory("likes tea", [1.0, 0.0], 0.7, 10.0)
+    b = make_memory("likes coffee", [0.9, 0.436], 0.7, 20.0)
+    cfg = seed_config(merge_threshold=0.97, borderline_threshold=0.8)
+    result = consolidate([a, b], hours(21), cfg, JoinMerger(Verdict.DISTINCT))
+    assert len(result.live()) == 2
+
+
+# Seed 000: one test per rule.
+
+def s000(**kw: object) -> ConsolidationConfig:
+    base: dict[str, object] = dict(tau_hours=24 * 365.0, floor=0.0, min_confidence=0.3, merge_threshold=0.99,
+                borderline_threshold=0.99)
+    base.update(kw)
+    return ConsolidationConfig.model_validate(base)
+
+
+def test_support_rule_candidate_until_two_episodes_or_explicit() -> None:
+    one = make_memory("likes jazz", [1, 0], sources=["e1"])
+    two = make_memory("likes chess", [0, 1], sources=["e1", "e2"])
+    said = make_memory("is vegetarian", [0.7, 0.7], sources=["e3"], explicit=True)
+    result = consolidate([one, two, said], hours(1), s000(), JoinMerger())
+    status = {m.text: m.status for m in result.memories}
+    assert status == {"likes jazz": Status.CANDIDATE, "likes chess": Status.ACTIVE,
+                      "is vegetarian": Status.ACTIVE}
+
+
+def test_reinforcement_raises_confidence_by_a_quarter() -> None:
+    a = make_memory("likes jazz", [1, 0], sources=["e1"], confidence=0.5)
+    b = make_memory("Likes jazz!", [1, 0], sources=["e2"], confidence=0.5)
+    (kept,) = consolidate([a, b], hours(1), s000(), JoinMerger()).live()
+    assert kept.confidence == 0.75 and kept.status is Status.ACTIVE
+
+
+def test_confidence_floor_tombstones_decayed_facts() -> None:
+    # temporary: half-life 14 d; 0.5 -> 0.25 after 14 days, below the 0.3 floor.
+    temp = make_memory("is at the airport", [1, 0], kind=Kind.TEMPORARY, explicit=True)
+    pref = make_memory("likes jazz", [0, 1], kind=Kind.PREFERENCE, explicit=True)
+    result = consolidate([temp, pref], hours(14 * 24), s000(), JoinMerger())
+    status = {m.text: m.status for m in result.memories}
+    assert status == {"is at the airport": Status.TOMBSTONED, "likes jazz": Status.ACTIVE}
+
+
+def test_half_lives_order_what_survives() -> None:
+    days = 100  # goal (90 d) falls to 0.5*0.46 = 0.23; knowledge (365 d) stays at 0.41
+    goal = make_memory("wants to run a marathon", [1, 0], kind=Kind.GOAL, explicit=True)
+    know = make_memory("knows linear algebra", [0, 1], kind=Kind.KNOWLEDGE, explicit=True)
+    result = consolidate([goal, know], hours(days * 24), s000(), JoinMerger())
+    assert {m.text for m in result.live()} == {"knows linear algebra"}
+
+
+def test_profile_ceiling_of_fifty() -> None:
+    rng = np.random.default_rng(1)
+    mems = [make_memory(f"fact {i}", rng.normal(size=8).tolist(), explicit=True,
+                        confidence=float(rng.uniform(0.4, 1.0))) for i in range(80)]
+    result = consolidate(mems, hours(1), s000(), JoinMerger())
+    prof = profile(result.memories, hours(1), s000())
+    assert len(prof) == 50
+    confs = [m.confidence for m in prof]
+    assert confs == sorted(confs, reverse=True)
+
+
+def test_expiry_closes_not_deletes() -> None:
+    exam = make_memory("is revising for the May exam", [1, 0], explicit=True,
+                       expires_at=EPOCH + timedelta(days=30))
+    result = consolidate([exam], EPOCH + timedelta(days=31), s000(), JoinMerger())
+    (m,) = result.memories
+    assert m.status is Status.SUPERSEDED and m.valid_until == EPOCH + timedelta(days=30)
+    assert [e.action for e in result.events] == [AuditAction.EXPIRE]
+
+
+def test_cap_keeps_the_best_and_spares_pinned() -> None:
+    mems = [make_memory(f"f{i}", [np.cos(i), np.sin(i)], importance=0.1 * (i + 1),
+                        explicit=True) for i in range(6)]
+    mems[0].pinned = True
+    result = consolidate(mems, hours(1), s000(cap=3, merge_threshold=1.0,
+                                              borderline_threshold=1.0), JoinMerger())
+    live = {m.text for m in result.live()}
+    assert live == {"f0", "f5", "f4"}
+
+
+def test_summarize_before_forgetting() -> None:
+    lunches = [make_memory(f"had lunch with Alice at Cafe Zinc, week {i}",
+                           [1.0, 0.05 * i, 0.0], importance=0.02, last_used_h=0.0,
+                           kind=Kind.EVENT, sources=[f"e{i}"]) for i in range(4)]
+    cfg = seed_config(merge_threshold=1.0, borderline_threshold=1.0, floor=0.05,
+                      summary_threshold=0.9)
+    cfg.half_lives_days["summary"] = 365
+    result = consolidate(lunches, hours(200), cfg, JoinMerger())
+    summaries = [m for m in result.memories if m.kind is Kind.SUMMARY]
+    assert len(summaries) == 1 and summaries[0].derived_level == 1
+    assert sorted(summaries[0].sources) == ["e0", "e1", "e2", "e3"]
+    originals = [m for m in result.memories if m.kind is Kind.EVENT]
+    assert len(originals) == 4
+    assert all(m.status is Status.TOMBSTONED and m.superseded_by == summaries[0].id
+               for m in originals)
+
+
+# Properties.
+
+vec2 = st.tuples(st.floats(-1, 1), st.floats(-1, 1), st.floats(-1, 1)).filter(
+    lambda v: sum(x * x for x in v) > 0.01)
+mem_strategy = st.builds(
+    lambda text, v, imp, h, pinned, n: make_memory(
+        text, list(v), imp, h, pinned=pinned, sources=[f"s{n}-{text}"]),
+    st.sampled_from(["a", "b", "c", "d", "a b", "tea", "Tea!"]), vec2,
+    st.floats(0.0, 1.0), st.floats(0, 500), st.booleans(), st.integers(0, 50))
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(mem_strategy, min_size=0, max_size=12), st.integers(1, 6),
+       st.sampled_from(list(Verdict)))
+def test_properties(mems: list, cap: int, verdict: Verdict) -> None:
+    cfg = ConsolidationConfig(tau_hours=72, merge_threshold=0.95, borderline_threshold=0.85,
+                              floor=0.05, cap=cap)
+    now = hours(600)
+    first = consolidate(mems, now, cfg, JoinMerger(verdict))
+    # Pinned memories always survive.
+    assert all(m.live for m in first.memories if m.pinned)
+    # No source id is lost: each survives on a memory or a tombstone.
+    before = {s for m in mems for s in m.sources}
+    after = {s for m in first.memories for s in m.sources}
+    assert before <= after
+    # The non-pinned live count never exceeds the cap.
+    assert sum(1 for m in first.live() if not m.pinned) <= cap
+    # Consolidating the result again at the same now changes nothing.
+    second = consolidate(first.memories, now, cfg, JoinMerger(verdict))
+    dump = [m.model_dump() for m in first.memories]
+    assert [m.model_dump() for m in second.memories] == dump
+    assert second.events == []

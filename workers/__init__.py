@@ -1,0 +1,1 @@
+"""memcore's Celery workers: the app, its configuration, tasks and beat schedule."""

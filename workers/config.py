@@ -1,0 +1,48 @@
+"""Celery configuration from memcore's settings (environment variables)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kombu import Queue
+
+from memcore.config import Settings
+from memcore.tasknames import CONSOLIDATE, CONSOLIDATE_BATCH, CONSOLIDATE_REDUCE, INGEST, SCHEDULE
+
+
+def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict[str, Any]:
+    """The Celery options memcore relies on.
+
+    ``visibility_timeout`` is set alike in broker, result backend and app options: a
+    task still running past it is delivered again, so every task is idempotent.
+    """
+    transport = {"visibility_timeout": settings.visibility_timeout}
+    return {
+        "broker_url": broker_url,
+        "result_backend": backend_url,
+        "broker_transport_options": transport,
+        "result_backend_transport_options": transport,
+        "visibility_timeout": settings.visibility_timeout,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_queues": (Queue("ingest"), Queue("consolidate")),
+        "task_default_queue": "ingest",
+        "task_routes": {
+            INGEST: {"queue": "ingest"},
+            CONSOLIDATE: {"queue": "consolidate"},
+            CONSOLIDATE_BATCH: {"queue": "consolidate"},
+            CONSOLIDATE_REDUCE: {"queue": "consolidate"},
+            SCHEDULE: {"queue": "consolidate"},
+        },
+        "result_expires": 3600,
+        "worker_hijack_root_logger": False,
+        "broker_connection_retry_on_startup": True,
+        "beat_schedule": {
+            "memcore-schedule-due": {"task": SCHEDULE, "schedule": settings.beat_interval_seconds},
+        },
+        "timezone": "UTC",
+    }
