@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 K8S = ROOT / "deploy" / "k8s"
-OPERATIONS = ROOT / "notes" / "operations.md"
+# Docs whose shell blocks must only use real memcore subcommands.
+DOCS = (ROOT / "notes" / "operations.md", ROOT / "README.md")
 VENV_BIN = ROOT / ".venv" / "bin"
 
 APP_MODULE = "workers.app"
@@ -293,13 +294,15 @@ def test_flower_options_exist() -> None:
 
 
 def memcore_subcommands() -> list[tuple[str, str]]:
-    """(where, subcommand) of every ``memcore X`` in compose, k8s and the operations notes."""
+    """(where, subcommand) of every ``memcore X`` in compose, k8s and the docs' shell blocks."""
     found = [(w, words[1]) for w, words in all_commands() if words[:1] == ["memcore"]]
-    if OPERATIONS.is_file():
-        blocks = re.findall(r"```(?:sh|bash|console)?\n(.*?)```", OPERATIONS.read_text(), re.S)
+    for doc in DOCS:
+        if not doc.is_file():
+            continue
+        blocks = re.findall(r"```(?:sh|bash|console|shell)?\n(.*?)```", doc.read_text(), re.S)
         for block in blocks:
             for m in re.finditer(r"(?:^|\s)memcore ([a-z][a-z-]*)", block, re.M):
-                found.append(("notes/operations.md", m.group(1)))
+                found.append((doc.name, m.group(1)))
     return found
 
 
