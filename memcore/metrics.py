@@ -270,8 +270,9 @@ def start_metrics_server(
     """Serve ``/metrics`` on ``addr:port`` in a daemon thread; ``port=0`` picks a free port.
 
     ``broker_url`` (e.g. ``settings.broker_url or settings.redis_url``) adds the
-    ``memcore_queue_lag`` gauge. In multiprocess mode a port already bound by a sibling
-    process returns ``None`` (that sibling serves everyone's values); otherwise it raises.
+    ``memcore_queue_lag`` gauge. A port already in use returns ``None`` instead of raising
+    (in multiprocess mode the sibling holding it serves everyone's values; otherwise a warning
+    is logged), so calling this in every prefork child is safe.
     """
     if not 0 <= port <= 65535:
         raise ValueError(f"port: must be in 0..65535, got {port}")
@@ -281,10 +282,17 @@ def start_metrics_server(
     except OSError as exc:
         if lag is not None:
             lag.close()
-        if exc.errno == errno.EADDRINUSE and multiprocess_enabled():
+        if exc.errno != errno.EADDRINUSE:
+            raise
+        # Never kill a worker child over metrics: a sibling (or another program) has the port.
+        if multiprocess_enabled():
             log.info("metrics port %d already served by a sibling process", port)
-            return None
-        raise
+        else:
+            log.warning(
+                "metrics port %d is in use: this process's metrics are not served "
+                "(set %s for prefork workers)", port, MULTIPROC_ENV,
+            )
+        return None
     log.info("memcore metrics on http://%s:%d/metrics", addr, server.server_port)
     return MetricsServer(server=server, thread=thread, registry=registry, queue_lag=lag)
 

@@ -104,6 +104,12 @@ def test_bad_input_names_the_field(call, field) -> None:  # type: ignore[no-unty
         call(Metrics())
 
 
+def test_port_in_use_returns_none(served: tuple[Metrics, MetricsServer]) -> None:
+    _, server = served
+    assert start_metrics_server(server.port, "127.0.0.1", metrics=Metrics()) is None
+    assert scrape(server.port)  # the first server is unaffected
+
+
 def test_bad_port() -> None:
     with pytest.raises(ValueError, match="port"):
         start_metrics_server(70000, metrics=Metrics())
