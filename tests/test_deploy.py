@@ -12,6 +12,7 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ VENV_BIN = ROOT / ".venv" / "bin"
 
 APP_MODULE = "workers.app"
 QUEUES = {"ingest", "consolidate"}
+TASKS = {"memcore.ingest", "memcore.consolidate", "memcore.schedule_due"}
 MEMCORE_SERVICES = {"worker-ingest", "worker-consolidate", "beat", "flower"}
 CELERY_SUBCOMMANDS = {"worker", "beat", "flower", "inspect"}
 # Environment variables that are not MEMCORE_* settings but are read by something real.
@@ -258,9 +260,19 @@ def test_celery_commands_use_the_real_app_and_queues() -> None:
     module = ROOT / Path(*APP_MODULE.split(".")).with_suffix(".py")
     if not module.is_file():
         pytest.skip(f"{module.relative_to(ROOT)} not written yet: names checked, import not")
-    check = (
-        f"from celery import Celery; import {APP_MODULE} as m; "
-        "assert isinstance(m.app, Celery), type(m.app)"
+    # The app, its queues, the task names the processes rely on and beat's schedule.
+    check = textwrap.dedent(
+        f"""
+        from celery import Celery
+        import {APP_MODULE} as m
+        assert isinstance(m.app, Celery), type(m.app)
+        queues = {{q.name for q in m.app.conf.task_queues}}
+        assert queues == set({sorted(QUEUES)!r}), queues
+        missing = set({sorted(TASKS)!r}) - set(m.app.tasks)
+        assert not missing, f"tasks not registered: {{missing}}"
+        for entry in (m.app.conf.beat_schedule or {{}}).values():
+            assert entry["task"] in m.app.tasks, entry
+        """
     )
     done = subprocess.run(
         [sys.executable, "-c", check], capture_output=True, text=True, timeout=60, check=False,
