@@ -1,0 +1,146 @@
+"""Audit log: one Redis Stream per namespace, one entry per change.
+
+The stream entry holds the non-sensitive part (action, ids, actor, decision,
+time). Text and reason live in a per-day side hash keyed by the entry id, so an
+erase can overwrite them with a redaction marker: stream entries cannot be
+edited, and XDEL leaves their bytes in the stream's nodes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+from typing import Any
+
+from redis.client import Pipeline
+
+from memcore import keys
+from memcore.models import Actor, AuditAction, AuditEvent, validate_identifier, validate_namespace
+from memcore.store.base import BATCH, StoreBase
+from memcore.store.records import micros_time, to_micros
+
+REDACTED = "[erased]"
+
+
+def _day(entry_id: str) -> int:
+    return int(entry_id.split("-", 1)[0]) // 86_400_000
+
+
+def _fields(event: AuditEvent) -> list[str | int]:
+    return ["a", event.action.value, "b", ",".join(event.before), "f", ",".join(event.after),
+            "ac", event.actor.value, "d", event.decision or "", "at", to_micros(event.at)]
+
+
+def _payload(event: AuditEvent) -> str:
+    if event.text is None and not event.reason:
+        return ""
+    return json.dumps({"text": event.text, "reason": event.reason}, separators=(",", ":"))
+
+
+class AuditMixin(StoreBase):
+    """Append, read, follow, trim and redact the audit stream."""
+
+    def _queue_audit(self, pipe: Pipeline | None, events: Sequence[AuditEvent]) -> None:
+        """Append ``events`` (on ``pipe`` inside a transaction, else directly)."""
+        for event in events:
+            ns = event.namespace
+            self._audit_append(keys=[keys.audit(ns)],
+                               args=[keys.prefix(ns) + "audit:p:", _payload(event),
+                                     *_fields(event)],
+                               client=pipe if pipe is not None else self._r)
+
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        """Append events to their namespaces' audit streams (one pipeline)."""
+        pipe = self._r.pipeline(transaction=False)
+        self._queue_audit(pipe, events)
+        pipe.execute()
+
+    def _decode(self, ns: str, entries: list[tuple[bytes, dict[bytes, bytes]]]
+                ) -> list[tuple[str, AuditEvent]]:
+        pipe = self._r.pipeline(transaction=False)
+        ids = [e[0].decode() for e in entries]
+        for entry_id in ids:
+            pipe.hget(keys.audit_payload(ns, _day(entry_id)), entry_id)
+        payloads = pipe.execute() if ids else []
+        out = []
+        for entry_id, (_, f), raw in zip(ids, entries, payloads, strict=True):
+            extra: dict[str, Any] = json.loads(raw) if raw else {}
+            before = f.get(b"b", b"").decode()
+            after = f.get(b"f", b"").decode()
+            event = AuditEvent.model_construct(
+                action=AuditAction(f[b"a"].decode()), namespace=ns,
+                before=before.split(",") if before else [],
+                after=after.split(",") if after else [],
+                reason=extra.get("reason") or "", actor=Actor(f[b"ac"].decode()),
+                decision=f.get(b"d", b"").decode() or None, text=extra.get("text"),
+                at=micros_time(int(f[b"at"])))
+            out.append((entry_id, event))
+        return out
+
+    def _scan_audit(self, ns: str) -> Iterator[tuple[str, AuditEvent]]:
+        """Every audit entry, oldest first, in batches."""
+        start = "-"
+        while True:
+            entries = self._r.xrange(keys.audit(ns), start, "+", count=BATCH)
+            if not entries:
+                return
+            yield from self._decode(ns, entries)
+            if len(entries) < BATCH:
+                return
+            start = "(" + entries[-1][0].decode()
+
+    def audit_tail(self, ns: str, count: int = 20) -> list[AuditEvent]:
+        """The last ``count`` events, oldest first."""
+        validate_namespace(ns)
+        entries = self._r.xrevrange(keys.audit(ns), "+", "-", count=count)
+        return [e for _, e in reversed(self._decode(ns, entries))]
+
+    def history(self, ns: str, memory_id: str) -> list[AuditEvent]:
+        """Events of ``memory_id``, its predecessors (merged or superseded into it) and
+        successors (what it was merged or superseded into), oldest first."""
+        validate_namespace(ns)
+        validate_identifier(memory_id)
+        events = [e for _, e in self._scan_audit(ns)]
+        forward: dict[str, set[str]] = {}
+        backward: dict[str, set[str]] = {}
+        for event in events:
+            before, after = set(event.before), set(event.after)
+            for b in before - after:
+                forward.setdefault(b, set()).update(after - before)
+            for a in after - before:
+                backward.setdefault(a, set()).update(before - after)
+        related = {memory_id}
+        for links in (forward, backward):
+            todo = [memory_id]
+            while todo:
+                for nxt in links.get(todo.pop(), ()):
+                    if nxt not in related:
+                        related.add(nxt)
+                        todo.append(nxt)
+        return [e for e in events if related & (set(e.before) | set(e.after))]
+
+    def trim_audit(self, ns: str, older_than: datetime) -> int:
+        """Delete events whose time is before ``older_than``; returns how many."""
+        validate_namespace(ns)
+        cutoff = to_micros(older_than)
+        old = [eid for eid, e in self._scan_audit(ns) if to_micros(e.at) < cutoff]
+        for start in range(0, len(old), BATCH):
+            chunk = old[start : start + BATCH]
+            pipe = self._r.pipeline(transaction=False)
+            pipe.xdel(keys.audit(ns), *chunk)
+            for eid in chunk:
+                pipe.hdel(keys.audit_payload(ns, _day(eid)), eid)
+            pipe.execute()
+        return len(old)
+
+    def _redact_audit(self, ns: str, memory_ids: set[str]) -> int:
+        """Replace text and reason of events mentioning ``memory_ids`` with a marker."""
+        marker = json.dumps({"text": REDACTED, "reason": REDACTED}, separators=(",", ":"))
+        hits = [eid for eid, e in self._scan_audit(ns) if e.action is not AuditAction.ERASE
+                and memory_ids & (set(e.before) | set(e.after))]
+        pipe = self._r.pipeline(transaction=False)
+        for eid in hits:
+            pipe.hset(keys.audit_payload(ns, _day(eid)), eid, marker)
+        pipe.execute()
+        return len(hits)

@@ -1,0 +1,75 @@
+"""Episodes: a Redis Stream of ids per namespace plus one packed body per episode.
+
+The body lives outside the stream so an erase really removes the text (XDEL only
+flags a stream entry; its bytes stay in the stream's node).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from memcore import keys
+from memcore.models import Episode, validate_identifier, validate_namespace
+from memcore.store.base import BATCH, StoreBase
+from memcore.store.records import pack_episode, unpack_episode
+
+
+def _split(raw: bytes) -> tuple[str, bytes]:
+    sid, _, body = raw.partition(b"|")
+    return sid.decode(), body
+
+
+class EpisodesMixin(StoreBase):
+    """Idempotent episode storage."""
+
+    def add_episodes(self, episodes: Sequence[Episode]) -> list[bool]:
+        """Store episodes; True = newly stored, False = that id was already there."""
+        by_ns: dict[str, list[int]] = {}
+        for pos, ep in enumerate(episodes):
+            by_ns.setdefault(ep.namespace, []).append(pos)
+        out = [False] * len(episodes)
+        for ns, positions in by_ns.items():
+            validate_namespace(ns)
+            self._register(ns)
+            args: list[str | bytes] = [keys.prefix(ns)]
+            for pos in positions:
+                args += [validate_identifier(episodes[pos].id), pack_episode(episodes[pos])]
+            res = self._add_episodes(keys=[keys.episodes(ns)], args=args)
+            for pos, flag in zip(positions, res, strict=True):
+                out[pos] = bool(flag)
+        return out
+
+    def get_episode(self, ns: str, episode_id: str) -> Episode | None:
+        """One episode by id, or None."""
+        raw = self._r.get(keys.episode(ns, episode_id))
+        return None if raw is None else unpack_episode(_split(raw)[1], ns, episode_id)
+
+    def iter_episodes(self, ns: str) -> Iterator[Episode]:
+        """Every stored episode in arrival order."""
+        validate_namespace(ns)
+        start = "-"
+        while True:
+            entries = self._r.xrange(keys.episodes(ns), start, "+", count=BATCH)
+            if not entries:
+                return
+            ids = [f[b"i"].decode() for _, f in entries]
+            raws = self._r.mget([keys.episode(ns, i) for i in ids])
+            for episode_id, raw in zip(ids, raws, strict=True):
+                if raw is not None:  # erased
+                    yield unpack_episode(_split(raw)[1], ns, episode_id)
+            if len(entries) < BATCH:
+                return
+            start = "(" + entries[-1][0].decode()
+
+    def _drop_episode(self, ns: str, episode_id: str) -> bool:
+        """Delete an episode's body and stream entry; True if it existed."""
+        key = keys.episode(ns, episode_id)
+        raw = self._r.get(key)
+        if raw is None:
+            return False
+        sid, _ = _split(raw)
+        pipe = self._r.pipeline()
+        pipe.delete(key)
+        pipe.xdel(keys.episodes(ns), sid)
+        pipe.execute()
+        return True

@@ -1,0 +1,196 @@
+"""Erase (the right to be forgotten), separate from decay and tombstones.
+
+Removes the text and vector of a memory, an episode or a whole namespace from
+the live set, every snapshot version (and a pass in progress), the delta log and
+stored index blobs, and redacts the text of audit entries about it. The ERASE
+audit event itself stays.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import redis
+
+from memcore import keys
+from memcore.models import (
+    Actor,
+    AuditAction,
+    AuditEvent,
+    Memory,
+    as_utc,
+    validate_identifier,
+    validate_namespace,
+)
+from memcore.store import ops
+from memcore.store.base import BATCH, DeltaEntry
+from memcore.store.episodes import EpisodesMixin
+from memcore.store.snapshots import SnapshotsMixin
+from memcore.store.writes import Change
+
+
+def plan_erase(memories: dict[str, Memory], *, memory_id: str | None, source: str | None,
+               now: datetime) -> tuple[set[str], dict[str, Memory]]:
+    """Which records go (victims) and which lose a source (changed), within one version.
+
+    A memory goes if it is the target, if it was merged into a victim (its text is one of
+    the victim's member texts), or if it loses its last source.
+    """
+    victims: set[str] = set()
+    changed: dict[str, Memory] = {}
+    todo: list[str] = []
+    if memory_id is not None and memory_id in memories:
+        todo.append(memory_id)
+    if source:
+        for m in memories.values():
+            if source in m.sources:
+                kept = ops.drop_source(m, source=source, now=now)
+                if kept is None:
+                    todo.append(m.id)
+                else:
+                    changed[m.id] = kept
+    while todo:
+        vid = todo.pop()
+        if vid in victims:
+            continue
+        victims.add(vid)
+        changed.pop(vid, None)
+        victim = memories[vid]
+        for m in memories.values():
+            if m.id in victims:
+                continue
+            if m.superseded_by == vid and m.text in victim.member_texts:
+                todo.append(m.id)
+            elif vid in m.sources:
+                kept = ops.drop_source(changed.get(m.id, m), source=vid, now=now)
+                if kept is None:
+                    todo.append(m.id)
+                else:
+                    changed[m.id] = kept
+    return victims, changed
+
+
+class EraseMixin(SnapshotsMixin, EpisodesMixin):
+    """erase_memory / erase_episode / erase_namespace."""
+
+    def _all_versions(self, ns: str) -> list[int]:
+        committed = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)]
+        building = [int(v) for v in self._r.zrange(keys.building(ns), 0, -1)]
+        return sorted({*committed, *building, self.current_version(ns)})
+
+    def _erase_in_version(self, ns: str, version: int, memory_id: str | None,
+                          source: str | None, now: datetime) -> set[str]:
+        """Erase within one version; the current one is done under WATCH (writers run)."""
+        ids = self._version_ids(ns, version)
+        with self._r.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(keys.current(ns), keys.pass_token(ns))
+                    is_current = self.current_version(ns) == version
+                    passing = bool(pipe.exists(keys.pass_token(ns)))
+                    record_keys = [keys.memory(ns, version, i) for i in ids]
+                    for start in range(0, len(record_keys), BATCH):
+                        pipe.watch(*record_keys[start : start + BATCH])
+                    loaded = self._load(ns, version, ids)
+                    memories = {m.id: m for m in loaded if m is not None}
+                    victims, changed = plan_erase(memories, memory_id=memory_id, source=source,
+                                                  now=now)
+                    owners: dict[str, str | None] = {}
+                    for m in memories.values():
+                        if m.live:
+                            raw = self._r.get(keys.by_hash(ns, version, m.content_hash))
+                            owners[m.content_hash] = raw.decode() if raw else None
+                    changes = [Change(memories[v], None) for v in victims]
+                    changes += [Change(memories[i], m) for i, m in changed.items()]
+                    pipe.multi()
+                    entries = [Change(None, None, [DeltaEntry(v, "erase", 0, {"now": now})])
+                               for v in victims]
+                    if source:
+                        entries.append(Change(None, None, [DeltaEntry(
+                            source, "erase_source", 0, {"source": source, "now": now})]))
+                    self._queue_changes(pipe, ns, version, changes, owners, passing=False)
+                    if is_current and passing:
+                        for ch in entries:
+                            for entry in ch.entries:
+                                pipe.xadd(keys.delta(ns), entry.fields())
+                    pipe.execute()
+                    return victims
+                except redis.WatchError:
+                    continue
+
+    def _scrub_delta(self, ns: str, victims: set[str], source: str | None) -> None:
+        """Physically rewrite the delta stream without entries about the erased data."""
+        drop = []
+        for eid, f in self._r.xrange(keys.delta(ns), "-", "+"):
+            op = f[b"op"].decode()
+            if op in ("erase", "erase_source"):
+                continue
+            mentions_source = source is not None and \
+                json.loads(f.get(b"args", b"{}")).get("source") == source
+            if f[b"id"].decode() in victims or mentions_source:
+                drop.append(eid)
+        if drop:
+            self._rewrite_stream(keys=[keys.delta(ns), keys.prefix(ns) + "delta:tmp"], args=drop)
+
+    def _erase(self, ns: str, memory_id: str | None, source: str | None, now: datetime,
+               reason: str) -> set[str]:
+        now = as_utc(now)
+        victims: set[str] = set()
+        done: set[int] = set()
+        while True:  # a pass may commit a new version meanwhile: repeat until none is new
+            todo = [v for v in self._all_versions(ns) if v not in done]
+            current = self.current_version(ns)
+            if not todo:
+                if current in done:
+                    break
+                todo = [current]
+            for version in todo:
+                victims |= self._erase_in_version(ns, version, memory_id, source, now)
+                self._drop_index_blobs(ns, version)
+                done.add(version)
+        # A second round on the current version catches a commit that raced the first.
+        victims |= self._erase_in_version(ns, self.current_version(ns), memory_id, source, now)
+        self._scrub_delta(ns, victims, source)
+        self._redact_audit(ns, victims)
+        self._queue_audit(None, [AuditEvent(
+            action=AuditAction.ERASE, namespace=ns, before=sorted(victims), reason=reason,
+            actor=Actor.USER, at=now)])
+        return victims
+
+    def erase_memory(self, ns: str, memory_id: str, now: datetime,
+                     reason: str = "erase requested") -> int:
+        """Erase one memory everywhere; returns how many memory ids were removed
+        (the memory plus records merged into it or supported only by it)."""
+        validate_namespace(ns)
+        validate_identifier(memory_id)
+        return len(self._erase(ns, memory_id, None, now, reason))
+
+    def erase_episode(self, ns: str, episode_id: str, now: datetime,
+                      reason: str = "erase requested") -> int:
+        """Erase an episode and what it alone supports; memories with other sources lose
+        this one. Returns the number of memory ids removed plus 1 if the episode existed."""
+        validate_namespace(ns)
+        validate_identifier(episode_id)
+        existed = self._drop_episode(ns, episode_id)
+        return len(self._erase(ns, None, episode_id, now, reason)) + int(existed)
+
+    def erase_namespace(self, ns: str, now: datetime, reason: str = "erase requested") -> int:
+        """Delete every key of ``ns`` (stop its writers first); only an ERASE audit event
+        remains. Returns the number of keys deleted."""
+        validate_namespace(ns)
+        deleted = 0
+        batch: list[bytes] = []
+        for key in self._r.scan_iter(match=keys.pattern(ns), count=1000):
+            batch.append(key)
+            if len(batch) >= BATCH:
+                deleted += int(self._r.delete(*batch))
+                batch = []
+        if batch:
+            deleted += int(self._r.delete(*batch))
+        self._r.srem(keys.REGISTRY, ns)
+        self._known.discard(ns)
+        self._queue_audit(None, [AuditEvent(action=AuditAction.ERASE, namespace=ns,
+                                            reason=f"namespace erased: {reason}",
+                                            actor=Actor.USER, at=as_utc(now))])
+        return deleted

@@ -1,0 +1,154 @@
+"""MemoryStore: the Redis store of memcore, assembled from its parts.
+
+Reads of the current version, counters and consolidation triggers live here;
+writes, snapshots, episodes, audit and erase come from the mixins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+import redis
+
+from memcore import keys
+from memcore.models import Memory, Status, validate_identifier, validate_namespace
+from memcore.store.base import BATCH
+from memcore.store.erase import EraseMixin
+from memcore.store.records import record_vector
+
+
+class MemoryStore(EraseMixin):
+    """Namespaced, versioned, audited memory storage on Redis."""
+
+    @classmethod
+    def from_url(cls, url: str, **kw: Any) -> MemoryStore:
+        """A store on a new client for ``url``."""
+        return cls(redis.Redis.from_url(url), **kw)
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that has data, sorted."""
+        return sorted(m.decode() for m in self._r.smembers(keys.REGISTRY))
+
+    def get(self, ns: str, memory_id: str) -> Memory | None:
+        """A memory of the current version, or None."""
+        return self._read_current(ns, [memory_id])[1][0]
+
+    def get_many(self, ns: str, ids: Sequence[str]) -> list[Memory | None]:
+        """Memories of the current version (one atomic round trip: never a mix of versions)."""
+        if not ids:
+            return []
+        return self._read_current(ns, list(ids))[1]
+
+    def find_by_hash(self, ns: str, content_hash: str) -> str | None:
+        """Id of a live memory whose normalized text has ``content_hash``."""
+        validate_namespace(ns)
+        keys.check_hash(content_hash)
+        for _ in range(3):  # the pointer may move between the two reads
+            version = self.current_version(ns)
+            raw = self._r.get(keys.by_hash(ns, version, content_hash))
+            if raw is None:
+                return None
+            memory = self.get(ns, raw.decode())
+            if memory is not None and memory.live and memory.content_hash == content_hash:
+                return memory.id
+        return None
+
+    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None
+                      ) -> Iterator[Memory]:
+        """Memories of the current version (one version throughout), optionally by status."""
+        validate_namespace(ns)
+        version = self.current_version(ns)
+        wanted = {Status(s) for s in statuses} if statuses is not None else None
+        ids = self._version_ids(ns, version)
+        for start in range(0, len(ids), BATCH):
+            for memory in self._load(ns, version, ids[start : start + BATCH]):
+                if memory is not None and (wanted is None or memory.status in wanted):
+                    yield memory
+
+    def count_by_status(self, ns: str) -> dict[str, int]:
+        """Status -> number of memories in the current version (every status present)."""
+        validate_namespace(ns)
+        raw = self._r.hgetall(keys.stats(ns, self.current_version(ns)))
+        out = {s.value: 0 for s in Status}
+        out.update({k.decode(): int(v) for k, v in raw.items()})
+        return out
+
+    def vectors_since(self, ns: str, version: int, offset: int, limit: int | None = None
+                      ) -> tuple[list[str], np.ndarray, int]:
+        """Ids and float32 vectors appended to ``version``'s insertion-order log from
+        ``offset`` (memories without a vector are skipped); returns the new offset.
+
+        An id appears again when UPDATE changed its vector: the later entry wins."""
+        validate_namespace(ns)
+        ids = self._order_ids(ns, version, offset, limit)
+        out_ids: list[str] = []
+        vectors: list[np.ndarray] = []
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start : start + BATCH]
+            raws = self._r.mget([keys.memory(ns, version, i) for i in chunk])
+            for memory_id, raw in zip(chunk, raws, strict=True):
+                vec = record_vector(raw) if raw is not None else None
+                if vec is not None:
+                    out_ids.append(memory_id)
+                    vectors.append(vec)
+        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), np.float32)
+        return out_ids, matrix, offset + len(ids)
+
+    # --- counters and triggers -------------------------------------------------------
+    def incr_counters(self, ns: str, counts: Mapping[str, float]) -> None:
+        """Add to usage counters (model calls, tokens, embeddings, decisions...)."""
+        validate_namespace(ns)
+        pipe = self._r.pipeline(transaction=False)
+        for name, value in counts.items():
+            pipe.hincrbyfloat(keys.counters(ns), name, float(value))
+        pipe.execute()
+
+    def counters(self, ns: str) -> dict[str, float]:
+        """All usage counters of ``ns``."""
+        validate_namespace(ns)
+        return {k.decode(): float(v) for k, v in self._r.hgetall(keys.counters(ns)).items()}
+
+    def pending_importance(self, ns: str) -> float:
+        """Summed importance (1-10 scale) of memories written since the last pass."""
+        validate_namespace(ns)
+        return float(self._r.get(keys.pending(ns)) or 0.0)
+
+    def last_pass_at(self, ns: str) -> datetime | None:
+        """When the last pass committed, or None."""
+        validate_namespace(ns)
+        raw = self._r.get(keys.last_pass(ns))
+        return None if raw is None else datetime.fromtimestamp(float(raw), UTC)
+
+
+def footprint(store: MemoryStore, ns: str, sample: int = 2000) -> dict[str, float]:
+    """Redis bytes per memory of the current version, measured with MEMORY USAGE.
+
+    Counts the record key, its content-hash key and its share of the order log.
+    """
+    validate_namespace(ns)
+    client = store.client
+    version = store.current_version(ns)
+    ids = store._version_ids(ns, version)[:sample]
+    if not ids:
+        return {"memories": 0, "bytes_per_memory": 0.0, "text_bytes_per_memory": 0.0,
+                "vector_bytes_per_memory": 0.0}
+    memories = [m for m in store._load(ns, version, ids) if m is not None]
+    pipe = client.pipeline(transaction=False)
+    for m in memories:
+        validate_identifier(m.id)
+        pipe.memory_usage(keys.memory(ns, version, m.id), samples=0)
+        pipe.memory_usage(keys.by_hash(ns, version, m.content_hash), samples=0)
+    usage = [int(u or 0) for u in pipe.execute()]
+    total_order = int(client.get(keys.order_len(ns, version)) or 0)
+    order_bytes = sum(int(client.memory_usage(keys.order_chunk(ns, version, c), samples=0) or 0)
+                      for c in range(-(-total_order // keys.ORDER_CHUNK)))
+    n = len(memories)
+    return {
+        "memories": float(n),
+        "bytes_per_memory": sum(usage) / n + order_bytes / max(1, total_order),
+        "text_bytes_per_memory": sum(len(m.text.encode()) for m in memories) / n,
+        "vector_bytes_per_memory": sum(len(m.vector) + 6 for m in memories if m.vector) / n,
+    }

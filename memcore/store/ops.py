@@ -1,0 +1,115 @@
+"""Pure record operations shared by the live write path and the pass replay.
+
+Each function takes a memory and returns a new one (or None when nothing
+changes); none touches Redis. ``commit_pass`` replays the delta log with exactly
+these functions, so a write made during a pass lands in ``v+1`` the same way it
+landed in ``v``.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from memcore.models import Memory, Status, as_utc
+from memcore.text import content_hash
+
+SUPPORT_STEP = 0.25
+
+
+def _bump(memory: Memory, now: datetime, **changes: Any) -> Memory:
+    changes.setdefault("updated_at", as_utc(now))
+    changes["version"] = memory.version + 1
+    return memory.model_copy(update=changes)
+
+
+def _with_source(memory: Memory, source: str, now: datetime) -> dict[str, Any]:
+    """Support bookkeeping for a source not seen before (empty when already present)."""
+    if not source or source in memory.sources:
+        return {}
+    return {
+        "sources": [*memory.sources, source],
+        "support": memory.support + 1,
+        "confidence": min(1.0, memory.confidence + SUPPORT_STEP),
+        "last_supported": as_utc(now),
+    }
+
+
+def update(memory: Memory, *, text: str, vector: list[float] | None, source: str, now: datetime,
+           strength_cap: float) -> Memory:
+    """UPDATE: new text (and hash, and vector if given), strength +1 capped, source as support."""
+    changes = _with_source(memory, source, now)
+    changes.update(text=text, content_hash=content_hash(text),
+                   strength=min(strength_cap, memory.strength + 1.0))
+    if vector is not None:
+        changes["vector"] = vector
+    return _bump(memory, now, **changes)
+
+
+def reinforce(memory: Memory, *, source: str, now: datetime) -> Memory | None:
+    """NOOP-reinforce: support +1, confidence +0.25; None if ``source`` was already counted."""
+    changes = _with_source(memory, source, now)
+    if not changes:
+        return None
+    return _bump(memory, now, **changes)
+
+
+def close(memory: Memory, *, new_id: str, now: datetime) -> Memory:
+    """Supersede: end the validity interval and point at the successor (never delete)."""
+    return _bump(memory, now, valid_until=as_utc(now), status=Status.SUPERSEDED,
+                 superseded_by=new_id)
+
+
+def touch(memory: Memory, *, now: datetime, strength_cap: float) -> Memory:
+    """Recall bookkeeping: last_used, strength +1 capped, recall_count +1."""
+    return memory.model_copy(update={
+        "last_used": as_utc(now), "strength": min(strength_cap, memory.strength + 1.0),
+        "recall_count": memory.recall_count + 1, "version": memory.version + 1})
+
+
+def set_pinned(memory: Memory, *, pinned: bool, now: datetime) -> Memory:
+    """Pin or unpin."""
+    return _bump(memory, now, pinned=pinned)
+
+
+def restore(memory: Memory, *, now: datetime) -> Memory:
+    """Bring a tombstoned (or any) memory back to active."""
+    return _bump(memory, now, status=Status.ACTIVE)
+
+
+def drop_source(memory: Memory, *, source: str, now: datetime) -> Memory | None:
+    """Erase support: remove ``source``; None when nothing else supports the memory."""
+    if source not in memory.sources:
+        return memory
+    sources = [s for s in memory.sources if s != source]
+    if not sources:
+        return None
+    return _bump(memory, now, sources=sources, support=max(1, memory.support - 1))
+
+
+def apply(memory: Memory | None, op: str, args: dict[str, Any], *, strength_cap: float,
+          new: Memory | None = None) -> Memory | None:
+    """Apply one logged op to one record; returns the new record (unchanged input if no-op).
+
+    ``new`` is the record carried by ``add``/``supersede`` entries.
+    """
+    now = args.get("now")
+    if op == "add":
+        return new
+    if memory is None:
+        return None
+    assert isinstance(now, datetime)
+    if op == "update":
+        return update(memory, text=args["text"], vector=args.get("vector"), source=args["source"],
+                      now=now, strength_cap=strength_cap)
+    if op == "reinforce":
+        return reinforce(memory, source=args["source"], now=now) or memory
+    if op == "close":
+        return close(memory, new_id=args["new_id"], now=now)
+    if op == "touch":
+        return touch(memory, now=now, strength_cap=float(args.get("cap", strength_cap)))
+    if op in ("pin", "unpin"):
+        return set_pinned(memory, pinned=op == "pin", now=now)
+    if op == "restore":
+        return restore(memory, now=now)
+    raise ValueError(f"unknown op {op!r}")

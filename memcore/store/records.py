@@ -1,0 +1,196 @@
+"""Compact binary records for memories and episodes.
+
+A memory record is one Redis string: a fixed header (the recall fields first, so
+the ``touch`` Lua script can rewrite them in place), then the vector as int8 with
+one float32 scale, then length-prefixed strings. At d = 384 the record is about
+500 bytes plus the text, against ~4 KB for float32 JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from memcore.models import Episode, Kind, Memory, Relation, Role, Status
+
+FORMAT = 1
+# Recall header, rewritten in place by the touch script: format, record version,
+# last_used (epoch microseconds), strength, recall_count. Lua spells it '<BIldI'.
+RECALL = struct.Struct("<BIqdI")
+# importance, confidence, then five optional times (INT64_MIN = None), support,
+# kind, status, flags (1 explicit, 2 pinned, 4 has relation), derived_level.
+BODY = struct.Struct("<ddqqqqqqIBBBB")
+_NONE_TIME = -(2**63)
+_U32 = struct.Struct("<I")
+_VEC = struct.Struct("<Hf")
+_KINDS = list(Kind)
+_STATUSES = list(Status)
+_ROLES = list(Role)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_micros(value: datetime | None) -> int:
+    """Epoch microseconds of an aware datetime (INT64_MIN for None)."""
+    if value is None:
+        return _NONE_TIME
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def from_micros(value: int) -> datetime | None:
+    """Inverse of :func:`to_micros`."""
+    if value == _NONE_TIME:
+        return None
+    return micros_time(value)
+
+
+def micros_time(value: int) -> datetime:
+    """Aware UTC datetime of epoch microseconds."""
+    return datetime.fromtimestamp(value // 1_000_000, UTC).replace(microsecond=value % 1_000_000)
+
+
+def quantize(vector: Any) -> bytes:
+    """int8 codes with a per-vector float32 scale (``<Hf`` dim, scale, then codes)."""
+    arr = np.asarray(vector, dtype=np.float32)
+    peak = float(np.max(np.abs(arr))) if arr.size else 0.0
+    scale = peak / 127.0 if peak > 0 else 1.0
+    codes = np.clip(np.rint(arr / scale), -127, 127).astype(np.int8)
+    return _VEC.pack(arr.size, scale) + codes.tobytes()
+
+
+def dequantize(blob: bytes | memoryview, offset: int = 0) -> tuple[np.ndarray | None, int]:
+    """Decode a vector written by :func:`quantize`; returns (vector or None, next offset)."""
+    dim, scale = _VEC.unpack_from(blob, offset)
+    offset += _VEC.size
+    if dim == 0:
+        return None, offset
+    codes = np.frombuffer(blob, dtype=np.int8, count=dim, offset=offset)
+    return codes.astype(np.float32) * np.float32(scale), offset + dim
+
+
+def _put_str(out: list[bytes], value: str) -> None:
+    raw = value.encode("utf-8")
+    out.append(_U32.pack(len(raw)))
+    out.append(raw)
+
+
+def _get_str(blob: bytes, offset: int) -> tuple[str, int]:
+    (size,) = _U32.unpack_from(blob, offset)
+    offset += 4
+    return blob[offset : offset + size].decode("utf-8"), offset + size
+
+
+def _put_list(out: list[bytes], values: list[str]) -> None:
+    out.append(_U32.pack(len(values)))
+    for value in values:
+        _put_str(out, value)
+
+
+def _get_list(blob: bytes, offset: int) -> tuple[list[str], int]:
+    (count,) = _U32.unpack_from(blob, offset)
+    offset += 4
+    values = []
+    for _ in range(count):
+        value, offset = _get_str(blob, offset)
+        values.append(value)
+    return values, offset
+
+
+def pack_memory(memory: Memory) -> bytes:
+    """Serialize a memory (without id and namespace: both are in the key)."""
+    flags = (1 if memory.explicit else 0) | (2 if memory.pinned else 0)
+    flags |= 4 if memory.relation is not None else 0
+    out = [
+        RECALL.pack(FORMAT, memory.version, to_micros(memory.last_used), float(memory.strength),
+                    memory.recall_count),
+        BODY.pack(float(memory.importance), float(memory.confidence),
+                  to_micros(memory.last_supported), to_micros(memory.created_at),
+                  to_micros(memory.updated_at), to_micros(memory.valid_from),
+                  to_micros(memory.valid_until), to_micros(memory.expires_at), memory.support,
+                  _KINDS.index(Kind(memory.kind)), _STATUSES.index(Status(memory.status)), flags,
+                  memory.derived_level),
+        quantize(memory.vector) if memory.vector is not None else _VEC.pack(0, 0.0),
+    ]
+    _put_str(out, memory.content_hash)
+    _put_str(out, memory.superseded_by or "")
+    _put_str(out, memory.text)
+    _put_list(out, list(memory.sources))
+    _put_list(out, list(memory.member_texts))
+    if memory.relation is not None:
+        rel = memory.relation
+        _put_list(out, [rel.subject, rel.predicate, rel.object])
+        out.append(struct.pack("<d", rel.weight))
+    return b"".join(out)
+
+
+def unpack_memory(blob: bytes, ns: str, memory_id: str) -> Memory:
+    """Decode a record written by :func:`pack_memory` (no re-validation: it was valid)."""
+    fmt, version, last_used, strength, recall_count = RECALL.unpack_from(blob, 0)
+    if fmt != FORMAT:
+        raise ValueError(f"memory {memory_id}: unknown record format {fmt}")
+    offset = RECALL.size
+    (importance, confidence, last_supported, created, updated, valid_from, valid_until,
+     expires, support, kind, status, flags, derived) = BODY.unpack_from(blob, offset)
+    offset += BODY.size
+    vec, offset = dequantize(blob, offset)
+    content_hash, offset = _get_str(blob, offset)
+    superseded_by, offset = _get_str(blob, offset)
+    text, offset = _get_str(blob, offset)
+    sources, offset = _get_list(blob, offset)
+    member_texts, offset = _get_list(blob, offset)
+    relation = None
+    if flags & 4:
+        parts, offset = _get_list(blob, offset)
+        (weight,) = struct.unpack_from("<d", blob, offset)
+        relation = Relation.model_construct(subject=parts[0], predicate=parts[1], object=parts[2],
+                                            weight=weight)
+    return Memory.model_construct(
+        id=memory_id, namespace=ns, text=text,
+        vector=None if vec is None else vec.tolist(),
+        importance=importance, last_used=micros_time(last_used), strength=strength,
+        confidence=confidence, last_supported=from_micros(last_supported), kind=_KINDS[kind],
+        sources=sources, support=support, explicit=bool(flags & 1), pinned=bool(flags & 2),
+        valid_from=from_micros(valid_from), valid_until=from_micros(valid_until),
+        expires_at=from_micros(expires), status=_STATUSES[status],
+        superseded_by=superseded_by or None, derived_level=derived, recall_count=recall_count,
+        content_hash=content_hash, member_texts=member_texts, relation=relation,
+        created_at=micros_time(created), updated_at=micros_time(updated), version=version,
+    )
+
+
+def record_vector(blob: bytes) -> np.ndarray | None:
+    """Only the vector of a packed record (cheap: no string decoding)."""
+    vec, _ = dequantize(blob, RECALL.size + BODY.size)
+    return vec
+
+
+def record_version(blob: bytes) -> int:
+    """Only the record version of a packed record."""
+    return int(RECALL.unpack_from(blob, 0)[1])
+
+
+def pack_episode(episode: Episode) -> bytes:
+    """Serialize an episode (without id and namespace)."""
+    out = [struct.pack("<Bq", _ROLES.index(Role(episode.role)), to_micros(episode.timestamp))]
+    _put_str(out, episode.speaker)
+    _put_str(out, json.dumps(episode.metadata, separators=(",", ":"), default=str))
+    _put_str(out, episode.text)
+    return b"".join(out)
+
+
+def unpack_episode(blob: bytes, ns: str, episode_id: str) -> Episode:
+    """Decode an episode written by :func:`pack_episode`."""
+    role, stamp = struct.unpack_from("<Bq", blob, 0)
+    offset = 9
+    speaker, offset = _get_str(blob, offset)
+    meta, offset = _get_str(blob, offset)
+    text, offset = _get_str(blob, offset)
+    return Episode.model_construct(id=episode_id, namespace=ns, role=_ROLES[role], speaker=speaker,
+                                   text=text, timestamp=micros_time(stamp),
+                                   metadata=json.loads(meta))

@@ -1,0 +1,318 @@
+"""Write-path operations: optimistic (WATCH/MULTI, retried), record-versioned, audited.
+
+Each operation reads the pointer, the pass flag and the records it changes under
+WATCH, computes the new records with the pure functions of ``ops``, and commits
+records, indexes, audit and (while a pass runs) delta entries in one MULTI. If
+anything it read changed meanwhile the transaction is retried on fresh data, so
+a write based on a stale read is never applied and never lost.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import redis
+from redis.client import Pipeline
+
+from memcore import keys
+from memcore.models import (
+    Actor,
+    AuditAction,
+    AuditEvent,
+    Memory,
+    Status,
+    as_utc,
+    validate_identifier,
+    validate_namespace,
+)
+from memcore.store import ops
+from memcore.store.audit import AuditMixin
+from memcore.store.base import DeltaEntry
+from memcore.store.records import pack_memory, to_micros
+
+
+@dataclass
+class Change:
+    """One record going from ``old`` to ``new`` (None = removed) in the current version."""
+
+    old: Memory | None
+    new: Memory | None
+    entries: list[DeltaEntry] = field(default_factory=list)
+    reindex: bool = False
+
+
+@dataclass
+class Plan:
+    """What a transaction writes."""
+
+    result: Memory
+    changes: list[Change] = field(default_factory=list)
+    events: list[AuditEvent] = field(default_factory=list)
+    pending: float = 0.0
+
+
+class Reader:
+    """Reads inside a WATCH block: every key read is watched first."""
+
+    def __init__(self, pipe: Pipeline, ns: str, version: int) -> None:
+        self.pipe, self.ns, self.version = pipe, ns, version
+        self._memories: dict[str, Memory | None] = {}
+        self.owners: dict[str, str | None] = {}
+
+    def get(self, memory_id: str) -> Memory | None:
+        """The record of ``memory_id`` (watched)."""
+        if memory_id not in self._memories:
+            from memcore.store.records import unpack_memory
+
+            key = keys.memory(self.ns, self.version, memory_id)
+            self.pipe.watch(key)
+            raw: bytes | None = self.pipe.get(key)  # type: ignore[assignment]
+            self._memories[memory_id] = (None if raw is None
+                                         else unpack_memory(raw, self.ns, memory_id))
+        return self._memories[memory_id]
+
+    def need(self, memory_id: str) -> Memory:
+        """Like :meth:`get` but raises KeyError naming the memory when it is missing."""
+        memory = self.get(memory_id)
+        if memory is None:
+            raise KeyError(f"memory {memory_id!r} not found in namespace {self.ns!r}")
+        return memory
+
+    def owner(self, content_hash: str) -> str | None:
+        """The live memory id registered for ``content_hash`` (watched)."""
+        if content_hash not in self.owners:
+            key = keys.by_hash(self.ns, self.version, content_hash)
+            self.pipe.watch(key)
+            raw: bytes | None = self.pipe.get(key)  # type: ignore[assignment]
+            self.owners[content_hash] = None if raw is None else raw.decode()
+        return self.owners[content_hash]
+
+
+class WritesMixin(AuditMixin):
+    """ADD, UPDATE, supersede, reinforce, touch, pin/unpin, restore."""
+
+    def _transact(self, ns: str, plan: Callable[[Reader], Plan]) -> Memory:
+        validate_namespace(ns)
+        self._register(ns)
+        cur, tok = keys.current(ns), keys.pass_token(ns)
+        with self._r.pipeline() as pipe:
+            while True:
+                try:
+                    pipe.watch(cur, tok)
+                    raw: bytes | None = pipe.get(cur)  # type: ignore[assignment]
+                    version = int(raw) if raw is not None else 0
+                    passing = bool(pipe.exists(tok))
+                    reader = Reader(pipe, ns, version)
+                    result = plan(reader)
+                    for change in result.changes:  # watch the hash keys we may delete
+                        if change.old is not None and change.old.live:
+                            reader.owner(change.old.content_hash)
+                    pipe.multi()
+                    self._queue_changes(pipe, ns, version, result.changes, reader.owners, passing)
+                    self._queue_audit(pipe, result.events)
+                    if result.pending:
+                        pipe.incrbyfloat(keys.pending(ns), result.pending)
+                    if version == 0:
+                        now = result.result.updated_at.timestamp()
+                        pipe.zadd(keys.versions(ns), {"0": now}, nx=True)
+                    pipe.execute()
+                    return result.result
+                except redis.WatchError:
+                    continue
+
+    def _queue_changes(self, pipe: Pipeline, ns: str, version: int, changes: Sequence[Change],
+                       owners: Mapping[str, str | None], passing: bool) -> None:
+        """Queue records, hash index, status counts, order log and delta entries."""
+        reindex: list[str] = []
+        for ch in changes:
+            old, new = ch.old, ch.new
+            mid = (new or old).id  # type: ignore[union-attr]
+            key = keys.memory(ns, version, mid)
+            if new is None:
+                pipe.delete(key)
+            else:
+                pipe.set(key, pack_memory(new))
+            old_live = old is not None and old.live
+            new_live = new is not None and new.live
+            same_hash = old is not None and new is not None and old.content_hash == new.content_hash
+            if old is not None and old_live and not (new_live and same_hash) \
+                    and owners.get(old.content_hash) == old.id:
+                pipe.delete(keys.by_hash(ns, version, old.content_hash))
+            if new is not None and new_live and not (old_live and same_hash):
+                pipe.set(keys.by_hash(ns, version, new.content_hash), new.id)
+            old_status = old.status.value if old is not None else None
+            new_status = new.status.value if new is not None else None
+            if old_status != new_status:
+                if old_status:
+                    pipe.hincrby(keys.stats(ns, version), old_status, -1)
+                if new_status:
+                    pipe.hincrby(keys.stats(ns, version), new_status, 1)
+            if new is not None and (old is None or ch.reindex):
+                reindex.append(mid)
+            if passing:
+                for entry in ch.entries:
+                    pipe.xadd(keys.delta(ns), entry.fields())
+        if reindex:
+            self._order_append(keys=[keys.order_len(ns, version)],
+                               args=[keys.vprefix(ns, version) + "o:", keys.ORDER_CHUNK, *reindex],
+                               client=pipe)
+
+    # --- operations --------------------------------------------------------------------
+    def add(self, ns: str, memory: Memory, *, actor: Actor, reason: str,
+            decision: str | None = None) -> Memory:
+        """ADD ``memory``. Idempotent by id; if a live memory already has the same content
+        hash, the new sources reinforce it instead and that memory is returned."""
+        if memory.namespace != ns:
+            raise ValueError(f"namespace: memory belongs to {memory.namespace!r}, not {ns!r}")
+        keys.check_hash(memory.content_hash)
+
+        def plan(rd: Reader) -> Plan:
+            existing = rd.get(memory.id)
+            if existing is not None:  # redelivered task: already stored
+                return Plan(existing)
+            owner = rd.owner(memory.content_hash)
+            twin = rd.get(owner) if owner and owner != memory.id else None
+            if twin is not None and twin.live:
+                return self._plan_duplicate(rd, twin, memory, actor, reason, decision)
+            new = memory.model_copy(update={"version": memory.version + 1})
+            event = AuditEvent(action=AuditAction.ADD, namespace=ns, after=[new.id], reason=reason,
+                               actor=actor, decision=decision, text=new.text, at=new.updated_at)
+            return Plan(new, [Change(None, new, [DeltaEntry(new.id, "add", new.version,
+                                                            record=new)])],
+                        [event], pending=new.importance * 10)
+
+        return self._transact(ns, plan)
+
+    def _plan_duplicate(self, rd: Reader, twin: Memory, memory: Memory, actor: Actor,
+                        reason: str, decision: str | None) -> Plan:
+        cur = twin
+        entries = []
+        for source in memory.sources:
+            nxt = ops.reinforce(cur, source=source, now=memory.updated_at)
+            if nxt is not None:
+                cur = nxt
+                entries.append(DeltaEntry(cur.id, "reinforce", cur.version,
+                                          {"source": source, "now": memory.updated_at}))
+        if not entries:
+            return Plan(twin)
+        event = AuditEvent(action=AuditAction.NOOP, namespace=rd.ns, before=[twin.id],
+                           after=[twin.id], reason=f"same text as {twin.id}: {reason}",
+                           actor=actor, decision=decision, at=memory.updated_at)
+        return Plan(cur, [Change(twin, cur, entries)], [event])
+
+    def update(self, ns: str, memory_id: str, *, text: str, vector: list[float] | None,
+               source: str, now: datetime, reason: str, decision: str | None = None,
+               actor: Actor = Actor.INGEST) -> Memory:
+        """UPDATE: new text (+hash, +vector), strength +1 capped, new source counts as support."""
+        probe = Memory.model_validate({**_PROBE, "text": text, "vector": vector})
+        vector = probe.vector  # normalized, and bad input fails with the field named
+        now = as_utc(now)
+
+        def plan(rd: Reader) -> Plan:
+            old = rd.need(memory_id)
+            new = ops.update(old, text=text, vector=vector, source=source, now=now,
+                             strength_cap=self.strength_cap)
+            entry = DeltaEntry(memory_id, "update", new.version,
+                               {"text": text, "vector": new.vector, "source": source, "now": now})
+            event = AuditEvent(action=AuditAction.UPDATE, namespace=ns, before=[memory_id],
+                               after=[memory_id], reason=reason, actor=actor,
+                               decision=decision, text=text, at=now)
+            return Plan(new, [Change(old, new, [entry], reindex=vector is not None)], [event],
+                        pending=new.importance * 10)
+
+        return self._transact(ns, plan)
+
+    def supersede(self, ns: str, old_id: str, new_memory: Memory, *, now: datetime,
+                  reason: str, decision: str | None = None,
+                  actor: Actor = Actor.INGEST) -> Memory:
+        """Add ``new_memory`` and close ``old_id`` (valid_until=now, superseded); never deletes."""
+        if new_memory.namespace != ns:
+            raise ValueError(f"namespace: memory belongs to {new_memory.namespace!r}, not {ns!r}")
+        keys.check_hash(new_memory.content_hash)
+        now = as_utc(now)
+
+        def plan(rd: Reader) -> Plan:
+            old = rd.need(old_id)
+            existing = rd.get(new_memory.id)
+            if existing is not None:  # redelivered
+                return Plan(existing)
+            new = new_memory.model_copy(update={"version": new_memory.version + 1})
+            closed = ops.close(old, new_id=new.id, now=now)
+            event = AuditEvent(action=AuditAction.SUPERSEDE, namespace=ns, before=[old_id],
+                               after=[new.id], reason=reason, actor=actor, decision=decision,
+                               text=new.text, at=now)
+            return Plan(new, [
+                Change(old, closed, [DeltaEntry(old_id, "close", closed.version,
+                                                {"new_id": new.id, "now": now})]),
+                Change(None, new, [DeltaEntry(new.id, "add", new.version, record=new)]),
+            ], [event], pending=new.importance * 10)
+
+        return self._transact(ns, plan)
+
+    def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
+                  actor: Actor = Actor.INGEST, decision: str | None = None) -> Memory:
+        """NOOP-reinforce: support +1, confidence +0.25 (cap 1), source added.
+
+        Idempotent per source: a source already counted changes nothing."""
+        now = as_utc(now)
+
+        def plan(rd: Reader) -> Plan:
+            old = rd.need(memory_id)
+            new = ops.reinforce(old, source=source, now=now)
+            if new is None:
+                return Plan(old)
+            entry = DeltaEntry(memory_id, "reinforce", new.version,
+                               {"source": source, "now": now})
+            event = AuditEvent(action=AuditAction.NOOP, namespace=ns, before=[memory_id],
+                               after=[memory_id], reason=reason, actor=actor, decision=decision,
+                               at=now)
+            return Plan(new, [Change(old, new, [entry])], [event])
+
+        return self._transact(ns, plan)
+
+    def _simple(self, ns: str, memory_id: str, op: str, action: AuditAction, now: datetime,
+                reason: str) -> Memory:
+        now = as_utc(now)
+
+        def plan(rd: Reader) -> Plan:
+            old = rd.need(memory_id)
+            new = ops.apply(old, op, {"now": now}, strength_cap=self.strength_cap)
+            assert new is not None
+            event = AuditEvent(action=action, namespace=ns, before=[memory_id],
+                               after=[memory_id], reason=reason, actor=Actor.USER, at=now)
+            return Plan(new, [Change(old, new, [DeltaEntry(memory_id, op, new.version,
+                                                           {"now": now})])], [event])
+
+        return self._transact(ns, plan)
+
+    def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
+        """Pin a memory (exempt from decay and the cap), audited."""
+        return self._simple(ns, memory_id, "pin", AuditAction.PIN, now, reason)
+
+    def unpin(self, ns: str, memory_id: str, now: datetime, reason: str = "unpinned") -> Memory:
+        """Unpin a memory, audited."""
+        return self._simple(ns, memory_id, "unpin", AuditAction.UNPIN, now, reason)
+
+    def restore(self, ns: str, memory_id: str, now: datetime,
+                reason: str = "restored") -> Memory:
+        """Bring a tombstoned memory back to active, audited."""
+        return self._simple(ns, memory_id, "restore", AuditAction.RESTORE, now, reason)
+
+    def touch(self, ns: str, ids: Sequence[str], now: datetime,
+              strength_cap: float = 10.0) -> None:
+        """Recall bookkeeping for ``ids`` in one round trip (one Lua script): last_used=now,
+        strength +1 capped, recall_count +1. Not audited (it is not a content change)."""
+        validate_namespace(ns)
+        for memory_id in ids:
+            validate_identifier(memory_id)
+        if not ids:
+            return
+        self._touch(keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns)],
+                    args=[keys.prefix(ns), to_micros(as_utc(now)), float(strength_cap), *ids])
+
+
+_PROBE = {"namespace": "probe", "last_used": datetime(2000, 1, 1),
+          "created_at": datetime(2000, 1, 1), "updated_at": datetime(2000, 1, 1),
+          "status": Status.ACTIVE}
