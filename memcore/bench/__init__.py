@@ -1,0 +1,1 @@
+"""Benchmarks (`memcore bench ...`): each writes JSON, a Markdown table and a PNG plot."""

@@ -1,0 +1,285 @@
+"""Nearest-neighbour index for the write path: exact numpy when small, FAISS HNSW when large.
+
+FAISS is imported and configured lazily (never at import time, never in a Celery
+master before fork: OpenMP can hang in a forked child). HNSW cannot remove ids, so
+deleted, tombstoned or superseded ids are filtered at search time with over-fetch,
+and an id added again simply shadows its older row.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+THREADS_ENV = "MEMCORE_FAISS_THREADS"
+# Below this many vectors an exact BLAS scan beats HNSW (measured on 2 cores, d=384:
+# see notes/bench_scale.md); it also avoids paying the graph build for small namespaces.
+EXACT_BELOW = 2_000
+HNSW_M = 32
+_threads_set = False
+
+
+def faiss_module(threads: int | None = None) -> Any:
+    """Import FAISS and bound its OpenMP threads (``MEMCORE_FAISS_THREADS``, default 1).
+
+    Call only inside a worker process or task. An explicit ``threads`` always applies;
+    the environment default is applied once per process.
+    """
+    global _threads_set
+    import faiss
+
+    if threads is not None:
+        if threads < 1:
+            raise ValueError(f"threads must be >= 1, got {threads}")
+        faiss.omp_set_num_threads(threads)
+        _threads_set = True
+    elif not _threads_set:
+        raw = os.environ.get(THREADS_ENV, "1")
+        try:
+            count = int(raw)
+        except ValueError as exc:
+            raise ValueError(f"{THREADS_ENV} must be an integer, got {raw!r}") from exc
+        faiss.omp_set_num_threads(max(1, count))
+        _threads_set = True
+    return faiss
+
+
+def as_matrix(vectors: Any, dim: int | None = None, field: str = "vectors") -> np.ndarray:
+    """``vectors`` as a C-contiguous float32 (n, dim) matrix, or a ValueError naming ``field``."""
+    arr = np.ascontiguousarray(vectors, dtype=np.float32)
+    if arr.ndim == 1 and arr.size and dim is not None and arr.size == dim:
+        arr = arr.reshape(1, dim)
+    if arr.ndim != 2:
+        raise ValueError(f"{field} must be a 2-D array, got shape {arr.shape}")
+    if dim is not None and arr.shape[1] != dim:
+        raise ValueError(f"{field} must have {dim} columns, got {arr.shape[1]}")
+    if arr.size and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{field} contains NaN or infinity")
+    return arr
+
+
+class VectorIndex:
+    """Inner-product (cosine on unit vectors) index of string ids.
+
+    Rows are kept in a growable float32 buffer; an HNSW graph is built lazily once
+    the index holds ``exact_below`` vectors and kept in sync afterwards.
+    """
+
+    def __init__(self, dim: int, *, exact_below: int = EXACT_BELOW, ef_search: int = 64) -> None:
+        if dim < 1:
+            raise ValueError(f"dim must be >= 1, got {dim}")
+        self.dim = dim
+        self.exact_below = exact_below
+        self.ef_search = ef_search
+        self._ids: list[str] = []
+        self._latest: dict[str, int] = {}  # id -> its newest row; older rows are shadowed
+        self._buf = np.empty((0, dim), dtype=np.float32)
+        self._n = 0
+        self._hnsw: Any = None
+
+    def __len__(self) -> int:
+        """Number of distinct ids (shadowed rows not counted)."""
+        return len(self._latest)
+
+    @property
+    def rows(self) -> int:
+        """Number of stored rows, including ones shadowed by a later add of the same id."""
+        return self._n
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._latest
+
+    def add(self, ids: Sequence[str], vectors: np.ndarray) -> None:
+        """Append ``vectors`` under ``ids``; re-adding an id replaces its vector."""
+        if isinstance(ids, str):
+            raise ValueError("ids must be a sequence of strings, not a single string")
+        mat = as_matrix(vectors, self.dim)
+        if len(ids) != mat.shape[0]:
+            raise ValueError(f"ids has {len(ids)} entries but vectors has {mat.shape[0]} rows")
+        if not mat.shape[0]:
+            return
+        need = self._n + mat.shape[0]
+        if need > self._buf.shape[0]:
+            grown = np.empty((max(need, 2 * self._buf.shape[0], 64), self.dim), dtype=np.float32)
+            grown[: self._n] = self._buf[: self._n]
+            self._buf = grown
+        self._buf[self._n : need] = mat
+        for offset, ident in enumerate(ids):
+            if not isinstance(ident, str):
+                raise ValueError(f"ids[{offset}] must be a string")
+            self._ids.append(ident)
+            self._latest[ident] = self._n + offset
+        self._n = need
+        if self._hnsw is not None:
+            self._hnsw.add(mat)
+
+    def vectors(self) -> np.ndarray:
+        """All stored rows (a view; do not modify)."""
+        return self._buf[: self._n]
+
+    def _ensure_graph(self) -> Any:
+        if self._hnsw is None:
+            faiss = faiss_module()
+            index = faiss.IndexHNSWFlat(self.dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+            if self._n:
+                index.add(self._buf[: self._n])
+            self._hnsw = index
+        return self._hnsw
+
+    @property
+    def uses_graph(self) -> bool:
+        """True once searches go through the HNSW graph."""
+        return self._n >= self.exact_below
+
+    def _raw_search(self, queries: np.ndarray, fetch: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``fetch`` rows per query as (scores, rows); rows are -1 where missing."""
+        if self.uses_graph:
+            index = self._ensure_graph()
+            index.hnsw.efSearch = max(self.ef_search, fetch)
+            scores, rows = index.search(queries, fetch)
+            return scores, rows.astype(np.int64)
+        sims = queries @ self._buf[: self._n].T
+        fetch = min(fetch, self._n)
+        part = np.argpartition(-sims, fetch - 1, axis=1)[:, :fetch]
+        part_scores = np.take_along_axis(sims, part, axis=1)
+        # Ties by row: lexsort on (row, -score).
+        order = np.lexsort((part, -part_scores), axis=1)
+        return np.take_along_axis(part_scores, order, axis=1), np.take_along_axis(
+            part, order, axis=1
+        )
+
+    def search(
+        self, vectors: np.ndarray, k: int, exclude: Callable[[str], bool] | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """The ``k`` nearest live ids of each query as ``(id, cosine)``, best first.
+
+        ``exclude(id) -> True`` drops an id (tombstoned, superseded); the search then
+        over-fetches, doubling until ``k`` survivors are found or the index is exhausted.
+        """
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        queries = as_matrix(vectors, self.dim)
+        results: list[list[tuple[str, float]]] = [[] for _ in range(queries.shape[0])]
+        if not self._n or not queries.shape[0]:
+            return results
+        pending = np.arange(queries.shape[0])
+        shadowed = self._n - len(self._latest)
+        fetch = min(self._n, k + shadowed + (k if exclude else 0))
+        while pending.size:
+            scores, rows = self._raw_search(queries[pending], fetch)
+            retry = []
+            for qi, row_scores, row_ids in zip(pending, scores, rows, strict=True):
+                hits: list[tuple[str, float]] = []
+                for score, row in zip(row_scores.tolist(), row_ids.tolist(), strict=True):
+                    if row < 0:
+                        continue
+                    ident = self._ids[row]
+                    if self._latest[ident] != row or (exclude is not None and exclude(ident)):
+                        continue
+                    hits.append((ident, float(score)))
+                    if len(hits) == k:
+                        break
+                results[qi] = hits
+                if len(hits) < k and fetch < self._n:
+                    retry.append(qi)
+            pending = np.asarray(retry, dtype=np.int64)
+            fetch = min(self._n, fetch * 2)
+        return results
+
+    def to_bytes(self) -> bytes:
+        """Serialize ids, rows and (if built) the HNSW graph; no pickle."""
+        parts: dict[str, np.ndarray] = {
+            "dim": np.asarray([self.dim, self.exact_below, self.ef_search], dtype=np.int64),
+            "ids": np.asarray(self._ids, dtype=np.str_),
+        }
+        if self._hnsw is not None:
+            # The graph's storage already holds the rows: store them once.
+            parts["faiss"] = faiss_module().serialize_index(self._hnsw)
+        else:
+            parts["vectors"] = self._buf[: self._n]
+        out = io.BytesIO()
+        np.savez(out, **parts)  # type: ignore[arg-type]
+        return out.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> VectorIndex:
+        """Rebuild an index written by :meth:`to_bytes`."""
+        try:
+            loaded = np.load(io.BytesIO(data), allow_pickle=False)
+            dim, exact_below, ef_search = (int(x) for x in loaded["dim"])
+            ids = [str(x) for x in loaded["ids"]]
+        except Exception as exc:  # corrupt or foreign bytes
+            raise ValueError(f"data is not a serialized VectorIndex: {exc}") from exc
+        index = cls(dim, exact_below=exact_below, ef_search=ef_search)
+        if "faiss" in loaded.files:
+            faiss = faiss_module()
+            graph = faiss.deserialize_index(loaded["faiss"])
+            vectors = graph.reconstruct_n(0, graph.ntotal) if graph.ntotal else None
+            index._hnsw = graph
+        else:
+            vectors = loaded["vectors"]
+        if vectors is not None and len(ids):
+            hnsw, index._hnsw = index._hnsw, None  # rows are in the graph already
+            index.add(ids, vectors)
+            index._hnsw = hnsw
+        return index
+
+
+Fetch = Callable[[str, int, int], tuple[Sequence[str], np.ndarray, int]]
+
+
+class IndexCache:
+    """Per-process cache of one :class:`VectorIndex` per (namespace, snapshot version).
+
+    ``fetch(namespace, version, offset) -> (ids, vectors, new_offset)`` returns the
+    vectors written at or after ``offset`` (``MemoryStore.vectors_since``). Each
+    :meth:`get` pulls only what is new; a new version starts a fresh index.
+    """
+
+    def __init__(self, fetch: Fetch, dim: int, *, max_namespaces: int = 64) -> None:
+        if max_namespaces < 1:
+            raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
+        self._fetch = fetch
+        self.dim = dim
+        self.max_namespaces = max_namespaces
+        self._entries: OrderedDict[str, tuple[int, int, VectorIndex]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, namespace: str, version: int) -> VectorIndex:
+        """The index of ``namespace`` at ``version``, synced with everything written so far."""
+        with self._lock:
+            entry = self._entries.get(namespace)
+            if entry is None or entry[0] != version:
+                entry = (version, 0, VectorIndex(self.dim))
+            _, offset, index = entry
+            # Loop so a paginated fetch is drained; stop when the offset stops moving.
+            while True:
+                ids, vectors, new_offset = self._fetch(namespace, version, offset)
+                if len(ids):
+                    index.add(list(ids), vectors)
+                if new_offset == offset or not len(ids):
+                    offset = new_offset
+                    break
+                offset = new_offset
+            self._entries[namespace] = (version, offset, index)
+            self._entries.move_to_end(namespace)
+            while len(self._entries) > self.max_namespaces:
+                self._entries.popitem(last=False)
+            return index
+
+    def invalidate(self, namespace: str | None = None) -> None:
+        """Drop one namespace's index, or all of them."""
+        with self._lock:
+            if namespace is None:
+                self._entries.clear()
+            else:
+                self._entries.pop(namespace, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
