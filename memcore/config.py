@@ -79,3 +79,10 @@ class Settings(BaseSettings):
 def get_settings() -> Settings:
     """Settings read fresh from the environment."""
     return Settings()
+
+
+def celery_url(url: str) -> str:
+    """The kombu/Celery spelling of a Redis URL (``unix://`` becomes ``redis+socket://``)."""
+    if url.startswith("unix://"):
+        return "redis+socket://" + url[len("unix://"):]
+    return url

@@ -170,3 +170,18 @@ def pending(ns: str) -> str:
 def last_pass(ns: str) -> str:
     """Time of the last committed pass."""
     return prefix(ns) + "lastpass"
+
+
+def pass_lock(ns: str) -> str:
+    """Lock held (with a renewed TTL) by the one consolidation pass running on ``ns``."""
+    return prefix(ns) + "passlock"
+
+
+def pass_plan(ns: str, pass_id: str) -> str:
+    """The plan of a running pass, shared by its chord's tasks."""
+    return prefix(ns) + "passplan:" + validate_identifier(pass_id)
+
+
+def schedule_claim(ns: str, slot: int) -> str:
+    """Claimed by the first scheduler (beat tick) to find ``ns`` due in interval ``slot``."""
+    return f"{prefix(ns)}sched:{int(slot)}"

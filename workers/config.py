@@ -6,7 +6,7 @@ from typing import Any
 
 from kombu import Queue
 
-from memcore.config import Settings
+from memcore.config import Settings, celery_url
 from memcore.tasknames import CONSOLIDATE, CONSOLIDATE_BATCH, CONSOLIDATE_REDUCE, INGEST, SCHEDULE
 
 
@@ -18,8 +18,8 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
     """
     transport = {"visibility_timeout": settings.visibility_timeout}
     return {
-        "broker_url": broker_url,
-        "result_backend": backend_url,
+        "broker_url": celery_url(broker_url),
+        "result_backend": celery_url(backend_url),
         "broker_transport_options": transport,
         "result_backend_transport_options": transport,
         "visibility_timeout": settings.visibility_timeout,
@@ -36,7 +36,7 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
             CONSOLIDATE: {"queue": "consolidate"},
             CONSOLIDATE_BATCH: {"queue": "consolidate"},
             CONSOLIDATE_REDUCE: {"queue": "consolidate"},
-            SCHEDULE: {"queue": "consolidate"},
+            SCHEDULE: {"queue": "ingest"},  # light; must not wait behind a long pass
         },
         "result_expires": 3600,
         "worker_hijack_root_logger": False,

@@ -1,0 +1,198 @@
+"""A consolidation pass over the store, in three steps that Celery can fan out.
+
+``start_pass`` (lock, read snapshot v, plan) -> ``merge_batch`` per batch of
+clusters (one model call each; a failure leaves those clusters unmerged) ->
+``finish_pass`` (reduce, write v+1, replay writes made meanwhile, swap the
+pointer, release the lock). ``run_pass`` does all three in one process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+import redis
+
+from memcore import keys
+from memcore.config import ConsolidationConfig
+from memcore.consolidation import ClusterWork, Plan, consolidate, plan, reduce
+from memcore.interfaces import ClusterOutcome, Merger, Verdict
+from memcore.locks import LockLost, RenewedLock
+from memcore.models import utcnow
+from memcore.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+PASS_LOCK_TTL = 60.0
+PLAN_TTL = 6 * 3600
+BATCH_SIZE = 32
+
+
+@dataclass
+class PassReport:
+    """What a pass did."""
+
+    namespace: str
+    pass_id: str
+    from_version: int
+    to_version: int | None = None
+    clusters: int = 0
+    batches: int = 0
+    failed_batches: int = 0
+    events: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    skipped: str | None = None
+
+
+@dataclass
+class StartedPass:
+    """A pass that holds the lock and has a plan stashed in Redis."""
+
+    report: PassReport
+    batches: list[tuple[int, int]]
+
+
+def _lock(store: MemoryStore, namespace: str, pass_id: str) -> RenewedLock:
+    return RenewedLock(store.client, keys.pass_lock(namespace), PASS_LOCK_TTL, token=pass_id)
+
+
+def _stash(client: redis.Redis, namespace: str, pass_id: str, version: int, now: datetime,
+           plan_: Plan) -> None:
+    body = {"version": version, "now": now.isoformat(), "exact_groups": plan_.exact_groups,
+            "clusters": [asdict(w) for w in plan_.clusters]}
+    client.set(keys.pass_plan(namespace, pass_id), json.dumps(body), ex=PLAN_TTL)
+
+
+def _load(client: redis.Redis, namespace: str, pass_id: str) -> tuple[int, datetime, Plan]:
+    raw = client.get(keys.pass_plan(namespace, pass_id))
+    if raw is None:
+        raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
+    body = json.loads(raw)
+    clusters = [ClusterWork(list(w["members"]), [(a, b) for a, b in w["pairs"]])
+                for w in body["clusters"]]
+    return body["version"], datetime.fromisoformat(body["now"]), Plan(body["exact_groups"],
+                                                                      clusters)
+
+
+def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
+               config: ConsolidationConfig, batch_size: int = BATCH_SIZE) -> StartedPass | None:
+    """Take the namespace's pass lock, read snapshot v and stash the plan.
+
+    Returns None if another pass holds the lock (one pass per namespace at a time).
+    """
+    lock = _lock(store, namespace, pass_id)
+    if not lock.acquire():
+        held = store.client.get(keys.pass_lock(namespace))
+        if held is None or held.decode() != pass_id:
+            return None  # a redelivered start of our own pass may proceed
+    view = store.begin_pass(namespace)
+    plan_ = plan(view.memories, config)
+    _stash(store.client, namespace, pass_id, view.version, now, plan_)
+    report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters))
+    batches = [(i, min(i + batch_size, len(plan_.clusters)))
+               for i in range(0, len(plan_.clusters), batch_size)]
+    report.batches = len(batches)
+    return StartedPass(report, batches)
+
+
+def outcome_to_json(outcome: ClusterOutcome | None) -> dict[str, object] | None:
+    """JSON form of an outcome (Celery results are JSON only)."""
+    if outcome is None:
+        return None
+    return {"merged_text": outcome.merged_text, "verdicts": [v.value for v in outcome.verdicts],
+            "reason": outcome.reason}
+
+
+def outcome_from_json(data: dict[str, object] | None) -> ClusterOutcome | None:
+    """Inverse of :func:`outcome_to_json`."""
+    if data is None:
+        return None
+    raw = data.get("verdicts")
+    verdicts = [Verdict(v) for v in raw] if isinstance(raw, list) else []
+    text = data.get("merged_text")
+    return ClusterOutcome(text if isinstance(text, str) else None, verdicts,
+                          str(data.get("reason", "")))
+
+
+def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, end: int,
+                merger: Merger) -> list[dict[str, object] | None]:
+    """One model call for clusters ``start:end`` of the plan; failures give ``None``s."""
+    _lock(store, namespace, pass_id).renew()
+    _, _, plan_ = _load(store.client, namespace, pass_id)
+    work = plan_.clusters[start:end]
+    ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
+                                                            for m in p})
+    by_id = {m.id: m for m in store.get_many(namespace, ids) if m is not None}
+    if any(mid not in by_id for mid in ids):
+        return [None] * len(work)  # a memory vanished (erased): retry next pass
+    try:
+        answers = merger.merge([w.request(by_id) for w in work])
+    except Exception as exc:  # a failing cluster batch must never fail the pass
+        log.warning("merge batch %s:%s of %s failed: %s", start, end, pass_id, exc)
+        return [None] * len(work)
+    if len(answers) != len(work):
+        return [None] * len(work)
+    return [outcome_to_json(a) for a in answers]
+
+
+def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
+                batch_results: Sequence[Sequence[dict[str, object] | None] | None],
+                config: ConsolidationConfig, merger: Merger) -> PassReport:
+    """Reduce, write v+1, replay writes made meanwhile, swap, release the lock."""
+    t0 = time.perf_counter()
+    version, now, plan_ = _load(store.client, namespace, pass_id)
+    outcomes: list[ClusterOutcome | None] = []
+    failed = 0
+    for result in batch_results:
+        if result is None:
+            failed += 1
+            continue
+        outcomes.extend(outcome_from_json(o) for o in result)
+    if len(outcomes) != len(plan_.clusters):  # a lost batch: leave every cluster unmerged
+        outcomes = [None] * len(plan_.clusters)
+    report = PassReport(namespace, pass_id, version, clusters=len(plan_.clusters),
+                        batches=len(batch_results), failed_batches=failed)
+    lock = _lock(store, namespace, pass_id)
+    try:
+        view = store.begin_pass(namespace)
+        if view.version != version:
+            report.skipped = f"snapshot moved from {version} to {view.version}"
+            return report
+        reduced = reduce(view.memories, plan_, outcomes, now, config, summarize=merger.summarize)
+        report.to_version = store.commit_pass(namespace, view, reduced.memories, reduced.events,
+                                              now=now)
+        for e in reduced.events:
+            report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
+    finally:
+        lock.release()
+        store.client.delete(keys.pass_plan(namespace, pass_id))
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, merger: Merger,
+             now: datetime | None = None, pass_id: str | None = None) -> PassReport:
+    """A complete pass in this process (merge rounds until stable), under the lock."""
+    t0 = time.perf_counter()
+    now = now or utcnow()
+    lock = _lock(store, namespace, pass_id or f"local-{time.time_ns()}")
+    if not lock.acquire():
+        return PassReport(namespace, lock.token, store.current_version(namespace),
+                          skipped="another pass holds the lock")
+    lock.start_renewing()
+    try:
+        view = store.begin_pass(namespace)
+        result = consolidate(view.memories, now, config, merger)
+        report = PassReport(namespace, lock.token, view.version)
+        report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
+                                              now=now)
+        for e in result.events:
+            report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
+    finally:
+        lock.release()
+    report.seconds = time.perf_counter() - t0
+    return report

@@ -1,0 +1,41 @@
+"""The Celery application: ``celery -A workers.app worker -Q ingest``."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from celery import Celery
+from celery.signals import worker_process_init
+
+from memcore.config import get_settings
+from memcore.metrics import start_metrics_server
+from workers.config import celery_config
+
+# FAISS with OpenMP can hang in a forked child: bound its threads before anything loads it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def create_app() -> Celery:
+    """Build the app from ``MEMCORE_*`` settings; broker and backend default to the data URL."""
+    settings = get_settings()
+    url = settings.redis_url or "redis://127.0.0.1:6379/0"
+    app = Celery("memcore")
+    app.conf.update(celery_config(settings, settings.broker_url or url,
+                                  settings.result_backend or url))
+    return app
+
+
+app = create_app()
+
+
+@worker_process_init.connect
+def _start_metrics(**_: Any) -> None:
+    """Expose Prometheus metrics from each child (multiprocess mode sums them)."""
+    settings = get_settings()
+    if settings.metrics_port is not None:
+        start_metrics_server(settings.metrics_port,
+                             broker_url=settings.broker_url or settings.redis_url)
+
+
+import workers.tasks  # noqa: E402,F401  (registers the tasks on ``app``)

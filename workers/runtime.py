@@ -1,0 +1,39 @@
+"""Per-process state of a worker: the store, the models and the FAISS index cache.
+
+Built lazily in the child process that first needs it, never in the Celery
+master (FAISS must not be touched before the fork).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from functools import cache
+
+from memcore.adapters import Models, build_models
+from memcore.config import Settings, get_settings
+from memcore.ingest import IngestPipeline
+from memcore.store import MemoryStore
+
+
+@dataclass
+class Runtime:
+    """Everything a task needs, one per worker process."""
+
+    settings: Settings
+    store: MemoryStore
+    models: Models
+    pipeline: IngestPipeline
+
+
+_lock = threading.Lock()
+
+
+@cache
+def runtime() -> Runtime:
+    """This process's runtime, built on first use."""
+    with _lock:
+        settings = get_settings()
+        store = MemoryStore.from_url(settings.data_url())
+        models = build_models(settings)
+        return Runtime(settings, store, models, IngestPipeline(store, models, settings))

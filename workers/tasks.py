@@ -1,0 +1,103 @@
+"""Celery tasks: each validates its payload and calls memcore."""
+
+from __future__ import annotations
+
+import logging
+from datetime import UTC, datetime
+from typing import Any
+
+from celery import chord
+from pydantic import ValidationError
+
+from memcore import passes, tasknames
+from memcore.models import new_id, utcnow
+from memcore.payloads import ConsolidatePayload, IngestPayload
+from memcore.scheduling import due_namespaces
+from workers.app import app
+from workers.runtime import runtime
+
+log = logging.getLogger(__name__)
+
+
+class InvalidPayload(ValueError):
+    """A task message that does not validate; it fails at once and writes nothing."""
+
+
+def _validate(model: type[Any], payload: Any) -> Any:
+    try:
+        return model.model_validate(payload)
+    except ValidationError as exc:
+        fields = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
+                           for e in exc.errors())
+        raise InvalidPayload(f"invalid {model.__name__}: {fields}") from None
+
+
+@app.task(name=tasknames.INGEST, acks_late=True, reject_on_worker_lost=True)
+def ingest(payload: dict[str, Any]) -> dict[str, Any]:
+    """Run the write path for a batch of turns of one namespace."""
+    data: IngestPayload = _validate(IngestPayload, payload)
+    report = runtime().pipeline.ingest(data.namespace, data.episodes)
+    return {"episodes": report.episodes, "new_episodes": report.new_episodes,
+            "facts": report.facts, "decisions": report.decisions,
+            "model_calls": report.model_calls, "memory_ids": report.memory_ids}
+
+
+@app.task(name=tasknames.NOOP)
+def noop(payload: dict[str, Any] | None = None) -> None:
+    """Does nothing: the ceiling the ingest benchmark compares against."""
+
+
+@app.task(name=tasknames.CONSOLIDATE, acks_late=True, reject_on_worker_lost=True)
+def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
+    """Start a pass: lock, plan, fan the clusters out as a chord (or finish inline)."""
+    data: ConsolidatePayload = _validate(ConsolidatePayload, payload)
+    rt = runtime()
+    pass_id = data.pass_id or new_id()
+    now = data.now or utcnow()
+    started = passes.start_pass(rt.store, data.namespace, pass_id, now,
+                                rt.settings.consolidation)
+    if started is None:
+        return {"namespace": data.namespace, "pass_id": pass_id, "skipped": "locked"}
+    if not started.batches:
+        report = passes.finish_pass(rt.store, data.namespace, pass_id, [],
+                                    rt.settings.consolidation, rt.models.merger)
+        return {"namespace": data.namespace, "pass_id": pass_id, "to_version": report.to_version,
+                "events": report.events}
+    header = [consolidate_batch.s(data.namespace, pass_id, a, b) for a, b in started.batches]
+    chord(header)(consolidate_reduce.s(data.namespace, pass_id))
+    return {"namespace": data.namespace, "pass_id": pass_id, "batches": len(header)}
+
+
+@app.task(name=tasknames.CONSOLIDATE_BATCH, acks_late=True, reject_on_worker_lost=True)
+def consolidate_batch(namespace: str, pass_id: str, start: int, end: int
+                      ) -> list[dict[str, Any] | None]:
+    """One model call for a batch of clusters; never raises for a model failure."""
+    rt = runtime()
+    try:
+        return passes.merge_batch(rt.store, namespace, pass_id, start, end, rt.models.merger)
+    except Exception as exc:  # the pass must land even if this batch cannot
+        log.warning("consolidate batch failed: %s", exc)
+        return [None] * (end - start)
+
+
+@app.task(name=tasknames.CONSOLIDATE_REDUCE, acks_late=True, reject_on_worker_lost=True)
+def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namespace: str,
+                       pass_id: str) -> dict[str, Any]:
+    """The chord body: reduce, write snapshot v+1 and swap the pointer."""
+    rt = runtime()
+    report = passes.finish_pass(rt.store, namespace, pass_id, results,
+                                rt.settings.consolidation, rt.models.merger)
+    return {"namespace": namespace, "pass_id": pass_id, "from_version": report.from_version,
+            "to_version": report.to_version, "events": report.events,
+            "failed_batches": report.failed_batches, "skipped": report.skipped}
+
+
+@app.task(name=tasknames.SCHEDULE)
+def schedule_due(now: str | None = None) -> list[str]:
+    """Beat's tick: enqueue one pass per due namespace (once per interval, any beat count)."""
+    rt = runtime()
+    at = datetime.fromisoformat(now) if now else datetime.now(UTC)
+    due = due_namespaces(rt.store, rt.settings, at)
+    for ns in due:
+        consolidate.apply_async(args=[{"namespace": ns}], queue="consolidate")
+    return due
