@@ -86,6 +86,24 @@ def _get_str(blob: bytes, offset: int) -> tuple[str, int]:
     return blob[offset : offset + size].decode("utf-8"), offset + size
 
 
+def _put_hash(out: list[bytes], value: str) -> None:
+    """Hex hashes as raw bytes (half the size); anything else as text."""
+    try:
+        raw, flag = (bytes.fromhex(value), 1) if len(value) % 2 == 0 else (b"", 0)
+    except ValueError:
+        raw, flag = b"", 0
+    if not flag:
+        raw = value.encode("utf-8")
+    out.append(struct.pack("<BB", flag, len(raw)))
+    out.append(raw)
+
+
+def _get_hash(blob: bytes, offset: int) -> tuple[str, int]:
+    flag, size = struct.unpack_from("<BB", blob, offset)
+    raw = blob[offset + 2 : offset + 2 + size]
+    return (raw.hex() if flag else raw.decode("utf-8")), offset + 2 + size
+
+
 def _put_list(out: list[bytes], values: list[str]) -> None:
     out.append(_U32.pack(len(values)))
     for value in values:
@@ -117,7 +135,7 @@ def pack_memory(memory: Memory) -> bytes:
                   memory.derived_level),
         quantize(memory.vector) if memory.vector is not None else _VEC.pack(0, 0.0),
     ]
-    _put_str(out, memory.content_hash)
+    _put_hash(out, memory.content_hash)
     _put_str(out, memory.superseded_by or "")
     _put_str(out, memory.text)
     _put_list(out, list(memory.sources))
@@ -139,7 +157,7 @@ def unpack_memory(blob: bytes, ns: str, memory_id: str) -> Memory:
      expires, support, kind, status, flags, derived) = BODY.unpack_from(blob, offset)
     offset += BODY.size
     vec, offset = dequantize(blob, offset)
-    content_hash, offset = _get_str(blob, offset)
+    content_hash, offset = _get_hash(blob, offset)
     superseded_by, offset = _get_str(blob, offset)
     text, offset = _get_str(blob, offset)
     sources, offset = _get_list(blob, offset)
