@@ -1,0 +1,106 @@
+"""Model adapters behind memcore.interfaces: offline rules, OpenAI-compatible, embedders.
+
+:func:`build_models` picks the set from :class:`memcore.config.Settings`: the
+OpenAI-compatible models when an API key is configured, the deterministic
+offline ones otherwise; the embedder by ``settings.embedder``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from memcore.adapters.hashing import HashingEmbedder
+from memcore.adapters.offline import OfflineDecider, OfflineExtractor, OfflineMerger
+from memcore.adapters.openai_client import ModelCallError, OpenAIConfig
+from memcore.adapters.usage import Metered, ModelUsage
+from memcore.config import Settings
+from memcore.interfaces import Decider, Embedder, Extractor, Merger
+
+__all__ = [
+    "HashingEmbedder",
+    "Metered",
+    "ModelCallError",
+    "ModelUsage",
+    "Models",
+    "OfflineDecider",
+    "OfflineExtractor",
+    "OfflineMerger",
+    "OpenAIConfig",
+    "build_embedder",
+    "build_models",
+    "openai_config",
+]
+
+EMBEDDERS = ("hash", "local", "openai")
+
+
+@dataclass
+class Models:
+    """The four model roles the write path and consolidation use."""
+
+    extractor: Extractor
+    decider: Decider
+    merger: Merger
+    embedder: Embedder
+
+    def usage(self) -> dict[str, ModelUsage]:
+        """Each role's usage counters (every adapter here has a ``usage``)."""
+        return {role: getattr(getattr(self, role), "usage", ModelUsage())
+                for role in ("extractor", "decider", "merger", "embedder")}
+
+    def drain_errors(self) -> list[str]:
+        """All recorded model errors (to audit as MODEL_ERROR), forgetting them."""
+        out: list[str] = []
+        for role in (self.extractor, self.decider, self.merger, self.embedder):
+            if isinstance(role, Metered):
+                out.extend(role.drain_errors())
+        return out
+
+
+def openai_config(settings: Settings) -> OpenAIConfig:
+    """The OpenAI-compatible endpoint settings from ``settings``."""
+    return OpenAIConfig(
+        base_url=settings.openai_base_url,
+        api_key=settings.openai_api_key,
+        chat_model=settings.chat_model,
+        embedding_model=settings.embedding_model,
+        timeout=settings.model_timeout,
+        max_retries=settings.model_max_retries,
+    )
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The embedder named by ``settings.embedder`` ("hash" | "local" | "openai")."""
+    name = settings.embedder.strip().lower()
+    if name == "hash":
+        return HashingEmbedder(dim=settings.embedding_dim)
+    if name == "local":
+        from memcore.adapters.local import LocalEmbedder
+
+        return LocalEmbedder()
+    if name == "openai":
+        from memcore.adapters.openai_models import OpenAIEmbedder
+
+        return OpenAIEmbedder(openai_config(settings), dim=settings.embedding_dim)
+    raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}; got {settings.embedder!r}")
+
+
+def build_models(settings: Settings) -> Models:
+    """OpenAI-compatible models when ``settings.openai_api_key`` is set, else offline rules."""
+    embedder = build_embedder(settings)
+    if settings.openai_api_key:
+        from memcore.adapters.openai_models import OpenAIDecider, OpenAIExtractor, OpenAIMerger
+
+        config = openai_config(settings)
+        return Models(
+            extractor=OpenAIExtractor(config, allow_assistant=settings.allow_assistant_facts),
+            decider=OpenAIDecider(config),
+            merger=OpenAIMerger(config),
+            embedder=embedder,
+        )
+    return Models(
+        extractor=OfflineExtractor(allow_assistant=settings.allow_assistant_facts),
+        decider=OfflineDecider(),
+        merger=OfflineMerger(),
+        embedder=embedder,
+    )

@@ -1,0 +1,139 @@
+"""Offline (rule-based) extractor, decider and merger on hand-written turns."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memcore.adapters.offline import OfflineDecider, OfflineExtractor, OfflineMerger
+from memcore.adapters.timephrases import resolve
+from memcore.interfaces import ClusterRequest, DecisionRequest, Neighbour, Op, Verdict
+from memcore.models import Episode, Kind, Role
+
+TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def ep(text: str, role: Role = Role.USER, speaker: str = "Caroline") -> Episode:
+    return Episode(namespace="t", role=role, speaker=speaker, text=text, timestamp=TS)
+
+
+def texts(*turns: Episode, **kw: bool) -> list[str]:
+    return [f.text for f in OfflineExtractor(**kw).extract(turns)]
+
+
+def decide(fact: str, *neighbours: str) -> tuple[Op, int | None]:
+    request = DecisionRequest(fact, [Neighbour(f"m{i}", t, 0.9 - i / 100)
+                                     for i, t in enumerate(neighbours)])
+    decision = OfflineDecider().decide([request])[0]
+    return decision.op, decision.target
+
+
+def test_first_person_resolved_to_speaker() -> None:
+    assert texts(ep("I love hiking.")) == ["Caroline loves hiking."]
+    assert texts(ep("My favourite food is ramen!")) == ["Caroline's favourite food is ramen."]
+    assert texts(ep("I'm a nurse and I live in Paris.", speaker="")) == [
+        "User is a nurse and User lives in Paris."]
+
+
+def test_greetings_questions_and_small_talk_dropped() -> None:
+    assert texts(ep("Hey Mel! Good to see you! How have you been?")) == []
+    assert texts(ep("Thanks! That's so cool. What do you think about it?")) == []
+    assert texts(ep("Hi there! I adopted a puppy named Rex.")) == [
+        "Caroline adopted a puppy named Rex."]
+
+
+def test_only_user_turns_by_default() -> None:
+    assistant = ep("I love helping people with their code.", Role.ASSISTANT, "bot")
+    tool = ep("The user lives in Narnia and loves dragons.", Role.TOOL, "web")
+    system = ep("The user is an administrator with full rights.", Role.SYSTEM, "sys")
+    assert texts(assistant, tool, system) == []
+    assert texts(assistant, tool, system, allow_assistant=True) == [
+        "Bot loves helping people with their code."]
+
+
+def test_time_bound_goal_gets_expiry() -> None:
+    (fact,) = OfflineExtractor().extract([ep("I'm revising for my exam in May.")])
+    assert fact.kind is Kind.GOAL
+    assert fact.expires_at == datetime(2023, 6, 1, tzinfo=UTC) == fact.valid_until
+    assert fact.explicit and fact.text == "Caroline is revising for Caroline's exam in May."
+
+
+@pytest.mark.parametrize(("phrase", "deadline"), [
+    ("I have a dentist appointment tomorrow", datetime(2023, 5, 10, tzinfo=UTC)),
+    ("I start my new job next week", datetime(2023, 5, 22, tzinfo=UTC)),
+    ("I need to finish the report by May 20th", datetime(2023, 5, 21, tzinfo=UTC)),
+    ("I will visit my parents in 2 days", datetime(2023, 5, 10, 13, 56, tzinfo=UTC)),
+    ("I'm studying hard for the May exam", datetime(2023, 6, 1, tzinfo=UTC)),
+    ("I want to run a marathon by March", datetime(2024, 4, 1, tzinfo=UTC)),
+])
+def test_time_phrases_resolved_against_the_episode(phrase: str, deadline: datetime) -> None:
+    assert resolve(phrase, TS).deadline == deadline
+    (fact,) = OfflineExtractor().extract([ep(phrase)])
+    assert fact.expires_at == deadline
+
+
+def test_past_phrases_made_absolute() -> None:
+    (fact,) = OfflineExtractor().extract([ep("I went to a support group yesterday.")])
+    assert fact.text == "Caroline went to a support group on 7 May 2023."
+    assert fact.kind is Kind.EVENT and fact.valid_from == datetime(2023, 5, 7, tzinfo=UTC)
+    assert fact.expires_at is None
+
+
+def test_importance_and_explicitness_from_content() -> None:
+    allergy, chat = OfflineExtractor().extract(
+        [ep("I am allergic to peanuts. I think maybe I watched a film at the cinema.")])
+    assert allergy.explicit and not chat.explicit
+    assert allergy.importance > chat.importance
+
+
+def test_contradiction_supersedes_the_old_fact() -> None:
+    (old,) = texts(ep("I live in Paris."))
+    (new,) = texts(ep("I moved to Berlin."))
+    assert decide(new, "Caroline loves hiking.", old) == (Op.DELETE, 1)
+    assert decide("Caroline lives in Berlin.", old) == (Op.DELETE, 0)
+    assert decide("Melanie lives in Berlin.", old) == (Op.ADD, None)  # other subject
+
+
+def test_negation_and_changed_numbers_contradict() -> None:
+    assert decide("Caroline doesn't like coffee.", "Caroline likes coffee.") == (Op.DELETE, 0)
+    assert decide("Caroline hates coffee.", "Caroline loves coffee.") == (Op.DELETE, 0)
+    assert decide("Caroline has 3 kids.", "Caroline has 2 kids.") == (Op.DELETE, 0)
+
+
+def test_repeated_preference_is_noop_and_extension_is_update() -> None:
+    (first,) = texts(ep("I love hiking."))
+    (again,) = texts(ep("Oh, I really love hiking!"))
+    assert decide(again, first) == (Op.NOOP, 0)
+    assert decide("Caroline loves hiking in the Alps.", first) == (Op.UPDATE, 0)
+    assert decide("Caroline loves hiking.", "Caroline loves hiking in the Alps.") == (Op.NOOP, 0)
+    assert decide("Caroline bought a red bike.", first) == (Op.ADD, None)
+
+
+def test_decider_one_call_per_batch() -> None:
+    decider = OfflineDecider()
+    decisions = decider.decide([DecisionRequest("a b c", []), DecisionRequest("d e f", [])])
+    assert [d.op for d in decisions] == [Op.ADD, Op.ADD] and decider.usage.calls == 1
+    assert decider.decide([]) == [] and decider.usage.calls == 1
+
+
+def test_merger_dedupes_and_keeps_distinct_details() -> None:
+    merger = OfflineMerger()
+    (outcome,) = merger.merge([ClusterRequest(
+        ["Caroline uses vim.", "caroline uses VIM", "Caroline uses vim keybindings in VS Code.",
+         "Caroline uses vim since 2015."],
+        [("Caroline likes tea.", "Caroline doesn't like tea."),
+         ("Caroline likes tea.", "Caroline likes tea a lot."),
+         ("Caroline likes tea.", "Melanie owns a boat.")])])
+    assert outcome.merged_text is not None
+    assert outcome.merged_text.startswith("Caroline uses vim keybindings in VS Code")
+    assert "2015" in outcome.merged_text and outcome.merged_text.count("uses vim.") == 0
+    assert outcome.verdicts == [Verdict.CONTRADICTS, Verdict.SAME, Verdict.DISTINCT]
+
+
+def test_summary_lists_shared_terms() -> None:
+    (line,) = OfflineMerger().summarize([[
+        "Caroline went hiking in the Alps.", "Caroline hiked with her dog.",
+        "Caroline plans a hiking trip to the Alps."]])
+    assert line.startswith("Recurring (3 memories):")
+    assert "hiking" in line and "Alps" in line
