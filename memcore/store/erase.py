@@ -96,11 +96,12 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
                     memories = {m.id: m for m in loaded if m is not None}
                     victims, changed = plan_erase(memories, memory_id=memory_id, source=source,
                                                   now=now)
-                    owners: dict[str, str | None] = {}
-                    for m in memories.values():
-                        if m.live:
-                            raw = self._r.get(keys.by_hash(ns, version, m.content_hash))
-                            owners[m.content_hash] = raw.decode() if raw else None
+                    touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
+                    hashes = sorted({m.content_hash for m in touched})
+                    raws = self._r.mget([keys.by_hash(ns, version, h) for h in hashes]) \
+                        if hashes else []
+                    owners: dict[str, str | None] = {
+                        h: (r.decode() if r else None) for h, r in zip(hashes, raws, strict=True)}
                     changes = [Change(memories[v], None) for v in victims]
                     changes += [Change(memories[i], m) for i, m in changed.items()]
                     pipe.multi()
