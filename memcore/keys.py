@@ -28,6 +28,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:counters               HASH   usage counters
     mc:{ns}:pending                STRING importance written since the last pass
     mc:{ns}:lastpass               STRING time of the last committed pass (epoch s)
+    mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
 """
 
 from __future__ import annotations
@@ -185,3 +186,8 @@ def pass_plan(ns: str, pass_id: str) -> str:
 def schedule_claim(ns: str, slot: int) -> str:
     """Claimed by the first scheduler (beat tick) to find ``ns`` due in interval ``slot``."""
     return f"{prefix(ns)}sched:{int(slot)}"
+
+
+def reviews(ns: str) -> str:
+    """Precision reviews (LIST of JSON records, oldest first; ids and labels, no texts)."""
+    return prefix(ns) + "reviews"

@@ -1,0 +1,160 @@
+"""The memcore CLI against a real Redis: help, JSON output, exit codes, erase, plot."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memcore.models import Kind, Status
+from memcore.store import MemoryStore
+from tests.cli_helpers import NS, T0, memory, put, run, run_json
+
+COMMANDS = ["ingest", "search", "profile", "show", "history", "stats", "versions",
+            "consolidate", "rollback", "pin", "unpin", "restore", "erase", "review", "up",
+            "demo", "plot", "bench", "bench scale"]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command: str) -> None:
+    result = run(None, *command.split(), "--help")
+    assert result.exit_code == 0, result.output
+    assert "Usage" in result.output
+
+
+def test_main_exists_and_help_runs_as_a_process() -> None:
+    from memcore.cli import main
+
+    assert callable(main)
+    done = subprocess.run([sys.executable, "-m", "memcore.cli", "--help"], capture_output=True,
+                          text=True, timeout=60, check=False)
+    assert done.returncode == 0 and "review" in done.stdout
+
+
+def test_no_redis_configured_exits_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("MEMCORE_REDIS_URL", raising=False)
+    result = run(None, "stats", NS)
+    assert result.exit_code == 3
+    assert "MEMCORE_REDIS_URL" in result.output
+
+
+def test_unreachable_redis_exits_3() -> None:
+    result = run("redis://127.0.0.1:1/0", "profile", NS)
+    assert result.exit_code == 3
+    assert "cannot use Redis" in result.output
+
+
+def test_usage_errors_exit_2(redis_url: str) -> None:
+    assert run(redis_url, "search", NS).exit_code == 2  # missing QUERY
+    assert run(redis_url, "stats", "bad:name").exit_code == 2  # namespace alphabet
+    assert run(redis_url, "profile", NS, "--now", "yesterday").exit_code == 2
+    both = run(redis_url, "erase", NS, "--memory", "a", "--all", "--yes")
+    assert both.exit_code == 2 and "exactly one" in both.output
+
+
+def test_read_commands_json(redis_url: str) -> None:
+    tea, paris, _ = put(redis_url,
+                        memory("Sam prefers green tea over coffee", kind=Kind.PREFERENCE),
+                        memory("Sam lives in Paris"),
+                        memory("Sam maybe likes opera", status=Status.CANDIDATE))
+    hits = run_json(redis_url, "search", NS, "what does Sam drink, tea?", "-k", "2")
+    assert hits and hits[0]["id"] == tea.id and "vector" not in hits[0]
+    assert {"similarity", "score"} <= set(hits[0])
+
+    profile = run_json(redis_url, "profile", NS, "--now", T0.isoformat())
+    assert {m["id"] for m in profile} == {tea.id, paris.id}  # candidates are not in it
+
+    shown = run_json(redis_url, "show", NS, paris.id)
+    assert shown["text"] == "Sam lives in Paris" and shown["status"] == "active"
+
+    history = run_json(redis_url, "history", NS, paris.id)
+    assert [e["action"] for e in history] == ["ADD"]
+
+    stats = run_json(redis_url, "stats", NS)
+    assert stats["status"]["active"] == 2 and stats["status"]["candidate"] == 1
+    assert stats["version"] == 0
+
+    versions = run_json(redis_url, "versions", NS)
+    assert versions["current"] == 0
+    assert [(v["version"], v["memories"], v["current"]) for v in versions["versions"]] == [
+        (0, 3, True)]
+
+    # The tables render too.
+    for args in (("search", NS, "tea"), ("profile", NS), ("show", NS, tea.id),
+                 ("history", NS, tea.id), ("stats", NS), ("versions", NS)):
+        result = run(redis_url, *args)
+        assert result.exit_code == 0, (args, result.output)
+
+
+def test_not_found_exits_1(redis_url: str) -> None:
+    put(redis_url, memory("Sam lives in Paris"))
+    assert run(redis_url, "show", NS, "nope").exit_code == 1
+    assert run(redis_url, "history", NS, "nope").exit_code == 1
+    assert run(redis_url, "pin", NS, "nope").exit_code == 1
+    assert run(redis_url, "stats", "no-such-ns").exit_code == 1
+    missing = run(redis_url, "rollback", NS, "7")
+    assert missing.exit_code == 1 and "not a committed version" in missing.output
+
+
+def test_pin_unpin_restore(redis_url: str) -> None:
+    (m,) = put(redis_url, memory("Sam lives in Paris"))
+    assert run_json(redis_url, "pin", NS, m.id)["pinned"] is True
+    assert run_json(redis_url, "unpin", NS, m.id)["pinned"] is False
+    restored = run_json(redis_url, "restore", NS, m.id)
+    assert restored["status"] == "active"
+    actions = [e["action"] for e in run_json(redis_url, "history", NS, m.id)]
+    assert actions == ["ADD", "PIN", "UNPIN", "RESTORE"]
+
+
+def test_rollback_to_a_committed_version(redis_url: str) -> None:
+    (m,) = put(redis_url, memory("Sam lives in Paris"))
+    store = MemoryStore.from_url(redis_url)
+    view = store.begin_pass(NS)
+    v1 = store.commit_pass(NS, view, view.memories, [], now=T0)
+    view = store.begin_pass(NS)
+    v2 = store.commit_pass(NS, view, [], [], now=T0)  # a pass that dropped everything
+    assert run_json(redis_url, "stats", NS)["status"]["active"] == 0
+    listed = run_json(redis_url, "versions", NS)
+    assert listed["current"] == v2 and [v["version"] for v in listed["versions"]][-2:] == [v1, v2]
+    assert run_json(redis_url, "rollback", NS, str(v1)) == {"namespace": NS, "from": v2, "to": v1}
+    assert run_json(redis_url, "show", NS, m.id)["text"] == "Sam lives in Paris"
+    store.client.close()
+
+
+def test_erase_asks_for_confirmation(redis_url: str) -> None:
+    (m,) = put(redis_url, memory("Sam lives in Paris"))
+    declined = run(redis_url, "erase", NS, "--memory", m.id, input="n\n")
+    assert declined.exit_code == 1 and "Erase memory" in declined.output
+    assert run(redis_url, "show", NS, m.id).exit_code == 0  # still there
+
+    accepted = run(redis_url, "erase", NS, "--memory", m.id, input="y\n")
+    assert accepted.exit_code == 0, accepted.output
+    assert run(redis_url, "show", NS, m.id).exit_code == 1
+
+
+def test_erase_yes_episode_and_all(redis_url: str) -> None:
+    a, b = put(redis_url, memory("Sam lives in Paris", sources=["ep1"]),
+               memory("Sam works at Acme", sources=["ep2", "ep3"]))
+    out = run_json(redis_url, "erase", NS, "--episode", "ep1", "--yes")
+    assert out["removed"] >= 1
+    assert run(redis_url, "show", NS, a.id).exit_code == 1
+    assert run(redis_url, "show", NS, b.id).exit_code == 0
+    assert run(redis_url, "erase", NS, "--memory", "nope", "--yes").exit_code == 1
+    everything = run(redis_url, "erase", NS, "--all", "--yes")
+    assert everything.exit_code == 0, everything.output
+    assert run(redis_url, "show", NS, b.id).exit_code == 1
+
+
+def test_plot_writes_pngs(redis_url: str, tmp_path: Path) -> None:
+    put(redis_url, memory("Sam lives in Paris"), memory("Sam likes tea", days_ago=400))
+    store = MemoryStore.from_url(redis_url)
+    view = store.begin_pass(NS)
+    store.commit_pass(NS, view, view.memories, [], now=T0)
+    store.client.close()
+    paths = run_json(redis_url, "plot", NS, "--out", str(tmp_path / "pics"),
+                     "--now", T0.isoformat())
+    assert [Path(p).name for p in paths] == ["retention.png", "scores.png", "versions.png"]
+    for p in paths:
+        assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
