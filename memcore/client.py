@@ -139,11 +139,32 @@ class Client:
         return ids
 
     def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
-        """Block until the tasks finish; returns their results (raises on task failure)."""
-        from celery.result import AsyncResult
+        """Block until the tasks finish; returns their results (raises on task failure).
 
-        return [AsyncResult(tid, app=self.celery).get(timeout=timeout, disable_sync_subtasks=False)
-                for tid in task_ids]
+        Polls the result backend instead of subscribing, so no result object keeps a
+        pub/sub subscription alive after the client is closed.
+        """
+        import time
+
+        from celery import states
+
+        backend = self.celery.backend
+        deadline = time.monotonic() + timeout
+        results: list[Any] = []
+        for tid in task_ids:
+            delay = 0.01
+            while True:
+                meta = backend.get_task_meta(tid)
+                if meta["status"] in states.READY_STATES:
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"task {tid} did not finish within {timeout} s")
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.2)
+            if meta["status"] != states.SUCCESS:
+                raise backend.exception_to_python(meta["result"])
+            results.append(meta["result"])
+        return results
 
     def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
                     now: datetime | None = None) -> dict[str, Any] | str:
@@ -154,7 +175,7 @@ class Client:
                                        queue="consolidate")
         if not wait:
             return str(result.id)
-        started: dict[str, Any] = result.get(timeout=timeout)
+        started: dict[str, Any] = self.wait([result.id], timeout=timeout)[0]
         if "batches" not in started:
             return started
         return self._wait_pass(namespace, started, timeout)
@@ -266,4 +287,5 @@ class Client:
         """Release connections."""
         if self._celery is not None:
             self._celery.close()
+            self._celery = None
         self.store.client.close()

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from typing import Self
+
+from pydantic import BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
@@ -13,6 +15,17 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
     "event": 90.0,
     "summary": 365.0,
     "relation": 365.0,
+}
+
+
+# Cosine thresholds per embedder, from `memcore calibrate` on the shipped labelled pairs
+# (memcore/data/calibration_pairs.jsonl); tests/test_calibration.py keeps them honest.
+# "openai" could not be calibrated offline: set MEMCORE_MERGE_THRESHOLD etc. after running
+# `memcore calibrate` against your endpoint.
+EMBEDDER_THRESHOLDS: dict[str, tuple[float, float]] = {
+    "hash": (0.84, 0.52),
+    "local": (0.93, 0.70),
+    "openai": (0.90, 0.60),
 }
 
 
@@ -57,10 +70,20 @@ class Settings(BaseSettings):
     model_timeout: float = Field(default=30.0, gt=0)
     model_max_retries: int = Field(default=3, ge=0)
     neighbours: int = Field(default=5, ge=1, le=100, description="top-s for the write path")
-    add_threshold: float = Field(
-        default=0.55, description="below this cosine a new fact is ADDed with no model call"
-    )
+    merge_threshold: float | None = Field(
+        default=None, description="cosine to auto-merge; default: the embedder's calibration")
+    borderline_threshold: float | None = Field(
+        default=None, description="cosine from which pairs go to the model (embedder default)")
+    add_threshold: float | None = Field(
+        default=None,
+        description="below this cosine a new fact is ADDed with no model call (= borderline)")
     allow_assistant_facts: bool = False
+    extractor: str = Field(
+        default="auto", description="auto (the models' own) | provided (facts attached to turns)"
+    )
+    offline_latency_ms: float = Field(
+        default=0.0, ge=0, description="simulated latency per offline model call (benchmarks)"
+    )
     max_turn_bytes: int = Field(default=32 * 1024, ge=1)
     snapshot_grace_days: float = Field(default=7.0, ge=0)
     consolidation_importance_threshold: float = Field(default=150.0, ge=0)
@@ -68,6 +91,21 @@ class Settings(BaseSettings):
     beat_interval_seconds: float = Field(default=60.0, gt=0)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     metrics_port: int | None = None
+
+    @model_validator(mode="after")
+    def _embedder_thresholds(self) -> Self:
+        merge, borderline = EMBEDDER_THRESHOLDS.get(self.embedder, EMBEDDER_THRESHOLDS["hash"])
+        merge = self.merge_threshold if self.merge_threshold is not None else merge
+        borderline = (self.borderline_threshold if self.borderline_threshold is not None
+                      else borderline)
+        if borderline > merge:
+            raise ValueError(f"borderline_threshold {borderline} exceeds merge_threshold {merge}")
+        self.merge_threshold, self.borderline_threshold = merge, borderline
+        if self.add_threshold is None:
+            self.add_threshold = borderline
+        self.consolidation = self.consolidation.model_copy(
+            update={"merge_threshold": merge, "borderline_threshold": borderline})
+        return self
 
     def data_url(self) -> str:
         """The data Redis URL; raises if none is configured."""

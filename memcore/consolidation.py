@@ -30,7 +30,7 @@ from memcore.scoring import (
     memory_score,
     reinforced_confidence,
 )
-from memcore.text import content_hash
+from memcore.text import content_hash, texts_conflict
 
 
 @dataclass
@@ -108,7 +108,11 @@ def plan(memories: Sequence[Memory], config: ConsolidationConfig,
         query_rows = np.array([i for i, m in enumerate(pool) if m.id in changed], dtype=np.int64)
     i_idx, j_idx, sims = similar_pairs(vectors, config.borderline_threshold,
                                        method="exact", query_rows=query_rows)
+    # Negations and changed numbers sit close in embedding space: never auto-merge them.
     strong = sims >= config.merge_threshold
+    for n in np.flatnonzero(strong):
+        if texts_conflict(pool[int(i_idx[n])].text, pool[int(j_idx[n])].text):
+            strong[n] = False
     groups = centroid_clusters(vectors, weights, (i_idx[strong], j_idx[strong], sims[strong]),
                                config.merge_threshold)
     cluster_of = {idx: g for g, members in enumerate(groups) for idx in members}

@@ -139,7 +139,7 @@ class IngestPipeline:
                                      reason="near-verbatim repeat (MinHash)")
                 report.count(Op.NOOP)
                 report.memory_ids.append(repeat)
-            elif top < self.settings.add_threshold:
+            elif top < (self.settings.add_threshold or 0.0):
                 self._add(namespace, index, fact, vec, now, "no similar memory", None, report)
             else:
                 requests.append((index, fact, vec, near))

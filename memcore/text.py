@@ -57,3 +57,14 @@ class MinHasher:
     def jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float:
         """Estimated Jaccard similarity of two signatures."""
         return float(np.mean(sig_a == sig_b))
+
+
+def texts_conflict(a: str, b: str) -> bool:
+    """True if two near-identical texts differ in negation or in the numbers they state.
+
+    Such pairs stay close in embedding space, so they are never auto-merged; the
+    model (or the offline rules) judges them instead (seed 004).
+    """
+    from memcore.adapters.lexicon import numbers, polarity
+
+    return polarity(a) != polarity(b) or numbers(a) != numbers(b)

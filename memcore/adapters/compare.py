@@ -26,6 +26,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                      r"has joined|joined|is employed) (?:at|for) (?P<v>[^,.;]+)"),
         ("job", r"^(?P<s>.+?)'s? (?:job|profession|occupation|role) is (?:as )?(?:an? )?"
                 r"(?P<v>[^,.;]+)"),
+        ("job", r"^(?P<s>.+?) (?:now |currently )?(?:works|work|is working|started working)"
+                r" as (?:an? )?(?P<v>[^,.;]+?)(?: (?:at|for) [^,.;]+)?$"),
         ("name", r"^(?P<s>.+?)'s? name is (?P<v>[^,.;]+)"),
         ("age", r"^(?P<s>.+?) (?:is|turned) (?P<v>\d+)(?: years old)?\b"),
         ("partner", r"^(?P<s>.+?) (?:is married to|is dating|is engaged to) (?P<v>[^,.;]+)"),
