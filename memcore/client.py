@@ -167,9 +167,13 @@ class Client:
         return results
 
     def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
-                    now: datetime | None = None) -> dict[str, Any] | str:
-        """Run a consolidation pass on the workers; waits for the whole chord if asked."""
-        payload = ConsolidatePayload(namespace=namespace, now=now)
+                    now: datetime | None = None, full: bool = False) -> dict[str, Any] | str:
+        """Run a consolidation pass on the workers; waits for the whole chord if asked.
+
+        ``full`` searches every memory against every other; otherwise only what changed
+        since the last pass is searched.
+        """
+        payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
         result = self.celery.send_task(tasknames.CONSOLIDATE,
                                        args=[payload.model_dump(mode="json")],
                                        queue="consolidate")

@@ -106,8 +106,9 @@ def plan(memories: Sequence[Memory], config: ConsolidationConfig,
     query_rows = None
     if changed is not None:
         query_rows = np.array([i for i, m in enumerate(pool) if m.id in changed], dtype=np.int64)
+    # Exact blocked products below ~10^4 rows, an IVF index with an HNSW quantizer above.
     i_idx, j_idx, sims = similar_pairs(vectors, config.borderline_threshold,
-                                       method="exact", query_rows=query_rows)
+                                       method="auto", query_rows=query_rows)
     # Negations and changed numbers sit close in embedding space: never auto-merge them.
     strong = sims >= config.merge_threshold
     for n in np.flatnonzero(strong):

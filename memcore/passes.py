@@ -22,7 +22,7 @@ from memcore.config import ConsolidationConfig
 from memcore.consolidation import ClusterWork, Plan, consolidate, plan, reduce
 from memcore.interfaces import ClusterOutcome, Merger, Verdict
 from memcore.locks import LockLost, RenewedLock
-from memcore.models import utcnow
+from memcore.models import Memory, utcnow
 from memcore.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,22 @@ def _load(client: redis.Redis, namespace: str, pass_id: str) -> tuple[int, datet
                                                                       clusters)
 
 
+def changed_since_last_pass(store: MemoryStore, namespace: str,
+                            memories: Sequence[Memory]) -> set[str] | None:
+    """Ids written or changed since the last pass (None: no pass yet, search everything)."""
+    last = store.last_pass_at(namespace)
+    if last is None:
+        return None
+    return {m.id for m in memories if m.updated_at >= last or m.created_at >= last}
+
+
 def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
-               config: ConsolidationConfig, batch_size: int = BATCH_SIZE) -> StartedPass | None:
+               config: ConsolidationConfig, batch_size: int = BATCH_SIZE,
+               full: bool = False) -> StartedPass | None:
     """Take the namespace's pass lock, read snapshot v and stash the plan.
 
+    Unless ``full``, only memories written or changed since the last pass are searched
+    against the rest, so a pass costs what changed, not the namespace's size.
     Returns None if another pass holds the lock (one pass per namespace at a time).
     """
     lock = _lock(store, namespace, pass_id)
@@ -90,7 +102,8 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
         if held is None or held.decode() != pass_id:
             return None  # a redelivered start of our own pass may proceed
     view = store.begin_pass(namespace)
-    plan_ = plan(view.memories, config)
+    changed = None if full else changed_since_last_pass(store, namespace, view.memories)
+    plan_ = plan(view.memories, config, changed=changed)
     _stash(store.client, namespace, pass_id, view.version, now, plan_)
     report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters))
     batches = [(i, min(i + batch_size, len(plan_.clusters)))

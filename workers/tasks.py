@@ -55,7 +55,7 @@ def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
     pass_id = data.pass_id or new_id()
     now = data.now or utcnow()
     started = passes.start_pass(rt.store, data.namespace, pass_id, now,
-                                rt.settings.consolidation)
+                                rt.settings.consolidation, full=data.full)
     if started is None:
         return {"namespace": data.namespace, "pass_id": pass_id, "skipped": "locked"}
     if not started.batches:
