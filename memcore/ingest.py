@@ -18,6 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
+from memcore import metrics
 from memcore.adapters import Models
 from memcore.config import Settings
 from memcore.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
@@ -67,6 +68,23 @@ def take_errors(adapter: object) -> list[str]:
     taken = list(errors)
     errors.clear()
     return taken
+
+
+_OP_METRIC: dict[str, metrics.MemoryOp] = {"ADD": "added", "UPDATE": "updated",
+                                           "DELETE": "superseded"}
+
+
+def _export(namespace: str, report: IngestReport) -> None:
+    """Mirror a batch's counts into the process's Prometheus metrics."""
+    for op, n in report.decisions.items():
+        for _ in range(n):
+            metrics.record_decision(op)
+        if op in _OP_METRIC:
+            metrics.record_memory_change(_OP_METRIC[op], n, namespace)
+    for _ in range(report.model_calls):
+        metrics.record_model_call("ingest")
+    if report.embedding_calls:
+        metrics.record_embedding_call(report.embedding_calls)
 
 
 class IngestPipeline:
@@ -266,3 +284,4 @@ class IngestPipeline:
         for op, n in report.decisions.items():
             counts[f"decisions.{op}"] = n
         self.store.incr_counters(namespace, counts)
+        _export(namespace, report)

@@ -17,7 +17,7 @@ from datetime import datetime
 
 import redis
 
-from memcore import keys
+from memcore import keys, metrics
 from memcore.config import ConsolidationConfig
 from memcore.consolidation import ClusterWork, Plan, consolidate, plan, reduce
 from memcore.interfaces import ClusterOutcome, Merger, Verdict
@@ -85,6 +85,19 @@ def changed_since_last_pass(store: MemoryStore, namespace: str,
     if last is None:
         return None
     return {m.id for m in memories if m.updated_at >= last or m.created_at >= last}
+
+
+_EVENT_METRIC: tuple[tuple[str, metrics.MemoryOp], ...] = (
+    ("MERGE", "merged"), ("TOMBSTONE", "tombstoned"), ("SUPERSEDE", "superseded"),
+    ("SUMMARIZE", "added"))
+
+
+def _export(report: PassReport) -> None:
+    """Mirror a finished pass into the process's Prometheus metrics."""
+    metrics.observe_consolidation_pass(report.seconds)
+    for action, op in _EVENT_METRIC:
+        if report.events.get(action):
+            metrics.record_memory_change(op, report.events[action], report.namespace)
 
 
 def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
@@ -184,6 +197,7 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         lock.release()
         store.client.delete(keys.pass_plan(namespace, pass_id))
     report.seconds = time.perf_counter() - t0
+    _export(report)
     return report
 
 
@@ -208,4 +222,5 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
     finally:
         lock.release()
     report.seconds = time.perf_counter() - t0
+    _export(report)
     return report
