@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -158,6 +159,22 @@ def test_plot_writes_pngs(redis_url: str, tmp_path: Path) -> None:
     assert [Path(p).name for p in paths] == ["retention.png", "scores.png", "versions.png"]
     for p in paths:
         assert Path(p).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_without_matplotlib_says_how_to_install(redis_url: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if the extra were missing
+    result = run(redis_url, "plot", NS, "--out", str(tmp_path))
+    assert result.exit_code == 1
+    assert "memcore[plot]" in result.output
+
+
+def test_bench_scale_quick_writes_its_outputs(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    result = run(None, "bench", "scale", "--quick", "--n", "3000", "--d", "32", "--out", str(out))
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["n"] == 3000
+    assert out.is_file() and out.with_suffix(".md").is_file()
 
 
 def _free_port() -> int:

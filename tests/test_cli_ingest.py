@@ -136,3 +136,8 @@ def test_ingest_command_through_real_workers(celery_stack: LocalStack,  # noqa: 
         assert client.store.get_episode(ns, "s2") is not None
     finally:
         client.close()
+    # A pass on the same workers, through the CLI.
+    done = run(celery_stack.redis_url, "consolidate", ns, "--now", "2026-09-10T00:00:00Z",
+               "--timeout", "120", "--json")
+    assert done.exit_code == 0, done.output
+    assert isinstance(json.loads(done.stdout), dict)
