@@ -55,7 +55,8 @@ class ConsolidationConfig(BaseModel):
 class Settings(BaseSettings):
     """Process-wide configuration, read from ``MEMCORE_*`` environment variables."""
 
-    model_config = SettingsConfigDict(env_prefix="MEMCORE_", env_file=None, extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="MEMCORE_", env_file=None, extra="ignore",
+                                      env_nested_delimiter="__")
 
     redis_url: str | None = Field(default=None, description="data Redis; embedded if unset")
     broker_url: str | None = Field(default=None, description="Celery broker; defaults to redis_url")
@@ -115,8 +116,14 @@ class Settings(BaseSettings):
 
 
 def get_settings() -> Settings:
-    """Settings read fresh from the environment."""
-    return Settings()
+    """Settings read fresh from the environment, and from ``MEMCORE_ENV_FILE`` if set.
+
+    Environment variables win over the file.
+    """
+    import os
+
+    env_file = os.environ.get("MEMCORE_ENV_FILE")
+    return Settings(_env_file=env_file) if env_file else Settings()
 
 
 def celery_url(url: str) -> str:

@@ -1,0 +1,24 @@
+"""The README documents every setting and starts with the two commands."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from memcore.config import ConsolidationConfig, Settings
+
+README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+
+
+def test_every_setting_is_documented() -> None:
+    missing = [f"MEMCORE_{name.upper()}" for name in Settings.model_fields
+               if name != "consolidation" and f"`MEMCORE_{name.upper()}`" not in README]
+    missing += [f"MEMCORE_CONSOLIDATION__{name.upper()}"
+                for name in ConsolidationConfig.model_fields
+                if name not in ("merge_threshold", "borderline_threshold")
+                and f"`MEMCORE_CONSOLIDATION__{name.upper()}`" not in README]
+    assert missing == []
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    head = README[:1500]
+    assert "make demo" in head and "make test" in head
