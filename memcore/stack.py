@@ -85,9 +85,12 @@ class LocalStack:
         assert self.redis_url
         env = dict(os.environ)
         env.update(self.extra_env)
+        # This stack's Redis carries data, broker and results unless told otherwise here.
         env["MEMCORE_REDIS_URL"] = self.redis_url
-        env.setdefault("MEMCORE_BROKER_URL", celery_url(self.redis_url))
-        env.setdefault("MEMCORE_RESULT_BACKEND", celery_url(self.redis_url))
+        env["MEMCORE_BROKER_URL"] = self.extra_env.get("MEMCORE_BROKER_URL",
+                                                       celery_url(self.redis_url))
+        env["MEMCORE_RESULT_BACKEND"] = self.extra_env.get("MEMCORE_RESULT_BACKEND",
+                                                           celery_url(self.redis_url))
         env.setdefault("OMP_NUM_THREADS", "1")
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
@@ -98,8 +101,6 @@ class LocalStack:
         if not self.redis_url:
             self.embedded = EmbeddedRedis()
             self.redis_url = self.embedded.url
-        os.environ.setdefault("MEMCORE_BROKER_URL", celery_url(self.redis_url))
-        os.environ.setdefault("MEMCORE_RESULT_BACKEND", celery_url(self.redis_url))
         self.spawn("ingest", worker_command("ingest", self.ingest_concurrency, "ingest",
                                             self.pool))
         self.spawn("consolidate", worker_command("consolidate", self.consolidate_concurrency,
