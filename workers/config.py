@@ -16,7 +16,12 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
     ``visibility_timeout`` is set alike in broker, result backend and app options: a
     task still running past it is delivered again, so every task is idempotent.
     """
-    transport = {"visibility_timeout": settings.visibility_timeout}
+    # kombu sweeps the unacked set only every interval x throttle seconds (default
+    # 10 x 10 = 100 s): a SIGKILLed worker's messages would then wait well past the
+    # visibility timeout. Sweep every min(10 s, timeout / 2) instead.
+    transport = {"visibility_timeout": settings.visibility_timeout,
+                 "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 2)),
+                 "unacked_restore_throttle": 1}
     return {
         "broker_url": celery_url(broker_url),
         "result_backend": celery_url(backend_url),
