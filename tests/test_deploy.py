@@ -311,7 +311,10 @@ def memcore_subcommands() -> list[tuple[str, str]]:
     for doc in DOCS:
         if not doc.is_file():
             continue
-        blocks = re.findall(r"```(?:sh|bash|console|shell)?\n(.*?)```", doc.read_text(), re.S)
+        # Pair every fence (whatever its language) so a python block's closing fence is
+        # never read as an opening one; only shell blocks hold commands.
+        fenced = re.findall(r"```([a-z]*)\n(.*?)```", doc.read_text(), re.S)
+        blocks = [body for lang, body in fenced if lang in ("", "sh", "bash", "console", "shell")]
         for block in blocks:
             for m in re.finditer(r"(?:^|\s)memcore ([a-z][a-z-]*)", block, re.M):
                 found.append((doc.name, m.group(1)))
