@@ -6,11 +6,13 @@ cosine (inner product of unit vectors), sorted by ``(i, j)``.
 Methods for finding every pair with cosine >= threshold:
 
 * ``exact``: blocked matrix products (numpy BLAS), upper triangle only; the baseline.
-* ``ivf``: an inverted file whose coarse quantizer is a FAISS HNSW graph over
-  spherical k-means centroids (FAISS ``Kmeans``). Every vector is listed in its
-  ``probes`` nearest cells, and each cell is joined with itself by one BLAS product,
-  so a pair is found when its two rows share a cell. Near-duplicates almost always
-  do. This beats FAISS's per-query list scans by batching (see notes/bench_scale.md).
+* ``ivf``: an inverted file over spherical k-means centroids (FAISS ``Kmeans``);
+  the coarse quantizer is a FAISS HNSW graph over the centroids, or a flat (BLAS)
+  one, which measured 4x faster on 2 cores up to a few thousand centroids. Every
+  vector is listed in its ``probes`` nearest cells, and each cell is joined with
+  itself by one BLAS product, so a pair is found when its two rows share a cell.
+  Near-duplicates almost always do. This beats FAISS's per-query list scans
+  (IndexIVFFlat.range_search) by batching; see notes/bench_scale.md.
 * ``hnsw``: a FAISS ``IndexHNSWFlat`` kNN graph search (``k`` neighbours per row);
   a row with more than ``k`` partners above the threshold loses some.
 * ``auto``: ``exact`` below :data:`EXACT_BELOW` rows, else ``ivf``.
@@ -33,6 +35,8 @@ Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
 # (measured on 2 cores, d=384; notes/bench_scale.md).
 EXACT_BELOW = 10_000
 _BLOCK = 2048
+# Coarse quantizer: flat (one BLAS product) below this many cells, HNSW above.
+FLAT_QUANTIZER_BELOW = 8_192
 _COL_BLOCK = 16384
 
 
@@ -121,9 +125,19 @@ class CellIndex:
     searches the new rows.
     """
 
-    def __init__(self, centroids: np.ndarray, *, probes: int = 2, ef_search: int = 32) -> None:
+    def __init__(
+        self,
+        centroids: np.ndarray,
+        *,
+        probes: int = 2,
+        ef_search: int = 32,
+        quantizer: Literal["auto", "flat", "hnsw"] = "auto",
+        store_vectors: bool = True,
+    ) -> None:
         if probes < 1:
             raise ValueError(f"probes must be >= 1, got {probes}")
+        if quantizer not in ("auto", "flat", "hnsw"):
+            raise ValueError(f"quantizer must be auto, flat or hnsw, got {quantizer!r}")
         self.centroids = as_matrix(centroids, field="centroids")
         self.probes = min(probes, self.centroids.shape[0])
         self.ef_search = ef_search
@@ -133,6 +147,14 @@ class CellIndex:
         ]
         self._assign = np.empty((0, self.probes), np.int32)
         self._quantizer: Any = None
+        # A FAISS IndexIVFFlat holding each row in its nearest cell: an incremental
+        # query then reads ~probes cells per changed row instead of gathering every
+        # touched cell (which at 10^6 rows is most of them). Not serialized.
+        self.store_vectors = store_vectors
+        self._ivf: Any = None
+        if quantizer == "auto":
+            quantizer = "flat" if self.centroids.shape[0] < FLAT_QUANTIZER_BELOW else "hnsw"
+        self.quantizer = quantizer
 
     @property
     def nlist(self) -> int:
@@ -148,6 +170,7 @@ class CellIndex:
         probes: int = 2,
         seed: int = 0,
         niter: int = 10,
+        quantizer: Literal["auto", "flat", "hnsw"] = "auto",
     ) -> CellIndex:
         """Train cells on a sample of ``vectors`` (not added: call :meth:`add`)."""
         x = as_matrix(vectors)
@@ -168,17 +191,25 @@ class CellIndex:
             min_points_per_centroid=1, max_points_per_centroid=16,
         )  # fmt: skip
         km.train(sample)
-        return cls(np.asarray(km.centroids, dtype=np.float32), probes=probes)
+        centroids = np.asarray(km.centroids, dtype=np.float32)
+        return cls(centroids, probes=probes, quantizer=quantizer)
 
     def _quantize(self, x: np.ndarray) -> np.ndarray:
+        _, cells = self._coarse().search(x, self.probes)
+        return np.asarray(cells, dtype=np.int32)
+
+    def _coarse(self) -> Any:
         if self._quantizer is None:
             faiss = faiss_module()
-            q = faiss.IndexHNSWFlat(self.centroids.shape[1], HNSW_M, faiss.METRIC_INNER_PRODUCT)
+            dim = self.centroids.shape[1]
+            if self.quantizer == "hnsw":
+                q = faiss.IndexHNSWFlat(dim, HNSW_M, faiss.METRIC_INNER_PRODUCT)
+                q.hnsw.efSearch = max(self.ef_search, self.probes)
+            else:
+                q = faiss.IndexFlatIP(dim)
             q.add(self.centroids)
             self._quantizer = q
-        self._quantizer.hnsw.efSearch = max(self.ef_search, self.probes)
-        _, cells = self._quantizer.search(x, self.probes)
-        return np.asarray(cells, dtype=np.int32)
+        return self._quantizer
 
     def add(self, vectors: np.ndarray) -> None:
         """List rows ``ntotal .. ntotal+len(vectors)`` in their nearest cells."""
@@ -188,6 +219,16 @@ class CellIndex:
         assign = np.empty((x.shape[0], self.probes), np.int32)
         for a in range(0, x.shape[0], 262_144):
             assign[a : a + 262_144] = self._quantize(x[a : a + 262_144])
+        if self.store_vectors and (self._ivf is not None or not self.ntotal):
+            faiss = faiss_module()
+            if self._ivf is None:
+                ivf = faiss.IndexIVFFlat(
+                    self._coarse(), x.shape[1], self.nlist, faiss.METRIC_INNER_PRODUCT
+                )
+                ivf.is_trained = True
+                self._ivf = ivf
+            nearest = np.ascontiguousarray(assign[:, 0], dtype=np.int64)
+            self._ivf.add_core(x.shape[0], faiss.swig_ptr(x), None, faiss.swig_ptr(nearest))
         rows = np.repeat(np.arange(self.ntotal, self.ntotal + x.shape[0]), self.probes)
         flat = assign.ravel()
         order = np.argsort(flat, kind="stable")
@@ -231,6 +272,8 @@ class CellIndex:
             return _concat(chunks, n)
         if not rows.size:
             return empty_pairs()
+        if self._ivf is not None and self._ivf.ntotal == n:
+            return self._ivf_pairs(x, threshold, rows)
         flat = self._assign[rows].ravel()
         qrows = np.repeat(rows, self.probes)
         order = np.argsort(flat, kind="stable")
@@ -245,14 +288,31 @@ class CellIndex:
                 chunks.append((q[hit_r], members[hit_c], g[hit_r, hit_c]))
         return _concat(chunks, n)
 
+    def _ivf_pairs(self, x: np.ndarray, threshold: float, rows: np.ndarray) -> Pairs:
+        """Range search of ``rows`` in the stored IVF (probing one cell more than the
+        join lists, so a partner listed only in its nearest cell is still reached).
+        Similarities are recomputed from ``x``: stored rows may be stale after a merge."""
+        self._ivf.nprobe = min(self.nlist, self.probes + 1)
+        chunks: list[Pairs] = []
+        for a in range(0, rows.size, 65_536):
+            q = rows[a : a + 65_536]
+            lims, _, found = self._ivf.range_search(x[q], threshold * 0.98)
+            qi = np.repeat(q, np.diff(lims.astype(np.int64)))
+            found = found.astype(np.int64)
+            sims = np.einsum("ij,ij->i", x[qi], x[found])
+            keep = sims >= threshold
+            chunks.append((qi[keep], found[keep], sims[keep]))
+        return _concat(chunks, x.shape[0])
+
     def to_bytes(self) -> bytes:
-        """Serialize centroids and cell assignments (no vectors, no pickle)."""
+        """Serialize centroids and cell assignments (no vectors, no pickle); a loaded
+        index answers incremental queries by the cell join until rebuilt."""
         out = io.BytesIO()
         np.savez(
             out,
             centroids=self.centroids,
             assign=self._assign,
-            meta=np.asarray([self.probes, self.ef_search], np.int64),
+            meta=np.asarray([self.probes, self.ef_search, self.quantizer == "hnsw"], np.int64),
         )
         return out.getvalue()
 
@@ -261,11 +321,12 @@ class CellIndex:
         """Rebuild a :class:`CellIndex` written by :meth:`to_bytes`."""
         try:
             loaded = np.load(io.BytesIO(data), allow_pickle=False)
-            probes, ef_search = (int(v) for v in loaded["meta"])
+            probes, ef_search, hnsw = (int(v) for v in loaded["meta"])
             centroids, assign = loaded["centroids"], loaded["assign"]
         except Exception as exc:
             raise ValueError(f"data is not a serialized CellIndex: {exc}") from exc
-        index = cls(centroids, probes=probes, ef_search=ef_search)
+        quantizer: Literal["flat", "hnsw"] = "hnsw" if hnsw else "flat"
+        index = cls(centroids, probes=probes, ef_search=ef_search, quantizer=quantizer)
         rows = np.repeat(np.arange(assign.shape[0]), index.probes)
         flat = assign.ravel()
         order = np.argsort(flat, kind="stable")

@@ -119,3 +119,13 @@ def test_clusters_deterministic_and_disjoint(data: np.ndarray) -> None:
         centroid = (w[c, None] * data[c]).sum(axis=0)
         cos = data[c] @ centroid / np.linalg.norm(centroid)
         assert np.all(cos >= 0.92)
+
+
+def test_hnsw_quantizer_matches_flat(data: np.ndarray) -> None:
+    flat = CellIndex.train(data, seed=2, quantizer="flat")
+    hnsw = CellIndex(flat.centroids, quantizer="hnsw")
+    for index in (flat, hnsw):
+        index.add(data)
+    got_flat, got_hnsw = as_set(flat.pairs(data, 0.8)), as_set(hnsw.pairs(data, 0.8))
+    assert len(got_flat ^ got_hnsw) <= 0.02 * len(got_flat)
+    assert CellIndex.from_bytes(hnsw.to_bytes()).quantizer == "hnsw"
