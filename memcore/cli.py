@@ -11,7 +11,15 @@ from __future__ import annotations
 
 import typer
 
-from memcore import cli_bench, cli_ingest, cli_manage, cli_read, cli_review, cli_stack
+from memcore import (
+    cli_bench,
+    cli_calibrate,
+    cli_ingest,
+    cli_manage,
+    cli_read,
+    cli_review,
+    cli_stack,
+)
 from memcore.cli_common import CliState, set_state
 
 app = typer.Typer(
@@ -31,7 +39,8 @@ def root(redis_url: str | None = typer.Option(
     set_state(CliState(redis_url=redis_url))
 
 
-for _module in (cli_ingest, cli_read, cli_manage, cli_review, cli_stack, cli_bench):
+for _module in (cli_ingest, cli_read, cli_manage, cli_review, cli_stack, cli_bench,
+                cli_calibrate):
     _module.register(app)
 
 

@@ -60,3 +60,20 @@ def test_negations_and_changed_numbers_are_never_auto_merged() -> None:
     p = plan([a, b], Settings().consolidation)
     assert all(len(w.members) < 2 for w in p.clusters)
     assert any(w.pairs for w in p.clusters), "the pair goes to the model instead"
+
+
+def test_calibrate_command(tmp_path: Path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from memcore.cli import app
+
+    result = CliRunner().invoke(app, ["calibrate", "--json", "--embedder", "hash"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert (data["merge"], data["borderline"]) == EMBEDDER_THRESHOLDS["hash"]
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"a": "x"}\n')
+    result = CliRunner().invoke(app, ["calibrate", "--pairs", str(bad)])
+    assert result.exit_code == 2 and "line 1" in result.output
