@@ -44,6 +44,9 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
             SCHEDULE: {"queue": "ingest"},  # light; must not wait behind a long pass
         },
         "result_expires": 3600,
+        # Task events feed Flower's /api/tasks and its Prometheus metrics.
+        "worker_send_task_events": True,
+        "task_send_sent_event": True,
         "worker_hijack_root_logger": False,
         "broker_connection_retry_on_startup": True,
         "beat_schedule": {
