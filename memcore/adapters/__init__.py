@@ -92,15 +92,39 @@ def build_models(settings: Settings) -> Models:
         from memcore.adapters.openai_models import OpenAIDecider, OpenAIExtractor, OpenAIMerger
 
         config = openai_config(settings)
-        return Models(
+        return _with_options(settings, Models(
             extractor=OpenAIExtractor(config, allow_assistant=settings.allow_assistant_facts),
             decider=OpenAIDecider(config),
             merger=OpenAIMerger(config),
             embedder=embedder,
-        )
-    return Models(
+        ), offline=False)
+    return _with_options(settings, Models(
         extractor=OfflineExtractor(allow_assistant=settings.allow_assistant_facts),
         decider=OfflineDecider(),
         merger=OfflineMerger(),
         embedder=embedder,
-    )
+    ))
+
+
+EXTRACTORS = ("auto", "provided")
+
+
+def _with_options(settings: Settings, models: Models, offline: bool = True) -> Models:
+    """Apply ``settings.extractor`` ("provided": facts attached to the turns) and
+    ``settings.offline_latency_ms`` (a simulated model latency, benchmarks only)."""
+    choice = settings.extractor.strip().lower()
+    if choice not in EXTRACTORS:
+        raise ValueError(f"extractor must be one of {', '.join(EXTRACTORS)}; "
+                         f"got {settings.extractor!r}")
+    if choice == "provided":
+        from memcore.adapters.provided import ProvidedFactsExtractor
+
+        models.extractor = ProvidedFactsExtractor()
+    if offline and settings.offline_latency_ms > 0:
+        from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
+
+        ms = settings.offline_latency_ms
+        models.extractor = DelayedExtractor(models.extractor, ms)
+        models.decider = DelayedDecider(models.decider, ms)
+        models.merger = DelayedMerger(models.merger, ms)
+    return models

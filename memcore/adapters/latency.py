@@ -1,0 +1,106 @@
+"""A simulated model latency around the offline models (``MEMCORE_OFFLINE_LATENCY_MS``).
+
+The offline rules answer in microseconds; a real model takes hundreds of
+milliseconds. Wrapping each role so every call sleeps that long shows what the
+worker concurrency buys (throughput near concurrency / latency) without a network.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+
+from memcore.adapters.usage import ModelUsage
+from memcore.interfaces import (
+    ClusterOutcome,
+    ClusterRequest,
+    Decider,
+    Decision,
+    DecisionRequest,
+    ExtractedFact,
+    Extractor,
+    Merger,
+)
+from memcore.models import Episode
+
+
+class _Delayed:
+    """Shares the wrapped adapter's counters and errors; sleeps once per model call."""
+
+    def __init__(self, inner: object, latency_ms: float) -> None:
+        if latency_ms < 0:
+            raise ValueError(f"latency_ms must be >= 0, got {latency_ms}")
+        self.inner = inner
+        self.seconds = latency_ms / 1000.0
+
+    @property
+    def usage(self) -> ModelUsage:
+        """The wrapped adapter's usage counters."""
+        usage = getattr(self.inner, "usage", None)
+        return usage if isinstance(usage, ModelUsage) else ModelUsage()
+
+    @property
+    def errors(self) -> list[str]:
+        """The wrapped adapter's recorded errors (the caller drains them)."""
+        errors = getattr(self.inner, "errors", None)
+        return errors if isinstance(errors, list) else []
+
+    def drain_errors(self) -> list[str]:
+        """Return and forget the recorded errors."""
+        out = list(self.errors)
+        self.errors.clear()
+        return out
+
+    def _sleep(self, items: Sequence[object]) -> None:
+        # One simulated call per non-empty batch (the offline adapters count the same);
+        # not read from ``usage``, which other threads of a threads pool also move.
+        if items and self.seconds > 0:
+            time.sleep(self.seconds)
+
+
+class DelayedExtractor(_Delayed):
+    """An extractor whose every call takes at least ``latency_ms``."""
+
+    def __init__(self, inner: Extractor, latency_ms: float) -> None:
+        super().__init__(inner, latency_ms)
+        self._extractor = inner
+
+    def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
+        """The wrapped extraction, then the simulated latency."""
+        facts = self._extractor.extract(episodes)
+        self._sleep(episodes)
+        return facts
+
+
+class DelayedDecider(_Delayed):
+    """A decider whose every call takes at least ``latency_ms``."""
+
+    def __init__(self, inner: Decider, latency_ms: float) -> None:
+        super().__init__(inner, latency_ms)
+        self._decider = inner
+
+    def decide(self, requests: Sequence[DecisionRequest]) -> list[Decision]:
+        """The wrapped decisions, then the simulated latency."""
+        decisions = self._decider.decide(requests)
+        self._sleep(requests)
+        return decisions
+
+
+class DelayedMerger(_Delayed):
+    """A merger whose every call takes at least ``latency_ms``."""
+
+    def __init__(self, inner: Merger, latency_ms: float) -> None:
+        super().__init__(inner, latency_ms)
+        self._merger = inner
+
+    def merge(self, clusters: Sequence[ClusterRequest]) -> list[ClusterOutcome]:
+        """The wrapped merge, then the simulated latency."""
+        outcomes = self._merger.merge(clusters)
+        self._sleep(clusters)
+        return outcomes
+
+    def summarize(self, groups: Sequence[Sequence[str]]) -> list[str]:
+        """The wrapped summaries, then the simulated latency."""
+        texts = self._merger.summarize(groups)
+        self._sleep(groups)
+        return texts

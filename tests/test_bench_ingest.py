@@ -1,0 +1,78 @@
+"""`bench ingest --quick` through real Celery workers and Redis: the JSON contract (not
+the speed), and the simulated model latency it relies on."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from memcore.adapters import build_models
+from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
+from memcore.bench.common import missing_keys, percentile
+from memcore.bench.ingest import CONTRACT_KEYS, main, run_ingest, synthetic_turns
+from memcore.config import Settings
+from memcore.interfaces import DecisionRequest
+from memcore.models import Episode, Role
+
+
+def test_quick_run_with_and_without_latency(tmp_path: Path, redis_url: str) -> None:
+    out = tmp_path / "ingest.json"
+    main(["--turns", "5000", "--quick", "--model-latency-ms", "0", "5", "--threads", "4",
+          "--redis-url", redis_url, "--out", str(out)])
+    data = json.loads(out.read_text())
+    assert not missing_keys(data, CONTRACT_KEYS)
+    assert data["turns"] == 60 and data["quick"] is True
+    assert [r["model_latency_ms"] for r in data["runs"]] == [0.0, 5.0]
+    assert [r["pool"] for r in data["runs"]] == ["prefork", "threads"]
+    for run in data["runs"]:
+        assert not missing_keys(run, CONTRACT_KEYS)
+        assert run["ingest_turns_per_s"] > 0 and run["noop_tasks_per_s"] > 0
+        assert run["facts"] > 0 and run["model_calls_per_turn"] >= 1.0
+        assert 0 <= run["p50_ms"] <= run["p95_ms"]
+    assert data["runs"][1]["latency_bound_turns_per_s"] > 0
+    assert "| model_latency_ms |" in out.with_suffix(".md").read_text()
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(ValueError, match="turns"):
+        run_ingest(0)
+    with pytest.raises(ValueError, match="model_latency_ms"):
+        run_ingest(10, [-1.0])
+
+
+def test_synthetic_turns_are_varied_and_ordered() -> None:
+    turns = synthetic_turns(100, seed=1)
+    assert len({ns for ns, _ in turns}) == 16
+    assert len({m["content"] for _, m in turns}) > 50
+    times = [m["timestamp"] for _, m in turns]
+    assert times == sorted(times)
+
+
+def test_latency_setting_wraps_the_offline_models() -> None:
+    models = build_models(Settings(offline_latency_ms=30))
+    assert isinstance(models.extractor, DelayedExtractor)
+    assert isinstance(models.decider, DelayedDecider)
+    assert isinstance(models.merger, DelayedMerger)
+    episode = Episode(namespace="n", role=Role.USER, speaker="Sam", text="I live in Paris.",
+                      timestamp=datetime(2025, 1, 1, tzinfo=UTC))
+    t0 = time.perf_counter()
+    facts = models.extractor.extract([episode])
+    assert time.perf_counter() - t0 >= 0.03
+    assert facts and models.extractor.usage.calls == 1  # the wrapped adapter's counter
+    t0 = time.perf_counter()
+    assert models.decider.decide([]) == []
+    assert time.perf_counter() - t0 < 0.03  # an empty batch is no call
+    assert models.decider.decide([DecisionRequest("Sam lives in Paris.", [])])
+    assert models.merger.summarize([["a b", "a c"]])
+    assert not isinstance(build_models(Settings()).extractor, DelayedExtractor)
+
+
+def test_percentile() -> None:
+    assert percentile([], 50) == 0.0
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert percentile([0.0, 10.0], 95) == pytest.approx(9.5)

@@ -1,0 +1,149 @@
+"""`bench locomo --quick` through real Celery workers and Redis: the JSON contract,
+the observation facts path, and the LoCoMo parsing it relies on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memcore.bench.common import missing_keys
+from memcore.bench.locomo import (
+    CONTRACT_KEYS,
+    STAGE_KEYS,
+    STAGES,
+    evidence_ids,
+    load_conversation,
+    load_conversations,
+    main,
+    parse_sets,
+    run_locomo,
+    settings_with,
+)
+
+SHARED = Path("/work/shared/data/locomo")
+
+
+def tiny_locomo(directory: Path) -> Path:
+    """A LoCoMo-format conversation of four short sessions with questions and observations."""
+    sessions = {
+        1: ("1:56 pm on 8 May, 2023", [
+            ("Caroline", "Hey Mel! How have you been?"),
+            ("Melanie", "I'm swamped with the kids and work, but I painted a lake sunrise."),
+            ("Caroline", "I went to an LGBTQ support group yesterday and it was inspiring."),
+            ("Melanie", "I love swimming with my kids at the lake every weekend.")]),
+        2: ("10:00 am on 25 May, 2023", [
+            ("Caroline", "I'm planning to study counseling and mental health next year."),
+            ("Melanie", "My daughter just started piano lessons on Tuesdays.")]),
+        3: ("4:30 pm on 9 June, 2023", [
+            ("Caroline", "I adopted a beagle named Biscuit from the shelter."),
+            ("Melanie", "We took the kids camping in the mountains last weekend.")]),
+        4: ("9:00 am on 1 July, 2023", [
+            ("Caroline", "Biscuit loves the beach, we go there every Sunday."),
+            ("Melanie", "I finished a new painting of the mountains we camped in.")]),
+    }
+    conv: dict[str, object] = {"speaker_a": "Caroline", "speaker_b": "Melanie"}
+    for n, (when, turns) in sessions.items():
+        conv[f"session_{n}_date_time"] = when
+        conv[f"session_{n}"] = [{"speaker": s, "dia_id": f"D{n}:{i + 1}", "text": t}
+                                for i, (s, t) in enumerate(turns)]
+    conv["session_1_observation"] = {
+        "Caroline": [["Caroline attended an LGBTQ support group.", "D1:3"]],
+        "Melanie": [["Melanie painted a lake sunrise.", "D1:2"],
+                    ["Melanie swims with her kids at the lake.", ["D1:4", "D1:2"]],
+                    ["A fact citing a turn that does not exist.", "D9:9"]]}
+    conv["session_3_observation"] = {"Caroline": [["Caroline adopted a beagle named Biscuit.",
+                                                   "D3:1"]]}
+    qa = [
+        {"question": "When did Caroline go to the LGBTQ support group?", "answer": "7 May 2023",
+         "evidence": ["D1:3"], "category": 2},
+        {"question": "What does Melanie paint?", "answer": "sunrise, mountains",
+         "evidence": ["D1:2", "D4:2"], "category": 1},
+        {"question": "What is the name of Caroline's dog?", "answer": "Biscuit",
+         "evidence": ["D3:1; D4:1"], "category": 4},
+        {"question": "What did Caroline realize?", "evidence": ["D1:3"], "category": 5},
+    ]
+    path = directory / "conv-1.json"
+    path.write_text(json.dumps({**conv, "qa": qa}))
+    return path
+
+
+def check_contract(data: dict[str, object]) -> None:
+    assert not missing_keys(data, CONTRACT_KEYS)
+    assert not missing_keys(data, [f"{s}.{k}" for s in STAGES for k in STAGE_KEYS])
+    for stage in STAGES:
+        stage_data = data[stage]
+        assert isinstance(stage_data, dict)
+        assert 0.0 <= stage_data["recall_at_10"] <= 1.0
+    assert isinstance(data["per_conversation"], dict) and data["per_conversation"]
+
+
+def test_quick_run_extracted(tmp_path: Path, redis_url: str) -> None:
+    tiny_locomo(tmp_path)
+    out = tmp_path / "out" / "locomo.json"
+    run_locomo(tmp_path, embedder="hash", facts="extracted", quick=True, out=out,
+               redis_url=redis_url)
+    data = json.loads(out.read_text())
+    check_contract(data)
+    assert data["conversations"] == 1 and data["embedder"] == "hash"
+    assert data["facts"] == "extracted" and data["quick"] is True
+    assert data["questions"] == 1  # category 5 left out; quick keeps sessions 1-3 only
+    assert data["raw"]["memories"] == 8  # every turn of the 3 sessions, nothing else
+    assert data["ingested"]["memories"] > 0
+    assert data["model_calls_per_turn"] > 0
+    assert "| raw |" in out.with_suffix(".md").read_text()
+    assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_quick_run_observations_feed_the_write_path(tmp_path: Path, redis_url: str) -> None:
+    tiny_locomo(tmp_path)
+    out = tmp_path / "obs.json"
+    main(["--data", str(tmp_path), "--facts", "observations", "--quick", "--out", str(out),
+          "--redis-url", redis_url, "--set", 'consolidation={"tau_hours": 2160}'])
+    data = json.loads(out.read_text())
+    check_contract(data)
+    assert data["facts"] == "observations"
+    assert data["settings"] == {"consolidation": '{"tau_hours": 2160}'}
+    conv = data["per_conversation"]["conv-1"]
+    assert conv["observations"] == 5 and conv["unmatched_observations"] == 1
+    # Four facts, one of them cited by two turns (one memory with both sources);
+    # no model call: the facts were given.
+    assert data["ingested"]["memories"] == 4
+    assert data["model_calls_per_turn"] == 0.0
+    assert data["ingested"]["recall_at_10"] == 1.0  # each question's evidence is a fact
+
+
+def test_loading_and_parsing(tmp_path: Path) -> None:
+    path = tiny_locomo(tmp_path)
+    conv = load_conversation(path, facts="observations")
+    assert conv.turns == 10 and conv.namespace == "locomo-conv-1"
+    assert [q.category for q in conv.questions] == [2, 1, 4]
+    turns = {m["id"]: m for s in conv.sessions for m in s}
+    assert turns["D1-2"]["metadata"]["facts"] == ["Melanie painted a lake sunrise.",
+                                                  "Melanie swims with her kids at the lake."]
+    assert turns["D1-2"]["timestamp"].isoformat() == "2023-05-08T13:56:00+00:00"
+    assert conv.last_time.isoformat() == "2023-07-01T09:00:00+00:00"
+    assert evidence_ids(["D8:6; D9:17", "D1:3"]) == {"D8-6", "D9-17", "D1-3"}
+    with pytest.raises(ValueError, match="facts"):
+        load_conversations(tmp_path, facts="summaries")
+    with pytest.raises(ValueError, match="--data"):
+        load_conversations(tmp_path / "missing")
+
+
+def test_settings_overrides() -> None:
+    assert parse_sets(["add_threshold=0.6"]) == {"add_threshold": "0.6"}
+    with pytest.raises(ValueError, match="KEY=VALUE"):
+        parse_sets(["add_threshold"])
+    s = settings_with({"add_threshold": "0.6", "consolidation": '{"floor": 0.001}'})
+    assert s.add_threshold == 0.6 and s.consolidation.floor == 0.001
+    with pytest.raises(ValueError, match="unknown setting"):
+        settings_with({"no_such": "1"})
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="the shared LoCoMo data is not here")
+def test_shared_data_loads() -> None:
+    convs = load_conversations(SHARED, facts="observations")
+    assert len(convs) == 5
+    assert sum(c.turns for c in convs) > 2000
+    assert all(c.questions for c in convs)
