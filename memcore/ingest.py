@@ -146,6 +146,9 @@ class IngestPipeline:
             return
         vectors = self.models.embedder.embed([f.text for _, f in pending])
         report.embedding_calls += 1
+        if len(vectors) != len(pending):  # a faulty embedder: fail before writing anything
+            raise ValueError(f"vectors: the embedder returned {len(vectors)} vectors for "
+                             f"{len(pending)} facts")
         neighbours = self._neighbours(namespace, vectors)
         requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]] = []
         for (index, fact), vec, near in zip(pending, vectors, neighbours, strict=True):
