@@ -26,7 +26,7 @@ from memcore.models import (
     validate_namespace,
 )
 from memcore.payloads import ConsolidatePayload, IngestPayload
-from memcore.scoring import memory_score
+from memcore.scoring import effective_relation_weight, memory_score
 from memcore.store import MemoryStore
 from memcore.vector_index import IndexCache
 
@@ -227,7 +227,9 @@ class Client:
         for (_, sim), memory in zip(row, records, strict=True):
             if memory is None or (not include_inactive and memory.status not in LIVE_STATUSES):
                 continue
-            score = float(sim) + retention_weight * memory_score(memory, now, cfg)
+            keep = (effective_relation_weight(memory, now, cfg) if memory.relation is not None
+                    else memory_score(memory, now, cfg))
+            score = float(sim) + retention_weight * keep
             hits.append(SearchHit(memory, float(sim), score))
         hits.sort(key=lambda h: -h.score)
         chosen: list[SearchHit] = []

@@ -272,8 +272,8 @@ def _event_time(m: Memory) -> datetime:
 
 def _weak(m: Memory, now: datetime, config: ConsolidationConfig) -> str | None:
     """Why a memory falls below the floor, or None if it stays."""
-    if m.pinned or m.kind is Kind.RELATION:
-        return None  # pinned never decay; relations lose weight instead of being dropped
+    if m.pinned or m.kind is Kind.RELATION or m.relation is not None:
+        return None  # pinned never decay; relation edges lose weight instead (seed 002)
     score = memory_score(m, now, config)
     if score < config.floor:
         return f"retention {score:.4f} below floor {config.floor}"

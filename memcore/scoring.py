@@ -108,3 +108,14 @@ def hygiene_retention(importance: float, hours_since_use: float, recall_count: i
 def relation_weight(weight: float, days_since_support: float, half_life: float) -> float:
     """A relation edge's weight decays by half-life instead of the edge being dropped."""
     return decayed_confidence(weight, days_since_support, half_life)
+
+
+def effective_relation_weight(memory: Memory, now: datetime, config: ConsolidationConfig) -> float:
+    """A relation edge's weight at ``now``: decays by its kind's half-life since it was last
+    supported, never below ``relation_weight_floor`` (the edge stays, ranked lower)."""
+    if memory.relation is None:
+        return 0.0
+    since = memory.last_supported or memory.last_used
+    days = (now - since).total_seconds() / DAY
+    weight = relation_weight(memory.relation.weight, days, half_life_days(memory.kind, config))
+    return max(config.relation_weight_floor, weight)

@@ -17,8 +17,9 @@ from tests.helpers import EPOCH, JoinMerger, hours, make_memory
 
 
 def seed_config(**kw: object) -> ConsolidationConfig:
-    base: dict[str, object] = dict(tau_hours=72.0, merge_threshold=0.95, borderline_threshold=0.95, floor=0.05,
-                cap=10, min_confidence=0.0)
+    base: dict[str, object] = dict(tau_hours=72.0, merge_threshold=0.95,
+                                   borderline_threshold=0.95, floor=0.05, cap=10,
+                                   min_confidence=0.0)
     base.update(kw)
     return ConsolidationConfig.model_validate(base)
 
@@ -104,8 +105,8 @@ def test_borderline_distinct_is_left_alone() -> None:
 # Seed 000: one test per rule.
 
 def s000(**kw: object) -> ConsolidationConfig:
-    base: dict[str, object] = dict(tau_hours=24 * 365.0, floor=0.0, min_confidence=0.3, merge_threshold=0.99,
-                borderline_threshold=0.99)
+    base: dict[str, object] = dict(tau_hours=24 * 365.0, floor=0.0, min_confidence=0.3,
+                                   merge_threshold=0.99, borderline_threshold=0.99)
     base.update(kw)
     return ConsolidationConfig.model_validate(base)
 
@@ -223,3 +224,14 @@ def test_properties(mems: list, cap: int, verdict: Verdict) -> None:
     dump = [m.model_dump() for m in first.memories]
     assert [m.model_dump() for m in second.memories] == dump
     assert second.events == []
+
+
+def test_relations_lose_weight_instead_of_being_dropped() -> None:
+    from memcore.models import Relation
+
+    edge = make_memory("Alice works at Acme", [1, 0], importance=0.01, explicit=True,
+                       relation=Relation(subject="alice", predicate="works_at", object="acme"))
+    plain = make_memory("Alice had soup", [0, 1], importance=0.01, explicit=True)
+    result = consolidate([edge, plain], hours(5000), seed_config(), JoinMerger())
+    status = {m.text: m.status for m in result.memories}
+    assert status == {"Alice works at Acme": Status.ACTIVE, "Alice had soup": Status.TOMBSTONED}

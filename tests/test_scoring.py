@@ -83,3 +83,16 @@ def test_distinctiveness() -> None:
     near = np.array([[0.99, 0.141]], dtype=np.float32)
     far = np.array([[0.0, 1.0]], dtype=np.float32)
     assert distinctiveness(v, far) > distinctiveness(v, near)
+
+
+def test_relation_weight_decays_but_never_below_its_floor() -> None:
+    from memcore.models import Relation
+    from memcore.scoring import effective_relation_weight
+
+    cfg = ConsolidationConfig()
+    m = make_memory("Alice works at Acme", [1, 0], kind=Kind.KNOWLEDGE,
+                    relation=Relation(subject="alice", predicate="works_at", object="acme"))
+    fresh = effective_relation_weight(m, hours(0), cfg)
+    year = effective_relation_weight(m, hours(365 * 24), cfg)
+    assert fresh == 1.0 and math.isclose(year, 0.5)
+    assert effective_relation_weight(m, hours(100 * 365 * 24), cfg) == cfg.relation_weight_floor

@@ -54,6 +54,7 @@ class Slot:
     name: str
     subject: str
     value: str
+    raw: str = ""  # the value as written (``value`` is stemmed for comparison)
 
 
 _VALUE_END = re.compile(
@@ -76,7 +77,7 @@ def slot_of(text: str) -> Slot | None:
             key = name + (":" + match.group("k") if "k" in pattern.groupindex else "")
             raw = _VALUE_END.sub("", " " + match.group("v")).strip() or match.group("v")
             value = " ".join(stem(w) for w in raw.split() if w not in {"the", "a", "an"})
-            return Slot(key, match.group("s").strip(), value.strip())
+            return Slot(key, match.group("s").strip(), value.strip(), raw.strip())
     return None
 
 
@@ -124,3 +125,21 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     if overlap >= 0.85 and nums_new == nums_old:
         return Relation.SAME, f"near-identical wording (overlap {overlap:.2f})"
     return Relation.DISTINCT, "different content"
+
+
+_PREDICATES = {"residence": "lives_in", "employer": "works_at", "job": "works_as",
+               "name": "is_named", "age": "has_age", "partner": "partner_of",
+               "school": "studies_at"}
+
+
+def relation_of(text: str) -> tuple[str, str, str] | None:
+    """``(subject, predicate, object)`` when ``text`` fills a known single-valued slot,
+    e.g. "Sam works at Acme" -> ("sam", "works_at", "acme")."""
+    slot = slot_of(text)
+    if slot is None or not slot.raw:
+        return None
+    base, _, detail = slot.name.partition(":")
+    predicate = _PREDICATES.get(base, base)
+    if detail:
+        predicate = f"{predicate}_{detail.replace(' ', '_')}"
+    return slot.subject, predicate, slot.raw

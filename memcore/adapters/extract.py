@@ -11,11 +11,12 @@ import re
 from collections.abc import Sequence
 from datetime import timedelta
 
+from memcore.adapters.compare import relation_of
 from memcore.adapters.lexicon import content_terms, fold, word_set
 from memcore.adapters.timephrases import resolve
 from memcore.adapters.usage import Metered
 from memcore.interfaces import ExtractedFact
-from memcore.models import Episode, Kind, Role
+from memcore.models import Episode, Kind, Relation, Role
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+-\s+(?=[A-Z])")
 _MAX_FACT_CHARS = 400
@@ -286,4 +287,14 @@ class OfflineExtractor(Metered):
             valid_from=valid_from,
             valid_until=valid_until,
             expires_at=expires_at,
+            relation=_relation(text),
         )
+
+
+def _relation(text: str) -> Relation | None:
+    """The subject-predicate-object form of a fact, when it has one."""
+    found = relation_of(text)
+    if found is None:
+        return None
+    subject, predicate, obj = found
+    return Relation(subject=subject[:256], predicate=predicate[:128], object=obj[:256])
