@@ -57,13 +57,19 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
         if not isinstance(message, Mapping):
             raise ValueError(f"messages[{i}]: expected a mapping, got {type(message).__name__}")
         text = message.get("content", message.get("text"))
+        extra = message.get("metadata")
+        extra = {} if extra is None else extra
+        if not isinstance(extra, Mapping):
+            raise ValueError(f"messages[{i}].metadata: expected a mapping, "
+                             f"got {type(extra).__name__}")
+        speaker = message.get("speaker", message.get("name"))
         data: dict[str, Any] = {
             "namespace": namespace,
             "role": message.get("role", Role.USER),
-            "speaker": message.get("speaker", message.get("name", "")) or "",
+            "speaker": "" if speaker is None else speaker,  # 0 or False must fail, not vanish
             "text": text,
             "timestamp": message.get("timestamp", default_time),
-            "metadata": {**(metadata or {}), **dict(message.get("metadata", {}) or {})},
+            "metadata": {**(metadata or {}), **dict(extra)},
         }
         if message.get("id") is not None:
             data["id"] = message["id"]
