@@ -1,0 +1,261 @@
+"""Bad input, hypothesis-driven: through ``Client`` and as raw task messages to a real worker.
+
+Every case must give a validation error naming the field, write nothing, and leave
+the worker up. The suite prints how many inputs it tried.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memcore import tasknames
+from memcore.adapters import build_models
+from memcore.client import Client, to_episodes
+from memcore.config import Settings
+from memcore.ingest import IngestPipeline
+from memcore.models import MAX_TEXT_BYTES
+from memcore.store import MemoryStore
+from tests.test_reliability_common import T0, all_values, cluster
+
+NS = "fuzz"
+BAD_NAMESPACES = st.one_of(
+    st.sampled_from(["", " ", "a{b", "b}", "*", "a:b", "a b", "x" * 10_000, "\u0000", "é"]),
+    st.text(min_size=1, max_size=20).filter(lambda s: any(c in s for c in "{}*: \n")))
+BAD_TEXTS = st.one_of(
+    st.sampled_from(["", "   ", "\n\t", "x" * (MAX_TEXT_BYTES + 1), "é" * (MAX_TEXT_BYTES // 2 + 1),
+                     "bad \ud800 surrogate", "nul \x00 byte", "bell \x07", "esc \x1b[31m"]),
+    st.text(min_size=1, max_size=30).map(lambda s: s + "\x01"),
+    st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2), st.floats())
+BAD_ROLES = st.one_of(st.sampled_from(["robot", "USER ", "", "admin", "root"]), st.integers(),
+                      st.none())
+BAD_TIMES = st.one_of(
+    st.sampled_from(["0001-01-01T00:00:00+00:00", "9999-12-31T23:59:59+00:00",
+                     "1850-01-01T00:00:00", "2999-01-01T00:00:00Z", "not a date", "",
+                     "2026-13-45"]),
+    st.integers(min_value=10**13), st.lists(st.integers(), max_size=2))
+BAD_IDS = st.one_of(st.sampled_from(["a{b}", "*", "x:y", "a b", "i" * 200, ""]),
+                    st.integers(), st.lists(st.integers(), max_size=1))
+
+# (field the error must name, strategy for its bad value)
+MUTATIONS: list[tuple[str, str, st.SearchStrategy[Any]]] = [
+    ("text", "text", BAD_TEXTS), ("role", "role", BAD_ROLES),
+    ("timestamp", "timestamp", BAD_TIMES), ("id", "id", BAD_IDS),
+    ("namespace", "namespace", BAD_NAMESPACES),
+    ("speaker", "speaker", st.one_of(st.integers(), st.just("s" * 300))),
+    ("metadata", "metadata", st.one_of(st.integers(), st.text(max_size=3))),
+]
+
+
+def good_turn(i: int = 0) -> dict[str, Any]:
+    return {"namespace": NS, "role": "user", "speaker": "Sam", "text": f"I like item {i}",
+            "timestamp": T0.isoformat(), "id": f"ok-{i}"}
+
+
+@st.composite
+def bad_case(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """(field expected in the error, a raw ingest payload broken in that field)."""
+    kind = draw(st.sampled_from(["mutate", "missing", "extra", "episodes", "top"]))
+    turns = [good_turn(i) for i in range(draw(st.integers(1, 3)))]
+    payload: dict[str, Any] = {"namespace": NS, "episodes": turns}
+    which = draw(st.integers(0, len(turns) - 1))
+    if kind == "mutate":
+        name, field, values = draw(st.sampled_from(MUTATIONS))
+        value = draw(values)
+        turns[which][field] = value
+        if field == "namespace":
+            payload["namespace"] = value if draw(st.booleans()) else NS
+        return name, payload
+    if kind == "missing":
+        field = "text"  # the client defaults role and timestamp by design
+        del turns[which][field]
+        return field, payload
+    if kind == "extra":
+        turns[which][draw(st.sampled_from(["tenant", "namespace_id", "__class__"]))] = "x"
+        return "episodes", payload
+    if kind == "episodes":
+        payload["episodes"] = draw(st.sampled_from([[], "turns", None, 7]))
+        return "episodes", payload
+    payload[draw(st.sampled_from(["namespace", "oops"]))] = draw(
+        st.one_of(BAD_NAMESPACES, st.integers()))
+    return "namespace" if "oops" not in payload else "oops", payload
+
+
+def messages_of(payload: dict[str, Any]) -> list[Any]:
+    """The same turns as ``Client.add`` messages (content instead of text)."""
+    eps = payload.get("episodes")
+    if not isinstance(eps, list):
+        return [eps]
+    out = []
+    for ep in eps:
+        m = {k: v for k, v in ep.items() if k != "namespace"}
+        if "text" in m:
+            m["content"] = m.pop("text")
+        out.append(m)
+    return out
+
+
+def data_keys(client: Client) -> dict[bytes, bytes]:
+    return dict(all_values(client.store.client, "mc:*"))
+
+
+def test_bad_input_is_rejected_naming_the_field(tmp_path: Path, long_mode: bool) -> None:
+    n_client = 3000 if long_mode else 1500
+    n_raw = 1500 if long_mode else 500
+    with cluster(tmp_path / "logs") as c:
+        c.spawn("ingest", "ingest", 2)
+        c.wait_ready({"ingest"})
+        client = Client(c.url)
+        before = data_keys(client)
+        raw_cases: list[tuple[str, dict[str, Any]]] = []
+        counted = {"client": 0}
+
+        @settings(max_examples=n_client, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(bad_case())
+        def through_client(case: tuple[str, dict[str, Any]]) -> None:
+            field, payload = case
+            ns = payload["namespace"]
+            if payload.get("oops") is not None:
+                field = "namespace"  # the client has no place for unknown top-level keys
+                ns = "bad ns"
+            eps = payload["episodes"] if isinstance(payload["episodes"], list) else []
+            if any(isinstance(e, dict) and ({"tenant", "namespace_id", "__class__"} & set(e)
+                                            or e.get("namespace") != ns) for e in eps):
+                raw_cases.append(case)  # Client.add reads known keys only; the task refuses
+                return
+            with pytest.raises((ValueError, TypeError)) as err:
+                client.add(ns, messages_of(payload))
+            msg = str(err.value).lower()
+            aliases = {"text": ("text", "content", "message"), "episodes": ("message", "episode",
+                                                                            "tenant", "extra")}
+            assert any(a in msg for a in aliases.get(field, (field,))) or (
+                field in ("namespace", "id", "speaker", "metadata") and "messages" in msg), \
+                (field, msg[:300])
+            counted["client"] += 1
+            if len(raw_cases) < n_raw:
+                raw_cases.append(case)
+
+        through_client()
+        # The same (and more) cases as raw task messages, all in flight at once.
+        sent = [(field, client.celery.send_task(tasknames.INGEST, args=[payload], queue="ingest"))
+                for field, payload in raw_cases]
+        unnamed = []
+        for field, result in sent:
+            try:
+                result.get(timeout=60, propagate=True)
+                unnamed.append((field, "succeeded"))
+            except Exception as exc:
+                msg = str(exc)
+                if field not in msg and not (field == "id" and "episodes" in msg):
+                    unnamed.append((field, msg[:200]))
+        garbage = 0  # undecodable messages: see the xfail test below
+        up = c.alive("ingest")
+        try:
+            c.wait_ready({"ingest"}, timeout=20)
+        except TimeoutError:
+            up = False
+        alive = up
+        after = data_keys(client)
+        print(f"\n[bad input] {counted['client']:,} through Client + {len(sent):,} raw task "
+              f"messages + {garbage} undecodable messages = "
+              f"{counted['client'] + len(sent) + garbage:,} inputs: "
+              f"{len(unnamed)} without the field named, {len(set(after) ^ set(before))} keys "
+              f"written, worker up: {alive}")
+        assert unnamed == []
+        assert after == before, "nothing written"
+        assert alive
+        client.close()
+
+
+def raw_garbage(client: Client) -> int:
+    """Messages a producer could not build with Celery: invalid UTF-8, not JSON, no body."""
+    bodies = [b"\xff\xfe\xfd", b"{not json", b"", json.dumps([[{"namespace": NS}], {}, {}]).encode(
+        ) + b"\x80", b"[1, 2"]
+    r = client.store.client
+    for body in bodies:
+        msg = {"body": base64.b64encode(body).decode(), "content-encoding": "utf-8",
+               "content-type": "application/json",
+               "headers": {"lang": "py", "task": tasknames.INGEST, "id": uuid.uuid4().hex,
+                           "argsrepr": "", "kwargsrepr": "", "retries": 0},
+               "properties": {"delivery_tag": uuid.uuid4().hex, "body_encoding": "base64",
+                              "delivery_info": {"exchange": "", "routing_key": "ingest"},
+                              "priority": 0, "correlation_id": uuid.uuid4().hex}}
+        r.lpush("ingest", json.dumps(msg))
+    import time
+
+    deadline = time.monotonic() + 30
+    while r.llen("ingest") and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return len(bodies)
+
+
+@pytest.mark.xfail(strict=True, reason="found by this suite, not fixed yet: an undecodable "
+                   "message on the ingest queue kills the Celery worker ('Unrecoverable error: "
+                   "TypeError a bytes-like object is required'); a supervisor must restart it")
+def test_undecodable_message_does_not_kill_the_worker(tmp_path: Path) -> None:
+    with cluster(tmp_path / "logs") as c:
+        c.spawn("ingest", "ingest", 1)
+        c.wait_ready({"ingest"})
+        client = Client(c.url)
+        sent = raw_garbage(client)
+        import time
+
+        time.sleep(3)
+        print(f"\n[undecodable messages] {sent} sent; worker up: {c.alive('ingest')}")
+        assert c.alive("ingest")
+        client.close()
+
+
+class FaultyEmbedder:
+    """An embedder that returns NaN, infinity or the wrong dimension."""
+
+    def __init__(self, dim: int, fault: str) -> None:
+        self.dim = dim
+        self.fault = fault
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.ones((len(texts), self.dim), dtype=np.float32) / np.sqrt(self.dim)
+        if self.fault == "nan":
+            out[:, 3] = np.nan
+        elif self.fault == "inf":
+            out[:, 0] = np.inf
+        elif self.fault == "dimension":
+            out = out[:, : self.dim - 7]
+        elif self.fault == "zero":
+            out[:] = 0
+        elif self.fault == "rows":
+            out = out[:-1]
+        return out
+
+
+@pytest.mark.parametrize("fault", ["nan", "inf", "dimension", "zero", "rows"])
+def test_faulty_embedder_is_rejected_naming_the_vector(redis_url: str, fault: str) -> None:
+    s = Settings(redis_url=redis_url, extractor="provided")
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(s)
+    pipeline = IngestPipeline(store, models, s)
+    pipeline.ingest(NS, to_episodes(NS, [{"role": "user", "id": "seed", "content": "x",
+                                          "metadata": {"facts": ["Sam owns a red kayak"]}}],
+                                    T0, None))
+    before = {m.id: m.model_dump_json() for m in store.iter_memories(NS)}
+    models.embedder = FaultyEmbedder(models.embedder.dim, fault)  # type: ignore[assignment]
+    turn = [{"role": "user", "id": "bad", "content": "y",
+             "metadata": {"facts": ["Sam climbs mountains in winter"]}}]
+    with pytest.raises(ValueError) as err:
+        pipeline.ingest(NS, to_episodes(NS, turn, datetime(2026, 3, 2, tzinfo=UTC), None))
+    after = {m.id: m.model_dump_json() for m in store.iter_memories(NS)}
+    print(f"\n[faulty embedder: {fault}] rejected: {str(err.value)[:90]!r}; "
+          f"memories unchanged: {after == before}")
+    assert "vector" in str(err.value).lower() or "embedd" in str(err.value).lower()
+    assert after == before
