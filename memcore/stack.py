@@ -91,7 +91,10 @@ class LocalStack:
                                                        celery_url(self.redis_url))
         env["MEMCORE_RESULT_BACKEND"] = self.extra_env.get("MEMCORE_RESULT_BACKEND",
                                                            celery_url(self.redis_url))
+        # One BLAS/OpenMP thread per worker process: the write path's small matrix
+        # products get ~10x slower when threads fight over 2 cores.
         env.setdefault("OMP_NUM_THREADS", "1")
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         return env

@@ -14,6 +14,7 @@ from workers.config import celery_config
 
 # FAISS with OpenMP can hang in a forked child: bound its threads before anything loads it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def create_app() -> Celery:
