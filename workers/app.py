@@ -21,7 +21,7 @@ def create_app() -> Celery:
     """Build the app from ``MEMCORE_*`` settings; broker and backend default to the data URL."""
     settings = get_settings()
     url = settings.redis_url or "redis://127.0.0.1:6379/0"
-    app = Celery("memcore")
+    app = Celery("memcore", task_cls="workers.strategy:GuardedTask")
     app.conf.update(celery_config(settings, settings.broker_url or url,
                                   settings.result_backend or url))
     return app
