@@ -36,8 +36,14 @@ def _with_source(memory: Memory, source: str, now: datetime) -> dict[str, Any]:
 
 
 def update(memory: Memory, *, text: str, vector: list[float] | None, source: str, now: datetime,
-           strength_cap: float) -> Memory:
-    """UPDATE: new text (and hash, and vector if given), strength +1 capped, source as support."""
+           strength_cap: float) -> Memory | None:
+    """UPDATE: new text (and hash, and vector if given), strength +1 capped, source as support.
+
+    None when ``source`` was already counted and the text is unchanged: a redelivered
+    UPDATE must not count strength twice.
+    """
+    if source and source in memory.sources and content_hash(text) == memory.content_hash:
+        return None
     changes = _with_source(memory, source, now)
     changes.update(text=text, content_hash=content_hash(text),
                    strength=min(strength_cap, memory.strength + 1.0))
@@ -101,7 +107,7 @@ def apply(memory: Memory | None, op: str, args: dict[str, Any], *, strength_cap:
     assert isinstance(now, datetime)
     if op == "update":
         return update(memory, text=args["text"], vector=args.get("vector"), source=args["source"],
-                      now=now, strength_cap=strength_cap)
+                      now=now, strength_cap=strength_cap) or memory
     if op == "reinforce":
         return reinforce(memory, source=args["source"], now=now) or memory
     if op == "close":

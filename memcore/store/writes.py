@@ -214,6 +214,8 @@ class WritesMixin(AuditMixin):
             old = rd.need(memory_id)
             new = ops.update(old, text=text, vector=vector, source=source, now=now,
                              strength_cap=self.strength_cap)
+            if new is None:  # redelivered: this source already updated it to this text
+                return Plan(old)
             entry = DeltaEntry(memory_id, "update", new.version,
                                {"text": text, "vector": new.vector, "source": source, "now": now})
             event = AuditEvent(action=AuditAction.UPDATE, namespace=ns, before=[memory_id],
