@@ -20,6 +20,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:v<v>:stats             HASH   status -> count
     mc:{ns}:v<v>:idx:<chunk>       STRING stored index blob, <= 64 MB per chunk
     mc:{ns}:pass                   STRING token of the pass in progress (with a TTL)
+    mc:{ns}:passdone:<id>          STRING a finished pass id (TTL: the visibility timeout)
     mc:{ns}:delta                  STREAM write-path ops logged while a pass runs
     mc:{ns}:episodes               STREAM episode ids in arrival order
     mc:{ns}:ep:<id>                STRING packed episode ("<stream id>|<body>")
@@ -181,6 +182,11 @@ def pass_lock(ns: str) -> str:
 def pass_plan(ns: str, pass_id: str) -> str:
     """The plan of a running pass, shared by its chord's tasks."""
     return prefix(ns) + "passplan:" + validate_identifier(pass_id)
+
+
+def pass_done(ns: str, pass_id: str) -> str:
+    """Set when pass ``pass_id`` finished: a re-sent start task of it is refused."""
+    return prefix(ns) + "passdone:" + validate_identifier(pass_id)
 
 
 def schedule_claim(ns: str, slot: int) -> str:

@@ -100,6 +100,11 @@ def _export(report: PassReport) -> None:
             metrics.record_memory_change(op, report.events[action], report.namespace)
 
 
+def pass_finished(store: MemoryStore, namespace: str, pass_id: str) -> bool:
+    """True if pass ``pass_id`` already finished (remembered for the visibility timeout)."""
+    return bool(store.client.exists(keys.pass_done(namespace, pass_id)))
+
+
 def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
                config: ConsolidationConfig, batch_size: int = BATCH_SIZE,
                full: bool = False) -> StartedPass | None:
@@ -107,13 +112,18 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
 
     Unless ``full``, only memories written or changed since the last pass are searched
     against the rest, so a pass costs what changed, not the namespace's size.
-    Returns None if another pass holds the lock (one pass per namespace at a time).
+    Returns None if another pass holds the lock (one pass per namespace at a time) or
+    if ``pass_id`` already finished (a re-sent start task must not start it again).
     """
     lock = _lock(store, namespace, pass_id)
     if not lock.acquire():
         held = store.client.get(keys.pass_lock(namespace))
         if held is None or held.decode() != pass_id:
             return None  # a redelivered start of our own pass may proceed
+    if pass_finished(store, namespace, pass_id):
+        # Checked under the lock: finish_pass marks the pass before it releases the lock.
+        lock.release()
+        return None
     view = store.begin_pass(namespace)
     changed = None if full else changed_since_last_pass(store, namespace, view.memories)
     plan_ = plan(view.memories, config, changed=changed)
@@ -167,8 +177,13 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
 
 def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
                 batch_results: Sequence[Sequence[dict[str, object] | None] | None],
-                config: ConsolidationConfig, merger: Merger) -> PassReport:
-    """Reduce, write v+1, replay writes made meanwhile, swap, release the lock."""
+                config: ConsolidationConfig, merger: Merger,
+                done_ttl: int = PLAN_TTL) -> PassReport:
+    """Reduce, write v+1, replay writes made meanwhile, swap, release the lock.
+
+    The pass id is remembered as finished for ``done_ttl`` seconds (the workers pass
+    their visibility timeout: the longest a redelivered start task can come late).
+    """
     t0 = time.perf_counter()
     version, now, plan_ = _load(store.client, namespace, pass_id)
     outcomes: list[ClusterOutcome | None] = []
@@ -194,6 +209,7 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         for e in reduced.events:
             report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
     finally:
+        store.client.set(keys.pass_done(namespace, pass_id), "1", ex=max(1, int(done_ttl)))
         lock.release()
         store.client.delete(keys.pass_plan(namespace, pass_id))
     report.seconds = time.perf_counter() - t0

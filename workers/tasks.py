@@ -53,14 +53,19 @@ def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
     data: ConsolidatePayload = _validate(ConsolidatePayload, payload)
     rt = runtime()
     pass_id = data.pass_id or new_id()
+    if passes.pass_finished(rt.store, data.namespace, pass_id):
+        return {"namespace": data.namespace, "pass_id": pass_id, "skipped": "finished"}
     now = data.now or utcnow()
     started = passes.start_pass(rt.store, data.namespace, pass_id, now,
                                 rt.settings.consolidation, full=data.full)
     if started is None:
-        return {"namespace": data.namespace, "pass_id": pass_id, "skipped": "locked"}
+        done = passes.pass_finished(rt.store, data.namespace, pass_id)
+        return {"namespace": data.namespace, "pass_id": pass_id,
+                "skipped": "finished" if done else "locked"}
     if not started.batches:
         report = passes.finish_pass(rt.store, data.namespace, pass_id, [],
-                                    rt.settings.consolidation, rt.models.merger)
+                                    rt.settings.consolidation, rt.models.merger,
+                                    done_ttl=rt.settings.visibility_timeout)
         return {"namespace": data.namespace, "pass_id": pass_id, "to_version": report.to_version,
                 "events": report.events}
     header = [consolidate_batch.s(data.namespace, pass_id, a, b) for a, b in started.batches]
@@ -86,7 +91,8 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
     """The chord body: reduce, write snapshot v+1 and swap the pointer."""
     rt = runtime()
     report = passes.finish_pass(rt.store, namespace, pass_id, results,
-                                rt.settings.consolidation, rt.models.merger)
+                                rt.settings.consolidation, rt.models.merger,
+                                done_ttl=rt.settings.visibility_timeout)
     return {"namespace": namespace, "pass_id": pass_id, "from_version": report.from_version,
             "to_version": report.to_version, "events": report.events,
             "failed_batches": report.failed_batches, "skipped": report.skipped}
