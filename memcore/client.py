@@ -45,6 +45,11 @@ class SearchHit:
     score: float
 
 
+MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timestamp", "id",
+                          "metadata"})
+"""The keys a ``Client.add`` message may carry; any other key is an error."""
+
+
 def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
                 timestamp: datetime | None, metadata: Mapping[str, Any] | None) -> list[Episode]:
     """Validate chat messages into episodes (an error names the message and field)."""
@@ -56,6 +61,13 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
             continue
         if not isinstance(message, Mapping):
             raise ValueError(f"messages[{i}]: expected a mapping, got {type(message).__name__}")
+        unknown = [k for k in message if k not in MESSAGE_KEYS]
+        if unknown:
+            # A silently dropped "tenant" or per-message "namespace" would store the turn
+            # somewhere the caller did not mean.
+            raise ValueError(f"messages[{i}].{unknown[0]}: unknown key (allowed: "
+                             f"{', '.join(sorted(MESSAGE_KEYS))}; the namespace is the "
+                             "argument of add)")
         text = message.get("content", message.get("text"))
         extra = message.get("metadata")
         extra = {} if extra is None else extra

@@ -131,9 +131,8 @@ def test_bad_input_is_rejected_naming_the_field(tmp_path: Path, long_mode: bool)
                 field = "namespace"  # the client has no place for unknown top-level keys
                 ns = "bad ns"
             eps = payload["episodes"] if isinstance(payload["episodes"], list) else []
-            if any(isinstance(e, dict) and ({"tenant", "namespace_id", "__class__"} & set(e)
-                                            or e.get("namespace") != ns) for e in eps):
-                raw_cases.append(case)  # Client.add reads known keys only; the task refuses
+            if any(isinstance(e, dict) and e.get("namespace") != ns for e in eps):
+                raw_cases.append(case)  # a per-turn namespace only exists in raw task messages
                 return
             with pytest.raises((ValueError, TypeError)) as err:
                 client.add(ns, messages_of(payload))
@@ -234,6 +233,20 @@ def test_undecodable_message_does_not_kill_the_worker(tmp_path: Path) -> None:
         assert left == 0
         assert "Unrecoverable" not in c.logs()
         client.close()
+
+
+@pytest.mark.parametrize("key", ["tenant", "namespace", "namespace_id", "__class__", "user_id",
+                                 "Content"])
+def test_client_rejects_unknown_message_keys(redis_url: str, key: str) -> None:
+    """An unknown key (a "tenant", a per-message "namespace") is an error, never ignored."""
+    client = Client(redis_url)
+    ok = {"role": "user", "content": "Sam likes tea", "id": "m0"}
+    with pytest.raises(ValueError) as err:
+        client.add(NS, [ok, {**ok, "id": "m1", key: "other"}])
+    print(f"\n[unknown message key {key!r}] {str(err.value)[:80]!r}")
+    assert f"messages[1].{key}" in str(err.value)
+    assert data_keys(client) == {}, "nothing written"
+    client.close()
 
 
 class FaultyEmbedder:
