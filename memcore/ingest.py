@@ -20,11 +20,12 @@ import numpy as np
 
 from memcore import metrics
 from memcore.adapters import Models
+from memcore.adapters.compare import relation_of
 from memcore.config import Settings
 from memcore.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.models import Actor, AuditAction, AuditEvent, Episode, Memory, Role, Status
 from memcore.store import MemoryStore
-from memcore.text import MinHasher, content_hash
+from memcore.text import MinHasher, content_hash, texts_conflict
 from memcore.vector_index import IndexCache
 
 MINHASH_MIN_WORDS = 12
@@ -52,6 +53,12 @@ class IngestReport:
 def fact_memory_id(namespace: str, episode_id: str, index: int, text: str) -> str:
     """Deterministic id of the memory a fact would create (redelivery-safe)."""
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{episode_id}/{index}/{text}").hex
+
+
+def same_slot(a: str, b: str) -> bool:
+    """Both facts give a value to the same single-valued attribute of the same subject."""
+    ra, rb = relation_of(a), relation_of(b)
+    return ra is not None and rb is not None and ra[:2] == rb[:2]
 
 
 def model_calls(adapter: object) -> int:
@@ -162,10 +169,30 @@ class IngestPipeline:
                 report.memory_ids.append(repeat)
             elif top < (self.settings.add_threshold or 0.0):
                 self._add(namespace, index, fact, vec, now, "no similar memory", None, report)
+            elif not self._worth_a_call(fact.text, near):
+                self._add(namespace, index, fact, vec, now,
+                          "similar memories, none the same fact or in conflict", None, report)
             else:
                 requests.append((index, fact, vec, near))
         if requests:
             self._decide(namespace, requests, times, report)
+
+    def _worth_a_call(self, text: str, near: list[Neighbour]) -> bool:
+        """Does any close neighbour need the decider, or is the fact clearly new?
+
+        Near-duplicates (above the merge threshold) and neighbours in a cheap-rule
+        conflict (negation, changed numbers, another value of the same single-valued
+        attribute) go to the model. Merely similar facts are added: the consolidation
+        pass still judges them as borderline pairs, batched by cluster.
+        """
+        add = self.settings.add_threshold or 0.0
+        merge = self.settings.consolidation.merge_threshold
+        for n in near:
+            if n.similarity < add:
+                break
+            if n.similarity >= merge or texts_conflict(text, n.text) or same_slot(text, n.text):
+                return True
+        return False
 
     def _neighbours(self, namespace: str, vectors: np.ndarray) -> list[list[Neighbour]]:
         s = self.settings.neighbours

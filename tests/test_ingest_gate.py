@@ -1,0 +1,36 @@
+"""Which facts reach the decision call: only near-duplicates and cheap-rule conflicts."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from memcore.adapters import build_models
+from memcore.config import Settings
+from memcore.ingest import IngestPipeline, same_slot
+from memcore.models import Episode
+from memcore.store import MemoryStore
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+def turn(i: int, text: str) -> Episode:
+    return Episode(id=f"g{i}", namespace="gate", role="user", speaker="Sam", text=text,
+                   timestamp=T0 + timedelta(days=i))
+
+
+def test_same_slot() -> None:
+    assert same_slot("Sam lives in Paris.", "Sam lives in Berlin now.")
+    assert not same_slot("Sam lives in Paris.", "Anna lives in Berlin.")
+    assert not same_slot("Sam likes tea.", "Sam likes coffee.")
+
+
+def test_only_conflicts_and_near_duplicates_reach_the_decider(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, add_threshold=0.2)
+    models = build_models(settings)
+    pipeline = IngestPipeline(MemoryStore.from_url(redis_url), models, settings)
+    pipeline.ingest("gate", [turn(0, "I live in Paris and I love hiking in the Alps.")])
+    report = pipeline.ingest("gate", [turn(1, "I love cooking Italian food in Paris.")])
+    assert report.decision_facts == 0, "similar but clearly new: added with no call"
+    assert report.decisions == {"ADD": 1}
+    report = pipeline.ingest("gate", [turn(2, "I live in Berlin now.")])
+    assert report.decision_facts == 1 and report.decisions == {"DELETE": 1}
