@@ -12,7 +12,7 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
     "knowledge": 365.0,
     "goal": 90.0,
     "temporary": 14.0,
-    "event": 90.0,
+    "event": 365.0,  # something that happened stays true; only its relevance fades
     "summary": 365.0,
     "relation": 365.0,
 }
@@ -32,7 +32,9 @@ EMBEDDER_THRESHOLDS: dict[str, tuple[float, float]] = {
 class ConsolidationConfig(BaseModel):
     """Thresholds of the consolidation rules (seeds 000, 002, 004)."""
 
-    tau_hours: float = Field(default=24.0 * 30, gt=0, description="Ebbinghaus time constant")
+    # 180 days: an unused memory of importance 0.5 falls below the floor after ~2 years
+    # (x strength); seed 002 acts on what has not been read for months, not weeks.
+    tau_hours: float = Field(default=24.0 * 180, gt=0, description="Ebbinghaus time constant")
     merge_threshold: float = Field(default=0.92, ge=-1, le=1, description="cosine to auto-merge")
     borderline_threshold: float = Field(
         default=0.80, ge=-1, le=1, description="cosine from which a pair goes to the decider"
