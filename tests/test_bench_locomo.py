@@ -13,11 +13,13 @@ from memcore.bench.locomo import (
     CONTRACT_KEYS,
     STAGE_KEYS,
     STAGES,
+    chunks,
     evidence_ids,
     load_conversation,
     load_conversations,
     main,
     parse_sets,
+    raw_text,
     run_locomo,
     settings_with,
 )
@@ -125,6 +127,12 @@ def test_loading_and_parsing(tmp_path: Path) -> None:
     assert turns["D1-2"]["timestamp"].isoformat() == "2023-05-08T13:56:00+00:00"
     assert conv.last_time.isoformat() == "2023-07-01T09:00:00+00:00"
     assert evidence_ids(["D8:6; D9:17", "D1:3"]) == {"D8-6", "D9-17", "D1-3"}
+    assert raw_text(turns["D1-1"]) == "Caroline: Hey Mel! How have you been?"
+    # Batches never cross a session: 4 + 2 + 2 + 2 turns in pairs.
+    assert [len(b) for b in chunks(conv, 2)] == [2, 2, 2, 2, 2]
+    assert [len(b) for b in chunks(conv, 3)] == [3, 1, 2, 2, 2]
+    with pytest.raises(ValueError, match="turns_per_add"):
+        chunks(conv, 0)
     with pytest.raises(ValueError, match="facts"):
         load_conversations(tmp_path, facts="summaries")
     with pytest.raises(ValueError, match="--data"):
