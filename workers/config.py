@@ -8,6 +8,10 @@ from kombu import Queue
 
 from memcore.config import Settings, celery_url
 from memcore.tasknames import CONSOLIDATE, CONSOLIDATE_BATCH, CONSOLIDATE_REDUCE, INGEST, SCHEDULE
+from workers.transport import install as install_transport
+
+# Workers (and producers) must survive a lost broker: see workers/transport.py.
+install_transport()
 
 
 def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict[str, Any]:
