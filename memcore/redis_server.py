@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import redis
 
@@ -53,13 +54,15 @@ class RedisServer:
     appendfsync: str = "everysec"
     extra: list[str] = field(default_factory=list)
     unix_socket: Path | None = None
+    password: str | None = None
 
     @property
     def url(self) -> str:
-        """The ``redis://`` URL of the server."""
+        """The ``redis://`` URL of the server (with the password, if one is required)."""
+        auth = f":{quote(self.password, safe='')}@" if self.password else ""
         if self.unix_socket is not None:
-            return f"unix://{self.unix_socket}"
-        return f"redis://127.0.0.1:{self.port}/0"
+            return f"unix://{auth}{self.unix_socket}"
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     def client(self) -> redis.Redis:
         """A new client connected to this server."""
@@ -85,12 +88,12 @@ class RedisServer:
         """Start the server again on the same port and data directory (same AOF)."""
         self.stop()
         self.process = _spawn(self.port, self.directory, self.appendfsync, self.extra,
-                              self.unix_socket)
+                              self.unix_socket, self.password)
         _wait_ready(self)
 
 
 def _spawn(port: int, directory: Path, appendfsync: str, extra: list[str],
-           unix_socket: Path | None) -> subprocess.Popen[bytes]:
+           unix_socket: Path | None, password: str | None = None) -> subprocess.Popen[bytes]:
     args = [
         redis_server_binary(),
         "--port", str(port),
@@ -105,6 +108,8 @@ def _spawn(port: int, directory: Path, appendfsync: str, extra: list[str],
     ]
     if unix_socket is not None:
         args += ["--unixsocket", str(unix_socket), "--unixsocketperm", "700"]
+    if password:
+        args += ["--requirepass", password]
     args += extra
     return subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -126,15 +131,19 @@ def _wait_ready(server: RedisServer, timeout: float = 20.0) -> None:
 
 
 def start_redis(directory: str | os.PathLike[str] | None = None, *, appendfsync: str = "everysec",
-                extra: list[str] | None = None, unix_socket: bool = False) -> RedisServer:
-    """Start a private redis-server on a free port and wait until it answers."""
+                extra: list[str] | None = None, unix_socket: bool = False,
+                password: str | None = None) -> RedisServer:
+    """Start a private redis-server on a free port and wait until it answers.
+
+    With ``password`` the server requires AUTH and :attr:`RedisServer.url` carries it.
+    """
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memcore-redis-"))
     base.mkdir(parents=True, exist_ok=True)
     sock = base / "redis.sock" if unix_socket else None
     for _ in range(5):
         port = free_port()
-        proc = _spawn(port, base, appendfsync, list(extra or []), sock)
-        server = RedisServer(port, base, proc, appendfsync, list(extra or []), sock)
+        proc = _spawn(port, base, appendfsync, list(extra or []), sock, password)
+        server = RedisServer(port, base, proc, appendfsync, list(extra or []), sock, password)
         try:
             _wait_ready(server)
             return server

@@ -39,8 +39,9 @@ class Cluster:
 
     def __init__(self, log_dir: Path, *, env: dict[str, str] | None = None,
                  appendfsync: str = "everysec", redis_extra: list[str] | None = None,
-                 url: str | None = None) -> None:
-        self.server: RedisServer = start_redis(appendfsync=appendfsync, extra=redis_extra)
+                 url: str | None = None, password: str | None = None) -> None:
+        self.server: RedisServer = start_redis(appendfsync=appendfsync, extra=redis_extra,
+                                               password=password)
         self.url = url or self.server.url
         self.env = {**FAULT_ENV, **(env or {})}
         # The Client in this process must use the same settings as the workers.

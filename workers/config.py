@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
 
 from kombu import Queue
 
@@ -12,6 +14,31 @@ from workers.transport import install as install_transport
 
 # Workers (and producers) must survive a lost broker: see workers/transport.py.
 install_transport()
+
+
+_CERT_REQS = {"required": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL,
+              "none": ssl.CERT_NONE}
+_SSL_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")
+
+
+def ssl_options(url: str) -> dict[str, Any] | None:
+    """TLS options for a ``rediss://`` URL from its query (None for other URLs).
+
+    ``ssl_cert_reqs`` (required | optional | none) defaults to ``required``: a TLS
+    URL that does not say otherwise verifies the server against ``ssl_ca_certs``
+    (or the system CAs).
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "rediss":
+        return None
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    reqs = query.get("ssl_cert_reqs", "required").lower().removeprefix("cert_")
+    if reqs not in _CERT_REQS:
+        raise ValueError(f"redis_url: ssl_cert_reqs must be one of {sorted(_CERT_REQS)}, "
+                         f"got {reqs!r}")
+    out: dict[str, Any] = {"ssl_cert_reqs": _CERT_REQS[reqs]}
+    out.update({k: query[k] for k in _SSL_FILES if query.get(k)})
+    return out
 
 
 def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict[str, Any]:
@@ -26,7 +53,10 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
     transport = {"visibility_timeout": settings.visibility_timeout,
                  "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 2)),
                  "unacked_restore_throttle": 1}
+    tls = {k: v for k, v in (("broker_use_ssl", ssl_options(broker_url)),
+                             ("redis_backend_use_ssl", ssl_options(backend_url))) if v}
     return {
+        **tls,
         "broker_url": celery_url(broker_url),
         "result_backend": celery_url(backend_url),
         "broker_transport_options": transport,
