@@ -9,6 +9,7 @@ audit event itself stays.
 from __future__ import annotations
 
 import json
+import logging
 from datetime import datetime
 
 import redis
@@ -28,6 +29,8 @@ from memcore.store.base import BATCH, DeltaEntry
 from memcore.store.episodes import EpisodesMixin
 from memcore.store.snapshots import SnapshotsMixin
 from memcore.store.writes import Change
+
+log = logging.getLogger(__name__)
 
 
 def plan_erase(memories: dict[str, Memory], *, memory_id: str | None, source: str | None,
@@ -157,7 +160,27 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
         self._queue_audit(None, [AuditEvent(
             action=AuditAction.ERASE, namespace=ns, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])
+        self.rewrite_aof()
         return victims
+
+    def rewrite_aof(self) -> bool:
+        """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too.
+
+        Without a rewrite the AOF keeps every write ever made (the erased text and vector
+        included) until Redis rewrites it on its own. Returns True if a rewrite was
+        started or scheduled; False when AOF is off, the command is disabled (managed
+        Redis), or a rewrite is already running (its snapshot may predate the erase: the
+        bytes then stay until the next rewrite).
+        """
+        try:
+            if int(self._r.info("persistence").get("aof_enabled", 0)) != 1:
+                return False
+            self._r.bgrewriteaof()
+            return True
+        except redis.ResponseError as exc:
+            log.warning("erase: BGREWRITEAOF refused (%s); the AOF keeps erased bytes until "
+                        "Redis rewrites it", exc)
+            return False
 
     def erase_memory(self, ns: str, memory_id: str, now: datetime,
                      reason: str = "erase requested") -> int:
@@ -194,4 +217,5 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
         self._queue_audit(None, [AuditEvent(action=AuditAction.ERASE, namespace=ns,
                                             reason=f"namespace erased: {reason}",
                                             actor=Actor.USER, at=as_utc(now))])
+        self.rewrite_aof()
         return deleted
