@@ -28,7 +28,8 @@ class MergingDecider:
     """A deterministic decider that always UPDATEs the closest neighbour with a merged text.
 
     Like an LLM decider, its text differs from the fact's, so a redelivered turn finds no
-    exact duplicate and reaches ``UPDATE`` again.
+    exact duplicate and reaches ``UPDATE`` again (the facts conflict on a number, so
+    the write path asks the decider rather than adding).
     """
 
     def decide(self, requests: Sequence[DecisionRequest]) -> list[Decision]:
@@ -55,8 +56,8 @@ def test_redelivered_update_changes_nothing(redis_url: str) -> None:
     models = build_models(s)
     models.decider = MergingDecider()
     pipeline = IngestPipeline(store, models, s)
-    first = to_episodes(NS, turn("t1", "Sam owns a red kayak", 0), None, None)
-    second = to_episodes(NS, turn("t2", "Sam owns a red kayak named Wave", 1), None, None)
+    first = to_episodes(NS, turn("t1", "Sam owns 2 red kayaks", 0), None, None)
+    second = to_episodes(NS, turn("t2", "Sam owns 3 red kayaks", 1), None, None)
     pipeline.ingest(NS, first)
     report = pipeline.ingest(NS, second)
     assert report.decisions == {"UPDATE": 1}
