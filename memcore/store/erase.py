@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from datetime import datetime
 
 import redis
@@ -163,20 +164,27 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
         self.rewrite_aof()
         return victims
 
-    def rewrite_aof(self) -> bool:
+    def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too.
 
         Without a rewrite the AOF keeps every write ever made (the erased text and vector
-        included) until Redis rewrites it on its own. Returns True if a rewrite was
-        started or scheduled; False when AOF is off, the command is disabled (managed
-        Redis), or a rewrite is already running (its snapshot may predate the erase: the
-        bytes then stay until the next rewrite).
+        included) until Redis rewrites it on its own. A rewrite already running started
+        from a snapshot that may predate the erase, so it is waited out (up to
+        ``wait`` seconds) and a new one started. Returns True if a rewrite was started or
+        scheduled; False when AOF is off or the command is refused (managed Redis).
         """
+        deadline = time.monotonic() + wait
         try:
             if int(self._r.info("persistence").get("aof_enabled", 0)) != 1:
                 return False
-            self._r.bgrewriteaof()
-            return True
+            while True:
+                try:
+                    self._r.bgrewriteaof()
+                    return True
+                except redis.ResponseError as exc:
+                    if "in progress" not in str(exc) or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.05)
         except redis.ResponseError as exc:
             log.warning("erase: BGREWRITEAOF refused (%s); the AOF keeps erased bytes until "
                         "Redis rewrites it", exc)
