@@ -169,9 +169,24 @@ def run_once(turns: int, latency_ms: float, *, concurrency: int, threads: int, w
         "p95_ms": percentile(latencies, 95), "model_latency_ms": latency_ms, "pool": pool,
         "concurrency": workers, "wave": wave,
     }
-    if latency_ms > 0 and calls_per_turn > 0:
-        result["latency_bound_turns_per_s"] = workers * 1000.0 / (calls_per_turn * latency_ms)
     return result
+
+
+def _add_bounds(runs: list[dict[str, Any]]) -> None:
+    """``threads / (calls per turn x latency)`` for each run with a latency.
+
+    The per-turn call count comes from a prefork run of the same invocation when there
+    is one: in a threads pool the write path's per-batch counts are read as differences
+    of a counter that other threads move too, so they overcount (recorded as
+    ``model_calls_exact: false``).
+    """
+    exact = [r["model_calls_per_turn"] for r in runs if r["pool"] == "prefork"]
+    for r in runs:
+        r["model_calls_exact"] = r["pool"] == "prefork"
+        calls = exact[0] if exact else r["model_calls_per_turn"]
+        if r["model_latency_ms"] > 0 and calls > 0:
+            r["latency_bound_turns_per_s"] = r["concurrency"] * 1000.0 / (
+                calls * r["model_latency_ms"])
 
 
 def run_ingest(turns: int, model_latency_ms: Sequence[float] = (0.0,), *, quick: bool = False,
@@ -192,6 +207,7 @@ def run_ingest(turns: int, model_latency_ms: Sequence[float] = (0.0,), *, quick:
         workers = threads if ms > 0 else concurrency
         runs.append(run_once(turns, float(ms), concurrency=concurrency, threads=threads,
                              wave=wave or max(16, 4 * workers), redis_url=redis_url))
+    _add_bounds(runs)
     result = dict(runs[-1])
     if len(runs) > 1:
         result["runs"] = runs
