@@ -62,7 +62,9 @@ def same_slot(a: str, b: str) -> bool:
 
 
 def model_calls(adapter: object) -> int:
-    """Calls an adapter has made so far (0 if it does not count)."""
+    """Calls this thread has made through an adapter so far (0 if it does not count)."""
+    if hasattr(adapter, "thread_calls"):
+        return int(adapter.thread_calls)
     usage = getattr(adapter, "usage", None)
     return int(getattr(usage, "calls", 0))
 

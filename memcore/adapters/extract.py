@@ -227,7 +227,7 @@ class OfflineExtractor(Metered):
 
     def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
         """Facts of all allowed ``episodes``, in turn and sentence order."""
-        self.usage.calls += 1
+        self.count_call()
         facts: list[ExtractedFact] = []
         for episode in episodes:
             if self._allowed(episode):

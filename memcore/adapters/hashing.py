@@ -86,7 +86,7 @@ class HashingEmbedder(Metered):
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An (n, dim) float32 array of unit rows, one per text."""
-        self.usage.calls += 1
+        self.count_call()
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             out[row] = self.embed_one(text)

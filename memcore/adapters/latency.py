@@ -40,6 +40,11 @@ class _Delayed:
         return usage if isinstance(usage, ModelUsage) else ModelUsage()
 
     @property
+    def thread_calls(self) -> int:
+        """The wrapped adapter's calls made by this thread."""
+        return int(getattr(self.inner, "thread_calls", 0))
+
+    @property
     def errors(self) -> list[str]:
         """The wrapped adapter's recorded errors (the caller drains them)."""
         errors = getattr(self.inner, "errors", None)

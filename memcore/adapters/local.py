@@ -70,7 +70,7 @@ class LocalEmbedder(Metered):
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        self.usage.calls += 1
+        self.count_call()
         vectors = model.encode(list(texts), batch_size=self.batch_size,
                                normalize_embeddings=True, convert_to_numpy=True,
                                show_progress_bar=False)

@@ -49,7 +49,7 @@ class OfflineDecider(Metered):
     def decide(self, requests: Sequence[DecisionRequest]) -> list[Decision]:
         """One decision per request, in order."""
         if requests:
-            self.usage.calls += 1
+            self.count_call()
         return [self.decide_one(request) for request in requests]
 
     @staticmethod
@@ -106,7 +106,7 @@ class OfflineMerger(Metered):
     def merge(self, clusters: Sequence[ClusterRequest]) -> list[ClusterOutcome]:
         """One outcome per cluster: merged text of the originals plus pair verdicts."""
         if clusters:
-            self.usage.calls += 1
+            self.count_call()
         out = []
         for cluster in clusters:
             judged = [verdict(a, b) for a, b in cluster.pair_texts]
@@ -122,7 +122,7 @@ class OfflineMerger(Metered):
     def summarize(self, groups: Sequence[Sequence[str]]) -> list[str]:
         """One line per group: "Recurring (n): shared key terms" with surface words."""
         if groups:
-            self.usage.calls += 1
+            self.count_call()
         return [summarize_group(group) for group in groups]
 
 

@@ -167,7 +167,7 @@ class JSONChat:
 
     def ask(self, system: str, user: str, schema: type[M], what: str) -> M | None:
         """One logical call: the parsed answer, or None (error recorded) for the safe default."""
-        self.owner.usage.calls += 1
+        self.owner.count_call()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
         try:
             content = self._complete(messages)

@@ -336,7 +336,7 @@ class OpenAIEmbedder(Metered):
         """An (n, dim) float32 array of unit rows."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        self.usage.calls += 1
+        self.count_call()
         extra: dict[str, Any] = {"dimensions": self.dim} if self.send_dimensions else {}
         try:
             response = self.chat.with_retries(lambda: self.chat.client.embeddings.create(

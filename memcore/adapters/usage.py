@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from dataclasses import asdict, dataclass
 
 
@@ -40,11 +41,33 @@ class ModelUsage:
 
 
 class Metered:
-    """Base for adapters: a ``usage`` counter and the ``errors`` the caller audits."""
+    """Base for adapters: a ``usage`` counter and the ``errors`` the caller audits.
+
+    ``usage`` adds up every thread's calls; ``thread_calls`` and ``errors`` are per
+    thread, so with a threads pool a task counts and audits only its own calls.
+    """
 
     def __init__(self) -> None:
         self.usage = ModelUsage()
-        self.errors: list[str] = []
+        self._local = threading.local()
+
+    @property
+    def errors(self) -> list[str]:
+        """Errors recorded by this thread since they were last drained."""
+        errors: list[str] | None = getattr(self._local, "errors", None)
+        if errors is None:
+            errors = self._local.errors = []
+        return errors
+
+    @property
+    def thread_calls(self) -> int:
+        """Logical model calls made by this thread."""
+        return int(getattr(self._local, "calls", 0))
+
+    def count_call(self) -> None:
+        """Count one logical model call (one per batch)."""
+        self.usage.calls += 1
+        self._local.calls = self.thread_calls + 1
 
     def record_error(self, message: str) -> None:
         """Count an error and keep its message for the MODEL_ERROR audit entry."""
