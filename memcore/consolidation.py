@@ -206,7 +206,9 @@ class _Reducer:
         best = max(members, key=lambda m: (m.confidence, len(m.sources)))
         extra = len(sources) - len(set(best.sources))
         head.member_texts = _unique(t for m in members for t in original_texts(m))
-        head.text = text or head.text
+        # Without a written merge (exact duplicates, a pair judged the same), keep the
+        # most informative of the texts rather than whichever record survives.
+        head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
         head.content_hash = content_hash(head.text)
         head.importance = max(m.importance for m in members)
         head.last_used = max(m.last_used for m in members)

@@ -235,3 +235,14 @@ def test_relations_lose_weight_instead_of_being_dropped() -> None:
     result = consolidate([edge, plain], hours(5000), seed_config(), JoinMerger())
     status = {m.text: m.status for m in result.memories}
     assert status == {"Alice works at Acme": Status.ACTIVE, "Alice had soup": Status.TOMBSTONED}
+
+
+def test_a_pair_judged_the_same_keeps_the_more_informative_text() -> None:
+    short = make_memory("Jon is excited too.", [1.0, 0.0], 0.9, 10.0, strength=3.0)
+    full = make_memory("Jon is excited to mentor young dancers at his studio.", [0.9, 0.436],
+                       0.5, 20.0)
+    cfg = seed_config(merge_threshold=0.97, borderline_threshold=0.8)
+    result = consolidate([short, full], hours(21), cfg, JoinMerger(Verdict.SAME))
+    (kept,) = result.live()
+    assert kept.id == short.id, "the strongest record survives (stable id)"
+    assert kept.text == "Jon is excited to mentor young dancers at his studio."
