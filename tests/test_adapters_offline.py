@@ -137,3 +137,16 @@ def test_summary_lists_shared_terms() -> None:
         "Caroline plans a hiking trip to the Alps."]])
     assert line.startswith("Recurring (3 memories):")
     assert "hiking" in line and "Alps" in line
+
+
+def test_summary_keeps_each_members_own_content_within_a_limit() -> None:
+    from memcore.adapters.offline import summarize_group
+
+    line = summarize_group(["Jon opened a dance studio in Boston.",
+                            "Jon mentors young dancers every week.",
+                            "Jon lost his job at the bank."])
+    assert line.startswith("Recurring (3 memories): Jon")
+    for word in ("studio", "Boston", "mentors", "dancers", "bank"):
+        assert word in line
+    long = summarize_group([f"Jon visited museum number {i} with friends" for i in range(200)])
+    assert len(long) <= 402

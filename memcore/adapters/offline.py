@@ -100,6 +100,9 @@ def merge_texts(texts: Sequence[str], limit: int = _MAX_MERGED_CHARS) -> str:
     return "; ".join(parts)[:limit].rstrip() + "."
 
 
+_MAX_SUMMARY_CHARS = 400
+
+
 class OfflineMerger(Metered):
     """Rule-based merged texts, pair verdicts and one-line group summaries."""
 
@@ -126,8 +129,10 @@ class OfflineMerger(Metered):
         return [summarize_group(group) for group in groups]
 
 
-def summarize_group(texts: Sequence[str], max_terms: int = 6) -> str:
-    """A one-line summary of ``texts`` listing the terms most of them share."""
+def summarize_group(texts: Sequence[str], max_terms: int = 6,
+                    limit: int = _MAX_SUMMARY_CHARS) -> str:
+    """A one-line digest of ``texts``: the terms most of them share, then each one's own
+    content words (so the summary is still found by what its members said)."""
     if not texts:
         return ""
     doc_freq: Counter[str] = Counter()
@@ -141,5 +146,20 @@ def summarize_group(texts: Sequence[str], max_terms: int = 6) -> str:
         doc_freq.update(set(content_terms(text)))
     shared = [t for t, n in doc_freq.most_common() if n >= 2] or [t for t, _ in
                                                                    doc_freq.most_common(3)]
-    words = [surface.get(t, t) for t in shared[:max_terms]]
-    return f"Recurring ({len(texts)} memories): {', '.join(words)}."
+    names = ", ".join(surface.get(t, t) for t in shared[:max_terms])
+    head = f"Recurring ({len(texts)} memories): {names}"
+    # Terms in most members (>= 80 %) are said once in the head, not per member.
+    common = {t for t, n in doc_freq.items() if n >= max(2, (len(texts) * 4 + 4) // 5)}
+    details: list[str] = []
+    for text in texts:
+        kept = [w.strip(".,!?;:'\"()") for w in text.split()
+                if (terms := content_terms(w)) and terms[0] not in common]
+        detail = " ".join(kept)
+        if detail and detail not in details:
+            details.append(detail)
+    body = ""
+    for detail in details:
+        if len(head) + len(body) + len(detail) + 4 > limit:
+            break
+        body = f"{body}; {detail}" if body else detail
+    return f"{head} - {body}." if body else f"{head}."
