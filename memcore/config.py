@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Self
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
@@ -60,13 +60,17 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMCORE_", env_file=None, extra="ignore",
                                       env_nested_delimiter="__")
 
-    redis_url: str | None = Field(default=None, description="data Redis; embedded if unset")
-    broker_url: str | None = Field(default=None, description="Celery broker; defaults to redis_url")
-    result_backend: str | None = Field(default=None, description="defaults to redis_url")
+    # URLs may carry a password: kept out of repr() so settings can be logged safely.
+    redis_url: str | None = Field(default=None, repr=False,
+                                  description="data Redis; embedded if unset")
+    broker_url: str | None = Field(default=None, repr=False,
+                                   description="Celery broker; defaults to redis_url")
+    result_backend: str | None = Field(default=None, repr=False,
+                                       description="defaults to redis_url")
     visibility_timeout: int = Field(default=3600, ge=10)
     embedder: str = Field(default="hash", description="hash | local | openai")
     embedding_dim: int = Field(default=384, ge=8, le=8192)
-    openai_api_key: str | None = Field(default=None)
+    openai_api_key: SecretStr | None = Field(default=None, description="never logged or shown")
     openai_base_url: str | None = Field(default=None)
     chat_model: str = "gpt-4o-mini"
     embedding_model: str = "text-embedding-3-small"

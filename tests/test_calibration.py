@@ -77,3 +77,4 @@ def test_calibrate_command(tmp_path: Path) -> None:
     bad.write_text('{"a": "x"}\n')
     result = CliRunner().invoke(app, ["calibrate", "--pairs", str(bad)])
     assert result.exit_code == 2 and "line 1" in result.output
+

@@ -61,7 +61,8 @@ def openai_config(settings: Settings) -> OpenAIConfig:
     """The OpenAI-compatible endpoint settings from ``settings``."""
     return OpenAIConfig(
         base_url=settings.openai_base_url,
-        api_key=settings.openai_api_key,
+        api_key=(settings.openai_api_key.get_secret_value()
+                 if settings.openai_api_key else None),
         chat_model=settings.chat_model,
         embedding_model=settings.embedding_model,
         timeout=settings.model_timeout,

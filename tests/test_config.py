@@ -1,0 +1,31 @@
+"""Settings: secrets stay out of repr, env files and nested variables are read."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memcore.config import Settings, get_settings
+
+
+def test_settings_repr_hides_secrets() -> None:
+    s = Settings(redis_url="redis://:hunter2@localhost:6379/0", openai_api_key="sk-sentinel")
+    assert "hunter2" not in repr(s) and "sk-sentinel" not in repr(s)
+    assert "hunter2" not in str(s) and "sk-sentinel" not in str(s)
+
+
+def test_env_file_and_nested_variables(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    env = tmp_path / "memcore.env"
+    env.write_text("MEMCORE_NEIGHBOURS=7\nMEMCORE_CONSOLIDATION__FLOOR=0.02\n")
+    monkeypatch.setenv("MEMCORE_ENV_FILE", str(env))
+    monkeypatch.setenv("MEMCORE_CONSOLIDATION__CAP", "123")
+    s = get_settings()
+    assert (s.neighbours, s.consolidation.floor, s.consolidation.cap) == (7, 0.02, 123)
+    assert s.consolidation.merge_threshold == 0.84, "the embedder's threshold still applies"
+
+
+def test_bad_setting_names_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCORE_NEIGHBOURS", "0")
+    with pytest.raises(ValueError, match="neighbours"):
+        get_settings()
