@@ -52,6 +52,8 @@ class ConsolidationConfig(BaseModel):
     summary_threshold: float = Field(default=0.6, ge=-1, le=1)
     summary_min_group: int = Field(default=3, ge=2)
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
+    pass_lock_ttl_seconds: float = Field(
+        default=60.0, ge=3, description="a crashed pass's lock frees itself after this long")
 
 
 class Settings(BaseSettings):

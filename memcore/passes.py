@@ -56,8 +56,9 @@ class StartedPass:
     batches: list[tuple[int, int]]
 
 
-def _lock(store: MemoryStore, namespace: str, pass_id: str) -> RenewedLock:
-    return RenewedLock(store.client, keys.pass_lock(namespace), PASS_LOCK_TTL, token=pass_id)
+def _lock(store: MemoryStore, namespace: str, pass_id: str,
+          ttl: float = PASS_LOCK_TTL) -> RenewedLock:
+    return RenewedLock(store.client, keys.pass_lock(namespace), ttl, token=pass_id)
 
 
 def _stash(client: redis.Redis, namespace: str, pass_id: str, version: int, now: datetime,
@@ -115,7 +116,7 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
     Returns None if another pass holds the lock (one pass per namespace at a time) or
     if ``pass_id`` already finished (a re-sent start task must not start it again).
     """
-    lock = _lock(store, namespace, pass_id)
+    lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
     if not lock.acquire():
         held = store.client.get(keys.pass_lock(namespace))
         if held is None or held.decode() != pass_id:
@@ -155,9 +156,10 @@ def outcome_from_json(data: dict[str, object] | None) -> ClusterOutcome | None:
 
 
 def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, end: int,
-                merger: Merger) -> list[dict[str, object] | None]:
+                merger: Merger, lock_ttl: float = PASS_LOCK_TTL
+                ) -> list[dict[str, object] | None]:
     """One model call for clusters ``start:end`` of the plan; failures give ``None``s."""
-    _lock(store, namespace, pass_id).renew()
+    _lock(store, namespace, pass_id, lock_ttl).renew()
     _, _, plan_ = _load(store.client, namespace, pass_id)
     work = plan_.clusters[start:end]
     ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
@@ -197,7 +199,7 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         outcomes = [None] * len(plan_.clusters)
     report = PassReport(namespace, pass_id, version, clusters=len(plan_.clusters),
                         batches=len(batch_results), failed_batches=failed)
-    lock = _lock(store, namespace, pass_id)
+    lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
     try:
         view = store.begin_pass(namespace)
         if view.version != version:
@@ -222,7 +224,8 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
     """A complete pass in this process (merge rounds until stable), under the lock."""
     t0 = time.perf_counter()
     now = now or utcnow()
-    lock = _lock(store, namespace, pass_id or f"local-{time.time_ns()}")
+    lock = _lock(store, namespace, pass_id or f"local-{time.time_ns()}",
+                 config.pass_lock_ttl_seconds)
     if not lock.acquire():
         return PassReport(namespace, lock.token, store.current_version(namespace),
                           skipped="another pass holds the lock")

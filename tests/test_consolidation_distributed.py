@@ -123,7 +123,9 @@ passes.finish_pass(client.store, ns, "killed-pass", results, cfg, client.models.
 
 def test_consolidate_worker_sigkilled_mid_pass(tmp_path: Path, long_mode: bool) -> None:
     singles = 6000 if long_mode else 2500
-    with cluster(tmp_path / "logs", env={"MEMCORE_OFFLINE_LATENCY_MS": "300"}) as c:
+    # A short pass lock, so the passes after the kills wait seconds, not a minute.
+    ttl = {"MEMCORE_CONSOLIDATION__PASS_LOCK_TTL_SECONDS": "10"}
+    with cluster(tmp_path / "logs", env={"MEMCORE_OFFLINE_LATENCY_MS": "300", **ttl}) as c:
         c.spawn("consolidate", "consolidate", 2)
         c.wait_ready({"consolidate"})
         client = Client(c.url)
@@ -146,7 +148,8 @@ def test_consolidate_worker_sigkilled_mid_pass(tmp_path: Path, long_mode: bool) 
         namespaces.append(ns)
         seeded[ns] = seed(client, ns, 200, 20)
         proc = subprocess.run([sys.executable, "-c", KILL_SCRIPT, c.url, ns],
-                              env={**os.environ, "PYTHONPATH": str(Path.cwd())}, timeout=120,
+                              env={**os.environ, **ttl, "PYTHONPATH": str(Path.cwd())},
+                              timeout=120,
                               capture_output=True)
         hit[ns] = f"before swap (exit {proc.returncode})"
         assert proc.returncode == -9, proc.stderr.decode()[-2000:]

@@ -79,7 +79,8 @@ def consolidate_batch(namespace: str, pass_id: str, start: int, end: int
     """One model call for a batch of clusters; never raises for a model failure."""
     rt = runtime()
     try:
-        return passes.merge_batch(rt.store, namespace, pass_id, start, end, rt.models.merger)
+        return passes.merge_batch(rt.store, namespace, pass_id, start, end, rt.models.merger,
+                                  rt.settings.consolidation.pass_lock_ttl_seconds)
     except Exception as exc:  # the pass must land even if this batch cannot
         log.warning("consolidate batch failed: %s", exc)
         return [None] * (end - start)
