@@ -104,7 +104,8 @@ class IngestPipeline:
         self.store = store
         self.models = models
         self.settings = settings
-        self.index_cache = index_cache or IndexCache(store.vectors_since, models.embedder.dim)
+        self.index_cache = index_cache or IndexCache(store.vectors_since, models.embedder.dim,
+                                                     drains=True)
         self.minhash = MinHasher()
 
     def trusted(self, episode: Episode) -> bool:
@@ -141,9 +142,11 @@ class IngestPipeline:
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
                           times: dict[str, datetime], report: IngestReport) -> None:
         pending: list[tuple[int, ExtractedFact]] = []
-        for index, fact in enumerate(facts):
+        # Every fact's exact duplicate and the version for the neighbours: one round trip.
+        version, owners = self.store.find_by_hashes_at(
+            namespace, [content_hash(f.text) for f in facts])
+        for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
             now = times[fact.source]
-            existing = self.store.find_by_hash(namespace, content_hash(fact.text))
             if existing is not None:
                 self.store.reinforce(namespace, existing, source=fact.source, now=now,
                                      reason="exact duplicate (normalized text)")
@@ -158,7 +161,7 @@ class IngestPipeline:
         if len(vectors) != len(pending):  # a faulty embedder: fail before writing anything
             raise ValueError(f"vectors: the embedder returned {len(vectors)} vectors for "
                              f"{len(pending)} facts")
-        neighbours = self._neighbours(namespace, vectors)
+        neighbours = self._neighbours(namespace, version, vectors)
         requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]] = []
         for (index, fact), vec, near in zip(pending, vectors, neighbours, strict=True):
             now = times[fact.source]
@@ -196,15 +199,16 @@ class IngestPipeline:
                 return True
         return False
 
-    def _neighbours(self, namespace: str, vectors: np.ndarray) -> list[list[Neighbour]]:
+    def _neighbours(self, namespace: str, version: int, vectors: np.ndarray
+                    ) -> list[list[Neighbour]]:
         s = self.settings.neighbours
-        version = self.store.current_version(namespace)
         index = self.index_cache.get(namespace, version)
         if len(index) == 0:
             return [[] for _ in range(len(vectors))]
         hits = index.search(vectors, s * 3)
         ids = sorted({mid for row in hits for mid, _ in row})
-        records = dict(zip(ids, self.store.get_many(namespace, ids), strict=True))
+        # Only texts and statuses are needed: skip decoding the vectors.
+        records = dict(zip(ids, self.store.get_many(namespace, ids, vectors=False), strict=True))
         out: list[list[Neighbour]] = []
         for row in hits:
             near = [Neighbour(mid, rec.text, float(sim)) for mid, sim in row

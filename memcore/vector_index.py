@@ -242,10 +242,15 @@ class IndexCache:
     :meth:`get` pulls only what is new; a new version starts a fresh index.
     """
 
-    def __init__(self, fetch: Fetch, dim: int, *, max_namespaces: int = 64) -> None:
+    def __init__(self, fetch: Fetch, dim: int, *, max_namespaces: int = 64,
+                 drains: bool = False) -> None:
+        """``drains=True``: one ``fetch`` returns everything written so far (as
+        ``MemoryStore.vectors_since`` does without a limit), so :meth:`get` makes one call
+        instead of calling again to see that nothing more is there."""
         if max_namespaces < 1:
             raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
         self._fetch = fetch
+        self.drains = drains
         self.dim = dim
         self.max_namespaces = max_namespaces
         self._entries: OrderedDict[str, tuple[int, int, VectorIndex]] = OrderedDict()
@@ -263,7 +268,7 @@ class IndexCache:
                 ids, vectors, new_offset = self._fetch(namespace, version, offset)
                 if len(ids):
                     index.add(list(ids), vectors)
-                if new_offset == offset or not len(ids):
+                if new_offset == offset or not len(ids) or self.drains:
                     offset = new_offset
                     break
                 offset = new_offset

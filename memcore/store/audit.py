@@ -18,6 +18,7 @@ from redis.client import Pipeline
 from memcore import keys
 from memcore.models import Actor, AuditAction, AuditEvent, validate_identifier, validate_namespace
 from memcore.store.base import BATCH, StoreBase
+from memcore.store.commit import ScriptBatch
 from memcore.store.records import micros_time, to_micros
 
 REDACTED = "[erased]"
@@ -41,10 +42,15 @@ def _payload(event: AuditEvent) -> str:
 class AuditMixin(StoreBase):
     """Append, read, follow, trim and redact the audit stream."""
 
-    def _queue_audit(self, pipe: Pipeline | None, events: Sequence[AuditEvent]) -> None:
-        """Append ``events`` (on ``pipe`` inside a transaction, else directly)."""
+    def _queue_audit(self, pipe: Pipeline | ScriptBatch | None,
+                     events: Sequence[AuditEvent]) -> None:
+        """Append ``events`` (on ``pipe`` inside a transaction or commit, else directly)."""
         for event in events:
             ns = event.namespace
+            if isinstance(pipe, ScriptBatch):
+                pipe.audit(keys.audit(ns), keys.prefix(ns) + "audit:p:", _payload(event),
+                           _fields(event))
+                continue
             self._audit_append(keys=[keys.audit(ns)],
                                args=[keys.prefix(ns) + "audit:p:", _payload(event),
                                      *_fields(event)],

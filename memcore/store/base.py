@@ -108,6 +108,10 @@ class StoreBase:
         self._cas_commit = client.register_script(scripts.CAS_COMMIT)
         self._rewrite_stream = client.register_script(scripts.REWRITE_STREAM)
         self._add_episodes = client.register_script(scripts.ADD_EPISODES)
+        self._read_for_write = client.register_script(scripts.READ_FOR_WRITE)
+        self._commit_write = client.register_script(scripts.COMMIT_WRITE)
+        self._find_by_hashes = client.register_script(scripts.FIND_BY_HASHES)
+        self._order_since = client.register_script(scripts.ORDER_SINCE)
 
     @property
     def client(self) -> redis.Redis:
@@ -149,14 +153,15 @@ class StoreBase:
                        for i, raw in zip(chunk, raws, strict=True))
         return out
 
-    def _read_current(self, ns: str, ids: Sequence[str]) -> tuple[int, list[Memory | None]]:
+    def _read_current(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+                      ) -> tuple[int, list[Memory | None]]:
         """Pointer and records in one atomic round trip (never a mix of versions)."""
         validate_namespace(ns)
         for memory_id in ids:
             validate_identifier(memory_id)
         res = self._mget_current(keys=[keys.current(ns)], args=[keys.prefix(ns), *ids])
         version = int(res[0])
-        recs = [None if raw is None else unpack_memory(raw, ns, i)
+        recs = [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
                 for i, raw in zip(ids, res[1:], strict=True)]
         return version, recs
 

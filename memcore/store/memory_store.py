@@ -17,7 +17,7 @@ from memcore import keys
 from memcore.models import Memory, Status, validate_identifier, validate_namespace
 from memcore.store.base import BATCH
 from memcore.store.erase import EraseMixin
-from memcore.store.records import record_vector
+from memcore.store.records import record_vector, unpack_memory
 
 
 class MemoryStore(EraseMixin):
@@ -36,25 +36,39 @@ class MemoryStore(EraseMixin):
         """A memory of the current version, or None."""
         return self._read_current(ns, [memory_id])[1][0]
 
-    def get_many(self, ns: str, ids: Sequence[str]) -> list[Memory | None]:
-        """Memories of the current version (one atomic round trip: never a mix of versions)."""
+    def get_many(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+                 ) -> list[Memory | None]:
+        """Memories of the current version (one atomic round trip: never a mix of versions).
+
+        ``vectors=False`` leaves ``vector`` None (cheaper when only texts are needed)."""
         if not ids:
             return []
-        return self._read_current(ns, list(ids))[1]
+        return self._read_current(ns, list(ids), vectors=vectors)[1]
 
     def find_by_hash(self, ns: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""
+        return self.find_by_hashes(ns, [content_hash])[0]
+
+    def find_by_hashes(self, ns: str, hashes: Sequence[str]) -> list[str | None]:
+        """For each content hash, the id of a live memory with that normalized text (or
+        None); one atomic round trip, all from the current version."""
+        return self.find_by_hashes_at(ns, hashes)[1]
+
+    def find_by_hashes_at(self, ns: str, hashes: Sequence[str]
+                          ) -> tuple[int, list[str | None]]:
+        """:meth:`find_by_hashes` and the current version it read them from."""
         validate_namespace(ns)
-        keys.check_hash(content_hash)
-        for _ in range(3):  # the pointer may move between the two reads
-            version = self.current_version(ns)
-            raw = self._r.get(keys.by_hash(ns, version, content_hash))
-            if raw is None:
-                return None
-            memory = self.get(ns, raw.decode())
-            if memory is not None and memory.live and memory.content_hash == content_hash:
-                return memory.id
-        return None
+        for content_hash in hashes:
+            keys.check_hash(content_hash)
+        res = self._find_by_hashes(keys=[keys.current(ns)], args=[keys.prefix(ns), *hashes])
+        out: list[str | None] = []
+        for pos, content_hash in enumerate(hashes):
+            owner, raw = res[1 + 2 * pos], res[2 + 2 * pos]
+            memory = (None if owner is None or raw is None
+                      else unpack_memory(raw, ns, owner.decode(), vector=False))
+            ok = memory is not None and memory.live and memory.content_hash == content_hash
+            out.append(memory.id if ok and memory is not None else None)
+        return int(res[0]), out
 
     def iter_memories(self, ns: str, statuses: Collection[Status] | None = None
                       ) -> Iterator[Memory]:
@@ -83,19 +97,23 @@ class MemoryStore(EraseMixin):
 
         An id appears again when UPDATE changed its vector: the later entry wins."""
         validate_namespace(ns)
-        ids = self._order_ids(ns, version, offset, limit)
         out_ids: list[str] = []
         vectors: list[np.ndarray] = []
-        for start in range(0, len(ids), BATCH):
-            chunk = ids[start : start + BATCH]
-            raws = self._r.mget([keys.memory(ns, version, i) for i in chunk])
-            for memory_id, raw in zip(chunk, raws, strict=True):
+        pos, end = offset, None if limit is None else offset + limit
+        while end is None or pos < end:  # one script per BATCH ids: no long-blocking reply
+            step = BATCH if end is None else min(BATCH, end - pos)
+            res = self._order_since(keys=[keys.order_len(ns, version)],
+                                    args=[keys.vprefix(ns, version), keys.ORDER_CHUNK, pos, step])
+            for memory_id, raw in zip(res[1::2], res[2::2], strict=True):
                 vec = record_vector(raw) if raw is not None else None
                 if vec is not None:
-                    out_ids.append(memory_id)
+                    out_ids.append(memory_id.decode())
                     vectors.append(vec)
+            moved, pos = int(res[0]) - pos, int(res[0])
+            if moved < step:
+                break
         matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), np.float32)
-        return out_ids, matrix, offset + len(ids)
+        return out_ids, matrix, pos
 
     # --- counters and triggers -------------------------------------------------------
     def incr_counters(self, ns: str, counts: Mapping[str, float]) -> None:

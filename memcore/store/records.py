@@ -147,8 +147,11 @@ def pack_memory(memory: Memory) -> bytes:
     return b"".join(out)
 
 
-def unpack_memory(blob: bytes, ns: str, memory_id: str) -> Memory:
-    """Decode a record written by :func:`pack_memory` (no re-validation: it was valid)."""
+def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) -> Memory:
+    """Decode a record written by :func:`pack_memory` (no re-validation: it was valid).
+
+    ``vector=False`` skips decoding the vector (``vector`` is None): cheaper for readers
+    that only need texts and statuses."""
     fmt, version, last_used, strength, recall_count = RECALL.unpack_from(blob, 0)
     if fmt != FORMAT:
         raise ValueError(f"memory {memory_id}: unknown record format {fmt}")
@@ -156,7 +159,10 @@ def unpack_memory(blob: bytes, ns: str, memory_id: str) -> Memory:
     (importance, confidence, last_supported, created, updated, valid_from, valid_until,
      expires, support, kind, status, flags, derived) = BODY.unpack_from(blob, offset)
     offset += BODY.size
-    vec, offset = dequantize(blob, offset)
+    if vector:
+        vec, offset = dequantize(blob, offset)
+    else:
+        vec, offset = None, offset + _VEC.size + _VEC.unpack_from(blob, offset)[0]
     content_hash, offset = _get_hash(blob, offset)
     superseded_by, offset = _get_str(blob, offset)
     text, offset = _get_str(blob, offset)

@@ -123,3 +123,141 @@ redis.call('XSETID', KEYS[2], last_id)
 redis.call('RENAME', KEYS[2], KEYS[1])
 return kept
 """
+
+# The read half of a write op: pointer, pass token, some records, some hash owners and
+# the records of those owners, as of one moment. KEYS: current, pass token.
+# ARGV: ns prefix, number of ids, ids..., hashes...
+# -> {version, token or false, record or false per id, then per hash: owner or false,
+#     owner's record or false}
+READ_FOR_WRITE = """
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+local out = {v, redis.call('GET', KEYS[2])}
+local base = ARGV[1] .. 'v' .. v .. ':'
+local n = tonumber(ARGV[2])
+for i = 3, 2 + n do
+  out[#out + 1] = redis.call('GET', base .. 'm:' .. ARGV[i])
+end
+for i = 3 + n, #ARGV do
+  local owner = redis.call('GET', base .. 'h:' .. ARGV[i])
+  out[#out + 1] = owner
+  if owner then
+    out[#out + 1] = redis.call('GET', base .. 'm:' .. owner)
+  else
+    out[#out + 1] = false
+  end
+end
+return out
+"""
+
+# The write half: a compare-and-write that does what WATCH/MULTI did in one round trip.
+# Commits only if the pointer still holds the version read, the pass token is the one
+# read (or still absent) and every key read still has the bytes read (SHA-1, '' =
+# absent); then runs the ops. Record logic stays in Python (store/ops.py): this script
+# only checks and writes. Keys: KEYS[1] current, KEYS[2] pass token, KEYS[3...] every
+# other key the ops name, referred to by index. ARGV: ns prefix, version, token ('' =
+# none), number of checks, (key index, sha1)..., then ops:
+#   SET k value | DEL k | HINCRBY k field n | INCRBYFLOAT k n | ZADDNX k score member
+#   XADD k nfields field value ... | AUDIT k payload-prefix payload nfields field value ...
+#   ORDER k chunk-prefix chunk-size nids id ...
+# -> 1 committed, 0 conflict (read again and retry)
+COMMIT_WRITE = """
+local v = redis.call('GET', KEYS[1]) or '0'
+if v ~= ARGV[2] then return 0 end
+local tok = redis.call('GET', KEYS[2]) or ''
+if tok ~= ARGV[3] then return 0 end
+local nchecks = tonumber(ARGV[4])
+local i = 5
+for _ = 1, nchecks do
+  local cur = redis.call('GET', KEYS[tonumber(ARGV[i])])
+  if cur then cur = redis.sha1hex(cur) else cur = '' end
+  if cur ~= ARGV[i + 1] then return 0 end
+  i = i + 2
+end
+local function fields(at)
+  local n = tonumber(ARGV[at])
+  local f = {}
+  for j = at + 1, at + 2 * n do f[#f + 1] = ARGV[j] end
+  return f, at + 2 * n + 1
+end
+while i <= #ARGV do
+  local op = ARGV[i]
+  local key = KEYS[tonumber(ARGV[i + 1])]
+  if op == 'SET' then
+    redis.call('SET', key, ARGV[i + 2]); i = i + 3
+  elseif op == 'DEL' then
+    redis.call('DEL', key); i = i + 2
+  elseif op == 'HINCRBY' then
+    redis.call('HINCRBY', key, ARGV[i + 2], ARGV[i + 3]); i = i + 4
+  elseif op == 'INCRBYFLOAT' then
+    redis.call('INCRBYFLOAT', key, ARGV[i + 2]); i = i + 3
+  elseif op == 'ZADDNX' then
+    redis.call('ZADD', key, 'NX', ARGV[i + 2], ARGV[i + 3]); i = i + 4
+  elseif op == 'XADD' then
+    local f, nxt = fields(i + 2)
+    redis.call('XADD', key, '*', unpack(f)); i = nxt
+  elseif op == 'AUDIT' then
+    local f, nxt = fields(i + 4)
+    local id = redis.call('XADD', key, '*', unpack(f))
+    if ARGV[i + 3] ~= '' then
+      local ms = tonumber(string.match(id, '^(%d+)'))
+      redis.call('HSET', ARGV[i + 2] .. math.floor(ms / 86400000), id, ARGV[i + 3])
+    end
+    i = nxt
+  elseif op == 'ORDER' then
+    local size = tonumber(ARGV[i + 3])
+    local n = tonumber(ARGV[i + 4])
+    for j = i + 5, i + 4 + n do
+      local pos = redis.call('INCR', key) - 1
+      redis.call('RPUSH', ARGV[i + 2] .. math.floor(pos / size), ARGV[j])
+    end
+    i = i + 5 + n
+  else
+    return redis.error_reply('COMMIT_WRITE: unknown op ' .. tostring(op))
+  end
+end
+return 1
+"""
+
+# Content hashes -> live owner candidates of the current version, in one round trip.
+# KEYS: current. ARGV: ns prefix, hashes... -> {version, owner or false, record or false, ...}
+FIND_BY_HASHES = """
+local v = tonumber(redis.call('GET', KEYS[1]) or '0')
+local out = {v}
+local base = ARGV[1] .. 'v' .. v .. ':'
+for i = 2, #ARGV do
+  local owner = redis.call('GET', base .. 'h:' .. ARGV[i])
+  out[#out + 1] = owner
+  if owner then
+    out[#out + 1] = redis.call('GET', base .. 'm:' .. owner)
+  else
+    out[#out + 1] = false
+  end
+end
+return out
+"""
+
+# New entries of a version's insertion-order log and their records, in one round trip.
+# KEYS: order length. ARGV: version prefix, chunk size, offset, limit ('' = all)
+# -> {new offset, id, record or false, id, record or false, ...}
+ORDER_SINCE = """
+local total = tonumber(redis.call('GET', KEYS[1]) or '0')
+local size = tonumber(ARGV[2])
+local pos = tonumber(ARGV[3])
+local stop = total
+if ARGV[4] ~= '' then stop = math.min(total, pos + tonumber(ARGV[4])) end
+local out = {pos}
+while pos < stop do
+  local chunk = math.floor(pos / size)
+  local start = pos - chunk * size
+  local last = math.min(size - 1, start + (stop - pos) - 1)
+  local got = redis.call('LRANGE', ARGV[1] .. 'o:' .. chunk, start, last)
+  if #got == 0 then break end
+  for _, id in ipairs(got) do
+    out[#out + 1] = id
+    out[#out + 1] = redis.call('GET', ARGV[1] .. 'm:' .. id)
+  end
+  pos = pos + #got
+end
+out[1] = pos
+return out
+"""

@@ -30,7 +30,8 @@ from memcore.models import (
 from memcore.store import ops
 from memcore.store.audit import AuditMixin
 from memcore.store.base import DeltaEntry
-from memcore.store.records import pack_memory, to_micros
+from memcore.store.commit import ScriptBatch
+from memcore.store.records import pack_memory, to_micros, unpack_memory
 
 
 @dataclass
@@ -54,21 +55,34 @@ class Plan:
 
 
 class Reader:
-    """Reads inside a WATCH block: every key read is watched first."""
+    """Reads of one write op, all from one version; every key read is checked at commit.
 
-    def __init__(self, pipe: Pipeline, ns: str, version: int) -> None:
-        self.pipe, self.ns, self.version = pipe, ns, version
+    ``prefetch`` holds what the ``READ_FOR_WRITE`` script already returned (records by
+    id, owners by content hash); anything else is read with a GET of that version.
+    """
+
+    def __init__(self, client: redis.Redis, ns: str, version: int,
+                 records: Mapping[str, bytes | None] | None = None,
+                 owners: Mapping[str, bytes | None] | None = None) -> None:
+        self.client, self.ns, self.version = client, ns, version
+        self.raw: dict[str, bytes | None] = dict(records or {})
+        self.raw_owners: dict[str, bytes | None] = dict(owners or {})
+        self.lazy = 0  # reads made after the prefetch
         self._memories: dict[str, Memory | None] = {}
-        self.owners: dict[str, str | None] = {}
+
+    @property
+    def owners(self) -> dict[str, str | None]:
+        """Content hash -> owner id, for every hash read."""
+        return {h: None if raw is None else raw.decode() for h, raw in self.raw_owners.items()}
 
     def get(self, memory_id: str) -> Memory | None:
-        """The record of ``memory_id`` (watched)."""
+        """The record of ``memory_id`` (checked at commit)."""
         if memory_id not in self._memories:
-            from memcore.store.records import unpack_memory
-
-            key = keys.memory(self.ns, self.version, memory_id)
-            self.pipe.watch(key)
-            raw: bytes | None = self.pipe.get(key)  # type: ignore[assignment]
+            if memory_id not in self.raw:
+                self.lazy += 1
+                self.raw[memory_id] = self.client.get(
+                    keys.memory(self.ns, self.version, memory_id))
+            raw = self.raw[memory_id]
             self._memories[memory_id] = (None if raw is None
                                          else unpack_memory(raw, self.ns, memory_id))
         return self._memories[memory_id]
@@ -81,48 +95,73 @@ class Reader:
         return memory
 
     def owner(self, content_hash: str) -> str | None:
-        """The live memory id registered for ``content_hash`` (watched)."""
-        if content_hash not in self.owners:
-            key = keys.by_hash(self.ns, self.version, content_hash)
-            self.pipe.watch(key)
-            raw: bytes | None = self.pipe.get(key)  # type: ignore[assignment]
-            self.owners[content_hash] = None if raw is None else raw.decode()
-        return self.owners[content_hash]
+        """The live memory id registered for ``content_hash`` (checked at commit)."""
+        if content_hash not in self.raw_owners:
+            self.lazy += 1
+            self.raw_owners[content_hash] = self.client.get(
+                keys.by_hash(self.ns, self.version, content_hash))
+        raw = self.raw_owners[content_hash]
+        return None if raw is None else raw.decode()
+
+    def check_all(self, batch: ScriptBatch) -> None:
+        """Add a check for every key read."""
+        for memory_id, raw in self.raw.items():
+            batch.check(keys.memory(self.ns, self.version, memory_id), raw)
+        for content_hash, raw in self.raw_owners.items():
+            batch.check(keys.by_hash(self.ns, self.version, content_hash), raw)
 
 
 class WritesMixin(AuditMixin):
     """ADD, UPDATE, supersede, reinforce, touch, pin/unpin, restore."""
 
-    def _transact(self, ns: str, plan: Callable[[Reader], Plan]) -> Memory:
+    def _transact(self, ns: str, plan: Callable[[Reader], Plan], ids: Sequence[str] = (),
+                  hashes: Sequence[str] = ()) -> Memory:
+        """Read (one script: pointer, pass token, records ``ids``, owners of ``hashes`` and
+        their records), plan in Python, commit with one compare-and-write script; a
+        conflict (anything read changed meanwhile) plans again on fresh data."""
         validate_namespace(ns)
+        for memory_id in ids:  # the script builds keys from them: validate first
+            validate_identifier(memory_id)
+        for content_hash in hashes:
+            keys.check_hash(content_hash)
         self._register(ns)
         cur, tok = keys.current(ns), keys.pass_token(ns)
-        with self._r.pipeline() as pipe:
-            while True:
-                try:
-                    pipe.watch(cur, tok)
-                    raw: bytes | None = pipe.get(cur)  # type: ignore[assignment]
-                    version = int(raw) if raw is not None else 0
-                    passing = bool(pipe.exists(tok))
-                    reader = Reader(pipe, ns, version)
-                    result = plan(reader)
-                    for change in result.changes:  # watch the hash keys we may delete
-                        if change.old is not None and change.old.live:
-                            reader.owner(change.old.content_hash)
-                    pipe.multi()
-                    self._queue_changes(pipe, ns, version, result.changes, reader.owners, passing)
-                    self._queue_audit(pipe, result.events)
-                    if result.pending:
-                        pipe.incrbyfloat(keys.pending(ns), result.pending)
-                    if version == 0:
-                        now = result.result.updated_at.timestamp()
-                        pipe.zadd(keys.versions(ns), {"0": now}, nx=True)
-                    pipe.execute()
-                    return result.result
-                except redis.WatchError:
-                    continue
+        while True:
+            res = self._read_for_write(keys=[cur, tok],
+                                       args=[keys.prefix(ns), len(ids), *ids, *hashes])
+            version, token = int(res[0]), res[1]
+            records = dict(zip(ids, res[2 : 2 + len(ids)], strict=True))
+            owners: dict[str, bytes | None] = {}
+            for pos, content_hash in enumerate(hashes):
+                owner, record = res[2 + len(ids) + 2 * pos : 4 + len(ids) + 2 * pos]
+                owners[content_hash] = owner
+                if owner is not None:
+                    records.setdefault(owner.decode(), record)
+            reader = Reader(self._r, ns, version, records, owners)
+            result = plan(reader)
+            for change in result.changes:  # check the hash keys we may delete
+                old, new = change.old, change.new
+                if old is not None and old.live and not (
+                        new is not None and new.live and new.content_hash == old.content_hash):
+                    reader.owner(old.content_hash)
+            batch = ScriptBatch(cur, tok)
+            self._queue_changes(batch, ns, version, result.changes, reader.owners,
+                                token is not None)
+            self._queue_audit(batch, result.events)
+            if result.pending:
+                batch.incrbyfloat(keys.pending(ns), result.pending)
+            if version == 0 and batch.writes:
+                now = result.result.updated_at.timestamp()
+                batch.zadd(keys.versions(ns), {"0": now}, nx=True)
+            if not batch.writes and not reader.lazy:
+                return result.result  # nothing to write; everything read in one moment
+            reader.check_all(batch)
+            if self._commit_write(keys=batch.keys, args=batch.args(keys.prefix(ns), version,
+                                                                   token)):
+                return result.result
 
-    def _queue_changes(self, pipe: Pipeline, ns: str, version: int, changes: Sequence[Change],
+    def _queue_changes(self, pipe: Pipeline | ScriptBatch, ns: str, version: int,
+                       changes: Sequence[Change],
                        owners: Mapping[str, str | None], passing: bool) -> None:
         """Queue records, hash index, status counts, order log and delta entries."""
         reindex: list[str] = []
@@ -154,7 +193,10 @@ class WritesMixin(AuditMixin):
             if passing:
                 for entry in ch.entries:
                     pipe.xadd(keys.delta(ns), entry.fields())
-        if reindex:
+        if reindex and isinstance(pipe, ScriptBatch):
+            pipe.order(keys.order_len(ns, version), keys.vprefix(ns, version) + "o:",
+                       keys.ORDER_CHUNK, reindex)
+        elif reindex:
             self._order_append(keys=[keys.order_len(ns, version)],
                                args=[keys.vprefix(ns, version) + "o:", keys.ORDER_CHUNK, *reindex],
                                client=pipe)
@@ -183,7 +225,7 @@ class WritesMixin(AuditMixin):
                                                             record=new)])],
                         [event], pending=new.importance * 10)
 
-        return self._transact(ns, plan)
+        return self._transact(ns, plan, ids=[memory.id], hashes=[memory.content_hash])
 
     def _plan_duplicate(self, rd: Reader, twin: Memory, memory: Memory, actor: Actor,
                         reason: str, decision: str | None) -> Plan:
@@ -224,7 +266,7 @@ class WritesMixin(AuditMixin):
             return Plan(new, [Change(old, new, [entry], reindex=vector is not None)], [event],
                         pending=new.importance * 10)
 
-        return self._transact(ns, plan)
+        return self._transact(ns, plan, ids=[memory_id])
 
     def supersede(self, ns: str, old_id: str, new_memory: Memory, *, now: datetime,
                   reason: str, decision: str | None = None,
@@ -251,7 +293,7 @@ class WritesMixin(AuditMixin):
                 Change(None, new, [DeltaEntry(new.id, "add", new.version, record=new)]),
             ], [event], pending=new.importance * 10)
 
-        return self._transact(ns, plan)
+        return self._transact(ns, plan, ids=[old_id, new_memory.id])
 
     def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
                   actor: Actor = Actor.INGEST, decision: str | None = None) -> Memory:
@@ -272,7 +314,7 @@ class WritesMixin(AuditMixin):
                                at=now)
             return Plan(new, [Change(old, new, [entry])], [event])
 
-        return self._transact(ns, plan)
+        return self._transact(ns, plan, ids=[memory_id])
 
     def _simple(self, ns: str, memory_id: str, op: str, action: AuditAction, now: datetime,
                 reason: str) -> Memory:
@@ -287,7 +329,7 @@ class WritesMixin(AuditMixin):
             return Plan(new, [Change(old, new, [DeltaEntry(memory_id, op, new.version,
                                                            {"now": now})])], [event])
 
-        return self._transact(ns, plan)
+        return self._transact(ns, plan, ids=[memory_id])
 
     def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
         """Pin a memory (exempt from decay and the cap), audited."""
