@@ -110,7 +110,6 @@ class StoreBase:
         self._add_episodes = client.register_script(scripts.ADD_EPISODES)
         self._read_for_write = client.register_script(scripts.READ_FOR_WRITE)
         self._commit_write = client.register_script(scripts.COMMIT_WRITE)
-        self._find_by_hashes = client.register_script(scripts.FIND_BY_HASHES)
         self._order_since = client.register_script(scripts.ORDER_SINCE)
 
     @property

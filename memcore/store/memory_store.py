@@ -60,10 +60,12 @@ class MemoryStore(EraseMixin):
         validate_namespace(ns)
         for content_hash in hashes:
             keys.check_hash(content_hash)
-        res = self._find_by_hashes(keys=[keys.current(ns)], args=[keys.prefix(ns), *hashes])
+        # The write path's read script with no ids: version, token, then owner/record pairs.
+        res = self._read_for_write(keys=[keys.current(ns), keys.pass_token(ns)],
+                                   args=[keys.prefix(ns), 0, *hashes])
         out: list[str | None] = []
         for pos, content_hash in enumerate(hashes):
-            owner, raw = res[1 + 2 * pos], res[2 + 2 * pos]
+            owner, raw = res[2 + 2 * pos], res[3 + 2 * pos]
             memory = (None if owner is None or raw is None
                       else unpack_memory(raw, ns, owner.decode(), vector=False))
             ok = memory is not None and memory.live and memory.content_hash == content_hash

@@ -218,24 +218,6 @@ end
 return 1
 """
 
-# Content hashes -> live owner candidates of the current version, in one round trip.
-# KEYS: current. ARGV: ns prefix, hashes... -> {version, owner or false, record or false, ...}
-FIND_BY_HASHES = """
-local v = tonumber(redis.call('GET', KEYS[1]) or '0')
-local out = {v}
-local base = ARGV[1] .. 'v' .. v .. ':'
-for i = 2, #ARGV do
-  local owner = redis.call('GET', base .. 'h:' .. ARGV[i])
-  out[#out + 1] = owner
-  if owner then
-    out[#out + 1] = redis.call('GET', base .. 'm:' .. owner)
-  else
-    out[#out + 1] = false
-  end
-end
-return out
-"""
-
 # New entries of a version's insertion-order log and their records, in one round trip.
 # KEYS: order length. ARGV: version prefix, chunk size, offset, limit ('' = all)
 # -> {new offset, id, record or false, id, record or false, ...}
