@@ -115,7 +115,8 @@ class Client:
     @property
     def _index(self) -> IndexCache:
         if self._index_cache is None:
-            self._index_cache = IndexCache(self.store.vectors_since, self.models.embedder.dim)
+            self._index_cache = IndexCache(self.store.vectors_since, self.models.embedder.dim,
+                                           drains=True)
         return self._index_cache
 
     @property
