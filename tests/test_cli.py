@@ -189,6 +189,7 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     import contextlib
     import os
     import signal
+    import threading
     import time
 
     import psutil
@@ -221,7 +222,15 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
             assert part in names, part
         proc.send_signal(signal.SIGINT)
         # Warm shutdown of four processes can take a while on a loaded 2-core machine.
-        out, _ = proc.communicate(timeout=150)
+        # Wait for the process itself, then read what it printed (a reader thread, so a
+        # leftover process holding the pipe fails the assertions below, not the read).
+        proc.wait(timeout=150)
+        rest: list[str] = []
+        reader = threading.Thread(target=lambda: rest.append(proc.stdout.read()),  # type: ignore[union-attr]
+                                  daemon=True)
+        reader.start()
+        reader.join(timeout=20)
+        out = "".join(lines) + "".join(rest)
         assert proc.returncode == 0, out
         assert "stopped" in out
         _gone, alive = psutil.wait_procs(children, timeout=10)
