@@ -46,6 +46,9 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop_signal)
+    # A shell starts background jobs with SIGINT ignored, and children inherit that:
+    # make Ctrl-C (SIGINT) stop the stack however we were started.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     out = console()
     try:
         stack.start()

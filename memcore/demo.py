@@ -99,6 +99,8 @@ def main() -> int:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGTERM, interrupted)
+    # Background jobs start with SIGINT ignored; Ctrl-C must still stop the demo.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         embedded = "MEMCORE_REDIS_URL" not in os.environ
         stack.start()
