@@ -78,6 +78,13 @@ def pyplot() -> Any:
     return plt
 
 
+def save_figure(fig: Any, path: Path) -> None:
+    """Lay out, write as PNG and close a matplotlib figure (every bench plot ends so)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+
+
 def write_outputs(result: Mapping[str, Any], out: Path, markdown: str,
                   plot: PlotFn | None = None) -> None:
     """Write ``out`` (JSON), ``out.md`` (Markdown) and ``out.png`` (the plot)."""

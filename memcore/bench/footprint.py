@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.bench.common import machine, markdown_table, pyplot, write_outputs
+from memcore.bench.common import machine, markdown_table, pyplot, save_figure, write_outputs
 from memcore.models import Actor, Kind, Memory, Status
 from memcore.store import MemoryStore
 from memcore.store.memory_store import footprint
@@ -131,9 +131,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
     ax.set_ylabel("bytes per memory")
     ax.set_title(f"bench footprint, n={result['n']}, d={result['d']}")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from memcore.bench.common import (
     percentile,
     pyplot,
     running_stack,
+    save_figure,
     write_outputs,
 )
 from memcore.client import Client
@@ -251,9 +252,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
     ax.set_ylabel("per second (log)")
     ax.set_title(f"bench ingest, {result['turns']} turns")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

@@ -30,7 +30,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from memcore.bench.common import machine, markdown_table, pyplot, running_stack, write_outputs
+from memcore.bench.common import (
+    machine,
+    markdown_table,
+    pyplot,
+    running_stack,
+    save_figure,
+    write_outputs,
+)
 from memcore.client import Client
 from memcore.config import Settings
 from memcore.ingest_files import is_locomo, locomo_batches, locomo_episode_id
@@ -438,9 +445,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
     ax.set_ylim(0, 1)
     ax.set_title(f"LoCoMo: {result['embedder']} embedder, {result['facts']} facts")
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:

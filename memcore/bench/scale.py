@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from memcore.bench.common import pyplot, save_figure
 from memcore.config import ConsolidationConfig
 from memcore.partition import (
     CellIndex,
@@ -336,11 +337,7 @@ def markdown_table(results: Sequence[dict[str, Any]]) -> str:
 
 def plot(results: Sequence[dict[str, Any]], path: Path) -> None:
     """Time against n for partition and exact (bars when there is a single n)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     if len(results) == 1:
         r = results[0]
@@ -358,9 +355,7 @@ def plot(results: Sequence[dict[str, Any]], path: Path) -> None:
         ax.legend()
         ax.set_title(f"bench scale, d={results[0]['d']}")
     ax.set_ylabel("seconds")
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def write_outputs(results: Sequence[dict[str, Any]], out: Path) -> None:
