@@ -19,11 +19,18 @@ import redis
 
 from memcore import keys, metrics
 from memcore.config import ConsolidationConfig
-from memcore.consolidation import ClusterWork, Plan, consolidate, plan, reduce
+from memcore.consolidation import (
+    ClusterWork,
+    ConsolidationResult,
+    Plan,
+    consolidate,
+    plan,
+    reduce,
+)
 from memcore.interfaces import ClusterOutcome, Merger, Verdict
 from memcore.locks import LockLost, RenewedLock
 from memcore.models import Memory, utcnow
-from memcore.store import MemoryStore
+from memcore.store import MemoryStore, PassView
 
 log = logging.getLogger(__name__)
 
@@ -91,6 +98,15 @@ def changed_since_last_pass(store: MemoryStore, namespace: str,
 _EVENT_METRIC: tuple[tuple[str, metrics.MemoryOp], ...] = (
     ("MERGE", "merged"), ("TOMBSTONE", "tombstoned"), ("SUPERSEDE", "superseded"),
     ("SUMMARIZE", "added"))
+
+
+def _commit(store: MemoryStore, namespace: str, view: PassView, result: ConsolidationResult,
+            now: datetime, report: PassReport) -> None:
+    """Write the pass's result as the next snapshot and count its events in ``report``."""
+    report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
+                                          now=now)
+    for e in result.events:
+        report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
 
 
 def _export(report: PassReport) -> None:
@@ -206,10 +222,7 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
             report.skipped = f"snapshot moved from {version} to {view.version}"
             return report
         reduced = reduce(view.memories, plan_, outcomes, now, config, summarize=merger.summarize)
-        report.to_version = store.commit_pass(namespace, view, reduced.memories, reduced.events,
-                                              now=now)
-        for e in reduced.events:
-            report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
+        _commit(store, namespace, view, reduced, now, report)
     finally:
         store.client.set(keys.pass_done(namespace, pass_id), "1", ex=max(1, int(done_ttl)))
         lock.release()
@@ -234,10 +247,7 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
         view = store.begin_pass(namespace)
         result = consolidate(view.memories, now, config, merger)
         report = PassReport(namespace, lock.token, view.version)
-        report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
-                                              now=now)
-        for e in result.events:
-            report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
+        _commit(store, namespace, view, result, now, report)
     finally:
         lock.release()
     report.seconds = time.perf_counter() - t0
