@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m memcore.demo
+	$(BIN)/python -m memcore.devtools.demo
 
 test: $(STAMP) lint typecheck pytest
 

@@ -1,3 +1,32 @@
-"""memcore: long-term memory for LLM agents."""
+"""memcore: long-term memory for LLM agents.
+
+``from memcore import Client`` is the producer entry point. It is resolved lazily, so
+importing a submodule (``memcore.core.models``) does not load the client's stack.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from memcore.client import Client, SearchHit
+    from memcore.core.config import Settings
+
+__all__ = ["Client", "SearchHit", "Settings", "__version__"]
+
+_EXPORTS = {
+    "Client": "memcore.client",
+    "SearchHit": "memcore.client",
+    "Settings": "memcore.core.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'memcore' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from memcore.redis_server import start_redis
-from memcore.stack import LocalStack
+from memcore.devtools.redis_server import start_redis
+from memcore.devtools.stack import LocalStack
 
 
 @pytest.fixture(scope="session")

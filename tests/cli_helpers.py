@@ -11,8 +11,8 @@ from typer.testing import CliRunner, Result
 
 from memcore.adapters import build_embedder
 from memcore.cli import app
-from memcore.config import Settings
-from memcore.models import Actor, Kind, Memory, Status
+from memcore.core.config import Settings
+from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.store import MemoryStore
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 import redis
 
-from memcore.redis_server import RedisServer, running_redis
+from memcore.devtools.redis_server import RedisServer, running_redis
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
-from memcore.interfaces import ClusterOutcome, ClusterRequest, Verdict
-from memcore.models import Memory
+from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Verdict
+from memcore.core.models import Memory
 
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)
 

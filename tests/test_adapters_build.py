@@ -12,8 +12,8 @@ from memcore.adapters.openai_models import (
     OpenAIExtractor,
     OpenAIMerger,
 )
-from memcore.config import Settings
-from memcore.interfaces import Decider, Embedder, Extractor, Merger
+from memcore.core.config import Settings
+from memcore.core.interfaces import Decider, Embedder, Extractor, Merger
 
 
 def test_offline_by_default() -> None:

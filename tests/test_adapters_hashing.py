@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from memcore.adapters.hashing import HashingEmbedder
-from memcore.interfaces import Embedder
+from memcore.core.interfaces import Embedder
 
 
 def test_deterministic_unit_rows_of_the_right_shape() -> None:

@@ -22,8 +22,8 @@ from memcore.adapters.openai_models import (
     OpenAIExtractor,
     OpenAIMerger,
 )
-from memcore.interfaces import ClusterRequest, DecisionRequest, Neighbour, Op, Verdict
-from memcore.models import Episode, Kind, Role
+from memcore.core.interfaces import ClusterRequest, DecisionRequest, Neighbour, Op, Verdict
+from memcore.core.models import Episode, Kind, Role
 
 TS = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
 

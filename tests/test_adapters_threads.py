@@ -6,8 +6,8 @@ import threading
 from datetime import UTC, datetime
 
 from memcore.adapters.offline import OfflineExtractor
-from memcore.ingest import model_calls, take_errors
-from memcore.models import Episode
+from memcore.core.models import Episode
+from memcore.ingest.write_path import model_calls, take_errors
 
 
 def test_calls_and_errors_are_per_thread() -> None:

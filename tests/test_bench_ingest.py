@@ -12,11 +12,11 @@ import pytest
 
 from memcore.adapters import build_models
 from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
-from memcore.bench.common import missing_keys, percentile
-from memcore.bench.ingest import CONTRACT_KEYS, main, run_ingest, synthetic_turns
-from memcore.config import Settings
-from memcore.interfaces import DecisionRequest
-from memcore.models import Episode, Role
+from memcore.core.config import Settings
+from memcore.core.interfaces import DecisionRequest
+from memcore.core.models import Episode, Role
+from memcore.devtools.bench.common import missing_keys, percentile
+from memcore.devtools.bench.ingest import CONTRACT_KEYS, main, run_ingest, synthetic_turns
 
 
 def test_quick_run_with_and_without_latency(tmp_path: Path, redis_url: str) -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memcore.bench.common import missing_keys
-from memcore.bench.locomo import (
+from memcore.devtools.bench.common import missing_keys
+from memcore.devtools.bench.locomo import (
     CONTRACT_KEYS,
     STAGE_KEYS,
     STAGES,

@@ -8,8 +8,8 @@ import pytest
 
 from memcore.adapters import OfflineExtractor, build_models
 from memcore.adapters.provided import ProvidedFactsExtractor, provided_facts
-from memcore.config import Settings
-from memcore.models import Episode, Kind, Role
+from memcore.core.config import Settings
+from memcore.core.models import Episode, Kind, Role
 
 
 def episode(metadata: dict[str, object], eid: str = "D1-3") -> Episode:

@@ -8,7 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memcore.bench.scale import (
+from memcore.core.config import ConsolidationConfig
+from memcore.core.scoring import retention
+from memcore.devtools.bench.scale import (
     CONTRACT_KEYS,
     Columns,
     decay_floor_cap,
@@ -17,8 +19,6 @@ from memcore.bench.scale import (
     run_scale,
     synthetic_vectors,
 )
-from memcore.config import ConsolidationConfig
-from memcore.scoring import retention
 
 
 def test_quick_run_writes_json_markdown_and_plot(tmp_path: Path) -> None:

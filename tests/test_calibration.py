@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from memcore.adapters.hashing import HashingEmbedder
-from memcore.calibration import calibrate, load_pairs
-from memcore.config import EMBEDDER_THRESHOLDS, Settings
-from memcore.consolidation import plan
-from memcore.text import texts_conflict
+from memcore.core.calibration import calibrate, load_pairs
+from memcore.core.config import EMBEDDER_THRESHOLDS, Settings
+from memcore.core.consolidation import plan
+from memcore.core.text import texts_conflict
 from tests.helpers import make_memory
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.models import Kind, Status
+from memcore.core.models import Kind, Status
 from memcore.store import MemoryStore
 from tests.cli_helpers import NS, T0, memory, put, run, run_json
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memcore.client import Client
-from memcore.ingest_files import (
+from memcore.client.client import Client
+from memcore.devtools.conversation_files import (
     is_locomo,
     locomo_batches,
     locomo_episode_id,
@@ -18,7 +18,7 @@ from memcore.ingest_files import (
     read_batches,
     validate,
 )
-from memcore.stack import LocalStack
+from memcore.devtools.stack import LocalStack
 from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.cli_helpers import run
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from memcore.config import ConsolidationConfig
-from memcore.models import Kind
-from memcore.review import (
+from memcore.core.config import ConsolidationConfig
+from memcore.core.models import Kind
+from memcore.core.review import (
     Label,
     LabelledFact,
     ReviewRecord,
@@ -112,7 +112,7 @@ def test_parse_labels_json_mapping_and_jsonl() -> None:
 
 
 def test_sample_is_active_only_and_reproducible() -> None:
-    from memcore.models import Status
+    from memcore.core.models import Status
 
     mems = [memory(f"fact {i}") for i in range(10)] + [
         memory("a candidate", status=Status.CANDIDATE)]

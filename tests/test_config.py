@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.config import Settings, get_settings
+from memcore.core.config import Settings, get_settings
 
 
 def test_settings_repr_hides_secrets() -> None:

@@ -9,10 +9,10 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcore.config import ConsolidationConfig
-from memcore.consolidation import consolidate, profile
-from memcore.interfaces import Verdict
-from memcore.models import AuditAction, Kind, Status
+from memcore.core.config import ConsolidationConfig
+from memcore.core.consolidation import consolidate, profile
+from memcore.core.interfaces import Verdict
+from memcore.core.models import AuditAction, Kind, Status
 from tests.helpers import EPOCH, JoinMerger, hours, make_memory
 
 
@@ -227,7 +227,7 @@ def test_properties(mems: list, cap: int, verdict: Verdict) -> None:
 
 
 def test_relations_lose_weight_instead_of_being_dropped() -> None:
-    from memcore.models import Relation
+    from memcore.core.models import Relation
 
     edge = make_memory("Alice works at Acme", [1, 0], importance=0.01, explicit=True,
                        relation=Relation(subject="alice", predicate="works_at", object="acme"))

@@ -18,9 +18,10 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memcore import keys, tasknames
-from memcore.client import Client
-from memcore.models import Actor, Memory
+from memcore.client.client import Client
+from memcore.core.models import Actor, Memory
+from memcore.messaging import task_names
+from memcore.store import keys
 from tests.test_reliability_common import T0, Cluster, cluster, fact_text, turn_messages
 
 PAIRS = ("Sam owns a blue bicycle", "Sam drinks green tea every morning",
@@ -105,8 +106,9 @@ def test_writes_during_a_pass_are_all_present(tmp_path: Path, long_mode: bool) -
 
 KILL_SCRIPT = r"""
 import os, signal, sys
-from memcore import passes
-from memcore.client import Client
+from memcore.consolidate import passes
+from memcore.client.client import Client
+from memcore.core.models import utcnow
 client = Client(sys.argv[1])
 ns = sys.argv[2]
 def die(*a, **k):
@@ -114,7 +116,7 @@ def die(*a, **k):
 client.store._cas_commit = die
 cfg = client.settings.consolidation
 started = passes.start_pass(client.store, ns, "killed-pass", client.store.last_pass_at(ns)
-                            or __import__("memcore.models").models.utcnow(), cfg, full=True)
+                            or utcnow(), cfg, full=True)
 results = [passes.merge_batch(client.store, ns, "killed-pass", a, b, client.models.merger)
            for a, b in started.batches]
 passes.finish_pass(client.store, ns, "killed-pass", results, cfg, client.models.merger)
@@ -290,9 +292,9 @@ def test_redelivered_pass_tasks_change_nothing(tmp_path: Path) -> None:
         assert isinstance(started, dict)
         first, v1 = state(), client.store.current_version(ns)
         pass_id = started["pass_id"]
-        again = [client.celery.send_task(tasknames.CONSOLIDATE_BATCH, args=[ns, pass_id, 0, 32],
+        again = [client.celery.send_task(task_names.CONSOLIDATE_BATCH, args=[ns, pass_id, 0, 32],
                                          queue="consolidate"),
-                 client.celery.send_task(tasknames.CONSOLIDATE_REDUCE,
+                 client.celery.send_task(task_names.CONSOLIDATE_REDUCE,
                                          args=[[None], ns, pass_id], queue="consolidate")]
         outcomes = []
         for res in again:

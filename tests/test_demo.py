@@ -26,7 +26,7 @@ def _demo_env() -> dict[str, str]:
 
 
 def test_demo_runs_the_pipeline_and_cleans_up() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "memcore.demo"], env=_demo_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "memcore.devtools.demo"], env=_demo_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen: set[int] = set()
     deadline = time.monotonic() + 120
@@ -54,7 +54,7 @@ def test_demo_runs_the_pipeline_and_cleans_up() -> None:
 
 
 def test_demo_ctrl_c_stops_everything() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "memcore.demo"], env=_demo_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "memcore.devtools.demo"], env=_demo_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen: set[int] = set()
     deadline = time.monotonic() + 60

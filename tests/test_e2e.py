@@ -8,12 +8,13 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from celery.exceptions import CeleryError
 
-from memcore import keys, tasknames
-from memcore.client import Client
-from memcore.config import ConsolidationConfig
-from memcore.consolidation import consolidate
-from memcore.models import Actor, AuditAction, Status
-from memcore.stack import LocalStack
+from memcore.client.client import Client
+from memcore.core.config import ConsolidationConfig
+from memcore.core.consolidation import consolidate
+from memcore.core.models import Actor, AuditAction, Status
+from memcore.devtools.stack import LocalStack
+from memcore.messaging import task_names
+from memcore.store import keys
 from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.helpers import JoinMerger, hours, make_memory
 
@@ -89,7 +90,7 @@ def test_invalid_payload_fails_naming_the_field_and_writes_nothing(client: Clien
     ns = fresh_ns()
     bad = {"namespace": ns, "episodes": [{"namespace": ns, "role": "robot", "text": "hi",
                                           "timestamp": T0.isoformat()}]}
-    result = client.celery.send_task(tasknames.INGEST, args=[bad], queue="ingest")
+    result = client.celery.send_task(task_names.INGEST, args=[bad], queue="ingest")
     with pytest.raises((CeleryError, Exception)) as err:
         result.get(timeout=30)
     assert "episodes.0.role" in str(err.value)
@@ -111,7 +112,7 @@ def test_chord_pass_matches_the_pure_core(client: Client) -> None:
     expected = consolidate(mems, hours(200), cfg, JoinMerger())
     exp_live = sorted((m.importance, m.strength) for m in expected.live())
     # The workers use their own (default) config; run the pass with the seed's.
-    from memcore.passes import run_pass
+    from memcore.consolidate.passes import run_pass
     report = run_pass(client.store, ns, cfg, JoinMerger(), now=hours(200))
     assert report.to_version == 1
     live = [m for m in client.store.iter_memories(ns) if m.live]

@@ -13,9 +13,9 @@ import urllib.request
 import uuid
 from datetime import UTC, datetime
 
-from memcore.client import Client
-from memcore.redis_server import free_port
-from memcore.stack import LocalStack
+from memcore.client.client import Client
+from memcore.devtools.redis_server import free_port
+from memcore.devtools.stack import LocalStack
 from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 AUTH = "admin:s3cret"

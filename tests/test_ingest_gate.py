@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from memcore.adapters import build_models
-from memcore.config import Settings
-from memcore.ingest import IngestPipeline, same_slot
-from memcore.models import Episode
+from memcore.core.config import Settings
+from memcore.core.models import Episode
+from memcore.ingest.write_path import IngestPipeline, same_slot
 from memcore.store import MemoryStore
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""memcore.metrics: increments are visible over real HTTP from start_metrics_server."""
+"""memcore.observability.metrics: increments are visible over HTTP (start_metrics_server)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 import redis
 from prometheus_client.parser import text_string_to_metric_families
 
-from memcore.metrics import Metrics, MetricsServer, start_metrics_server
+from memcore.observability.metrics import Metrics, MetricsServer, start_metrics_server
 
 
 def scrape(port: int) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -137,7 +137,7 @@ def test_queue_lag_reads_the_broker_lists(redis_url: str, redis_client: redis.Re
 MULTIPROC_CHILD = textwrap.dedent(
     """
     import sys
-    from memcore.metrics import Metrics
+    from memcore.observability.metrics import Metrics
     m = Metrics()
     m.record_memory_change("added", int(sys.argv[1]))
     m.record_model_call("decide", tokens=10)
@@ -147,7 +147,7 @@ MULTIPROC_CHILD = textwrap.dedent(
 MULTIPROC_SERVER = textwrap.dedent(
     """
     import sys, urllib.request
-    from memcore.metrics import start_metrics_server
+    from memcore.observability.metrics import start_metrics_server
     first = start_metrics_server(0, "127.0.0.1")
     # A second child asking for the same port gets None instead of crashing.
     second = start_metrics_server(first.port, "127.0.0.1")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memcore.config import ConsolidationConfig, Settings
+from memcore.core.config import ConsolidationConfig, Settings
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 

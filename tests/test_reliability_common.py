@@ -21,9 +21,9 @@ from typing import Any
 
 import redis
 
-from memcore.client import Client
-from memcore.redis_server import RedisServer, start_redis
-from memcore.stack import LocalStack, worker_command
+from memcore.client.client import Client
+from memcore.devtools.redis_server import RedisServer, start_redis
+from memcore.devtools.stack import LocalStack, worker_command
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SHORT_VISIBILITY = 10  # seconds: a killed worker's messages come back quickly

@@ -13,8 +13,8 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from memcore.client import Client
-from memcore.models import Actor, Memory
+from memcore.client.client import Client
+from memcore.core.models import Actor, Memory
 from tests.test_reliability_common import (
     T0,
     cluster,

@@ -8,7 +8,7 @@ import uuid
 from collections import Counter
 from pathlib import Path
 
-from memcore.client import Client
+from memcore.client.client import Client
 from tests.test_reliability_common import (
     SHORT_VISIBILITY,
     cluster,

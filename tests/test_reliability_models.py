@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from memcore.adapters import build_models
-from memcore.client import to_episodes
-from memcore.config import Settings
-from memcore.ingest import IngestPipeline
-from memcore.models import AuditAction
+from memcore.client.client import to_episodes
+from memcore.core.config import Settings
+from memcore.core.models import AuditAction
+from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 from tests.test_reliability_common import T0
 

@@ -12,13 +12,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from memcore import keys, passes, tasknames
 from memcore.adapters import build_models
-from memcore.client import Client, to_episodes
-from memcore.config import Settings
-from memcore.ingest import IngestPipeline
-from memcore.interfaces import Decision, DecisionRequest, Op
-from memcore.store import MemoryStore
+from memcore.client.client import Client, to_episodes
+from memcore.consolidate import passes
+from memcore.core.config import Settings
+from memcore.core.interfaces import Decision, DecisionRequest, Op
+from memcore.ingest.write_path import IngestPipeline
+from memcore.messaging import task_names
+from memcore.store import MemoryStore, keys
 from tests.test_reliability_common import T0, cluster
 
 NS = "redeliver"
@@ -86,7 +87,7 @@ def test_redelivered_start_task_of_a_finished_pass_is_refused(tmp_path: Path) ->
         msgs = [m for i in range(20) for m in turn(f"p{i}", f"Sam likes color {i % 4} a lot", i)]
         client.wait(client.add(NS, msgs), timeout=120)
         payload = {"namespace": NS, "pass_id": "pass-once", "full": True}
-        first = client.celery.send_task(tasknames.CONSOLIDATE, args=[payload],
+        first = client.celery.send_task(task_names.CONSOLIDATE, args=[payload],
                                         queue="consolidate").get(timeout=120)
         deadline = time.monotonic() + 60
         while not passes.pass_finished(client.store, NS, "pass-once"):
@@ -94,7 +95,7 @@ def test_redelivered_start_task_of_a_finished_pass_is_refused(tmp_path: Path) ->
             time.sleep(0.1)
         version = client.store.current_version(NS)
         passes_before = client.store.client.xlen(keys.audit(NS))
-        again = [client.celery.send_task(tasknames.CONSOLIDATE, args=[payload],
+        again = [client.celery.send_task(task_names.CONSOLIDATE, args=[payload],
                                          queue="consolidate").get(timeout=120)
                  for _ in range(3)]
         print(f"\n[redelivered pass start] first: {first}; 3 re-sent start tasks: "

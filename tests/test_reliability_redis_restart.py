@@ -16,7 +16,7 @@ from pathlib import Path
 
 from celery import states
 
-from memcore.client import Client
+from memcore.client.client import Client
 from tests.test_reliability_common import SHORT_VISIBILITY, cluster, fact_text, turn_messages
 
 FACTS_PER_TURN = 2

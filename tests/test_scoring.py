@@ -6,9 +6,9 @@ import math
 
 import numpy as np
 
-from memcore.config import ConsolidationConfig
-from memcore.models import Kind
-from memcore.scoring import (
+from memcore.core.config import ConsolidationConfig
+from memcore.core.models import Kind
+from memcore.core.scoring import (
     capped_strength,
     decayed_confidence,
     distinctiveness,
@@ -86,8 +86,8 @@ def test_distinctiveness() -> None:
 
 
 def test_relation_weight_decays_but_never_below_its_floor() -> None:
-    from memcore.models import Relation
-    from memcore.scoring import effective_relation_weight
+    from memcore.core.models import Relation
+    from memcore.core.scoring import effective_relation_weight
 
     cfg = ConsolidationConfig()
     m = make_memory("Alice works at Acme", [1, 0], kind=Kind.KNOWLEDGE,

@@ -19,9 +19,9 @@ from typing import Any
 import pytest
 import redis
 
-from memcore import tasknames
-from memcore.client import Client
-from memcore.redis_server import free_port
+from memcore.client.client import Client
+from memcore.devtools.redis_server import free_port
+from memcore.messaging import task_names
 from tests.test_reliability_common import all_values, cluster, turn_messages
 from tests.test_reliability_models import Answer, completion, good_answer, model_server
 
@@ -122,7 +122,7 @@ def test_secrets_never_leak(tmp_path: Path) -> None:
             # Enqueue before any worker runs, so the raw broker messages can be read.
             ids = client.add(ns, [{"role": "user", "id": f"s{i}", "content": f"I keep {i} bees"}
                                   for i in range(12)])
-            ids += [client.celery.send_task(tasknames.INGEST, args=[{"namespace": "bad ns"}],
+            ids += [client.celery.send_task(task_names.INGEST, args=[{"namespace": "bad ns"}],
                                             queue="ingest").id]  # a failing task: a traceback
             broker = b"\n".join(r.lrange("ingest", 0, -1))
             c.spawn("ingest", "ingest", 1, loglevel="DEBUG")

@@ -20,12 +20,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcore import tasknames
 from memcore.adapters import build_models
-from memcore.client import Client, to_episodes
-from memcore.config import Settings
-from memcore.ingest import IngestPipeline
-from memcore.models import MAX_TEXT_BYTES
+from memcore.client.client import Client, to_episodes
+from memcore.core.config import Settings
+from memcore.core.models import MAX_TEXT_BYTES
+from memcore.ingest.write_path import IngestPipeline
+from memcore.messaging import task_names
 from memcore.store import MemoryStore
 from tests.test_reliability_common import T0, all_values, cluster
 
@@ -148,7 +148,7 @@ def test_bad_input_is_rejected_naming_the_field(tmp_path: Path, long_mode: bool)
 
         through_client()
         # The same (and more) cases as raw task messages, all in flight at once.
-        sent = [(field, client.celery.send_task(tasknames.INGEST, args=[payload], queue="ingest"))
+        sent = [(field, client.celery.send_task(task_names.INGEST, args=[payload], queue="ingest"))
                 for field, payload in raw_cases]
         unnamed = []
         for field, result in sent:
@@ -198,7 +198,7 @@ def raw_garbage(client: Client) -> int:
     for body, headers in GARBAGE:
         msg = {"body": base64.b64encode(body).decode(), "content-encoding": "utf-8",
                "content-type": "application/json",
-               "headers": {"lang": "py", "task": tasknames.INGEST, "id": uuid.uuid4().hex,
+               "headers": {"lang": "py", "task": task_names.INGEST, "id": uuid.uuid4().hex,
                            "argsrepr": "", "kwargsrepr": "", "retries": 0, **headers},
                "properties": {"delivery_tag": uuid.uuid4().hex, "body_encoding": "base64",
                               "delivery_info": {"exchange": "", "routing_key": "ingest"},

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from memcore.adapters import build_models
-from memcore.client import to_episodes
-from memcore.config import Settings
-from memcore.ingest import IngestPipeline
-from memcore.models import utcnow
-from memcore.redis_server import running_redis
+from memcore.client.client import to_episodes
+from memcore.core.config import Settings
+from memcore.core.models import utcnow
+from memcore.devtools.redis_server import running_redis
+from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 from tests.test_reliability_common import T0
 

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memcore.adapters import build_models
-from memcore.client import Client, to_episodes
-from memcore.config import Settings
-from memcore.ingest import IngestPipeline
-from memcore.models import Actor, AuditAction, Memory, Status
+from memcore.client.client import Client, to_episodes
+from memcore.core.config import Settings
+from memcore.core.models import Actor, AuditAction, Memory, Status
+from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 from memcore.store.records import quantize
 from tests.test_reliability_common import T0, all_values, cluster

@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 import redis
 
-from memcore import keys
-from memcore.models import Actor, AuditAction, Episode, Role, Status
-from memcore.redis_server import running_redis
-from memcore.store import DurabilityError, MemoryStore, footprint
+from memcore.core.models import Actor, AuditAction, Episode, Role, Status
+from memcore.devtools.redis_server import running_redis
+from memcore.store import DurabilityError, MemoryStore, footprint, keys
 from tests.test_store_support import DIM, T0, hundred_chars, later, mem, vec
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 
 import redis
 
-from memcore.models import Actor, AuditAction
+from memcore.core.models import Actor, AuditAction
 from memcore.store import MemoryStore
 from tests.test_store_support import later, mem
 

@@ -6,9 +6,8 @@ import numpy as np
 import pytest
 import redis
 
-from memcore import keys
-from memcore.models import Actor, AuditAction, Episode, Role
-from memcore.store import MemoryStore
+from memcore.core.models import Actor, AuditAction, Episode, Role
+from memcore.store import MemoryStore, keys
 from memcore.store.records import quantize
 from tests.test_store_support import later, mem, vec
 

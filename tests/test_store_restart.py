@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import shutil
 
-from memcore.models import Actor, Episode, Role
-from memcore.redis_server import start_redis
+from memcore.core.models import Actor, Episode, Role
+from memcore.devtools.redis_server import start_redis
 from memcore.store import MemoryStore
 from tests.test_store_support import later, mem
 

@@ -8,9 +8,8 @@ from datetime import timedelta
 import pytest
 import redis
 
-from memcore import keys
-from memcore.models import Actor, AuditAction, AuditEvent, Memory, Status
-from memcore.store import MemoryStore, StoreConflict, snapshots
+from memcore.core.models import Actor, AuditAction, AuditEvent, Memory, Status
+from memcore.store import MemoryStore, StoreConflict, keys, snapshots
 from tests.test_store_support import T0, later, mem
 
 

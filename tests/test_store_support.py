@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import redis
 
-from memcore.models import Memory, Status
+from memcore.core.models import Memory, Status
 from memcore.store import MemoryStore
 from memcore.store.records import pack_memory, unpack_memory
 

@@ -8,8 +8,8 @@ from typing import Any
 from celery import Celery
 from celery.signals import worker_process_init
 
-from memcore.config import get_settings
-from memcore.metrics import start_metrics_server
+from memcore.core.config import get_settings
+from memcore.observability.metrics import start_metrics_server
 from workers.config import celery_config
 
 # FAISS with OpenMP can hang in a forked child: bound its threads before anything loads it.

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from functools import cache
 
 from memcore.adapters import Models, build_models
-from memcore.config import Settings, get_settings
-from memcore.ingest import IngestPipeline
+from memcore.core.config import Settings, get_settings
+from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 
 

@@ -9,10 +9,11 @@ from typing import Any
 from celery import chord
 from pydantic import ValidationError
 
-from memcore import passes, tasknames
-from memcore.models import new_id, utcnow
-from memcore.payloads import ConsolidatePayload, IngestPayload
-from memcore.scheduling import due_namespaces
+from memcore.consolidate import passes
+from memcore.consolidate.scheduling import due_namespaces
+from memcore.core.models import new_id, utcnow
+from memcore.messaging import task_names
+from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from workers.app import app
 from workers.runtime import runtime
 
@@ -32,7 +33,7 @@ def _validate(model: type[Any], payload: Any) -> Any:
         raise InvalidPayload(f"invalid {model.__name__}: {fields}") from None
 
 
-@app.task(name=tasknames.INGEST, acks_late=True, reject_on_worker_lost=True)
+@app.task(name=task_names.INGEST, acks_late=True, reject_on_worker_lost=True)
 def ingest(payload: dict[str, Any]) -> dict[str, Any]:
     """Run the write path for a batch of turns of one namespace."""
     data: IngestPayload = _validate(IngestPayload, payload)
@@ -42,12 +43,12 @@ def ingest(payload: dict[str, Any]) -> dict[str, Any]:
             "model_calls": report.model_calls, "memory_ids": report.memory_ids}
 
 
-@app.task(name=tasknames.NOOP)
+@app.task(name=task_names.NOOP)
 def noop(payload: dict[str, Any] | None = None) -> None:
     """Does nothing: the ceiling the ingest benchmark compares against."""
 
 
-@app.task(name=tasknames.CONSOLIDATE, acks_late=True, reject_on_worker_lost=True)
+@app.task(name=task_names.CONSOLIDATE, acks_late=True, reject_on_worker_lost=True)
 def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
     """Start a pass: lock, plan, fan the clusters out as a chord (or finish inline)."""
     data: ConsolidatePayload = _validate(ConsolidatePayload, payload)
@@ -73,7 +74,7 @@ def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
     return {"namespace": data.namespace, "pass_id": pass_id, "batches": len(header)}
 
 
-@app.task(name=tasknames.CONSOLIDATE_BATCH, acks_late=True, reject_on_worker_lost=True)
+@app.task(name=task_names.CONSOLIDATE_BATCH, acks_late=True, reject_on_worker_lost=True)
 def consolidate_batch(namespace: str, pass_id: str, start: int, end: int
                       ) -> list[dict[str, Any] | None]:
     """One model call for a batch of clusters; never raises for a model failure."""
@@ -86,7 +87,7 @@ def consolidate_batch(namespace: str, pass_id: str, start: int, end: int
         return [None] * (end - start)
 
 
-@app.task(name=tasknames.CONSOLIDATE_REDUCE, acks_late=True, reject_on_worker_lost=True)
+@app.task(name=task_names.CONSOLIDATE_REDUCE, acks_late=True, reject_on_worker_lost=True)
 def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namespace: str,
                        pass_id: str) -> dict[str, Any]:
     """The chord body: reduce, write snapshot v+1 and swap the pointer."""
@@ -99,7 +100,7 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
             "failed_batches": report.failed_batches, "skipped": report.skipped}
 
 
-@app.task(name=tasknames.SCHEDULE)
+@app.task(name=task_names.SCHEDULE)
 def schedule_due(now: str | None = None) -> list[str]:
     """Beat's tick: enqueue one pass per due namespace (once per interval, any beat count)."""
     rt = runtime()

@@ -1,6 +1,6 @@
-"""Model adapters behind memcore.interfaces: offline rules, OpenAI-compatible, embedders.
+"""Model adapters behind memcore.core.interfaces: offline rules, OpenAI-compatible, embedders.
 
-:func:`build_models` picks the set from :class:`memcore.config.Settings`: the
+:func:`build_models` picks the set from :class:`memcore.core.config.Settings`: the
 OpenAI-compatible models when an API key is configured, the deterministic
 offline ones otherwise; the embedder by ``settings.embedder``.
 """
@@ -13,8 +13,8 @@ from memcore.adapters.hashing import HashingEmbedder
 from memcore.adapters.offline import OfflineDecider, OfflineExtractor, OfflineMerger
 from memcore.adapters.openai_client import ModelCallError, OpenAIConfig
 from memcore.adapters.usage import Metered, ModelUsage
-from memcore.config import Settings
-from memcore.interfaces import Decider, Embedder, Extractor, Merger
+from memcore.core.config import Settings
+from memcore.core.interfaces import Decider, Embedder, Extractor, Merger
 
 __all__ = [
     "HashingEmbedder",

@@ -9,9 +9,9 @@ from itertools import pairwise
 
 import numpy as np
 
-from memcore.adapters.compare import slot_of
-from memcore.adapters.lexicon import ANTONYMS, STOPWORDS, content_terms, stem, tokens
 from memcore.adapters.usage import Metered
+from memcore.core.compare import slot_of
+from memcore.core.lexicon import ANTONYMS, STOPWORDS, content_terms, stem, tokens
 
 # Feature-group weights: whole words carry the meaning, bigrams the word order,
 # character trigrams catch spelling variants and stems the stemmer misses.

@@ -11,7 +11,7 @@ import time
 from collections.abc import Sequence
 
 from memcore.adapters.usage import ModelUsage
-from memcore.interfaces import (
+from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
     Decider,
@@ -21,7 +21,7 @@ from memcore.interfaces import (
     Extractor,
     Merger,
 )
-from memcore.models import Episode
+from memcore.core.models import Episode
 
 
 class _Delayed:

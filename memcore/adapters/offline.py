@@ -1,6 +1,6 @@
 """Deterministic offline decider and merger (and the extractor, re-exported).
 
-Both judge pairs with :func:`memcore.adapters.compare.relate`, so the write
+Both judge pairs with :func:`memcore.core.compare.relate`, so the write
 path and consolidation agree on what counts as the same fact or a contradiction.
 """
 
@@ -9,11 +9,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from memcore.adapters.compare import Relation, relate
 from memcore.adapters.extract import OfflineExtractor, split_sentences
-from memcore.adapters.lexicon import canonical_terms, content_terms, fold, numbers
 from memcore.adapters.usage import Metered
-from memcore.interfaces import (
+from memcore.core.compare import Relation, relate
+from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
     Decision,
@@ -21,6 +20,7 @@ from memcore.interfaces import (
     Op,
     Verdict,
 )
+from memcore.core.lexicon import canonical_terms, content_terms, fold, numbers
 
 __all__ = ["OfflineDecider", "OfflineExtractor", "OfflineMerger", "verdict"]
 

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memcore.adapters.usage import Metered
-from memcore.interfaces import ExtractedFact
-from memcore.models import Episode
+from memcore.core.interfaces import ExtractedFact
+from memcore.core.models import Episode
 
 FACTS_KEY = "facts"
 

@@ -15,8 +15,14 @@ from typing import Any
 
 from redis.client import Pipeline
 
-from memcore import keys
-from memcore.models import Actor, AuditAction, AuditEvent, validate_identifier, validate_namespace
+from memcore.core.models import (
+    Actor,
+    AuditAction,
+    AuditEvent,
+    validate_identifier,
+    validate_namespace,
+)
+from memcore.store import keys
 from memcore.store.base import BATCH, StoreBase
 from memcore.store.commit import ScriptBatch
 from memcore.store.records import micros_time, to_micros

@@ -11,9 +11,8 @@ from typing import Any
 
 import redis
 
-from memcore import keys
-from memcore.models import Memory, validate_identifier, validate_namespace
-from memcore.store import scripts
+from memcore.core.models import Memory, validate_identifier, validate_namespace
+from memcore.store import keys, scripts
 from memcore.store.records import from_micros, pack_memory, quantize, to_micros, unpack_memory
 
 log = logging.getLogger(__name__)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from memcore import keys
-from memcore.models import Episode, validate_identifier, validate_namespace
+from memcore.core.models import Episode, validate_identifier, validate_namespace
+from memcore.store import keys
 from memcore.store.base import BATCH, StoreBase
 from memcore.store.records import pack_episode, unpack_episode
 

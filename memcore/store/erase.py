@@ -15,8 +15,7 @@ from datetime import datetime
 
 import redis
 
-from memcore import keys
-from memcore.models import (
+from memcore.core.models import (
     Actor,
     AuditAction,
     AuditEvent,
@@ -25,7 +24,7 @@ from memcore.models import (
     validate_identifier,
     validate_namespace,
 )
-from memcore.store import ops
+from memcore.store import keys, ops
 from memcore.store.base import BATCH, DeltaEntry
 from memcore.store.episodes import EpisodesMixin
 from memcore.store.snapshots import SnapshotsMixin

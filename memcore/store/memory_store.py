@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import redis
 
-from memcore import keys
-from memcore.models import Memory, Status, validate_identifier, validate_namespace
+from memcore.core.models import Memory, Status, validate_identifier, validate_namespace
+from memcore.store import keys
 from memcore.store.base import BATCH
 from memcore.store.erase import EraseMixin
 from memcore.store.records import record_vector, unpack_memory
@@ -135,6 +135,15 @@ class MemoryStore(EraseMixin):
         """Summed importance (1-10 scale) of memories written since the last pass."""
         validate_namespace(ns)
         return float(self._r.get(keys.pending(ns)) or 0.0)
+
+    def stash_pass_plan(self, ns: str, pass_id: str, body: str, ttl_seconds: int) -> None:
+        """Keep a running pass's plan (JSON) where every worker of the pass can read it."""
+        self._r.set(keys.pass_plan(ns, pass_id), body, ex=ttl_seconds)
+
+    def pass_plan(self, ns: str, pass_id: str) -> str | None:
+        """The stashed plan of pass ``pass_id`` (None: expired or finished)."""
+        raw = self._r.get(keys.pass_plan(ns, pass_id))
+        return None if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
 
     def last_pass_at(self, ns: str) -> datetime | None:
         """When the last pass committed, or None."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from memcore.models import Memory, Status, as_utc
-from memcore.text import content_hash
+from memcore.core.models import Memory, Status, as_utc
+from memcore.core.text import content_hash
 
 SUPPORT_STEP = 0.25
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.models import Episode, Kind, Memory, Relation, Role, Status
+from memcore.core.models import Episode, Kind, Memory, Relation, Role, Status
 
 FORMAT = 1
 # Recall header, rewritten in place by the touch script: format, record version,

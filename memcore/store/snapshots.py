@@ -11,8 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
 
-from memcore import keys
-from memcore.models import (
+from memcore.core.models import (
     Actor,
     AuditAction,
     AuditEvent,
@@ -23,7 +22,7 @@ from memcore.models import (
     validate_identifier,
     validate_namespace,
 )
-from memcore.store import ops
+from memcore.store import keys, ops
 from memcore.store.base import (
     BATCH,
     PassView,

@@ -16,8 +16,7 @@ from datetime import datetime
 import redis
 from redis.client import Pipeline
 
-from memcore import keys
-from memcore.models import (
+from memcore.core.models import (
     Actor,
     AuditAction,
     AuditEvent,
@@ -27,7 +26,7 @@ from memcore.models import (
     validate_identifier,
     validate_namespace,
 )
-from memcore.store import ops
+from memcore.store import keys, ops
 from memcore.store.audit import AuditMixin
 from memcore.store.base import DeltaEntry
 from memcore.store.commit import ScriptBatch

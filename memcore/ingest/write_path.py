@@ -1,0 +1,323 @@
+"""The write path for one batch of turns (seed 004), free of Celery.
+
+store episodes -> extract facts (one call) -> exact duplicates reinforce (no
+embedding, no call) -> embed the rest (one batched call) -> top-s neighbours ->
+clearly new facts are ADDed (no call) -> one decision call for the borderline
+facts -> each decision applied atomically and audited.
+
+Redelivery is harmless: memory ids are derived from (episode, fact), ``add`` of
+an existing id and ``reinforce`` with a known source change nothing.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from memcore.adapters import Models
+from memcore.core.compare import relation_of
+from memcore.core.config import Settings
+from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
+from memcore.core.models import Actor, AuditAction, AuditEvent, Episode, Memory, Role, Status
+from memcore.core.text import MinHasher, content_hash, texts_conflict
+from memcore.core.vector_index import IndexCache
+from memcore.observability import metrics
+from memcore.store import MemoryStore
+
+MINHASH_MIN_WORDS = 12
+MINHASH_JACCARD = 0.9
+
+
+@dataclass
+class IngestReport:
+    """What one batch did; also the source of the per-namespace counters."""
+
+    episodes: int = 0
+    new_episodes: int = 0
+    facts: int = 0
+    decisions: dict[str, int] = field(default_factory=dict)
+    model_calls: int = 0
+    embedding_calls: int = 0
+    decision_facts: int = 0
+    memory_ids: list[str] = field(default_factory=list)
+
+    def count(self, op: str) -> None:
+        """Count one decision of type ``op``."""
+        self.decisions[op] = self.decisions.get(op, 0) + 1
+
+
+def fact_memory_id(namespace: str, episode_id: str, index: int, text: str) -> str:
+    """Deterministic id of the memory a fact would create (redelivery-safe)."""
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{episode_id}/{index}/{text}").hex
+
+
+def same_slot(a: str, b: str) -> bool:
+    """Both facts give a value to the same single-valued attribute of the same subject."""
+    ra, rb = relation_of(a), relation_of(b)
+    return ra is not None and rb is not None and ra[:2] == rb[:2]
+
+
+def model_calls(adapter: object) -> int:
+    """Calls this thread has made through an adapter so far (0 if it does not count)."""
+    if hasattr(adapter, "thread_calls"):
+        return int(adapter.thread_calls)
+    usage = getattr(adapter, "usage", None)
+    return int(getattr(usage, "calls", 0))
+
+
+def take_errors(adapter: object) -> list[str]:
+    """The errors an adapter recorded since last asked, clearing them."""
+    errors = getattr(adapter, "errors", None)
+    if not errors:
+        return []
+    taken = list(errors)
+    errors.clear()
+    return taken
+
+
+_OP_METRIC: dict[str, metrics.MemoryOp] = {"ADD": "added", "UPDATE": "updated",
+                                           "DELETE": "superseded"}
+
+
+def _export(namespace: str, report: IngestReport) -> None:
+    """Mirror a batch's counts into the process's Prometheus metrics."""
+    for op, n in report.decisions.items():
+        for _ in range(n):
+            metrics.record_decision(op)
+        if op in _OP_METRIC:
+            metrics.record_memory_change(_OP_METRIC[op], n, namespace)
+    for _ in range(report.model_calls):
+        metrics.record_model_call("ingest")
+    if report.embedding_calls:
+        metrics.record_embedding_call(report.embedding_calls)
+
+
+class IngestPipeline:
+    """Runs the write path for batches of one namespace's turns."""
+
+    def __init__(self, store: MemoryStore, models: Models, settings: Settings,
+                 index_cache: IndexCache | None = None) -> None:
+        self.store = store
+        self.models = models
+        self.settings = settings
+        self.index_cache = index_cache or IndexCache(store.vectors_since, models.embedder.dim,
+                                                     drains=True)
+        self.minhash = MinHasher()
+
+    def trusted(self, episode: Episode) -> bool:
+        """Only user turns become facts by default (poisoned-memory defence)."""
+        if episode.role is Role.USER:
+            return True
+        return episode.role is Role.ASSISTANT and self.settings.allow_assistant_facts
+
+    def ingest(self, namespace: str, episodes: Sequence[Episode]) -> IngestReport:
+        """Process one batch of turns of ``namespace``; returns what was done."""
+        report = IngestReport(episodes=len(episodes))
+        fresh = self.store.add_episodes(episodes)
+        report.new_episodes = sum(fresh)
+        trusted = [ep for ep in episodes if self.trusted(ep)]
+        times = {ep.id: ep.timestamp for ep in episodes}
+        if trusted:
+            facts = self._extract(namespace, trusted, report)
+            report.facts = len(facts)
+            if facts:
+                self._decide_and_apply(namespace, facts, times, report)
+        self._count(namespace, report)
+        return report
+
+    def _extract(self, namespace: str, episodes: Sequence[Episode],
+                 report: IngestReport) -> list[ExtractedFact]:
+        extractor = self.models.extractor
+        calls_before = model_calls(extractor)
+        facts = extractor.extract(episodes)
+        report.model_calls += model_calls(extractor) - calls_before
+        self._audit_errors(namespace, extractor, "extractor", episodes[-1].timestamp)
+        known = {ep.id for ep in episodes}
+        return [f for f in facts if f.source in known]
+
+    def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
+                          times: dict[str, datetime], report: IngestReport) -> None:
+        pending: list[tuple[int, ExtractedFact]] = []
+        # Every fact's exact duplicate and the version for the neighbours: one round trip.
+        version, owners = self.store.find_by_hashes_at(
+            namespace, [content_hash(f.text) for f in facts])
+        for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
+            now = times[fact.source]
+            if existing is not None:
+                self.store.reinforce(namespace, existing, source=fact.source, now=now,
+                                     reason="exact duplicate (normalized text)")
+                report.count(Op.NOOP)
+                report.memory_ids.append(existing)
+            else:
+                pending.append((index, fact))
+        if not pending:
+            return
+        vectors = self.models.embedder.embed([f.text for _, f in pending])
+        report.embedding_calls += 1
+        if len(vectors) != len(pending):  # a faulty embedder: fail before writing anything
+            raise ValueError(f"vectors: the embedder returned {len(vectors)} vectors for "
+                             f"{len(pending)} facts")
+        neighbours = self._neighbours(namespace, version, vectors)
+        requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]] = []
+        for (index, fact), vec, near in zip(pending, vectors, neighbours, strict=True):
+            now = times[fact.source]
+            top = near[0].similarity if near else -1.0
+            repeat = self._verbatim_repeat(fact.text, near)
+            if repeat is not None:
+                self.store.reinforce(namespace, repeat, source=fact.source, now=now,
+                                     reason="near-verbatim repeat (MinHash)")
+                report.count(Op.NOOP)
+                report.memory_ids.append(repeat)
+            elif top < (self.settings.add_threshold or 0.0):
+                self._add(namespace, index, fact, vec, now, "no similar memory", None, report)
+            elif not self._worth_a_call(fact.text, near):
+                self._add(namespace, index, fact, vec, now,
+                          "similar memories, none the same fact or in conflict", None, report)
+            else:
+                requests.append((index, fact, vec, near))
+        if requests:
+            self._decide(namespace, requests, times, report)
+
+    def _worth_a_call(self, text: str, near: list[Neighbour]) -> bool:
+        """Does any close neighbour need the decider, or is the fact clearly new?
+
+        Near-duplicates (above the merge threshold) and neighbours in a cheap-rule
+        conflict (negation, changed numbers, another value of the same single-valued
+        attribute) go to the model. Merely similar facts are added: the consolidation
+        pass still judges them as borderline pairs, batched by cluster.
+        """
+        add = self.settings.add_threshold or 0.0
+        merge = self.settings.consolidation.merge_threshold
+        for n in near:
+            if n.similarity < add:
+                break
+            if n.similarity >= merge or texts_conflict(text, n.text) or same_slot(text, n.text):
+                return True
+        return False
+
+    def _neighbours(self, namespace: str, version: int, vectors: np.ndarray
+                    ) -> list[list[Neighbour]]:
+        s = self.settings.neighbours
+        index = self.index_cache.get(namespace, version)
+        if len(index) == 0:
+            return [[] for _ in range(len(vectors))]
+        hits = index.search(vectors, s * 3)
+        ids = sorted({mid for row in hits for mid, _ in row})
+        # Only texts and statuses are needed: skip decoding the vectors.
+        records = dict(zip(ids, self.store.get_many(namespace, ids, vectors=False), strict=True))
+        out: list[list[Neighbour]] = []
+        for row in hits:
+            near = [Neighbour(mid, rec.text, float(sim)) for mid, sim in row
+                    if (rec := records.get(mid)) is not None and rec.live]
+            out.append(near[:s])
+        return out
+
+    def _verbatim_repeat(self, text: str, near: list[Neighbour]) -> str | None:
+        if len(text.split()) < MINHASH_MIN_WORDS or not near:
+            return None
+        sig = self.minhash.signature(text)
+        for n in near:
+            if MinHasher.jaccard(sig, self.minhash.signature(n.text)) >= MINHASH_JACCARD:
+                return n.memory_id
+        return None
+
+    def _decide(self, namespace: str,
+                requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]],
+                times: dict[str, datetime], report: IngestReport) -> None:
+        decider = self.models.decider
+        calls_before = model_calls(decider)
+        decisions = decider.decide(
+            [DecisionRequest(fact.text, near) for _, fact, _, near in requests])
+        report.model_calls += model_calls(decider) - calls_before
+        report.decision_facts += len(requests)
+        self._audit_errors(namespace, decider, "decider", times[requests[-1][1].source])
+        if len(decisions) != len(requests):
+            decisions = [Decision(Op.NOOP, reason="decider answered the wrong number of items")
+                         ] * len(requests)
+        for (index, fact, vec, near), decision in zip(requests, decisions, strict=True):
+            self._apply(namespace, index, fact, vec, near, decision, times[fact.source], report)
+
+    def _apply(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
+               near: list[Neighbour], decision: Decision, now: datetime,
+               report: IngestReport) -> None:
+        target: Neighbour | None = None
+        chosen = decision.target
+        if chosen is not None:
+            if not 0 <= chosen < len(near):
+                # The model may only touch the neighbours it was shown.
+                decision = Decision(Op.NOOP, reason=f"rejected invented id {chosen}")
+            else:
+                target = near[chosen]
+        op = decision.op
+        why = decision.reason or op.value
+        if op is Op.ADD or (op in (Op.UPDATE, Op.DELETE) and target is None):
+            self._add(namespace, index, fact, vec, now, why, op.value, report)
+            return
+        if op is Op.NOOP:
+            if target is None and near:
+                target = near[0]
+            if target is not None:
+                self.store.reinforce(namespace, target.memory_id, source=fact.source, now=now,
+                                     reason=why)
+                report.memory_ids.append(target.memory_id)
+            report.count(Op.NOOP)
+            return
+        assert target is not None
+        if op is Op.UPDATE:
+            text = decision.text or fact.text
+            new_vec = vec if text == fact.text else self.models.embedder.embed([text])[0]
+            self.store.update(namespace, target.memory_id, text=text,
+                              vector=[float(x) for x in new_vec], source=fact.source, now=now,
+                              reason=why, decision=op.value)
+            report.count(Op.UPDATE)
+            report.memory_ids.append(target.memory_id)
+            return
+        memory = self._memory(namespace, index, fact, vec, now)
+        self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
+                             decision=op.value)
+        report.count(Op.DELETE)
+        report.memory_ids.append(memory.id)
+
+    def _memory(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
+                now: datetime) -> Memory:
+        cfg = self.settings.consolidation
+        return Memory(
+            id=fact_memory_id(namespace, fact.source, index, fact.text),
+            namespace=namespace, text=fact.text, vector=[float(x) for x in vec],
+            importance=fact.importance / 10.0, last_used=now, last_supported=now,
+            confidence=cfg.new_confidence, kind=fact.kind, sources=[fact.source], support=1,
+            explicit=fact.explicit,
+            status=Status.ACTIVE if fact.explicit else Status.CANDIDATE,
+            valid_from=fact.valid_from or now, valid_until=fact.valid_until,
+            expires_at=fact.expires_at, relation=fact.relation, created_at=now, updated_at=now,
+        )
+
+    def _add(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
+             now: datetime, reason: str, decision: str | None, report: IngestReport) -> None:
+        memory = self._memory(namespace, index, fact, vec, now)
+        self.store.add(namespace, memory, actor=Actor.INGEST, reason=reason, decision=decision)
+        report.count(Op.ADD)
+        report.memory_ids.append(memory.id)
+
+    def _audit_errors(self, namespace: str, adapter: object, which: str, at: datetime) -> None:
+        errors = take_errors(adapter)
+        if errors:
+            self.store.append_audit([
+                AuditEvent(action=AuditAction.MODEL_ERROR, namespace=namespace,
+                           reason=f"{which}: {err}"[:500], actor=Actor.INGEST, at=at)
+                for err in errors])
+
+    def _count(self, namespace: str, report: IngestReport) -> None:
+        counts: dict[str, float] = {
+            "turns": report.episodes, "facts": report.facts,
+            "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
+            "decision_facts": report.decision_facts,
+        }
+        for op, n in report.decisions.items():
+            counts[f"decisions.{op}"] = n
+        self.store.incr_counters(namespace, counts)
+        _export(namespace, report)

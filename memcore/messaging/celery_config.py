@@ -1,0 +1,95 @@
+"""Celery configuration shared by producers and workers, built from memcore's settings.
+
+Side-effect free: importing this module changes nothing. Whoever builds a Celery app
+calls :func:`memcore.messaging.transport.install` first (workers and the Client do).
+"""
+
+from __future__ import annotations
+
+import ssl
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from kombu import Queue
+
+from memcore.core.config import Settings, celery_url
+from memcore.messaging.task_names import (
+    CONSOLIDATE,
+    CONSOLIDATE_BATCH,
+    CONSOLIDATE_REDUCE,
+    INGEST,
+    SCHEDULE,
+)
+
+_CERT_REQS = {"required": ssl.CERT_REQUIRED, "optional": ssl.CERT_OPTIONAL,
+              "none": ssl.CERT_NONE}
+_SSL_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")
+
+
+def ssl_options(url: str) -> dict[str, Any] | None:
+    """TLS options for a ``rediss://`` URL from its query (None for other URLs).
+
+    ``ssl_cert_reqs`` (required | optional | none) defaults to ``required``: a TLS
+    URL that does not say otherwise verifies the server against ``ssl_ca_certs``
+    (or the system CAs).
+    """
+    parts = urlsplit(url)
+    if parts.scheme != "rediss":
+        return None
+    query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
+    reqs = query.get("ssl_cert_reqs", "required").lower().removeprefix("cert_")
+    if reqs not in _CERT_REQS:
+        raise ValueError(f"redis_url: ssl_cert_reqs must be one of {sorted(_CERT_REQS)}, "
+                         f"got {reqs!r}")
+    out: dict[str, Any] = {"ssl_cert_reqs": _CERT_REQS[reqs]}
+    out.update({k: query[k] for k in _SSL_FILES if query.get(k)})
+    return out
+
+
+def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict[str, Any]:
+    """The Celery options memcore relies on.
+
+    ``visibility_timeout`` is set alike in broker, result backend and app options: a
+    task still running past it is delivered again, so every task is idempotent.
+    """
+    # kombu sweeps the unacked set only every interval x throttle seconds (default
+    # 10 x 10 = 100 s): a SIGKILLed worker's messages would then wait well past the
+    # visibility timeout. Sweep every min(10 s, timeout / 2) instead.
+    transport = {"visibility_timeout": settings.visibility_timeout,
+                 "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 2)),
+                 "unacked_restore_throttle": 1}
+    tls = {k: v for k, v in (("broker_use_ssl", ssl_options(broker_url)),
+                             ("redis_backend_use_ssl", ssl_options(backend_url))) if v}
+    return {
+        **tls,
+        "broker_url": celery_url(broker_url),
+        "result_backend": celery_url(backend_url),
+        "broker_transport_options": transport,
+        "result_backend_transport_options": transport,
+        "visibility_timeout": settings.visibility_timeout,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": ["json"],
+        "result_accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_queues": (Queue("ingest"), Queue("consolidate")),
+        "task_default_queue": "ingest",
+        "task_routes": {
+            INGEST: {"queue": "ingest"},
+            CONSOLIDATE: {"queue": "consolidate"},
+            CONSOLIDATE_BATCH: {"queue": "consolidate"},
+            CONSOLIDATE_REDUCE: {"queue": "consolidate"},
+            SCHEDULE: {"queue": "ingest"},  # light; must not wait behind a long pass
+        },
+        "result_expires": 3600,
+        # Task events feed Flower's /api/tasks and its Prometheus metrics.
+        "worker_send_task_events": True,
+        "task_send_sent_event": True,
+        "worker_hijack_root_logger": False,
+        "broker_connection_retry_on_startup": True,
+        "beat_schedule": {
+            "memcore-schedule-due": {"task": SCHEDULE, "schedule": settings.beat_interval_seconds},
+        },
+        "timezone": "UTC",
+    }

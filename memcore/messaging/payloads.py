@@ -1,0 +1,37 @@
+"""Task payloads: validated on entry, so a bad message fails at once and writes nothing."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from memcore.core.models import Episode, Identifier, Namespace
+
+
+class IngestPayload(BaseModel):
+    """A batch of turns of one namespace."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: Namespace
+    episodes: list[Episode] = Field(min_length=1, max_length=256)
+
+    @model_validator(mode="after")
+    def _one_namespace(self) -> IngestPayload:
+        for i, ep in enumerate(self.episodes):
+            if ep.namespace != self.namespace:
+                raise ValueError(
+                    f"episodes.{i}.namespace: {ep.namespace!r} differs from {self.namespace!r}")
+        return self
+
+
+class ConsolidatePayload(BaseModel):
+    """Run one consolidation pass of a namespace."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    namespace: Namespace
+    now: datetime | None = None
+    full: bool = False
+    pass_id: Identifier | None = None

@@ -1,0 +1,1 @@
+"""Cross-cutting instrumentation: Prometheus metrics (and the model-call wrappers)."""

@@ -1,0 +1,199 @@
+"""Every Redis key memcore uses, in one place.
+
+All keys of a namespace share the hash tag ``{<ns>}`` (``mc:{<ns>}:...``) so a
+namespace lives in one Redis Cluster slot and multi-key transactions and scripts
+work there. The only key outside a namespace is the registry set
+``mc:namespaces``. Namespaces and ids are validated before they reach a key.
+
+Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
+
+    mc:namespaces                  SET    every namespace with data
+    mc:{ns}:current                STRING current version pointer (absent = 0)
+    mc:{ns}:vseq                   STRING last version number handed out
+    mc:{ns}:versions               ZSET   committed version -> created_at (epoch s)
+    mc:{ns}:building               ZSET   version being written by a pass -> started
+    mc:{ns}:v<v>:meta              HASH   created_at, retired_at, index blob chunk count
+    mc:{ns}:v<v>:m:<id>            STRING one packed memory record (memcore.store.records)
+    mc:{ns}:v<v>:h:<hash>          STRING content hash -> id of a live memory
+    mc:{ns}:v<v>:olen              STRING length of the insertion-order log
+    mc:{ns}:v<v>:o:<chunk>         LIST   insertion-order log, ORDER_CHUNK ids per list
+    mc:{ns}:v<v>:stats             HASH   status -> count
+    mc:{ns}:v<v>:idx:<chunk>       STRING stored index blob, <= 64 MB per chunk
+    mc:{ns}:pass                   STRING token of the pass in progress (with a TTL)
+    mc:{ns}:passdone:<id>          STRING a finished pass id (TTL: the visibility timeout)
+    mc:{ns}:delta                  STREAM write-path ops logged while a pass runs
+    mc:{ns}:episodes               STREAM episode ids in arrival order
+    mc:{ns}:ep:<id>                STRING packed episode ("<stream id>|<body>")
+    mc:{ns}:audit                  STREAM audit events (ids, action, actor, time)
+    mc:{ns}:audit:p:<day>          HASH   audit entry id -> text/reason (redactable)
+    mc:{ns}:counters               HASH   usage counters
+    mc:{ns}:pending                STRING importance written since the last pass
+    mc:{ns}:lastpass               STRING time of the last committed pass (epoch s)
+    mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
+"""
+
+from __future__ import annotations
+
+import re
+
+from memcore.core.models import validate_identifier, validate_namespace
+
+ORDER_CHUNK = 65_536
+"""Ids per insertion-order list: keeps every list small even at 10^6 memories."""
+
+_HASH_RE = re.compile(r"^[0-9a-f]{8,128}$")
+
+REGISTRY = "mc:namespaces"
+
+
+def check_hash(value: str) -> str:
+    """Validate a content hash (lower-case hex) before it becomes part of a key."""
+    if not isinstance(value, str) or not _HASH_RE.fullmatch(value):
+        raise ValueError(f"invalid content_hash {value!r}: expected lower-case hex")
+    return value
+
+
+def _version(version: int) -> int:
+    if not isinstance(version, int) or isinstance(version, bool) or version < 0:
+        raise ValueError(f"invalid version {version!r}: expected an integer >= 0")
+    return version
+
+
+def prefix(ns: str) -> str:
+    """``mc:{ns}:``, the prefix of every key of namespace ``ns``."""
+    return f"mc:{{{validate_namespace(ns)}}}:"
+
+
+def pattern(ns: str) -> str:
+    """SCAN pattern matching every key of ``ns`` (the alphabet has no glob characters)."""
+    return prefix(ns) + "*"
+
+
+def current(ns: str) -> str:
+    """Current version pointer."""
+    return prefix(ns) + "current"
+
+
+def vseq(ns: str) -> str:
+    """Counter handing out new version numbers."""
+    return prefix(ns) + "vseq"
+
+
+def versions(ns: str) -> str:
+    """Committed versions (ZSET version -> created_at)."""
+    return prefix(ns) + "versions"
+
+
+def building(ns: str) -> str:
+    """Versions being written by a pass (ZSET version -> started_at)."""
+    return prefix(ns) + "building"
+
+
+def vprefix(ns: str, version: int) -> str:
+    """Prefix of all keys of one snapshot version."""
+    return f"{prefix(ns)}v{_version(version)}:"
+
+
+def meta(ns: str, version: int) -> str:
+    """Per-version metadata hash."""
+    return vprefix(ns, version) + "meta"
+
+
+def memory(ns: str, version: int, memory_id: str) -> str:
+    """Packed record of one memory in one version."""
+    return vprefix(ns, version) + "m:" + validate_identifier(memory_id)
+
+
+def by_hash(ns: str, version: int, content_hash: str) -> str:
+    """Content hash -> live memory id."""
+    return vprefix(ns, version) + "h:" + check_hash(content_hash)
+
+
+def order_len(ns: str, version: int) -> str:
+    """Length of a version's insertion-order log."""
+    return vprefix(ns, version) + "olen"
+
+
+def order_chunk(ns: str, version: int, chunk: int) -> str:
+    """One list of the insertion-order log."""
+    return f"{vprefix(ns, version)}o:{int(chunk)}"
+
+
+def stats(ns: str, version: int) -> str:
+    """Status counts of a version."""
+    return vprefix(ns, version) + "stats"
+
+
+def index_chunk(ns: str, version: int, chunk: int) -> str:
+    """One chunk of a stored index blob."""
+    return f"{vprefix(ns, version)}idx:{int(chunk)}"
+
+
+def pass_token(ns: str) -> str:
+    """Token of the consolidation pass in progress."""
+    return prefix(ns) + "pass"
+
+
+def delta(ns: str) -> str:
+    """Stream of write-path ops logged while a pass runs."""
+    return prefix(ns) + "delta"
+
+
+def episodes(ns: str) -> str:
+    """Stream of episode ids in arrival order."""
+    return prefix(ns) + "episodes"
+
+
+def episode(ns: str, episode_id: str) -> str:
+    """Packed body of one episode."""
+    return prefix(ns) + "ep:" + validate_identifier(episode_id)
+
+
+def audit(ns: str) -> str:
+    """Audit stream."""
+    return prefix(ns) + "audit"
+
+
+def audit_payload(ns: str, day: int) -> str:
+    """Redactable text/reason of the audit entries appended on one (UTC) day."""
+    return f"{prefix(ns)}audit:p:{int(day)}"
+
+
+def counters(ns: str) -> str:
+    """Usage counters."""
+    return prefix(ns) + "counters"
+
+
+def pending(ns: str) -> str:
+    """Summed importance written since the last pass."""
+    return prefix(ns) + "pending"
+
+
+def last_pass(ns: str) -> str:
+    """Time of the last committed pass."""
+    return prefix(ns) + "lastpass"
+
+
+def pass_lock(ns: str) -> str:
+    """Lock held (with a renewed TTL) by the one consolidation pass running on ``ns``."""
+    return prefix(ns) + "passlock"
+
+
+def pass_plan(ns: str, pass_id: str) -> str:
+    """The plan of a running pass, shared by its chord's tasks."""
+    return prefix(ns) + "passplan:" + validate_identifier(pass_id)
+
+
+def pass_done(ns: str, pass_id: str) -> str:
+    """Set when pass ``pass_id`` finished: a re-sent start task of it is refused."""
+    return prefix(ns) + "passdone:" + validate_identifier(pass_id)
+
+
+def schedule_claim(ns: str, slot: int) -> str:
+    """Claimed by the first scheduler (beat tick) to find ``ns`` due in interval ``slot``."""
+    return f"{prefix(ns)}sched:{int(slot)}"
+
+
+def reviews(ns: str) -> str:
+    """Precision reviews (LIST of JSON records, oldest first; ids and labels, no texts)."""
+    return prefix(ns) + "reviews"
