@@ -15,7 +15,7 @@ Methods for finding every pair with cosine >= threshold:
   (IndexIVFFlat.range_search) by batching; see notes/bench_scale.md.
 * ``hnsw``: a FAISS ``IndexHNSWFlat`` kNN graph search (``k`` neighbours per row);
   a row with more than ``k`` partners above the threshold loses some.
-* ``auto``: ``exact`` below :data:`EXACT_BELOW` rows, else ``ivf``.
+* ``auto``: ``exact`` below :data:`EXACT_PAIRS_BELOW` rows, else ``ivf``.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ Method = Literal["auto", "exact", "ivf", "hnsw"]
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
 # Below this many rows the exact all-pairs product is faster than training cells
 # (measured on 2 cores, d=384; notes/bench_scale.md).
-EXACT_BELOW = 10_000
+EXACT_PAIRS_BELOW = 10_000
 _BLOCK = 2048
 # Coarse quantizer: flat (one BLAS product) below this many cells, HNSW above.
 FLAT_QUANTIZER_BELOW = 8_192
@@ -390,7 +390,7 @@ def similar_pairs(
     if method not in ("auto", "exact", "ivf", "hnsw"):
         raise ValueError(f"method must be auto, exact, ivf or hnsw, got {method!r}")
     if method == "auto":
-        method = "ivf" if index is not None or x.shape[0] >= EXACT_BELOW else "exact"
+        method = "ivf" if index is not None or x.shape[0] >= EXACT_PAIRS_BELOW else "exact"
     if method == "exact":
         return exact_pairs(x, threshold, query_rows=query_rows)
     if method == "hnsw":

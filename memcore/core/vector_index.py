@@ -20,7 +20,7 @@ import numpy as np
 THREADS_ENV = "MEMCORE_FAISS_THREADS"
 # Below this many vectors an exact BLAS scan beats HNSW (measured on 2 cores, d=384:
 # see notes/bench_scale.md); it also avoids paying the graph build for small namespaces.
-EXACT_BELOW = 2_000
+EXACT_SEARCH_BELOW = 2_000
 HNSW_M = 32
 _threads_set = False
 
@@ -71,7 +71,8 @@ class VectorIndex:
     the index holds ``exact_below`` vectors and kept in sync afterwards.
     """
 
-    def __init__(self, dim: int, *, exact_below: int = EXACT_BELOW, ef_search: int = 64) -> None:
+    def __init__(self, dim: int, *, exact_below: int = EXACT_SEARCH_BELOW,
+                 ef_search: int = 64) -> None:
         if dim < 1:
             raise ValueError(f"dim must be >= 1, got {dim}")
         self.dim = dim

@@ -101,17 +101,18 @@ def live_scores(memories: Sequence[Memory], now: datetime,
     return [memory_score(m, now, config) for m in memories if m.live]
 
 
-def plot_namespace(store: MemoryStore, ns: str, out_dir: Path, now: datetime,
+def plot_namespace(store: MemoryStore, namespace: str, out_dir: Path, now: datetime,
                    config: ConsolidationConfig) -> list[Path]:
-    """Write retention.png, scores.png and versions.png for ``ns`` into ``out_dir``."""
+    """Write retention.png, scores.png and versions.png for ``namespace`` into ``out_dir``."""
     require_matplotlib()
     out_dir.mkdir(parents=True, exist_ok=True)
-    memories = list(store.iter_memories(ns))
+    memories = list(store.iter_memories(namespace))
     return [
         retention_curves(config, out_dir / "retention.png"),
         score_distribution(live_scores(memories, now, config), config.floor,
-                           out_dir / "scores.png", title=f"Retention scores of {ns}"),
-        store_sizes(store.versions(ns), store.current_version(ns), out_dir / "versions.png"),
+                           out_dir / "scores.png", title=f"Retention scores of {namespace}"),
+        store_sizes(store.versions(namespace), store.current_version(namespace),
+                    out_dir / "versions.png"),
     ]
 
 
