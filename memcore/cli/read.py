@@ -66,7 +66,7 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
 def profile(namespace: str = typer.Argument(..., help="Namespace."),
             now: str | None = typer.Option(None, "--now", help="ISO time to decay to."),
             json_out: bool = JSON_OPTION) -> None:
-    """Seed 000's profile: active facts ranked by confidence (at most 50)."""
+    """The profile: active facts ranked by confidence (at most 50)."""
     client = open_client()
     facts = client.profile(namespace, now=parse_time(now))
     if json_out:

@@ -1,4 +1,4 @@
-"""``memcore review``: seed 000's precision check on a terminal or from a script.
+"""``memcore review``: the precision check (docs/design.md) on a terminal or from a script.
 
 The logic (sampling, precision, advice, records) lives in :mod:`memcore.core.review`;
 this module only asks, prints and saves.
@@ -48,7 +48,7 @@ def review(namespace: str = typer.Argument(..., help="Namespace."),
                                              help="Show past reviews (precision over time)."),
            now: str | None = typer.Option(None, "--now", help="ISO time confidence decays to."),
            json_out: bool = JSON_OPTION) -> None:
-    """Seed 000's precision check: label a random sample of active facts.
+    """Precision check: label a random sample of active facts.
 
     One key per fact: c = correct, i = incorrect, o = out of date, s = skip (q stops).
     Prints precision = correct / (correct + incorrect + out of date) and, below 90 %,

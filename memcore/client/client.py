@@ -226,7 +226,7 @@ class Client:
         """Memories ranked by similarity to ``query`` plus a little retention.
 
         Superseded and tombstoned memories are left out unless ``include_inactive``;
-        the texts returned never exceed ``max_chars`` in total (seed 004's hard cap).
+        the texts returned never exceed ``max_chars`` in total (a hard cap, not a hint).
         Recall bookkeeping (last_used, strength, recall_count) is recorded unless
         ``touch`` is False.
         """
@@ -265,7 +265,7 @@ class Client:
         return chosen
 
     def profile(self, namespace: str, now: datetime | None = None) -> list[Memory]:
-        """Seed 000's short list: active facts ranked by confidence (at most 50)."""
+        """The profile: active facts ranked by confidence (at most 50)."""
         now = as_utc(now) if now else utcnow()
         return profile_of(self.store.iter_memories(namespace), now, self.settings.consolidation)
 

@@ -1,4 +1,4 @@
-"""Per-embedder thresholds from labelled duplicate / not-duplicate pairs (seed 004).
+"""Per-embedder thresholds from labelled duplicate / not-duplicate pairs (docs/design.md).
 
 The cosine that means "same fact" differs per embedding model, so memcore derives
 its thresholds from a labelled set (``memcore/data/calibration_pairs.jsonl`` ships

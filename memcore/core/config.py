@@ -30,10 +30,10 @@ EMBEDDER_THRESHOLDS: dict[str, tuple[float, float]] = {
 
 
 class ConsolidationConfig(BaseModel):
-    """Thresholds of the consolidation rules (seeds 000, 002, 004)."""
+    """Thresholds of the consolidation rules (docs/design.md lists them with their reasons)."""
 
     # 180 days: an unused memory of importance 0.5 falls below the floor after ~2 years
-    # (x strength); seed 002 acts on what has not been read for months, not weeks.
+    # (x strength): forgetting acts on what has not been read for months, not weeks.
     tau_hours: float = Field(default=24.0 * 180, gt=0, description="Ebbinghaus time constant")
     merge_threshold: float = Field(default=0.92, ge=-1, le=1, description="cosine to auto-merge")
     borderline_threshold: float = Field(

@@ -275,7 +275,7 @@ def _event_time(m: Memory) -> datetime:
 def _weak(m: Memory, now: datetime, config: ConsolidationConfig) -> str | None:
     """Why a memory falls below the floor, or None if it stays."""
     if m.pinned or m.kind is Kind.RELATION or m.relation is not None:
-        return None  # pinned never decay; relation edges lose weight instead (seed 002)
+        return None  # pinned never decay; relation edges lose weight instead
     score = memory_score(m, now, config)
     if score < config.floor:
         return f"retention {score:.4f} below floor {config.floor}"
@@ -287,7 +287,7 @@ def _weak(m: Memory, now: datetime, config: ConsolidationConfig) -> str | None:
 
 def _summarize_doomed(red: _Reducer, doomed: list[Memory],
                       summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
-    """Seed 002: collapse groups of similar doomed episodic memories into one summary."""
+    """Summarize before forget: collapse groups of similar doomed episodic memories."""
     cfg = red.config
     pool = [m for m in doomed if m.derived_level == 0 and m.vector is not None]
     if summarize is None or len(pool) < cfg.summary_min_group:
@@ -432,7 +432,7 @@ def consolidate(memories: Sequence[Memory], now: datetime, config: Consolidation
 
 
 def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig) -> list[Memory]:
-    """Seed 000's profile: active facts ranked by confidence, at most ``profile_size``."""
+    """The profile: active facts ranked by confidence, at most ``profile_size``."""
     active = [m for m in memories if m.status is Status.ACTIVE
               and effective_confidence(m, now, config) >= config.min_confidence]
     active.sort(key=lambda m: (-effective_confidence(m, now, config), m.created_at, m.id))

@@ -36,7 +36,7 @@ class ExtractedFact(BaseModel):
 
 
 class Op(StrEnum):
-    """The write path's decision for one fact (seed 004, Mem0 vocabulary)."""
+    """The write path's decision for one fact (Mem0's vocabulary)."""
 
     ADD = "ADD"
     UPDATE = "UPDATE"

@@ -486,7 +486,7 @@ def borderline_pairs(
 ) -> Pairs:
     """Pairs with ``borderline <= sim < merge`` whose rows are not in one cluster.
 
-    These go to the model (seed 004). ``include_split`` also returns pairs at or
+    These go to the model (docs/design.md, thresholds). ``include_split`` also returns pairs at or
     above ``merge`` that the centroid rule kept apart (A-B and B-C similar, B in A's
     cluster, C not): they are as ambiguous as borderline ones. ``n`` is the row
     count (defaults to the largest row in ``pairs`` or ``clusters`` plus one).

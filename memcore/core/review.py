@@ -1,4 +1,4 @@
-"""Seed 000's precision review: label a sample of active facts, measure, advise.
+"""Precision review (docs/design.md): label a sample of active facts, measure, advise.
 
 A person (or a script) labels sampled facts correct / incorrect / out of date;
 precision is ``correct / (correct + incorrect + out of date)``. Below 90 % the
@@ -132,7 +132,7 @@ def sample_facts(memories: Iterable[Memory], size: int, seed: int | None = None,
     """Up to ``size`` active facts chosen at random (reproducible with ``seed``).
 
     With ``now`` and ``config``, facts whose confidence has decayed below
-    ``min_confidence`` are left out: they are no longer on seed 000's list.
+    ``min_confidence`` are left out: they are no longer in the profile.
     """
     if size < 1:
         raise ValueError(f"sample: must be at least 1, got {size}")

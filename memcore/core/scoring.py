@@ -1,4 +1,4 @@
-"""The seeds' scoring rules as small pure functions.
+"""The scoring rules of docs/design.md as small pure functions.
 
 Every decay here is tested for its direction (stronger, more recent, more
 important scores higher); MemoryBank's exp(-t / 5*S) precedence bug is the
@@ -26,7 +26,7 @@ def hours_between(earlier: datetime, later: datetime) -> float:
 
 def retention(importance: float, hours_since_use: float, strength: float,
               tau_hours: float) -> float:
-    """Ebbinghaus retention ``importance * exp(-t / (strength * tau))`` (seed 004)."""
+    """Ebbinghaus retention ``importance * exp(-t / (strength * tau))``."""
     return importance * math.exp(-max(0.0, hours_since_use) / (max(strength, 1.0) * tau_hours))
 
 
@@ -43,8 +43,8 @@ def memory_score(memory: Memory, now: datetime, config: ConsolidationConfig) -> 
 
 
 def half_life_days(kind: Kind | str, config: ConsolidationConfig) -> float:
-    """Confidence half-life of a kind (seed 000: preference 180, knowledge 365, goal 90,
-    temporary 14 days)."""
+    """Confidence half-life of a kind in days (``half_lives_days``; unknown kinds
+    use the preference half-life)."""
     return config.half_lives_days.get(str(kind), config.half_lives_days["preference"])
 
 
@@ -77,7 +77,7 @@ def capped_strength(strength: float, cap: float) -> float:
 
 
 def is_supported(memory: Memory, min_support: int) -> bool:
-    """Seed 000's support rule: >= ``min_support`` distinct episodes, or stated explicitly."""
+    """Support rule: >= ``min_support`` distinct episodes, or stated explicitly."""
     return memory.explicit or memory.pinned or len(set(memory.sources)) >= min_support
 
 
@@ -100,7 +100,7 @@ def distinctiveness(vector: np.ndarray, others: np.ndarray) -> float:
 
 def hygiene_retention(importance: float, hours_since_use: float, recall_count: int,
                       distinct: float, tau_hours: float) -> float:
-    """Seed 002's retention: importance x recency x recall x distinctiveness."""
+    """Retention score: importance x recency x recall x distinctiveness."""
     return importance * recency_factor(hours_since_use, tau_hours) * recall_factor(
         recall_count) * max(0.0, distinct)
 

@@ -63,7 +63,7 @@ def texts_conflict(a: str, b: str) -> bool:
     """True if two near-identical texts differ in negation or in the numbers they state.
 
     Such pairs stay close in embedding space, so they are never auto-merged; the
-    model (or the offline rules) judges them instead (seed 004).
+    model (or the offline rules) judges them instead.
     """
     from memcore.core.lexicon import numbers, polarity
 

@@ -5,7 +5,7 @@ Two formats:
 - **JSONL turns**: one object per line, ``{role, content | text, speaker?, timestamp?,
   id?, session?, metadata?}``. Lines with a ``session`` field are grouped by it (in
   file order), so each session can be waited for before the next.
-- **LoCoMo** (one conversation as JSON, see /work/shared/data/locomo/README.md):
+- **LoCoMo** (one conversation of the LoCoMo benchmark as JSON):
   ``session_<n>`` lists of turns ``{speaker, dia_id, text, [blip_caption]}`` and
   ``session_<n>_date_time`` like ``"1:56 pm on 8 May, 2023"``. Both speakers become
   role ``user`` with their name as speaker; :func:`locomo_episode_id` turns a

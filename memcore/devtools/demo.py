@@ -55,7 +55,7 @@ def show(client: Client, now: datetime, console: Console) -> None:
     """Print the profile, counts, merges, a supersession and the audit tail."""
     store = client.store
     memories = {m.id: m for m in store.iter_memories(NAMESPACE)}
-    table = Table(title=f"Profile of {NAMESPACE} (seed 000: active facts by confidence)")
+    table = Table(title=f"Profile of {NAMESPACE} (active facts by confidence)")
     for col in ("fact", "kind", "confidence", "support"):
         table.add_column(col)
     for m in client.profile(NAMESPACE, now=now):

@@ -38,8 +38,8 @@ def require_matplotlib() -> Any:
 
 
 def retention_curves(config: ConsolidationConfig, out: Path, days: int = 400) -> Path:
-    """Two panels: confidence decay per kind (seed 000's half-lives, with min_confidence)
-    and Ebbinghaus retention per strength (seed 004, with the floor)."""
+    """Two panels: confidence decay per kind (half-lives, with min_confidence)
+    and Ebbinghaus retention per strength (with the floor)."""
     plt = require_matplotlib()
     xs = list(range(days + 1))
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))

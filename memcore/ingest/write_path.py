@@ -1,4 +1,4 @@
-"""The write path for one batch of turns (seed 004), free of Celery.
+"""The write path for one batch of turns (docs/design.md, write path), free of Celery.
 
 store episodes -> extract facts (one call) -> exact duplicates reinforce (no
 embedding, no call) -> embed the rest (one batched call) -> top-s neighbours ->
