@@ -27,13 +27,18 @@ def consolidate(namespace: str = typer.Argument(..., help="Namespace."),
                                           help="Wait for the whole pass to finish."),
                 timeout: float = typer.Option(600.0, "--timeout", min=1,
                                               help="Seconds to wait for the workers."),
+                full: bool = typer.Option(
+                    False, "--full",
+                    help="Search every memory against every other, not only those written "
+                         "or changed since the last pass."),
                 json_out: bool = JSON_OPTION) -> None:
     """Run a consolidation pass on the workers (needs a running consolidate worker)."""
     from celery.exceptions import TimeoutError as CeleryTimeout
 
     client = open_client()
     try:
-        result = client.consolidate(namespace, wait=wait, timeout=timeout, now=parse_time(now))
+        result = client.consolidate(namespace, wait=wait, timeout=timeout, now=parse_time(now),
+                                    full=full)
     except (TimeoutError, CeleryTimeout):
         fail(f"consolidation did not finish within {timeout:g} s "
              "(is a consolidate worker running?)")
