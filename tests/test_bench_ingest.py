@@ -76,3 +76,16 @@ def test_percentile() -> None:
     assert percentile([], 50) == 0.0
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0
     assert percentile([0.0, 10.0], 95) == pytest.approx(9.5)
+
+
+def test_batching_rows_share_tasks(tmp_path: Path, redis_url: str) -> None:
+    out = tmp_path / "ingest.json"
+    main(["--turns", "64", "--quick", "--turns-per-task", "1", "8", "--redis-url", redis_url,
+          "--out", str(out)])
+    rows = json.loads(out.read_text())["batching"]
+    assert [r["turns_per_task"] for r in rows] == [1, 8]
+    one, eight = rows
+    assert one["tasks_per_s"] == pytest.approx(one["turns_per_s"])
+    assert eight["turns_per_s"] > eight["tasks_per_s"] * 2, "several turns share each task"
+    assert all(0 < r["p50_ms"] <= r["p95_ms"] for r in rows)
+    assert "| turns_per_task |" in out.with_suffix(".md").read_text()

@@ -68,14 +68,24 @@ def ingest(turns: int = typer.Option(2000, "--turns", min=1, help="Turns (one ta
            quick: bool = typer.Option(False, "--quick", help="60 turns (smoke run)."),
            threads: int = typer.Option(16, "--threads", min=1,
                                        help="Threads pool size when latency > 0."),
+           turns_per_task: list[int] = typer.Option(
+               [], "--turns-per-task", min=1,
+               help="Also send turns one at a time through Client.batched, at most this many "
+                    "per task (repeatable: --turns-per-task 1 --turns-per-task 8)."),
+           max_wait_ms: float = typer.Option(5.0, "--max-wait-ms", min=0,
+                                             help="Longest a batched turn waits for others."),
            out: Path = typer.Option(..., "--out", dir_okay=False,
                                     help="JSON result (plus .md and .png next to it)."),
            ) -> None:
     """Ingest turns/s through Celery and Redis against a no-op task, same workers."""
     from memcore.devtools.bench.ingest import CONTRACT_KEYS, run_ingest
 
-    result = run_ingest(turns, model_latency_ms, quick=quick, out=out, threads=threads)
-    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
+    result = run_ingest(turns, model_latency_ms, quick=quick, out=out, threads=threads,
+                        turns_per_task=turns_per_task, max_wait_ms=max_wait_ms)
+    summary = {k: result[k] for k in CONTRACT_KEYS}
+    if result.get("batching"):
+        summary["batching"] = result["batching"]
+    typer.echo(json.dumps(summary))
 
 
 @handles_errors

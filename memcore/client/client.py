@@ -7,11 +7,13 @@ imported lazily on the first ``add``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from memcore.adapters import Models, build_models
+from memcore.client.coalesce import TurnCoalescer
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
 from memcore.core.models import (
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from celery import Celery
 
 MAX_BATCH = 256
+"""Most turns in one ingest task from ``Client.add``."""
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,37 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
         except ValueError as exc:
             raise ValueError(f"messages[{i}]: {exc}") from exc
     return episodes
+
+
+class BatchedAdder:
+    """``Client.batched()``: validates like ``Client.add``, sends through a coalescer."""
+
+    def __init__(self, coalescer: TurnCoalescer) -> None:
+        self.coalescer = coalescer
+
+    def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
+            timestamp: datetime | None = None,
+            metadata: Mapping[str, Any] | None = None) -> Future[list[str]]:
+        """Queue turns; the future resolves to the ids of the tasks that carry them."""
+        validate_namespace(namespace)
+        episodes = to_episodes(namespace, messages, timestamp, metadata)
+        if not episodes:
+            raise ValueError("messages: at least one message is required")
+        return self.coalescer.submit(namespace, episodes)
+
+    def flush(self) -> None:
+        """Send every waiting turn now."""
+        self.coalescer.flush()
+
+    def close(self) -> None:
+        """Send what still waits and stop the coalescer's timer."""
+        self.coalescer.close()
+
+    def __enter__(self) -> BatchedAdder:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
 
 class Client:
@@ -150,14 +184,35 @@ class Client:
         episodes = to_episodes(namespace, messages, timestamp, metadata)
         if not episodes:
             raise ValueError("messages: at least one message is required")
-        ids = []
-        for start in range(0, len(episodes), MAX_BATCH):
-            payload = IngestPayload(namespace=namespace, episodes=episodes[start:start + MAX_BATCH])
-            result = self.celery.send_task(task_names.INGEST,
-                                           args=[payload.model_dump(mode="json")],
-                                           queue="ingest")
-            ids.append(result.id)
-        return ids
+        return [self._enqueue(namespace, episodes[start:start + MAX_BATCH])
+                for start in range(0, len(episodes), MAX_BATCH)]
+
+    def _enqueue(self, namespace: str, episodes: list[Episode]) -> str:
+        """Send one namespace's episodes as one ingest task; returns its id."""
+        payload = IngestPayload(namespace=namespace, episodes=episodes)
+        result = self.celery.send_task(task_names.INGEST, args=[payload.model_dump(mode="json")],
+                                       queue="ingest")
+        return str(result.id)
+
+    def batched(self, *, max_turns: int | None = None, max_wait_ms: float | None = None
+                ) -> BatchedAdder:
+        """An ``add`` that groups turns arriving together into one task per namespace.
+
+        For producers that see turns one at a time: turns of one namespace wait at most
+        ``max_wait_ms`` (default ``MEMCORE_INGEST_BATCH_MAX_WAIT_MS``) and at most
+        ``max_turns`` (default ``MEMCORE_INGEST_BATCH_MAX_TURNS``) share a task. Use it
+        as a context manager (leaving it sends what still waits)::
+
+            with client.batched() as batch:
+                future = batch.add("alice", [{"role": "user", "content": "I like tea."}])
+            client.wait(future.result())
+        """
+        coalescer = TurnCoalescer(
+            self._enqueue,
+            max_turns=max_turns if max_turns is not None else self.settings.ingest_batch_max_turns,
+            max_wait_ms=(max_wait_ms if max_wait_ms is not None
+                         else self.settings.ingest_batch_max_wait_ms))
+        return BatchedAdder(coalescer)
 
     def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until the tasks finish; returns their results (raises on task failure).

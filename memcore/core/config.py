@@ -94,6 +94,10 @@ class Settings(BaseSettings):
         default=0.0, ge=0, description="simulated latency per offline model call (benchmarks)"
     )
     max_turn_bytes: int = Field(default=32 * 1024, ge=1)
+    ingest_batch_max_turns: int = Field(
+        default=32, ge=1, le=256, description="Client.batched(): most turns in one task")
+    ingest_batch_max_wait_ms: float = Field(
+        default=5.0, ge=0, description="Client.batched(): longest a turn waits for others")
     snapshot_grace_days: float = Field(default=7.0, ge=0)
     consolidation_importance_threshold: float = Field(default=150.0, ge=0)
     consolidation_max_interval_hours: float = Field(default=24.0, gt=0)

@@ -25,6 +25,7 @@ import os
 import random
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,8 @@ _FILL = {
 }
 
 
-def synthetic_turns(n: int, seed: int = 0) -> list[tuple[str, dict[str, Any]]]:
+def synthetic_turns(n: int, seed: int = 0, prefix: str = "bench-ingest"
+                    ) -> list[tuple[str, dict[str, Any]]]:
     """``n`` (namespace, message) pairs: varied chat turns over 16 users, in time order."""
     rng = random.Random(seed)
     out = []
@@ -89,7 +91,7 @@ def synthetic_turns(n: int, seed: int = 0) -> list[tuple[str, dict[str, Any]]]:
         user = i % NAMESPACES
         template = rng.choice(_TEMPLATES)
         text = template.format(**{k: rng.choice(v) for k, v in _FILL.items()})
-        out.append((f"bench-ingest-{user:02d}", {
+        out.append((f"{prefix}-{user:02d}", {
             "role": "user", "speaker": _NAMES[user], "content": text,
             "timestamp": START + timedelta(minutes=i)}))
     return out
@@ -130,8 +132,75 @@ def drive(client: Client, send: Any, count: int, wave: int, timeout: float = 600
     return count / busy if busy > 0 else 0.0, latencies
 
 
+def drive_batched(client: Client, data: Sequence[tuple[str, dict[str, Any]]],
+                  turns_per_task: int, wave: int, max_wait_ms: float, timeout: float = 600.0
+                  ) -> tuple[float, float, list[float]]:
+    """Send turns one at a time through ``Client.batched`` (turns of one namespace share
+    a task, up to ``turns_per_task``); returns (turns/s, tasks/s, per-turn latencies ms).
+
+    A turn's latency runs from its ``add`` to the ``date_done`` of the task carrying it,
+    so the time it waited for companions counts.
+    """
+    submitted: list[tuple[Future[list[str]], float]] = []
+    waves: list[tuple[int, int]] = []
+    with client.batched(max_turns=turns_per_task, max_wait_ms=max_wait_ms) as batch:
+        for start in range(0, len(data), wave):
+            first = len(submitted)
+            for ns, msg in data[start:start + wave]:
+                at = time.time()
+                submitted.append((batch.add(ns, [msg]), at))
+            ids = {tid for f, _ in submitted[first:] for tid in f.result(timeout=timeout)}
+            client.wait(sorted(ids), timeout=timeout)
+            waves.append((first, len(submitted)))
+    task_of = [f.result()[-1] for f, _ in submitted]
+    done_at = {tid: _done_at(client, tid) for tid in set(task_of)}
+    done = [done_at[tid] for tid in task_of]
+    busy = sum(max(done[a:b]) - submitted[a][1] for a, b in waves)
+    latencies = [(d - at) * 1000.0 for d, (_, at) in zip(done, submitted, strict=True)]
+    rate = len(data) / busy if busy > 0 else 0.0
+    return rate, (len(done_at) / busy if busy > 0 else 0.0), latencies
+
+
+def in_bursts(data: Sequence[tuple[str, dict[str, Any]]], size: int
+              ) -> list[tuple[str, dict[str, Any]]]:
+    """Reorder turns so each user's turns arrive ``size`` at a time (a chat client
+    uploading a stretch of conversation), users taking turns; time order per user kept."""
+    per_user: dict[str, list[tuple[str, dict[str, Any]]]] = {}
+    for ns, msg in data:
+        per_user.setdefault(ns, []).append((ns, msg))
+    queues = list(per_user.values())
+    out: list[tuple[str, dict[str, Any]]] = []
+    while any(queues):
+        for q in queues:
+            out += q[:size]
+            del q[:size]
+    return out
+
+
+def run_batching(client: Client, turns: int, sizes: Sequence[int], *, workers: int,
+                 max_wait_ms: float, noop_rate: float, seed: int = 0) -> list[dict[str, Any]]:
+    """Ingest ``turns`` fresh turns at each turns-per-task size, on a running stack.
+
+    Turns arrive in bursts of ``size`` per user, in waves of two tasks' worth per worker
+    (the workers stay busy, the queue short, as in the one-turn measurement).
+    """
+    rows = []
+    for size in sizes:
+        # Fresh texts per size: a repeated text would take the cheaper duplicate path.
+        data = in_bursts(synthetic_turns(turns, seed + 1000 * size,
+                                         prefix=f"bench-batch{size}"), size)
+        turn_rate, task_rate, latencies = drive_batched(
+            client, data, size, size * 2 * workers, max_wait_ms)
+        rows.append({"turns_per_task": size, "turns_per_s": turn_rate, "tasks_per_s": task_rate,
+                     "ratio": turn_rate / noop_rate if noop_rate else 0.0,
+                     "p50_ms": percentile(latencies, 50), "p95_ms": percentile(latencies, 95),
+                     "max_wait_ms": max_wait_ms})
+    return rows
+
+
 def run_once(turns: int, latency_ms: float, *, concurrency: int, threads: int, wave: int,
-             redis_url: str | None = None, seed: int = 0) -> dict[str, Any]:
+             redis_url: str | None = None, seed: int = 0,
+             turns_per_task: Sequence[int] = (), max_wait_ms: float = 5.0) -> dict[str, Any]:
     """One stack, both measurements (no-op first, then ingest) at one model latency."""
     pool = "threads" if latency_ms > 0 else "prefork"
     workers = threads if latency_ms > 0 else concurrency
@@ -156,6 +225,8 @@ def run_once(turns: int, latency_ms: float, *, concurrency: int, threads: int, w
 
             ingest_rate, latencies = drive(client, send_turn, turns, wave)
             counters = [client.store.counters(ns) for ns in {ns for ns, _ in data}]
+            batching = run_batching(client, turns, turns_per_task, workers=workers,
+                                    max_wait_ms=max_wait_ms, noop_rate=noop_rate, seed=seed)
             gc.collect()  # drop finished AsyncResults while their backend is still up
         finally:
             client.close()
@@ -170,6 +241,8 @@ def run_once(turns: int, latency_ms: float, *, concurrency: int, threads: int, w
         "p95_ms": percentile(latencies, 95), "model_latency_ms": latency_ms, "pool": pool,
         "concurrency": workers, "wave": wave,
     }
+    if batching:
+        result["batching"] = batching
     return result
 
 
@@ -192,8 +265,15 @@ def _add_bounds(runs: list[dict[str, Any]]) -> None:
 
 def run_ingest(turns: int, model_latency_ms: Sequence[float] = (0.0,), *, quick: bool = False,
                out: Path | None = None, concurrency: int | None = None, threads: int = 16,
-               wave: int | None = None, redis_url: str | None = None) -> dict[str, Any]:
-    """Run the ingest benchmark at each latency; returns the last run (all under ``runs``)."""
+               wave: int | None = None, redis_url: str | None = None,
+               turns_per_task: Sequence[int] = (), max_wait_ms: float = 5.0) -> dict[str, Any]:
+    """Run the ingest benchmark at each latency; returns the last run (all under ``runs``).
+
+    ``turns_per_task`` (e.g. 1 8 32) also sends the turns one at a time through
+    ``Client.batched`` at each size, on the same stack (under ``batching``).
+    """
+    if any(size < 1 for size in turns_per_task):
+        raise ValueError(f"turns_per_task must be >= 1, got {list(turns_per_task)}")
     if quick:
         turns = min(turns, QUICK_TURNS)
     if turns < 1:
@@ -207,7 +287,8 @@ def run_ingest(turns: int, model_latency_ms: Sequence[float] = (0.0,), *, quick:
     for ms in model_latency_ms:
         workers = threads if ms > 0 else concurrency
         runs.append(run_once(turns, float(ms), concurrency=concurrency, threads=threads,
-                             wave=wave or max(16, 4 * workers), redis_url=redis_url))
+                             wave=wave or max(16, 4 * workers), redis_url=redis_url,
+                             turns_per_task=turns_per_task, max_wait_ms=max_wait_ms))
     _add_bounds(runs)
     result = dict(runs[-1])
     if len(runs) > 1:
@@ -228,10 +309,18 @@ def markdown(result: Mapping[str, Any]) -> str:
     cols = ("model_latency_ms", "pool", "concurrency", *CONTRACT_KEYS,
             "latency_bound_turns_per_s")
     rows = [[r.get(c, "") for c in cols] for r in _runs(result)]
-    return "\n".join(["# bench ingest", "",
-                      "Ingest through real Celery workers and Redis against a no-op task on the "
-                      "same workers; p50/p95 from enqueue to stored.", "",
-                      markdown_table(cols, rows), ""])
+    lines = ["# bench ingest", "",
+             "Ingest through real Celery workers and Redis against a no-op task on the "
+             "same workers; p50/p95 from enqueue to stored.", "", markdown_table(cols, rows), ""]
+    for r in _runs(result):
+        if r.get("batching"):
+            bcols = ("turns_per_task", "turns_per_s", "tasks_per_s", "ratio", "p50_ms",
+                     "p95_ms", "max_wait_ms")
+            lines += [f"Turns sent one at a time through `Client.batched` "
+                      f"(model latency {r['model_latency_ms']} ms, {r['pool']}); ratio is "
+                      "turns/s over the no-op task rate.", "",
+                      markdown_table(bcols, [[b[c] for c in bcols] for b in r["batching"]]), ""]
+    return "\n".join(lines)
 
 
 def plot(result: Mapping[str, Any], path: Path) -> None:
@@ -268,11 +357,15 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--threads", type=int, default=16, help="threads pool with latency")
     parser.add_argument("--wave", type=int, default=None)
     parser.add_argument("--redis-url", default=None)
+    parser.add_argument("--turns-per-task", type=int, nargs="*", default=[],
+                        help="also send turns through Client.batched at these sizes")
+    parser.add_argument("--max-wait-ms", type=float, default=5.0)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     result = run_ingest(args.turns, args.model_latency_ms, quick=args.quick, out=args.out,
                         concurrency=args.concurrency, threads=args.threads, wave=args.wave,
-                        redis_url=args.redis_url)
+                        redis_url=args.redis_url, turns_per_task=args.turns_per_task,
+                        max_wait_ms=args.max_wait_ms)
     print(json.dumps({k: result[k] for k in CONTRACT_KEYS}), flush=True)
     return result
 
