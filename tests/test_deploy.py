@@ -27,7 +27,7 @@ COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 K8S = ROOT / "deploy" / "k8s"
 # Docs whose shell blocks must only use real memcore subcommands.
-DOCS = (ROOT / "notes" / "operations.md", ROOT / "README.md")
+DOCS = (ROOT / "README.md",)
 VENV_BIN = ROOT / ".venv" / "bin"
 
 APP_MODULE = "workers.app"
