@@ -33,6 +33,9 @@ RESTRICTED = {
     "openai": {"memcore.adapters"},
     "celery": {"memcore.client", "memcore.cli", "memcore.devtools", "memcore.api", "workers"},
     "kombu": {"memcore.messaging", "workers"},
+    "fastapi": {"memcore.api"},
+    "starlette": {"memcore.api"},
+    "uvicorn": {"memcore.api"},
 }
 
 

@@ -56,6 +56,18 @@ class ConsolidationConfig(BaseModel):
         default=60.0, ge=3, description="a crashed pass's lock frees itself after this long")
 
 
+class ApiConfig(BaseModel):
+    """The HTTP service (``memcore serve``): limits and timeouts."""
+
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1024,
+                                description="largest accepted request body")
+    max_k: int = Field(default=100, ge=1, description="most results one search may ask for")
+    max_page: int = Field(default=500, ge=1, description="most memories one list page holds")
+    wait_timeout_seconds: float = Field(
+        default=120.0, gt=0, description="longest an add with wait=true blocks")
+    threads: int = Field(default=64, ge=1, description="worker threads for blocking calls")
+
+
 class Settings(BaseSettings):
     """Process-wide configuration, read from ``MEMCORE_*`` environment variables."""
 
@@ -104,6 +116,7 @@ class Settings(BaseSettings):
     beat_interval_seconds: float = Field(default=60.0, gt=0)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     metrics_port: int | None = None
+    api: ApiConfig = Field(default_factory=ApiConfig)
 
     @model_validator(mode="after")
     def _embedder_thresholds(self) -> Self:

@@ -2,12 +2,14 @@
 
 All keys of a namespace share the hash tag ``{<ns>}`` (``mc:{<ns>}:...``) so a
 namespace lives in one Redis Cluster slot and multi-key transactions and scripts
-work there. The only key outside a namespace is the registry set
-``mc:namespaces``. Namespaces and ids are validated before they reach a key.
+work there. The only keys outside a namespace are the registry set
+``mc:namespaces`` and the API key hashes ``mc:apikeys`` (memcore.store.api_keys).
+Namespaces and ids are validated before they reach a key.
 
 Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
 
     mc:namespaces                  SET    every namespace with data
+    mc:apikeys                     HASH   API key id -> role, scopes, SHA-256 (api_keys.py)
     mc:{ns}:current                STRING current version pointer (absent = 0)
     mc:{ns}:vseq                   STRING last version number handed out
     mc:{ns}:versions               ZSET   committed version -> created_at (epoch s)
@@ -30,6 +32,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:pending                STRING importance written since the last pass
     mc:{ns}:lastpass               STRING time of the last committed pass (epoch s)
     mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
+    mc:{ns}:tasks                  ZSET   task ids enqueued over HTTP -> time (task_log.py)
 """
 
 from __future__ import annotations

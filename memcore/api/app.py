@@ -1,0 +1,66 @@
+"""The FastAPI application factory."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from memcore import __version__
+from memcore.api import errors
+from memcore.api.auth import AuthMiddleware
+from memcore.api.metrics import ApiMetrics, MetricsMiddleware
+from memcore.api.routes import health, memories, messages, namespaces
+from memcore.api.state import ApiState
+from memcore.client.client import Client
+from memcore.core.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+INSECURE_BANNER = ("memcore API running with --insecure-dev: NO AUTHENTICATION, every "
+                   "caller is admin over every namespace. Never expose this server.")
+
+DESCRIPTION = """Long-term memory for LLM agents over HTTP.
+
+Every `/v1` request needs `Authorization: Bearer <key>` (create keys with
+`memcore keys create`). A key has a role (read < write < admin) and namespace scopes
+(globs such as `acme-*`): a missing or unknown key is a 401, a namespace outside the
+scopes or a role too low a 403, and neither says whether the namespace exists. Errors are
+`{"error": {"code", "message", "field"?}}`; unknown body fields are rejected by name."""
+
+
+def create_app(settings: Settings | None = None, *, client: Client | None = None,
+               insecure_dev: bool = False) -> FastAPI:
+    """Build the app. ``client`` (optional) is shared instead of making one; with
+    ``insecure_dev`` every request is treated as an admin over every namespace."""
+    settings = settings or (client.settings if client is not None else get_settings())
+    state = ApiState(settings, client, insecure_dev=insecure_dev)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        import anyio.to_thread
+
+        # Routes block on Redis and the result backend: give them enough threads.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.api.threads
+        if insecure_dev:
+            log.warning(INSECURE_BANNER)
+        try:
+            yield
+        finally:
+            state.close()
+
+    app = FastAPI(title="memcore", version=__version__, description=DESCRIPTION,
+                  lifespan=lifespan)
+    app.state.memcore = state
+    app.state.api_metrics = ApiMetrics()
+    errors.install(app)
+    for module in (health, messages, memories, namespaces):
+        app.include_router(module.router)
+    # Added last = outermost: metrics see every answer, including the middleware's own.
+    routes = [r for m in (messages, memories, namespaces) for r in m.router.routes]
+    app.add_middleware(AuthMiddleware, routes=routes, keys=state.keys,
+                       insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
+    app.add_middleware(MetricsMiddleware, metrics=app.state.api_metrics)
+    return app

@@ -1,0 +1,197 @@
+"""Authentication and tenancy: one ASGI middleware in front of every ``/v1`` route.
+
+Order of checks, so that a status code never depends on data the caller may not see:
+
+1. ``Authorization: Bearer <key>`` missing or unknown -> 401;
+2. path tricks (encoded slashes, ``.``/``..`` segments) -> 422 naming ``path``;
+3. ``{ns}`` not a legal namespace (a glob, ``..``) -> 422 naming ``ns``;
+4. ``{ns}`` outside the key's scopes, or the route needs a higher role -> 403;
+5. body larger than the limit -> 413.
+
+All of it happens before the body is read or the namespace is touched, so a 403 is
+the same whether or not the namespace exists. Routes declare their role with
+:func:`requires`.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from starlette.exceptions import HTTPException
+from starlette.routing import BaseRoute, Match
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memcore.client.errors import error_body
+from memcore.core.models import validate_namespace
+from memcore.store.api_keys import ApiKey, ApiKeyRepository, ApiRole
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Any])
+ROLE_ATTR = "__memcore_role__"
+_TRICKS = re.compile(r"%2f|%5c|%2e|\\", re.I)
+
+
+def requires(role: ApiRole) -> Callable[[F], F]:
+    """Mark a route handler as needing ``role`` (checked by :class:`AuthMiddleware`)."""
+
+    def mark(fn: F) -> F:
+        setattr(fn, ROLE_ATTR, role)
+        return fn
+
+    return mark
+
+
+@dataclass(frozen=True)
+class Principal:
+    """Who is calling: a key, or the anonymous developer of ``--insecure-dev``."""
+
+    key_id: str
+    role: ApiRole
+    scopes: tuple[str, ...]
+
+    @classmethod
+    def of(cls, key: ApiKey) -> Principal:
+        """The principal of a verified key."""
+        return cls(key.id, key.role, key.scopes)
+
+    def allows(self, namespace: str) -> bool:
+        """True if ``namespace`` matches one of the scopes (globs with ``*`` and ``?``)."""
+        return any(fnmatch.fnmatchcase(namespace, pattern) for pattern in self.scopes)
+
+
+INSECURE_DEV = Principal("insecure-dev", ApiRole.ADMIN, ("*",))
+
+
+def check_namespace(ns: str) -> str:
+    """A namespace from a URL: the store's rule, and not made of dots only."""
+    validate_namespace(ns)
+    if not ns.strip("."):
+        raise ValueError(f"invalid namespace {ns!r}: dots only")
+    return ns
+
+
+class ErrorResponse:
+    """A JSON error answered straight from the middleware."""
+
+    def __init__(self, status: int, code: str, message: str, field: str | None = None,
+                 headers: dict[str, str] | None = None) -> None:
+        self.status = status
+        self.body = json.dumps(error_body(code, message, field)).encode()
+        self.headers = headers or {}
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        headers = [(b"content-type", b"application/json"),
+                   (b"content-length", str(len(self.body)).encode())]
+        headers += [(k.lower().encode(), v.encode()) for k, v in self.headers.items()]
+        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.body", "body": self.body})
+
+
+class BodyTooLarge(HTTPException):
+    """Raised inside the app when a streamed body passes the limit (an HTTPException, so
+    FastAPI's body reader passes it on instead of calling it a parse error)."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(413, f"body: larger than {limit} bytes")
+
+
+class AuthMiddleware:
+    """Authenticate, authorize and size-limit every ``/v1`` request."""
+
+    def __init__(self, app: ASGIApp, *, routes: list[BaseRoute],
+                 keys: Callable[[], ApiKeyRepository], insecure_dev: bool,
+                 max_body_bytes: int) -> None:
+        """``routes``: the ``/v1`` routes (their handlers carry the role they need)."""
+        self.app = app
+        self.routes = routes
+        self.keys = keys
+        self.insecure_dev = insecure_dev
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/v1"):
+            await self.app(scope, receive, send)
+            return
+        denied = await self._check(scope)
+        if denied is not None:
+            await denied(scope, receive, send)
+            return
+        await self.app(scope, self._limited(receive), send)
+
+    async def _check(self, scope: Scope) -> ErrorResponse | None:
+        route, params = self._route(scope)
+        if route is not None:  # the metrics label, even for a 401
+            scope["memcore_route"] = getattr(route, "path", None)
+        principal = await self._authenticate(scope)
+        if principal is None:
+            return ErrorResponse(401, "unauthorized",
+                                 "missing or unknown API key (send 'Authorization: Bearer <key>')",
+                                 headers={"WWW-Authenticate": "Bearer"})
+        scope.setdefault("state", {})["principal"] = principal
+        raw = scope.get("raw_path") or scope["path"].encode()
+        raw_path = raw.decode("latin-1").split("?", 1)[0]
+        if _TRICKS.search(raw_path) or any(s in (".", "..") for s in raw_path.split("/")):
+            return ErrorResponse(422, "invalid", "path: encoded slashes, backslashes and dot "
+                                 "segments are not allowed", "path")
+        if route is None:
+            return None  # the router answers 404 / 405
+        ns = params.get("ns")
+        if ns is not None:
+            try:
+                check_namespace(ns)
+            except ValueError as exc:
+                return ErrorResponse(422, "invalid", f"ns: {exc}", "ns")
+            if not principal.allows(ns):
+                return ErrorResponse(403, "forbidden",
+                                     "this key's scopes do not include the namespace")
+        needed = getattr(getattr(route, "endpoint", None), ROLE_ATTR, ApiRole.ADMIN)
+        if principal.role.rank < needed.rank:
+            return ErrorResponse(403, "forbidden",
+                                 f"this key's role {principal.role.value!r} cannot do this "
+                                 f"(needs {needed.value!r})")
+        length = dict(scope["headers"]).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
+            return ErrorResponse(413, "too_large",
+                                 f"body: larger than {self.max_body_bytes} bytes", "body")
+        return None
+
+    async def _authenticate(self, scope: Scope) -> Principal | None:
+        if self.insecure_dev:
+            return INSECURE_DEV
+        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            return None
+        from starlette.concurrency import run_in_threadpool
+
+        key = await run_in_threadpool(self.keys().verify, token.strip())
+        return None if key is None else Principal.of(key)
+
+    def _route(self, scope: Scope) -> tuple[Any, dict[str, Any]]:
+        for route in self.routes:
+            match, child = route.matches(scope)
+            if match is Match.FULL:
+                return route, dict(child.get("path_params", {}))
+        return None, {}
+
+    def _limited(self, receive: Receive) -> Receive:
+        seen = 0
+        limit = self.max_body_bytes
+
+        async def counted() -> Message:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > limit:
+                    raise BodyTooLarge(limit)
+            return message
+
+        return counted

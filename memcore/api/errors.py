@@ -1,0 +1,114 @@
+"""Exceptions to JSON error responses (``{"error": {code, message, field?}}``).
+
+The Client's own exceptions carry the meaning: KeyError -> 404, ValueError -> 422,
+Redis unreachable -> 503, a wait that ran out -> 504, anything else -> 500 (logged,
+no internals in the body).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from memcore.api.auth import BodyTooLarge
+from memcore.client.errors import error_body
+from memcore.store import StoreConflict
+from memcore.store.errors import UNREACHABLE
+
+log = logging.getLogger(__name__)
+
+_HTTP_CODES = {400: "invalid", 401: "unauthorized", 403: "forbidden", 404: "not_found",
+               405: "method_not_allowed", 409: "conflict", 413: "too_large", 422: "invalid"}
+
+
+def respond(status: int, code: str, message: str, field: str | None = None,
+            headers: Mapping[str, str] | None = None) -> JSONResponse:
+    """A JSON error response."""
+    return JSONResponse(error_body(code, message, field), status_code=status,
+                        headers=dict(headers) if headers else None)
+
+
+def _field(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+def _validation(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    errors = exc.errors()
+    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
+    field = _field(first.get("loc", ()))
+    msg = str(first.get("msg", "invalid"))
+    if first.get("type") == "extra_forbidden":
+        msg = "unknown field"
+    elif first.get("type") == "json_invalid":
+        field, msg = "body", "not valid JSON"
+    # "Value error, x: ..." from our validators already names the field.
+    msg = msg.removeprefix("Value error, ")
+    named, sep, rest = msg.partition(": ")
+    if sep and named.isidentifier():  # our validators start with the field they blame
+        field = named if field == "body" else f"{field}.{named}"
+        msg = rest
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return respond(422, "invalid", f"{field}: {msg}{more}", field)
+
+
+def _http(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, HTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "error")
+    return respond(exc.status_code, code, str(exc.detail), headers=exc.headers)
+
+
+def _key_error(_: Request, exc: Exception) -> JSONResponse:
+    message = str(exc.args[0]) if exc.args else "not found"
+    return respond(404, "not_found", message)
+
+
+def _value_error(_: Request, exc: Exception) -> JSONResponse:
+    message = str(exc)
+    field = message.split(":", 1)[0] if ":" in message and " " not in message.split(":")[0] \
+        else None
+    return respond(422, "invalid", message, field)
+
+
+def _conflict(_: Request, exc: Exception) -> JSONResponse:
+    return respond(409, "conflict", str(exc))
+
+
+def _too_large(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, BodyTooLarge)
+    return respond(413, "too_large", str(exc.detail), "body")
+
+
+def _unreachable(_: Request, exc: Exception) -> JSONResponse:
+    log.warning("Redis unreachable: %s", exc)
+    return respond(503, "unavailable", "the data store is unreachable; retry later")
+
+
+def _timeout(_: Request, exc: Exception) -> JSONResponse:
+    return respond(504, "timeout", str(exc) or "timed out")
+
+
+def _internal(_: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=exc)
+    return respond(500, "internal", "internal error (logged on the server)")
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers on ``app``."""
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(HTTPException, _http)
+    app.add_exception_handler(BodyTooLarge, _too_large)
+    app.add_exception_handler(KeyError, _key_error)
+    app.add_exception_handler(StoreConflict, _conflict)
+    app.add_exception_handler(ValueError, _value_error)
+    app.add_exception_handler(TimeoutError, _timeout)
+    for exc_type in UNREACHABLE:
+        app.add_exception_handler(exc_type, _unreachable)
+    app.add_exception_handler(Exception, _internal)

@@ -1,0 +1,55 @@
+"""Request metrics of the HTTP service (its own Prometheus registry)."""
+
+from __future__ import annotations
+
+import time
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+_BUCKETS = (0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, float("inf"))
+
+
+class ApiMetrics:
+    """Requests by method, route template and status; latency by route."""
+
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.requests = Counter("memcore_http_requests", "HTTP requests answered.",
+                                ["method", "route", "status"], registry=self.registry)
+        self.latency = Histogram("memcore_http_request_seconds",
+                                 "Time from request to the last byte of the response.",
+                                 ["method", "route"], buckets=_BUCKETS, registry=self.registry)
+
+
+class MetricsMiddleware:
+    """Times every HTTP request. The label is the route template (``/v1/namespaces/{ns}/...``,
+    never a namespace or id), so tenants add no time series."""
+
+    def __init__(self, app: ASGIApp, *, metrics: ApiMetrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.perf_counter()
+        status = 500
+
+        async def sending(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = int(message["status"])
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        finally:
+            route = scope.get("memcore_route")
+            if route is None:
+                found = scope.get("route")
+                route = getattr(found, "path", None) or "unmatched"
+            method = scope.get("method", "")
+            self.metrics.requests.labels(method, route, str(status)).inc()
+            self.metrics.latency.labels(method, route).observe(time.perf_counter() - start)

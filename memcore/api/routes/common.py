@@ -1,0 +1,37 @@
+"""Helpers shared by the route modules."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from fastapi import Path
+
+from memcore.api.schemas import ErrorBody
+from memcore.core.models import Memory
+
+NS = Path(..., description="namespace (letters, digits, '-', '_', '.', '@')",
+          pattern=r"^[A-Za-z0-9_.@-]{1,128}$")
+MEMORY_ID = Path(..., description="memory id", pattern=r"^[A-Za-z0-9_.@-]{1,128}$")
+
+
+def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
+    """Error responses of a ``/v1`` route for the OpenAPI schema: the common ones plus
+    ``extra`` (404 not found, 409 conflict, 504 wait ran out)."""
+    texts = {401: "missing or unknown API key",
+             403: "namespace outside the key's scopes, or role too low",
+             404: "not found", 409: "conflict with a concurrent change",
+             413: "body too large", 422: "invalid input (the field is named)",
+             503: "data store unreachable", 504: "the wait ran out"}
+    codes = (401, 403, 413, 422, 503, *extra)
+    return {code: {"model": ErrorBody, "description": texts[code]} for code in codes}
+
+
+def bare(memory: Memory) -> Memory:
+    """A memory without its vector (responses never carry vectors)."""
+    return memory if memory.vector is None else memory.model_copy(update={"vector": None})
+
+
+def bare_all(memories: Iterable[Memory]) -> list[Memory]:
+    """:func:`bare` of each."""
+    return [bare(m) for m in memories]

@@ -1,0 +1,50 @@
+"""Probes and metrics: ``/healthz``, ``/readyz``, ``/metrics`` (no key needed)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+
+from memcore.api.schemas import Health
+from memcore.api.state import ApiState, api_state
+
+router = APIRouter(tags=["operations"])
+
+
+@router.get("/healthz", response_model=Health)
+def healthz() -> Health:
+    """The process is up (liveness)."""
+    return Health(status="ok")
+
+
+@router.get("/readyz", response_model=Health, responses={503: {"model": Health}})
+def readyz(state: ApiState = Depends(api_state)) -> JSONResponse:
+    """Redis and the broker answer (readiness)."""
+    checks: dict[str, str] = {}
+    try:
+        state.client.store.client.ping()
+        checks["redis"] = "ok"
+    except Exception as exc:  # any failure means "not ready", with the reason
+        checks["redis"] = f"error: {type(exc).__name__}"
+    try:
+        with state.client.celery.connection_for_write() as conn:
+            conn.ensure_connection(max_retries=1, timeout=2)
+        checks["broker"] = "ok"
+    except Exception as exc:
+        checks["broker"] = f"error: {type(exc).__name__}"
+    ready = all(v == "ok" for v in checks.values())
+    body = Health(status="ok" if ready else "unavailable", checks=checks)
+    return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
+
+
+@router.get("/metrics", response_class=Response,
+            responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text"}})
+def metrics(request: Request) -> Response:
+    """Prometheus metrics: HTTP requests and this process's memcore counters."""
+    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+    from memcore.observability.metrics import exposition_registry
+
+    registry, _ = exposition_registry()
+    body = generate_latest(request.app.state.api_metrics.registry) + generate_latest(registry)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)

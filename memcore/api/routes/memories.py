@@ -1,0 +1,123 @@
+"""One memory and listings: ``/v1/namespaces/{ns}/memories[/{id}[/history|pin|unpin|restore]]``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from fastapi import APIRouter, Depends, Query
+
+from memcore.api.auth import requires
+from memcore.api.routes.common import MEMORY_ID, NS, bare, bare_all, errors
+from memcore.api.schemas import MAX_PAGE, History, MemoryPage, UpdateRequest
+from memcore.api.state import ApiState, api_state
+from memcore.core.models import Kind, Memory, Status
+from memcore.store.api_keys import ApiRole
+
+router = APIRouter(prefix="/v1/namespaces/{ns}/memories", tags=["memories"])
+
+
+def parse_filters(raw: str | None) -> dict[str, Any] | None:
+    """The ``filters`` query parameter: a JSON object, or None."""
+    if raw is None or not raw.strip():
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        raise ValueError("filters: not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ValueError("filters: expected a JSON object")
+    return value
+
+
+@router.get("", response_model=MemoryPage, responses=errors())
+@requires(ApiRole.READ)
+def list_memories(ns: str = NS,
+                  status: Status | None = Query(None, description="only this status"),
+                  kind: Kind | None = Query(None, description="only this kind"),
+                  limit: int = Query(100, ge=1, le=MAX_PAGE),
+                  cursor: str | None = Query(None, max_length=256,
+                                             description="next_cursor of the previous page"),
+                  filters: str | None = Query(None, max_length=16384,
+                                              description="the filter language, as JSON"),
+                  state: ApiState = Depends(api_state)) -> MemoryPage:
+    """Memories of the namespace, a page at a time, in a stable order (by id): a memory
+    written while paging never shifts the pages already read."""
+    parsed = parse_filters(filters)
+    if parsed:
+        raise ValueError("filters: not supported by this server yet")
+    if cursor is not None and not cursor.strip():
+        raise ValueError("cursor: must not be empty")
+    store = state.client.store
+    chosen = sorted(
+        (m for m in store.iter_memories(ns, [status] if status else None)
+         if (kind is None or m.kind == kind) and (cursor is None or m.id > cursor)),
+        key=lambda m: m.id)
+    page = chosen[:limit]
+    more = len(chosen) > limit
+    return MemoryPage(memories=bare_all(page), next_cursor=page[-1].id if more else None)
+
+
+@router.get("/{memory_id}", response_model=Memory, responses=errors(404))
+@requires(ApiRole.READ)
+def get_memory(ns: str = NS, memory_id: str = MEMORY_ID,
+               state: ApiState = Depends(api_state)) -> Memory:
+    """One memory by id (any status)."""
+    memory = state.client.get(ns, memory_id)
+    if memory is None:
+        raise KeyError(f"memory {memory_id!r} not found")
+    return bare(memory)
+
+
+@router.patch("/{memory_id}", response_model=Memory, responses=errors(404, 409))
+@requires(ApiRole.WRITE)
+def update_memory(body: UpdateRequest, ns: str = NS, memory_id: str = MEMORY_ID,
+                  state: ApiState = Depends(api_state)) -> Memory:
+    """Edit the text (re-embedded) or metadata; audited as a user edit."""
+    client = state.client
+    update = getattr(client, "update", None)
+    if update is None:
+        raise ValueError("text: editing is not supported by this server yet")
+    kwargs = body.model_dump(exclude_none=True)
+    return bare(update(ns, memory_id, **kwargs))
+
+
+@router.delete("/{memory_id}", response_model=Memory, responses=errors(404, 409))
+@requires(ApiRole.WRITE)
+def delete_memory(ns: str = NS, memory_id: str = MEMORY_ID,
+                  state: ApiState = Depends(api_state)) -> Memory:
+    """Tombstone a memory (restorable with ``restore``); audited."""
+    delete = getattr(state.client, "delete", None)
+    if delete is None:
+        raise ValueError("memory_id: deleting is not supported by this server yet")
+    return bare(delete(ns, memory_id))
+
+
+@router.get("/{memory_id}/history", response_model=History, responses=errors(404))
+@requires(ApiRole.READ)
+def history(ns: str = NS, memory_id: str = MEMORY_ID,
+            state: ApiState = Depends(api_state)) -> History:
+    """Every audited change of a memory, through merges and supersessions."""
+    client = state.client
+    events = client.history(ns, memory_id)
+    if not events and client.get(ns, memory_id) is None:
+        raise KeyError(f"memory {memory_id!r} not found")
+    return History(events=events)
+
+
+def _management(action: str, doc: str) -> None:
+    @requires(ApiRole.WRITE)
+    def handler(ns: str = NS, memory_id: str = MEMORY_ID,
+                state: ApiState = Depends(api_state)) -> Memory:
+        return bare(getattr(state.client, action)(ns, memory_id))
+
+    handler.__doc__ = doc
+    handler.__name__ = f"{action}_memory"
+    router.add_api_route(f"/{{memory_id}}/{action}", handler, methods=["POST"],
+                         response_model=Memory, responses=errors(404, 409),
+                         name=f"{action}_memory")
+
+
+_management("pin", "Pin a memory: it never decays and is never dropped.")
+_management("unpin", "Undo pin.")
+_management("restore", "Bring a tombstoned memory back.")

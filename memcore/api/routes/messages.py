@@ -1,0 +1,89 @@
+"""Write and search: ``POST .../messages``, ``POST .../tasks/wait``, ``POST .../search``."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+from fastapi import APIRouter, Depends, Response
+
+from memcore.api.auth import requires
+from memcore.api.routes.common import NS, bare, errors
+from memcore.api.schemas import (
+    AddRequest,
+    MemoryIds,
+    SearchRequest,
+    SearchResponse,
+    SearchResult,
+    TaskIds,
+    WaitRequest,
+    WaitResponse,
+)
+from memcore.api.state import ApiState, api_state
+from memcore.store.api_keys import ApiRole
+
+router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
+
+
+def _supports(fn: Any, option: str) -> bool:
+    return option in inspect.signature(fn).parameters
+
+
+@router.post("/messages", status_code=202, response_model=TaskIds | MemoryIds,
+             responses={200: {"model": MemoryIds, "description": "stored (wait=true)"},
+                        **errors(504)})
+@requires(ApiRole.WRITE)
+def add_messages(body: AddRequest, response: Response, ns: str = NS,
+                 state: ApiState = Depends(api_state)) -> TaskIds | MemoryIds:
+    """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
+    (``wait=true``: 200 with the memory ids written)."""
+    client = state.client
+    messages = [m.model_dump(exclude_none=True) for m in body.messages]
+    kwargs: dict[str, Any] = {"timestamp": body.timestamp, "metadata": body.metadata}
+    if not body.infer:
+        if not _supports(client.add, "infer"):
+            raise ValueError("infer: false is not supported by this server yet")
+        kwargs["infer"] = False
+    task_ids = client.add(ns, messages, **kwargs)
+    state.tasks().record(ns, task_ids)
+    if not body.wait:
+        return TaskIds(task_ids=task_ids)
+    results = client.wait(task_ids, timeout=state.settings.api.wait_timeout_seconds)
+    response.status_code = 200
+    ids: list[str] = []
+    for result in results:
+        for memory_id in (result or {}).get("memory_ids", []) if isinstance(result, dict) else []:
+            if memory_id not in ids:
+                ids.append(memory_id)
+    return MemoryIds(memory_ids=ids, task_ids=task_ids)
+
+
+@router.post("/tasks/wait", response_model=WaitResponse, responses=errors(404, 504))
+@requires(ApiRole.WRITE)
+def wait_tasks(body: WaitRequest, ns: str = NS,
+               state: ApiState = Depends(api_state)) -> WaitResponse:
+    """Block until tasks enqueued for this namespace finish; their results, in order."""
+    owned = state.tasks().owned(ns, body.task_ids)
+    for task_id, mine in zip(body.task_ids, owned, strict=True):
+        if not mine:
+            raise KeyError(f"task {task_id!r} was not enqueued for this namespace "
+                           "(or is older than a day)")
+    results = state.client.wait(body.task_ids, timeout=body.timeout)
+    return WaitResponse(results=[r if isinstance(r, dict) else {"result": r} for r in results])
+
+
+@router.post("/search", response_model=SearchResponse, responses=errors())
+@requires(ApiRole.READ)
+def search(body: SearchRequest, ns: str = NS,
+           state: ApiState = Depends(api_state)) -> SearchResponse:
+    """Memories ranked by similarity to ``query`` plus a little retention."""
+    client = state.client
+    kwargs: dict[str, Any] = {"include_inactive": body.include_inactive,
+                              "max_chars": body.max_chars}
+    if body.filters:
+        if not _supports(client.search, "filters"):
+            raise ValueError("filters: not supported by this server yet")
+        kwargs["filters"] = body.filters
+    hits = client.search(ns, body.query, body.k, **kwargs)
+    return SearchResponse(results=[SearchResult(memory=bare(h.memory), similarity=h.similarity,
+                                                score=h.score) for h in hits])

@@ -1,0 +1,101 @@
+"""Namespace-wide reads and management: profile, stats, versions, rollback, consolidate,
+erase."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Response
+
+from memcore.api.auth import requires
+from memcore.api.routes.common import NS, bare_all, errors
+from memcore.api.schemas import (
+    ConsolidateReport,
+    ConsolidateRequest,
+    ConsolidateStarted,
+    Erased,
+    EraseRequest,
+    MemoryList,
+    RollbackRequest,
+    RollbackResponse,
+    Stats,
+    VersionOut,
+    Versions,
+)
+from memcore.api.state import ApiState, api_state
+from memcore.core.models import utcnow
+from memcore.store.api_keys import ApiRole
+
+router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["namespaces"])
+
+
+@router.get("/profile", response_model=MemoryList, responses=errors())
+@requires(ApiRole.READ)
+def profile(ns: str = NS, state: ApiState = Depends(api_state)) -> MemoryList:
+    """The short list: active facts ranked by confidence."""
+    return MemoryList(memories=bare_all(state.client.profile(ns)))
+
+
+@router.get("/stats", response_model=Stats, responses=errors())
+@requires(ApiRole.READ)
+def stats(ns: str = NS, state: ApiState = Depends(api_state)) -> Stats:
+    """Counts by status, usage counters and the snapshot version."""
+    return Stats.model_validate(state.client.stats(ns))
+
+
+@router.get("/versions", response_model=Versions, responses=errors())
+@requires(ApiRole.READ)
+def versions(ns: str = NS, state: ApiState = Depends(api_state)) -> Versions:
+    """The current snapshot version and the committed ones still kept."""
+    store = state.client.store
+    return Versions(current=store.current_version(ns),
+                    versions=[VersionOut(version=v.version, created_at=v.created_at,
+                                         memories=v.memories) for v in store.versions(ns)])
+
+
+@router.post("/rollback", response_model=RollbackResponse, responses=errors())
+@requires(ApiRole.ADMIN)
+def rollback(body: RollbackRequest, ns: str = NS,
+             state: ApiState = Depends(api_state)) -> RollbackResponse:
+    """Point the namespace back at a committed snapshot version (audited)."""
+    store = state.client.store
+    before = store.current_version(ns)
+    store.rollback(ns, body.version, utcnow(), reason="rollback over HTTP")
+    return RollbackResponse(namespace=ns, from_version=before, to_version=body.version)
+
+
+@router.post("/consolidate", status_code=202,
+             response_model=ConsolidateStarted | ConsolidateReport,
+             responses={200: {"model": ConsolidateReport, "description": "finished (wait=true)"},
+                        **errors(504)})
+@requires(ApiRole.WRITE)
+def consolidate(response: Response, ns: str = NS,
+                body: ConsolidateRequest | None = None,
+                state: ApiState = Depends(api_state)) -> ConsolidateStarted | ConsolidateReport:
+    """Run a consolidation pass on the workers (202 with its task id, or 200 with the
+    report when ``wait=true``)."""
+    body = body or ConsolidateRequest()
+    result = state.client.consolidate(ns, wait=body.wait, timeout=body.timeout, full=body.full)
+    if isinstance(result, dict):
+        response.status_code = 200
+        return ConsolidateReport(report=result)
+    state.tasks().record(ns, [result])
+    return ConsolidateStarted(task_id=result)
+
+
+@router.post("/erase", response_model=Erased, responses=errors())
+@requires(ApiRole.WRITE)
+def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
+    """Erase a memory or an episode's traces for good (not restorable); audited."""
+    client = state.client
+    count = client.erase(ns, memory_id=body.memory_id, episode_id=body.episode_id)
+    return Erased(erased=count)
+
+
+@router.delete("", response_model=Erased, responses=errors())
+@requires(ApiRole.ADMIN)
+def erase_namespace(ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
+    """Erase everything of the namespace (admin); only the erase's own audit entry stays."""
+    client = state.client
+    count = client.erase(ns, everything=True)
+    # The namespace starts again from an empty order log: drop this process's index.
+    client._index.invalidate(ns)
+    return Erased(erased=count)

@@ -1,0 +1,253 @@
+"""Request and response bodies of the HTTP API (pydantic; unknown fields are rejected).
+
+Memories and audit events are returned as :class:`memcore.core.models.Memory` and
+:class:`~memcore.core.models.AuditEvent` without their vectors, so the remote clients
+parse them back into the same types :class:`memcore.Client` returns.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictStr, model_validator
+
+from memcore.core.models import AuditEvent, Identifier, Kind, Memory, Role, Status
+
+MAX_K = 100
+"""Most results one search may ask for."""
+MAX_PAGE = 500
+"""Most memories one list page may hold."""
+MAX_MESSAGES = 1000
+"""Most messages one add may carry (the body size limit usually binds first)."""
+MAX_WAIT_TASKS = 256
+
+MetaValue = StrictStr | bool | int | FiniteFloat | list[StrictStr]
+Metadata = dict[Annotated[str, Field(min_length=1, max_length=128)], MetaValue]
+Filters = dict[str, Any]
+
+
+class Strict(BaseModel):
+    """Base of every request body: an unknown field is an error naming it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class MessageIn(Strict):
+    """One chat turn (the same keys ``Client.add`` accepts)."""
+
+    role: Role = Role.USER
+    content: str | None = Field(default=None, description="the turn's text")
+    text: str | None = Field(default=None, description="alias of content")
+    speaker: str | None = Field(default=None, max_length=256)
+    name: str | None = Field(default=None, max_length=256, description="alias of speaker")
+    timestamp: datetime | None = Field(default=None, description="when it was said (ISO-8601)")
+    id: Identifier | None = Field(default=None, description="episode id (idempotency)")
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _has_text(self) -> MessageIn:
+        if self.content is None and self.text is None:
+            raise ValueError("content: a message needs content (or text)")
+        return self
+
+
+class AddRequest(Strict):
+    """``POST /v1/namespaces/{ns}/messages``."""
+
+    messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
+    metadata: Metadata | None = Field(default=None, description="merged into every message")
+    timestamp: datetime | None = Field(default=None, description="default time of the turns")
+    infer: bool = Field(default=True, description="false: store user turns verbatim")
+    wait: bool = Field(default=False, description="block until stored; returns memory ids")
+
+
+class TaskIds(BaseModel):
+    """Enqueued ingest tasks (202)."""
+
+    task_ids: list[str]
+
+
+class MemoryIds(BaseModel):
+    """Memories written by a waited-for add (200)."""
+
+    memory_ids: list[str]
+    task_ids: list[str]
+
+
+class WaitRequest(Strict):
+    """``POST /v1/namespaces/{ns}/tasks/wait``: tasks enqueued for this namespace."""
+
+    task_ids: list[Identifier] = Field(min_length=1, max_length=MAX_WAIT_TASKS)
+    timeout: float = Field(default=60.0, gt=0, le=600)
+
+
+class WaitResponse(BaseModel):
+    """Each task's result, in order."""
+
+    results: list[dict[str, Any]]
+
+
+class SearchRequest(Strict):
+    """``POST /v1/namespaces/{ns}/search``."""
+
+    query: str = Field(min_length=1, max_length=8192)
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    filters: Filters | None = Field(default=None, description="the filter language")
+    include_inactive: bool = False
+    max_chars: int = Field(default=4000, ge=1, le=1_000_000)
+
+
+class SearchResult(BaseModel):
+    """One hit: the memory (no vector), its cosine similarity and the ranking score."""
+
+    memory: Memory
+    similarity: float
+    score: float
+
+
+class SearchResponse(BaseModel):
+    """Ranked hits, best first."""
+
+    results: list[SearchResult]
+
+
+class MemoryPage(BaseModel):
+    """One page of a listing; pass ``next_cursor`` back as ``cursor`` for the next."""
+
+    memories: list[Memory]
+    next_cursor: str | None
+
+
+class MemoryList(BaseModel):
+    """Memories (profile)."""
+
+    memories: list[Memory]
+
+
+class History(BaseModel):
+    """Every audited change of a memory."""
+
+    events: list[AuditEvent]
+
+
+class Stats(BaseModel):
+    """Counts by status, counters and the snapshot version."""
+
+    namespace: str
+    version: int
+    status: dict[str, int]
+    counters: dict[str, float]
+
+
+class VersionOut(BaseModel):
+    """One committed snapshot."""
+
+    version: int
+    created_at: datetime
+    memories: int
+
+
+class Versions(BaseModel):
+    """The current version and the snapshots kept."""
+
+    current: int
+    versions: list[VersionOut]
+
+
+class RollbackRequest(Strict):
+    """``POST /v1/namespaces/{ns}/rollback``."""
+
+    version: int = Field(ge=0)
+
+
+class RollbackResponse(BaseModel):
+    """The pointer move."""
+
+    namespace: str
+    from_version: int
+    to_version: int
+
+
+class ConsolidateRequest(Strict):
+    """``POST /v1/namespaces/{ns}/consolidate``."""
+
+    wait: bool = Field(default=False, description="block until the whole pass is done")
+    full: bool = Field(default=False, description="compare everything, not only what changed")
+    timeout: float = Field(default=600.0, gt=0, le=3600)
+
+
+class ConsolidateStarted(BaseModel):
+    """The enqueued pass (202)."""
+
+    task_id: str
+
+
+class ConsolidateReport(BaseModel):
+    """What the finished pass did (200)."""
+
+    report: dict[str, Any]
+
+
+class EraseRequest(Strict):
+    """``POST /v1/namespaces/{ns}/erase``: exactly one of the two."""
+
+    memory_id: Identifier | None = None
+    episode_id: Identifier | None = None
+
+    @model_validator(mode="after")
+    def _one(self) -> EraseRequest:
+        if (self.memory_id is None) == (self.episode_id is None):
+            raise ValueError("memory_id: give exactly one of memory_id, episode_id")
+        return self
+
+
+class Erased(BaseModel):
+    """How many records were erased."""
+
+    erased: int
+
+
+class UpdateRequest(Strict):
+    """``PATCH /v1/namespaces/{ns}/memories/{id}``: new text and/or metadata."""
+
+    text: str | None = Field(default=None, min_length=1, max_length=32768)
+    metadata: Metadata | None = None
+
+    @model_validator(mode="after")
+    def _something(self) -> UpdateRequest:
+        if self.text is None and self.metadata is None:
+            raise ValueError("text: give text or metadata to change")
+        return self
+
+
+class ListQuery(Strict):
+    """Query parameters of ``GET /v1/namespaces/{ns}/memories``."""
+
+    status: Status | None = None
+    kind: Kind | None = None
+    limit: int = Field(default=100, ge=1, le=MAX_PAGE)
+    cursor: str | None = Field(default=None, max_length=256)
+    filters: str | None = Field(default=None, max_length=16384,
+                                description="the filter language, as a JSON object")
+
+
+class Health(BaseModel):
+    """Liveness / readiness."""
+
+    status: str
+    checks: dict[str, str] = Field(default_factory=dict)
+
+
+class ErrorDetail(BaseModel):
+    """What went wrong; ``field`` names the offending input when there is one."""
+
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorBody(BaseModel):
+    """Every error response."""
+
+    error: ErrorDetail

@@ -1,0 +1,59 @@
+"""What the routes share: settings, the Client (made on first use), key and task stores."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+from fastapi import Request
+
+from memcore.core.config import Settings
+from memcore.store.api_keys import ApiKeyRepository
+from memcore.store.task_log import TaskLog
+
+if TYPE_CHECKING:
+    from memcore.client.client import Client
+
+
+class ApiState:
+    """One per app. The Client connects lazily, so the process starts (and answers
+    ``/healthz``) while Redis is still coming up; ``/readyz`` says when it is usable."""
+
+    def __init__(self, settings: Settings, client: Client | None = None, *,
+                 insecure_dev: bool = False) -> None:
+        self.settings = settings
+        self.insecure_dev = insecure_dev
+        self._client = client
+        self._owns_client = client is None
+        self._lock = threading.Lock()
+
+    @property
+    def client(self) -> Client:
+        """The shared :class:`memcore.Client` (thread-safe: routes run in worker threads)."""
+        if self._client is None:
+            with self._lock:
+                if self._client is None:
+                    from memcore.client.client import Client
+
+                    self._client = Client(settings=self.settings)
+        return self._client
+
+    def keys(self) -> ApiKeyRepository:
+        """The API key repository on the data Redis."""
+        return ApiKeyRepository(self.client.store.client)
+
+    def tasks(self) -> TaskLog:
+        """Task ownership per namespace."""
+        return TaskLog(self.client.store.client)
+
+    def close(self) -> None:
+        """Release the Client if this state made it."""
+        if self._owns_client and self._client is not None:
+            self._client.close()
+            self._client = None
+
+
+def api_state(request: Request) -> ApiState:
+    """FastAPI dependency: the app's :class:`ApiState`."""
+    state: ApiState = request.app.state.memcore
+    return state

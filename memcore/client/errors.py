@@ -1,0 +1,70 @@
+"""Typed errors of the remote clients, and the JSON error body the HTTP service sends.
+
+Each error also derives from the built-in exception :class:`memcore.Client` raises in the
+same situation, so code written against one client handles the other's errors too:
+``NotFound`` is a ``KeyError``, ``Invalid`` a ``ValueError``, ``AuthError`` a
+``PermissionError`` and ``Unavailable`` a ``ConnectionError``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class RemoteError(Exception):
+    """An error answered by (or on the way to) a memcore HTTP service."""
+
+    def __init__(self, message: str, *, status: int = 0, code: str = "",
+                 field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.code = code
+        self.field = field
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return self.message
+
+
+class AuthError(RemoteError, PermissionError):
+    """401 (missing or unknown key) or 403 (namespace outside the key's scopes, role too low)."""
+
+
+class NotFound(RemoteError, KeyError):
+    """404: no such memory, task or route."""
+
+
+class Invalid(RemoteError, ValueError):
+    """400/409/413/422: the request was refused as it stands; ``field`` names the culprit."""
+
+
+class Unavailable(RemoteError, ConnectionError):
+    """503/504, 5xx, or the service cannot be reached."""
+
+
+def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
+    """The JSON body of every error response: ``{"error": {code, message[, field]}}``."""
+    err: dict[str, Any] = {"code": code, "message": message}
+    if field is not None:
+        err["field"] = field
+    return {"error": err}
+
+
+def error_for(status: int, body: Any) -> RemoteError:
+    """The typed error for an HTTP error response (``body`` as decoded JSON, or text)."""
+    err = body.get("error") if isinstance(body, dict) else None
+    if isinstance(err, dict):
+        message, code = str(err.get("message", "")), str(err.get("code", ""))
+        field = err.get("field")
+    else:
+        message, code, field = (str(body)[:500] or f"HTTP {status}"), "", None
+    cls: type[RemoteError]
+    if status in (401, 403):
+        cls = AuthError
+    elif status == 404:
+        cls = NotFound
+    elif 400 <= status < 500:
+        cls = Invalid
+    else:
+        cls = Unavailable
+    return cls(message, status=status, code=code, field=None if field is None else str(field))

@@ -1,0 +1,86 @@
+"""Every read and management endpoint over real HTTP, on memories written to a real store."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from memcore.core.models import Status
+from tests.api_helpers import Api, api  # noqa: F401 - fixture
+from tests.cli_helpers import memory, put
+
+NS = "acme-1"
+BASE = f"/v1/namespaces/{NS}"
+
+
+def _seed(api: Api, n: int = 5) -> list[str]:  # noqa: F811
+    texts = ["user likes green tea", "user lives in Berlin", "user works at Acme",
+             "user has a cat named Tom", "user plays chess on Sundays"][:n]
+    return [m.id for m in put(api.redis_url, *(memory(t, ns=NS) for t in texts))]
+
+
+def test_get_search_profile_stats(api: Api) -> None:  # noqa: F811
+    ids = _seed(api)
+    key = api.key("acme-*", role="read")
+    got = api.call("GET", f"{BASE}/memories/{ids[1]}", key).json()
+    assert got["text"] == "user lives in Berlin" and got["vector"] is None
+    hits = api.call("POST", f"{BASE}/search", key, json={"query": "Berlin", "k": 2}).json()
+    assert hits["results"][0]["memory"]["id"] == ids[1]
+    assert len(hits["results"]) == 2 and hits["results"][0]["score"] >= hits["results"][1]["score"]
+    profile = api.call("GET", f"{BASE}/profile", key).json()["memories"]
+    assert {m["id"] for m in profile} == set(ids)
+    stats = api.call("GET", f"{BASE}/stats", key).json()
+    assert stats["status"]["active"] == 5 and stats["namespace"] == NS
+    versions = api.call("GET", f"{BASE}/versions", key).json()
+    assert versions["current"] == 0
+    assert [(v["version"], v["memories"]) for v in versions["versions"]] == [(0, 5)]
+    missing = api.call("GET", f"{BASE}/memories/nope", key)
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+def test_list_pages_with_a_stable_cursor(api: Api) -> None:  # noqa: F811
+    ids = _seed(api)
+    key = api.key(NS, role="read")
+    seen: list[str] = []
+    cursor: str | None = None
+    while True:
+        params: dict[str, Any] = {"limit": 2, **({"cursor": cursor} if cursor else {})}
+        page = api.call("GET", f"{BASE}/memories", key, params=params).json()
+        seen += [m["id"] for m in page["memories"]]
+        if cursor is None:  # a memory written while paging does not shift the pages
+            put(api.redis_url, memory("user writes Rust", ns=NS))
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert len(seen) == len(set(seen)) and set(ids) <= set(seen)
+    assert seen == sorted(seen)
+    only = api.call("GET", f"{BASE}/memories", key, params={"status": "superseded"}).json()
+    assert only == {"memories": [], "next_cursor": None}
+    bad = api.call("GET", f"{BASE}/memories", key, params={"limit": 0})
+    assert bad.status_code == 422 and bad.json()["error"]["field"] == "limit"
+
+
+def test_pin_unpin_restore_history_erase(api: Api) -> None:  # noqa: F811
+    ids = _seed(api, 2)
+    key = api.key(NS, role="write")
+    assert api.call("POST", f"{BASE}/memories/{ids[0]}/pin", key).json()["pinned"] is True
+    assert api.call("POST", f"{BASE}/memories/{ids[0]}/unpin", key).json()["pinned"] is False
+    events = api.call("GET", f"{BASE}/memories/{ids[0]}/history", key).json()["events"]
+    assert [e["action"] for e in events] == ["ADD", "PIN", "UNPIN"]
+    assert api.call("POST", f"{BASE}/memories/nope/pin", key).status_code == 404
+    assert api.call("GET", f"{BASE}/memories/nope/history", key).status_code == 404
+    erased = api.call("POST", f"{BASE}/erase", key, json={"memory_id": ids[1]}).json()
+    assert erased["erased"] >= 1
+    assert api.call("GET", f"{BASE}/memories/{ids[1]}", key).status_code == 404
+
+
+def test_erase_namespace_needs_admin_and_leaves_it_empty(api: Api) -> None:  # noqa: F811
+    _seed(api)
+    writer, admin = api.key(NS, role="write"), api.key(NS, role="admin")
+    assert api.call("DELETE", BASE, writer).status_code == 403
+    assert api.call("POST", f"{BASE}/search", admin, json={"query": "tea"}).json()["results"]
+    assert api.call("DELETE", BASE, admin).json()["erased"] > 5
+    assert api.call("GET", f"{BASE}/stats", admin).json()["status"][Status.ACTIVE.value] == 0
+    # The server's index of the namespace went with it: a new memory is found, old ones not.
+    put(api.redis_url, memory("user drinks coffee", ns=NS))
+    hits = api.call("POST", f"{BASE}/search", admin, json={"query": "coffee tea"}).json()
+    assert [h["memory"]["text"] for h in hits["results"]] == ["user drinks coffee"]
