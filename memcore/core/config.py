@@ -61,8 +61,6 @@ class ApiConfig(BaseModel):
 
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024,
                                 description="largest accepted request body")
-    max_k: int = Field(default=100, ge=1, description="most results one search may ask for")
-    max_page: int = Field(default=500, ge=1, description="most memories one list page holds")
     wait_timeout_seconds: float = Field(
         default=120.0, gt=0, description="longest an add with wait=true blocks")
     threads: int = Field(default=64, ge=1, description="worker threads for blocking calls")

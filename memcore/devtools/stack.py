@@ -70,7 +70,7 @@ class LocalStack:
 
     def __init__(self, redis_url: str | None = None, *, ingest_concurrency: int = 2,
                  consolidate_concurrency: int = 1, beat: bool = False,
-                 flower_port: int | None = None,
+                 flower_port: int | None = None, api_port: int | None = None,
                  env: dict[str, str] | None = None, pool: str = "prefork",
                  log_dir: Path | None = None) -> None:
         self.embedded: EmbeddedRedis | None = None
@@ -79,6 +79,7 @@ class LocalStack:
         self.consolidate_concurrency = consolidate_concurrency
         self.beat = beat
         self.flower_port = flower_port
+        self.api_port = api_port
         self.extra_env = env or {}
         self.pool = pool
         self.log_dir = log_dir
@@ -120,7 +121,16 @@ class LocalStack:
         if self.flower_port:
             self.spawn("flower", [sys.executable, "-m", "celery", "-A", "workers.app", "flower",
                                   f"--port={self.flower_port}", "--address=127.0.0.1"])
+        if self.api_port:
+            self.spawn("api", [sys.executable, "-m", "memcore.cli", "serve", "--host",
+                               "127.0.0.1", "--port", str(self.api_port), "--log-level",
+                               "warning"])
         return self
+
+    @property
+    def api_url(self) -> str | None:
+        """Base URL of the HTTP API, when this stack runs one."""
+        return f"http://127.0.0.1:{self.api_port}" if self.api_port else None
 
     def spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
         """Start one process in its own process group (so its children stop with it)."""
@@ -147,12 +157,24 @@ class LocalStack:
                         raise RuntimeError(f"{name} exited with {proc.returncode}")
                 replies = client.celery.control.ping(timeout=0.5) or []
                 names = {next(iter(r)).split("@")[0] for r in replies}
-                if expected <= names:
+                if expected <= names and self._api_ready():
                     return
                 time.sleep(0.2)
             raise TimeoutError("workers did not start")
         finally:
             client.close()
+
+    def _api_ready(self) -> bool:
+        if not self.api_url:
+            return True
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(self.api_url + "/readyz", timeout=2) as reply:
+                return bool(reply.status == 200)
+        except (urllib.error.URLError, OSError):
+            return False
 
     def stop(self, timeout: float = 15.0) -> None:
         """Stop every process (TERM, then KILL to the whole group) and the embedded Redis."""
