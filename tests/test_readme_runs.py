@@ -1,0 +1,184 @@
+"""The README as a reader would use it: its Python blocks run, its `memcore` lines parse.
+
+Python blocks run in README order, each in a fresh interpreter, against a real Redis
+and real Celery workers (``tests/celery_stack.py``). The README addresses Redis as
+``redis://localhost:6379/0``; the test replaces exactly that literal with the test
+server's URL (and sets ``MEMCORE_REDIS_URL`` to it), and fails if a block names Redis
+any other way, so the substitution can never silently miss.
+
+Every `memcore ...` command line (fenced and indented code, inline code, with the
+options a table row or sentence cites on their own, `--all`) is checked
+against the real Typer app: the command path must exist (``--help`` on it succeeds)
+and so must each option it names.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from memcore.cli import app
+from memcore.devtools.stack import LocalStack
+from tests.celery_stack import celery_stack  # noqa: F401 - fixture
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+DOCS_WITH_COMMANDS = (ROOT / "README.md", ROOT / "docs" / "design.md")
+README_REDIS_URL = "redis://localhost:6379/0"
+FENCE = re.compile(r"^```(\w*)\s*$")
+
+
+def python_blocks(text: str) -> list[str]:
+    """The bodies of the ```python blocks, in order."""
+    blocks: list[str] = []
+    language: str | None = None  # None: outside a fence
+    body: list[str] = []
+    for line in text.splitlines():
+        fence = FENCE.match(line)
+        if fence and language is None:
+            language, body = fence.group(1), []
+        elif fence:
+            if language == "python":
+                blocks.append("\n".join(body) + "\n")
+            language = None
+        elif language is not None:
+            body.append(line)
+    return blocks
+
+
+def command_lines(text: str) -> list[str]:
+    """Every `memcore ...` command: in shell code (fenced or indented) and in inline code."""
+    found: list[str] = []
+    language: str | None = None  # None: outside a fence
+    for line in text.splitlines():
+        fence = FENCE.match(line)
+        if fence:
+            language = fence.group(1) if language is None else None
+            continue
+        if language is not None:
+            if language != "python":
+                match = re.search(r"(?:^|\s)(memcore\s.*)$", line)
+                if match:
+                    found.append(match.group(1).split(" #")[0].strip())
+            continue
+        if line.startswith("    memcore "):
+            found.append(line.strip())
+            continue
+        spans = [span.strip() for span in re.findall(r"`([^`]+)`", line)]
+        commands = [span for span in spans if span.startswith("memcore ")]
+        if commands:
+            # `memcore erase NS --memory ID` (or `--episode ID`, `--all`): options cited
+            # on their own belong to the line's last command.
+            extra = [span for span in spans if span.startswith("--")]
+            commands[-1] = " ".join([commands[-1], *extra])
+        found += commands
+    return found
+
+
+def option(command: Any, word: str) -> Any:
+    """The parameter ``word`` (``--name`` or ``--name=value``) names, if any."""
+    name = word.split("=", 1)[0]
+    for param in command.params:
+        if name in param.opts or name in param.secondary_opts:
+            return param
+    return None
+
+
+def resolve(words: list[str]) -> tuple[list[str], list[str]]:
+    """The command path the words name, and the options no command on that path has."""
+    # Typer ships its own copy of click: walk its objects by their attributes.
+    command: Any = typer.main.get_command(app)
+    path: list[str] = []
+    unknown: list[str] = []
+    rest = list(words)
+    while rest:
+        word = rest.pop(0)
+        if word.startswith("-"):
+            param = option(command, word)
+            if param is None:
+                if word.split("=", 1)[0] != "--help":
+                    unknown.append(word.split("=", 1)[0])
+            elif (param.param_type_name == "option" and not param.is_flag
+                  and not param.count and "=" not in word and rest):
+                rest.pop(0)  # its value
+            continue
+        if hasattr(command, "commands"):  # a group: the word names a subcommand
+            sub = command.commands.get(word)
+            assert sub is not None, f"memcore {' '.join([*path, word])}: no such command"
+            command, path = sub, [*path, word]
+    return path, unknown
+
+
+def test_python_blocks_are_found() -> None:
+    blocks = python_blocks(README)
+    assert len(blocks) >= 2
+    assert all("from memcore import Client" in b for b in blocks)
+
+
+def test_readme_python_blocks_run_against_a_real_stack(
+        celery_stack: LocalStack, tmp_path: Path) -> None:  # noqa: F811
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+    env["MEMCORE_REDIS_URL"] = celery_stack.redis_url
+    outputs = []
+    for number, block in enumerate(python_blocks(README), 1):
+        names_redis = "redis://" in block or "rediss://" in block or "unix://" in block
+        if names_redis:
+            assert README_REDIS_URL in block, (
+                f"block {number} names Redis other than as {README_REDIS_URL}")
+        code = block.replace(README_REDIS_URL, celery_stack.redis_url)
+        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, f"README python block {number}:\n{block}\n{done.stderr}"
+        outputs.append(done.stdout)
+    quick_start = outputs[0]
+    assert "Berlin" in quick_start, quick_start  # the search found the stored turn
+
+
+def test_readme_command_lines_are_found() -> None:
+    lines = command_lines(README)
+    assert len(lines) > 20
+    assert "memcore consolidate NS [--full] --full" in lines
+    assert "memcore erase NS --memory ID --episode ID --all --yes" in lines
+    assert any(line.startswith("memcore bench locomo --data") for line in lines)
+    assert "memcore stats alice" in lines  # after an environment variable in a shell block
+
+
+@pytest.mark.parametrize("doc", DOCS_WITH_COMMANDS, ids=lambda p: p.name)
+def test_every_memcore_command_and_option_exists(doc: Path) -> None:
+    problems = []
+    lines = command_lines(doc.read_text())
+    assert lines, f"{doc.name} names no memcore command"
+    for line in lines:
+        words = [w.strip("[]") for w in shlex.split(line)[1:]]
+        words = [w for w in words if w and w != "..."]
+        try:
+            path, unknown = resolve(words)
+        except AssertionError as err:
+            problems.append(f"{line}: {err}")
+            continue
+        result = CliRunner().invoke(app, [*path, "--help"])
+        if result.exit_code != 0:
+            problems.append(f"{line}: `memcore {' '.join(path)} --help` exits "
+                            f"{result.exit_code}")
+        if unknown:
+            problems.append(f"{line}: memcore {' '.join(path)} has no {', '.join(unknown)}")
+    assert problems == []
+
+
+def test_the_checker_rejects_a_missing_option_and_command() -> None:
+    assert resolve(["consolidate", "NS", "--full"]) == (["consolidate"], [])
+    assert resolve(["consolidate", "NS", "--fully"]) == (["consolidate"], ["--fully"])
+    # An option's value is not taken for a command or an unknown option.
+    assert resolve(["--redis-url", "redis://h/0", "stats", "NS"]) == (["stats"], [])
+    assert resolve(["bench", "scale", "--n", "100", "--quick"]) == (["bench", "scale"], [])
+    with pytest.raises(AssertionError, match="no such command"):
+        resolve(["consolidated", "NS"])
