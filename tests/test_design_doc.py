@@ -1,4 +1,4 @@
-"""docs/design.md's table of numbers matches the code, so the rules and the code cannot drift.
+"""docs/design.md's numbers and the README's configuration defaults match the code.
 
 A row's name is a setting path (``consolidation.floor``: read from a fresh ``Settings()``
 with no ``MEMCORE_*`` variables) or a dotted path starting with ``memcore.`` (a module,
@@ -148,3 +148,27 @@ def test_the_checker_catches_a_wrong_number(defaults: Settings) -> None:
             == EMBEDDER_THRESHOLDS["local"])
     assert (resolve("memcore.client.client.Client.search.max_chars", defaults)
             == inspect.signature(Client.search).parameters["max_chars"].default)
+
+
+README = DESIGN.parent.parent / "README.md"
+SETTING_ROW = re.compile(r"^\|\s*`MEMCORE_([A-Z0-9_]+)`\s*\|\s*`([^`]*)`\s*\|")
+
+
+def test_readme_configuration_defaults_match_the_settings(defaults: Settings) -> None:
+    """Each literal default in the README's configuration table is the Settings default."""
+    checked, wrong = 0, []
+    for line in README.read_text().splitlines():
+        match = SETTING_ROW.match(line)
+        if not match:
+            continue
+        variable, cell = match.groups()
+        actual = resolve(".".join(part.lower() for part in variable.split("__")), defaults)
+        if isinstance(actual, str):
+            ok = cell == actual
+        else:
+            ok = documented(cell, actual) == pytest.approx(actual)
+        checked += 1
+        if not ok:
+            wrong.append(f"MEMCORE_{variable}: the README says {cell!r}, Settings {actual!r}")
+    assert checked > 30
+    assert wrong == []
