@@ -37,7 +37,7 @@ def test_openai_when_a_key_is_set() -> None:
     assert isinstance(models.decider, OpenAIDecider)
     assert isinstance(models.merger, OpenAIMerger)
     assert isinstance(models.embedder, OpenAIEmbedder) and models.embedder.dim == 32
-    assert models.drain_errors() == []
+    assert models.instruments.drain_errors() == []
 
 
 def test_unknown_embedder_names_the_field() -> None:

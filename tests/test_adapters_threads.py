@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 
 from memcore.adapters.offline import OfflineExtractor
 from memcore.core.models import Episode
-from memcore.ingest.write_path import model_calls, take_errors
 
 
 def test_calls_and_errors_are_per_thread() -> None:
@@ -17,11 +16,11 @@ def test_calls_and_errors_are_per_thread() -> None:
     seen: dict[str, tuple[int, list[str]]] = {}
 
     def work(name: str, calls: int) -> None:
-        before = model_calls(extractor)
+        before = extractor.thread_calls
         for _ in range(calls):
             extractor.extract([episode])
         extractor.record_error(f"error of {name}")
-        seen[name] = (model_calls(extractor) - before, take_errors(extractor))
+        seen[name] = (extractor.thread_calls - before, extractor.drain_errors())
 
     threads = [threading.Thread(target=work, args=(f"t{i}", i + 1)) for i in range(4)]
     for t in threads:

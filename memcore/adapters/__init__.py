@@ -7,14 +7,15 @@ offline ones otherwise; the embedder by ``settings.embedder``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from memcore.adapters.hashing import HashingEmbedder
 from memcore.adapters.offline import OfflineDecider, OfflineExtractor, OfflineMerger
 from memcore.adapters.openai_client import ModelCallError, OpenAIConfig
-from memcore.adapters.usage import Metered, ModelUsage
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decider, Embedder, Extractor, Merger
+from memcore.observability.instrument import InstrumentedModels, Instruments, instrument
+from memcore.observability.usage import Metered, ModelUsage
 
 __all__ = [
     "HashingEmbedder",
@@ -36,25 +37,31 @@ EMBEDDERS = ("hash", "local", "openai")
 
 @dataclass
 class Models:
-    """The four model roles the write path and consolidation use."""
+    """The four model roles the write path and consolidation use.
+
+    The fields hold the adapters as built (tests and benchmarks may inspect or replace
+    them); callers make their model calls through :attr:`instrumented`, so every call
+    is counted, timed and its errors collected by the one :class:`Instruments`.
+    """
 
     extractor: Extractor
     decider: Decider
     merger: Merger
     embedder: Embedder
+    instruments: Instruments = field(default_factory=Instruments, repr=False, compare=False)
+
+    @property
+    def instrumented(self) -> InstrumentedModels:
+        """The current adapters, each behind its instrumentation wrapper."""
+        return instrument(self.extractor, self.decider, self.merger, self.embedder,
+                          self.instruments)
 
     def usage(self) -> dict[str, ModelUsage]:
-        """Each role's usage counters (every adapter here has a ``usage``)."""
-        return {role: getattr(getattr(self, role), "usage", ModelUsage())
-                for role in ("extractor", "decider", "merger", "embedder")}
-
-    def drain_errors(self) -> list[str]:
-        """All recorded model errors (to audit as MODEL_ERROR), forgetting them."""
-        out: list[str] = []
-        for role in (self.extractor, self.decider, self.merger, self.embedder):
-            if isinstance(role, Metered):
-                out.extend(role.drain_errors())
-        return out
+        """Each role's usage counters (empty for an adapter that keeps none)."""
+        roles = {"extractor": self.extractor, "decider": self.decider,
+                 "merger": self.merger, "embedder": self.embedder}
+        return {name: adapter.usage if isinstance(adapter, Metered) else ModelUsage()
+                for name, adapter in roles.items()}
 
 
 def openai_config(settings: Settings) -> OpenAIConfig:

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from memcore.adapters.timephrases import resolve
-from memcore.adapters.usage import Metered
 from memcore.core.compare import relation_of
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.lexicon import content_terms, fold, word_set
 from memcore.core.models import Episode, Kind, Relation, Role
+from memcore.observability.usage import Metered
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+-\s+(?=[A-Z])")
 _MAX_FACT_CHARS = 400

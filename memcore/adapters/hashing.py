@@ -9,9 +9,9 @@ from itertools import pairwise
 
 import numpy as np
 
-from memcore.adapters.usage import Metered
 from memcore.core.compare import slot_of
 from memcore.core.lexicon import ANTONYMS, STOPWORDS, content_terms, stem, tokens
+from memcore.observability.usage import Metered
 
 # Feature-group weights: whole words carry the meaning, bigrams the word order,
 # character trigrams catch spelling variants and stems the stemmer misses.

@@ -10,7 +10,6 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 
-from memcore.adapters.usage import ModelUsage
 from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
@@ -22,39 +21,20 @@ from memcore.core.interfaces import (
     Merger,
 )
 from memcore.core.models import Episode
+from memcore.observability.usage import Metered
 
 
-class _Delayed:
-    """Shares the wrapped adapter's counters and errors; sleeps once per model call."""
+class _Delayed(Metered):
+    """Counts into the wrapped adapter's usage and errors; sleeps once per model call."""
 
     def __init__(self, inner: object, latency_ms: float) -> None:
         if latency_ms < 0:
             raise ValueError(f"latency_ms must be >= 0, got {latency_ms}")
+        super().__init__()
+        if isinstance(inner, Metered):
+            self.share_counters(inner)
         self.inner = inner
         self.seconds = latency_ms / 1000.0
-
-    @property
-    def usage(self) -> ModelUsage:
-        """The wrapped adapter's usage counters."""
-        usage = getattr(self.inner, "usage", None)
-        return usage if isinstance(usage, ModelUsage) else ModelUsage()
-
-    @property
-    def thread_calls(self) -> int:
-        """The wrapped adapter's calls made by this thread."""
-        return int(getattr(self.inner, "thread_calls", 0))
-
-    @property
-    def errors(self) -> list[str]:
-        """The wrapped adapter's recorded errors (the caller drains them)."""
-        errors = getattr(self.inner, "errors", None)
-        return errors if isinstance(errors, list) else []
-
-    def drain_errors(self) -> list[str]:
-        """Return and forget the recorded errors."""
-        out = list(self.errors)
-        self.errors.clear()
-        return out
 
     def _sleep(self, items: Sequence[object]) -> None:
         # One simulated call per non-empty batch (the offline adapters count the same);

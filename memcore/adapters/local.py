@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.adapters.usage import Metered
+from memcore.observability.usage import Metered
 
 
 def model_path() -> Path:

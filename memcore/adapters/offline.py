@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memcore.adapters.extract import OfflineExtractor, split_sentences
-from memcore.adapters.usage import Metered
 from memcore.core.compare import Relation, relate
 from memcore.core.interfaces import (
     ClusterOutcome,
@@ -21,6 +20,7 @@ from memcore.core.interfaces import (
     Verdict,
 )
 from memcore.core.lexicon import canonical_terms, content_terms, fold, numbers
+from memcore.observability.usage import Metered
 
 __all__ = ["OfflineDecider", "OfflineExtractor", "OfflineMerger", "verdict"]
 

@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import openai
 from pydantic import BaseModel, ValidationError
 
-from memcore.adapters.usage import Metered
+from memcore.observability.usage import Metered
 
 T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
@@ -159,8 +159,8 @@ class JSONChat:
         response = self.with_retries(send)
         usage = getattr(response, "usage", None)
         if usage is not None:
-            self.owner.usage.prompt_tokens += int(usage.prompt_tokens or 0)
-            self.owner.usage.completion_tokens += int(usage.completion_tokens or 0)
+            self.owner.count_tokens(int(usage.prompt_tokens or 0),
+                                    int(usage.completion_tokens or 0))
         if not response.choices:
             return ""
         return response.choices[0].message.content or ""

@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from memcore.adapters.usage import Metered
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.models import Episode
+from memcore.observability.usage import Metered
 
 FACTS_KEY = "facts"
 

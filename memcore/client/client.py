@@ -294,7 +294,12 @@ class Client:
         index = self._index.get(namespace, self.store.current_version(namespace))
         if len(index) == 0:
             return []
-        vec = self.models.embedder.embed([query])
+        roles = self.models.instrumented
+        try:
+            vec = roles.embedder.embed([query])
+        finally:
+            # Counted and logged by the instrumentation; a read has no audit entry to write.
+            roles.instruments.drain_errors()
         (row,) = index.search(vec, max(k * 4, 20))
         ids = [mid for mid, _ in row]
         records = self.store.get_many(namespace, ids)

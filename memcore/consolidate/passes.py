@@ -25,8 +25,9 @@ from memcore.core.consolidation import (
     reduce,
 )
 from memcore.core.interfaces import ClusterOutcome, Merger, Verdict
-from memcore.core.models import Memory, utcnow
+from memcore.core.models import Actor, Memory, utcnow
 from memcore.observability import metrics
+from memcore.observability.instrument import InstrumentedMerger, instrument_merger
 from memcore.store import MemoryStore, PassView, keys
 from memcore.store.locks import LockLost, RenewedLock
 
@@ -115,6 +116,14 @@ def _export(report: PassReport) -> None:
             metrics.record_memory_change(op, report.events[action], report.namespace)
 
 
+def _audit_model_errors(store: MemoryStore, namespace: str, merger: InstrumentedMerger,
+                        at: datetime) -> None:
+    """Write the merger's errors from this thread's last calls as MODEL_ERROR entries."""
+    events = merger.instruments.audit_events(namespace, Actor.CONSOLIDATION, at)
+    if events:
+        store.append_audit(events)
+
+
 def pass_finished(store: MemoryStore, namespace: str, pass_id: str) -> bool:
     """True if pass ``pass_id`` already finished (remembered for the visibility timeout)."""
     return bool(store.client.exists(keys.pass_done(namespace, pass_id)))
@@ -174,18 +183,21 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
                 ) -> list[dict[str, object] | None]:
     """One model call for clusters ``start:end`` of the plan; failures give ``None``s."""
     _lock(store, namespace, pass_id, lock_ttl).renew()
-    _, _, plan_ = _load(store, namespace, pass_id)
+    _, now, plan_ = _load(store, namespace, pass_id)
     work = plan_.clusters[start:end]
     ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
                                                             for m in p})
     by_id = {m.id: m for m in store.get_many(namespace, ids) if m is not None}
     if any(mid not in by_id for mid in ids):
         return [None] * len(work)  # a memory vanished (erased): retry next pass
+    instrumented = instrument_merger(merger)
     try:
-        answers = merger.merge([w.request(by_id) for w in work])
+        answers = instrumented.merge([w.request(by_id) for w in work])
     except Exception as exc:  # a failing cluster batch must never fail the pass
         log.warning("merge batch %s:%s of %s failed: %s", start, end, pass_id, exc)
         return [None] * len(work)
+    finally:
+        _audit_model_errors(store, namespace, instrumented, now)
     if len(answers) != len(work):
         return [None] * len(work)
     return [outcome_to_json(a) for a in answers]
@@ -219,7 +231,12 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         if view.version != version:
             report.skipped = f"snapshot moved from {version} to {view.version}"
             return report
-        reduced = reduce(view.memories, plan_, outcomes, now, config, summarize=merger.summarize)
+        instrumented = instrument_merger(merger)
+        try:
+            reduced = reduce(view.memories, plan_, outcomes, now, config,
+                             summarize=instrumented.summarize)
+        finally:
+            _audit_model_errors(store, namespace, instrumented, now)
         _commit(store, namespace, view, reduced, now, report)
     finally:
         store.client.set(keys.pass_done(namespace, pass_id), "1", ex=max(1, int(done_ttl)))
@@ -243,7 +260,11 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
     lock.start_renewing()
     try:
         view = store.begin_pass(namespace)
-        result = consolidate(view.memories, now, config, merger)
+        instrumented = instrument_merger(merger)
+        try:
+            result = consolidate(view.memories, now, config, instrumented)
+        finally:
+            _audit_model_errors(store, namespace, instrumented, now)
         report = PassReport(namespace, lock.token, view.version)
         _commit(store, namespace, view, result, now, report)
     finally:

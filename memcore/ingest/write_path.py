@@ -22,10 +22,11 @@ from memcore.adapters import Models
 from memcore.core.compare import relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
-from memcore.core.models import Actor, AuditAction, AuditEvent, Episode, Memory, Role, Status
+from memcore.core.models import Actor, Episode, Memory, Role, Status
 from memcore.core.text import MinHasher, content_hash, texts_conflict
 from memcore.core.vector_index import IndexCache
 from memcore.observability import metrics
+from memcore.observability.instrument import Instruments
 from memcore.store import MemoryStore
 
 MINHASH_MIN_WORDS = 12
@@ -61,39 +62,18 @@ def same_slot(a: str, b: str) -> bool:
     return ra is not None and rb is not None and ra[:2] == rb[:2]
 
 
-def model_calls(adapter: object) -> int:
-    """Calls this thread has made through an adapter so far (0 if it does not count)."""
-    if hasattr(adapter, "thread_calls"):
-        return int(adapter.thread_calls)
-    usage = getattr(adapter, "usage", None)
-    return int(getattr(usage, "calls", 0))
-
-
-def take_errors(adapter: object) -> list[str]:
-    """The errors an adapter recorded since last asked, clearing them."""
-    errors = getattr(adapter, "errors", None)
-    if not errors:
-        return []
-    taken = list(errors)
-    errors.clear()
-    return taken
-
-
 _OP_METRIC: dict[str, metrics.MemoryOp] = {"ADD": "added", "UPDATE": "updated",
                                            "DELETE": "superseded"}
 
 
 def _export(namespace: str, report: IngestReport) -> None:
-    """Mirror a batch's counts into the process's Prometheus metrics."""
+    """Mirror a batch's decisions into the process's Prometheus metrics (model calls,
+    tokens and errors are counted by the instrumented models themselves)."""
     for op, n in report.decisions.items():
         for _ in range(n):
             metrics.record_decision(op)
         if op in _OP_METRIC:
             metrics.record_memory_change(_OP_METRIC[op], n, namespace)
-    for _ in range(report.model_calls):
-        metrics.record_model_call("ingest")
-    if report.embedding_calls:
-        metrics.record_embedding_call(report.embedding_calls)
 
 
 class IngestPipeline:
@@ -107,6 +87,11 @@ class IngestPipeline:
         self.index_cache = index_cache or IndexCache(store.vectors_since, models.embedder.dim,
                                                      drains=True)
         self.minhash = MinHasher()
+
+    @property
+    def instruments(self) -> Instruments:
+        """Where the models' calls are counted and their errors wait for the audit."""
+        return self.models.instruments
 
     def trusted(self, episode: Episode) -> bool:
         """Only user turns become facts by default (poisoned-memory defence)."""
@@ -131,11 +116,10 @@ class IngestPipeline:
 
     def _extract(self, namespace: str, episodes: Sequence[Episode],
                  report: IngestReport) -> list[ExtractedFact]:
-        extractor = self.models.extractor
-        calls_before = model_calls(extractor)
-        facts = extractor.extract(episodes)
-        report.model_calls += model_calls(extractor) - calls_before
-        self._audit_errors(namespace, extractor, "extractor", episodes[-1].timestamp)
+        calls_before = self.instruments.thread_calls("extract")
+        facts = self.models.instrumented.extractor.extract(episodes)
+        report.model_calls += self.instruments.thread_calls("extract") - calls_before
+        self._audit_model_errors(namespace, episodes[-1].timestamp)
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
 
@@ -156,7 +140,8 @@ class IngestPipeline:
                 pending.append((index, fact))
         if not pending:
             return
-        vectors = self.models.embedder.embed([f.text for _, f in pending])
+        vectors = self._embed(namespace, [f.text for _, f in pending],
+                              times[pending[-1][1].source])
         report.embedding_calls += 1
         if len(vectors) != len(pending):  # a faulty embedder: fail before writing anything
             raise ValueError(f"vectors: the embedder returned {len(vectors)} vectors for "
@@ -228,13 +213,12 @@ class IngestPipeline:
     def _decide(self, namespace: str,
                 requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]],
                 times: dict[str, datetime], report: IngestReport) -> None:
-        decider = self.models.decider
-        calls_before = model_calls(decider)
-        decisions = decider.decide(
+        calls_before = self.instruments.thread_calls("decide")
+        decisions = self.models.instrumented.decider.decide(
             [DecisionRequest(fact.text, near) for _, fact, _, near in requests])
-        report.model_calls += model_calls(decider) - calls_before
+        report.model_calls += self.instruments.thread_calls("decide") - calls_before
         report.decision_facts += len(requests)
-        self._audit_errors(namespace, decider, "decider", times[requests[-1][1].source])
+        self._audit_model_errors(namespace, times[requests[-1][1].source])
         if len(decisions) != len(requests):
             decisions = [Decision(Op.NOOP, reason="decider answered the wrong number of items")
                          ] * len(requests)
@@ -269,7 +253,7 @@ class IngestPipeline:
         assert target is not None
         if op is Op.UPDATE:
             text = decision.text or fact.text
-            new_vec = vec if text == fact.text else self.models.embedder.embed([text])[0]
+            new_vec = vec if text == fact.text else self._embed(namespace, [text], now)[0]
             self.store.update(namespace, target.memory_id, text=text,
                               vector=[float(x) for x in new_vec], source=fact.source, now=now,
                               reason=why, decision=op.value)
@@ -303,13 +287,18 @@ class IngestPipeline:
         report.count(Op.ADD)
         report.memory_ids.append(memory.id)
 
-    def _audit_errors(self, namespace: str, adapter: object, which: str, at: datetime) -> None:
-        errors = take_errors(adapter)
-        if errors:
-            self.store.append_audit([
-                AuditEvent(action=AuditAction.MODEL_ERROR, namespace=namespace,
-                           reason=f"{which}: {err}"[:500], actor=Actor.INGEST, at=at)
-                for err in errors])
+    def _embed(self, namespace: str, texts: list[str], at: datetime) -> np.ndarray:
+        """Embed ``texts``; an embedder error is audited before it fails the batch."""
+        try:
+            return self.models.instrumented.embedder.embed(texts)
+        finally:
+            self._audit_model_errors(namespace, at)
+
+    def _audit_model_errors(self, namespace: str, at: datetime) -> None:
+        """Write the model errors of this thread's last calls as MODEL_ERROR audit entries."""
+        events = self.instruments.audit_events(namespace, Actor.INGEST, at)
+        if events:
+            self.store.append_audit(events)
 
     def _count(self, namespace: str, report: IngestReport) -> None:
         counts: dict[str, float] = {

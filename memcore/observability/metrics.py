@@ -4,7 +4,7 @@ Usage from the pipeline (all cheap, no I/O)::
 
     from memcore.observability import metrics
     metrics.record_memory_change("added", namespace=ns)
-    metrics.record_model_call("decide", tokens=812)
+    metrics.record_model_call("decide", tokens=812)   # usually via observability.instrument
     metrics.record_embedding_call()
     metrics.record_decision("UPDATE")
     with metrics.consolidation_timer():
@@ -61,6 +61,7 @@ _KOMBU_PRIORITY_STEPS = (3, 6, 9)
 # Opt-in only: one series per tenant can explode Prometheus' memory.
 NAMESPACE_LABEL_ENV = "MEMCORE_METRICS_NAMESPACE_LABEL"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+_MODEL_CALL_BUCKETS = (0.005, 0.025, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, float("inf"))
 _PASS_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, float("inf"))
 
 
@@ -86,11 +87,20 @@ class Metrics:
             for op in MEMORY_OPS
         }
         self.model_calls = Counter(
-            "memcore_model_calls", "Chat model calls by kind.", ["kind"], registry=reg
+            "memcore_model_calls", "Model calls by kind (one batch = one call).", ["kind"],
+            registry=reg,
         )
         self.model_tokens = Counter(
-            "memcore_model_tokens", "Chat model tokens (prompt + completion) by kind.",
+            "memcore_model_tokens", "Model tokens (prompt + completion) by kind.",
             ["kind"], registry=reg,
+        )
+        self.model_errors = Counter(
+            "memcore_model_errors", "Model calls that failed or gave unusable answers, by kind.",
+            ["kind"], registry=reg,
+        )
+        self.model_call_seconds = Histogram(
+            "memcore_model_call_seconds", "Duration of one model call (retries included).",
+            ["kind"], buckets=_MODEL_CALL_BUCKETS, registry=reg,
         )
         self.embedding_calls = Counter(
             "memcore_embedding_calls", "Embedding requests (one batch = one call).", registry=reg
@@ -119,17 +129,30 @@ class Metrics:
         else:
             counter.inc(count)
 
-    def record_model_call(self, kind: str, tokens: int = 0) -> None:
-        """Count one chat model call of ``kind`` (extract, decide, summarize...) and its tokens."""
+    def record_model_call(self, kind: str, tokens: int = 0, calls: int = 1) -> None:
+        """Count ``calls`` model calls of ``kind`` (extract, decide, merge...) and their tokens."""
         if tokens < 0:
             raise ValueError(f"tokens: must be >= 0, got {tokens}")
-        self.model_calls.labels(kind=kind).inc()
+        if calls < 0:
+            raise ValueError(f"calls: must be >= 0, got {calls}")
+        if calls:
+            self.model_calls.labels(kind=kind).inc(calls)
         if tokens:
             self.model_tokens.labels(kind=kind).inc(tokens)
 
     def record_embedding_call(self, count: int = 1) -> None:
         """Count ``count`` embedding requests."""
         self.embedding_calls.inc(count)
+
+    def record_model_error(self, kind: str, count: int = 1) -> None:
+        """Count ``count`` failed or unusable model answers of ``kind``."""
+        if count < 0:
+            raise ValueError(f"count: must be >= 0, got {count}")
+        self.model_errors.labels(kind=kind).inc(count)
+
+    def observe_model_call(self, kind: str, seconds: float) -> None:
+        """Record how long one model call of ``kind`` took."""
+        self.model_call_seconds.labels(kind=kind).observe(seconds)
 
     def record_decision(self, op: str) -> None:
         """Count one write-path decision (ADD / UPDATE / DELETE / NOOP)."""
@@ -305,9 +328,9 @@ def record_memory_change(op: MemoryOp, count: int = 1, namespace: str | None = N
     get_metrics().record_memory_change(op, count, namespace)
 
 
-def record_model_call(kind: str, tokens: int = 0) -> None:
-    """Count one chat model call of ``kind`` and its tokens."""
-    get_metrics().record_model_call(kind, tokens)
+def record_model_call(kind: str, tokens: int = 0, calls: int = 1) -> None:
+    """Count model calls of ``kind`` and their tokens."""
+    get_metrics().record_model_call(kind, tokens, calls)
 
 
 def record_embedding_call(count: int = 1) -> None:

@@ -24,6 +24,7 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
+from memcore.observability import metrics
 from memcore.store import keys, ops
 from memcore.store.base import BATCH, DeltaEntry
 from memcore.store.episodes import EpisodesMixin
@@ -161,6 +162,7 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
             action=AuditAction.ERASE, namespace=ns, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])
         self.rewrite_aof()
+        metrics.record_memory_change("erased", len(victims), ns)
         return victims
 
     def rewrite_aof(self, wait: float = 30.0) -> bool:
@@ -212,8 +214,12 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
         validate_namespace(ns)
         deleted = 0
         batch: list[bytes] = []
+        memory_ids: set[bytes] = set()  # every version holds its own copy of a record
         for key in self._r.scan_iter(match=keys.pattern(ns), count=1000):
             batch.append(key)
+            head, _, memory_id = key.rpartition(b":")
+            if head.endswith(b":m"):  # mc:{ns}:v<v>:m:<id>
+                memory_ids.add(memory_id)
             if len(batch) >= BATCH:
                 deleted += int(self._r.delete(*batch))
                 batch = []
@@ -225,4 +231,5 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
                                             reason=f"namespace erased: {reason}",
                                             actor=Actor.USER, at=as_utc(now))])
         self.rewrite_aof()
+        metrics.record_memory_change("erased", len(memory_ids), ns)
         return deleted
