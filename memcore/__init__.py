@@ -12,14 +12,24 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from memcore.client import Client, SearchHit
+    from memcore.client.errors import AuthError, Invalid, NotFound, RemoteError, Unavailable
+    from memcore.client.remote import AsyncRemoteClient, RemoteClient
     from memcore.core.config import Settings
 
-__all__ = ["Client", "SearchHit", "Settings", "__version__"]
+__all__ = ["AsyncRemoteClient", "AuthError", "Client", "Invalid", "NotFound", "RemoteClient",
+           "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
 
 _EXPORTS = {
     "Client": "memcore.client",
     "SearchHit": "memcore.client",
     "Settings": "memcore.core.config",
+    "RemoteClient": "memcore.client.remote",
+    "AsyncRemoteClient": "memcore.client.remote",
+    "RemoteError": "memcore.client.errors",
+    "AuthError": "memcore.client.errors",
+    "NotFound": "memcore.client.errors",
+    "Invalid": "memcore.client.errors",
+    "Unavailable": "memcore.client.errors",
 }
 
 

@@ -1,0 +1,432 @@
+"""Clients of the HTTP service: ``memcore.RemoteClient`` and ``memcore.AsyncRemoteClient``.
+
+Same methods and return types as :class:`memcore.Client` (``Memory``, ``SearchHit``,
+``AuditEvent``...), over HTTP with an API key instead of the Redis URL. Errors are typed
+(:mod:`memcore.client.errors`) and carry the server's message.
+
+Each method is described once, as a :class:`Call` (method, path, body, how to read the
+answer); the sync and async classes only differ in how they send it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Generic, TypeVar
+from urllib.parse import quote
+
+import httpx
+from pydantic_core import to_jsonable_python
+
+from memcore.client.client import SearchHit
+from memcore.client.errors import RemoteError, Unavailable, error_for
+from memcore.core.models import AuditEvent, Episode, Memory
+
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Call(Generic[T]):
+    """One HTTP request and how to turn its JSON answer into the Client's return type."""
+
+    method: str
+    path: str
+    parse: Callable[[Any], T]
+    body: Any = None
+    params: Mapping[str, Any] | None = None
+    timeout: float | None = None
+    missing: Any = field(default=None)
+    """Return this on 404 instead of raising, when ``none_on_404``."""
+    none_on_404: bool = False
+
+
+def _seg(value: str) -> str:
+    """A path segment, percent-encoded entirely (the server rejects what is not an id)."""
+    if not isinstance(value, str):
+        raise ValueError(f"expected a string, got {type(value).__name__}")
+    return quote(value, safe="")
+
+
+def _ns(namespace: str, *rest: str) -> str:
+    return "/v1/namespaces/" + _seg(namespace) + "".join("/" + _seg(r) for r in rest)
+
+
+def _message(message: Mapping[str, Any] | Episode) -> dict[str, Any]:
+    if isinstance(message, Episode):
+        out = {"role": message.role.value, "content": message.text, "id": message.id,
+               "timestamp": message.timestamp, "metadata": message.metadata or None}
+        if message.speaker:
+            out["speaker"] = message.speaker
+        return {k: v for k, v in out.items() if v is not None}
+    if not isinstance(message, Mapping):
+        raise ValueError(f"messages: expected mappings, got {type(message).__name__}")
+    return dict(message)
+
+
+def _memories(data: Any) -> list[Memory]:
+    return [Memory.model_validate(m) for m in data["memories"]]
+
+
+def _hits(data: Any) -> list[SearchHit]:
+    return [SearchHit(Memory.model_validate(r["memory"]), float(r["similarity"]),
+                      float(r["score"])) for r in data["results"]]
+
+
+class Calls:
+    """The request of every client method (shared by the sync and async clients)."""
+
+    def __init__(self) -> None:
+        self.task_namespaces: dict[str, str] = {}
+
+    def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
+            timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
+            infer: bool = True) -> Call[list[str]]:
+        body = {"messages": [_message(m) for m in messages], "infer": infer}
+        if timestamp is not None:
+            body["timestamp"] = timestamp
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+
+        def parse(data: Any) -> list[str]:
+            ids = [str(t) for t in data["task_ids"]]
+            self.task_namespaces.update(dict.fromkeys(ids, namespace))
+            return ids
+
+        return Call("POST", _ns(namespace, "messages"), parse, body)
+
+    def wait(self, task_ids: Sequence[str], timeout: float) -> list[Call[list[Any]]]:
+        groups: dict[str, list[str]] = {}
+        for tid in task_ids:
+            ns = self.task_namespaces.get(tid)
+            if ns is None:
+                raise ValueError(f"task_ids: {tid!r} was not enqueued by this client")
+            groups.setdefault(ns, []).append(tid)
+        return [Call("POST", _ns(ns, "tasks", "wait"), lambda d: list(d["results"]),
+                     {"task_ids": ids, "timeout": timeout}, timeout=timeout + 30)
+                for ns, ids in groups.items()]
+
+    def consolidate(self, namespace: str, *, wait: bool, timeout: float,
+                    full: bool) -> Call[dict[str, Any] | str]:
+        def parse(data: Any) -> dict[str, Any] | str:
+            if "report" in data:
+                return dict(data["report"])
+            self.task_namespaces[str(data["task_id"])] = namespace
+            return str(data["task_id"])
+
+        return Call("POST", _ns(namespace, "consolidate"), parse,
+                    {"wait": wait, "timeout": timeout, "full": full},
+                    timeout=timeout + 30 if wait else None)
+
+    def search(self, namespace: str, query: str, k: int, *, max_chars: int,
+               include_inactive: bool, filters: Mapping[str, Any] | None
+               ) -> Call[list[SearchHit]]:
+        body: dict[str, Any] = {"query": query, "k": k, "max_chars": max_chars,
+                                "include_inactive": include_inactive}
+        if filters is not None:
+            body["filters"] = dict(filters)
+        return Call("POST", _ns(namespace, "search"), _hits, body)
+
+    def profile(self, namespace: str) -> Call[list[Memory]]:
+        return Call("GET", _ns(namespace, "profile"), _memories)
+
+    def get(self, namespace: str, memory_id: str) -> Call[Memory | None]:
+        return Call("GET", _ns(namespace, "memories", memory_id), Memory.model_validate,
+                    none_on_404=True)
+
+    def history(self, namespace: str, memory_id: str) -> Call[list[AuditEvent]]:
+        return Call("GET", _ns(namespace, "memories", memory_id, "history"),
+                    lambda d: [AuditEvent.model_validate(e) for e in d["events"]])
+
+    def stats(self, namespace: str) -> Call[dict[str, Any]]:
+        return Call("GET", _ns(namespace, "stats"), dict)
+
+    def manage(self, action: str, namespace: str, memory_id: str) -> Call[Memory]:
+        return Call("POST", _ns(namespace, "memories", memory_id, action),
+                    Memory.model_validate)
+
+    def update(self, namespace: str, memory_id: str, *, text: str | None,
+               metadata: Mapping[str, Any] | None) -> Call[Memory]:
+        body: dict[str, Any] = {}
+        if text is not None:
+            body["text"] = text
+        if metadata is not None:
+            body["metadata"] = dict(metadata)
+        return Call("PATCH", _ns(namespace, "memories", memory_id), Memory.model_validate, body)
+
+    def delete(self, namespace: str, memory_id: str) -> Call[Memory]:
+        return Call("DELETE", _ns(namespace, "memories", memory_id), Memory.model_validate)
+
+    def erase(self, namespace: str, *, memory_id: str | None, episode_id: str | None,
+              everything: bool) -> Call[int]:
+        chosen = [x for x in (memory_id, episode_id, everything or None) if x]
+        if len(chosen) != 1:
+            raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
+        if everything:
+            return Call("DELETE", _ns(namespace), lambda d: int(d["erased"]))
+        body = {"memory_id": memory_id} if memory_id else {"episode_id": episode_id}
+        return Call("POST", _ns(namespace, "erase"), lambda d: int(d["erased"]), body)
+
+    def versions(self, namespace: str) -> Call[dict[str, Any]]:
+        return Call("GET", _ns(namespace, "versions"), dict)
+
+    def rollback(self, namespace: str, version: int) -> Call[dict[str, Any]]:
+        return Call("POST", _ns(namespace, "rollback"), dict, {"version": version})
+
+
+def _headers(api_key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+
+def _answer(call: Call[T], response: httpx.Response) -> T:
+    if call.none_on_404 and response.status_code == 404:
+        return call.missing
+    if response.status_code >= 400:
+        try:
+            body: Any = response.json()
+        except ValueError:
+            body = response.text
+        raise error_for(response.status_code, body)
+    return call.parse(response.json())
+
+
+def _request_args(call: Call[Any]) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    if call.body is not None:
+        args["json"] = to_jsonable_python(call.body)
+    if call.params:
+        args["params"] = {k: v for k, v in call.params.items() if v is not None}
+    if call.timeout is not None:
+        args["timeout"] = call.timeout
+    return args
+
+
+class RemoteClient:
+    """:class:`memcore.Client`'s methods over HTTP: ``RemoteClient(base_url, api_key)``."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, *,
+                 timeout: float = DEFAULT_TIMEOUT, http: httpx.Client | None = None) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._calls = Calls()
+        self._http = http or httpx.Client(base_url=self.base_url, headers=_headers(api_key),
+                                          timeout=timeout)
+
+    def _run(self, call: Call[T]) -> T:
+        try:
+            response = self._http.request(call.method, call.path, **_request_args(call))
+        except httpx.TransportError as exc:
+            raise Unavailable(f"cannot reach {self.base_url}: {exc}") from exc
+        return _answer(call, response)
+
+    # -- write path ---------------------------------------------------------------------
+    def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
+            timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
+            infer: bool = True) -> list[str]:
+        """Enqueue turns for ingestion; returns the task ids (see :meth:`wait`)."""
+        return self._run(self._calls.add(namespace, messages, timestamp=timestamp,
+                                         metadata=metadata, infer=infer))
+
+    def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
+        """Block until tasks enqueued by this client finish; their results, in order."""
+        results: dict[str, Any] = {}
+        for call in self._calls.wait(task_ids, min(timeout, 600.0)):
+            ids: list[str] = call.body["task_ids"]
+            done: list[Any] = self._run(call)
+            results.update(zip(ids, done, strict=True))
+        return [results[t] for t in task_ids]
+
+    def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
+                    full: bool = False) -> dict[str, Any] | str:
+        """Run a consolidation pass; the report when ``wait``, else the task id."""
+        return self._run(self._calls.consolidate(namespace, wait=wait, timeout=timeout,
+                                                 full=full))
+
+    # -- reads ------------------------------------------------------------------------------
+    def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
+               include_inactive: bool = False,
+               filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
+        """Memories ranked by similarity plus a little retention."""
+        return self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
+                                            include_inactive=include_inactive,
+                                            filters=filters))
+
+    def profile(self, namespace: str) -> list[Memory]:
+        """Active facts ranked by confidence."""
+        return self._run(self._calls.profile(namespace))
+
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
+        """One memory by id (any status), or None."""
+        return self._run(self._calls.get(namespace, memory_id))
+
+    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
+        """Every audited change of a memory."""
+        return self._run(self._calls.history(namespace, memory_id))
+
+    def stats(self, namespace: str) -> dict[str, Any]:
+        """Counts by status, counters and the snapshot version."""
+        return self._run(self._calls.stats(namespace))
+
+    def versions(self, namespace: str) -> dict[str, Any]:
+        """``{"current": v, "versions": [...]}``."""
+        return self._run(self._calls.versions(namespace))
+
+    # -- management -------------------------------------------------------------------------
+    def pin(self, namespace: str, memory_id: str) -> Memory:
+        """Pin a memory: it never decays and is never dropped."""
+        return self._run(self._calls.manage("pin", namespace, memory_id))
+
+    def unpin(self, namespace: str, memory_id: str) -> Memory:
+        """Undo :meth:`pin`."""
+        return self._run(self._calls.manage("unpin", namespace, memory_id))
+
+    def restore(self, namespace: str, memory_id: str) -> Memory:
+        """Bring a tombstoned memory back."""
+        return self._run(self._calls.manage("restore", namespace, memory_id))
+
+    def update(self, namespace: str, memory_id: str, *, text: str | None = None,
+               metadata: Mapping[str, Any] | None = None) -> Memory:
+        """Edit a memory's text (re-embedded) or metadata, as the user."""
+        return self._run(self._calls.update(namespace, memory_id, text=text, metadata=metadata))
+
+    def delete(self, namespace: str, memory_id: str) -> Memory:
+        """Tombstone a memory (restorable)."""
+        return self._run(self._calls.delete(namespace, memory_id))
+
+    def erase(self, namespace: str, *, memory_id: str | None = None,
+              episode_id: str | None = None, everything: bool = False) -> int:
+        """Erase for good: a memory, an episode's traces, or the namespace (admin)."""
+        return self._run(self._calls.erase(namespace, memory_id=memory_id,
+                                           episode_id=episode_id, everything=everything))
+
+    def rollback(self, namespace: str, version: int) -> dict[str, Any]:
+        """Point the namespace back at a committed version (admin)."""
+        return self._run(self._calls.rollback(namespace, version))
+
+    def close(self) -> None:
+        """Release connections."""
+        self._http.close()
+
+    def __enter__(self) -> RemoteClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncRemoteClient:
+    """The same as :class:`RemoteClient`, with ``async`` methods (httpx.AsyncClient)."""
+
+    def __init__(self, base_url: str, api_key: str | None = None, *,
+                 timeout: float = DEFAULT_TIMEOUT, http: httpx.AsyncClient | None = None,
+                 max_connections: int = 100) -> None:
+        self.base_url = base_url.rstrip("/")
+        self._calls = Calls()
+        limits = httpx.Limits(max_connections=max_connections,
+                              max_keepalive_connections=max_connections)
+        self._http = http or httpx.AsyncClient(base_url=self.base_url,
+                                               headers=_headers(api_key), timeout=timeout,
+                                               limits=limits)
+
+    async def _run(self, call: Call[T]) -> T:
+        try:
+            response = await self._http.request(call.method, call.path, **_request_args(call))
+        except httpx.TransportError as exc:
+            raise Unavailable(f"cannot reach {self.base_url}: {exc}") from exc
+        return _answer(call, response)
+
+    async def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
+                  timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
+                  infer: bool = True) -> list[str]:
+        """Enqueue turns for ingestion; returns the task ids."""
+        return await self._run(self._calls.add(namespace, messages, timestamp=timestamp,
+                                               metadata=metadata, infer=infer))
+
+    async def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
+        """Block until tasks enqueued by this client finish; their results, in order."""
+        results: dict[str, Any] = {}
+        for call in self._calls.wait(task_ids, min(timeout, 600.0)):
+            ids: list[str] = call.body["task_ids"]
+            done: list[Any] = await self._run(call)
+            results.update(zip(ids, done, strict=True))
+        return [results[t] for t in task_ids]
+
+    async def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
+                          full: bool = False) -> dict[str, Any] | str:
+        """Run a consolidation pass; the report when ``wait``, else the task id."""
+        return await self._run(self._calls.consolidate(namespace, wait=wait, timeout=timeout,
+                                                       full=full))
+
+    async def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
+                     include_inactive: bool = False,
+                     filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
+        """Memories ranked by similarity plus a little retention."""
+        return await self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
+                                                  include_inactive=include_inactive,
+                                                  filters=filters))
+
+    async def profile(self, namespace: str) -> list[Memory]:
+        """Active facts ranked by confidence."""
+        return await self._run(self._calls.profile(namespace))
+
+    async def get(self, namespace: str, memory_id: str) -> Memory | None:
+        """One memory by id (any status), or None."""
+        return await self._run(self._calls.get(namespace, memory_id))
+
+    async def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
+        """Every audited change of a memory."""
+        return await self._run(self._calls.history(namespace, memory_id))
+
+    async def stats(self, namespace: str) -> dict[str, Any]:
+        """Counts by status, counters and the snapshot version."""
+        return await self._run(self._calls.stats(namespace))
+
+    async def versions(self, namespace: str) -> dict[str, Any]:
+        """``{"current": v, "versions": [...]}``."""
+        return await self._run(self._calls.versions(namespace))
+
+    async def pin(self, namespace: str, memory_id: str) -> Memory:
+        """Pin a memory."""
+        return await self._run(self._calls.manage("pin", namespace, memory_id))
+
+    async def unpin(self, namespace: str, memory_id: str) -> Memory:
+        """Undo :meth:`pin`."""
+        return await self._run(self._calls.manage("unpin", namespace, memory_id))
+
+    async def restore(self, namespace: str, memory_id: str) -> Memory:
+        """Bring a tombstoned memory back."""
+        return await self._run(self._calls.manage("restore", namespace, memory_id))
+
+    async def update(self, namespace: str, memory_id: str, *, text: str | None = None,
+                     metadata: Mapping[str, Any] | None = None) -> Memory:
+        """Edit a memory's text or metadata, as the user."""
+        return await self._run(self._calls.update(namespace, memory_id, text=text,
+                                                  metadata=metadata))
+
+    async def delete(self, namespace: str, memory_id: str) -> Memory:
+        """Tombstone a memory (restorable)."""
+        return await self._run(self._calls.delete(namespace, memory_id))
+
+    async def erase(self, namespace: str, *, memory_id: str | None = None,
+                    episode_id: str | None = None, everything: bool = False) -> int:
+        """Erase for good: a memory, an episode's traces, or the namespace (admin)."""
+        return await self._run(self._calls.erase(namespace, memory_id=memory_id,
+                                                 episode_id=episode_id, everything=everything))
+
+    async def rollback(self, namespace: str, version: int) -> dict[str, Any]:
+        """Point the namespace back at a committed version (admin)."""
+        return await self._run(self._calls.rollback(namespace, version))
+
+    async def aclose(self) -> None:
+        """Release connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncRemoteClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+__all__ = ["AsyncRemoteClient", "Call", "Calls", "RemoteClient", "RemoteError"]
