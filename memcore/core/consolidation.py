@@ -13,7 +13,8 @@ same three phases with the model calls fanned out:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -24,12 +25,14 @@ from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verd
 from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status, new_id
 from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import (
+    DAY,
+    HOUR,
     capped_strength,
     effective_confidence,
-    is_supported,
-    memory_score,
+    half_life_days,
     reinforced_confidence,
 )
+from memcore.core.table import KINDS, NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash, texts_conflict
 
 
@@ -40,7 +43,7 @@ class ClusterWork:
     members: list[str]
     pairs: list[tuple[str, str]] = field(default_factory=list)
 
-    def request(self, by_id: dict[str, Memory]) -> ClusterRequest:
+    def request(self, by_id: Mapping[str, Memory]) -> ClusterRequest:
         """The merger request, built from the members' ORIGINAL texts (no drift)."""
         texts: list[str] = []
         for mid in self.members:
@@ -49,6 +52,10 @@ class ClusterWork:
         return ClusterRequest(texts=_unique(texts) if len(self.members) > 1 else [],
                               pair_texts=pair_texts)
 
+    def ids(self) -> list[str]:
+        """Every memory id this work reads."""
+        return _unique([*self.members, *(m for p in self.pairs for m in p)])
+
 
 @dataclass
 class Plan:
@@ -56,6 +63,11 @@ class Plan:
 
     exact_groups: list[list[str]]
     clusters: list[ClusterWork]
+
+    def ids(self) -> list[str]:
+        """Every memory id the plan names."""
+        return _unique([*(i for g in self.exact_groups for i in g),
+                        *(i for w in self.clusters for i in w.ids())])
 
 
 @dataclass
@@ -70,6 +82,21 @@ class ConsolidationResult:
         return [m for m in self.memories if m.live]
 
 
+@dataclass
+class PassChanges:
+    """What a pass over a :class:`MemoryTable` changed: the changed and new memories (in
+    row order, new summaries last), one event per change, and the record version each
+    changed memory had when it was read (effects up to it are already inside)."""
+
+    changed: list[Memory]
+    events: list[AuditEvent]
+    read_versions: dict[str, int] = field(default_factory=dict)
+
+
+Loader = Callable[[Sequence[str]], Sequence[Memory | None]]
+"""Full records of some ids (None for one that vanished); the reducer changes them."""
+
+
 def original_texts(memory: Memory) -> list[str]:
     """The texts of the original facts behind a memory (its own text if never merged)."""
     return list(memory.member_texts) if memory.member_texts else [memory.text]
@@ -79,8 +106,13 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _mergeable(memory: Memory) -> bool:
-    return memory.live and not memory.pinned and memory.vector is not None
+def _survivor_order(table: MemoryTable, rows: np.ndarray) -> np.ndarray:
+    """``rows`` sorted strongest first, then oldest, then by id: the survivor of a merge
+    keeps its id (stable references)."""
+    if rows.size < 2:
+        return rows
+    ids = ids_array(table.ids[r] for r in rows.tolist())
+    return rows[np.lexsort((ids, table.created_at[rows], -table.strength[rows]))]
 
 
 def plan(memories: Sequence[Memory], config: ConsolidationConfig,
@@ -90,37 +122,49 @@ def plan(memories: Sequence[Memory], config: ConsolidationConfig,
     ``changed``: ids written since the last pass; when given, only those are searched
     against the rest (an incremental pass), so the cost follows what changed.
     """
-    live = [m for m in memories if m.live and not m.pinned]
-    by_hash: dict[str, list[str]] = {}
-    for m in sorted(live, key=_survivor_key):
-        by_hash.setdefault(m.content_hash, []).append(m.id)
-    exact_groups = [ids for ids in by_hash.values() if len(ids) > 1]
-    absorbed = {mid for ids in exact_groups for mid in ids[1:]}
-
-    pool = [m for m in live if _mergeable(m) and m.id not in absorbed]
-    pool.sort(key=_survivor_key)
-    if len(pool) < 2:
-        return Plan(exact_groups, [])
-    vectors = np.vstack([m.array for m in pool])
-    weights = np.array([min(m.strength, config.strength_cap) for m in pool], dtype=np.float32)
-    query_rows = None
+    table = MemoryTable.from_memories(memories)
+    mask = None
     if changed is not None:
-        query_rows = np.array([i for i, m in enumerate(pool) if m.id in changed], dtype=np.int64)
+        mask = np.fromiter((mid in changed for mid in table.ids), dtype=bool, count=len(table))
+    return plan_table(table, config, changed=mask)
+
+
+def plan_table(table: MemoryTable, config: ConsolidationConfig,
+               changed: np.ndarray | None = None) -> Plan:
+    """:func:`plan` over columns. ``changed``: mask of rows written since the last pass."""
+    rows = _survivor_order(table, np.flatnonzero(table.live() & ~table.pinned))
+    by_hash: dict[str, list[int]] = {}
+    for r in rows.tolist():
+        by_hash.setdefault(table.hashes[r], []).append(r)
+    groups_rows = [rs for rs in by_hash.values() if len(rs) > 1]
+    exact_groups = [[table.ids[r] for r in rs] for rs in groups_rows]
+    absorbed = np.zeros(len(table), dtype=bool)
+    for rs in groups_rows:
+        absorbed[rs[1:]] = True
+    pool = rows[table.vectors.present[rows] & ~absorbed[rows]]
+    if pool.size < 2:
+        return Plan(exact_groups, [])
+    vectors = table.vectors.take(pool)
+    weights = np.minimum(table.strength[pool], config.strength_cap).astype(np.float32)
+    query_rows = None if changed is None else np.flatnonzero(changed[pool]).astype(np.int64)
     # Exact blocked products below ~10^4 rows, an IVF index with an HNSW quantizer above.
     i_idx, j_idx, sims = similar_pairs(vectors, config.borderline_threshold,
                                        method="auto", query_rows=query_rows)
+    ids = [table.ids[r] for r in pool.tolist()]
     # Negations and changed numbers sit close in embedding space: never auto-merge them.
     strong = sims >= config.merge_threshold
-    for n in np.flatnonzero(strong):
-        if texts_conflict(pool[int(i_idx[n])].text, pool[int(j_idx[n])].text):
+    for n in np.flatnonzero(strong).tolist():
+        a, b = int(pool[i_idx[n]]), int(pool[j_idx[n]])
+        if texts_conflict(table.texts[a], table.texts[b]):
             strong[n] = False
     groups = centroid_clusters(vectors, weights, (i_idx[strong], j_idx[strong], sims[strong]),
                                config.merge_threshold)
+    del vectors
     cluster_of = {idx: g for g, members in enumerate(groups) for idx in members}
     works: dict[int, ClusterWork] = {}
     for g, members in enumerate(groups):
         if len(members) > 1:
-            works[g] = ClusterWork([pool[i].id for i in sorted(members)])
+            works[g] = ClusterWork([ids[i] for i in sorted(members)])
     singles: list[ClusterWork] = []
     seen_pairs: set[tuple[int, int]] = set()
     # Every similar pair not inside one cluster (borderline, or strong but ejected by the
@@ -130,7 +174,7 @@ def plan(memories: Sequence[Memory], config: ConsolidationConfig,
         if (a, b) in seen_pairs or cluster_of.get(a, -1 - a) == cluster_of.get(b, -1 - b):
             continue
         seen_pairs.add((a, b))
-        pair = (pool[a].id, pool[b].id)
+        pair = (ids[a], ids[b])
         home = works.get(cluster_of.get(a, -1))
         if home is None:
             home = works.get(cluster_of.get(b, -1))
@@ -147,7 +191,7 @@ def _survivor_key(m: Memory) -> tuple[float, datetime, str]:
     return (-m.strength, m.created_at, m.id)
 
 
-def resolve(plan_: Plan, by_id: dict[str, Memory], merger: Merger,
+def resolve(plan_: Plan, by_id: Mapping[str, Memory], merger: Merger,
             batch_size: int = 32) -> list[ClusterOutcome | None]:
     """Run the merger over every cluster, ``batch_size`` clusters per call.
 
@@ -167,18 +211,64 @@ def resolve(plan_: Plan, by_id: dict[str, Memory], merger: Merger,
     return outcomes
 
 
-class _Reducer:
-    """Applies one round of changes to a working copy, recording an event per change."""
+class _Records(Mapping[str, Memory]):
+    """Working copies of a table's memories, materialized from the loader on first use
+    (a pass at 10^6 materializes only what it changes)."""
 
-    def __init__(self, memories: Sequence[Memory], now: datetime, config: ConsolidationConfig,
-                 actor: Actor) -> None:
-        self.by_id = {m.id: m.model_copy(deep=True) for m in memories}
-        self.order = [m.id for m in memories]
+    def __init__(self, table: MemoryTable, load: Loader) -> None:
+        self.table = table
+        self.load = load
+        self.cache: dict[str, Memory] = {}
+        self.read_versions: dict[str, int] = {}
+        self.gone: set[str] = set()
+
+    def fetch(self, ids: Iterable[str]) -> None:
+        """Materialize ``ids`` (batched) that are not materialized yet."""
+        todo = [i for i in _unique(ids) if i not in self.cache and i not in self.gone
+                and self.table.row(i) is not None]
+        for start in range(0, len(todo), 1000):
+            chunk = todo[start:start + 1000]
+            for mid, memory in zip(chunk, self.load(chunk), strict=True):
+                if memory is None:  # erased since the table was read
+                    self.gone.add(mid)
+                else:
+                    self.cache[mid] = memory
+                    self.read_versions[mid] = memory.version
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        if memory_id not in self.cache:
+            self.fetch([memory_id])
+        return self.cache[memory_id]
+
+    def __contains__(self, memory_id: object) -> bool:
+        if not isinstance(memory_id, str):
+            return False
+        if memory_id not in self.cache:
+            self.fetch([memory_id])
+        return memory_id in self.cache
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table.ids)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+class _Reducer:
+    """Applies one round of changes to working copies, recording an event per change."""
+
+    def __init__(self, table: MemoryTable, load: Loader, now: datetime,
+                 config: ConsolidationConfig, actor: Actor) -> None:
+        self.table = table
+        self.by_id = _Records(table, load)
         self.now = now
         self.config = config
         self.actor = actor
         self.events: list[AuditEvent] = []
-        self.namespace = memories[0].namespace if memories else "default"
+        self.namespace = table.namespace
+        self.dirty: dict[str, None] = {}  # changed ids, in order of first change
+        self.unsynced: set[str] = set()
+        self.added: list[Memory] = []
 
     def event(self, action: AuditAction, before: list[str], after: list[str], reason: str,
               decision: str | None = None, text: str | None = None) -> None:
@@ -188,6 +278,21 @@ class _Reducer:
 
     def touched(self, m: Memory) -> None:
         m.updated_at = self.now
+        self.dirty[m.id] = None
+        self.unsynced.add(m.id)
+
+    def sync(self) -> None:
+        """Write the changed memories back into the table's columns."""
+        for mid in self.unsynced:
+            row = self.table.row(mid)
+            if row is not None:
+                self.table.set_row(row, self.by_id.cache[mid])
+        self.unsynced.clear()
+
+    def record(self, row: int) -> Memory | None:
+        """The working copy of ``row`` (None if it vanished)."""
+        mid = self.table.ids[row]
+        return self.by_id.get(mid)
 
     def merge(self, ids: Sequence[str], text: str | None, reason: str) -> str | None:
         members = [self.by_id[i] for i in ids if i in self.by_id and self.by_id[i].live]
@@ -233,8 +338,10 @@ class _Reducer:
         return head.id
 
     def contradict(self, a_id: str, b_id: str, reason: str) -> None:
-        a, b = self.by_id.get(a_id), self.by_id.get(b_id)
-        if a is None or b is None or not (a.live and b.live):
+        if a_id not in self.by_id or b_id not in self.by_id:
+            return
+        a, b = self.by_id[a_id], self.by_id[b_id]
+        if not (a.live and b.live):
             return
         newer, older = (a, b) if _event_time(a) >= _event_time(b) else (b, a)
         older.status = Status.SUPERSEDED
@@ -244,71 +351,121 @@ class _Reducer:
         self.event(AuditAction.SUPERSEDE, [older.id], [newer.id], reason,
                    decision=Verdict.CONTRADICTS.value)
 
-    def expire(self) -> None:
-        for m in self.live():
-            if m.expires_at is not None and m.expires_at <= self.now and not m.pinned:
-                m.status = Status.SUPERSEDED
-                m.valid_until = m.expires_at
-                self.touched(m)
-                self.event(AuditAction.EXPIRE, [m.id], [], f"expired at {m.expires_at.isoformat()}")
+    def add(self, memories: Sequence[Memory]) -> None:
+        """New memories (summaries): rows at the end of the table."""
+        for memory in memories:
+            self.by_id.cache[memory.id] = memory
+            self.dirty[memory.id] = None
+        self.added.extend(memories)
+        self.table.append(memories)
 
-    def promote(self) -> None:
-        for m in self.live():
-            if m.status is Status.CANDIDATE and is_supported(m, self.config.min_support):
-                m.status = Status.ACTIVE
-                self.touched(m)
-                why = "stated explicitly" if m.explicit else f"{len(set(m.sources))} episodes"
-                self.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
-
-    def live(self) -> list[Memory]:
-        return [self.by_id[i] for i in self.order if self.by_id[i].live]
-
-    def add(self, memory: Memory) -> None:
-        self.by_id[memory.id] = memory
-        self.order.append(memory.id)
+    def changes(self) -> PassChanges:
+        """The changed and new memories in row order, with the events."""
+        rows = sorted((self.table.row(mid) or 0, mid) for mid in self.dirty)
+        return PassChanges([self.by_id.cache[mid] for _, mid in rows], list(self.events),
+                           {mid: self.by_id.read_versions[mid] for mid in self.dirty
+                            if mid in self.by_id.read_versions})
 
 
 def _event_time(m: Memory) -> datetime:
     return m.valid_from or m.created_at
 
 
-def _weak(m: Memory, now: datetime, config: ConsolidationConfig) -> str | None:
-    """Why a memory falls below the floor, or None if it stays."""
-    if m.pinned or m.kind is Kind.RELATION or m.relation is not None:
-        return None  # pinned never decay; relation edges lose weight instead
-    score = memory_score(m, now, config)
-    if score < config.floor:
-        return f"retention {score:.4f} below floor {config.floor}"
-    conf = effective_confidence(m, now, config)
-    if conf < config.min_confidence:
-        return f"confidence {conf:.3f} below {config.min_confidence}"
-    return None
+def _copies(memories: Sequence[Memory]) -> Loader:
+    by_id = {m.id: m for m in memories}
+
+    def load(ids: Sequence[str]) -> list[Memory | None]:
+        return [by_id[i].model_copy(deep=True) if i in by_id else None for i in ids]
+
+    return load
 
 
-def _summarize_doomed(red: _Reducer, doomed: list[Memory],
+def _hours_since(table: MemoryTable, rows: np.ndarray, now_us: int,
+                 column: np.ndarray) -> np.ndarray:
+    # Same float steps as timedelta.total_seconds() / 3600, so scores equal the scalar ones.
+    return ((now_us - column[rows]).astype(np.float64) / 1e6) / HOUR
+
+
+def retention_scores(table: MemoryTable, rows: np.ndarray, now: datetime,
+                     config: ConsolidationConfig) -> np.ndarray:
+    """:func:`~memcore.core.scoring.memory_score` of ``rows``, bit for bit."""
+    now_us = to_micros(now)
+    hours = np.maximum(0.0, _hours_since(table, rows, now_us, table.last_used))
+    strength = np.maximum(np.minimum(table.strength[rows], config.strength_cap), 1.0)
+    exponent = -hours / (strength * config.tau_hours)
+    decay = np.fromiter((math.exp(x) for x in exponent.tolist()), dtype=np.float64,
+                        count=rows.size)
+    scores = table.importance[rows] * decay
+    pinned = table.pinned[rows]
+    if pinned.any():
+        scores[pinned] = np.maximum(table.importance[rows][pinned], config.floor)
+    return scores
+
+
+def confidences(table: MemoryTable, rows: np.ndarray, now: datetime,
+                config: ConsolidationConfig) -> np.ndarray:
+    """:func:`~memcore.core.scoring.effective_confidence` of ``rows``, bit for bit."""
+    now_us = to_micros(now)
+    days = ((now_us - table.since_micros()[rows]).astype(np.float64) / 1e6) / DAY
+    half = np.array([half_life_days(k, config) for k in KINDS], dtype=np.float64)
+    exponent = np.maximum(0.0, days) / half[table.kind[rows]]
+    factor = np.fromiter((0.5 ** x for x in exponent.tolist()), dtype=np.float64,
+                         count=rows.size)
+    conf = table.confidence[rows] * factor
+    pinned = table.pinned[rows]
+    conf[pinned] = table.confidence[rows][pinned]
+    return conf
+
+
+def _weak_rows(red: _Reducer) -> list[tuple[int, str]]:
+    """Live rows below the floor (retention or confidence), in row order, with why.
+    Pinned memories and relation edges never decay here (edges lose weight instead)."""
+    t, cfg = red.table, red.config
+    rows = np.flatnonzero(t.live() & ~t.pinned & ~t.relation
+                          & (t.kind != KINDS.index(Kind.RELATION)))
+    scores = retention_scores(t, rows, red.now, cfg)
+    low = scores < cfg.floor
+    conf = np.full(rows.size, np.inf)
+    rest = np.flatnonzero(~low)
+    conf[rest] = confidences(t, rows[rest], red.now, cfg)
+    out: list[tuple[int, str]] = []
+    for pos in np.flatnonzero(low | (conf < cfg.min_confidence)).tolist():
+        if low[pos]:
+            out.append((int(rows[pos]), f"retention {scores[pos]:.4f} below floor {cfg.floor}"))
+        else:
+            out.append((int(rows[pos]),
+                        f"confidence {conf[pos]:.3f} below {cfg.min_confidence}"))
+    return out
+
+
+def _summarize_doomed(red: _Reducer, doomed: list[int],
                       summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
     """Summarize before forget: collapse groups of similar doomed episodic memories."""
-    cfg = red.config
-    pool = [m for m in doomed if m.derived_level == 0 and m.vector is not None]
-    if summarize is None or len(pool) < cfg.summary_min_group:
+    cfg, t = red.config, red.table
+    pool = np.array([r for r in doomed if t.derived_level[r] == 0 and t.vectors.present[r]],
+                    dtype=np.int64)
+    if summarize is None or pool.size < cfg.summary_min_group:
         return
-    vectors = np.vstack([m.array for m in pool])
-    weights = np.ones(len(pool), dtype=np.float32)
+    vectors = t.vectors.take(pool)
+    weights = np.ones(pool.size, dtype=np.float32)
     pairs = similar_pairs(vectors, cfg.summary_threshold, method="exact")
     groups = [g for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
               if len(g) >= cfg.summary_min_group]
     if not groups:
         return
-    members = [[pool[i] for i in sorted(g)] for g in groups]
+    red.by_id.fetch(t.ids[int(pool[i])] for g in groups for i in g)
+    members = [[m for m in (red.record(int(pool[i])) for i in sorted(g)) if m is not None]
+               for g in groups]
     try:
         texts = summarize([_unique(t for m in ms for t in original_texts(m)) for ms in members])
     except Exception:  # no summary is better than a failed pass
         return
+    summaries: list[Memory] = []
     for ms, text in zip(members, texts, strict=False):
         # A summary carries the pooled value of what it replaces; one that would itself
         # fall below the floor is not worth keeping.
         importance = min(1.0, sum(m.importance for m in ms))
-        if not text or importance < cfg.floor:
+        if not ms or not text or importance < cfg.floor:
             continue
         centroid = np.vstack([m.array for m in ms]).sum(axis=0)
         sources = _unique(s for m in ms for s in m.sources)
@@ -322,13 +479,14 @@ def _summarize_doomed(red: _Reducer, doomed: list[Memory],
             derived_level=1, created_at=red.now, updated_at=red.now,
             member_texts=_unique(t for m in ms for t in original_texts(m)),
         )
-        red.add(summary)
+        summaries.append(summary)
         for m in ms:
             m.status = Status.TOMBSTONED
             m.superseded_by = summary.id
             red.touched(m)
         red.event(AuditAction.SUMMARIZE, [m.id for m in ms], [summary.id],
                   f"{len(ms)} fading memories summarized before forgetting", text=text)
+    red.add(summaries)
 
 
 def reduce(memories: Sequence[Memory], plan_: Plan, outcomes: Sequence[ClusterOutcome | None],
@@ -336,10 +494,30 @@ def reduce(memories: Sequence[Memory], plan_: Plan, outcomes: Sequence[ClusterOu
            summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
            actor: Actor = Actor.CONSOLIDATION) -> ConsolidationResult:
     """Apply a planned round and the merger's outcomes, then expiry, support, floor, cap."""
-    red = _Reducer(memories, now, config, actor)
+    changes = reduce_table(MemoryTable.from_memories(memories), _copies(memories), plan_,
+                           outcomes, now, config, summarize=summarize, actor=actor)
+    return ConsolidationResult(_overlay(memories, changes.changed), changes.events)
+
+
+def reduce_table(table: MemoryTable, load: Loader, plan_: Plan,
+                 outcomes: Sequence[ClusterOutcome | None], now: datetime,
+                 config: ConsolidationConfig, *,
+                 summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
+                 actor: Actor = Actor.CONSOLIDATION) -> PassChanges:
+    """:func:`reduce` over columns: only the memories it changes are materialized (with
+    ``load``) and returned. ``table`` is updated in place."""
+    red = _Reducer(table, load, now, config, actor)
+    red.by_id.fetch(plan_.ids())
     _apply_merges(red, plan_, outcomes)
     _finish(red, summarize)
-    return ConsolidationResult([red.by_id[i] for i in red.order], red.events)
+    return red.changes()
+
+
+def _overlay(memories: Sequence[Memory], changed: Sequence[Memory]) -> list[Memory]:
+    """``memories`` with the changed ones replaced and new ones appended."""
+    by_id = {m.id: m for m in changed}
+    out = [by_id.pop(m.id, m) for m in memories]
+    return out + list(by_id.values())
 
 
 def _apply_merges(red: _Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:
@@ -363,6 +541,7 @@ def _apply_merges(red: _Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome 
             elif verdict is Verdict.CONTRADICTS:
                 red.contradict(a, b, outcome.reason or "contradiction: newer fact kept")
                 changes += 1
+    red.sync()
     return changes
 
 
@@ -380,28 +559,65 @@ def _follow(red: _Reducer, mid: str) -> str:
 
 def _finish(red: _Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None,
             ) -> None:
-    cfg, now = red.config, red.now
-    red.expire()
-    red.promote()
-    doomed: list[tuple[Memory, str]] = []
-    for m in red.live():
-        why = _weak(m, now, cfg)
-        if why:
-            doomed.append((m, why))
-    _summarize_doomed(red, [m for m, _ in doomed], summarize)
-    for m, why in doomed:
-        if m.live:
+    """Expiry, support promotion, summarize-before-forget, floor and cap, vectorized over
+    the table; only the rows that change are materialized."""
+    t, cfg, now = red.table, red.config, red.now
+    red.sync()
+    now_us = to_micros(now)
+    expired = np.flatnonzero(t.live() & ~t.pinned & (t.expires_at != NONE_TIME)
+                             & (t.expires_at <= now_us))
+    red.by_id.fetch(t.ids[r] for r in expired.tolist())
+    for r in expired.tolist():
+        m = red.record(r)
+        if m is None or m.expires_at is None:
+            continue
+        m.status = Status.SUPERSEDED
+        m.valid_until = m.expires_at
+        red.touched(m)
+        red.event(AuditAction.EXPIRE, [m.id], [], f"expired at {m.expires_at.isoformat()}")
+    red.sync()
+    candidate = STATUSES.index(Status.CANDIDATE)
+    supported = t.explicit | t.pinned | (t.n_sources >= cfg.min_support)
+    promoted = np.flatnonzero((t.status == candidate) & supported)
+    red.by_id.fetch(t.ids[r] for r in promoted.tolist())
+    for r in promoted.tolist():
+        m = red.record(r)
+        if m is None:
+            continue
+        m.status = Status.ACTIVE
+        red.touched(m)
+        why = "stated explicitly" if m.explicit else f"{len(set(m.sources))} episodes"
+        red.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
+    red.sync()
+    doomed = _weak_rows(red)
+    _summarize_doomed(red, [r for r, _ in doomed], summarize)
+    red.by_id.fetch(t.ids[r] for r, _ in doomed)
+    for r, why in doomed:
+        m = red.record(r)
+        if m is not None and m.live:
             m.status = Status.TOMBSTONED
             red.touched(m)
             red.event(AuditAction.TOMBSTONE, [m.id], [], why)
-    ranked = sorted((m for m in red.live() if not m.pinned),
-                    key=lambda m: (-memory_score(m, now, cfg), m.created_at, m.id))
-    room = max(0, cfg.cap - sum(1 for m in red.live() if m.pinned))
-    for m in ranked[room:]:
+    red.sync()
+    live = t.live()
+    room = max(0, cfg.cap - int((live & t.pinned).sum()))
+    ranked = np.flatnonzero(live & ~t.pinned)
+    if ranked.size <= room:
+        return
+    scores = retention_scores(t, ranked, now, cfg)
+    order = np.lexsort((ids_array(t.ids[r] for r in ranked.tolist()), t.created_at[ranked],
+                        -scores))
+    over = order[room:]
+    red.by_id.fetch(t.ids[int(ranked[p])] for p in over.tolist())
+    for p in over.tolist():
+        m = red.record(int(ranked[p]))
+        if m is None:
+            continue
         m.status = Status.TOMBSTONED
         red.touched(m)
         red.event(AuditAction.TOMBSTONE, [m.id], [],
-                  f"over the cap of {cfg.cap} (score {memory_score(m, now, cfg):.4f})")
+                  f"over the cap of {cfg.cap} (score {scores[p]:.4f})")
+    red.sync()
 
 
 def consolidate(memories: Sequence[Memory], now: datetime, config: ConsolidationConfig,
@@ -413,22 +629,17 @@ def consolidate(memories: Sequence[Memory], now: datetime, config: Consolidation
     rounds repeat (bounded) until nothing merges, so consolidating the result again
     at the same ``now`` changes nothing.
     """
-    current = list(memories)
-    events: list[AuditEvent] = []
+    table = MemoryTable.from_memories(memories)
+    red = _Reducer(table, _copies(memories), now, config, actor)
     for _ in range(max_rounds):
-        p = plan(current, config)
-        by_id = {m.id: m for m in current}
-        outcomes = resolve(p, by_id, merger)
-        red = _Reducer(current, now, config, actor)
-        changed = _apply_merges(red, p, outcomes)
-        current = [red.by_id[i] for i in red.order]
-        events.extend(red.events)
-        if not changed:
+        p = plan_table(table, config)
+        red.by_id.fetch(p.ids())
+        outcomes = resolve(p, red.by_id, merger)
+        if not _apply_merges(red, p, outcomes):
             break
-    red = _Reducer(current, now, config, actor)
     _finish(red, merger.summarize)
-    events.extend(red.events)
-    return ConsolidationResult([red.by_id[i] for i in red.order], events)
+    changes = red.changes()
+    return ConsolidationResult(_overlay(memories, changes.changed), changes.events)
 
 
 def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig) -> list[Memory]:

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 import struct
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from memcore.core.models import Episode, Kind, Memory, Relation, Role, Status
+from memcore.core.table import from_micros, micros_time, to_micros
 
 FORMAT = 1
 # Recall header, rewritten in place by the touch script: format, record version,
@@ -24,35 +24,11 @@ RECALL = struct.Struct("<BIqdI")
 # importance, confidence, then five optional times (INT64_MIN = None), support,
 # kind, status, flags (1 explicit, 2 pinned, 4 has relation), derived_level.
 BODY = struct.Struct("<ddqqqqqqIBBBB")
-_NONE_TIME = -(2**63)
 _U32 = struct.Struct("<I")
 _VEC = struct.Struct("<Hf")
 _KINDS = list(Kind)
 _STATUSES = list(Status)
 _ROLES = list(Role)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def to_micros(value: datetime | None) -> int:
-    """Epoch microseconds of an aware datetime (INT64_MIN for None)."""
-    if value is None:
-        return _NONE_TIME
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    delta = value - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def from_micros(value: int) -> datetime | None:
-    """Inverse of :func:`to_micros`."""
-    if value == _NONE_TIME:
-        return None
-    return micros_time(value)
-
-
-def micros_time(value: int) -> datetime:
-    """Aware UTC datetime of epoch microseconds."""
-    return datetime.fromtimestamp(value // 1_000_000, UTC).replace(microsecond=value % 1_000_000)
 
 
 def quantize(vector: Any) -> bytes:

@@ -1,0 +1,268 @@
+"""A namespace's memories as columns: what a consolidation pass holds at scale.
+
+A pass over 10^6 memories cannot hold 10^6 pydantic objects (a 384-float vector as a
+Python list alone is ~12 KB). :class:`MemoryTable` keeps one numpy array per field the
+plan and the decay rules read, the vectors as the store keeps them (int8 codes and one
+scale per row, or float32), the texts and content hashes as plain lists, and nothing
+else; the few records a pass changes are materialized as :class:`Memory` on demand.
+Times are epoch microseconds (``NONE_TIME`` for None).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from memcore.core.models import LIVE_STATUSES, Kind, Memory, Status
+
+NONE_TIME = -(2**63)
+"""Epoch-microsecond stand-in for a missing time."""
+STATUSES: list[Status] = list(Status)
+KINDS: list[Kind] = list(Kind)
+LIVE_CODES = np.array([STATUSES.index(s) for s in LIVE_STATUSES], dtype=np.uint8)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def to_micros(value: datetime | None) -> int:
+    """Epoch microseconds of an aware datetime (``NONE_TIME`` for None)."""
+    if value is None:
+        return NONE_TIME
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    delta = value - _EPOCH
+    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+
+
+def micros_time(value: int) -> datetime:
+    """Aware UTC datetime of epoch microseconds."""
+    return datetime.fromtimestamp(value // 1_000_000, UTC).replace(microsecond=value % 1_000_000)
+
+
+def from_micros(value: int) -> datetime | None:
+    """Inverse of :func:`to_micros`."""
+    if value == NONE_TIME:
+        return None
+    return micros_time(value)
+
+
+class Vectors:
+    """Row vectors: int8 codes with one float32 scale per row (the stored form, 4x
+    smaller than float32) or dense float32; rows replaced or appended during a pass
+    are kept apart as float32 so the base arrays are never copied."""
+
+    def __init__(self, present: np.ndarray, *, dense: np.ndarray | None = None,
+                 codes: np.ndarray | None = None, scales: np.ndarray | None = None) -> None:
+        """``present[i]``: row ``i`` has a vector; ``dense`` or ``codes`` + ``scales``."""
+        if (dense is None) == (codes is None):
+            raise ValueError("vectors: give either dense or codes and scales")
+        if codes is not None and (scales is None or scales.shape != (codes.shape[0],)):
+            raise ValueError("scales: expected one float32 scale per row of codes")
+        self.present = np.asarray(present, dtype=bool)
+        self.dense = dense
+        self.codes = codes
+        self.scales = scales
+        base = dense if dense is not None else codes
+        assert base is not None
+        self.base_rows = int(base.shape[0])
+        self.dim = int(base.shape[1]) if base.ndim == 2 else 0
+        self.override: dict[int, np.ndarray | None] = {}
+
+    def __len__(self) -> int:
+        return int(self.present.shape[0])
+
+    def _base(self, rows: np.ndarray) -> np.ndarray:
+        if self.dense is not None:
+            return np.asarray(self.dense[rows], dtype=np.float32)
+        assert self.codes is not None and self.scales is not None
+        return self.codes[rows].astype(np.float32) * self.scales[rows, None]
+
+    def take(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
+        """Float32 matrix of ``rows`` (every one must have a vector)."""
+        idx = np.asarray(rows, dtype=np.int64)
+        if idx.size and not self.present[idx].all():
+            raise ValueError("vectors: a requested row has no vector")
+        out = np.empty((idx.size, self.dim), dtype=np.float32)
+        plain = idx < self.base_rows
+        if self.override:
+            plain &= ~np.isin(idx, np.fromiter(self.override, dtype=np.int64))
+        if plain.any():
+            out[plain] = self._base(idx[plain])
+        for pos in np.flatnonzero(~plain).tolist():
+            vec = self.override[int(idx[pos])]
+            assert vec is not None
+            out[pos] = vec
+        return out
+
+    def set(self, row: int, vector: Any) -> None:
+        """Replace one row's vector (None = no vector)."""
+        if not 0 <= row < len(self):
+            raise IndexError(f"vectors: row {row} outside 0..{len(self) - 1}")
+        vec = None if vector is None else np.asarray(vector, dtype=np.float32).reshape(-1)
+        if vec is not None and self.dim and vec.size != self.dim:
+            raise ValueError(f"vector: dimension {vec.size}, expected {self.dim}")
+        if vec is not None and not self.dim:
+            self.dim = int(vec.size)
+        self.present[row] = vec is not None
+        self.override[row] = vec
+
+    def extend(self, vectors: Sequence[Any]) -> None:
+        """Append rows (None = a row without a vector)."""
+        start = len(self)
+        self.present = np.concatenate([self.present, np.zeros(len(vectors), dtype=bool)])
+        for i, vec in enumerate(vectors):
+            self.set(start + i, vec)
+
+
+_FLOATS = ("importance", "strength", "confidence")
+_TIMES = ("last_used", "last_supported", "created_at", "updated_at", "expires_at")
+_SMALL = ("status", "kind", "derived_level")
+_FLAGS = ("pinned", "explicit", "relation")
+
+
+class MemoryTable:
+    """Columns of a namespace's memories, in one fixed row order (the pass's order).
+
+    ``ids``, ``texts`` and ``hashes`` are lists; every other field is a numpy array of
+    one entry per row (see the module docstring for the units)."""
+
+    def __init__(self, namespace: str, ids: list[str], texts: list[str], hashes: list[str],
+                 vectors: Vectors, columns: dict[str, np.ndarray]) -> None:
+        """Wrap prepared columns; :meth:`from_memories` and the store's decoder build them."""
+        n = len(ids)
+        if not (len(texts) == len(hashes) == len(vectors) == n):
+            raise ValueError("table: ids, texts, hashes and vectors differ in length")
+        self.namespace = namespace
+        self.ids = ids
+        self.texts = texts
+        self.hashes = hashes
+        self.vectors = vectors
+        for name in (*_FLOATS, *_TIMES, *_SMALL, *_FLAGS, "n_sources", "version"):
+            col = columns[name]
+            if col.shape != (n,):
+                raise ValueError(f"table: column {name} has shape {col.shape}, expected ({n},)")
+            setattr(self, name, col)
+        self.importance: np.ndarray
+        self.strength: np.ndarray
+        self.confidence: np.ndarray
+        self.last_used: np.ndarray
+        self.last_supported: np.ndarray
+        self.created_at: np.ndarray
+        self.updated_at: np.ndarray
+        self.expires_at: np.ndarray
+        self.status: np.ndarray
+        self.kind: np.ndarray
+        self.derived_level: np.ndarray
+        self.pinned: np.ndarray
+        self.explicit: np.ndarray
+        self.relation: np.ndarray
+        self.n_sources: np.ndarray
+        self.version: np.ndarray
+        self._rows: dict[str, int] | None = None
+
+    @staticmethod
+    def empty_columns(n: int) -> dict[str, np.ndarray]:
+        """Zeroed columns for ``n`` rows (for decoders that fill them row by row)."""
+        cols = {name: np.zeros(n, dtype=np.float64) for name in _FLOATS}
+        cols.update({name: np.full(n, NONE_TIME, dtype=np.int64) for name in _TIMES})
+        cols.update({name: np.zeros(n, dtype=np.uint8) for name in _SMALL})
+        cols.update({name: np.zeros(n, dtype=bool) for name in _FLAGS})
+        cols["n_sources"] = np.zeros(n, dtype=np.int32)
+        cols["version"] = np.zeros(n, dtype=np.int64)
+        return cols
+
+    @classmethod
+    def from_memories(cls, memories: Sequence[Memory], namespace: str | None = None
+                      ) -> MemoryTable:
+        """Columns of ``memories`` (vectors kept as float32)."""
+        n = len(memories)
+        ns = namespace or (memories[0].namespace if memories else "default")
+        cols = cls.empty_columns(n)
+        dims = {len(m.vector) for m in memories if m.vector is not None}
+        if len(dims) > 1:
+            raise ValueError(f"vector: memories of one namespace differ in dimension {dims}")
+        dim = dims.pop() if dims else 0
+        dense = np.zeros((n, dim), dtype=np.float32)
+        present = np.zeros(n, dtype=bool)
+        for i, m in enumerate(memories):
+            _fill_row(cols, i, m)
+            if m.vector is not None:
+                dense[i] = m.vector
+                present[i] = True
+        return cls(ns, [m.id for m in memories], [m.text for m in memories],
+                   [m.content_hash for m in memories], Vectors(present, dense=dense), cols)
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, memory_id: str) -> int | None:
+        """Row of ``memory_id`` (None if absent)."""
+        if self._rows is None:
+            self._rows = {mid: i for i, mid in enumerate(self.ids)}
+        return self._rows.get(memory_id)
+
+    def live(self) -> np.ndarray:
+        """Mask of candidate and active rows."""
+        return np.isin(self.status, LIVE_CODES)
+
+    def since_micros(self) -> np.ndarray:
+        """Last support time per row (last use when never supported)."""
+        return np.where(self.last_supported == NONE_TIME, self.last_used, self.last_supported)
+
+    def set_row(self, row: int, memory: Memory) -> None:
+        """Write a (changed) memory's fields into its existing ``row``."""
+        if not 0 <= row < len(self):
+            raise IndexError(f"table: row {row} outside 0..{len(self) - 1}")
+        self.texts[row] = memory.text
+        self.hashes[row] = memory.content_hash
+        if self.vectors.present[row] or memory.vector is not None:
+            self.vectors.set(row, memory.vector)
+        _fill_row(self._columns(), row, memory)
+
+    def append(self, memories: Sequence[Memory]) -> None:
+        """Add rows for new memories (one copy of each column for the whole batch)."""
+        if not memories:
+            return
+        n = len(self)
+        extra = self.empty_columns(len(memories))
+        for i, m in enumerate(memories):
+            _fill_row(extra, i, m)
+        for name, col in self._columns().items():
+            setattr(self, name, np.concatenate([col, extra[name]]))
+        for i, m in enumerate(memories):
+            self.ids.append(m.id)
+            self.texts.append(m.text)
+            self.hashes.append(m.content_hash)
+            if self._rows is not None:
+                self._rows[m.id] = n + i
+        self.vectors.extend([m.vector for m in memories])
+
+    def _columns(self) -> dict[str, np.ndarray]:
+        return {name: getattr(self, name) for name in
+                (*_FLOATS, *_TIMES, *_SMALL, *_FLAGS, "n_sources", "version")}
+
+
+def _fill_row(cols: dict[str, np.ndarray], i: int, m: Memory) -> None:
+    cols["importance"][i] = m.importance
+    cols["strength"][i] = m.strength
+    cols["confidence"][i] = m.confidence
+    cols["last_used"][i] = to_micros(m.last_used)
+    cols["last_supported"][i] = to_micros(m.last_supported)
+    cols["created_at"][i] = to_micros(m.created_at)
+    cols["updated_at"][i] = to_micros(m.updated_at)
+    cols["expires_at"][i] = to_micros(m.expires_at)
+    cols["status"][i] = STATUSES.index(Status(m.status))
+    cols["kind"][i] = KINDS.index(Kind(m.kind))
+    cols["derived_level"][i] = m.derived_level
+    cols["pinned"][i] = m.pinned
+    cols["explicit"][i] = m.explicit
+    cols["relation"][i] = m.relation is not None
+    cols["n_sources"][i] = len(set(m.sources))
+    cols["version"][i] = m.version
+
+
+def ids_array(ids: Iterable[str]) -> np.ndarray:
+    """Ids as a numpy unicode array (sortable with lexsort, same order as ``str``)."""
+    return np.array(list(ids), dtype=str)
