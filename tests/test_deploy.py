@@ -33,7 +33,8 @@ VENV_BIN = ROOT / ".venv" / "bin"
 APP_MODULE = "workers.app"
 QUEUES = {"ingest", "consolidate"}
 TASKS = {"memcore.ingest", "memcore.consolidate", "memcore.schedule_due"}
-MEMCORE_SERVICES = {"worker-ingest", "worker-consolidate", "beat", "flower"}
+CELERY_SERVICES = {"worker-ingest", "worker-consolidate", "beat", "flower"}
+MEMCORE_SERVICES = CELERY_SERVICES | {"api"}
 CELERY_SUBCOMMANDS = {"worker", "beat", "flower", "inspect"}
 # Environment variables that are not MEMCORE_* settings but are read by something real.
 OTHER_ENV = {"PROMETHEUS_MULTIPROC_DIR", "FLOWER_BASIC_AUTH", "REDIS_PASSWORD", "REDISCLI_AUTH"}
@@ -456,6 +457,34 @@ def test_compose_and_k8s_run_the_same_processes() -> None:
         return words[3], option(words, "-Q"), option(words, "--prefetch-multiplier")
 
     services = compose()["services"]
-    for name in MEMCORE_SERVICES:
+    for name in CELERY_SERVICES:
         k8s_args = containers(by_kind("Deployment")[name])[0]["args"]
         assert key(services[name]["command"]) == key(k8s_args), name
+
+
+def test_api_service_serves_and_probes_the_real_routes() -> None:
+    """compose and k8s run the same ``memcore serve``; probes hit routes the app has."""
+    from memcore.api.app import create_app
+
+    paths = set(create_app(Settings()).openapi()["paths"])
+    assert {"/healthz", "/readyz"} <= paths
+    help_text = subprocess.run([str(VENV_BIN / "memcore"), "serve", "--help"],
+                               capture_output=True, text=True, timeout=60, check=True).stdout
+    compose_cmd = compose()["services"]["api"]["command"]
+    container = containers(by_kind("Deployment")["api"])[0]
+    assert compose_cmd == container["args"], "compose and k8s run the same API command"
+    assert compose_cmd[:2] == ["memcore", "serve"]
+    for word in compose_cmd[2:]:
+        if word.startswith("-"):
+            assert word in help_text, f"memcore serve has no {word}"
+    port = int(option(compose_cmd, "--port") or 0)
+    assert option(compose_cmd, "--host") == "0.0.0.0", "reachable from outside the container"
+    assert "--insecure-dev" not in compose_cmd
+    health = " ".join(shell_words(compose()["services"]["api"]["healthcheck"]["test"]))
+    assert f"127.0.0.1:{port}/readyz" in health
+    assert f"{port}:{port}" in compose()["services"]["api"]["ports"][0]
+    assert container["ports"][0]["containerPort"] == port
+    assert container["readinessProbe"]["httpGet"]["path"] == "/readyz"
+    assert container["livenessProbe"]["httpGet"]["path"] == "/healthz"
+    service = by_kind("Service")["api"]
+    assert service["spec"]["ports"][0]["targetPort"] == container["ports"][0]["name"]
