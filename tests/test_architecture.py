@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,17 +97,60 @@ def violations() -> list[str]:
     return problems
 
 
+# Redis data is reached only through the store's methods: no client, key or lock of the
+# store is used outside memcore/store.
+_STORE_LEAK = re.compile(r"store\.client|from memcore\.store import keys|store import.*keys"
+                         r"|memcore\.store\.(keys|locks|scripts|gateway)\b")
+
+
+def store_leaks() -> list[str]:
+    """Lines outside memcore/store that reach Redis data around the store's methods."""
+    found = []
+    files = sorted((ROOT / "memcore").rglob("*.py")) + sorted((ROOT / "workers").rglob("*.py"))
+    for path in files:
+        if (ROOT / "memcore" / "store") in path.parents:
+            continue
+        for no, line in enumerate(path.read_text().splitlines(), 1):
+            if _STORE_LEAK.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{no}: {line.strip()}")
+    return found
+
+
+def test_redis_data_only_through_the_store() -> None:
+    assert store_leaks() == []
+
+
+def _probe(rel: str, text: str, check: Callable[[], list[str]]) -> list[str]:
+    """What ``check`` finds while a module ``rel`` holding ``text`` exists."""
+    bad = ROOT / rel
+    bad.write_text(text)
+    try:
+        return check()
+    finally:
+        bad.unlink()
+
+
+def test_the_store_rule_catches_a_leak() -> None:
+    found = _probe("memcore/consolidate/_store_probe.py",
+                   "from memcore.store import keys\nx = store.client.get(keys.current('a'))\n",
+                   store_leaks)
+    assert [f.split(": ", 1)[0] for f in found] == [
+        "memcore/consolidate/_store_probe.py:1", "memcore/consolidate/_store_probe.py:2"]
+
+
+def test_memory_store_is_a_facade_not_a_mixin_chain() -> None:
+    from memcore.store import MemoryStore
+
+    assert MemoryStore.__mro__ == (MemoryStore, object)
+
+
 def test_imports_follow_the_layer_rule() -> None:
     assert violations() == []
 
 
 def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
-    bad = ROOT / "memcore" / "core" / "_layer_probe.py"
-    bad.write_text("from memcore.store import keys\nimport redis\n")
-    try:
-        found = violations()
-    finally:
-        bad.unlink()
+    found = _probe("memcore/core/_layer_probe.py", "from memcore.store import keys\nimport redis\n",
+                   violations)
     assert any("_layer_probe.py:1: memcore.core -> memcore.store" in p for p in found)
     assert any("_layer_probe.py:2: memcore.core uses redis" in p for p in found)
 

@@ -113,7 +113,7 @@ client = Client(sys.argv[1])
 ns = sys.argv[2]
 def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)  # v+1 is written; the pointer swap never happens
-client.store._cas_commit = die
+client.store.gateway.cas_commit = die
 cfg = client.settings.consolidation
 started = passes.start_pass(client.store, ns, "killed-pass", client.store.last_pass_at(ns)
                             or utcnow(), cfg, full=True)

@@ -100,7 +100,7 @@ def test_erase_episode_drops_only_what_it_alone_supports(
     z = store.get("u", ids["z"])
     assert z is not None and z.sources == ["e-other"]
     for version in (0, 1):
-        old = store._load("u", version, [ids["z"]])[0]
+        old = store.gateway.load("u", version, [ids["z"]])[0]
         assert old is not None and old.sources == ["e-other"]
     _assert_gone(store.client, "u", needles)
 

@@ -17,8 +17,9 @@ from memcore.core.models import Actor, Memory, Status
 from memcore.core.text import content_hash
 from memcore.store import MemoryStore, keys
 from memcore.store.base import DeltaEntry
+from memcore.store.changes import Change, queue_changes
 from memcore.store.commit import ScriptBatch, digest
-from memcore.store.writes import Change, Plan, Reader
+from memcore.store.writes import Reader, WritePlan
 
 NOW = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 NS = "fast"
@@ -37,7 +38,7 @@ def mem(text: str, mid: str, source: str = "e1") -> Memory:
 def race_once(store: MemoryStore, action: Callable[[], object]) -> Callable[[], int]:
     """Make the next write op run ``action`` between its read and its commit (once);
     returns a counter of how many times that op planned."""
-    original = store._read_for_write
+    original = store.gateway.read_for_write
     calls = {"n": 0}
 
     def wrapped(*args: object, **kw: object) -> object:
@@ -47,7 +48,7 @@ def race_once(store: MemoryStore, action: Callable[[], object]) -> Callable[[], 
             action()
         return res
 
-    store._read_for_write = wrapped  # type: ignore[assignment]
+    store.gateway.read_for_write = wrapped  # type: ignore[assignment]
     return lambda: calls["n"]
 
 
@@ -135,9 +136,12 @@ def dump_all(client: redis.Redis, ns: str) -> dict[bytes, object]:
     return out
 
 
-def test_script_commit_writes_what_the_multi_pipeline_writes(store: MemoryStore) -> None:
-    """The same changes queued through the script batch and through a MULTI pipeline
-    (the path erase and the pass still use) leave identical keys."""
+def test_commit_primitive_writes_records_index_counts_order_and_delta(
+        store: MemoryStore) -> None:
+    """One commit of queued changes leaves exactly the keys the change describes (the
+    store has one commit primitive: the write path, the replay and erase all use it)."""
+    from memcore.store.records import pack_memory
+
     old = mem("I like tea.", "m1")
     new = old.model_copy(update={"text": "I like green tea.",
                                  "content_hash": content_hash("I like green tea."),
@@ -151,23 +155,34 @@ def test_script_commit_writes_what_the_multi_pipeline_writes(store: MemoryStore)
                       reindex=True),
                Change(None, added, [DeltaEntry("m2", "add", 1, record=added)])]
     owners = {old.content_hash: "m1"}
-    results = []
-    for use_script in (True, False):
-        store.client.flushall()
-        store.client.set(keys.pass_token(NS), "tok")
-        store.client.set(keys.by_hash(NS, 0, old.content_hash), "m1")
-        if use_script:
-            batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
-            store._queue_changes(batch, NS, 0, changes, owners, True)
-            assert store._commit_write(keys=batch.keys,
-                                       args=batch.args(keys.prefix(NS), 0, b"tok")) == 1
-        else:
-            with store.client.pipeline() as pipe:
-                store._queue_changes(pipe, NS, 0, changes, owners, True)
-                pipe.execute()
-        results.append(dump_all(store.client, NS))
-    assert results[0] == results[1]
-    assert results[0][keys.by_hash(NS, 0, new.content_hash).encode()] == b"m1"
+    store.client.set(keys.pass_token(NS), "tok")
+    store.client.set(keys.by_hash(NS, 0, old.content_hash), "m1")
+    batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
+    queue_changes(batch, NS, 0, changes, owners, True)
+    assert store.gateway.commit(NS, batch, version=0, token=b"tok") is True
+    got = dump_all(store.client, NS)
+    expected: dict[bytes, object] = {
+        keys.pass_token(NS).encode(): b"tok",
+        keys.memory(NS, 0, "m1").encode(): pack_memory(new),
+        keys.memory(NS, 0, "m2").encode(): pack_memory(added),
+        keys.by_hash(NS, 0, new.content_hash).encode(): b"m1",
+        keys.by_hash(NS, 0, added.content_hash).encode(): b"m2",
+        keys.stats(NS, 0).encode(): {b"active": b"1", b"candidate": b"1"},
+        keys.order_len(NS, 0).encode(): b"3",
+        keys.order_chunk(NS, 0, 0).encode(): [b"m1", b"m1", b"m2"],
+        keys.delta(NS).encode(): [e.fields() for ch in changes for e in ch.entries],
+    }
+    delta = got.pop(keys.delta(NS).encode())
+    want_delta = expected.pop(keys.delta(NS).encode())
+    assert got == expected  # the old text's hash key is gone, nothing else written
+    assert isinstance(delta, list) and isinstance(want_delta, list)
+    assert [f[b"op"] for f in delta] == [b"add", b"update", b"add"]
+    assert [f[b"id"] for f in delta] == [b"m1", b"m1", b"m2"]
+    # a commit whose expected token is stale writes nothing
+    batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
+    batch.set(keys.memory(NS, 0, "m3"), b"x")
+    assert store.gateway.commit(NS, batch, version=0, token=None) is False
+    assert store.client.get(keys.memory(NS, 0, "m3")) is None
 
 
 def test_commit_refuses_a_changed_check_and_writes_nothing(store: MemoryStore) -> None:
@@ -176,17 +191,17 @@ def test_commit_refuses_a_changed_check_and_writes_nothing(store: MemoryStore) -
     batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
     batch.check(key, b"abd")
     batch.set(keys.memory(NS, 0, "y"), b"new")
-    assert store._commit_write(keys=batch.keys, args=batch.args(keys.prefix(NS), 0, None)) == 0
+    assert store.gateway.commit(NS, batch, version=0, token=None) is False
     assert store.client.get(keys.memory(NS, 0, "y")) is None
     batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
     batch.check(key, b"abc")
     batch.check(keys.memory(NS, 0, "absent"), None)
     batch.set(keys.memory(NS, 0, "y"), b"new")
-    assert store._commit_write(keys=batch.keys, args=batch.args(keys.prefix(NS), 0, None)) == 1
+    assert store.gateway.commit(NS, batch, version=0, token=None) is True
     assert store.client.get(keys.memory(NS, 0, "y")) == b"new"
     # a pass token that appeared since the read refuses the commit
     store.client.set(keys.pass_token(NS), "t")
-    assert store._commit_write(keys=batch.keys, args=batch.args(keys.prefix(NS), 0, None)) == 0
+    assert store.gateway.commit(NS, batch, version=0, token=None) is False
     assert digest(None) == ""
 
 
@@ -196,14 +211,14 @@ def test_lazy_reads_are_checked_too(store: MemoryStore) -> None:
     store.add(NS, mem("I run.", "m2"), actor=Actor.INGEST, reason="t")
     seen: list[int] = []
 
-    def plan(rd: Reader) -> Plan:
+    def plan(rd: Reader) -> WritePlan:
         other = rd.need("m2")  # not prefetched
         seen.append(other.version)
         if len(seen) == 1:
             store.reinforce(NS, "m2", source="e9", now=NOW, reason="racer")
-        return Plan(other)
+        return WritePlan(other)
 
-    store._transact(NS, plan, ids=["m1"])
+    store.writes.transact(NS, plan, ids=["m1"])
     assert seen == [1, 2]
 
 
@@ -224,7 +239,7 @@ def test_find_by_hashes_in_one_call(store: MemoryStore) -> None:
 
 
 def test_vectors_since_pages_and_get_many_without_vectors(store: MemoryStore) -> None:
-    from memcore.store import base
+    from memcore.store import base, reads
 
     for i in range(7):
         store.add(NS, mem(f"fact number {i}", f"m{i}"), actor=Actor.INGEST, reason="t")
@@ -232,12 +247,10 @@ def test_vectors_since_pages_and_get_many_without_vectors(store: MemoryStore) ->
     assert ids == ["m0", "m1", "m2"] and mat.shape == (3, 3) and off == 3
     old_batch = base.BATCH
     try:
-        import memcore.store.memory_store as ms
-
-        ms.BATCH = 2  # force several script calls for one unlimited read
+        reads.BATCH = 2  # force several script calls for one unlimited read
         ids, mat, off = store.vectors_since(NS, 0, 3)
     finally:
-        ms.BATCH = old_batch
+        reads.BATCH = old_batch
     assert ids == ["m3", "m4", "m5", "m6"] and off == 7
     got = store.get_many(NS, ["m1", "zz"], vectors=False)
     assert got[0] is not None and got[0].vector is None and got[0].text == "fact number 1"

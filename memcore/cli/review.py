@@ -143,11 +143,9 @@ def _prompt() -> str | None:
 
 
 def _save(client: Client, record: ReviewRecord, store_it: bool, path: Path | None) -> None:
-    from memcore.store import keys
-
     line = record.to_json()
     if store_it:
-        client.store.client.rpush(keys.reviews(record.namespace), line)
+        client.store.add_review(record.namespace, line)
     if path is not None:
         with path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
@@ -176,10 +174,8 @@ def _report(record: ReviewRecord, advice: Sequence[Advice], json_out: bool) -> N
 def _history(client: Client, namespace: str, path: Path | None, json_out: bool) -> None:
     from memcore.core.models import validate_namespace
     from memcore.core.review import ReviewRecord
-    from memcore.store import keys
-
     validate_namespace(namespace)
-    raws: list[str | bytes] = list(client.store.client.lrange(keys.reviews(namespace), 0, -1))
+    raws: list[str | bytes] = list(client.store.review_history(namespace))
     if path is not None and path.is_file():
         raws += [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     records = {(r.at, r.to_json()): r for r in map(ReviewRecord.from_json, raws)

@@ -264,11 +264,9 @@ class Client:
                    ) -> dict[str, Any]:
         import time
 
-        from memcore.store import keys
-
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.store.client.get(keys.pass_lock(namespace)) != started["pass_id"].encode():
+            if self.store.pass_lock_holder(namespace) != started["pass_id"]:
                 return {**started, "to_version": self.store.current_version(namespace)}
             time.sleep(0.1)
         raise TimeoutError(f"pass {started['pass_id']} of {namespace} did not finish")
@@ -375,4 +373,4 @@ class Client:
         if self._celery is not None:
             self._celery.close()
             self._celery = None
-        self.store.client.close()
+        self.store.close()

@@ -28,8 +28,7 @@ from memcore.core.interfaces import ClusterOutcome, Merger, Verdict
 from memcore.core.models import Actor, Memory, utcnow
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
-from memcore.store import MemoryStore, PassView, keys
-from memcore.store.locks import LockLost, RenewedLock
+from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +63,7 @@ class StartedPass:
 
 def _lock(store: MemoryStore, namespace: str, pass_id: str,
           ttl: float = PASS_LOCK_TTL) -> RenewedLock:
-    return RenewedLock(store.client, keys.pass_lock(namespace), ttl, token=pass_id)
+    return store.pass_lock(namespace, pass_id, ttl)
 
 
 def _stash(store: MemoryStore, namespace: str, pass_id: str, version: int, now: datetime,
@@ -126,7 +125,7 @@ def _audit_model_errors(store: MemoryStore, namespace: str, merger: Instrumented
 
 def pass_finished(store: MemoryStore, namespace: str, pass_id: str) -> bool:
     """True if pass ``pass_id`` already finished (remembered for the visibility timeout)."""
-    return bool(store.client.exists(keys.pass_done(namespace, pass_id)))
+    return store.pass_done(namespace, pass_id)
 
 
 def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
@@ -140,10 +139,8 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
     if ``pass_id`` already finished (a re-sent start task must not start it again).
     """
     lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
-    if not lock.acquire():
-        held = store.client.get(keys.pass_lock(namespace))
-        if held is None or held.decode() != pass_id:
-            return None  # a redelivered start of our own pass may proceed
+    if not lock.acquire() and store.pass_lock_holder(namespace) != pass_id:
+        return None  # held by another pass (a redelivered start of our own may proceed)
     if pass_finished(store, namespace, pass_id):
         # Checked under the lock: finish_pass marks the pass before it releases the lock.
         lock.release()
@@ -239,9 +236,9 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
             _audit_model_errors(store, namespace, instrumented, now)
         _commit(store, namespace, view, reduced, now, report)
     finally:
-        store.client.set(keys.pass_done(namespace, pass_id), "1", ex=max(1, int(done_ttl)))
+        store.mark_pass_done(namespace, pass_id, done_ttl)
         lock.release()
-        store.client.delete(keys.pass_plan(namespace, pass_id))
+        store.drop_pass_plan(namespace, pass_id)
     report.seconds = time.perf_counter() - t0
     _export(report)
     return report

@@ -2,8 +2,8 @@
 
 Due: the summed importance (1-10 scale) written since the last pass reached the
 threshold (Generative Agents reflects at 150), or the last pass is older than the
-maximum interval. A Redis ``SET NX`` per interval slot makes two beat processes
-schedule each namespace once.
+maximum interval. A claim per interval slot (a Redis ``SET NX`` in the store) makes
+two beat processes schedule each namespace once.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from memcore.core.config import Settings
-from memcore.store import MemoryStore, keys
+from memcore.store import MemoryStore
 
 
 def is_due(store: MemoryStore, namespace: str, settings: Settings, now: datetime) -> bool:
@@ -34,6 +34,6 @@ def due_namespaces(store: MemoryStore, settings: Settings, now: datetime) -> lis
     for ns in store.namespaces():
         if not is_due(store, ns, settings, now):
             continue
-        if store.client.set(keys.schedule_claim(ns, slot), b"1", nx=True, ex=ttl):
+        if store.claim_schedule(ns, slot, ttl):
             due.append(ns)
     return due

@@ -1,7 +1,9 @@
 """The Redis store layer: see :class:`MemoryStore` and notes/store.md."""
 
-from memcore.store.base import DurabilityError, PassView, StoreConflict, VersionInfo
-from memcore.store.memory_store import MemoryStore, footprint
+from memcore.store.base import DeltaOp, DurabilityError, PassView, StoreConflict, VersionInfo
+from memcore.store.footprint import footprint
+from memcore.store.locks import LockLost, RenewedLock
+from memcore.store.memory_store import MemoryStore
 
-__all__ = ["DurabilityError", "MemoryStore", "PassView", "StoreConflict", "VersionInfo",
-           "footprint"]
+__all__ = ["DeltaOp", "DurabilityError", "LockLost", "MemoryStore", "PassView", "RenewedLock",
+           "StoreConflict", "VersionInfo", "footprint"]

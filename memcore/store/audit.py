@@ -13,8 +13,6 @@ from collections.abc import Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
-from redis.client import Pipeline
-
 from memcore.core.models import (
     Actor,
     AuditAction,
@@ -23,8 +21,9 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.store import keys
-from memcore.store.base import BATCH, StoreBase
+from memcore.store.base import BATCH
 from memcore.store.commit import ScriptBatch
+from memcore.store.gateway import Gateway
 from memcore.store.records import micros_time, to_micros
 
 REDACTED = "[erased]"
@@ -45,32 +44,33 @@ def _payload(event: AuditEvent) -> str:
     return json.dumps({"text": event.text, "reason": event.reason}, separators=(",", ":"))
 
 
-class AuditMixin(StoreBase):
+class AuditLog:
     """Append, read, follow, trim and redact the audit stream."""
 
-    def _queue_audit(self, pipe: Pipeline | ScriptBatch | None,
-                     events: Sequence[AuditEvent]) -> None:
-        """Append ``events`` (on ``pipe`` inside a transaction or commit, else directly)."""
+    def __init__(self, gateway: Gateway) -> None:
+        self._gw = gateway
+
+    @staticmethod
+    def queue(batch: ScriptBatch, events: Sequence[AuditEvent]) -> None:
+        """Queue ``events`` on ``batch`` (they commit with the change they describe)."""
         for event in events:
             ns = event.namespace
-            if isinstance(pipe, ScriptBatch):
-                pipe.audit(keys.audit(ns), keys.prefix(ns) + "audit:p:", _payload(event),
-                           _fields(event))
-                continue
-            self._audit_append(keys=[keys.audit(ns)],
-                               args=[keys.prefix(ns) + "audit:p:", _payload(event),
-                                     *_fields(event)],
-                               client=pipe if pipe is not None else self._r)
+            batch.audit(keys.audit(ns), keys.prefix(ns) + "audit:p:", _payload(event),
+                        _fields(event))
 
-    def append_audit(self, events: Sequence[AuditEvent]) -> None:
-        """Append events to their namespaces' audit streams (one pipeline)."""
-        pipe = self._r.pipeline(transaction=False)
-        self._queue_audit(pipe, events)
-        pipe.execute()
+    def append(self, events: Sequence[AuditEvent]) -> None:
+        """Append events to their namespaces' audit streams (one commit per namespace)."""
+        by_ns: dict[str, list[AuditEvent]] = {}
+        for event in events:
+            by_ns.setdefault(event.namespace, []).append(event)
+        for ns, group in by_ns.items():
+            batch = self._gw.batch(ns)
+            self.queue(batch, group)
+            self._gw.commit(ns, batch)
 
     def _decode(self, ns: str, entries: list[tuple[bytes, dict[bytes, bytes]]]
                 ) -> list[tuple[str, AuditEvent]]:
-        pipe = self._r.pipeline(transaction=False)
+        pipe = self._gw.client.pipeline(transaction=False)
         ids = [e[0].decode() for e in entries]
         for entry_id in ids:
             pipe.hget(keys.audit_payload(ns, _day(entry_id)), entry_id)
@@ -90,11 +90,11 @@ class AuditMixin(StoreBase):
             out.append((entry_id, event))
         return out
 
-    def _scan_audit(self, ns: str) -> Iterator[tuple[str, AuditEvent]]:
+    def scan(self, ns: str) -> Iterator[tuple[str, AuditEvent]]:
         """Every audit entry, oldest first, in batches."""
         start = "-"
         while True:
-            entries = self._r.xrange(keys.audit(ns), start, "+", count=BATCH)
+            entries = self._gw.client.xrange(keys.audit(ns), start, "+", count=BATCH)
             if not entries:
                 return
             yield from self._decode(ns, entries)
@@ -102,10 +102,10 @@ class AuditMixin(StoreBase):
                 return
             start = "(" + entries[-1][0].decode()
 
-    def audit_tail(self, ns: str, count: int = 20) -> list[AuditEvent]:
+    def tail(self, ns: str, count: int = 20) -> list[AuditEvent]:
         """The last ``count`` events, oldest first."""
         validate_namespace(ns)
-        entries = self._r.xrevrange(keys.audit(ns), "+", "-", count=count)
+        entries = self._gw.client.xrevrange(keys.audit(ns), "+", "-", count=count)
         return [e for _, e in reversed(self._decode(ns, entries))]
 
     def history(self, ns: str, memory_id: str) -> list[AuditEvent]:
@@ -113,7 +113,7 @@ class AuditMixin(StoreBase):
         successors (what it was merged or superseded into), oldest first."""
         validate_namespace(ns)
         validate_identifier(memory_id)
-        events = [e for _, e in self._scan_audit(ns)]
+        events = [e for _, e in self.scan(ns)]
         forward: dict[str, set[str]] = {}
         backward: dict[str, set[str]] = {}
         for event in events:
@@ -132,26 +132,26 @@ class AuditMixin(StoreBase):
                         todo.append(nxt)
         return [e for e in events if related & (set(e.before) | set(e.after))]
 
-    def trim_audit(self, ns: str, older_than: datetime) -> int:
+    def trim(self, ns: str, older_than: datetime) -> int:
         """Delete events whose time is before ``older_than``; returns how many."""
         validate_namespace(ns)
         cutoff = to_micros(older_than)
-        old = [eid for eid, e in self._scan_audit(ns) if to_micros(e.at) < cutoff]
+        old = [eid for eid, e in self.scan(ns) if to_micros(e.at) < cutoff]
         for start in range(0, len(old), BATCH):
             chunk = old[start : start + BATCH]
-            pipe = self._r.pipeline(transaction=False)
+            pipe = self._gw.client.pipeline(transaction=False)
             pipe.xdel(keys.audit(ns), *chunk)
             for eid in chunk:
                 pipe.hdel(keys.audit_payload(ns, _day(eid)), eid)
             pipe.execute()
         return len(old)
 
-    def _redact_audit(self, ns: str, memory_ids: set[str]) -> int:
+    def redact(self, ns: str, memory_ids: set[str]) -> int:
         """Replace text and reason of events mentioning ``memory_ids`` with a marker."""
         marker = json.dumps({"text": REDACTED, "reason": REDACTED}, separators=(",", ":"))
-        hits = [eid for eid, e in self._scan_audit(ns) if e.action is not AuditAction.ERASE
+        hits = [eid for eid, e in self.scan(ns) if e.action is not AuditAction.ERASE
                 and memory_ids & (set(e.before) | set(e.after))]
-        pipe = self._r.pipeline(transaction=False)
+        pipe = self._gw.client.pipeline(transaction=False)
         for eid in hits:
             pipe.hset(keys.audit_payload(ns, _day(eid)), eid, marker)
         pipe.execute()

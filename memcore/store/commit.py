@@ -1,11 +1,13 @@
-"""One-round-trip compare-and-write for the write path (the ``COMMIT_WRITE`` script).
+"""The store's one commit primitive: a compare-and-write script (``COMMIT_WRITE``).
 
-A :class:`ScriptBatch` collects what a WATCH/MULTI transaction used to queue (it has the
-same method names as a redis-py pipeline for the commands the store queues), plus the
-checks: the keys the plan read and the SHA-1 of the bytes it saw. The script commits
-only if the pointer, the pass token and every checked key are unchanged, else nothing
-is written and the caller reads again. The record logic stays in Python
-(``store/ops.py``); the script only compares and writes.
+A :class:`ScriptBatch` collects the writes of one change (records, hash index, status
+counts, order log, delta and audit entries) plus its checks: the keys the change read
+and the SHA-1 of the bytes it saw. :meth:`Gateway.commit` runs it in one round trip:
+the script writes only if the version pointer, the pass token and every checked key
+are unchanged, else nothing is written and the caller reads again. The write path,
+erase, rollback, the audit log and a pass's replay all commit this way; a check of the
+pointer or token can be skipped (:data:`ANY`) by writers of a version nobody else sees.
+The record logic stays in Python (``store/ops.py``); the script only compares and writes.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 Arg = bytes | str | int | float
+
+ANY = "*"
+"""Skip the pointer or the token check (tokens are hex ids, versions integers)."""
 
 
 def digest(raw: bytes | None) -> str:
@@ -69,6 +74,10 @@ class ScriptBatch:
         """INCRBYFLOAT."""
         self._op("INCRBYFLOAT", self._key(key), repr(float(amount)))
 
+    def hset(self, key: str, field: str, value: Arg) -> None:
+        """HSET of one field."""
+        self._op("HSET", self._key(key), field, value)
+
     def zadd(self, key: str, mapping: Mapping[str, float], nx: bool = False) -> None:
         """ZADD NX (the only form the write path uses)."""
         if not nx:
@@ -89,9 +98,10 @@ class ScriptBatch:
         """Append ids to the insertion-order log (as ``ORDER_APPEND``)."""
         self._op("ORDER", self._key(len_key), chunk_prefix, chunk_size, len(ids), *ids)
 
-    def args(self, prefix: str, version: int, token: bytes | None) -> list[Arg]:
-        """ARGV for the script."""
-        return [prefix, version, token or b"", self.checks, *self._checks, *self._ops]
+    def args(self, version: int | str, token: bytes | str | None) -> list[Arg]:
+        """ARGV for the script: expected pointer and token (:data:`ANY` = not checked;
+        token None = no pass may be running), then the checks and the writes."""
+        return [version, token or b"", self.checks, *self._checks, *self._ops]
 
 
 def _flat(pairs: Any) -> list[Arg]:

@@ -10,7 +10,8 @@ from collections.abc import Iterator, Sequence
 
 from memcore.core.models import Episode, validate_identifier, validate_namespace
 from memcore.store import keys
-from memcore.store.base import BATCH, StoreBase
+from memcore.store.base import BATCH
+from memcore.store.gateway import Gateway
 from memcore.store.records import pack_episode, unpack_episode
 
 
@@ -19,8 +20,12 @@ def _split(raw: bytes) -> tuple[str, bytes]:
     return sid.decode(), body
 
 
-class EpisodesMixin(StoreBase):
+class Episodes:
     """Idempotent episode storage."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gw = gateway
+        self._r = gateway.client
 
     def add_episodes(self, episodes: Sequence[Episode]) -> list[bool]:
         """Store episodes; True = newly stored, False = that id was already there."""
@@ -30,11 +35,11 @@ class EpisodesMixin(StoreBase):
         out = [False] * len(episodes)
         for ns, positions in by_ns.items():
             validate_namespace(ns)
-            self._register(ns)
+            self._gw.register(ns)
             args: list[str | bytes] = [keys.prefix(ns)]
             for pos in positions:
                 args += [validate_identifier(episodes[pos].id), pack_episode(episodes[pos])]
-            res = self._add_episodes(keys=[keys.episodes(ns)], args=args)
+            res = self._gw.add_episodes(keys=[keys.episodes(ns)], args=args)
             for pos, flag in zip(positions, res, strict=True):
                 out[pos] = bool(flag)
         return out
@@ -61,7 +66,7 @@ class EpisodesMixin(StoreBase):
                 return
             start = "(" + entries[-1][0].decode()
 
-    def _drop_episode(self, ns: str, episode_id: str) -> bool:
+    def drop(self, ns: str, episode_id: str) -> bool:
         """Delete an episode's body and stream entry; True if it existed."""
         key = keys.episode(ns, episode_id)
         raw = self._r.get(key)

@@ -26,10 +26,13 @@ from memcore.core.models import (
 )
 from memcore.observability import metrics
 from memcore.store import keys, ops
-from memcore.store.base import BATCH, DeltaEntry
-from memcore.store.episodes import EpisodesMixin
-from memcore.store.snapshots import SnapshotsMixin
-from memcore.store.writes import Change
+from memcore.store.audit import AuditLog
+from memcore.store.base import BATCH, DeltaEntry, DeltaOp
+from memcore.store.changes import Change, queue_changes
+from memcore.store.episodes import Episodes
+from memcore.store.gateway import Gateway
+from memcore.store.records import unpack_memory
+from memcore.store.snapshots import Snapshots
 
 log = logging.getLogger(__name__)
 
@@ -75,68 +78,76 @@ def plan_erase(memories: dict[str, Memory], *, memory_id: str | None, source: st
     return victims, changed
 
 
-class EraseMixin(SnapshotsMixin, EpisodesMixin):
+class Eraser:
     """erase_memory / erase_episode / erase_namespace."""
+
+    def __init__(self, gateway: Gateway, snapshots: Snapshots, episodes: Episodes,
+                 audit: AuditLog) -> None:
+        self._gw = gateway
+        self._r = gateway.client
+        self._snapshots = snapshots
+        self._episodes = episodes
+        self._audit = audit
 
     def _all_versions(self, ns: str) -> list[int]:
         committed = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)]
         building = [int(v) for v in self._r.zrange(keys.building(ns), 0, -1)]
-        return sorted({*committed, *building, self.current_version(ns)})
+        return sorted({*committed, *building, self._gw.current_version(ns)})
 
     def _erase_in_version(self, ns: str, version: int, memory_id: str | None,
                           source: str | None, now: datetime) -> set[str]:
-        """Erase within one version; the current one is done under WATCH (writers run)."""
-        ids = self._version_ids(ns, version)
-        with self._r.pipeline() as pipe:
-            while True:
-                try:
-                    pipe.watch(keys.current(ns), keys.pass_token(ns))
-                    is_current = self.current_version(ns) == version
-                    passing = bool(pipe.exists(keys.pass_token(ns)))
-                    record_keys = [keys.memory(ns, version, i) for i in ids]
-                    for start in range(0, len(record_keys), BATCH):
-                        pipe.watch(*record_keys[start : start + BATCH])
-                    loaded = self._load(ns, version, ids)
-                    memories = {m.id: m for m in loaded if m is not None}
-                    victims, changed = plan_erase(memories, memory_id=memory_id, source=source,
-                                                  now=now)
-                    touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
-                    hashes = sorted({m.content_hash for m in touched})
-                    raws = self._r.mget([keys.by_hash(ns, version, h) for h in hashes]) \
-                        if hashes else []
-                    owners: dict[str, str | None] = {
-                        h: (r.decode() if r else None) for h, r in zip(hashes, raws, strict=True)}
-                    changes = [Change(memories[v], None) for v in victims]
-                    changes += [Change(memories[i], m) for i, m in changed.items()]
-                    pipe.multi()
-                    entries = [Change(None, None, [DeltaEntry(v, "erase", 0, {"now": now})])
-                               for v in victims]
-                    if source:
-                        entries.append(Change(None, None, [DeltaEntry(
-                            source, "erase_source", 0, {"source": source, "now": now})]))
-                    self._queue_changes(pipe, ns, version, changes, owners, passing=False)
-                    if is_current and passing:
-                        for ch in entries:
-                            for entry in ch.entries:
-                                pipe.xadd(keys.delta(ns), entry.fields())
-                    pipe.execute()
-                    return victims
-                except redis.WatchError:
-                    continue
+        """Erase within one version with the commit primitive: writers may run, so the
+        commit checks the pointer, the pass token and every record and hash key read,
+        and a conflict reads again."""
+        gw = self._gw
+        while True:
+            pointer = gw.client.get(keys.current(ns))
+            token = gw.client.get(keys.pass_token(ns))
+            current = int(pointer) if pointer is not None else 0
+            ids = gw.version_ids(ns, version)
+            raws = gw.load_raw(ns, version, ids)
+            memories = {i: unpack_memory(raw, ns, i) for i, raw in zip(ids, raws, strict=True)
+                        if raw is not None}
+            victims, changed = plan_erase(memories, memory_id=memory_id, source=source, now=now)
+            touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
+            hashes = sorted({m.content_hash for m in touched})
+            owner_raws = gw.client.mget([keys.by_hash(ns, version, h) for h in hashes]) \
+                if hashes else []
+            owners: dict[str, str | None] = {
+                h: (r.decode() if r else None) for h, r in zip(hashes, owner_raws, strict=True)}
+            changes = [Change(memories[v], None) for v in victims]
+            changes += [Change(memories[i], m) for i, m in changed.items()]
+            batch = gw.batch(ns)
+            queue_changes(batch, ns, version, changes, owners, passing=False)
+            if current == version and token is not None:  # the running pass replays these
+                entries = [DeltaEntry(v, DeltaOp.ERASE, 0, {"now": now}) for v in victims]
+                if source:
+                    entries.append(DeltaEntry(source, DeltaOp.ERASE_SOURCE, 0,
+                                              {"source": source, "now": now}))
+                for entry in entries:
+                    batch.xadd(keys.delta(ns), entry.fields())
+            if not batch.writes:
+                return victims
+            for i, raw in zip(ids, raws, strict=True):
+                batch.check(keys.memory(ns, version, i), raw)
+            for h, raw in zip(hashes, owner_raws, strict=True):
+                batch.check(keys.by_hash(ns, version, h), raw)
+            if gw.commit(ns, batch, version=current, token=token):
+                return victims
 
     def _scrub_delta(self, ns: str, victims: set[str], source: str | None) -> None:
         """Physically rewrite the delta stream without entries about the erased data."""
         drop = []
         for eid, f in self._r.xrange(keys.delta(ns), "-", "+"):
-            op = f[b"op"].decode()
-            if op in ("erase", "erase_source"):
+            op = DeltaOp(f[b"op"].decode())
+            if op in (DeltaOp.ERASE, DeltaOp.ERASE_SOURCE):
                 continue
             mentions_source = source is not None and \
                 json.loads(f.get(b"args", b"{}")).get("source") == source
             if f[b"id"].decode() in victims or mentions_source:
                 drop.append(eid)
         if drop:
-            self._rewrite_stream(keys=[keys.delta(ns), keys.prefix(ns) + "delta:tmp"], args=drop)
+            self._gw.rewrite_stream(keys=[keys.delta(ns), keys.prefix(ns) + "delta:tmp"], args=drop)
 
     def _erase(self, ns: str, memory_id: str | None, source: str | None, now: datetime,
                reason: str) -> set[str]:
@@ -145,20 +156,21 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
         done: set[int] = set()
         while True:  # a pass may commit a new version meanwhile: repeat until none is new
             todo = [v for v in self._all_versions(ns) if v not in done]
-            current = self.current_version(ns)
+            current = self._gw.current_version(ns)
             if not todo:
                 if current in done:
                     break
                 todo = [current]
             for version in todo:
                 victims |= self._erase_in_version(ns, version, memory_id, source, now)
-                self._drop_index_blobs(ns, version)
+                self._snapshots.drop_index_blobs(ns, version)
                 done.add(version)
         # A second round on the current version catches a commit that raced the first.
-        victims |= self._erase_in_version(ns, self.current_version(ns), memory_id, source, now)
+        victims |= self._erase_in_version(ns, self._gw.current_version(ns), memory_id, source,
+                                          now)
         self._scrub_delta(ns, victims, source)
-        self._redact_audit(ns, victims)
-        self._queue_audit(None, [AuditEvent(
+        self._audit.redact(ns, victims)
+        self._audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=ns, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])
         self.rewrite_aof()
@@ -205,7 +217,7 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
         this one. Returns the number of memory ids removed plus 1 if the episode existed."""
         validate_namespace(ns)
         validate_identifier(episode_id)
-        existed = self._drop_episode(ns, episode_id)
+        existed = self._episodes.drop(ns, episode_id)
         return len(self._erase(ns, None, episode_id, now, reason)) + int(existed)
 
     def erase_namespace(self, ns: str, now: datetime, reason: str = "erase requested") -> int:
@@ -225,9 +237,8 @@ class EraseMixin(SnapshotsMixin, EpisodesMixin):
                 batch = []
         if batch:
             deleted += int(self._r.delete(*batch))
-        self._r.srem(keys.REGISTRY, ns)
-        self._known.discard(ns)
-        self._queue_audit(None, [AuditEvent(action=AuditAction.ERASE, namespace=ns,
+        self._gw.forget(ns)
+        self._audit.append([AuditEvent(action=AuditAction.ERASE, namespace=ns,
                                             reason=f"namespace erased: {reason}",
                                             actor=Actor.USER, at=as_utc(now))])
         self.rewrite_aof()

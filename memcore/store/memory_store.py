@@ -1,183 +1,310 @@
-"""MemoryStore: the Redis store of memcore, assembled from its parts.
+"""MemoryStore: the Redis store of memcore, a facade over small repositories.
 
-Reads of the current version, counters and consolidation triggers live here;
-writes, snapshots, episodes, audit and erase come from the mixins.
+Each repository owns one kind of data and shares the store's :class:`Gateway` (one
+connection, the registered scripts and the one commit primitive):
+
+* ``records`` (reads.py): consistent reads of the current version
+* ``writes`` (writes.py): the write-path ops on records
+* ``episodes`` (episodes.py): raw conversation turns
+* ``audit`` (audit.py): the audit stream and its redactable payloads
+* ``snapshots`` (snapshots.py): passes, versions, rollback, gc, index blobs
+* ``eraser`` (erase.py): the right to be forgotten
+* ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
+  pass triggers and usage counters
+* ``reviews`` (reviews.py): stored precision reviews
+
+The facade's methods keep the names and signatures callers use; each delegates.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import numpy as np
 import redis
 
-from memcore.core.models import Memory, Status, validate_identifier, validate_namespace
-from memcore.store import keys
-from memcore.store.base import BATCH
-from memcore.store.erase import EraseMixin
-from memcore.store.records import record_vector, unpack_memory
+from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
+from memcore.store.audit import AuditLog
+from memcore.store.base import PassView, VersionInfo
+from memcore.store.coordination import Coordination
+from memcore.store.episodes import Episodes
+from memcore.store.erase import Eraser
+from memcore.store.gateway import Gateway
+from memcore.store.locks import RenewedLock
+from memcore.store.reads import Records
+from memcore.store.reviews import Reviews
+from memcore.store.snapshots import Snapshots
+from memcore.store.writes import Writes
 
 
-class MemoryStore(EraseMixin):
+class MemoryStore:
     """Namespaced, versioned, audited memory storage on Redis."""
+
+    def __init__(self, client: redis.Redis, *, check_durability: bool = True,
+                 strength_cap: float = 10.0, pass_ttl_seconds: int = 6 * 3600) -> None:
+        """Wrap ``client``; refuse a server whose eviction policy could drop keys."""
+        self.gateway = Gateway(client, check_durability=check_durability,
+                               strength_cap=strength_cap, pass_ttl_seconds=pass_ttl_seconds)
+        self.audit = AuditLog(self.gateway)
+        self.records = Records(self.gateway)
+        self.writes = Writes(self.gateway, self.audit)
+        self.episodes = Episodes(self.gateway)
+        self.snapshots = Snapshots(self.gateway, self.audit)
+        self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit)
+        self.coordination = Coordination(self.gateway)
+        self.reviews = Reviews(self.gateway)
 
     @classmethod
     def from_url(cls, url: str, **kw: Any) -> MemoryStore:
         """A store on a new client for ``url``."""
         return cls(redis.Redis.from_url(url), **kw)
 
+    @property
+    def client(self) -> redis.Redis:
+        """The underlying Redis client (for the store's own tests and tools; code outside
+        ``memcore.store`` goes through the methods below)."""
+        return self.gateway.client
+
+    @property
+    def strength_cap(self) -> float:
+        """Cap of a memory's strength used by writes and replays."""
+        return self.gateway.strength_cap
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self.gateway.client.close()
+
+    def check_durability(self) -> None:
+        """Raise DurabilityError unless ``maxmemory-policy`` is ``noeviction``."""
+        self.gateway.check_durability()
+
+    def current_version(self, ns: str) -> int:
+        """The current snapshot version (0 before any pass)."""
+        return self.gateway.current_version(ns)
+
+    # --- records: reads ---------------------------------------------------------------
     def namespaces(self) -> list[str]:
         """Every namespace that has data, sorted."""
-        return sorted(m.decode() for m in self._r.smembers(keys.REGISTRY))
+        return self.records.namespaces()
 
     def get(self, ns: str, memory_id: str) -> Memory | None:
         """A memory of the current version, or None."""
-        return self._read_current(ns, [memory_id])[1][0]
+        return self.records.get(ns, memory_id)
 
     def get_many(self, ns: str, ids: Sequence[str], *, vectors: bool = True
                  ) -> list[Memory | None]:
-        """Memories of the current version (one atomic round trip: never a mix of versions).
-
-        ``vectors=False`` leaves ``vector`` None (cheaper when only texts are needed)."""
-        if not ids:
-            return []
-        return self._read_current(ns, list(ids), vectors=vectors)[1]
+        """Memories of the current version (one atomic round trip; ``vectors=False``
+        leaves ``vector`` None)."""
+        return self.records.get_many(ns, ids, vectors=vectors)
 
     def find_by_hash(self, ns: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""
-        return self.find_by_hashes(ns, [content_hash])[0]
+        return self.records.find_by_hash(ns, content_hash)
 
     def find_by_hashes(self, ns: str, hashes: Sequence[str]) -> list[str | None]:
-        """For each content hash, the id of a live memory with that normalized text (or
-        None); one atomic round trip, all from the current version."""
-        return self.find_by_hashes_at(ns, hashes)[1]
+        """For each content hash, the id of a live memory with that text (or None)."""
+        return self.records.find_by_hashes(ns, hashes)
 
     def find_by_hashes_at(self, ns: str, hashes: Sequence[str]
                           ) -> tuple[int, list[str | None]]:
         """:meth:`find_by_hashes` and the current version it read them from."""
-        validate_namespace(ns)
-        for content_hash in hashes:
-            keys.check_hash(content_hash)
-        # The write path's read script with no ids: version, token, then owner/record pairs.
-        res = self._read_for_write(keys=[keys.current(ns), keys.pass_token(ns)],
-                                   args=[keys.prefix(ns), 0, *hashes])
-        out: list[str | None] = []
-        for pos, content_hash in enumerate(hashes):
-            owner, raw = res[2 + 2 * pos], res[3 + 2 * pos]
-            memory = (None if owner is None or raw is None
-                      else unpack_memory(raw, ns, owner.decode(), vector=False))
-            ok = memory is not None and memory.live and memory.content_hash == content_hash
-            out.append(memory.id if ok and memory is not None else None)
-        return int(res[0]), out
+        return self.records.find_by_hashes_at(ns, hashes)
 
     def iter_memories(self, ns: str, statuses: Collection[Status] | None = None
                       ) -> Iterator[Memory]:
         """Memories of the current version (one version throughout), optionally by status."""
-        validate_namespace(ns)
-        version = self.current_version(ns)
-        wanted = {Status(s) for s in statuses} if statuses is not None else None
-        ids = self._version_ids(ns, version)
-        for start in range(0, len(ids), BATCH):
-            for memory in self._load(ns, version, ids[start : start + BATCH]):
-                if memory is not None and (wanted is None or memory.status in wanted):
-                    yield memory
+        return self.records.iter_memories(ns, statuses)
 
     def count_by_status(self, ns: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""
-        validate_namespace(ns)
-        raw = self._r.hgetall(keys.stats(ns, self.current_version(ns)))
-        out = {s.value: 0 for s in Status}
-        out.update({k.decode(): int(v) for k, v in raw.items()})
-        return out
+        return self.records.count_by_status(ns)
 
     def vectors_since(self, ns: str, version: int, offset: int, limit: int | None = None
                       ) -> tuple[list[str], np.ndarray, int]:
-        """Ids and float32 vectors appended to ``version``'s insertion-order log from
-        ``offset`` (memories without a vector are skipped); returns the new offset.
+        """Ids and vectors appended to ``version``'s order log from ``offset``."""
+        return self.records.vectors_since(ns, version, offset, limit)
 
-        An id appears again when UPDATE changed its vector: the later entry wins."""
-        validate_namespace(ns)
-        out_ids: list[str] = []
-        vectors: list[np.ndarray] = []
-        pos, end = offset, None if limit is None else offset + limit
-        while end is None or pos < end:  # one script per BATCH ids: no long-blocking reply
-            step = BATCH if end is None else min(BATCH, end - pos)
-            res = self._order_since(keys=[keys.order_len(ns, version)],
-                                    args=[keys.vprefix(ns, version), keys.ORDER_CHUNK, pos, step])
-            for memory_id, raw in zip(res[1::2], res[2::2], strict=True):
-                vec = record_vector(raw) if raw is not None else None
-                if vec is not None:
-                    out_ids.append(memory_id.decode())
-                    vectors.append(vec)
-            moved, pos = int(res[0]) - pos, int(res[0])
-            if moved < step:
-                break
-        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), np.float32)
-        return out_ids, matrix, pos
+    # --- records: writes --------------------------------------------------------------
+    def add(self, ns: str, memory: Memory, *, actor: Actor, reason: str,
+            decision: str | None = None) -> Memory:
+        """ADD ``memory`` (idempotent by id; a live twin by content hash is reinforced)."""
+        return self.writes.add(ns, memory, actor=actor, reason=reason, decision=decision)
 
-    # --- counters and triggers -------------------------------------------------------
-    def incr_counters(self, ns: str, counts: Mapping[str, float]) -> None:
-        """Add to usage counters (model calls, tokens, embeddings, decisions...)."""
-        validate_namespace(ns)
-        pipe = self._r.pipeline(transaction=False)
-        for name, value in counts.items():
-            pipe.hincrbyfloat(keys.counters(ns), name, float(value))
-        pipe.execute()
+    def update(self, ns: str, memory_id: str, *, text: str, vector: list[float] | None,
+               source: str, now: datetime, reason: str, decision: str | None = None,
+               actor: Actor = Actor.INGEST) -> Memory:
+        """UPDATE: new text (+hash, +vector), strength +1 capped, source counts as support."""
+        return self.writes.update(ns, memory_id, text=text, vector=vector, source=source,
+                                  now=now, reason=reason, decision=decision, actor=actor)
 
-    def counters(self, ns: str) -> dict[str, float]:
-        """All usage counters of ``ns``."""
-        validate_namespace(ns)
-        return {k.decode(): float(v) for k, v in self._r.hgetall(keys.counters(ns)).items()}
+    def supersede(self, ns: str, old_id: str, new_memory: Memory, *, now: datetime,
+                  reason: str, decision: str | None = None,
+                  actor: Actor = Actor.INGEST) -> Memory:
+        """Add ``new_memory`` and close ``old_id`` (never deletes)."""
+        return self.writes.supersede(ns, old_id, new_memory, now=now, reason=reason,
+                                     decision=decision, actor=actor)
 
-    def pending_importance(self, ns: str) -> float:
-        """Summed importance (1-10 scale) of memories written since the last pass."""
-        validate_namespace(ns)
-        return float(self._r.get(keys.pending(ns)) or 0.0)
+    def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
+                  actor: Actor = Actor.INGEST, decision: str | None = None) -> Memory:
+        """NOOP-reinforce: support +1, confidence +0.25 (idempotent per source)."""
+        return self.writes.reinforce(ns, memory_id, source=source, now=now, reason=reason,
+                                     actor=actor, decision=decision)
+
+    def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
+        """Pin a memory (exempt from decay and the cap), audited."""
+        return self.writes.pin(ns, memory_id, now, reason)
+
+    def unpin(self, ns: str, memory_id: str, now: datetime, reason: str = "unpinned") -> Memory:
+        """Unpin a memory, audited."""
+        return self.writes.unpin(ns, memory_id, now, reason)
+
+    def restore(self, ns: str, memory_id: str, now: datetime,
+                reason: str = "restored") -> Memory:
+        """Bring a tombstoned memory back to active, audited."""
+        return self.writes.restore(ns, memory_id, now, reason)
+
+    def touch(self, ns: str, ids: Sequence[str], now: datetime,
+              strength_cap: float = 10.0) -> None:
+        """Recall bookkeeping for ``ids`` in one round trip (not audited)."""
+        self.writes.touch(ns, ids, now, strength_cap)
+
+    # --- episodes ---------------------------------------------------------------------
+    def add_episodes(self, episodes: Sequence[Episode]) -> list[bool]:
+        """Store episodes; True = newly stored, False = that id was already there."""
+        return self.episodes.add_episodes(episodes)
+
+    def get_episode(self, ns: str, episode_id: str) -> Episode | None:
+        """One episode by id, or None."""
+        return self.episodes.get_episode(ns, episode_id)
+
+    def iter_episodes(self, ns: str) -> Iterator[Episode]:
+        """Every stored episode in arrival order."""
+        return self.episodes.iter_episodes(ns)
+
+    # --- audit ------------------------------------------------------------------------
+    def append_audit(self, events: Sequence[AuditEvent]) -> None:
+        """Append events to their namespaces' audit streams."""
+        self.audit.append(events)
+
+    def audit_tail(self, ns: str, count: int = 20) -> list[AuditEvent]:
+        """The last ``count`` events, oldest first."""
+        return self.audit.tail(ns, count)
+
+    def history(self, ns: str, memory_id: str) -> list[AuditEvent]:
+        """Events of ``memory_id``, its predecessors and successors, oldest first."""
+        return self.audit.history(ns, memory_id)
+
+    def trim_audit(self, ns: str, older_than: datetime) -> int:
+        """Delete events whose time is before ``older_than``; returns how many."""
+        return self.audit.trim(ns, older_than)
+
+    # --- snapshots --------------------------------------------------------------------
+    def begin_pass(self, ns: str) -> PassView:
+        """Start a pass: write-path ops are logged from now on; read version ``v`` whole."""
+        return self.snapshots.begin_pass(ns)
+
+    def commit_pass(self, ns: str, view: PassView, memories: Sequence[Memory],
+                    events: Sequence[AuditEvent], *, now: datetime) -> int:
+        """Write a pass result as a new version, replay, swap the pointer; the new number.
+
+        Raises StoreConflict if the pointer moved or another pass took over."""
+        return self.snapshots.commit_pass(ns, view, memories, events, now=now)
+
+    def versions(self, ns: str) -> list[VersionInfo]:
+        """Committed versions, oldest first."""
+        return self.snapshots.versions(ns)
+
+    def rollback(self, ns: str, version: int, now: datetime, reason: str = "rollback") -> None:
+        """Point ``ns`` back at committed ``version`` (cancels a pass in progress), audited."""
+        self.snapshots.rollback(ns, version, now, reason)
+
+    def gc(self, ns: str, now: datetime, grace_days: float = 7.0) -> list[int]:
+        """Delete versions retired more than ``grace_days`` ago; the deleted numbers."""
+        return self.snapshots.gc(ns, now, grace_days)
+
+    def store_index_blob(self, ns: str, version: int, blob: bytes) -> None:
+        """Store a built index with a version."""
+        self.snapshots.store_index_blob(ns, version, blob)
+
+    def load_index_blob(self, ns: str, version: int) -> bytes | None:
+        """The stored index of ``version``, or None."""
+        return self.snapshots.load_index_blob(ns, version)
+
+    # --- erase ------------------------------------------------------------------------
+    def erase_memory(self, ns: str, memory_id: str, now: datetime,
+                     reason: str = "erase requested") -> int:
+        """Erase one memory everywhere; how many memory ids were removed."""
+        return self.eraser.erase_memory(ns, memory_id, now, reason)
+
+    def erase_episode(self, ns: str, episode_id: str, now: datetime,
+                      reason: str = "erase requested") -> int:
+        """Erase an episode and what it alone supports."""
+        return self.eraser.erase_episode(ns, episode_id, now, reason)
+
+    def erase_namespace(self, ns: str, now: datetime, reason: str = "erase requested") -> int:
+        """Delete every key of ``ns``; only an ERASE audit event remains."""
+        return self.eraser.erase_namespace(ns, now, reason)
+
+    def rewrite_aof(self, wait: float = 30.0) -> bool:
+        """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""
+        return self.eraser.rewrite_aof(wait)
+
+    # --- coordination -----------------------------------------------------------------
+    def pass_lock(self, ns: str, pass_id: str, ttl: float) -> RenewedLock:
+        """The lock of the one pass running on ``ns``, for ``pass_id``."""
+        return self.coordination.pass_lock(ns, pass_id, ttl)
+
+    def pass_lock_holder(self, ns: str) -> str | None:
+        """The pass id holding the pass lock of ``ns``, or None."""
+        return self.coordination.pass_lock_holder(ns)
 
     def stash_pass_plan(self, ns: str, pass_id: str, body: str, ttl_seconds: int) -> None:
         """Keep a running pass's plan (JSON) where every worker of the pass can read it."""
-        self._r.set(keys.pass_plan(ns, pass_id), body, ex=ttl_seconds)
+        self.coordination.stash_pass_plan(ns, pass_id, body, ttl_seconds)
 
     def pass_plan(self, ns: str, pass_id: str) -> str | None:
         """The stashed plan of pass ``pass_id`` (None: expired or finished)."""
-        raw = self._r.get(keys.pass_plan(ns, pass_id))
-        return None if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
+        return self.coordination.pass_plan(ns, pass_id)
+
+    def drop_pass_plan(self, ns: str, pass_id: str) -> None:
+        """Forget the stashed plan of a finished pass."""
+        self.coordination.drop_pass_plan(ns, pass_id)
+
+    def mark_pass_done(self, ns: str, pass_id: str, ttl_seconds: int) -> None:
+        """Remember for ``ttl_seconds`` that pass ``pass_id`` finished."""
+        self.coordination.mark_pass_done(ns, pass_id, ttl_seconds)
+
+    def pass_done(self, ns: str, pass_id: str) -> bool:
+        """True if pass ``pass_id`` finished (within the remembered time)."""
+        return self.coordination.pass_done(ns, pass_id)
+
+    def claim_schedule(self, ns: str, slot: int, ttl_seconds: int) -> bool:
+        """True for the first scheduler claiming ``ns`` in interval ``slot``."""
+        return self.coordination.claim_schedule(ns, slot, ttl_seconds)
+
+    def pending_importance(self, ns: str) -> float:
+        """Summed importance (1-10 scale) of memories written since the last pass."""
+        return self.coordination.pending_importance(ns)
 
     def last_pass_at(self, ns: str) -> datetime | None:
         """When the last pass committed, or None."""
-        validate_namespace(ns)
-        raw = self._r.get(keys.last_pass(ns))
-        return None if raw is None else datetime.fromtimestamp(float(raw), UTC)
+        return self.coordination.last_pass_at(ns)
 
+    def incr_counters(self, ns: str, counts: Mapping[str, float]) -> None:
+        """Add to usage counters (model calls, tokens, embeddings, decisions...)."""
+        self.coordination.incr_counters(ns, counts)
 
-def footprint(store: MemoryStore, ns: str, sample: int = 2000) -> dict[str, float]:
-    """Redis bytes per memory of the current version, measured with MEMORY USAGE.
+    def counters(self, ns: str) -> dict[str, float]:
+        """All usage counters of ``ns``."""
+        return self.coordination.counters(ns)
 
-    Counts the record key, its content-hash key and its share of the order log.
-    """
-    validate_namespace(ns)
-    client = store.client
-    version = store.current_version(ns)
-    ids = store._version_ids(ns, version)[:sample]
-    if not ids:
-        return {"memories": 0, "bytes_per_memory": 0.0, "text_bytes_per_memory": 0.0,
-                "vector_bytes_per_memory": 0.0}
-    memories = [m for m in store._load(ns, version, ids) if m is not None]
-    pipe = client.pipeline(transaction=False)
-    for m in memories:
-        validate_identifier(m.id)
-        pipe.memory_usage(keys.memory(ns, version, m.id), samples=0)
-        pipe.memory_usage(keys.by_hash(ns, version, m.content_hash), samples=0)
-    usage = [int(u or 0) for u in pipe.execute()]
-    total_order = int(client.get(keys.order_len(ns, version)) or 0)
-    order_bytes = sum(int(client.memory_usage(keys.order_chunk(ns, version, c), samples=0) or 0)
-                      for c in range(-(-total_order // keys.ORDER_CHUNK)))
-    n = len(memories)
-    return {
-        "memories": float(n),
-        "bytes_per_memory": sum(usage) / n + order_bytes / max(1, total_order),
-        "text_bytes_per_memory": sum(len(m.text.encode()) for m in memories) / n,
-        "vector_bytes_per_memory": sum(len(m.vector) + 6 for m in memories if m.vector) / n,
-    }
+    # --- reviews ----------------------------------------------------------------------
+    def add_review(self, ns: str, line: str) -> None:
+        """Append one precision review record (JSON) to the history of ``ns``."""
+        self.reviews.add_review(ns, line)
+
+    def review_history(self, ns: str) -> list[str]:
+        """Every stored precision review record of ``ns``, oldest first."""
+        return self.reviews.reviews(ns)

@@ -13,6 +13,7 @@ from typing import Any
 
 from memcore.core.models import Memory, Status, as_utc
 from memcore.core.text import content_hash
+from memcore.store.base import DeltaOp
 
 SUPPORT_STEP = 0.25
 
@@ -93,29 +94,29 @@ def drop_source(memory: Memory, *, source: str, now: datetime) -> Memory | None:
     return _bump(memory, now, sources=sources, support=max(1, memory.support - 1))
 
 
-def apply(memory: Memory | None, op: str, args: dict[str, Any], *, strength_cap: float,
+def apply(memory: Memory | None, op: DeltaOp, args: dict[str, Any], *, strength_cap: float,
           new: Memory | None = None) -> Memory | None:
     """Apply one logged op to one record; returns the new record (unchanged input if no-op).
 
     ``new`` is the record carried by ``add``/``supersede`` entries.
     """
     now = args.get("now")
-    if op == "add":
+    if op is DeltaOp.ADD:
         return new
     if memory is None:
         return None
     assert isinstance(now, datetime)
-    if op == "update":
+    if op is DeltaOp.UPDATE:
         return update(memory, text=args["text"], vector=args.get("vector"), source=args["source"],
                       now=now, strength_cap=strength_cap) or memory
-    if op == "reinforce":
+    if op is DeltaOp.REINFORCE:
         return reinforce(memory, source=args["source"], now=now) or memory
-    if op == "close":
+    if op is DeltaOp.CLOSE:
         return close(memory, new_id=args["new_id"], now=now)
-    if op == "touch":
+    if op is DeltaOp.TOUCH:
         return touch(memory, now=now, strength_cap=float(args.get("cap", strength_cap)))
-    if op in ("pin", "unpin"):
-        return set_pinned(memory, pinned=op == "pin", now=now)
-    if op == "restore":
+    if op in (DeltaOp.PIN, DeltaOp.UNPIN):
+        return set_pinned(memory, pinned=op is DeltaOp.PIN, now=now)
+    if op is DeltaOp.RESTORE:
         return restore(memory, now=now)
     raise ValueError(f"unknown op {op!r}")

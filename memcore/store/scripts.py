@@ -17,31 +17,9 @@ end
 return out
 """
 
-# KEYS: order length. ARGV: chunk key prefix, chunk size, ids... -> new length
-ORDER_APPEND = """
-local size = tonumber(ARGV[2])
-local n = 0
-for i = 3, #ARGV do
-  n = redis.call('INCR', KEYS[1]) - 1
-  redis.call('RPUSH', ARGV[1] .. math.floor(n / size), ARGV[i])
-end
-return n + 1
-"""
-
-# KEYS: audit stream. ARGV: payload key prefix, payload ('' = none), field, value, ...
-AUDIT_APPEND = """
-local fields = {}
-for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
-local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
-if ARGV[2] ~= '' then
-  local ms = tonumber(string.match(id, '^(%d+)'))
-  redis.call('HSET', ARGV[1] .. math.floor(ms / 86400000), id, ARGV[2])
-end
-return id
-"""
-
-# Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL).
-# KEYS: current, pass token, delta. ARGV: ns prefix, now (epoch us), cap, ids...
+# Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL); the
+# delta op 'touch' is DeltaOp.TOUCH. KEYS: current, pass token, delta.
+# ARGV: ns prefix, now (epoch us), cap, ids...
 TOUCH = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local passing = redis.call('EXISTS', KEYS[2]) == 1
@@ -64,6 +42,15 @@ for i = 4, #ARGV do
   end
 end
 return n
+"""
+
+# Start of a pass: a fresh delta log and token, and the pointer and pending importance as
+# of that moment. KEYS: delta, pass token, current, pending. ARGV: token, ttl (ms)
+# -> {current or false, pending or false}
+BEGIN_PASS = """
+redis.call('DEL', KEYS[1])
+redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
+return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4])}
 """
 
 # Pointer swap of a pass. KEYS: current, pass token, delta, versions, building.
@@ -149,24 +136,24 @@ end
 return out
 """
 
-# The write half: a compare-and-write that does what WATCH/MULTI did in one round trip.
-# Commits only if the pointer still holds the version read, the pass token is the one
-# read (or still absent) and every key read still has the bytes read (SHA-1, '' =
-# absent); then runs the ops. Record logic stays in Python (store/ops.py): this script
-# only checks and writes. Keys: KEYS[1] current, KEYS[2] pass token, KEYS[3...] every
-# other key the ops name, referred to by index. ARGV: ns prefix, version, token ('' =
-# none), number of checks, (key index, sha1)..., then ops:
-#   SET k value | DEL k | HINCRBY k field n | INCRBYFLOAT k n | ZADDNX k score member
-#   XADD k nfields field value ... | AUDIT k payload-prefix payload nfields field value ...
+# The store's commit primitive (memcore/store/commit.py): a compare-and-write with
+# WATCH/MULTI semantics in one round trip. Commits only if the pointer still holds the
+# version read, the pass token is the one read (or still absent) and every key read
+# still has the bytes read (SHA-1, '' = absent); then runs the ops. '*' as version or
+# token skips that check. Record logic stays in Python (store/ops.py): this script only
+# checks and writes. Keys: KEYS[1] current, KEYS[2] pass token, KEYS[3...] every other
+# key the ops name, referred to by index. ARGV: version, token ('' = none), number of
+# checks, (key index, sha1)..., then ops:
+#   SET k value | DEL k | HSET k field value | HINCRBY k field n | INCRBYFLOAT k n
+#   ZADDNX k score member | XADD k nfields field value ...
+#   AUDIT k payload-prefix payload nfields field value ...
 #   ORDER k chunk-prefix chunk-size nids id ...
 # -> 1 committed, 0 conflict (read again and retry)
 COMMIT_WRITE = """
-local v = redis.call('GET', KEYS[1]) or '0'
-if v ~= ARGV[2] then return 0 end
-local tok = redis.call('GET', KEYS[2]) or ''
-if tok ~= ARGV[3] then return 0 end
-local nchecks = tonumber(ARGV[4])
-local i = 5
+if ARGV[1] ~= '*' and (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
+if ARGV[2] ~= '*' and (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return 0 end
+local nchecks = tonumber(ARGV[3])
+local i = 4
 for _ = 1, nchecks do
   local cur = redis.call('GET', KEYS[tonumber(ARGV[i])])
   if cur then cur = redis.sha1hex(cur) else cur = '' end
@@ -186,6 +173,8 @@ while i <= #ARGV do
     redis.call('SET', key, ARGV[i + 2]); i = i + 3
   elseif op == 'DEL' then
     redis.call('DEL', key); i = i + 2
+  elseif op == 'HSET' then
+    redis.call('HSET', key, ARGV[i + 2], ARGV[i + 3]); i = i + 4
   elseif op == 'HINCRBY' then
     redis.call('HINCRBY', key, ARGV[i + 2], ARGV[i + 3]); i = i + 4
   elseif op == 'INCRBYFLOAT' then

@@ -1,8 +1,9 @@
 """Versioned snapshots: begin/commit a pass, list, roll back, garbage-collect, index blobs.
 
 A pass reads version ``v``, writes its result completely under a fresh version
-number, replays the write-path ops logged in the delta stream since it began
-(with the same pure functions the live path uses), and swaps the pointer with a
+number (a bulk load of keys nobody else reads yet), replays the write-path ops logged
+in the delta stream since it began (with the same pure functions the live path uses,
+committed with the store's commit primitive), and swaps the pointer with a
 compare-and-swap script that also checks no op arrived after the replay.
 """
 
@@ -23,17 +24,22 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.store import keys, ops
+from memcore.store.audit import AuditLog
 from memcore.store.base import (
     BATCH,
+    DeltaOp,
     PassView,
     StoreConflict,
     VersionInfo,
     decode_args,
 )
+from memcore.store.changes import Change, queue_changes
+from memcore.store.gateway import Gateway
 from memcore.store.records import dequantize, pack_memory, unpack_memory
-from memcore.store.writes import Change, WritesMixin
 
 INDEX_CHUNK = 64 * 1024 * 1024
+REPLAY_CHUNK = 500
+"""Changes per commit when a pass replays the delta log into its new version."""
 
 
 class Replay:
@@ -68,13 +74,13 @@ class Replay:
             prior.setdefault(memory_id, self.state.get(memory_id))
 
         for _, f in entries:
-            mid, op = f[b"id"].decode(), f[b"op"].decode()
+            mid, op = f[b"id"].decode(), DeltaOp(f[b"op"].decode())
             args = decode_args(f[b"args"])
-            if op == "erase":
+            if op is DeltaOp.ERASE:
                 remember(mid)
                 self.state.pop(mid, None)
                 continue
-            if op == "erase_source":
+            if op is DeltaOp.ERASE_SOURCE:
                 for other in list(self.state.values()):
                     if args["source"] in other.sources:
                         remember(other.id)
@@ -90,46 +96,37 @@ class Replay:
                 vec, _ = dequantize(f[b"vec"])
                 args["vector"] = None if vec is None else vec.tolist()
             record = unpack_memory(f[b"rec"], ns, mid) if b"rec" in f else None
-            target = mid if op == "add" else self._target(mid)
-            if op == "add" and target in self.state:
+            target = mid if op is DeltaOp.ADD else self._target(mid)
+            if op is DeltaOp.ADD and target in self.state:
                 continue
             cur = self.state.get(target)
             new = ops.apply(cur, op, args, strength_cap=self.cap, new=record)
             if new is not None and new is not cur:
                 remember(target)
                 self.state[target] = new
-                if op == "update" and args.get("vector") is not None:
+                if op is DeltaOp.UPDATE and args.get("vector") is not None:
                     reindex.add(target)
         return [Change(old, self.state.get(i), reindex=i in reindex)
                 for i, old in prior.items() if old is not None or i in self.state]
 
 
-class SnapshotsMixin(WritesMixin):
+class Snapshots:
     """begin_pass / commit_pass / versions / rollback / gc / index blobs."""
 
-    def _version_ids(self, ns: str, version: int) -> list[str]:
-        """Distinct ids of a version's order log, first appearance order."""
-        seen: dict[str, None] = {}
-        for memory_id in self._order_ids(ns, version, 0):
-            seen.setdefault(memory_id, None)
-        return list(seen)
-
-    def _version_memories(self, ns: str, version: int) -> list[Memory]:
-        return [m for m in self._load(ns, version, self._version_ids(ns, version))
-                if m is not None]
+    def __init__(self, gateway: Gateway, audit: AuditLog) -> None:
+        self._gw = gateway
+        self._audit = audit
+        self._r = gateway.client
 
     def begin_pass(self, ns: str) -> PassView:
         """Start a pass: from now on write-path ops are logged; read version ``v`` whole."""
         validate_namespace(ns)
         token = new_id()
-        pipe = self._r.pipeline()
-        pipe.delete(keys.delta(ns))
-        pipe.set(keys.pass_token(ns), token, ex=self.pass_ttl_seconds)
-        pipe.get(keys.current(ns))
-        pipe.get(keys.pending(ns))
-        _, _, cur, pend = pipe.execute()
+        cur, pend = self._gw.begin_pass(
+            keys=[keys.delta(ns), keys.pass_token(ns), keys.current(ns), keys.pending(ns)],
+            args=[token, int(self._gw.pass_ttl_seconds * 1000)])
         version = int(cur) if cur is not None else 0
-        memories = self._version_memories(ns, version)
+        memories = self._gw.version_memories(ns, version)
         return PassView(version=version, delta_cursor="0-0", memories=memories, token=token,
                         pending_importance=float(pend or 0.0),
                         record_versions={m.id: m.version for m in memories})
@@ -182,28 +179,31 @@ class SnapshotsMixin(WritesMixin):
             new_version = int(self._r.incr(keys.vseq(ns), view.version + 1 - new_version))
         self._r.zadd(keys.building(ns), {str(new_version): now.timestamp()})
         self._write_full(ns, new_version, state.values(), now)
-        replay = Replay(state, view, self.strength_cap)
+        replay = Replay(state, view, self._gw.strength_cap)
         owners: dict[str, str | None] = {m.content_hash: m.id for m in state.values() if m.live}
         cursor = view.delta_cursor
         while True:
             entries = self._r.xrange(keys.delta(ns), "(" + cursor, "+")
             if entries:
                 changes = replay.run(ns, entries)
-                pipe = self._r.pipeline(transaction=False)
-                self._queue_changes(pipe, ns, new_version, changes, owners, passing=False)
-                pipe.execute()
+                for start in range(0, len(changes), REPLAY_CHUNK):
+                    # v+1 is private until the swap: no pointer or token check needed
+                    batch = self._gw.batch(ns)
+                    queue_changes(batch, ns, new_version, changes[start:start + REPLAY_CHUNK],
+                                  owners, passing=False)
+                    self._gw.commit(ns, batch)
                 for ch in changes:
                     if ch.new is not None and ch.new.live:
                         owners[ch.new.content_hash] = ch.new.id
                 cursor = entries[-1][0].decode()
-            res = int(self._cas_commit(
+            res = int(self._gw.cas_commit(
                 keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns), keys.versions(ns),
                       keys.building(ns)],
                 args=[view.version, new_version, view.token, cursor, now.timestamp()]))
             if res == 1:
                 break
             if res < 0:
-                self._drop_version(ns, new_version)
+                self.drop_version(ns, new_version)
                 why = "the pointer moved" if res == -1 else "another pass took over"
                 raise StoreConflict(f"commit of pass on {ns!r} v{view.version} failed: {why}")
         pipe = self._r.pipeline(transaction=False)
@@ -213,7 +213,7 @@ class SnapshotsMixin(WritesMixin):
         pipe.execute()
         if float(self._r.get(keys.pending(ns)) or 0.0) < 0:
             self._r.set(keys.pending(ns), 0)
-        self._queue_audit(None, events)
+        self._audit.append(events)
         return new_version
 
     def versions(self, ns: str) -> list[VersionInfo]:
@@ -233,17 +233,20 @@ class SnapshotsMixin(WritesMixin):
         now = as_utc(now)
         if self._r.zscore(keys.versions(ns), str(version)) is None:
             raise ValueError(f"version: {version} is not a committed version of {ns!r}")
-        old = self.current_version(ns)
-        pipe = self._r.pipeline()
-        pipe.set(keys.current(ns), version)
-        pipe.delete(keys.pass_token(ns), keys.delta(ns))
-        pipe.hset(keys.meta(ns, old), "retired_at", now.timestamp())
-        pipe.execute()
-        self._queue_audit(None, [AuditEvent(
-            action=AuditAction.ROLLBACK, namespace=ns, reason=f"{reason}: v{old} -> v{version}",
-            actor=Actor.USER, at=now)])
+        while True:
+            old = self._gw.current_version(ns)
+            batch = self._gw.batch(ns)
+            batch.set(keys.current(ns), str(version))
+            batch.delete(keys.pass_token(ns))
+            batch.delete(keys.delta(ns))
+            batch.hset(keys.meta(ns, old), "retired_at", now.timestamp())
+            self._audit.queue(batch, [AuditEvent(
+                action=AuditAction.ROLLBACK, namespace=ns,
+                reason=f"{reason}: v{old} -> v{version}", actor=Actor.USER, at=now)])
+            if self._gw.commit(ns, batch, version=old):  # a pass swapped meanwhile: again
+                return
 
-    def _drop_version(self, ns: str, version: int) -> None:
+    def drop_version(self, ns: str, version: int) -> None:
         """Delete every key of one version."""
         batch: list[bytes] = []
         for key in self._r.scan_iter(match=keys.vprefix(ns, version) + "*", count=1000):
@@ -263,7 +266,7 @@ class SnapshotsMixin(WritesMixin):
         never the current one. Returns the deleted version numbers."""
         validate_namespace(ns)
         cutoff = (as_utc(now) - timedelta(days=grace_days)).timestamp()
-        current = self.current_version(ns)
+        current = self._gw.current_version(ns)
         dropped = []
         for raw, created in self._r.zrange(keys.versions(ns), 0, -1, withscores=True):
             version = int(raw)
@@ -271,11 +274,11 @@ class SnapshotsMixin(WritesMixin):
                 continue
             retired = self._r.hget(keys.meta(ns, version), "retired_at")
             if (float(retired) if retired is not None else created) < cutoff:
-                self._drop_version(ns, version)
+                self.drop_version(ns, version)
                 dropped.append(version)
         for raw, started in self._r.zrange(keys.building(ns), 0, -1, withscores=True):
             if started < cutoff and int(raw) != current:
-                self._drop_version(ns, int(raw))
+                self.drop_version(ns, int(raw))
                 dropped.append(int(raw))
         return sorted(dropped)
 
@@ -303,7 +306,8 @@ class SnapshotsMixin(WritesMixin):
             return None
         return b"".join(p for p in parts if p is not None)
 
-    def _drop_index_blobs(self, ns: str, version: int) -> None:
+    def drop_index_blobs(self, ns: str, version: int) -> None:
+        """Delete the stored index of ``version`` (workers rebuild it)."""
         count = int(self._r.hget(keys.meta(ns, version), "idx_chunks") or 0)
         if count:
             self._r.delete(*[keys.index_chunk(ns, version, i) for i in range(count)])

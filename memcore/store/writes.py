@@ -1,10 +1,11 @@
-"""Write-path operations: optimistic (WATCH/MULTI, retried), record-versioned, audited.
+"""Write-path operations on records: optimistic, record-versioned, audited.
 
-Each operation reads the pointer, the pass flag and the records it changes under
-WATCH, computes the new records with the pure functions of ``ops``, and commits
-records, indexes, audit and (while a pass runs) delta entries in one MULTI. If
-anything it read changed meanwhile the transaction is retried on fresh data, so
-a write based on a stale read is never applied and never lost.
+Each operation reads the pointer, the pass token and the records it changes with one
+script (``READ_FOR_WRITE``), computes the new records with the pure functions of
+``ops`` (a :class:`WritePlan`), and commits records, indexes, audit and (while a pass
+runs) delta entries with the store's commit primitive (:meth:`Gateway.commit`). If
+anything it read changed meanwhile nothing is written and the op plans again on fresh
+data, so a write based on a stale read is never applied and never lost.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import redis
-from redis.client import Pipeline
 
 from memcore.core.models import (
     Actor,
@@ -27,25 +27,18 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.store import keys, ops
-from memcore.store.audit import AuditMixin
-from memcore.store.base import DeltaEntry
+from memcore.store.audit import AuditLog
+from memcore.store.base import DeltaEntry, DeltaOp
+from memcore.store.changes import Change, queue_changes
 from memcore.store.commit import ScriptBatch
-from memcore.store.records import pack_memory, to_micros, unpack_memory
+from memcore.store.gateway import Gateway
+from memcore.store.records import to_micros, unpack_memory
 
 
 @dataclass
-class Change:
-    """One record going from ``old`` to ``new`` (None = removed) in the current version."""
-
-    old: Memory | None
-    new: Memory | None
-    entries: list[DeltaEntry] = field(default_factory=list)
-    reindex: bool = False
-
-
-@dataclass
-class Plan:
-    """What a transaction writes."""
+class WritePlan:
+    """What one write op commits: its result, record changes, audit events, and the
+    importance it adds to the consolidation trigger."""
 
     result: Memory
     changes: list[Change] = field(default_factory=list)
@@ -110,24 +103,29 @@ class Reader:
             batch.check(keys.by_hash(self.ns, self.version, content_hash), raw)
 
 
-class WritesMixin(AuditMixin):
+class Writes:
     """ADD, UPDATE, supersede, reinforce, touch, pin/unpin, restore."""
 
-    def _transact(self, ns: str, plan: Callable[[Reader], Plan], ids: Sequence[str] = (),
-                  hashes: Sequence[str] = ()) -> Memory:
+    def __init__(self, gateway: Gateway, audit: AuditLog) -> None:
+        self._gw = gateway
+        self._audit = audit
+
+    def transact(self, ns: str, plan: Callable[[Reader], WritePlan], ids: Sequence[str] = (),
+                 hashes: Sequence[str] = ()) -> Memory:
         """Read (one script: pointer, pass token, records ``ids``, owners of ``hashes`` and
-        their records), plan in Python, commit with one compare-and-write script; a
+        their records), plan in Python, commit with the compare-and-write primitive; a
         conflict (anything read changed meanwhile) plans again on fresh data."""
         validate_namespace(ns)
         for memory_id in ids:  # the script builds keys from them: validate first
             validate_identifier(memory_id)
         for content_hash in hashes:
             keys.check_hash(content_hash)
-        self._register(ns)
+        gw = self._gw
+        gw.register(ns)
         cur, tok = keys.current(ns), keys.pass_token(ns)
         while True:
-            res = self._read_for_write(keys=[cur, tok],
-                                       args=[keys.prefix(ns), len(ids), *ids, *hashes])
+            res = gw.read_for_write(keys=[cur, tok],
+                                    args=[keys.prefix(ns), len(ids), *ids, *hashes])
             version, token = int(res[0]), res[1]
             records = dict(zip(ids, res[2 : 2 + len(ids)], strict=True))
             owners: dict[str, bytes | None] = {}
@@ -136,17 +134,16 @@ class WritesMixin(AuditMixin):
                 owners[content_hash] = owner
                 if owner is not None:
                     records.setdefault(owner.decode(), record)
-            reader = Reader(self._r, ns, version, records, owners)
+            reader = Reader(gw.client, ns, version, records, owners)
             result = plan(reader)
             for change in result.changes:  # check the hash keys we may delete
                 old, new = change.old, change.new
                 if old is not None and old.live and not (
                         new is not None and new.live and new.content_hash == old.content_hash):
                     reader.owner(old.content_hash)
-            batch = ScriptBatch(cur, tok)
-            self._queue_changes(batch, ns, version, result.changes, reader.owners,
-                                token is not None)
-            self._queue_audit(batch, result.events)
+            batch = gw.batch(ns)
+            queue_changes(batch, ns, version, result.changes, reader.owners, token is not None)
+            self._audit.queue(batch, result.events)
             if result.pending:
                 batch.incrbyfloat(keys.pending(ns), result.pending)
             if version == 0 and batch.writes:
@@ -154,51 +151,9 @@ class WritesMixin(AuditMixin):
                 batch.zadd(keys.versions(ns), {"0": now}, nx=True)
             if not batch.writes and not reader.lazy:
                 return result.result  # nothing to write; everything read in one moment
-            reader.check_all(batch)
-            if self._commit_write(keys=batch.keys, args=batch.args(keys.prefix(ns), version,
-                                                                   token)):
+            reader.check_all(batch)  # lazy reads with nothing to write: checks only
+            if gw.commit(ns, batch, version=version, token=token):
                 return result.result
-
-    def _queue_changes(self, pipe: Pipeline | ScriptBatch, ns: str, version: int,
-                       changes: Sequence[Change],
-                       owners: Mapping[str, str | None], passing: bool) -> None:
-        """Queue records, hash index, status counts, order log and delta entries."""
-        reindex: list[str] = []
-        for ch in changes:
-            old, new = ch.old, ch.new
-            mid = (new or old).id  # type: ignore[union-attr]
-            key = keys.memory(ns, version, mid)
-            if new is None:
-                pipe.delete(key)
-            else:
-                pipe.set(key, pack_memory(new))
-            old_live = old is not None and old.live
-            new_live = new is not None and new.live
-            same_hash = old is not None and new is not None and old.content_hash == new.content_hash
-            if old is not None and old_live and not (new_live and same_hash) \
-                    and owners.get(old.content_hash) == old.id:
-                pipe.delete(keys.by_hash(ns, version, old.content_hash))
-            if new is not None and new_live and not (old_live and same_hash):
-                pipe.set(keys.by_hash(ns, version, new.content_hash), new.id)
-            old_status = old.status.value if old is not None else None
-            new_status = new.status.value if new is not None else None
-            if old_status != new_status:
-                if old_status:
-                    pipe.hincrby(keys.stats(ns, version), old_status, -1)
-                if new_status:
-                    pipe.hincrby(keys.stats(ns, version), new_status, 1)
-            if new is not None and (old is None or ch.reindex):
-                reindex.append(mid)
-            if passing:
-                for entry in ch.entries:
-                    pipe.xadd(keys.delta(ns), entry.fields())
-        if reindex and isinstance(pipe, ScriptBatch):
-            pipe.order(keys.order_len(ns, version), keys.vprefix(ns, version) + "o:",
-                       keys.ORDER_CHUNK, reindex)
-        elif reindex:
-            self._order_append(keys=[keys.order_len(ns, version)],
-                               args=[keys.vprefix(ns, version) + "o:", keys.ORDER_CHUNK, *reindex],
-                               client=pipe)
 
     # --- operations --------------------------------------------------------------------
     def add(self, ns: str, memory: Memory, *, actor: Actor, reason: str,
@@ -209,10 +164,10 @@ class WritesMixin(AuditMixin):
             raise ValueError(f"namespace: memory belongs to {memory.namespace!r}, not {ns!r}")
         keys.check_hash(memory.content_hash)
 
-        def plan(rd: Reader) -> Plan:
+        def plan(rd: Reader) -> WritePlan:
             existing = rd.get(memory.id)
             if existing is not None:  # redelivered task: already stored
-                return Plan(existing)
+                return WritePlan(existing)
             owner = rd.owner(memory.content_hash)
             twin = rd.get(owner) if owner and owner != memory.id else None
             if twin is not None and twin.live:
@@ -220,28 +175,28 @@ class WritesMixin(AuditMixin):
             new = memory.model_copy(update={"version": memory.version + 1})
             event = AuditEvent(action=AuditAction.ADD, namespace=ns, after=[new.id], reason=reason,
                                actor=actor, decision=decision, text=new.text, at=new.updated_at)
-            return Plan(new, [Change(None, new, [DeltaEntry(new.id, "add", new.version,
+            return WritePlan(new, [Change(None, new, [DeltaEntry(new.id, DeltaOp.ADD, new.version,
                                                             record=new)])],
                         [event], pending=new.importance * 10)
 
-        return self._transact(ns, plan, ids=[memory.id], hashes=[memory.content_hash])
+        return self.transact(ns, plan, ids=[memory.id], hashes=[memory.content_hash])
 
     def _plan_duplicate(self, rd: Reader, twin: Memory, memory: Memory, actor: Actor,
-                        reason: str, decision: str | None) -> Plan:
+                        reason: str, decision: str | None) -> WritePlan:
         cur = twin
         entries = []
         for source in memory.sources:
             nxt = ops.reinforce(cur, source=source, now=memory.updated_at)
             if nxt is not None:
                 cur = nxt
-                entries.append(DeltaEntry(cur.id, "reinforce", cur.version,
+                entries.append(DeltaEntry(cur.id, DeltaOp.REINFORCE, cur.version,
                                           {"source": source, "now": memory.updated_at}))
         if not entries:
-            return Plan(twin)
+            return WritePlan(twin)
         event = AuditEvent(action=AuditAction.NOOP, namespace=rd.ns, before=[twin.id],
                            after=[twin.id], reason=f"same text as {twin.id}: {reason}",
                            actor=actor, decision=decision, at=memory.updated_at)
-        return Plan(cur, [Change(twin, cur, entries)], [event])
+        return WritePlan(cur, [Change(twin, cur, entries)], [event])
 
     def update(self, ns: str, memory_id: str, *, text: str, vector: list[float] | None,
                source: str, now: datetime, reason: str, decision: str | None = None,
@@ -251,21 +206,21 @@ class WritesMixin(AuditMixin):
         vector = probe.vector  # normalized, and bad input fails with the field named
         now = as_utc(now)
 
-        def plan(rd: Reader) -> Plan:
+        def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
             new = ops.update(old, text=text, vector=vector, source=source, now=now,
-                             strength_cap=self.strength_cap)
+                             strength_cap=self._gw.strength_cap)
             if new is None:  # redelivered: this source already updated it to this text
-                return Plan(old)
-            entry = DeltaEntry(memory_id, "update", new.version,
+                return WritePlan(old)
+            entry = DeltaEntry(memory_id, DeltaOp.UPDATE, new.version,
                                {"text": text, "vector": new.vector, "source": source, "now": now})
             event = AuditEvent(action=AuditAction.UPDATE, namespace=ns, before=[memory_id],
                                after=[memory_id], reason=reason, actor=actor,
                                decision=decision, text=text, at=now)
-            return Plan(new, [Change(old, new, [entry], reindex=vector is not None)], [event],
+            return WritePlan(new, [Change(old, new, [entry], reindex=vector is not None)], [event],
                         pending=new.importance * 10)
 
-        return self._transact(ns, plan, ids=[memory_id])
+        return self.transact(ns, plan, ids=[memory_id])
 
     def supersede(self, ns: str, old_id: str, new_memory: Memory, *, now: datetime,
                   reason: str, decision: str | None = None,
@@ -276,23 +231,23 @@ class WritesMixin(AuditMixin):
         keys.check_hash(new_memory.content_hash)
         now = as_utc(now)
 
-        def plan(rd: Reader) -> Plan:
+        def plan(rd: Reader) -> WritePlan:
             old = rd.need(old_id)
             existing = rd.get(new_memory.id)
             if existing is not None:  # redelivered
-                return Plan(existing)
+                return WritePlan(existing)
             new = new_memory.model_copy(update={"version": new_memory.version + 1})
             closed = ops.close(old, new_id=new.id, now=now)
             event = AuditEvent(action=AuditAction.SUPERSEDE, namespace=ns, before=[old_id],
                                after=[new.id], reason=reason, actor=actor, decision=decision,
                                text=new.text, at=now)
-            return Plan(new, [
-                Change(old, closed, [DeltaEntry(old_id, "close", closed.version,
+            return WritePlan(new, [
+                Change(old, closed, [DeltaEntry(old_id, DeltaOp.CLOSE, closed.version,
                                                 {"new_id": new.id, "now": now})]),
-                Change(None, new, [DeltaEntry(new.id, "add", new.version, record=new)]),
+                Change(None, new, [DeltaEntry(new.id, DeltaOp.ADD, new.version, record=new)]),
             ], [event], pending=new.importance * 10)
 
-        return self._transact(ns, plan, ids=[old_id, new_memory.id])
+        return self.transact(ns, plan, ids=[old_id, new_memory.id])
 
     def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
                   actor: Actor = Actor.INGEST, decision: str | None = None) -> Memory:
@@ -301,47 +256,47 @@ class WritesMixin(AuditMixin):
         Idempotent per source: a source already counted changes nothing."""
         now = as_utc(now)
 
-        def plan(rd: Reader) -> Plan:
+        def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
             new = ops.reinforce(old, source=source, now=now)
             if new is None:
-                return Plan(old)
-            entry = DeltaEntry(memory_id, "reinforce", new.version,
+                return WritePlan(old)
+            entry = DeltaEntry(memory_id, DeltaOp.REINFORCE, new.version,
                                {"source": source, "now": now})
             event = AuditEvent(action=AuditAction.NOOP, namespace=ns, before=[memory_id],
                                after=[memory_id], reason=reason, actor=actor, decision=decision,
                                at=now)
-            return Plan(new, [Change(old, new, [entry])], [event])
+            return WritePlan(new, [Change(old, new, [entry])], [event])
 
-        return self._transact(ns, plan, ids=[memory_id])
+        return self.transact(ns, plan, ids=[memory_id])
 
-    def _simple(self, ns: str, memory_id: str, op: str, action: AuditAction, now: datetime,
+    def _simple(self, ns: str, memory_id: str, op: DeltaOp, action: AuditAction, now: datetime,
                 reason: str) -> Memory:
         now = as_utc(now)
 
-        def plan(rd: Reader) -> Plan:
+        def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
-            new = ops.apply(old, op, {"now": now}, strength_cap=self.strength_cap)
+            new = ops.apply(old, op, {"now": now}, strength_cap=self._gw.strength_cap)
             assert new is not None
             event = AuditEvent(action=action, namespace=ns, before=[memory_id],
                                after=[memory_id], reason=reason, actor=Actor.USER, at=now)
-            return Plan(new, [Change(old, new, [DeltaEntry(memory_id, op, new.version,
+            return WritePlan(new, [Change(old, new, [DeltaEntry(memory_id, op, new.version,
                                                            {"now": now})])], [event])
 
-        return self._transact(ns, plan, ids=[memory_id])
+        return self.transact(ns, plan, ids=[memory_id])
 
     def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
         """Pin a memory (exempt from decay and the cap), audited."""
-        return self._simple(ns, memory_id, "pin", AuditAction.PIN, now, reason)
+        return self._simple(ns, memory_id, DeltaOp.PIN, AuditAction.PIN, now, reason)
 
     def unpin(self, ns: str, memory_id: str, now: datetime, reason: str = "unpinned") -> Memory:
         """Unpin a memory, audited."""
-        return self._simple(ns, memory_id, "unpin", AuditAction.UNPIN, now, reason)
+        return self._simple(ns, memory_id, DeltaOp.UNPIN, AuditAction.UNPIN, now, reason)
 
     def restore(self, ns: str, memory_id: str, now: datetime,
                 reason: str = "restored") -> Memory:
         """Bring a tombstoned memory back to active, audited."""
-        return self._simple(ns, memory_id, "restore", AuditAction.RESTORE, now, reason)
+        return self._simple(ns, memory_id, DeltaOp.RESTORE, AuditAction.RESTORE, now, reason)
 
     def touch(self, ns: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:
@@ -352,7 +307,7 @@ class WritesMixin(AuditMixin):
             validate_identifier(memory_id)
         if not ids:
             return
-        self._touch(keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns)],
+        self._gw.touch(keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns)],
                     args=[keys.prefix(ns), to_micros(as_utc(now)), float(strength_cap), *ids])
 
 

@@ -31,8 +31,7 @@ from memcore.devtools.bench.common import (
     save_figure,
     write_outputs,
 )
-from memcore.store import MemoryStore
-from memcore.store.memory_store import footprint
+from memcore.store import MemoryStore, footprint
 
 CONTRACT_KEYS = ("bytes_per_memory", "text_bytes_per_memory", "vector_bytes_per_memory")
 QUICK_N = 200
@@ -94,7 +93,7 @@ def run_footprint(n: int, d: int, *, quick: bool = False, out: Path | None = Non
         sizes = footprint(store, NAMESPACE, sample=n)
         if redis_url:
             store.erase_namespace(NAMESPACE, datetime.now(UTC))
-        store.client.close()
+        store.close()
     finally:
         if embedded is not None:
             embedded.stop()

@@ -1,0 +1,66 @@
+"""Record changes and how they are queued on a commit batch.
+
+The write path, a pass's replay and erase all describe what they do as a list of
+:class:`Change` and queue it with :func:`queue_changes`, so every record, content-hash
+key, status count and order-log entry is written by the same code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from memcore.core.models import Memory
+from memcore.store import keys
+from memcore.store.base import DeltaEntry
+from memcore.store.commit import ScriptBatch
+from memcore.store.records import pack_memory
+
+
+@dataclass
+class Change:
+    """One record going from ``old`` to ``new`` (None = removed) in one version."""
+
+    old: Memory | None
+    new: Memory | None
+    entries: list[DeltaEntry] = field(default_factory=list)
+    reindex: bool = False
+
+
+def queue_changes(batch: ScriptBatch, ns: str, version: int, changes: Sequence[Change],
+                  owners: Mapping[str, str | None], passing: bool) -> None:
+    """Queue records, hash index, status counts, order log and (while a pass runs,
+    ``passing``) delta entries. ``owners`` maps each content hash read to its owner id:
+    a hash key is deleted only when it still names the record losing it."""
+    reindex: list[str] = []
+    for ch in changes:
+        old, new = ch.old, ch.new
+        mid = (new or old).id  # type: ignore[union-attr]
+        key = keys.memory(ns, version, mid)
+        if new is None:
+            batch.delete(key)
+        else:
+            batch.set(key, pack_memory(new))
+        old_live = old is not None and old.live
+        new_live = new is not None and new.live
+        same_hash = old is not None and new is not None and old.content_hash == new.content_hash
+        if old is not None and old_live and not (new_live and same_hash) \
+                and owners.get(old.content_hash) == old.id:
+            batch.delete(keys.by_hash(ns, version, old.content_hash))
+        if new is not None and new_live and not (old_live and same_hash):
+            batch.set(keys.by_hash(ns, version, new.content_hash), new.id)
+        old_status = old.status.value if old is not None else None
+        new_status = new.status.value if new is not None else None
+        if old_status != new_status:
+            if old_status:
+                batch.hincrby(keys.stats(ns, version), old_status, -1)
+            if new_status:
+                batch.hincrby(keys.stats(ns, version), new_status, 1)
+        if new is not None and (old is None or ch.reindex):
+            reindex.append(mid)
+        if passing:
+            for entry in ch.entries:
+                batch.xadd(keys.delta(ns), entry.fields())
+    if reindex:
+        batch.order(keys.order_len(ns, version), keys.vprefix(ns, version) + "o:",
+                    keys.ORDER_CHUNK, reindex)

@@ -1,0 +1,143 @@
+"""The one Redis connection of a store, its scripts, shared reads and the commit primitive.
+
+Every repository of the store (records, writes, episodes, audit, snapshots, erase,
+coordination, reviews) holds the same :class:`Gateway`; none keeps a client of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+
+import redis
+
+from memcore.core.models import Memory, validate_identifier, validate_namespace
+from memcore.store import keys, scripts
+from memcore.store.base import BATCH, DurabilityError
+from memcore.store.commit import ANY, ScriptBatch
+from memcore.store.records import unpack_memory
+
+log = logging.getLogger(__name__)
+
+
+class Gateway:
+    """Connection, registered scripts, version reads and :meth:`commit`."""
+
+    def __init__(self, client: redis.Redis, *, check_durability: bool = True,
+                 strength_cap: float = 10.0, pass_ttl_seconds: int = 6 * 3600) -> None:
+        """Wrap ``client``; refuse a server whose eviction policy could drop keys."""
+        self.client = client
+        self.strength_cap = strength_cap
+        self.pass_ttl_seconds = pass_ttl_seconds
+        self._known: set[str] = set()
+        if check_durability:
+            self.check_durability()
+        self.mget_current = client.register_script(scripts.MGET_CURRENT)
+        self.touch = client.register_script(scripts.TOUCH)
+        self.begin_pass = client.register_script(scripts.BEGIN_PASS)
+        self.cas_commit = client.register_script(scripts.CAS_COMMIT)
+        self.rewrite_stream = client.register_script(scripts.REWRITE_STREAM)
+        self.add_episodes = client.register_script(scripts.ADD_EPISODES)
+        self.read_for_write = client.register_script(scripts.READ_FOR_WRITE)
+        self.commit_write = client.register_script(scripts.COMMIT_WRITE)
+        self.order_since = client.register_script(scripts.ORDER_SINCE)
+
+    def check_durability(self) -> None:
+        """Raise DurabilityError unless ``maxmemory-policy`` is ``noeviction``."""
+        info = self.client.info("memory")
+        policy = str(info.get("maxmemory_policy", "noeviction"))
+        if policy != "noeviction":
+            raise DurabilityError(
+                f"Redis maxmemory-policy is {policy!r}: the server may evict memcore's keys and "
+                "lose memories silently. Set 'maxmemory-policy noeviction' (see notes/store.md).")
+        persistence = self.client.info("persistence")
+        if not persistence.get("aof_enabled"):
+            log.warning("Redis AOF is off: acknowledged writes can be lost on a crash "
+                        "(set appendonly yes, appendfsync everysec or always)")
+
+    # --- the commit primitive ---------------------------------------------------------
+    def commit(self, ns: str, batch: ScriptBatch, *, version: int | str = ANY,
+               token: bytes | str | None = ANY) -> bool:
+        """Run ``batch`` atomically if the pointer of ``ns`` still is ``version``, the pass
+        token still is ``token`` (None: no pass running) and every checked key still holds
+        what was read; False (nothing written) otherwise. :data:`ANY` skips a check."""
+        if not batch.writes and not batch.checks:
+            return True
+        if batch.keys[:2] != [keys.current(ns), keys.pass_token(ns)]:
+            raise ValueError(f"namespace: batch was built for another namespace than {ns!r}")
+        return bool(self.commit_write(keys=batch.keys, args=batch.args(version, token)))
+
+    def batch(self, ns: str) -> ScriptBatch:
+        """An empty batch for namespace ``ns``."""
+        return ScriptBatch(keys.current(ns), keys.pass_token(ns))
+
+    # --- shared reads -------------------------------------------------------------------
+    def register(self, ns: str) -> None:
+        """Add ``ns`` to the registry (once per process; SADD is idempotent)."""
+        if ns not in self._known:
+            self.client.sadd(keys.REGISTRY, ns)
+            self._known.add(ns)
+
+    def forget(self, ns: str) -> None:
+        """Remove ``ns`` from the registry."""
+        self.client.srem(keys.REGISTRY, ns)
+        self._known.discard(ns)
+
+    def current_version(self, ns: str) -> int:
+        """The current snapshot version (0 before any pass)."""
+        raw = self.client.get(keys.current(ns))
+        return int(raw) if raw is not None else 0
+
+    def load_raw(self, ns: str, version: int, ids: Sequence[str]) -> list[bytes | None]:
+        """Packed records of ``ids`` in ``version`` (MGET in batches)."""
+        out: list[bytes | None] = []
+        for start in range(0, len(ids), BATCH):
+            chunk = ids[start : start + BATCH]
+            out.extend(self.client.mget([keys.memory(ns, version, i) for i in chunk]))
+        return out
+
+    def load(self, ns: str, version: int, ids: Sequence[str]) -> list[Memory | None]:
+        """Records of ``ids`` in ``version``."""
+        return [None if raw is None else unpack_memory(raw, ns, i)
+                for i, raw in zip(ids, self.load_raw(ns, version, ids), strict=True)]
+
+    def read_current(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+                     ) -> tuple[int, list[Memory | None]]:
+        """Pointer and records in one atomic round trip (never a mix of versions)."""
+        validate_namespace(ns)
+        for memory_id in ids:
+            validate_identifier(memory_id)
+        res = self.mget_current(keys=[keys.current(ns)], args=[keys.prefix(ns), *ids])
+        version = int(res[0])
+        recs = [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
+                for i, raw in zip(ids, res[1:], strict=True)]
+        return version, recs
+
+    def order_ids(self, ns: str, version: int, offset: int,
+                  limit: int | None = None) -> list[str]:
+        """Ids of the insertion-order log of ``version`` from ``offset``."""
+        total = int(self.client.get(keys.order_len(ns, version)) or 0)
+        end = total if limit is None else min(total, offset + limit)
+        ids: list[str] = []
+        pos = offset
+        while pos < end:
+            chunk, start = divmod(pos, keys.ORDER_CHUNK)
+            stop = min(keys.ORDER_CHUNK - 1, start + (end - pos) - 1)
+            got = self.client.lrange(keys.order_chunk(ns, version, chunk), start, stop)
+            if not got:
+                break
+            ids.extend(g.decode() for g in got)
+            pos += len(got)
+        return ids
+
+    def version_ids(self, ns: str, version: int) -> list[str]:
+        """Distinct ids of a version's order log, first appearance order."""
+        seen: dict[str, None] = {}
+        for memory_id in self.order_ids(ns, version, 0):
+            seen.setdefault(memory_id, None)
+        return list(seen)
+
+    def version_memories(self, ns: str, version: int) -> list[Memory]:
+        """Every record of ``version``."""
+        return [m for m in self.load(ns, version, self.version_ids(ns, version))
+                if m is not None]

@@ -1,0 +1,109 @@
+"""Reads of records: the current version, content-hash lookups, the order log."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Sequence
+
+import numpy as np
+
+from memcore.core.models import Memory, Status, validate_namespace
+from memcore.store import keys
+from memcore.store.base import BATCH
+from memcore.store.gateway import Gateway
+from memcore.store.records import record_vector, unpack_memory
+
+
+class Records:
+    """Consistent reads of memories (one version per call)."""
+
+    def __init__(self, gateway: Gateway) -> None:
+        self._gw = gateway
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that has data, sorted."""
+        return sorted(m.decode() for m in self._gw.client.smembers(keys.REGISTRY))
+
+    def get(self, ns: str, memory_id: str) -> Memory | None:
+        """A memory of the current version, or None."""
+        return self._gw.read_current(ns, [memory_id])[1][0]
+
+    def get_many(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+                 ) -> list[Memory | None]:
+        """Memories of the current version (one atomic round trip: never a mix of versions).
+
+        ``vectors=False`` leaves ``vector`` None (cheaper when only texts are needed)."""
+        if not ids:
+            return []
+        return self._gw.read_current(ns, list(ids), vectors=vectors)[1]
+
+    def find_by_hash(self, ns: str, content_hash: str) -> str | None:
+        """Id of a live memory whose normalized text has ``content_hash``."""
+        return self.find_by_hashes(ns, [content_hash])[0]
+
+    def find_by_hashes(self, ns: str, hashes: Sequence[str]) -> list[str | None]:
+        """For each content hash, the id of a live memory with that normalized text (or
+        None); one atomic round trip, all from the current version."""
+        return self.find_by_hashes_at(ns, hashes)[1]
+
+    def find_by_hashes_at(self, ns: str, hashes: Sequence[str]
+                          ) -> tuple[int, list[str | None]]:
+        """:meth:`find_by_hashes` and the current version it read them from."""
+        validate_namespace(ns)
+        for content_hash in hashes:
+            keys.check_hash(content_hash)
+        # The write path's read script with no ids: version, token, then owner/record pairs.
+        res = self._gw.read_for_write(keys=[keys.current(ns), keys.pass_token(ns)],
+                                   args=[keys.prefix(ns), 0, *hashes])
+        out: list[str | None] = []
+        for pos, content_hash in enumerate(hashes):
+            owner, raw = res[2 + 2 * pos], res[3 + 2 * pos]
+            memory = (None if owner is None or raw is None
+                      else unpack_memory(raw, ns, owner.decode(), vector=False))
+            ok = memory is not None and memory.live and memory.content_hash == content_hash
+            out.append(memory.id if ok and memory is not None else None)
+        return int(res[0]), out
+
+    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None
+                      ) -> Iterator[Memory]:
+        """Memories of the current version (one version throughout), optionally by status."""
+        validate_namespace(ns)
+        version = self._gw.current_version(ns)
+        wanted = {Status(s) for s in statuses} if statuses is not None else None
+        ids = self._gw.version_ids(ns, version)
+        for start in range(0, len(ids), BATCH):
+            for memory in self._gw.load(ns, version, ids[start : start + BATCH]):
+                if memory is not None and (wanted is None or memory.status in wanted):
+                    yield memory
+
+    def count_by_status(self, ns: str) -> dict[str, int]:
+        """Status -> number of memories in the current version (every status present)."""
+        validate_namespace(ns)
+        raw = self._gw.client.hgetall(keys.stats(ns, self._gw.current_version(ns)))
+        out = {s.value: 0 for s in Status}
+        out.update({k.decode(): int(v) for k, v in raw.items()})
+        return out
+
+    def vectors_since(self, ns: str, version: int, offset: int, limit: int | None = None
+                      ) -> tuple[list[str], np.ndarray, int]:
+        """Ids and float32 vectors appended to ``version``'s insertion-order log from
+        ``offset`` (memories without a vector are skipped); returns the new offset.
+
+        An id appears again when UPDATE changed its vector: the later entry wins."""
+        validate_namespace(ns)
+        out_ids: list[str] = []
+        vectors: list[np.ndarray] = []
+        pos, end = offset, None if limit is None else offset + limit
+        while end is None or pos < end:  # one script per BATCH ids: no long-blocking reply
+            step = BATCH if end is None else min(BATCH, end - pos)
+            res = self._gw.order_since(keys=[keys.order_len(ns, version)],
+                                    args=[keys.vprefix(ns, version), keys.ORDER_CHUNK, pos, step])
+            for memory_id, raw in zip(res[1::2], res[2::2], strict=True):
+                vec = record_vector(raw) if raw is not None else None
+                if vec is not None:
+                    out_ids.append(memory_id.decode())
+                    vectors.append(vec)
+            moved, pos = int(res[0]) - pos, int(res[0])
+            if moved < step:
+                break
+        matrix = np.vstack(vectors).astype(np.float32) if vectors else np.zeros((0, 0), np.float32)
+        return out_ids, matrix, pos
