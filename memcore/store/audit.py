@@ -27,6 +27,8 @@ from memcore.store.gateway import Gateway
 from memcore.store.records import micros_time, to_micros
 
 REDACTED = "[erased]"
+APPEND_CHUNK = 500
+"""Events per commit when appending many (a pass's events)."""
 
 
 def _day(entry_id: str) -> int:
@@ -59,14 +61,15 @@ class AuditLog:
                         _fields(event))
 
     def append(self, events: Sequence[AuditEvent]) -> None:
-        """Append events to their namespaces' audit streams (one commit per namespace)."""
+        """Append events to their namespaces' audit streams (in order, a few commits)."""
         by_ns: dict[str, list[AuditEvent]] = {}
         for event in events:
             by_ns.setdefault(event.namespace, []).append(event)
         for ns, group in by_ns.items():
-            batch = self._gw.batch(ns)
-            self.queue(batch, group)
-            self._gw.commit(ns, batch)
+            for start in range(0, len(group), APPEND_CHUNK):  # bounded script calls
+                batch = self._gw.batch(ns)
+                self.queue(batch, group[start : start + APPEND_CHUNK])
+                self._gw.commit(ns, batch)
 
     def _decode(self, ns: str, entries: list[tuple[bytes, dict[bytes, bytes]]]
                 ) -> list[tuple[str, AuditEvent]]:
