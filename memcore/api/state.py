@@ -40,11 +40,11 @@ class ApiState:
 
     def keys(self) -> ApiKeyRepository:
         """The API key repository on the data Redis."""
-        return ApiKeyRepository(self.client.store.client)
+        return self.client.store.api_keys
 
     def tasks(self) -> TaskLog:
         """Task ownership per namespace."""
-        return TaskLog(self.client.store.client)
+        return self.client.store.task_log
 
     def close(self) -> None:
         """Release the Client if this state made it."""

@@ -23,9 +23,7 @@ keys_app = typer.Typer(help="API keys of the HTTP service (stored only as hashes
 
 
 def _repo() -> ApiKeyRepository:
-    from memcore.store.api_keys import ApiKeyRepository
-
-    return ApiKeyRepository(open_client().store.client)
+    return open_client().store.api_keys
 
 
 @keys_app.command("create")

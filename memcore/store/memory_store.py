@@ -12,6 +12,8 @@ connection, the registered scripts and the one commit primitive):
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
   pass triggers and usage counters
 * ``reviews`` (reviews.py): stored precision reviews
+* ``api_keys`` (api_keys.py) and ``task_log`` (task_log.py): the HTTP service's keys and
+  its record of which task belongs to which namespace
 
 The facade's methods keep the names and signatures callers use; each delegates.
 """
@@ -26,6 +28,7 @@ import numpy as np
 import redis
 
 from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
+from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
 from memcore.store.base import PassView, VersionInfo
 from memcore.store.coordination import Coordination
@@ -36,6 +39,7 @@ from memcore.store.locks import RenewedLock
 from memcore.store.reads import Records
 from memcore.store.reviews import Reviews
 from memcore.store.snapshots import Snapshots
+from memcore.store.task_log import TaskLog
 from memcore.store.writes import Writes
 
 
@@ -55,6 +59,8 @@ class MemoryStore:
         self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit)
         self.coordination = Coordination(self.gateway)
         self.reviews = Reviews(self.gateway)
+        self.api_keys = ApiKeyRepository(client)
+        self.task_log = TaskLog(client)
 
     @classmethod
     def from_url(cls, url: str, **kw: Any) -> MemoryStore:
@@ -71,6 +77,10 @@ class MemoryStore:
     def strength_cap(self) -> float:
         """Cap of a memory's strength used by writes and replays."""
         return self.gateway.strength_cap
+
+    def ping(self) -> bool:
+        """True if the data Redis answers (raises the connection error otherwise)."""
+        return bool(self.gateway.client.ping())
 
     def close(self) -> None:
         """Release the connection pool."""

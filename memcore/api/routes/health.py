@@ -22,7 +22,7 @@ def readyz(state: ApiState = Depends(api_state)) -> JSONResponse:
     """Redis and the broker answer (readiness)."""
     checks: dict[str, str] = {}
     try:
-        state.client.store.client.ping()
+        state.client.store.ping()
         checks["redis"] = "ok"
     except Exception as exc:  # any failure means "not ready", with the reason
         checks["redis"] = f"error: {type(exc).__name__}"
