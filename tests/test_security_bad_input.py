@@ -23,18 +23,18 @@ from hypothesis import strategies as st
 from memcore.adapters import build_models
 from memcore.client.client import Client, to_episodes
 from memcore.core.config import Settings
-from memcore.core.models import MAX_TEXT_BYTES
 from memcore.ingest.write_path import IngestPipeline
 from memcore.messaging import task_names
 from memcore.store import MemoryStore
 from tests.test_reliability_common import T0, all_values, cluster
 
 NS = "fuzz"
+MAX_TURN_BYTES = Settings().max_turn_bytes
 BAD_NAMESPACES = st.one_of(
     st.sampled_from(["", " ", "a{b", "b}", "*", "a:b", "a b", "x" * 10_000, "\u0000", "é"]),
     st.text(min_size=1, max_size=20).filter(lambda s: any(c in s for c in "{}*: \n")))
 BAD_TEXTS = st.one_of(
-    st.sampled_from(["", "   ", "\n\t", "x" * (MAX_TEXT_BYTES + 1), "é" * (MAX_TEXT_BYTES // 2 + 1),
+    st.sampled_from(["", "   ", "\n\t", "x" * (MAX_TURN_BYTES + 1), "é" * (MAX_TURN_BYTES // 2 + 1),
                      "bad \ud800 surrogate", "nul \x00 byte", "bell \x07", "esc \x1b[31m"]),
     st.text(min_size=1, max_size=30).map(lambda s: s + "\x01"),
     st.integers(), st.none(), st.lists(st.text(max_size=3), max_size=2), st.floats())

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from memcore.consolidate import passes
 from memcore.consolidate.scheduling import due_namespaces
-from memcore.core.models import new_id, utcnow
+from memcore.core.models import new_id, turn_limit, utcnow
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from workers.app import app
@@ -24,9 +24,9 @@ class InvalidPayload(ValueError):
     """A task message that does not validate; it fails at once and writes nothing."""
 
 
-def _validate(model: type[Any], payload: Any) -> Any:
+def _validate(model: type[Any], payload: Any, context: dict[str, Any] | None = None) -> Any:
     try:
-        return model.model_validate(payload)
+        return model.model_validate(payload, context=context)
     except ValidationError as exc:
         fields = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}"
                            for e in exc.errors())
@@ -36,8 +36,10 @@ def _validate(model: type[Any], payload: Any) -> Any:
 @app.task(name=task_names.INGEST, acks_late=True, reject_on_worker_lost=True)
 def ingest(payload: dict[str, Any]) -> dict[str, Any]:
     """Run the write path for a batch of turns of one namespace."""
-    data: IngestPayload = _validate(IngestPayload, payload)
-    report = runtime().pipeline.ingest(data.namespace, data.episodes)
+    rt = runtime()
+    data: IngestPayload = _validate(IngestPayload, payload,
+                                    turn_limit(rt.settings.max_turn_bytes))
+    report = rt.pipeline.ingest(data.namespace, data.episodes)
     return {"episodes": report.episodes, "new_episodes": report.new_episodes,
             "facts": report.facts, "decisions": report.decisions,
             "model_calls": report.model_calls, "memory_ids": report.memory_ids}

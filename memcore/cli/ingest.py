@@ -31,12 +31,15 @@ def ingest(file: Path = typer.Argument(..., exists=True, dir_okay=False, readabl
     without a timestamp get the current time. LoCoMo files use dia_id as the episode
     id (D1:3 -> D1-3) and the session's date-time as timestamp.
     """
+    from memcore.core.config import get_settings
     from memcore.core.models import validate_namespace
     from memcore.devtools import conversation_files
 
     validate_namespace(namespace)
     batches = conversation_files.read_batches(file, captions=captions)
-    episodes = conversation_files.validate(namespace, batches)  # all or nothing: check first
+    # All or nothing: every turn is checked before the first is sent.
+    episodes = conversation_files.validate(namespace, batches,
+                                           max_turn_bytes=get_settings().max_turn_bytes)
     total = sum(len(b) for b in episodes)
     if total == 0:
         fail(f"{file}: no turns found")

@@ -23,6 +23,8 @@ from memcore.core.models import (
     Memory,
     Role,
     as_utc,
+    check_turn_size,
+    turn_limit,
     utcnow,
     validate_namespace,
 )
@@ -54,12 +56,23 @@ MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timesta
 
 
 def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
-                timestamp: datetime | None, metadata: Mapping[str, Any] | None) -> list[Episode]:
-    """Validate chat messages into episodes (an error names the message and field)."""
+                timestamp: datetime | None, metadata: Mapping[str, Any] | None, *,
+                max_turn_bytes: int | None = None) -> list[Episode]:
+    """Validate chat messages into episodes (an error names the message and field).
+
+    ``max_turn_bytes`` (the setting of that name) bounds each turn's text; None leaves
+    the size to whoever receives the episodes.
+    """
     episodes: list[Episode] = []
     default_time = as_utc(timestamp) if timestamp else utcnow()
+    context = turn_limit(max_turn_bytes) if max_turn_bytes is not None else None
     for i, message in enumerate(messages):
         if isinstance(message, Episode):
+            if max_turn_bytes is not None:
+                try:
+                    check_turn_size(message.text, max_turn_bytes)
+                except ValueError as exc:
+                    raise ValueError(f"messages[{i}].text: {exc}") from None
             episodes.append(message)
             continue
         if not isinstance(message, Mapping):
@@ -89,7 +102,7 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
         if message.get("id") is not None:
             data["id"] = message["id"]
         try:
-            episodes.append(Episode.model_validate(data))
+            episodes.append(Episode.model_validate(data, context=context))
         except ValueError as exc:
             raise ValueError(f"messages[{i}]: {exc}") from exc
     return episodes
@@ -98,15 +111,17 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
 class BatchedAdder:
     """``Client.batched()``: validates like ``Client.add``, sends through a coalescer."""
 
-    def __init__(self, coalescer: TurnCoalescer) -> None:
+    def __init__(self, coalescer: TurnCoalescer, max_turn_bytes: int) -> None:
         self.coalescer = coalescer
+        self.max_turn_bytes = max_turn_bytes
 
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None,
             metadata: Mapping[str, Any] | None = None) -> Future[list[str]]:
         """Queue turns; the future resolves to the ids of the tasks that carry them."""
         validate_namespace(namespace)
-        episodes = to_episodes(namespace, messages, timestamp, metadata)
+        episodes = to_episodes(namespace, messages, timestamp, metadata,
+                               max_turn_bytes=self.max_turn_bytes)
         if not episodes:
             raise ValueError("messages: at least one message is required")
         return self.coalescer.submit(namespace, episodes)
@@ -181,7 +196,8 @@ class Client:
         without one, the time of this call is used.
         """
         validate_namespace(namespace)
-        episodes = to_episodes(namespace, messages, timestamp, metadata)
+        episodes = to_episodes(namespace, messages, timestamp, metadata,
+                               max_turn_bytes=self.settings.max_turn_bytes)
         if not episodes:
             raise ValueError("messages: at least one message is required")
         return [self._enqueue(namespace, episodes[start:start + MAX_BATCH])
@@ -212,7 +228,7 @@ class Client:
             max_turns=max_turns if max_turns is not None else self.settings.ingest_batch_max_turns,
             max_wait_ms=(max_wait_ms if max_wait_ms is not None
                          else self.settings.ingest_batch_max_wait_ms))
-        return BatchedAdder(coalescer)
+        return BatchedAdder(coalescer, self.settings.max_turn_bytes)
 
     def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until the tasks finish; returns their results (raises on task failure).

@@ -6,7 +6,6 @@ episode's timestamp is always the event's own time and is required.
 
 from __future__ import annotations
 
-import math
 import re
 import uuid
 from datetime import UTC, datetime
@@ -14,11 +13,22 @@ from enum import StrEnum
 from typing import Annotated, Any
 
 import numpy as np
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
 ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
 MAX_TEXT_BYTES = 32 * 1024
+"""Largest memory text. A turn's limit is the ``max_turn_bytes`` setting instead."""
+TURN_LIMIT_CONTEXT = "max_turn_bytes"
+"""Validation-context key carrying the largest accepted turn in bytes (see :func:`turn_limit`)."""
 
 
 def validate_namespace(value: str) -> str:
@@ -60,24 +70,46 @@ def _check_time(value: datetime) -> datetime:
     return value
 
 
-def _check_text(value: str) -> str:
+def _check_text(value: str, limit: int | None = MAX_TEXT_BYTES) -> str:
     if not value.strip():
         raise ValueError("text must not be empty")
     try:
         size = len(value.encode("utf-8"))
     except UnicodeEncodeError as exc:  # lone surrogates
         raise ValueError("text is not valid UTF-8 (lone surrogate)") from exc
-    if size > MAX_TEXT_BYTES:
-        raise ValueError(f"text is {size} bytes; the limit is {MAX_TEXT_BYTES}")
+    if limit is not None and size > limit:
+        raise ValueError(f"text is {size} bytes; the limit is {limit}")
     if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
         raise ValueError("text contains control characters")
     return value
+
+
+def turn_limit(max_turn_bytes: int) -> dict[str, int]:
+    """The validation context that bounds turn texts: ``Episode.model_validate(data,
+    context=turn_limit(settings.max_turn_bytes))``. Without it a turn's size is not
+    checked here; every entry point (client, task payload, write path) passes it."""
+    return {TURN_LIMIT_CONTEXT: max_turn_bytes}
+
+
+def check_turn_size(text: str, max_turn_bytes: int) -> str:
+    """``text`` if it fits in ``max_turn_bytes`` (UTF-8), else a ValueError saying so."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > max_turn_bytes:
+        raise ValueError(f"text is {size} bytes; the limit is {max_turn_bytes}")
+    return text
+
+
+def _check_turn(value: str, info: ValidationInfo) -> str:
+    _check_text(value, limit=None)
+    limit = (info.context or {}).get(TURN_LIMIT_CONTEXT)
+    return value if limit is None else check_turn_size(value, int(limit))
 
 
 Namespace = Annotated[str, AfterValidator(validate_namespace)]
 Identifier = Annotated[str, AfterValidator(validate_identifier)]
 UtcDatetime = Annotated[datetime, AfterValidator(_check_time)]
 Text = Annotated[str, AfterValidator(_check_text)]
+TurnText = Annotated[str, AfterValidator(_check_turn)]
 Unit = Annotated[float, Field(ge=0.0, le=1.0)]
 
 
@@ -133,7 +165,7 @@ class Episode(BaseModel):
     namespace: Namespace
     role: Role
     speaker: str = Field(default="", max_length=256)
-    text: Text
+    text: TurnText
     timestamp: UtcDatetime
     metadata: dict[str, Any] = Field(default_factory=dict)
 
@@ -236,7 +268,6 @@ class AuditAction(StrEnum):
     SUPERSEDE = "SUPERSEDE"
     NOOP = "NOOP"
     MERGE = "MERGE"
-    DECAY = "DECAY"
     EXPIRE = "EXPIRE"
     TOMBSTONE = "TOMBSTONE"
     RESTORE = "RESTORE"
@@ -271,8 +302,3 @@ class AuditEvent(BaseModel):
     decision: str | None = None
     text: str | None = None
     at: UtcDatetime
-
-
-def finite(x: float) -> bool:
-    """True if ``x`` is a finite float."""
-    return math.isfinite(x)

@@ -162,15 +162,17 @@ def read_batches(path: Path, *, captions: bool = True) -> list[Batch]:
     raise ValueError(f"{path}: neither JSONL turns nor a LoCoMo conversation")
 
 
-def validate(namespace: str, batches: Sequence[Batch]) -> list[list[Episode]]:
+def validate(namespace: str, batches: Sequence[Batch], *,
+             max_turn_bytes: int | None = None) -> list[list[Episode]]:
     """Every turn as an :class:`Episode` before anything is enqueued (errors name the
-    batch and message)."""
+    batch and message); ``max_turn_bytes`` is the setting of that name."""
     from memcore.client.client import to_episodes
 
     out = []
     for batch in batches:
         try:
-            out.append(to_episodes(namespace, batch.messages, None, None))
+            out.append(to_episodes(namespace, batch.messages, None, None,
+                                   max_turn_bytes=max_turn_bytes))
         except ValueError as exc:
             raise ValueError(f"{batch.label}: {exc}") from exc
     return out

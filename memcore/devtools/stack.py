@@ -15,7 +15,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -201,12 +200,3 @@ class LocalStack:
                  tb: TracebackType | None) -> None:
         self.stop()
 
-
-@contextlib.contextmanager
-def local_stack(**kwargs: Any) -> Iterator[LocalStack]:
-    """Context manager around :class:`LocalStack`."""
-    stack = LocalStack(**kwargs)
-    try:
-        yield stack.start()
-    finally:
-        stack.stop()

@@ -22,7 +22,7 @@ from memcore.adapters import Models
 from memcore.core.compare import relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
-from memcore.core.models import Actor, Episode, Memory, Role, Status
+from memcore.core.models import Actor, Episode, Memory, Role, Status, check_turn_size
 from memcore.core.text import MinHasher, content_hash, texts_conflict
 from memcore.core.vector_index import IndexCache
 from memcore.observability import metrics
@@ -101,6 +101,11 @@ class IngestPipeline:
 
     def ingest(self, namespace: str, episodes: Sequence[Episode]) -> IngestReport:
         """Process one batch of turns of ``namespace``; returns what was done."""
+        for i, episode in enumerate(episodes):  # before anything is written
+            try:
+                check_turn_size(episode.text, self.settings.max_turn_bytes)
+            except ValueError as exc:
+                raise ValueError(f"episodes.{i}.text: {exc}") from None
         report = IngestReport(episodes=len(episodes))
         fresh = self.store.add_episodes(episodes)
         report.new_episodes = sum(fresh)
