@@ -1,23 +1,26 @@
-"""`bench scale --quick` writes the contract keys; the columnar merger follows the rules."""
+"""`bench scale --quick` writes the contract keys; its pass is memcore's consolidation."""
 
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from memcore.adapters.offline import OfflineMerger
 from memcore.core.config import ConsolidationConfig
-from memcore.core.scoring import retention
+from memcore.core.consolidation import plan, reduce, resolve
+from memcore.core.table import STATUSES
 from memcore.devtools.bench.scale import (
     CONTRACT_KEYS,
-    Columns,
-    decay_floor_cap,
+    consolidate_table,
     main,
-    merge_clusters,
     run_scale,
+    synthetic_table,
     synthetic_vectors,
+    table_loader,
 )
 
 
@@ -30,6 +33,7 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path: Path) -> None:
     assert data["n"] == 3_000 and data["d"] == 64 and data["quick"] is True
     assert 0.0 <= data["pair_recall"] <= 1.0
     assert data["pairs_exact"] > 0 and data["pass"]["clusters"] > 0
+    assert data["pass"]["merge"] > 0 and data["incremental"]["changed"] > 0
     assert "| n | d |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
@@ -57,28 +61,22 @@ def test_synthetic_vectors_are_unit_with_duplicates() -> None:
     assert (sims >= 0.92).sum() > 50  # planted near-duplicates exist
 
 
-def test_merge_and_decay_rules() -> None:
-    x = np.eye(4, dtype=np.float32)
-    x[1] = [0.8, 0.6, 0, 0]
-    cols = Columns(
-        vectors=x.copy(),
-        importance=np.array([0.5, 0.9, 0.4, 0.001], np.float32),
-        strength=np.array([1.0, 3.0, 1.0, 1.0], np.float32),
-        hours_since_use=np.array([10.0, 100.0, 0.0, 0.0], np.float32),
-        pinned=np.array([False, False, True, False]),
-        alive=np.ones(4, bool),
-    )
-    assert merge_clusters(cols, [[0, 1]], strength_cap=3.5) == 1
-    assert cols.alive.tolist() == [False, True, True, True]  # 1 is stronger: it survives
-    assert cols.strength[1] == pytest.approx(3.5)  # 1 + 3 capped
-    assert cols.importance[1] == pytest.approx(0.9) and cols.hours_since_use[1] == 10.0
-    expected = (1.0 * x[0] + 3.0 * x[1]) / np.linalg.norm(1.0 * x[0] + 3.0 * x[1])
-    np.testing.assert_allclose(cols.vectors[1], expected, atol=1e-6)
-    config = ConsolidationConfig()
-    assert decay_floor_cap(cols, config, cap=2) == (1, 0)
-    assert not cols.alive[3]  # 0.001 < floor 0.01
-    assert decay_floor_cap(cols, config, cap=1) == (0, 1)
-    assert cols.alive.tolist() == [False, False, True, False]  # pinned rows are exempt
-    # The vectorized score agrees with the scalar scoring module.
-    score = float(cols.importance[1] * np.exp(-10.0 / (3.5 * config.tau_hours)))
-    assert score == pytest.approx(retention(0.9, 10.0, 3.5, config.tau_hours), rel=1e-5)
+def test_offline_pass_is_memcores_consolidation() -> None:
+    """The bench's pass is plan/resolve/reduce of memcore.core.consolidation: over the
+    same memories as Memory objects it gives the same statuses and events."""
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    x = synthetic_vectors(600, 32, seed=3)
+    config = ConsolidationConfig(cap=560)
+    table = synthetic_table(x.copy(), now=now, seed=3)
+    memories = [m for m in table_loader(table)(table.ids) if m is not None]
+    stats, _ = consolidate_table(table, config, now)
+    assert stats["merge"] > 0 and stats["tombstone"] > 0
+    assert int(table.live().sum()) <= config.cap
+    merger = OfflineMerger()
+    p = plan(memories, config)
+    expected = reduce(memories, p, resolve(p, {m.id: m for m in memories}, merger), now, config,
+                      summarize=merger.summarize)
+    by_id = {m.id: m for m in expected.memories}
+    got = [STATUSES[int(c)] for c in table.status[: len(memories)]]
+    assert got == [by_id[i].status for i in table.ids[: len(memories)]]
+    assert stats["merge"] == sum(e.action.value == "MERGE" for e in expected.events)

@@ -23,7 +23,13 @@ import numpy as np
 from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
 from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status, new_id
-from memcore.core.partition import centroid_clusters, similar_pairs
+from memcore.core.partition import (
+    EXACT_PAIRS_BELOW,
+    CellIndex,
+    Pairs,
+    centroid_clusters,
+    similar_pairs,
+)
 from memcore.core.scoring import (
     DAY,
     HOUR,
@@ -63,6 +69,8 @@ class Plan:
 
     exact_groups: list[list[str]]
     clusters: list[ClusterWork]
+    index: CellIndex | None = field(default=None, repr=False, compare=False)
+    """The cell index the pairs came from (kept for the next incremental pass)."""
 
     def ids(self) -> list[str]:
         """Every memory id the plan names."""
@@ -130,8 +138,12 @@ def plan(memories: Sequence[Memory], config: ConsolidationConfig,
 
 
 def plan_table(table: MemoryTable, config: ConsolidationConfig,
-               changed: np.ndarray | None = None) -> Plan:
-    """:func:`plan` over columns. ``changed``: mask of rows written since the last pass."""
+               changed: np.ndarray | None = None, *, index: CellIndex | None = None) -> Plan:
+    """:func:`plan` over columns. ``changed``: mask of rows written since the last pass.
+
+    Below 10^4 candidates the pairs come from an exact product; above (or when ``index``,
+    the cell index of the previous pass, is given) from a cell index over every table
+    row, returned in ``Plan.index`` so the next pass only adds the new rows."""
     rows = _survivor_order(table, np.flatnonzero(table.live() & ~table.pinned))
     by_hash: dict[str, list[int]] = {}
     for r in rows.tolist():
@@ -143,13 +155,16 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
         absorbed[rs[1:]] = True
     pool = rows[table.vectors.present[rows] & ~absorbed[rows]]
     if pool.size < 2:
-        return Plan(exact_groups, [])
-    vectors = table.vectors.take(pool)
-    weights = np.minimum(table.strength[pool], config.strength_cap).astype(np.float32)
-    query_rows = None if changed is None else np.flatnonzero(changed[pool]).astype(np.int64)
-    # Exact blocked products below ~10^4 rows, an IVF index with an HNSW quantizer above.
-    i_idx, j_idx, sims = similar_pairs(vectors, config.borderline_threshold,
-                                       method="auto", query_rows=query_rows)
+        return Plan(exact_groups, [], index=index)
+    weights = np.minimum(table.strength, config.strength_cap).astype(np.float32)
+    if index is None and pool.size < EXACT_PAIRS_BELOW:
+        vectors, space = table.vectors.take(pool), pool  # the matrix's rows are pool rows
+        query_rows = None if changed is None else np.flatnonzero(changed[pool]).astype(np.int64)
+        i_idx, j_idx, sims = similar_pairs(vectors, config.borderline_threshold,
+                                           method="exact", query_rows=query_rows)
+    else:  # the matrix's rows are table rows (no second copy of a million vectors)
+        index, vectors, (i_idx, j_idx, sims) = _cell_pairs(table, pool, config, changed, index)
+        space = np.arange(len(table))
     ids = [table.ids[r] for r in pool.tolist()]
     # Negations and changed numbers sit close in embedding space: never auto-merge them.
     strong = sims >= config.merge_threshold
@@ -157,8 +172,13 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
         a, b = int(pool[i_idx[n]]), int(pool[j_idx[n]])
         if texts_conflict(table.texts[a], table.texts[b]):
             strong[n] = False
-    groups = centroid_clusters(vectors, weights, (i_idx[strong], j_idx[strong], sims[strong]),
-                               config.merge_threshold)
+    rank = np.empty(len(table), dtype=np.int64)  # table row -> matrix row
+    rank[space] = np.arange(space.size)
+    at = np.full(len(table), -1, dtype=np.int64)  # table row -> pool position
+    at[pool] = np.arange(pool.size)
+    pairs = (rank[pool[i_idx[strong]]], rank[pool[j_idx[strong]]], sims[strong])
+    groups = [[int(at[space[r]]) for r in g] for g in
+              centroid_clusters(vectors, weights[space], pairs, config.merge_threshold)]
     del vectors
     cluster_of = {idx: g for g, members in enumerate(groups) for idx in members}
     works: dict[int, ClusterWork] = {}
@@ -183,7 +203,34 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
         else:
             singles.append(ClusterWork([], [pair]))
     clusters = list(works.values()) + singles
-    return Plan(exact_groups, clusters)
+    return Plan(exact_groups, clusters, index=index)
+
+
+def _cell_pairs(table: MemoryTable, pool: np.ndarray, config: ConsolidationConfig,
+                changed: np.ndarray | None, index: CellIndex | None
+                ) -> tuple[CellIndex, np.ndarray, Pairs]:
+    """Similar pairs of ``pool`` (as pool positions) through a cell index over every
+    table row. The index lists table rows, whose order never changes between passes
+    (new memories are appended), so the next pass can reuse it and add only new rows."""
+    x = table.vectors.take_all()
+    n = len(table)
+    if index is None or index.ntotal > n or index.centroids.shape[1] != x.shape[1]:
+        index = CellIndex.train(x[pool])
+        index.store_vectors = False  # the matrix is ours; a second copy would double memory
+        index.add(x)
+    elif index.ntotal < n:
+        index.add(x[index.ntotal:])
+    query = None
+    if changed is not None:
+        query = np.flatnonzero(changed & np.isin(np.arange(n), pool)).astype(np.int64)
+    i, j, s = index.pairs(x, config.borderline_threshold, query_rows=query)
+    pos = np.full(n, -1, dtype=np.int64)
+    pos[pool] = np.arange(pool.size)
+    keep = (pos[i] >= 0) & (pos[j] >= 0)
+    a, b = pos[i[keep]], pos[j[keep]]
+    lo, hi, s = np.minimum(a, b), np.maximum(a, b), s[keep]
+    order = np.lexsort((hi, lo))
+    return index, x, (lo[order], hi[order], s[order])
 
 
 def _survivor_key(m: Memory) -> tuple[float, datetime, str]:

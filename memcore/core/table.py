@@ -96,6 +96,21 @@ class Vectors:
             out[pos] = vec
         return out
 
+    def take_all(self) -> np.ndarray:
+        """Float32 matrix of every row (zeros for rows without a vector)."""
+        out = np.zeros((len(self), self.dim), dtype=np.float32)
+        for a in range(0, self.base_rows, 65_536):  # chunks: no second full-size temporary
+            b = min(self.base_rows, a + 65_536)
+            if self.dense is not None:
+                out[a:b] = self.dense[a:b]
+            else:
+                assert self.codes is not None and self.scales is not None
+                out[a:b] = self.codes[a:b]
+                out[a:b] *= self.scales[a:b, None]
+        for row, vec in self.override.items():
+            out[row] = 0.0 if vec is None else vec
+        return out
+
     def set(self, row: int, vector: Any) -> None:
         """Replace one row's vector (None = no vector)."""
         if not 0 <= row < len(self):
@@ -196,6 +211,21 @@ class MemoryTable:
 
     def __len__(self) -> int:
         return len(self.ids)
+
+    @classmethod
+    def concat(cls, first: MemoryTable, second: MemoryTable) -> MemoryTable:
+        """The rows of ``first`` then ``second`` (vectors become float32)."""
+        a, b = first.vectors.take_all(), second.vectors.take_all()
+        if a.shape[1] != b.shape[1] and len(first) and len(second):
+            raise ValueError(f"vector: dimensions {a.shape[1]} and {b.shape[1]} differ")
+        dense = np.concatenate([a, b]) if len(first) and len(second) else (a if len(b) == 0
+                                                                            else b)
+        vectors = Vectors(np.concatenate([first.vectors.present, second.vectors.present]),
+                          dense=dense)
+        cols = {name: np.concatenate([col, second._columns()[name]])
+                for name, col in first._columns().items()}
+        return cls(first.namespace, first.ids + second.ids, first.texts + second.texts,
+                   first.hashes + second.hashes, vectors, cols)
 
     def row(self, memory_id: str) -> int | None:
         """Row of ``memory_id`` (None if absent)."""

@@ -14,21 +14,19 @@ import platform
 import resource
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from memcore.adapters.offline import OfflineMerger
 from memcore.core.config import ConsolidationConfig
-from memcore.core.partition import (
-    CellIndex,
-    Pairs,
-    borderline_pairs,
-    centroid_clusters,
-    exact_pairs,
-    hnsw_pairs,
-)
+from memcore.core.consolidation import Loader, plan_table, reduce_table, resolve
+from memcore.core.models import Kind, Memory, Status
+from memcore.core.partition import CellIndex, Pairs, exact_pairs, hnsw_pairs
+from memcore.core.table import KINDS, STATUSES, MemoryTable, Vectors, micros_time, to_micros
+from memcore.core.text import content_hash
 from memcore.core.vector_index import faiss_module
 from memcore.devtools.bench.common import pyplot, save_figure
 
@@ -77,110 +75,96 @@ def synthetic_vectors(n: int, d: int, *, seed: int = 0, dup_frac: float = 0.1) -
     return x
 
 
-@dataclass
-class Columns:
-    """A namespace's memories as arrays (the offline merger's view of a snapshot)."""
-
-    vectors: np.ndarray
-    importance: np.ndarray
-    strength: np.ndarray
-    hours_since_use: np.ndarray
-    pinned: np.ndarray
-    alive: np.ndarray
-
-    @classmethod
-    def synthetic(cls, vectors: np.ndarray, *, seed: int = 0) -> Columns:
-        """Random bookkeeping for ``vectors`` (last use ~30 days ago on average, 1 % pinned)."""
-        n = vectors.shape[0]
-        rng = np.random.default_rng(seed + 1)
-        return cls(
-            vectors=vectors,
-            importance=np.asarray(rng.uniform(0.05, 1.0, n), dtype=np.float32),
-            strength=np.asarray(1.0 + rng.exponential(0.5, n), dtype=np.float32),
-            hours_since_use=np.asarray(rng.exponential(24.0 * 30, n), dtype=np.float32),
-            pinned=np.asarray(rng.random(n) < 0.01),
-            alive=np.ones(n, dtype=bool),
-        )
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def merge_clusters(cols: Columns, clusters: Sequence[Sequence[int]], strength_cap: float) -> int:
-    """Merge each cluster into its strongest member; returns the rows retired.
-
-    The survivor gets the strength-weighted centroid, the summed (capped) strength,
-    the highest importance and the most recent use; the others stop being alive.
-    """
-    if not clusters:
-        return 0
-    sizes = np.fromiter((len(c) for c in clusters), dtype=np.int64, count=len(clusters))
-    rows = np.fromiter((r for c in clusters for r in c), dtype=np.int64, count=int(sizes.sum()))
-    cid = np.repeat(np.arange(len(clusters)), sizes)
-    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
-    w = cols.strength[rows].astype(np.float32)
-    centroid = np.add.reduceat(w[:, None] * cols.vectors[rows], starts, axis=0)
-    centroid /= np.linalg.norm(centroid, axis=1, keepdims=True)
-    # Survivor: highest strength x importance, ties to the lowest row.
-    order = np.lexsort((rows, -(w * cols.importance[rows]), cid))
-    survivor = rows[order[starts]]
-    cols.vectors[survivor] = centroid
-    cols.strength[survivor] = np.minimum(np.add.reduceat(w, starts), strength_cap)
-    cols.importance[survivor] = np.maximum.reduceat(cols.importance[rows], starts)
-    cols.hours_since_use[survivor] = np.minimum.reduceat(cols.hours_since_use[rows], starts)
-    retired = np.setdiff1d(rows, survivor)
-    cols.alive[retired] = False
-    return int(retired.size)
+def _word(i: int) -> str:
+    """A letters-only name for ``i`` (digits in texts would read as changed numbers)."""
+    out = ""
+    while True:
+        i, r = divmod(i, 26)
+        out = _LETTERS[r] + out
+        if i == 0:
+            return out
 
 
-def decay_floor_cap(cols: Columns, config: ConsolidationConfig, cap: int) -> tuple[int, int]:
-    """Ebbinghaus score importance * exp(-t / (strength * tau)); tombstone below the
-    floor, then beyond ``cap`` live rows by lowest score (pinned rows exempt).
-    Returns (floored, capped)."""
-    score = cols.importance * np.exp(
-        -cols.hours_since_use / (cols.strength * np.float32(config.tau_hours))
-    )
-    low = cols.alive & ~cols.pinned & (score < config.floor)
-    cols.alive[low] = False
-    over = int(cols.alive.sum()) - cap
-    capped = 0
-    if over > 0:
-        candidates = np.nonzero(cols.alive & ~cols.pinned)[0]
-        over = min(over, candidates.size)
-        # Lowest scores go; ties to the higher row (the newer one stays).
-        order = np.lexsort((-candidates, score[candidates]))[:over]
-        cols.alive[candidates[order]] = False
-        capped = over
-    return int(low.sum()), capped
+def synthetic_table(vectors: np.ndarray, *, now: datetime, seed: int = 0, start: int = 0,
+                    namespace: str = "bench-scale") -> MemoryTable:
+    """Memories for ``vectors`` as a :class:`MemoryTable`: last use ~30 days ago on
+    average, importance uniform in [0.05, 1], 1 % pinned, each from its own episode.
+    A planted near-duplicate says the same thing as its source in other words."""
+    n = vectors.shape[0]
+    rng = np.random.default_rng(seed + 1 + start)
+    cols = MemoryTable.empty_columns(n)
+    now_us = to_micros(now)
+    age_us = (np.asarray(rng.exponential(24.0 * 30, n)) * 3.6e9).astype(np.int64)
+    cols["importance"][:] = rng.uniform(0.05, 1.0, n)
+    cols["strength"][:] = 1.0 + rng.exponential(0.5, n)
+    cols["confidence"][:] = 0.9
+    cols["last_used"][:] = now_us - age_us
+    cols["last_supported"][:] = now_us - age_us
+    cols["created_at"][:] = now_us - age_us - 3_600_000_000
+    cols["updated_at"][:] = cols["created_at"]
+    cols["status"][:] = STATUSES.index(Status.ACTIVE)
+    cols["kind"][:] = KINDS.index(Kind.KNOWLEDGE)
+    cols["pinned"][:] = rng.random(n) < 0.01
+    cols["n_sources"][:] = 1
+    cols["version"][:] = 1
+    ids = [f"m{start + i:09d}" for i in range(n)]
+    texts = [f"Fact {_word(start + i)} about topic {_word((start + i) % 997)}." for i in range(n)]
+    return MemoryTable(namespace, ids, texts, [content_hash(t) for t in texts],
+                       Vectors(np.ones(n, dtype=bool), dense=vectors), cols)
 
 
-def _live_pairs(pairs: Pairs, alive: np.ndarray) -> Pairs:
-    i, j, s = pairs
-    keep = alive[i] & alive[j]
-    return i[keep], j[keep], s[keep]
+def table_loader(table: MemoryTable) -> Loader:
+    """Full records of a synthetic table's rows (what the store would return)."""
+
+    def load(ids: Sequence[str]) -> list[Memory | None]:
+        out: list[Memory | None] = []
+        for memory_id in ids:
+            row = table.row(memory_id)
+            if row is None:
+                out.append(None)
+                continue
+            vec = table.vectors.take([row])[0] if table.vectors.present[row] else None
+            out.append(Memory.model_construct(
+                id=memory_id, namespace=table.namespace, text=table.texts[row],
+                vector=None if vec is None else vec.tolist(),
+                importance=float(table.importance[row]),
+                last_used=micros_time(int(table.last_used[row])),
+                strength=float(table.strength[row]), confidence=float(table.confidence[row]),
+                last_supported=micros_time(int(table.last_supported[row])),
+                kind=KINDS[int(table.kind[row])], sources=[f"ep-{memory_id}"],
+                support=1, explicit=bool(table.explicit[row]), pinned=bool(table.pinned[row]),
+                valid_from=None, valid_until=None, expires_at=None,
+                status=STATUSES[int(table.status[row])], superseded_by=None,
+                derived_level=int(table.derived_level[row]), recall_count=0,
+                content_hash=table.hashes[row], member_texts=[], relation=None,
+                created_at=micros_time(int(table.created_at[row])),
+                updated_at=micros_time(int(table.updated_at[row])),
+                version=int(table.version[row])))
+        return out
+
+    return load
 
 
-def consolidate(
-    cols: Columns,
-    pairs: Pairs,
-    config: ConsolidationConfig,
-    cap: int,
-) -> dict[str, int]:
-    """One offline pass over ``pairs``: clusters, borderline pairs, merge, decay, floor, cap."""
-    pairs = _live_pairs(pairs, cols.alive)
-    weights = cols.strength.astype(np.float64)
-    clusters = centroid_clusters(cols.vectors, weights, pairs, config.merge_threshold)
-    border = borderline_pairs(
-        pairs, clusters, config.merge_threshold, config.borderline_threshold,
-        n=cols.vectors.shape[0],
-    )  # fmt: skip
-    merged = merge_clusters(cols, clusters, config.strength_cap)
-    floored, capped = decay_floor_cap(cols, config, cap)
-    return {
-        "pairs": int(pairs[0].size),
-        "clusters": len(clusters),
-        "borderline": int(border[0].size),
-        "merged": merged,
-        "floored": floored,
-        "capped": capped,
-    }
+def consolidate_table(table: MemoryTable, config: ConsolidationConfig, now: datetime, *,
+                      changed: np.ndarray | None = None, index: CellIndex | None = None
+                      ) -> tuple[dict[str, int], CellIndex | None]:
+    """One pass of memcore's own consolidation (plan, offline merger, reduce) over
+    ``table``, in place. Returns what it did and the cell index for the next pass."""
+    merger = OfflineMerger()
+    plan_ = plan_table(table, config, changed=changed, index=index)
+    load = table_loader(table)
+    records = {m.id: m for m in load(plan_.ids()) if m is not None}
+    outcomes = resolve(plan_, records, merger)
+    changes = reduce_table(table, load, plan_, outcomes, now, config, summarize=merger.summarize)
+    events: dict[str, int] = {}
+    for e in changes.events:
+        events[e.action.value] = events.get(e.action.value, 0) + 1
+    return {"exact_groups": len(plan_.exact_groups), "clusters": len(plan_.clusters),
+            "changed": len(changes.changed), **{k.lower(): v for k, v in events.items()}
+            }, plan_.index
 
 
 def _keys(pairs: Pairs, n: int) -> np.ndarray:
@@ -231,9 +215,7 @@ def run_scale(
         raise ValueError(f"incremental must be in (0, 0.5], got {incremental}")
     threads = threads or os.cpu_count() or 1
     faiss_module(threads)
-    config = ConsolidationConfig()
-    threshold = config.borderline_threshold
-    cap = int(0.95 * n)  # so the cap step has work to do
+    threshold = ConsolidationConfig().borderline_threshold
     n_new = max(1, int(n * incremental))
     all_vectors = synthetic_vectors(n + n_new, d, seed=seed)
     x = all_vectors[:n]
@@ -285,23 +267,26 @@ def run_scale(
         del hp
     del truth
 
-    # Full pass: partition + clusters + merge + decay + floor + cap, end to end.
-    cols = Columns.synthetic(all_vectors, seed=seed)
-    cols.alive[n:] = False  # the incremental rows do not exist yet
+    # Full pass: memcore's plan (cells) -> offline merger -> reduce (merge, expiry,
+    # support, summarize-before-forget, floor, cap), over columns.
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+    config = ConsolidationConfig(cap=int(0.95 * n))  # so the cap step has work to do
+    table = synthetic_table(x, now=now, seed=seed)
     t0 = time.perf_counter()
-    index = CellIndex.train(x, seed=seed)
-    index.add(x)
-    full = consolidate(cols, index.pairs(x, threshold), config, cap)
+    full, cells = consolidate_table(table, config, now)
     result["pass_seconds"] = time.perf_counter() - t0
     result["pass"] = full
 
-    # Incremental pass: n_new rows arrive; only they are assigned and searched.
+    # Incremental pass: n_new memories arrive; only they are assigned and searched.
+    later = datetime(2026, 1, 2, tzinfo=UTC)
+    fresh = synthetic_table(all_vectors[n:], now=later, seed=seed, start=n)
+    grown = MemoryTable.concat(table, fresh)  # what a store read would return now
+    del table
+    changed = np.zeros(len(grown), dtype=bool)
+    changed[n:] = True
+    config = ConsolidationConfig(cap=int(0.95 * (n + n_new)))
     t0 = time.perf_counter()
-    new_rows = np.arange(n, n + n_new)
-    cols.alive[new_rows] = True
-    index.add(all_vectors[n:])
-    pairs = index.pairs(all_vectors, threshold, query_rows=new_rows)
-    inc = consolidate(cols, pairs, config, int(0.95 * (n + n_new)))
+    inc, _ = consolidate_table(grown, config, later, changed=changed, index=cells)
     result["incremental_seconds"] = time.perf_counter() - t0
     result["incremental_rows"] = n_new
     result["incremental"] = inc
