@@ -48,6 +48,8 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
                                       help="One conversation, 3 sessions (smoke run)."),
            turns_per_add: int = typer.Option(1, "--turns-per-add", min=1,
                                              help="Consecutive turns per Client.add."),
+           search: str = typer.Option("hybrid", "--search",
+                                      help="hybrid (BM25 + vector, default) | vector."),
            sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
                                           help="A setting for this run (repeatable)."),
            out: Path = typer.Option(..., "--out", dir_okay=False,
@@ -57,7 +59,8 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
     from memcore.devtools.bench.locomo import CONTRACT_KEYS, parse_sets, run_locomo
 
     result = run_locomo(data, embedder=embedder, facts=facts, quick=quick, out=out,
-                        overrides=parse_sets(sets), turns_per_add=turns_per_add)
+                        overrides=parse_sets(sets), turns_per_add=turns_per_add,
+                        search=search)
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str))
 
 

@@ -12,8 +12,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
+from memcore.core import retrieval
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
 from memcore.core.models import (
@@ -153,6 +156,7 @@ class Client:
         self._models = models
         self._celery: Celery | None = None
         self._index_cache: IndexCache | None = None
+        self._text_cache = retrieval.TextIndexCache(self._texts_of)
 
     @property
     def models(self) -> Models:
@@ -167,6 +171,10 @@ class Client:
             self._index_cache = IndexCache(self.store.vectors_since, self.models.embedder.dim,
                                            drains=True)
         return self._index_cache
+
+    def _texts_of(self, namespace: str, ids: Sequence[str]) -> list[str | None]:
+        memories = self.store.get_many(namespace, ids, vectors=False)
+        return [None if m is None else m.text for m in memories]
 
     @property
     def celery(self) -> Celery:
@@ -291,13 +299,16 @@ class Client:
 
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | None = None,
-               touch: bool = True, retention_weight: float = 0.05) -> list[SearchHit]:
-        """Memories ranked by similarity to ``query`` plus a little retention.
+               touch: bool = True, retention_weight: float = 0.05,
+               hybrid: bool = True) -> list[SearchHit]:
+        """Memories ranked for ``query``: BM25 over their text fused with vector
+        similarity (reciprocal rank fusion), lifted a little by retention.
 
-        Superseded and tombstoned memories are left out unless ``include_inactive``;
-        the texts returned never exceed ``max_chars`` in total (a hard cap, not a hint).
-        Recall bookkeeping (last_used, strength, recall_count) is recorded unless
-        ``touch`` is False.
+        ``hybrid=False`` ranks by cosine similarity alone (plus retention), as before
+        hybrid retrieval existed. Superseded and tombstoned memories are left out
+        unless ``include_inactive``; the texts returned never exceed ``max_chars`` in
+        total (a hard cap, not a hint). Recall bookkeeping (last_used, strength,
+        recall_count) is recorded unless ``touch`` is False.
         """
         validate_namespace(namespace)
         if not query.strip():
@@ -305,7 +316,8 @@ class Client:
         if k < 1:
             raise ValueError("k must be at least 1")
         now = as_utc(now) if now else utcnow()
-        index = self._index.get(namespace, self.store.current_version(namespace))
+        version = self.store.current_version(namespace)
+        index = self._index.get(namespace, version)
         if len(index) == 0:
             return []
         roles = self.models.instrumented
@@ -314,19 +326,41 @@ class Client:
         finally:
             # Counted and logged by the instrumentation; a read has no audit entry to write.
             roles.instruments.drain_errors()
-        (row,) = index.search(vec, max(k * 4, 20))
-        ids = [mid for mid, _ in row]
-        records = self.store.get_many(namespace, ids)
+        depth = max(k * 4, retrieval.DEPTH if hybrid else 20)
+        (row,) = index.search(vec, depth)
+        if hybrid:
+            lexical = self._text_cache.get(namespace, version, index).search(query, depth)
+            # A cosine <= 0 shares nothing with the query (the hashing embedder gives
+            # exact zeros): such a rank is noise, not evidence.
+            rank = retrieval.fuse([[mid for mid, sim in row if sim > 0],
+                                   [mid for mid, _ in lexical]])
+            bm25 = dict(lexical)
+        else:
+            rank = {mid: float(sim) for mid, sim in row}
+            bm25 = {}
+        order = sorted(rank, key=lambda mid: (-rank[mid], -bm25.get(mid, 0.0), mid))
         cfg = self.settings.consolidation
-        hits = []
-        for (_, sim), memory in zip(row, records, strict=True):
-            if memory is None or (not include_inactive and memory.status not in LIVE_STATUSES):
-                continue
-            keep = (effective_relation_weight(memory, now, cfg) if memory.relation is not None
-                    else memory_score(memory, now, cfg))
-            score = float(sim) + retention_weight * keep
-            hits.append(SearchHit(memory, float(sim), score))
-        hits.sort(key=lambda h: -h.score)
+        query_vec = np.asarray(vec, dtype=np.float32).reshape(-1)
+        hits: list[SearchHit] = []
+        # Read records a chunk at a time until k live ones are found.
+        step = max(k * 4, 20)
+        for start in range(0, len(order), step):
+            ids = order[start:start + step]
+            for mid, memory in zip(ids, self.store.get_many(namespace, ids), strict=True):
+                if memory is None or (not include_inactive
+                                      and memory.status not in LIVE_STATUSES):
+                    continue
+                keep = (effective_relation_weight(memory, now, cfg)
+                        if memory.relation is not None else memory_score(memory, now, cfg))
+                sim = float(query_vec @ memory.array) if memory.vector is not None else 0.0
+                # Cosine is additive with retention; a fused rank score is scaled by it.
+                score = (rank[mid] * (1.0 + retention_weight * keep) if hybrid
+                         else sim + retention_weight * keep)
+                hits.append(SearchHit(memory, sim, score))
+            if len(hits) >= k:
+                break
+        # Equal fused ranks (common with RRF) go to the stronger text match.
+        hits.sort(key=lambda h: (-h.score, -bm25.get(h.memory.id, 0.0), h.memory.id))
         chosen: list[SearchHit] = []
         used = 0
         for hit in hits[:k]:

@@ -120,6 +120,12 @@ class VectorIndex:
         if self._hnsw is not None:
             self._hnsw.add(mat)
 
+    def ids_from(self, row: int) -> list[str]:
+        """The ids of rows ``row`` onwards, in the order they were added."""
+        if row < 0:
+            raise ValueError(f"row must be >= 0, got {row}")
+        return self._ids[row : self._n]
+
     def vectors(self) -> np.ndarray:
         """All stored rows (a view; do not modify)."""
         return self._buf[: self._n]

@@ -50,6 +50,7 @@ CONTRACT_KEYS = (
 STAGES = ("raw", "ingested", "consolidated")
 STAGE_KEYS = ("recall_at_10", "memories", "words")
 FACT_SOURCES = ("extracted", "observations")
+SEARCH_MODES = ("hybrid", "vector")
 CATEGORIES = (1, 2, 3, 4)
 K = 10
 QUICK_SESSIONS = 3
@@ -254,7 +255,7 @@ def ingest(client: Client, convs: Sequence[Conversation], turns_per_add: int = 1
     return time.perf_counter() - t0
 
 
-def measure(client: Client, ns: str, conv: Conversation) -> StageResult:
+def measure(client: Client, ns: str, conv: Conversation, hybrid: bool = True) -> StageResult:
     """Recall@10 of the conversation's questions and the live size of ``ns``."""
     stage = StageResult()
     for m in client.store.iter_memories(ns, statuses=LIVE_STATUSES):
@@ -262,7 +263,7 @@ def measure(client: Client, ns: str, conv: Conversation) -> StageResult:
         stage.words += len(m.text.split())
         stage.summaries += m.derived_level > 0
     for q in conv.questions:
-        hits = client.search(ns, q.text, k=K, now=conv.last_time, touch=False)
+        hits = client.search(ns, q.text, k=K, now=conv.last_time, touch=False, hybrid=hybrid)
         if len(hits) < K:
             stage.short_results += 1
         covered = {s for h in hits for s in h.memory.sources} & q.evidence
@@ -294,7 +295,7 @@ def combine(stages: Sequence[StageResult]) -> dict[str, Any]:
 def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
                quick: bool = False, out: Path | None = None, redis_url: str | None = None,
                ingest_concurrency: int = 2, overrides: Mapping[str, str] | None = None,
-               turns_per_add: int = 1) -> dict[str, Any]:
+               turns_per_add: int = 1, search: str = "hybrid") -> dict[str, Any]:
     """Run the LoCoMo benchmark once and write ``out`` (JSON), ``.md`` and ``.png``.
 
     ``overrides``: settings for this run (``{"add_threshold": "0.6", "consolidation":
@@ -303,6 +304,8 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
     """
     if embedder not in ("hash", "local", "openai"):
         raise ValueError(f"embedder must be hash, local or openai; got {embedder!r}")
+    if search not in SEARCH_MODES:
+        raise ValueError(f"search must be {' or '.join(SEARCH_MODES)}; got {search!r}")
     convs = load_conversations(data, facts=facts, quick=quick)
     overrides = dict(overrides or {})
     settings_with(overrides, embedder=embedder)  # a bad override fails before any work
@@ -318,7 +321,7 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
                                  extractor=env["MEMCORE_EXTRACTOR"])
         client = Client(settings=settings)
         try:
-            result = _run(client, convs, embedder, facts, turns_per_add)
+            result = _run(client, convs, embedder, facts, turns_per_add, search == "hybrid")
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
@@ -356,19 +359,19 @@ def parse_sets(items: Sequence[str]) -> dict[str, str]:
 
 
 def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: str,
-         turns_per_add: int) -> dict[str, Any]:
+         turns_per_add: int, hybrid: bool = True) -> dict[str, Any]:
     per: dict[str, dict[str, StageResult]] = {c.name: {} for c in convs}
     raw_ns = {c.name: store_raw(client, c) for c in convs}
     ingest_seconds = ingest(client, convs, turns_per_add)
     passes: dict[str, Any] = {}
     t_pass = time.perf_counter()
     for c in convs:
-        per[c.name]["raw"] = measure(client, raw_ns[c.name], c)
-        per[c.name]["ingested"] = measure(client, c.namespace, c)
+        per[c.name]["raw"] = measure(client, raw_ns[c.name], c, hybrid)
+        per[c.name]["ingested"] = measure(client, c.namespace, c, hybrid)
         passes[c.name] = client.consolidate(c.namespace, now=c.last_time, timeout=1800)
     pass_seconds = time.perf_counter() - t_pass
     for c in convs:
-        per[c.name]["consolidated"] = measure(client, c.namespace, c)
+        per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid)
     counters = {c.name: client.store.counters(c.namespace) for c in convs}
     turns = sum(float(counters[n].get("turns", 0)) for n in counters)
     calls = sum(float(counters[n].get("model_calls", 0)) for n in counters)
@@ -379,6 +382,7 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
         "questions": sum(len(c.questions) for c in convs),
         "turns": sum(c.turns for c in convs),
         "embedder": embedder,
+        "search": "hybrid" if hybrid else "vector",
         "facts": facts,
         "turns_per_add": turns_per_add,
         "model_calls_per_turn": calls / turns if turns else 0.0,
@@ -415,7 +419,8 @@ def markdown(result: Mapping[str, Any]) -> str:
             *(c[s]["words"] for s in STAGES))
            for name, c in result["per_conversation"].items()]
     return "\n".join([
-        f"# bench locomo ({result['embedder']} embedder, {result['facts']} facts)", "",
+        f"# bench locomo ({result['embedder']} embedder, {result['facts']} facts, "
+        f"{result.get('search', 'vector')} search)", "",
         f"{result['conversations']} conversations, {result['questions']} questions "
         f"(categories 1-4), {result['turns']} turns ({result['turns_per_add']} per add); "
         f"settings {result.get('settings') or 'default'}; model calls per turn "
@@ -457,6 +462,8 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--embedder", choices=("hash", "local", "openai"), default="hash")
     parser.add_argument("--facts", choices=FACT_SOURCES, default="extracted")
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--search", choices=SEARCH_MODES, default="hybrid",
+                        help="Client.search ranking: hybrid (BM25 + vector, default) or vector")
     parser.add_argument("--turns-per-add", type=int, default=1,
                         help="consecutive turns of a session per Client.add (default 1)")
     parser.add_argument("--redis-url", default=None)
@@ -468,7 +475,7 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     overrides = parse_sets(args.set)
     result = run_locomo(args.data, embedder=args.embedder, facts=args.facts, quick=args.quick,
                         out=args.out, redis_url=args.redis_url, overrides=overrides,
-                        turns_per_add=args.turns_per_add)
+                        turns_per_add=args.turns_per_add, search=args.search)
     print(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str), flush=True)
     return result
 

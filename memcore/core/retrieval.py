@@ -1,0 +1,279 @@
+"""Hybrid retrieval: BM25 over memory text fused with vector similarity.
+
+Pure (no Redis): :class:`TextIndex` is an incremental BM25 index of string ids;
+:func:`fuse` combines ranked lists by reciprocal rank fusion (RRF). A vector ranking
+alone misses a question whose words the memory shares but whose embedding drifts
+(names, rare words with the hashing embedder); BM25 alone misses paraphrases. RRF
+needs no score calibration between the two, so it works for every embedder.
+
+Terms are the lexicon's stemmed content words, so "moved"/"moving" and "jobs"/"job"
+meet. A query is also expanded with a small table of broader words ("pets" ->
+cat, dog, ...; "job" -> work, career, ...): the everyday categories a person asks
+about by their general name while the memory names the instance.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from memcore.core.lexicon import content_terms, stem, tokens, word_set
+from memcore.core.vector_index import VectorIndex
+
+RRF_K = 10
+"""The RRF constant: 60 in Cormack et al. (2009); 10 ranked LoCoMo evidence best with
+both the hashing and the MiniLM embedder (notes/benchmarks.md), i.e. the top few ranks
+of each list count for more."""
+
+DEPTH = 100
+"""How many candidates each ranking contributes to the fusion (per query)."""
+
+# Broader word -> narrower words a memory may use instead. Kept to everyday categories
+# a profile is asked about; each side is stemmed at import.
+_BROADER: dict[str, str] = {
+    "pet": "cat cats dog dogs puppy kitten hamster rabbit parrot bird fish turtle guinea "
+           "pig pony horse snake lizard",
+    "animal": "cat dog puppy kitten hamster rabbit parrot bird fish turtle horse snake",
+    "job": "work works worked working career profession occupation employed employer "
+           "hired role position engineer nurse teacher designer developer manager doctor "
+           "counselor lawyer",
+    "work": "job career profession occupation employed employer office",
+    "career": "job work profession occupation",
+    "profession": "job work career occupation",
+    "occupation": "job work career profession",
+    "live": "lives living moved move relocated based home city apartment house",
+    "home": "live lives house apartment moved",
+    "hobby": "hobbies enjoy enjoys likes love loves play plays painting hiking reading "
+             "running cooking gardening photography pottery",
+    "hobbies": "hobby enjoy enjoys likes love loves play plays painting hiking reading",
+    "family": "mother father mom dad sister brother son daughter wife husband kids children "
+              "parents grandma grandmother grandfather",
+    "kid": "son daughter children child kids",
+    "children": "son daughter kids child",
+    "partner": "wife husband girlfriend boyfriend spouse fiance",
+    "spouse": "wife husband partner",
+    "sport": "football soccer basketball tennis running swimming hiking cycling yoga",
+    "music": "song songs guitar piano violin concert band sing singing",
+    "instrument": "guitar piano violin drums flute cello saxophone",
+    "food": "eat eats cook cooking dish meal restaurant",
+    "allergy": "allergic allergies",
+    "allergic": "allergy allergies",
+    "study": "studying school university college degree course exam class",
+    "school": "study university college degree course class",
+    "book": "books read reading novel author",
+    "read": "book books novel reading",
+    "travel": "trip trips traveled visited visit vacation journey",
+    "trip": "travel traveled visited vacation journey",
+    "car": "drive drives vehicle",
+    "friend": "friends buddy pal",
+    "math": "mathematics algebra calculus geometry statistics arithmetic",
+}
+
+# Idioms whose words mislead term matching ("do for a living" is not about where one
+# lives): when the phrase occurs, its words are replaced by these terms.
+_PHRASES: dict[str, str] = {
+    "for a living": "job work career",
+    "line of work": "job work career",
+    "where is she from": "born grew hometown",
+    "where is he from": "born grew hometown",
+    "where are you from": "born grew hometown",
+}
+
+
+def _stems(words: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in word_set(words))
+
+
+EXPANSIONS: Mapping[str, frozenset[str]] = {stem(k): _stems(v) for k, v in _BROADER.items()}
+"""Stemmed broader term -> the stemmed narrower terms it also matches."""
+
+EXPANSION_WEIGHT = 0.5
+"""An expanded term counts half as much as a term the query said."""
+
+
+def terms(text: str) -> list[str]:
+    """The index terms of ``text``: stemmed content words, in order."""
+    return content_terms(text)
+
+
+def query_terms(query: str, expand: bool = True) -> dict[str, float]:
+    """Query term -> weight (1 for said terms, :data:`EXPANSION_WEIGHT` for expansions)."""
+    weights: dict[str, float] = {}
+    if expand:
+        folded = " ".join(tokens(query))
+        for phrase, meaning in _PHRASES.items():
+            if phrase in folded:
+                folded = folded.replace(phrase, " ")
+                for term in terms(meaning):
+                    weights[term] = 1.0
+        query = folded
+    for term in terms(query):
+        weights[term] = 1.0
+    if expand:
+        for term in list(weights):
+            for extra in EXPANSIONS.get(term, ()):
+                weights.setdefault(extra, EXPANSION_WEIGHT)
+    return weights
+
+
+class TextIndex:
+    """Incremental Okapi BM25 over string ids; re-adding an id replaces its text."""
+
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+        if k1 < 0:
+            raise ValueError(f"k1 must be >= 0, got {k1}")
+        if not 0 <= b <= 1:
+            raise ValueError(f"b must be in [0, 1], got {b}")
+        self.k1 = k1
+        self.b = b
+        self._docs: dict[str, Counter[str]] = {}
+        self._lengths: dict[str, int] = {}
+        self._postings: dict[str, dict[str, int]] = {}
+        self._total_length = 0
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._docs
+
+    def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
+        """Index ``texts`` under ``ids`` (an id already present is re-indexed)."""
+        if isinstance(ids, str):
+            raise ValueError("ids must be a sequence of strings, not a single string")
+        if len(ids) != len(texts):
+            raise ValueError(f"ids has {len(ids)} entries but texts has {len(texts)}")
+        for i, (ident, text) in enumerate(zip(ids, texts, strict=True)):
+            if not isinstance(ident, str):
+                raise ValueError(f"ids[{i}] must be a string")
+            if not isinstance(text, str):
+                raise ValueError(f"texts[{i}] must be a string")
+            self.remove(ident)
+            counts = Counter(terms(text))
+            self._docs[ident] = counts
+            length = sum(counts.values())
+            self._lengths[ident] = length
+            self._total_length += length
+            for term, tf in counts.items():
+                self._postings.setdefault(term, {})[ident] = tf
+
+    def remove(self, ident: str) -> None:
+        """Forget ``ident`` (no error if unknown)."""
+        counts = self._docs.pop(ident, None)
+        if counts is None:
+            return
+        self._total_length -= self._lengths.pop(ident)
+        for term in counts:
+            posting = self._postings.get(term)
+            if posting is not None:
+                posting.pop(ident, None)
+                if not posting:
+                    del self._postings[term]
+
+    def idf(self, term: str) -> float:
+        """BM25's idf (the non-negative variant, ``log(1 + (N - df + .5) / (df + .5))``)."""
+        df = len(self._postings.get(term, ()))
+        n = len(self._docs)
+        return math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: Mapping[str, float] | str) -> dict[str, float]:
+        """BM25 score of every document sharing a term with ``query`` (others score 0)."""
+        weights = query_terms(query) if isinstance(query, str) else query
+        if not self._docs:
+            return {}
+        avg = self._total_length / len(self._docs) or 1.0
+        out: dict[str, float] = {}
+        for term, weight in weights.items():
+            posting = self._postings.get(term)
+            if not posting:
+                continue
+            idf = self.idf(term) * weight
+            for ident, tf in posting.items():
+                norm = self.k1 * (1 - self.b + self.b * self._lengths[ident] / avg)
+                out[ident] = out.get(ident, 0.0) + idf * tf * (self.k1 + 1) / (tf + norm)
+        return out
+
+    def search(self, query: Mapping[str, float] | str, k: int,
+               exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
+        """The ``k`` best ``(id, score)`` for ``query``, best first (ties by id)."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        skip = set(exclude)
+        scored = [(i, s) for i, s in self.scores(query).items() if s > 0 and i not in skip]
+        scored.sort(key=lambda x: (-x[1], x[0]))
+        return scored[:k]
+
+
+def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None,
+         k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: ``sum_r w_r / (k + rank_r(id))`` over the rankings
+    (rank 1 is best); an id missing from a ranking gets nothing from it."""
+    if k < 0:
+        raise ValueError(f"k must be >= 0, got {k}")
+    if weights is None:
+        weights = [1.0] * len(rankings)
+    if len(weights) != len(rankings):
+        raise ValueError(f"weights has {len(weights)} entries for {len(rankings)} rankings")
+    out: dict[str, float] = {}
+    for ranking, weight in zip(rankings, weights, strict=True):
+        for rank, ident in enumerate(ranking, start=1):
+            out[ident] = out.get(ident, 0.0) + weight / (k + rank)
+    return out
+
+
+FetchTexts = Callable[[str, Sequence[str]], Sequence[str | None]]
+
+
+class TextIndexCache:
+    """Per-process cache of one :class:`TextIndex` per namespace, kept in step with the
+    namespace's :class:`~memcore.core.vector_index.VectorIndex`.
+
+    Every memory write appends a row to the vector index (a rewritten memory appends
+    its id again), so the rows added since the last call name exactly the memories
+    whose text is new or changed; ``fetch_texts(namespace, ids)`` reads those texts
+    (``None`` for a memory that is gone). A new snapshot version starts afresh.
+    """
+
+    def __init__(self, fetch_texts: FetchTexts, *, max_namespaces: int = 64) -> None:
+        if max_namespaces < 1:
+            raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
+        self._fetch = fetch_texts
+        self.max_namespaces = max_namespaces
+        self._entries: OrderedDict[str, tuple[int, int, TextIndex]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, namespace: str, version: int, vectors: VectorIndex) -> TextIndex:
+        """The text index of ``namespace`` at ``version`` covering every row of ``vectors``."""
+        with self._lock:
+            entry = self._entries.get(namespace)
+            if entry is None or entry[0] != version or entry[1] > vectors.rows:
+                entry = (version, 0, TextIndex())
+            _, seen, index = entry
+            ids = list(dict.fromkeys(vectors.ids_from(seen)))
+            if ids:
+                texts = self._fetch(namespace, ids)
+                if len(texts) != len(ids):
+                    raise ValueError(f"fetch_texts returned {len(texts)} texts for {len(ids)} ids")
+                for ident, text in zip(ids, texts, strict=True):
+                    if text is None:
+                        index.remove(ident)
+                    else:
+                        index.add([ident], [text])
+            self._entries[namespace] = (version, vectors.rows, index)
+            self._entries.move_to_end(namespace)
+            while len(self._entries) > self.max_namespaces:
+                self._entries.popitem(last=False)
+            return index
+
+    def invalidate(self, namespace: str | None = None) -> None:
+        """Drop one namespace's index, or all of them."""
+        with self._lock:
+            if namespace is None:
+                self._entries.clear()
+            else:
+                self._entries.pop(namespace, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
