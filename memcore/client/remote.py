@@ -247,7 +247,7 @@ class RemoteClient:
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False,
                filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
-        """Memories ranked by similarity plus a little retention."""
+        """Memories ranked by hybrid search (BM25 + vector) plus a little retention."""
         return self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
                                             include_inactive=include_inactive,
                                             filters=filters))
@@ -361,7 +361,7 @@ class AsyncRemoteClient:
     async def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                      include_inactive: bool = False,
                      filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
-        """Memories ranked by similarity plus a little retention."""
+        """Memories ranked by hybrid search (BM25 + vector) plus a little retention."""
         return await self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
                                                   include_inactive=include_inactive,
                                                   filters=filters))

@@ -76,7 +76,7 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
 @requires(ApiRole.READ)
 def search(body: SearchRequest, ns: str = NS,
            state: ApiState = Depends(api_state)) -> SearchResponse:
-    """Memories ranked by similarity to ``query`` plus a little retention."""
+    """Memories ranked for ``query`` by hybrid search (BM25 + vector) plus a little retention."""
     client = state.client
     kwargs: dict[str, Any] = {"include_inactive": body.include_inactive,
                               "max_chars": body.max_chars}
