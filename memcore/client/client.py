@@ -334,11 +334,15 @@ class Client:
             # exact zeros): such a rank is noise, not evidence.
             rank = retrieval.fuse([[mid for mid, sim in row if sim > 0],
                                    [mid for mid, _ in lexical]])
+            for mid, _ in row:
+                rank.setdefault(mid, 0.0)  # still returned, after every real match
             bm25 = dict(lexical)
         else:
             rank = {mid: float(sim) for mid, sim in row}
             bm25 = {}
-        order = sorted(rank, key=lambda mid: (-rank[mid], -bm25.get(mid, 0.0), mid))
+        cosine = dict(row)
+        order = sorted(rank, key=lambda mid: (-rank[mid], -bm25.get(mid, 0.0),
+                                              -cosine.get(mid, 0.0), mid))
         cfg = self.settings.consolidation
         query_vec = np.asarray(vec, dtype=np.float32).reshape(-1)
         hits: list[SearchHit] = []
@@ -360,7 +364,8 @@ class Client:
             if len(hits) >= k:
                 break
         # Equal fused ranks (common with RRF) go to the stronger text match.
-        hits.sort(key=lambda h: (-h.score, -bm25.get(h.memory.id, 0.0), h.memory.id))
+        hits.sort(key=lambda h: (-h.score, -bm25.get(h.memory.id, 0.0), -h.similarity,
+                                 h.memory.id))
         chosen: list[SearchHit] = []
         used = 0
         for hit in hits[:k]:
