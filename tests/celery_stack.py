@@ -11,16 +11,22 @@ from collections.abc import Iterator
 
 import pytest
 
-from memcore.devtools.redis_server import start_redis
+from memcore.devtools.redis_server import free_port, start_redis
 from memcore.devtools.stack import LocalStack
 
 
 @pytest.fixture(scope="session")
 def celery_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    """Redis and one ingest plus one consolidate worker for the whole session."""
+    """Redis and one ingest plus one consolidate worker for the whole session.
+
+    The workers serve their Prometheus metrics as in production (prefork children summed
+    through one multiprocess directory) on ``stack.extra_env["MEMCORE_METRICS_PORT"]``.
+    """
     server = start_redis()
+    env = {"MEMCORE_METRICS_PORT": str(free_port()),
+           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path_factory.mktemp("prometheus"))}
     stack = LocalStack(server.url, ingest_concurrency=2, consolidate_concurrency=2,
-                       log_dir=tmp_path_factory.mktemp("celery-logs"))
+                       log_dir=tmp_path_factory.mktemp("celery-logs"), env=env)
     try:
         stack.start()
         stack.wait_ready(timeout=90)
