@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -10,6 +11,7 @@ from celery import chord
 from pydantic import ValidationError
 
 from memcore.consolidate import passes
+from memcore.consolidate.maintenance import run_maintenance
 from memcore.consolidate.scheduling import due_namespaces
 from memcore.core.models import new_id, turn_limit, utcnow
 from memcore.messaging import task_names
@@ -111,3 +113,11 @@ def schedule_due(now: str | None = None) -> list[str]:
     for ns in due:
         consolidate.apply_async(args=[{"namespace": ns}], queue="consolidate")
     return due
+
+
+@app.task(name=task_names.MAINTAIN, acks_late=True, reject_on_worker_lost=True)
+def maintain(now: str | None = None) -> list[dict[str, Any]]:
+    """Beat's maintenance: expired versions, old tombstones and old audit events go."""
+    rt = runtime()
+    at = datetime.fromisoformat(now) if now else datetime.now(UTC)
+    return [asdict(r) for r in run_maintenance(rt.store, rt.settings, at)]

@@ -48,7 +48,8 @@ class ConsolidationConfig(BaseModel):
     support_step: float = Field(default=0.25, ge=0, le=1)
     profile_size: int = Field(default=50, ge=1)
     half_lives_days: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))
-    tombstone_grace_days: float = Field(default=30.0, ge=0)
+    tombstone_grace_days: float = Field(
+        default=30.0, ge=0, description="maintenance purges tombstones older than this")
     summary_threshold: float = Field(default=0.6, ge=-1, le=1)
     summary_min_group: int = Field(default=3, ge=2)
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
@@ -108,7 +109,12 @@ class Settings(BaseSettings):
         default=32, ge=1, le=256, description="Client.batched(): most turns in one task")
     ingest_batch_max_wait_ms: float = Field(
         default=5.0, ge=0, description="Client.batched(): longest a turn waits for others")
-    snapshot_grace_days: float = Field(default=7.0, ge=0)
+    snapshot_grace_days: float = Field(
+        default=7.0, ge=0, description="maintenance drops versions retired longer than this")
+    audit_retention_days: float = Field(
+        default=365.0, ge=0, description="maintenance trims older audit events (0 = keep all)")
+    maintenance_interval_seconds: float = Field(
+        default=3600.0, gt=0, description="how often beat runs the maintenance task")
     consolidation_importance_threshold: float = Field(default=150.0, ge=0)
     consolidation_max_interval_hours: float = Field(default=24.0, gt=0)
     beat_interval_seconds: float = Field(default=60.0, gt=0)

@@ -274,6 +274,7 @@ class AuditAction(StrEnum):
     PIN = "PIN"
     UNPIN = "UNPIN"
     ERASE = "ERASE"
+    PURGE = "PURGE"
     ROLLBACK = "ROLLBACK"
     PROMOTE = "PROMOTE"
     SUMMARIZE = "SUMMARIZE"

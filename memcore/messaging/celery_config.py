@@ -18,6 +18,7 @@ from memcore.messaging.task_names import (
     CONSOLIDATE_BATCH,
     CONSOLIDATE_REDUCE,
     INGEST,
+    MAINTAIN,
     SCHEDULE,
 )
 
@@ -81,6 +82,7 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
             CONSOLIDATE_BATCH: {"queue": "consolidate"},
             CONSOLIDATE_REDUCE: {"queue": "consolidate"},
             SCHEDULE: {"queue": "ingest"},  # light; must not wait behind a long pass
+            MAINTAIN: {"queue": "consolidate"},  # scans whole namespaces, like a pass
         },
         "result_expires": 3600,
         # Task events feed Flower's /api/tasks and its Prometheus metrics.
@@ -90,6 +92,8 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
         "broker_connection_retry_on_startup": True,
         "beat_schedule": {
             "memcore-schedule-due": {"task": SCHEDULE, "schedule": settings.beat_interval_seconds},
+            "memcore-maintenance": {"task": MAINTAIN,
+                                    "schedule": settings.maintenance_interval_seconds},
         },
         "timezone": "UTC",
     }

@@ -1,9 +1,17 @@
 """The Redis store layer: see :class:`MemoryStore` and notes/store.md."""
 
-from memcore.store.base import DeltaOp, DurabilityError, PassView, StoreConflict, VersionInfo
+from memcore.store.base import (
+    DeltaOp,
+    DurabilityError,
+    PassView,
+    PurgedError,
+    StoreConflict,
+    VersionInfo,
+)
 from memcore.store.footprint import footprint
 from memcore.store.locks import LockLost, RenewedLock
+from memcore.store.maintenance import MaintenanceReport
 from memcore.store.memory_store import MemoryStore
 
-__all__ = ["DeltaOp", "DurabilityError", "LockLost", "MemoryStore", "PassView", "RenewedLock",
-           "StoreConflict", "VersionInfo", "footprint"]
+__all__ = ["DeltaOp", "DurabilityError", "LockLost", "MaintenanceReport", "MemoryStore",
+           "PassView", "PurgedError", "RenewedLock", "StoreConflict", "VersionInfo", "footprint"]

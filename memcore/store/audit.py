@@ -27,6 +27,7 @@ from memcore.store.gateway import Gateway
 from memcore.store.records import micros_time, to_micros
 
 REDACTED = "[erased]"
+PURGED = "[purged]"
 APPEND_CHUNK = 500
 """Events per commit when appending many (a pass's events)."""
 
@@ -149,13 +150,18 @@ class AuditLog:
             pipe.execute()
         return len(old)
 
-    def redact(self, ns: str, memory_ids: set[str]) -> int:
-        """Replace text and reason of events mentioning ``memory_ids`` with a marker."""
-        marker = json.dumps({"text": REDACTED, "reason": REDACTED}, separators=(",", ":"))
-        hits = [eid for eid, e in self.scan(ns) if e.action is not AuditAction.ERASE
+    def redact(self, ns: str, memory_ids: set[str], *, keep_reason: bool = False,
+               marker: str = REDACTED) -> int:
+        """Replace the text (and, unless ``keep_reason``, the reason) of events mentioning
+        ``memory_ids`` with ``marker``; ERASE and PURGE events stay as they are."""
+        hits = [(eid, e) for eid, e in self.scan(ns)
+                if e.action not in (AuditAction.ERASE, AuditAction.PURGE)
                 and memory_ids & (set(e.before) | set(e.after))]
         pipe = self._gw.client.pipeline(transaction=False)
-        for eid in hits:
-            pipe.hset(keys.audit_payload(ns, _day(eid)), eid, marker)
+        for eid, event in hits:
+            reason = event.reason if keep_reason else marker
+            text = None if event.text is None and keep_reason else marker
+            pipe.hset(keys.audit_payload(ns, _day(eid)), eid,
+                      json.dumps({"text": text, "reason": reason}, separators=(",", ":")))
         pipe.execute()
         return len(hits)

@@ -23,6 +23,13 @@ class StoreConflict(RuntimeError):
     """A compare-and-swap lost: another pass moved the pointer (or took over the pass)."""
 
 
+class PurgedError(KeyError):
+    """The memory was a tombstone past its grace period and maintenance deleted it."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "purged"
+
+
 class DeltaOp(StrEnum):
     """What a delta-log entry does to one record (``store/ops.py`` applies it)."""
 

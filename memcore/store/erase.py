@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from datetime import datetime
+from collections.abc import Callable, Collection
+from datetime import UTC, datetime
 
 import redis
 
@@ -26,7 +27,7 @@ from memcore.core.models import (
 )
 from memcore.observability import metrics
 from memcore.store import keys, ops
-from memcore.store.audit import AuditLog
+from memcore.store.audit import PURGED, AuditLog
 from memcore.store.base import BATCH, DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
 from memcore.store.episodes import Episodes
@@ -35,6 +36,9 @@ from memcore.store.records import unpack_memory
 from memcore.store.snapshots import Snapshots
 
 log = logging.getLogger(__name__)
+
+Planner = Callable[[dict[str, Memory]], tuple[set[str], dict[str, Memory]]]
+"""Picks, within one version's records, which go (victims) and which change."""
 
 
 def plan_erase(memories: dict[str, Memory], *, memory_id: str | None, source: str | None,
@@ -94,7 +98,7 @@ class Eraser:
         building = [int(v) for v in self._r.zrange(keys.building(ns), 0, -1)]
         return sorted({*committed, *building, self._gw.current_version(ns)})
 
-    def _erase_in_version(self, ns: str, version: int, memory_id: str | None,
+    def _erase_in_version(self, ns: str, version: int, planner: Planner,
                           source: str | None, now: datetime) -> set[str]:
         """Erase within one version with the commit primitive: writers may run, so the
         commit checks the pointer, the pass token and every record and hash key read,
@@ -108,7 +112,7 @@ class Eraser:
             raws = gw.load_raw(ns, version, ids)
             memories = {i: unpack_memory(raw, ns, i) for i, raw in zip(ids, raws, strict=True)
                         if raw is not None}
-            victims, changed = plan_erase(memories, memory_id=memory_id, source=source, now=now)
+            victims, changed = planner(memories)
             touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
             hashes = sorted({m.content_hash for m in touched})
             owner_raws = gw.client.mget([keys.by_hash(ns, version, h) for h in hashes]) \
@@ -149,9 +153,10 @@ class Eraser:
         if drop:
             self._gw.rewrite_stream(keys=[keys.delta(ns), keys.prefix(ns) + "delta:tmp"], args=drop)
 
-    def _erase(self, ns: str, memory_id: str | None, source: str | None, now: datetime,
-               reason: str) -> set[str]:
-        now = as_utc(now)
+    def _remove(self, ns: str, planner: Planner, source: str | None,
+                now: datetime) -> set[str]:
+        """Remove what ``planner`` picks from every version, a pass in flight, the delta
+        log and the index blobs; returns the removed ids."""
         victims: set[str] = set()
         done: set[int] = set()
         while True:  # a pass may commit a new version meanwhile: repeat until none is new
@@ -162,13 +167,23 @@ class Eraser:
                     break
                 todo = [current]
             for version in todo:
-                victims |= self._erase_in_version(ns, version, memory_id, source, now)
+                victims |= self._erase_in_version(ns, version, planner, source, now)
                 self._snapshots.drop_index_blobs(ns, version)
                 done.add(version)
         # A second round on the current version catches a commit that raced the first.
-        victims |= self._erase_in_version(ns, self._gw.current_version(ns), memory_id, source,
+        victims |= self._erase_in_version(ns, self._gw.current_version(ns), planner, source,
                                           now)
         self._scrub_delta(ns, victims, source)
+        return victims
+
+    def _erase(self, ns: str, memory_id: str | None, source: str | None, now: datetime,
+               reason: str) -> set[str]:
+        now = as_utc(now)
+
+        def planner(memories: dict[str, Memory]) -> tuple[set[str], dict[str, Memory]]:
+            return plan_erase(memories, memory_id=memory_id, source=source, now=now)
+
+        victims = self._remove(ns, planner, source, now)
         self._audit.redact(ns, victims)
         self._audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=ns, before=sorted(victims), reason=reason,
@@ -176,6 +191,37 @@ class Eraser:
         self.rewrite_aof()
         metrics.record_memory_change("erased", len(victims), ns)
         return victims
+
+    def purge(self, ns: str, ids: Collection[str], now: datetime, reason: str) -> set[str]:
+        """Hard-delete the records ``ids`` (tombstones past their grace period) from every
+        version and a pass in flight. Nothing cascades: memories merged into them or
+        citing them stay. The audit keeps that they existed and why (reasons stay, texts
+        become ``[purged]``) plus one PURGE event; ``restore`` then says they were purged.
+        The caller rewrites the AOF (once for a whole maintenance run)."""
+        validate_namespace(ns)
+        for memory_id in ids:
+            validate_identifier(memory_id)
+        now = as_utc(now)
+        wanted = set(ids)
+        if not wanted:
+            return set()
+
+        def planner(memories: dict[str, Memory]) -> tuple[set[str], dict[str, Memory]]:
+            return wanted & memories.keys(), {}
+
+        victims = self._remove(ns, planner, None, now)
+        if victims:
+            self._r.hset(keys.purged(ns), mapping=dict.fromkeys(victims, now.timestamp()))
+            self._audit.redact(ns, victims, keep_reason=True, marker=PURGED)
+            self._audit.append([AuditEvent(
+                action=AuditAction.PURGE, namespace=ns, before=sorted(victims), reason=reason,
+                actor=Actor.CONSOLIDATION, at=now)])
+        return victims
+
+    def purged_at(self, ns: str, memory_id: str) -> datetime | None:
+        """When maintenance purged ``memory_id`` (None: it was not purged)."""
+        raw = self._r.hget(keys.purged(ns), memory_id)
+        return None if raw is None else datetime.fromtimestamp(float(raw), UTC)
 
     def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too.

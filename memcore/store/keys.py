@@ -32,6 +32,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:pending                STRING importance written since the last pass
     mc:{ns}:lastpass               STRING time of the last committed pass (epoch s)
     mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
+    mc:{ns}:purged                 HASH   id of a purged tombstone -> when (epoch s)
     mc:{ns}:tasks                  ZSET   task ids enqueued over HTTP -> time (task_log.py)
 """
 
@@ -200,3 +201,8 @@ def schedule_claim(ns: str, slot: int) -> str:
 def reviews(ns: str) -> str:
     """Precision reviews (LIST of JSON records, oldest first; ids and labels, no texts)."""
     return prefix(ns) + "reviews"
+
+
+def purged(ns: str) -> str:
+    """Ids of tombstones purged by maintenance -> when (so restore can say so)."""
+    return prefix(ns) + "purged"

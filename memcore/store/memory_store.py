@@ -8,7 +8,8 @@ connection, the registered scripts and the one commit primitive):
 * ``episodes`` (episodes.py): raw conversation turns
 * ``audit`` (audit.py): the audit stream and its redactable payloads
 * ``snapshots`` (snapshots.py): passes, versions, rollback, gc, index blobs
-* ``eraser`` (erase.py): the right to be forgotten
+* ``eraser`` (erase.py): the right to be forgotten, and the purge of old tombstones
+* ``maintenance`` (maintenance.py): gc of versions, tombstone purge, audit retention
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
   pass triggers and usage counters
 * ``reviews`` (reviews.py): stored precision reviews
@@ -36,6 +37,7 @@ from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser
 from memcore.store.gateway import Gateway
 from memcore.store.locks import RenewedLock
+from memcore.store.maintenance import Maintenance, MaintenanceReport
 from memcore.store.reads import Records
 from memcore.store.reviews import Reviews
 from memcore.store.snapshots import Snapshots
@@ -57,6 +59,7 @@ class MemoryStore:
         self.episodes = Episodes(self.gateway)
         self.snapshots = Snapshots(self.gateway, self.audit)
         self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit)
+        self.maintenance = Maintenance(self.gateway, self.snapshots, self.eraser, self.audit)
         self.coordination = Coordination(self.gateway)
         self.reviews = Reviews(self.gateway)
         self.api_keys = ApiKeyRepository(client)
@@ -260,6 +263,23 @@ class MemoryStore:
     def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""
         return self.eraser.rewrite_aof(wait)
+
+    # --- maintenance ------------------------------------------------------------------
+    def maintain(self, ns: str, now: datetime, *, snapshot_grace_days: float,
+                 tombstone_grace_days: float, audit_retention_days: float
+                 ) -> MaintenanceReport:
+        """Drop expired versions, purge old tombstones, trim the audit (0 days: keep)."""
+        return self.maintenance.run(ns, now, snapshot_grace_days=snapshot_grace_days,
+                                    tombstone_grace_days=tombstone_grace_days,
+                                    audit_retention_days=audit_retention_days)
+
+    def purge_tombstones(self, ns: str, now: datetime, grace_days: float) -> list[str]:
+        """Hard-delete tombstones older than ``grace_days``; the purged ids."""
+        return self.maintenance.purge_tombstones(ns, now, grace_days)
+
+    def purged_at(self, ns: str, memory_id: str) -> datetime | None:
+        """When maintenance purged ``memory_id`` (None: it was not purged)."""
+        return self.eraser.purged_at(ns, memory_id)
 
     # --- coordination -----------------------------------------------------------------
     def pass_lock(self, ns: str, pass_id: str, ttl: float) -> RenewedLock:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 import redis
 
@@ -28,7 +28,7 @@ from memcore.core.models import (
 )
 from memcore.store import keys, ops
 from memcore.store.audit import AuditLog
-from memcore.store.base import DeltaEntry, DeltaOp
+from memcore.store.base import DeltaEntry, DeltaOp, PurgedError
 from memcore.store.changes import Change, queue_changes
 from memcore.store.commit import ScriptBatch
 from memcore.store.gateway import Gateway
@@ -80,9 +80,17 @@ class Reader:
         return self._memories[memory_id]
 
     def need(self, memory_id: str) -> Memory:
-        """Like :meth:`get` but raises KeyError naming the memory when it is missing."""
+        """Like :meth:`get` but raises KeyError naming the memory when it is missing
+        (:class:`PurgedError` when maintenance purged it)."""
         memory = self.get(memory_id)
         if memory is None:
+            purged = self.client.hget(keys.purged(self.ns), memory_id)
+            if purged is not None:
+                when = datetime.fromtimestamp(float(purged), UTC).strftime("%Y-%m-%d %H:%M UTC")
+                raise PurgedError(
+                    f"memory {memory_id!r} of namespace {self.ns!r} was purged on {when}: it "
+                    "was a tombstone past its grace period (tombstone_grace_days), its text "
+                    "and vector are deleted and it cannot be restored")
             raise KeyError(f"memory {memory_id!r} not found in namespace {self.ns!r}")
         return memory
 
