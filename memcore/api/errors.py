@@ -61,6 +61,8 @@ def _validation(_: Request, exc: Exception) -> JSONResponse:
 
 def _http(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, HTTPException)
+    if exc.status_code == 400:  # FastAPI could not parse the body: bad input, like the rest
+        return respond(422, "invalid", f"body: {exc.detail}", "body")
     code = _HTTP_CODES.get(exc.status_code, "error")
     return respond(exc.status_code, code, str(exc.detail), headers=exc.headers)
 

@@ -10,9 +10,18 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, FiniteFloat, StrictStr, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FiniteFloat,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    model_validator,
+)
 
-from memcore.core.models import AuditEvent, Identifier, Kind, Memory, Role, Status
+from memcore.core.models import AuditEvent, Memory, Role
 
 MAX_K = 100
 """Most results one search may ask for."""
@@ -22,6 +31,9 @@ MAX_MESSAGES = 1000
 """Most messages one add may carry (the body size limit usually binds first)."""
 MAX_WAIT_TASKS = 256
 
+ID_PATTERN = r"^[A-Za-z0-9_.@-]{1,128}$"
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+"""A memory, episode or task id (the schema says so, so generated clients check it too)."""
 MetaValue = StrictStr | bool | int | FiniteFloat | list[StrictStr]
 Metadata = dict[Annotated[str, Field(min_length=1, max_length=128)], MetaValue]
 Filters = dict[str, Any]
@@ -42,7 +54,7 @@ class MessageIn(Strict):
     speaker: str | None = Field(default=None, max_length=256)
     name: str | None = Field(default=None, max_length=256, description="alias of speaker")
     timestamp: datetime | None = Field(default=None, description="when it was said (ISO-8601)")
-    id: Identifier | None = Field(default=None, description="episode id (idempotency)")
+    id: Id | None = Field(default=None, description="episode id (idempotency)")
     metadata: Metadata | None = None
 
     @model_validator(mode="after")
@@ -58,8 +70,8 @@ class AddRequest(Strict):
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     metadata: Metadata | None = Field(default=None, description="merged into every message")
     timestamp: datetime | None = Field(default=None, description="default time of the turns")
-    infer: bool = Field(default=True, description="false: store user turns verbatim")
-    wait: bool = Field(default=False, description="block until stored; returns memory ids")
+    infer: StrictBool = Field(default=True, description="false: store user turns verbatim")
+    wait: StrictBool = Field(default=False, description="block until stored; returns memory ids")
 
 
 class TaskIds(BaseModel):
@@ -78,7 +90,7 @@ class MemoryIds(BaseModel):
 class WaitRequest(Strict):
     """``POST /v1/namespaces/{ns}/tasks/wait``: tasks enqueued for this namespace."""
 
-    task_ids: list[Identifier] = Field(min_length=1, max_length=MAX_WAIT_TASKS)
+    task_ids: list[Id] = Field(min_length=1, max_length=MAX_WAIT_TASKS)
     timeout: float = Field(default=60.0, gt=0, le=600)
 
 
@@ -92,10 +104,10 @@ class SearchRequest(Strict):
     """``POST /v1/namespaces/{ns}/search``."""
 
     query: str = Field(min_length=1, max_length=8192)
-    k: int = Field(default=10, ge=1, le=MAX_K)
+    k: StrictInt = Field(default=10, ge=1, le=MAX_K)
     filters: Filters | None = Field(default=None, description="the filter language")
-    include_inactive: bool = False
-    max_chars: int = Field(default=4000, ge=1, le=1_000_000)
+    include_inactive: StrictBool = False
+    max_chars: StrictInt = Field(default=4000, ge=1, le=1_000_000)
 
 
 class SearchResult(BaseModel):
@@ -158,7 +170,7 @@ class Versions(BaseModel):
 class RollbackRequest(Strict):
     """``POST /v1/namespaces/{ns}/rollback``."""
 
-    version: int = Field(ge=0)
+    version: StrictInt = Field(ge=0)
 
 
 class RollbackResponse(BaseModel):
@@ -172,8 +184,8 @@ class RollbackResponse(BaseModel):
 class ConsolidateRequest(Strict):
     """``POST /v1/namespaces/{ns}/consolidate``."""
 
-    wait: bool = Field(default=False, description="block until the whole pass is done")
-    full: bool = Field(default=False, description="compare everything, not only what changed")
+    wait: StrictBool = Field(default=False, description="block until the whole pass is done")
+    full: StrictBool = Field(default=False, description="compare everything, not only what changed")
     timeout: float = Field(default=600.0, gt=0, le=3600)
 
 
@@ -192,8 +204,8 @@ class ConsolidateReport(BaseModel):
 class EraseRequest(Strict):
     """``POST /v1/namespaces/{ns}/erase``: exactly one of the two."""
 
-    memory_id: Identifier | None = None
-    episode_id: Identifier | None = None
+    memory_id: Id | None = None
+    episode_id: Id | None = None
 
     @model_validator(mode="after")
     def _one(self) -> EraseRequest:
@@ -219,17 +231,6 @@ class UpdateRequest(Strict):
         if self.text is None and self.metadata is None:
             raise ValueError("text: give text or metadata to change")
         return self
-
-
-class ListQuery(Strict):
-    """Query parameters of ``GET /v1/namespaces/{ns}/memories``."""
-
-    status: Status | None = None
-    kind: Kind | None = None
-    limit: int = Field(default=100, ge=1, le=MAX_PAGE)
-    cursor: str | None = Field(default=None, max_length=256)
-    filters: str | None = Field(default=None, max_length=16384,
-                                description="the filter language, as a JSON object")
 
 
 class Health(BaseModel):

@@ -63,7 +63,7 @@ class ApiConfig(BaseModel):
     max_body_bytes: int = Field(default=1024 * 1024, ge=1024,
                                 description="largest accepted request body")
     wait_timeout_seconds: float = Field(
-        default=120.0, gt=0, description="longest an add with wait=true blocks")
+        default=120.0, gt=0, description="longest a request with wait=true blocks")
     threads: int = Field(default=64, ge=1, description="worker threads for blocking calls")
 
 

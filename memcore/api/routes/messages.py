@@ -68,7 +68,8 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
         if not mine:
             raise KeyError(f"task {task_id!r} was not enqueued for this namespace "
                            "(or is older than a day)")
-    results = state.client.wait(body.task_ids, timeout=body.timeout)
+    timeout = min(body.timeout, state.settings.api.wait_timeout_seconds)
+    results = state.client.wait(body.task_ids, timeout=timeout)
     return WaitResponse(results=[r if isinstance(r, dict) else {"result": r} for r in results])
 
 

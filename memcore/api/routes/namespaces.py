@@ -73,7 +73,8 @@ def consolidate(response: Response, ns: str = NS,
     """Run a consolidation pass on the workers (202 with its task id, or 200 with the
     report when ``wait=true``)."""
     body = body or ConsolidateRequest()
-    result = state.client.consolidate(ns, wait=body.wait, timeout=body.timeout, full=body.full)
+    timeout = min(body.timeout, state.settings.api.wait_timeout_seconds)
+    result = state.client.consolidate(ns, wait=body.wait, timeout=timeout, full=body.full)
     if isinstance(result, dict):
         response.status_code = 200
         return ConsolidateReport(report=result)

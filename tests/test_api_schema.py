@@ -1,0 +1,44 @@
+"""schemathesis against the live OpenAPI schema (real server, Redis and Celery workers):
+no 5xx, and every status code, content type, header and body matches the schema.
+
+Bounded to ~45 s by default; ``pytest --long`` runs many more examples."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+from memcore.devtools.stack import LocalStack
+from tests.api_helpers import serve
+from tests.celery_stack import celery_stack  # noqa: F401 - fixture
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
+          "response_headers_conformance,response_schema_conformance")
+
+
+def test_schemathesis_finds_nothing(celery_stack: LocalStack, long_mode: bool,  # noqa: F811
+                                    tmp_path: Path) -> None:
+    assert celery_stack.redis_url
+    gen = serve(celery_stack.redis_url, api={"wait_timeout_seconds": 10})
+    api = next(gen)
+    try:
+        key = api.key("*", role="admin", name="schemathesis")
+        examples, budget = ("60", "600") if long_mode else ("8", "45")
+        done = subprocess.run(
+            [str(ROOT / ".venv" / "bin" / "schemathesis"), "run", f"{api.url}/openapi.json",
+             "-H", f"Authorization: Bearer {key}", "--checks", CHECKS, "-n", examples,
+             "--max-time", budget, "--seed", "20261130", "--request-timeout", "30",
+             "--report-dir", str(tmp_path)],
+            capture_output=True, text=True, timeout=int(budget) + 120, check=False)
+    finally:
+        gen.close()
+    out = done.stdout
+    summary = out[out.rfind("SUMMARY"):] if "SUMMARY" in out else out[-3000:]
+    assert done.returncode == 0, summary[-6000:] + done.stderr[-2000:]
+    tested = re.search(r"Tested:\s+(\d+)", summary)
+    cases = re.search(r"(\d+) generated", summary)
+    assert tested and int(tested.group(1)) >= 20, summary
+    assert cases and int(cases.group(1)) > 100, summary
+    print(summary)
