@@ -23,10 +23,9 @@ CONFIG = ROOT / "memcore" / "core" / "config.py"
 # test_overrides_reach_their_nested_field proves the resolution.
 RESOLVED_INTO = {"merge_threshold": "consolidation.merge_threshold",
                  "borderline_threshold": "consolidation.borderline_threshold"}
-# Documented settings whose reader is being built by the store's maintenance task
-# (snapshot and tombstone retention). Tolerated while unread; once a reader lands the
-# test warns that the entry is stale (delete it then).
-PENDING = {"snapshot_grace_days", "consolidation.tombstone_grace_days"}
+# Documented settings whose reader is still being built. Tolerated while unread; once a
+# reader lands the test warns that the entry is stale (delete it then).
+PENDING: set[str] = set()
 
 
 def _reads() -> set[tuple[str, str]]:
