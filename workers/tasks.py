@@ -41,7 +41,7 @@ def ingest(payload: dict[str, Any]) -> dict[str, Any]:
     rt = runtime()
     data: IngestPayload = _validate(IngestPayload, payload,
                                     turn_limit(rt.settings.max_turn_bytes))
-    report = rt.pipeline.ingest(data.namespace, data.episodes)
+    report = rt.pipeline.ingest(data.namespace, data.episodes, infer=data.infer)
     return {"episodes": report.episodes, "new_episodes": report.new_episodes,
             "facts": report.facts, "decisions": report.decisions,
             "model_calls": report.model_calls, "memory_ids": report.memory_ids}

@@ -14,10 +14,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from memcore.core.interfaces import ExtractedFact
-from memcore.core.models import Episode
+from memcore.core.models import FACTS_KEY, Episode
 from memcore.observability.usage import Metered
-
-FACTS_KEY = "facts"
 
 
 def provided_facts(episode: Episode) -> list[ExtractedFact]:

@@ -6,11 +6,13 @@ imported lazily on the first ``add``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import base64
+import binascii
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -19,20 +21,25 @@ from memcore.client.coalesce import TurnCoalescer
 from memcore.core import retrieval
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
+from memcore.core.filters import compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
     AuditEvent,
     Episode,
+    Kind,
     Memory,
     Role,
+    Status,
     as_utc,
     check_turn_size,
     turn_limit,
     utcnow,
+    validate_episode_metadata,
+    validate_identifier,
     validate_namespace,
 )
 from memcore.core.scoring import effective_relation_weight, memory_score
-from memcore.core.vector_index import IndexCache
+from memcore.core.vector_index import IndexCache, VectorIndex
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.store import MemoryStore
@@ -42,6 +49,53 @@ if TYPE_CHECKING:
 
 MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
+
+
+SCAN_AFTER = 1024
+"""A filtered search over-fetches up to this many neighbours, then ranks the matching
+ids exactly (so rare matches are still found)."""
+MAX_LIST = 1000
+
+
+@dataclass(frozen=True)
+class MemoryPage:
+    """One page of :meth:`Client.list`; ``next_cursor`` is None on the last page."""
+
+    memories: list[Memory]
+    next_cursor: str | None
+
+
+def _position(memory: Memory) -> tuple[datetime, str]:
+    return (as_utc(memory.created_at), memory.id)
+
+
+def encode_cursor(memory: Memory) -> str:
+    """The opaque position after ``memory`` in a listing."""
+    raw = f"{as_utc(memory.created_at).isoformat()}|{memory.id}".encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, str]:
+    """Inverse of :func:`encode_cursor` (ValueError naming ``cursor`` when malformed)."""
+    try:
+        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode()
+        when, memory_id = raw.split("|", 1)
+        return as_utc(datetime.fromisoformat(when)), validate_identifier(memory_id)
+    except (ValueError, UnicodeDecodeError, binascii.Error) as exc:
+        raise ValueError(f"cursor: not a cursor returned by list ({cursor[:40]!r})") from exc
+
+
+E = TypeVar("E", Status, Kind)
+
+
+def _enum_arg(enum: type[E], value: E | str | None, field: str) -> E | None:
+    if value is None:
+        return None
+    try:
+        return enum(value)
+    except ValueError:
+        allowed = ", ".join(e.value for e in enum)
+        raise ValueError(f"{field}: unknown value {value!r} (one of: {allowed})") from None
 
 
 @dataclass(frozen=True)
@@ -59,16 +113,22 @@ MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timesta
 
 
 def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
-                timestamp: datetime | None, metadata: Mapping[str, Any] | None, *,
+                timestamp: datetime | None, metadata: Mapping[str, Any] | None,
+                scopes: Mapping[str, str | None] | None = None, *,
                 max_turn_bytes: int | None = None) -> list[Episode]:
     """Validate chat messages into episodes (an error names the message and field).
 
-    ``max_turn_bytes`` (the setting of that name) bounds each turn's text; None leaves
-    the size to whoever receives the episodes.
+    ``metadata`` (the call's) is under each message's own metadata; ``scopes`` (user_id,
+    agent_id, run_id) go to every episode built here. ``max_turn_bytes`` (the setting of
+    that name) bounds each turn's text; None leaves the size to whoever receives the
+    episodes.
     """
     episodes: list[Episode] = []
     default_time = as_utc(timestamp) if timestamp else utcnow()
     context = turn_limit(max_turn_bytes) if max_turn_bytes is not None else None
+    if metadata is not None:
+        validate_episode_metadata(dict(metadata))  # named "metadata", not messages[i]
+    scoped = {k: v for k, v in (scopes or {}).items() if v is not None}
     for i, message in enumerate(messages):
         if isinstance(message, Episode):
             if max_turn_bytes is not None:
@@ -101,6 +161,7 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
             "text": text,
             "timestamp": message.get("timestamp", default_time),
             "metadata": {**(metadata or {}), **dict(extra)},
+            **scoped,
         }
         if message.get("id") is not None:
             data["id"] = message["id"]
@@ -197,23 +258,37 @@ class Client:
 
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None,
-            metadata: Mapping[str, Any] | None = None) -> list[str]:
+            metadata: Mapping[str, Any] | None = None, user_id: str | None = None,
+            agent_id: str | None = None, run_id: str | None = None,
+            infer: bool = True) -> list[str]:
         """Enqueue turns for ingestion; returns the Celery task ids.
 
         ``timestamp`` is when the turns happened (each message may carry its own);
-        without one, the time of this call is used.
+        without one, the time of this call is used. ``metadata`` and the scopes
+        ``user_id``/``agent_id``/``run_id`` are given to every memory the turns produce.
+        ``infer=False`` stores each user turn verbatim as one memory (no extraction, no
+        decision call; exact repeats in the same scope still only reinforce).
         """
         validate_namespace(namespace)
-        episodes = to_episodes(namespace, messages, timestamp, metadata,
+        if not isinstance(infer, bool):
+            raise ValueError(f"infer: expected a boolean, got {type(infer).__name__}")
+        scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
+        for name, value in scopes.items():
+            if value is not None:
+                try:
+                    validate_identifier(value)
+                except ValueError as exc:
+                    raise ValueError(f"{name}: {exc}") from None
+        episodes = to_episodes(namespace, messages, timestamp, metadata, scopes,
                                max_turn_bytes=self.settings.max_turn_bytes)
         if not episodes:
             raise ValueError("messages: at least one message is required")
-        return [self._enqueue(namespace, episodes[start:start + MAX_BATCH])
+        return [self._enqueue(namespace, episodes[start:start + MAX_BATCH], infer=infer)
                 for start in range(0, len(episodes), MAX_BATCH)]
 
-    def _enqueue(self, namespace: str, episodes: list[Episode]) -> str:
+    def _enqueue(self, namespace: str, episodes: list[Episode], *, infer: bool = True) -> str:
         """Send one namespace's episodes as one ingest task; returns its id."""
-        payload = IngestPayload(namespace=namespace, episodes=episodes)
+        payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes)
         result = self.celery.send_task(task_names.INGEST, args=[payload.model_dump(mode="json")],
                                        queue="ingest")
         return str(result.id)
@@ -300,21 +375,25 @@ class Client:
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | None = None,
                touch: bool = True, retention_weight: float = 0.05,
-               hybrid: bool = True) -> list[SearchHit]:
+               hybrid: bool = True, filters: Mapping[str, Any] | None = None
+               ) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
         similarity (reciprocal rank fusion), lifted a little by retention.
 
         ``hybrid=False`` ranks by cosine similarity alone (plus retention), as before
         hybrid retrieval existed. Superseded and tombstoned memories are left out
-        unless ``include_inactive``; the texts returned never exceed ``max_chars`` in
-        total (a hard cap, not a hint). Recall bookkeeping (last_used, strength,
-        recall_count) is recorded unless ``touch`` is False.
+        unless ``include_inactive``. ``filters`` (see ``memcore.core.filters``) choose
+        the memories before they are ranked, so ``k`` matches come back whenever ``k``
+        exist. The texts returned never exceed ``max_chars`` in total (a hard cap, not
+        a hint). Recall bookkeeping (last_used, strength, recall_count) is recorded
+        unless ``touch`` is False.
         """
         validate_namespace(namespace)
-        if not query.strip():
+        if not isinstance(query, str) or not query.strip():
             raise ValueError("query must not be empty")
         if k < 1:
             raise ValueError("k must be at least 1")
+        wanted = compile_filter(filters)  # a bad filter fails before any read
         now = as_utc(now) if now else utcnow()
         version = self.store.current_version(namespace)
         index = self._index.get(namespace, version)
@@ -326,10 +405,20 @@ class Client:
         finally:
             # Counted and logged by the instrumentation; a read has no audit entry to write.
             roles.instruments.drain_errors()
+
+        def admit(memory: Memory | None) -> bool:
+            return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
+                and wanted(memory)
+
         depth = max(k * 4, retrieval.DEPTH if hybrid else 20)
-        (row,) = index.search(vec, depth)
+        if filters is None:
+            (row,) = index.search(vec, depth)
+        else:  # only matching memories compete: filtered before ranking
+            row = self._matching_neighbours(namespace, index, vec, depth, admit)
         if hybrid:
             lexical = self._text_cache.get(namespace, version, index).search(query, depth)
+            if filters is not None:
+                lexical = self._only(namespace, lexical, admit)
             # A cosine <= 0 shares nothing with the query (the hashing embedder gives
             # exact zeros): such a rank is noise, not evidence.
             rank = retrieval.fuse([[mid for mid, sim in row if sim > 0],
@@ -351,8 +440,7 @@ class Client:
         for start in range(0, len(order), step):
             ids = order[start:start + step]
             for mid, memory in zip(ids, self.store.get_many(namespace, ids), strict=True):
-                if memory is None or (not include_inactive
-                                      and memory.status not in LIVE_STATUSES):
+                if memory is None or not admit(memory):
                     continue
                 keep = (effective_relation_weight(memory, now, cfg)
                         if memory.relation is not None else memory_score(memory, now, cfg))
@@ -376,6 +464,32 @@ class Client:
         if touch and chosen:
             self.store.touch(namespace, [h.memory.id for h in chosen], now, cfg.strength_cap)
         return chosen
+
+    def _only(self, namespace: str, ranked: list[tuple[str, float]],
+              keep: Callable[[Memory | None], bool]) -> list[tuple[str, float]]:
+        """The entries of ``ranked`` whose memory ``keep`` accepts (order kept)."""
+        ids = [mid for mid, _ in ranked]
+        ok = {mid for mid, m in zip(ids, self.store.get_many(namespace, ids, vectors=False),
+                                     strict=True) if keep(m)}
+        return [(mid, score) for mid, score in ranked if mid in ok]
+
+    def _matching_neighbours(self, namespace: str, index: VectorIndex, vec: np.ndarray,
+                             want: int, keep: Callable[[Memory | None], bool]
+                             ) -> list[tuple[str, float]]:
+        """The ``want`` nearest memories that ``keep`` accepts (fewer only if fewer
+        exist): over-fetch from the index, growing the fetch; when matches are too rare
+        for that, rank exactly among the ids that match (one scan of the records)."""
+        fetch = want
+        while True:
+            (row,) = index.search(vec, min(fetch, len(index)))
+            found = self._only(namespace, row, keep)
+            if len(found) >= want or fetch >= len(index):
+                return found[:want]
+            if fetch >= SCAN_AFTER:
+                break
+            fetch *= 4
+        ids = [m.id for m in self.store.iter_memories(namespace, vectors=False) if keep(m)]
+        return index.search_among(vec[0], ids, want)
 
     def profile(self, namespace: str, now: datetime | None = None) -> list[Memory]:
         """The profile: active facts ranked by confidence (at most 50)."""
@@ -406,6 +520,25 @@ class Client:
         """Undo :meth:`pin`."""
         return self.store.unpin(namespace, memory_id, utcnow())
 
+    def update(self, namespace: str, memory_id: str, *, text: str | None = None,
+               metadata: Mapping[str, Any] | None = None) -> Memory:
+        """Edit a memory's text (re-embedded) and/or replace its metadata; audited as an
+        UPDATE by the user. Scopes cannot be changed (metadata may not name them)."""
+        validate_namespace(namespace)
+        vector = None
+        if text is not None:
+            if not isinstance(text, str):
+                raise ValueError(f"text: expected a string, got {type(text).__name__}")
+            vector = [float(x) for x in self.models.embedder.embed([text])[0]]
+        return self.store.edit(namespace, memory_id, now=utcnow(), text=text, vector=vector,
+                               metadata=metadata)
+
+    def delete(self, namespace: str, memory_id: str) -> Memory:
+        """Delete a memory: it is tombstoned (out of search and list, restorable with
+        :meth:`restore`); deleting an unknown or deleted memory raises. To forget for
+        good, use :meth:`erase`."""
+        return self.store.tombstone(namespace, memory_id, utcnow())
+
     def restore(self, namespace: str, memory_id: str) -> Memory:
         """Bring a tombstoned memory back."""
         return self.store.restore(namespace, memory_id, utcnow())
@@ -429,3 +562,39 @@ class Client:
             self._celery.close()
             self._celery = None
         self.store.close()
+
+    # Last in the class: a method named ``list`` shadows the builtin in later annotations.
+    def list(self, namespace: str, *, status: Status | str | None = None,
+             kind: Kind | str | None = None, filters: Mapping[str, Any] | None = None,
+             include_inactive: bool = False, limit: int = 100,
+             cursor: str | None = None) -> MemoryPage:
+        """One page of memories, oldest first (by ``created_at``, then id).
+
+        Live memories only unless ``status`` is given or ``include_inactive``. Pass the
+        returned ``next_cursor`` to get the next page: the cursor is a position, not an
+        offset, so memories written or deleted meanwhile never repeat or skip one.
+        Memories are returned without vectors.
+        """
+        validate_namespace(namespace)
+        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
+            raise ValueError(f"limit: expected an integer from 1 to {MAX_LIST}, got {limit!r}")
+        want_status = _enum_arg(Status, status, "status")
+        want_kind = _enum_arg(Kind, kind, "kind")
+        wanted = compile_filter(filters)
+        after = decode_cursor(cursor) if cursor else None
+        page: list[Memory] = []
+        for memory in self.store.iter_memories(namespace, vectors=False):
+            if want_status is not None and memory.status is not want_status:
+                continue
+            if want_status is None and not include_inactive and not memory.live:
+                continue
+            if want_kind is not None and memory.kind is not want_kind:
+                continue
+            if after is not None and _position(memory) <= after:
+                continue
+            if wanted(memory):
+                page.append(memory)
+        page.sort(key=_position)
+        more = len(page) > limit
+        page = page[:limit]
+        return MemoryPage(page, encode_cursor(page[-1]) if more else None)

@@ -17,6 +17,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import numpy as np
 
@@ -165,6 +166,9 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     else:  # the matrix's rows are table rows (no second copy of a million vectors)
         index, vectors, (i_idx, j_idx, sims) = _cell_pairs(table, pool, config, changed, index)
         space = np.arange(len(table))
+    # Memories of two scopes are never merged nor judged against each other.
+    i_idx, j_idx, sims = same_scope([table.scopes[r] for r in pool.tolist()],
+                                    (i_idx, j_idx, sims))
     ids = [table.ids[r] for r in pool.tolist()]
     # Negations and changed numbers sit close in embedding space: never auto-merge them.
     strong = sims >= config.merge_threshold
@@ -231,6 +235,40 @@ def _cell_pairs(table: MemoryTable, pool: np.ndarray, config: ConsolidationConfi
     lo, hi, s = np.minimum(a, b), np.maximum(a, b), s[keep]
     order = np.lexsort((hi, lo))
     return index, x, (lo[order], hi[order], s[order])
+
+
+def same_scope(scopes: Sequence[str], pairs: Pairs) -> Pairs:
+    """Only the pairs whose two rows (``scopes[i]`` is row i's ``Memory.scope``) share
+    user, agent and run: memories of two scopes are never merged, summarized together
+    or judged against each other."""
+    i_idx, j_idx, sims = pairs
+    if len(set(scopes)) <= 1:
+        return pairs
+    keep = np.fromiter((scopes[i] == scopes[j] for i, j in zip(i_idx.tolist(), j_idx.tolist(),
+                                                                strict=True)),
+                       dtype=bool, count=len(i_idx))
+    return i_idx[keep], j_idx[keep], sims[keep]
+
+
+def merge_metadata(members: Sequence[Memory]) -> dict[str, Any]:
+    """The metadata of a merged memory, ``members`` strongest first (the survivor first).
+
+    Every key of every member is kept. Where members disagree, strings and lists of
+    strings become one list of their distinct strings (in member order), so a filter
+    that matched any member still matches the merge; differing numbers or booleans,
+    and mixed types, keep the value of the strongest member that has the key.
+    """
+    out: dict[str, Any] = {}
+    for key in _unique(k for m in members for k in (m.metadata or {})):
+        values = [m.metadata[key] for m in members if key in (m.metadata or {})]
+        first = values[0]
+        if all(type(v) is type(first) and v == first for v in values):
+            out[key] = first
+        elif all(isinstance(v, str | list) for v in values):
+            out[key] = _unique(s for v in values for s in ([v] if isinstance(v, str) else v))
+        else:
+            out[key] = first
+    return out
 
 
 def _survivor_key(m: Memory) -> tuple[float, datetime, str]:
@@ -358,10 +396,11 @@ class _Reducer:
         best = max(members, key=lambda m: (m.confidence, len(m.sources)))
         extra = len(sources) - len(set(best.sources))
         head.member_texts = _unique(t for m in members for t in original_texts(m))
+        head.metadata = merge_metadata(members)
         # Without a written merge (exact duplicates, a pair judged the same), keep the
         # most informative of the texts rather than whichever record survives.
         head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
-        head.content_hash = content_hash(head.text)
+        head.content_hash = content_hash(head.text, head.scope)
         head.importance = max(m.importance for m in members)
         head.last_used = max(m.last_used for m in members)
         head.last_supported = max((m.last_supported or m.last_used) for m in members)
@@ -495,7 +534,8 @@ def _summarize_doomed(red: _Reducer, doomed: list[int],
         return
     vectors = t.vectors.take(pool)
     weights = np.ones(pool.size, dtype=np.float32)
-    pairs = similar_pairs(vectors, cfg.summary_threshold, method="exact")
+    pairs = same_scope([t.scopes[r] for r in pool.tolist()],
+                       similar_pairs(vectors, cfg.summary_threshold, method="exact"))
     groups = [g for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
               if len(g) >= cfg.summary_min_group]
     if not groups:
@@ -525,6 +565,8 @@ def _summarize_doomed(red: _Reducer, doomed: list[int],
             kind=Kind.SUMMARY, sources=sources, support=len(sources), status=Status.ACTIVE,
             derived_level=1, created_at=red.now, updated_at=red.now,
             member_texts=_unique(t for m in ms for t in original_texts(m)),
+            metadata=merge_metadata(sorted(ms, key=_survivor_key)),
+            user_id=ms[0].user_id, agent_id=ms[0].agent_id, run_id=ms[0].run_id,
         )
         summaries.append(summary)
         for m in ms:

@@ -6,6 +6,7 @@ episode's timestamp is always the event's own time and is required.
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from datetime import UTC, datetime
@@ -105,8 +106,106 @@ def _check_turn(value: str, info: ValidationInfo) -> str:
     return value if limit is None else check_turn_size(value, int(limit))
 
 
+METADATA_KEY_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$")
+SCOPE_FIELDS = ("user_id", "agent_id", "run_id")
+"""First-class scopes of a memory (Mem0's vocabulary); never part of ``metadata``."""
+MAX_METADATA_KEYS = 64
+MAX_METADATA_STRING = 4096
+MAX_METADATA_LIST = 256
+MAX_METADATA_BYTES = 64 * 1024
+
+MetadataValue = str | int | float | bool | list[str]
+
+
+def validate_metadata(value: Any, field: str = "metadata") -> dict[str, MetadataValue]:
+    """Return ``value`` as a metadata object, or raise ValueError naming the bad field.
+
+    Metadata is a JSON object whose values are strings, numbers, booleans or lists of
+    strings (no nesting, no null). Keys are 1-64 letters, digits, ``_``, ``.`` or ``-``;
+    ``user_id``, ``agent_id`` and ``run_id`` are scopes with their own argument, so a
+    metadata key can never move a memory into another scope.
+    """
+    if not isinstance(value, dict):
+        raise ValueError(f"{field}: expected a JSON object, got {type(value).__name__}")
+    if len(value) > MAX_METADATA_KEYS:
+        raise ValueError(f"{field}: {len(value)} keys; the limit is {MAX_METADATA_KEYS}")
+    out: dict[str, MetadataValue] = {}
+    size = 0
+    for key, item in value.items():
+        if not isinstance(key, str) or not METADATA_KEY_RE.fullmatch(key):
+            raise ValueError(f"{field}: invalid key {key!r}: use 1-64 letters, digits, "
+                             "'_', '.' or '-' (not starting with '.' or '-')")
+        where = f"{field}.{key}"
+        if key in SCOPE_FIELDS:
+            raise ValueError(f"{where}: reserved; pass {key} as its own argument")
+        out[key] = _metadata_value(item, where)
+        size += len(key) + len(str(item))
+    if size > MAX_METADATA_BYTES:
+        raise ValueError(f"{field}: about {size} bytes; the limit is {MAX_METADATA_BYTES}")
+    return out
+
+
+FACTS_KEY = "facts"
+"""Episode metadata key for facts the producer extracted itself (strings or objects,
+checked by the ``provided`` extractor); never copied to memories."""
+
+
+def validate_episode_metadata(value: Any) -> dict[str, Any]:
+    """Episode metadata: memory metadata plus the producer's ``facts`` list."""
+    if isinstance(value, dict) and FACTS_KEY in value:
+        rest = {k: v for k, v in value.items() if k != FACTS_KEY}
+        return {**validate_metadata(rest), FACTS_KEY: value[FACTS_KEY]}
+    return validate_metadata(value)
+
+
+def _metadata_value(item: Any, where: str) -> MetadataValue:
+    if isinstance(item, bool):
+        return item
+    if isinstance(item, int):
+        if abs(item) >= 2**63:
+            raise ValueError(f"{where}: integer out of the 64-bit range")
+        return item
+    if isinstance(item, float):
+        if not math.isfinite(item):
+            raise ValueError(f"{where}: number must be finite")
+        return item
+    if isinstance(item, str):
+        _check_meta_string(item, where)
+        return item
+    if isinstance(item, list | tuple):
+        if len(item) > MAX_METADATA_LIST:
+            raise ValueError(f"{where}: {len(item)} items; the limit is {MAX_METADATA_LIST}")
+        for i, element in enumerate(item):
+            if not isinstance(element, str):
+                raise ValueError(f"{where}[{i}]: lists may hold only strings, got "
+                                 f"{type(element).__name__}")
+            _check_meta_string(element, f"{where}[{i}]")
+        return list(item)
+    raise ValueError(f"{where}: expected a string, number, boolean or list of strings, got "
+                     f"{type(item).__name__}")
+
+
+def _check_meta_string(item: str, where: str) -> None:
+    if len(item) > MAX_METADATA_STRING:
+        raise ValueError(f"{where}: {len(item)} characters; the limit is {MAX_METADATA_STRING}")
+    try:
+        item.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ValueError(f"{where}: not valid UTF-8 (lone surrogate)") from exc
+
+
+def scope_key(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
+    """The scope as one string ("" when unscoped): memories of different scopes are never
+    deduplicated, merged or compared with each other."""
+    if user_id is None and agent_id is None and run_id is None:
+        return ""
+    return f"u={user_id or ''}\x1fa={agent_id or ''}\x1fr={run_id or ''}"
+
+
 Namespace = Annotated[str, AfterValidator(validate_namespace)]
 Identifier = Annotated[str, AfterValidator(validate_identifier)]
+Metadata = Annotated[dict[str, Any], AfterValidator(validate_metadata)]
+EpisodeMetadata = Annotated[dict[str, Any], AfterValidator(validate_episode_metadata)]
 UtcDatetime = Annotated[datetime, AfterValidator(_check_time)]
 Text = Annotated[str, AfterValidator(_check_text)]
 TurnText = Annotated[str, AfterValidator(_check_turn)]
@@ -167,7 +266,15 @@ class Episode(BaseModel):
     speaker: str = Field(default="", max_length=256)
     text: TurnText
     timestamp: UtcDatetime
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: EpisodeMetadata = Field(default_factory=dict)
+    user_id: Identifier | None = None
+    agent_id: Identifier | None = None
+    run_id: Identifier | None = None
+
+    @property
+    def scope(self) -> str:
+        """See :func:`scope_key`."""
+        return scope_key(self.user_id, self.agent_id, self.run_id)
 
 
 class Relation(BaseModel):
@@ -217,6 +324,10 @@ class Memory(BaseModel):
     created_at: UtcDatetime
     updated_at: UtcDatetime
     version: int = Field(default=0, ge=0)
+    metadata: Metadata = Field(default_factory=dict)
+    user_id: Identifier | None = None
+    agent_id: Identifier | None = None
+    run_id: Identifier | None = None
 
     @field_validator("vector")
     @classmethod
@@ -240,7 +351,7 @@ class Memory(BaseModel):
         if not self.content_hash:
             from memcore.core.text import content_hash
 
-            self.content_hash = content_hash(self.text)
+            self.content_hash = content_hash(self.text, self.scope)
         if self.last_supported is None:
             self.last_supported = self.last_used
         if self.valid_from and self.valid_until and self.valid_until < self.valid_from:
@@ -253,6 +364,11 @@ class Memory(BaseModel):
         if self.vector is None:
             raise ValueError(f"memory {self.id} has no vector")
         return np.asarray(self.vector, dtype=np.float32)
+
+    @property
+    def scope(self) -> str:
+        """See :func:`scope_key`."""
+        return scope_key(self.user_id, self.agent_id, self.run_id)
 
     @property
     def live(self) -> bool:

@@ -144,15 +144,20 @@ class MemoryTable:
     one entry per row (see the module docstring for the units)."""
 
     def __init__(self, namespace: str, ids: list[str], texts: list[str], hashes: list[str],
-                 vectors: Vectors, columns: dict[str, np.ndarray]) -> None:
-        """Wrap prepared columns; :meth:`from_memories` and the store's decoder build them."""
+                 vectors: Vectors, columns: dict[str, np.ndarray],
+                 scopes: list[str] | None = None) -> None:
+        """Wrap prepared columns; :meth:`from_memories` and the store's decoder build them.
+
+        ``scopes``: each row's ``Memory.scope`` (None: every row unscoped)."""
         n = len(ids)
-        if not (len(texts) == len(hashes) == len(vectors) == n):
-            raise ValueError("table: ids, texts, hashes and vectors differ in length")
+        scopes = [""] * n if scopes is None else scopes
+        if not (len(texts) == len(hashes) == len(vectors) == len(scopes) == n):
+            raise ValueError("table: ids, texts, hashes, scopes and vectors differ in length")
         self.namespace = namespace
         self.ids = ids
         self.texts = texts
         self.hashes = hashes
+        self.scopes = scopes
         self.vectors = vectors
         for name in (*_FLOATS, *_TIMES, *_SMALL, *_FLAGS, "n_sources", "version"):
             col = columns[name]
@@ -207,7 +212,8 @@ class MemoryTable:
                 dense[i] = m.vector
                 present[i] = True
         return cls(ns, [m.id for m in memories], [m.text for m in memories],
-                   [m.content_hash for m in memories], Vectors(present, dense=dense), cols)
+                   [m.content_hash for m in memories], Vectors(present, dense=dense), cols,
+                   [m.scope for m in memories])
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -247,6 +253,7 @@ class MemoryTable:
             raise IndexError(f"table: row {row} outside 0..{len(self) - 1}")
         self.texts[row] = memory.text
         self.hashes[row] = memory.content_hash
+        self.scopes[row] = memory.scope
         if self.vectors.present[row] or memory.vector is not None:
             self.vectors.set(row, memory.vector)
         _fill_row(self._columns(), row, memory)
@@ -265,6 +272,7 @@ class MemoryTable:
             self.ids.append(m.id)
             self.texts.append(m.text)
             self.hashes.append(m.content_hash)
+            self.scopes.append(m.scope)
             if self._rows is not None:
                 self._rows[m.id] = n + i
         self.vectors.extend([m.vector for m in memories])

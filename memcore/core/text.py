@@ -18,9 +18,15 @@ def normalize_text(text: str) -> str:
     return " ".join(_WORD.findall(text))
 
 
-def content_hash(text: str) -> str:
-    """Hash of the normalized text: equal for exact duplicates up to case/punctuation."""
-    return hashlib.blake2b(normalize_text(text).encode("utf-8"), digest_size=16).hexdigest()
+def content_hash(text: str, scope: str = "") -> str:
+    """Hash of the normalized text: equal for exact duplicates up to case/punctuation.
+
+    ``scope`` (``Memory.scope``) is hashed with the text, so the same sentence of two
+    users is two memories, never one deduplicated across them."""
+    body = normalize_text(text)
+    if scope:
+        body = scope + "\x1e" + body
+    return hashlib.blake2b(body.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def shingles(text: str, size: int = 3) -> set[str]:

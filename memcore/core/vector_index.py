@@ -199,6 +199,22 @@ class VectorIndex:
             fetch = min(self._n, fetch * 2)
         return results
 
+    def search_among(self, vector: np.ndarray, ids: Sequence[str], k: int
+                     ) -> list[tuple[str, float]]:
+        """Exact top-``k`` of one query among ``ids`` only (ids not in the index are
+        skipped): the fallback of a filtered search whose matches are too rare for
+        over-fetching to find."""
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        query = as_matrix(vector, self.dim, "vector")[0]
+        known = [i for i in dict.fromkeys(ids) if i in self._latest]
+        if not known:
+            return []
+        rows = np.fromiter((self._latest[i] for i in known), dtype=np.int64, count=len(known))
+        sims = self._buf[rows] @ query
+        top = np.argsort(-sims, kind="stable")[:k]
+        return [(known[int(j)], float(sims[int(j)])) for j in top]
+
     def to_bytes(self) -> bytes:
         """Serialize ids, rows and (if built) the HNSW graph; no pickle."""
         parts: dict[str, np.ndarray] = {

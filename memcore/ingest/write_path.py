@@ -22,7 +22,16 @@ from memcore.adapters import Models
 from memcore.core.compare import relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
-from memcore.core.models import Actor, Episode, Memory, Role, Status, check_turn_size
+from memcore.core.models import (
+    FACTS_KEY,
+    Actor,
+    Episode,
+    Kind,
+    Memory,
+    Role,
+    Status,
+    check_turn_size,
+)
 from memcore.core.text import MinHasher, content_hash, texts_conflict
 from memcore.core.vector_index import IndexCache
 from memcore.observability import metrics
@@ -54,6 +63,14 @@ class IngestReport:
 def fact_memory_id(namespace: str, episode_id: str, index: int, text: str) -> str:
     """Deterministic id of the memory a fact would create (redelivery-safe)."""
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{episode_id}/{index}/{text}").hex
+
+
+def verbatim_fact(episode: Episode) -> ExtractedFact:
+    """A turn's whole text as one explicit fact (``infer=False``). Built without the
+    extractor's 2000-character cap: the memory's own text limit applies."""
+    return ExtractedFact.model_construct(text=episode.text, kind=Kind.KNOWLEDGE, importance=5,
+                                         explicit=True, source=episode.id, valid_from=None,
+                                         valid_until=None, expires_at=None, relation=None)
 
 
 def same_slot(a: str, b: str) -> bool:
@@ -99,8 +116,14 @@ class IngestPipeline:
             return True
         return episode.role is Role.ASSISTANT and self.settings.allow_assistant_facts
 
-    def ingest(self, namespace: str, episodes: Sequence[Episode]) -> IngestReport:
-        """Process one batch of turns of ``namespace``; returns what was done."""
+    def ingest(self, namespace: str, episodes: Sequence[Episode], *,
+               infer: bool = True) -> IngestReport:
+        """Process one batch of turns of ``namespace``; returns what was done.
+
+        ``infer=False`` stores each trusted turn's text as one memory verbatim: no
+        extraction and no decision call, but exact duplicates (same text, same scope)
+        still reinforce the memory they repeat, and every write is audited.
+        """
         for i, episode in enumerate(episodes):  # before anything is written
             try:
                 check_turn_size(episode.text, self.settings.max_turn_bytes)
@@ -110,12 +133,13 @@ class IngestPipeline:
         fresh = self.store.add_episodes(episodes)
         report.new_episodes = sum(fresh)
         trusted = [ep for ep in episodes if self.trusted(ep)]
-        times = {ep.id: ep.timestamp for ep in episodes}
+        origin = {ep.id: ep for ep in episodes}
         if trusted:
-            facts = self._extract(namespace, trusted, report)
+            facts = (self._extract(namespace, trusted, report) if infer
+                     else [verbatim_fact(ep) for ep in trusted])
             report.facts = len(facts)
             if facts:
-                self._decide_and_apply(namespace, facts, times, report)
+                self._decide_and_apply(namespace, facts, origin, report, infer=infer)
         self._count(namespace, report)
         return report
 
@@ -129,13 +153,15 @@ class IngestPipeline:
         return [f for f in facts if f.source in known]
 
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
-                          times: dict[str, datetime], report: IngestReport) -> None:
+                          origin: dict[str, Episode], report: IngestReport, *,
+                          infer: bool = True) -> None:
         pending: list[tuple[int, ExtractedFact]] = []
-        # Every fact's exact duplicate and the version for the neighbours: one round trip.
+        # Every fact's exact duplicate (in its own scope) and the version for the
+        # neighbours: one round trip.
         version, owners = self.store.find_by_hashes_at(
-            namespace, [content_hash(f.text) for f in facts])
+            namespace, [content_hash(f.text, origin[f.source].scope) for f in facts])
         for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
-            now = times[fact.source]
+            now = origin[fact.source].timestamp
             if existing is not None:
                 self.store.reinforce(namespace, existing, source=fact.source, now=now,
                                      reason="exact duplicate (normalized text)")
@@ -146,15 +172,22 @@ class IngestPipeline:
         if not pending:
             return
         vectors = self._embed(namespace, [f.text for _, f in pending],
-                              times[pending[-1][1].source])
+                              origin[pending[-1][1].source].timestamp)
         report.embedding_calls += 1
         if len(vectors) != len(pending):  # a faulty embedder: fail before writing anything
             raise ValueError(f"vectors: the embedder returned {len(vectors)} vectors for "
                              f"{len(pending)} facts")
-        neighbours = self._neighbours(namespace, version, vectors)
+        if not infer:
+            for (index, fact), vec in zip(pending, vectors, strict=True):
+                self._add(namespace, index, fact, vec, origin[fact.source], "stored verbatim",
+                          None, report)
+            return
+        neighbours = self._neighbours(namespace, version, vectors,
+                                      [origin[f.source].scope for _, f in pending])
         requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]] = []
         for (index, fact), vec, near in zip(pending, vectors, neighbours, strict=True):
-            now = times[fact.source]
+            episode = origin[fact.source]
+            now = episode.timestamp
             top = near[0].similarity if near else -1.0
             repeat = self._verbatim_repeat(fact.text, near)
             if repeat is not None:
@@ -163,14 +196,15 @@ class IngestPipeline:
                 report.count(Op.NOOP)
                 report.memory_ids.append(repeat)
             elif top < (self.settings.add_threshold or 0.0):
-                self._add(namespace, index, fact, vec, now, "no similar memory", None, report)
+                self._add(namespace, index, fact, vec, episode, "no similar memory", None,
+                          report)
             elif not self._worth_a_call(fact.text, near):
-                self._add(namespace, index, fact, vec, now,
+                self._add(namespace, index, fact, vec, episode,
                           "similar memories, none the same fact or in conflict", None, report)
             else:
                 requests.append((index, fact, vec, near))
         if requests:
-            self._decide(namespace, requests, times, report)
+            self._decide(namespace, requests, origin, report)
 
     def _worth_a_call(self, text: str, near: list[Neighbour]) -> bool:
         """Does any close neighbour need the decider, or is the fact clearly new?
@@ -189,8 +223,10 @@ class IngestPipeline:
                 return True
         return False
 
-    def _neighbours(self, namespace: str, version: int, vectors: np.ndarray
-                    ) -> list[list[Neighbour]]:
+    def _neighbours(self, namespace: str, version: int, vectors: np.ndarray,
+                    scopes: Sequence[str]) -> list[list[Neighbour]]:
+        """Top-s live neighbours of each vector among the memories of its own scope (the
+        decider may only update or retire a memory of the same user, agent and run)."""
         s = self.settings.neighbours
         index = self.index_cache.get(namespace, version)
         if len(index) == 0:
@@ -200,9 +236,9 @@ class IngestPipeline:
         # Only texts and statuses are needed: skip decoding the vectors.
         records = dict(zip(ids, self.store.get_many(namespace, ids, vectors=False), strict=True))
         out: list[list[Neighbour]] = []
-        for row in hits:
+        for row, scope in zip(hits, scopes, strict=True):
             near = [Neighbour(mid, rec.text, float(sim)) for mid, sim in row
-                    if (rec := records.get(mid)) is not None and rec.live]
+                    if (rec := records.get(mid)) is not None and rec.live and rec.scope == scope]
             out.append(near[:s])
         return out
 
@@ -217,22 +253,24 @@ class IngestPipeline:
 
     def _decide(self, namespace: str,
                 requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]],
-                times: dict[str, datetime], report: IngestReport) -> None:
+                origin: dict[str, Episode], report: IngestReport) -> None:
         calls_before = self.instruments.thread_calls("decide")
         decisions = self.models.instrumented.decider.decide(
             [DecisionRequest(fact.text, near) for _, fact, _, near in requests])
         report.model_calls += self.instruments.thread_calls("decide") - calls_before
         report.decision_facts += len(requests)
-        self._audit_model_errors(namespace, times[requests[-1][1].source])
+        self._audit_model_errors(namespace, origin[requests[-1][1].source].timestamp)
         if len(decisions) != len(requests):
             decisions = [Decision(Op.NOOP, reason="decider answered the wrong number of items")
                          ] * len(requests)
         for (index, fact, vec, near), decision in zip(requests, decisions, strict=True):
-            self._apply(namespace, index, fact, vec, near, decision, times[fact.source], report)
+            self._apply(namespace, index, fact, vec, near, decision, origin[fact.source],
+                        report)
 
     def _apply(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
-               near: list[Neighbour], decision: Decision, now: datetime,
+               near: list[Neighbour], decision: Decision, episode: Episode,
                report: IngestReport) -> None:
+        now = episode.timestamp
         target: Neighbour | None = None
         chosen = decision.target
         if chosen is not None:
@@ -244,7 +282,7 @@ class IngestPipeline:
         op = decision.op
         why = decision.reason or op.value
         if op is Op.ADD or (op in (Op.UPDATE, Op.DELETE) and target is None):
-            self._add(namespace, index, fact, vec, now, why, op.value, report)
+            self._add(namespace, index, fact, vec, episode, why, op.value, report)
             return
         if op is Op.NOOP:
             if target is None and near:
@@ -265,16 +303,20 @@ class IngestPipeline:
             report.count(Op.UPDATE)
             report.memory_ids.append(target.memory_id)
             return
-        memory = self._memory(namespace, index, fact, vec, now)
+        memory = self._memory(namespace, index, fact, vec, episode)
         self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
                              decision=op.value)
         report.count(Op.DELETE)
         report.memory_ids.append(memory.id)
 
     def _memory(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
-                now: datetime) -> Memory:
+                episode: Episode) -> Memory:
+        """The memory a fact creates: scopes and metadata come from its episode."""
         cfg = self.settings.consolidation
+        now = episode.timestamp
         return Memory(
+            user_id=episode.user_id, agent_id=episode.agent_id, run_id=episode.run_id,
+            metadata={k: v for k, v in episode.metadata.items() if k != FACTS_KEY},
             id=fact_memory_id(namespace, fact.source, index, fact.text),
             namespace=namespace, text=fact.text, vector=[float(x) for x in vec],
             importance=fact.importance / 10.0, last_used=now, last_supported=now,
@@ -286,8 +328,8 @@ class IngestPipeline:
         )
 
     def _add(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
-             now: datetime, reason: str, decision: str | None, report: IngestReport) -> None:
-        memory = self._memory(namespace, index, fact, vec, now)
+             episode: Episode, reason: str, decision: str | None, report: IngestReport) -> None:
+        memory = self._memory(namespace, index, fact, vec, episode)
         self.store.add(namespace, memory, actor=Actor.INGEST, reason=reason, decision=decision)
         report.count(Op.ADD)
         report.memory_ids.append(memory.id)

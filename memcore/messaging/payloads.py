@@ -16,6 +16,7 @@ class IngestPayload(BaseModel):
 
     namespace: Namespace
     episodes: list[Episode] = Field(min_length=1, max_length=256)
+    infer: bool = Field(default=True, description="False: store each trusted turn verbatim")
 
     @model_validator(mode="after")
     def _one_namespace(self) -> IngestPayload:

@@ -8,6 +8,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
 from memcore.store.records import from_micros, pack_memory, quantize, to_micros
 
@@ -23,11 +24,8 @@ class StoreConflict(RuntimeError):
     """A compare-and-swap lost: another pass moved the pointer (or took over the pass)."""
 
 
-class PurgedError(KeyError):
+class PurgedError(MemoryNotFound):
     """The memory was a tombstone past its grace period and maintenance deleted it."""
-
-    def __str__(self) -> str:
-        return str(self.args[0]) if self.args else "purged"
 
 
 class DeltaOp(StrEnum):
@@ -41,6 +39,8 @@ class DeltaOp(StrEnum):
     PIN = "pin"
     UNPIN = "unpin"
     RESTORE = "restore"
+    TOMBSTONE = "tombstone"  # a user's delete
+    EDIT = "edit"  # a user's edit of text and/or metadata
     ERASE = "erase"
     ERASE_SOURCE = "erase_source"
 

@@ -96,9 +96,10 @@ class Gateway:
             out.extend(self.client.mget([keys.memory(ns, version, i) for i in chunk]))
         return out
 
-    def load(self, ns: str, version: int, ids: Sequence[str]) -> list[Memory | None]:
-        """Records of ``ids`` in ``version``."""
-        return [None if raw is None else unpack_memory(raw, ns, i)
+    def load(self, ns: str, version: int, ids: Sequence[str], *, vectors: bool = True
+             ) -> list[Memory | None]:
+        """Records of ``ids`` in ``version`` (``vectors=False``: vectors left undecoded)."""
+        return [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
                 for i, raw in zip(ids, self.load_raw(ns, version, ids), strict=True)]
 
     def read_current(self, ns: str, ids: Sequence[str], *, vectors: bool = True

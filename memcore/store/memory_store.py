@@ -125,10 +125,11 @@ class MemoryStore:
         """:meth:`find_by_hashes` and the current version it read them from."""
         return self.records.find_by_hashes_at(ns, hashes)
 
-    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None
-                      ) -> Iterator[Memory]:
-        """Memories of the current version (one version throughout), optionally by status."""
-        return self.records.iter_memories(ns, statuses)
+    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None, *,
+                      vectors: bool = True) -> Iterator[Memory]:
+        """Memories of the current version (one version throughout), optionally by status
+        (``vectors=False``: vectors left undecoded)."""
+        return self.records.iter_memories(ns, statuses, vectors=vectors)
 
     def count_by_status(self, ns: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""
@@ -177,6 +178,18 @@ class MemoryStore:
                 reason: str = "restored") -> Memory:
         """Bring a tombstoned memory back to active, audited."""
         return self.writes.restore(ns, memory_id, now, reason)
+
+    def tombstone(self, ns: str, memory_id: str, now: datetime,
+                  reason: str = "deleted by the user") -> Memory:
+        """A user's delete (restorable); a deleted or unknown memory raises."""
+        return self.writes.tombstone(ns, memory_id, now, reason)
+
+    def edit(self, ns: str, memory_id: str, *, now: datetime, text: str | None = None,
+             vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
+             reason: str = "edited by the user") -> Memory:
+        """A user's edit of text (with its vector) and/or metadata, audited."""
+        return self.writes.edit(ns, memory_id, now=now, text=text, vector=vector,
+                                metadata=metadata, reason=reason)
 
     def touch(self, ns: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:

@@ -43,10 +43,11 @@ def update(memory: Memory, *, text: str, vector: list[float] | None, source: str
     None when ``source`` was already counted and the text is unchanged: a redelivered
     UPDATE must not count strength twice.
     """
-    if source and source in memory.sources and content_hash(text) == memory.content_hash:
+    if source and source in memory.sources and \
+            content_hash(text, memory.scope) == memory.content_hash:
         return None
     changes = _with_source(memory, source, now)
-    changes.update(text=text, content_hash=content_hash(text),
+    changes.update(text=text, content_hash=content_hash(text, memory.scope),
                    strength=min(strength_cap, memory.strength + 1.0))
     if vector is not None:
         changes["vector"] = vector
@@ -84,6 +85,27 @@ def restore(memory: Memory, *, now: datetime) -> Memory:
     return _bump(memory, now, status=Status.ACTIVE)
 
 
+def edit(memory: Memory, *, text: str | None, vector: list[float] | None,
+         metadata: dict[str, Any] | None, now: datetime) -> Memory:
+    """A user's edit: new text (and hash and vector) and/or new metadata (replaced whole).
+
+    Unlike :func:`update` it adds no support and no strength: the user corrected the
+    record, nobody said it again."""
+    changes: dict[str, Any] = {}
+    if text is not None:
+        changes.update(text=text, content_hash=content_hash(text, memory.scope))
+        if vector is not None:
+            changes["vector"] = vector
+    if metadata is not None:
+        changes["metadata"] = dict(metadata)
+    return _bump(memory, now, **changes)
+
+
+def tombstone(memory: Memory, *, now: datetime) -> Memory:
+    """A user's delete: tombstoned (kept, restorable with :func:`restore`), never erased."""
+    return _bump(memory, now, status=Status.TOMBSTONED)
+
+
 def drop_source(memory: Memory, *, source: str, now: datetime) -> Memory | None:
     """Erase support: remove ``source``; None when nothing else supports the memory."""
     if source not in memory.sources:
@@ -119,4 +141,9 @@ def apply(memory: Memory | None, op: DeltaOp, args: dict[str, Any], *, strength_
         return set_pinned(memory, pinned=op is DeltaOp.PIN, now=now)
     if op is DeltaOp.RESTORE:
         return restore(memory, now=now)
+    if op is DeltaOp.TOMBSTONE:
+        return tombstone(memory, now=now)
+    if op is DeltaOp.EDIT:
+        return edit(memory, text=args.get("text"), vector=args.get("vector"),
+                    metadata=args.get("metadata"), now=now)
     raise ValueError(f"unknown op {op!r}")

@@ -63,15 +63,17 @@ class Records:
             out.append(memory.id if ok and memory is not None else None)
         return int(res[0]), out
 
-    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None
-                      ) -> Iterator[Memory]:
-        """Memories of the current version (one version throughout), optionally by status."""
+    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None, *,
+                      vectors: bool = True) -> Iterator[Memory]:
+        """Memories of the current version (one version throughout), optionally by status;
+        ``vectors=False`` skips decoding the vectors (listing and filtering need none)."""
         validate_namespace(ns)
         version = self._gw.current_version(ns)
         wanted = {Status(s) for s in statuses} if statuses is not None else None
         ids = self._gw.version_ids(ns, version)
         for start in range(0, len(ids), BATCH):
-            for memory in self._gw.load(ns, version, ids[start : start + BATCH]):
+            for memory in self._gw.load(ns, version, ids[start : start + BATCH],
+                                        vectors=vectors):
                 if memory is not None and (wanted is None or memory.status in wanted):
                     yield memory
 

@@ -120,7 +120,30 @@ def pack_memory(memory: Memory) -> bytes:
         rel = memory.relation
         _put_list(out, [rel.subject, rel.predicate, rel.object])
         out.append(struct.pack("<d", rel.weight))
+    extras = _extras(memory.metadata, memory.user_id, memory.agent_id, memory.run_id)
+    if extras:  # optional tail: records without metadata or scopes keep their old bytes
+        _put_str(out, extras)
     return b"".join(out)
+
+
+def _extras(metadata: dict[str, Any], user_id: str | None, agent_id: str | None,
+            run_id: str | None) -> str:
+    """Metadata and scopes as compact JSON ("" when there are none)."""
+    data: dict[str, Any] = {k: v for k, v in (("u", user_id), ("a", agent_id), ("r", run_id))
+                            if v is not None}
+    if metadata:
+        data["m"] = metadata
+    return json.dumps(data, separators=(",", ":"), ensure_ascii=False) if data else ""
+
+
+def _read_extras(blob: bytes, offset: int) -> dict[str, Any]:
+    """The optional tail written by :func:`_extras` (empty when absent)."""
+    if offset >= len(blob):
+        return {"metadata": {}}
+    raw, _ = _get_str(blob, offset)
+    data = json.loads(raw)
+    return {"metadata": data.get("m", {}), "user_id": data.get("u"),
+            "agent_id": data.get("a"), "run_id": data.get("r")}
 
 
 def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) -> Memory:
@@ -150,6 +173,7 @@ def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) 
         (weight,) = struct.unpack_from("<d", blob, offset)
         relation = Relation.model_construct(subject=parts[0], predicate=parts[1], object=parts[2],
                                             weight=weight)
+        offset += 8
     return Memory.model_construct(
         id=memory_id, namespace=ns, text=text,
         vector=None if vec is None else vec.tolist(),
@@ -161,6 +185,7 @@ def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) 
         superseded_by=superseded_by or None, derived_level=derived, recall_count=recall_count,
         content_hash=content_hash, member_texts=member_texts, relation=relation,
         created_at=micros_time(created), updated_at=micros_time(updated), version=version,
+        **_read_extras(blob, offset),
     )
 
 
@@ -181,6 +206,9 @@ def pack_episode(episode: Episode) -> bytes:
     _put_str(out, episode.speaker)
     _put_str(out, json.dumps(episode.metadata, separators=(",", ":"), default=str))
     _put_str(out, episode.text)
+    extras = _extras({}, episode.user_id, episode.agent_id, episode.run_id)
+    if extras:
+        _put_str(out, extras)
     return b"".join(out)
 
 
@@ -191,6 +219,8 @@ def unpack_episode(blob: bytes, ns: str, episode_id: str) -> Episode:
     speaker, offset = _get_str(blob, offset)
     meta, offset = _get_str(blob, offset)
     text, offset = _get_str(blob, offset)
+    scopes = _read_extras(blob, offset)
+    scopes.pop("metadata")
     return Episode.model_construct(id=episode_id, namespace=ns, role=_ROLES[role], speaker=speaker,
                                    text=text, timestamp=micros_time(stamp),
-                                   metadata=json.loads(meta))
+                                   metadata=json.loads(meta), **scopes)

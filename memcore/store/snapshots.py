@@ -104,7 +104,7 @@ class Replay:
             if new is not None and new is not cur:
                 remember(target)
                 self.state[target] = new
-                if op is DeltaOp.UPDATE and args.get("vector") is not None:
+                if op in (DeltaOp.UPDATE, DeltaOp.EDIT) and args.get("vector") is not None:
                     reindex.add(target)
         return [Change(old, self.state.get(i), reindex=i in reindex)
                 for i, old in prior.items() if old is not None or i in self.state]

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 import redis
 
+from memcore.core.errors import MemoryNotFound, MemoryStateError
 from memcore.core.models import (
     Actor,
     AuditAction,
@@ -24,6 +25,7 @@ from memcore.core.models import (
     Status,
     as_utc,
     validate_identifier,
+    validate_metadata,
     validate_namespace,
 )
 from memcore.store import keys, ops
@@ -91,7 +93,7 @@ class Reader:
                     f"memory {memory_id!r} of namespace {self.ns!r} was purged on {when}: it "
                     "was a tombstone past its grace period (tombstone_grace_days), its text "
                     "and vector are deleted and it cannot be restored")
-            raise KeyError(f"memory {memory_id!r} not found in namespace {self.ns!r}")
+            raise MemoryNotFound(f"memory {memory_id!r} not found in namespace {self.ns!r}")
         return memory
 
     def owner(self, content_hash: str) -> str | None:
@@ -279,11 +281,15 @@ class Writes:
         return self.transact(ns, plan, ids=[memory_id])
 
     def _simple(self, ns: str, memory_id: str, op: DeltaOp, action: AuditAction, now: datetime,
-                reason: str) -> Memory:
+                reason: str, refuse_deleted: str = "") -> Memory:
+        """One user op on one record; ``refuse_deleted`` (a verb) makes a tombstoned
+        record an error instead of a silent success."""
         now = as_utc(now)
 
         def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
+            if refuse_deleted:
+                _refuse_deleted(old, refuse_deleted)
             new = ops.apply(old, op, {"now": now}, strength_cap=self._gw.strength_cap)
             assert new is not None
             event = AuditEvent(action=action, namespace=ns, before=[memory_id],
@@ -295,11 +301,45 @@ class Writes:
 
     def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
         """Pin a memory (exempt from decay and the cap), audited."""
-        return self._simple(ns, memory_id, DeltaOp.PIN, AuditAction.PIN, now, reason)
+        return self._simple(ns, memory_id, DeltaOp.PIN, AuditAction.PIN, now, reason, "pin")
 
     def unpin(self, ns: str, memory_id: str, now: datetime, reason: str = "unpinned") -> Memory:
         """Unpin a memory, audited."""
         return self._simple(ns, memory_id, DeltaOp.UNPIN, AuditAction.UNPIN, now, reason)
+
+    def tombstone(self, ns: str, memory_id: str, now: datetime,
+                  reason: str = "deleted by the user") -> Memory:
+        """A user's delete: the memory is tombstoned (kept, restorable), audited. Deleting
+        a deleted memory raises MemoryStateError; an unknown one MemoryNotFound."""
+        return self._simple(ns, memory_id, DeltaOp.TOMBSTONE, AuditAction.TOMBSTONE, now,
+                            reason, "delete")
+
+    def edit(self, ns: str, memory_id: str, *, now: datetime, text: str | None = None,
+             vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
+             reason: str = "edited by the user") -> Memory:
+        """A user's edit of text (with its new vector) and/or metadata (replaced whole),
+        audited as an UPDATE by the user; a deleted memory must be restored first."""
+        if text is None and metadata is None:
+            raise ValueError("give text or metadata (or both)")
+        if text is not None:
+            probe = Memory.model_validate({**_PROBE, "text": text, "vector": vector})
+            vector = probe.vector
+        meta = None if metadata is None else validate_metadata(dict(metadata))
+        now = as_utc(now)
+
+        def plan(rd: Reader) -> WritePlan:
+            old = rd.need(memory_id)
+            _refuse_deleted(old, "edit")
+            new = ops.edit(old, text=text, vector=vector, metadata=meta, now=now)
+            entry = DeltaEntry(memory_id, DeltaOp.EDIT, new.version,
+                               {"text": text, "vector": vector, "metadata": meta, "now": now})
+            event = AuditEvent(action=AuditAction.UPDATE, namespace=ns, before=[memory_id],
+                               after=[memory_id], reason=reason, actor=Actor.USER,
+                               decision="EDIT", text=new.text, at=now)
+            return WritePlan(new, [Change(old, new, [entry], reindex=vector is not None)],
+                             [event])
+
+        return self.transact(ns, plan, ids=[memory_id])
 
     def restore(self, ns: str, memory_id: str, now: datetime,
                 reason: str = "restored") -> Memory:
@@ -317,6 +357,14 @@ class Writes:
             return
         self._gw.touch(keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns)],
                     args=[keys.prefix(ns), to_micros(as_utc(now)), float(strength_cap), *ids])
+
+
+def _refuse_deleted(memory: Memory, verb: str) -> None:
+    if memory.status is Status.TOMBSTONED:
+        already = "already " if verb == "delete" else ""
+        hint = "" if verb == "delete" else "; restore it first"
+        raise MemoryStateError(f"memory {memory.id!r} is {already}deleted (tombstoned): "
+                               f"cannot {verb} it{hint}")
 
 
 _PROBE = {"namespace": "probe", "last_used": datetime(2000, 1, 1),

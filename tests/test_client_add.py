@@ -1,0 +1,101 @@
+"""Client.add with metadata, scopes and infer=False, through real Celery workers."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memcore.client.client import Client
+from memcore.core.models import Actor, AuditAction, Status
+from memcore.devtools.stack import LocalStack
+from tests.celery_stack import celery_stack  # noqa: F401 - fixture
+
+T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
+
+
+def fresh_ns() -> str:
+    return f"t-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture()
+def client(celery_stack: LocalStack) -> Iterator[Client]:  # noqa: F811
+    c = Client(celery_stack.redis_url)
+    yield c
+    c.close()
+
+
+def test_memories_inherit_call_and_message_metadata_and_scopes(client: Client) -> None:
+    ns = fresh_ns()
+    client.wait(client.add(ns, [
+        {"role": "user", "id": "m1", "content": "I live in Paris.",
+         "metadata": {"channel": "email"}},
+        {"role": "user", "id": "m2", "content": "I prefer tea over coffee.",
+         "metadata": {"facts": ["Sam prefers tea over coffee."]}},
+    ], timestamp=T0, metadata={"source": "crm", "channel": "chat", "priority": 2},
+        user_id="alice", agent_id="concierge", run_id="r-1"), timeout=60)
+    memories = {m.sources[0]: m for m in client.store.iter_memories(ns)}
+    paris, tea = memories["m1"], memories["m2"]
+    assert paris.metadata == {"source": "crm", "channel": "email", "priority": 2}
+    assert tea.metadata == {"source": "crm", "channel": "chat", "priority": 2}, \
+        "the producer's facts are input, not metadata"
+    assert {(m.user_id, m.agent_id, m.run_id) for m in memories.values()} == {
+        ("alice", "concierge", "r-1")}
+    episode = client.store.get_episode(ns, "m1")
+    assert episode is not None and episode.user_id == "alice"
+    hits = client.search(ns, "Where does Sam live?", k=3, now=T0,
+                         filters={"metadata.channel": "email", "user_id": "alice"})
+    assert [h.memory.id for h in hits] == [paris.id]
+
+
+def test_the_same_sentence_of_two_users_is_two_memories(client: Client) -> None:
+    ns = fresh_ns()
+    for who in ("alice", "bob"):
+        client.wait(client.add(ns, [{"role": "user", "id": f"{who}-1",
+                                     "content": "I live in Paris."}],
+                               timestamp=T0, user_id=who), timeout=60)
+    owners = sorted(m.user_id or "" for m in client.store.iter_memories(ns))
+    assert owners == ["alice", "bob"]
+    (alice,) = client.search(ns, "Paris", k=5, now=T0, filters={"user_id": "alice"})
+    assert alice.memory.sources == ["alice-1"], "bob's turn never reinforced alice's memory"
+
+
+def test_infer_false_stores_user_turns_verbatim_deduplicated_and_audited(client: Client) -> None:
+    ns = fresh_ns()
+    text = "Remember: the wifi password at the cabin is on the fridge, not in the drawer!"
+    ids = client.add(ns, [{"role": "user", "id": "v1", "content": text},
+                          {"role": "assistant", "id": "v2", "content": "Noted, Sam loves opera."},
+                          {"role": "user", "id": "v3", "content": "ok"}],
+                     timestamp=T0, metadata={"topic": "cabin"}, user_id="sam", infer=False)
+    (report,) = client.wait(ids, timeout=60)
+    assert report["model_calls"] == 0 and report["decisions"] == {"ADD": 2}
+    texts = sorted(m.text for m in client.store.iter_memories(ns))
+    assert texts == sorted([text, "ok"]), "verbatim, user turns only"
+    first = next(m for m in client.store.iter_memories(ns) if m.text == text)
+    assert first.status is Status.ACTIVE and first.explicit
+    assert first.metadata == {"topic": "cabin"} and first.user_id == "sam"
+    # The same words again (other case and punctuation): reinforced, not duplicated.
+    client.wait(client.add(ns, [{"role": "user", "id": "v4", "content": text.upper()}],
+                           timestamp=T0 + timedelta(days=1), user_id="sam", infer=False),
+                timeout=60)
+    again = client.get(ns, first.id)
+    assert again is not None and again.sources == ["v1", "v4"]
+    assert len(list(client.store.iter_memories(ns))) == 2
+    actions = [(e.action, e.actor, e.reason) for e in client.history(ns, first.id)]
+    assert actions[0] == (AuditAction.ADD, Actor.INGEST, "stored verbatim")
+    assert actions[1][0] is AuditAction.NOOP
+
+
+def test_bad_add_arguments_are_named(client: Client) -> None:
+    ns = fresh_ns()
+    msg = [{"role": "user", "content": "hi"}]
+    with pytest.raises(ValueError, match=r"^metadata.tags\[0\]: lists may hold only strings"):
+        client.add(ns, msg, metadata={"tags": [1]})
+    with pytest.raises(ValueError, match=r"metadata\.user_id: reserved"):
+        client.add(ns, msg, metadata={"user_id": "mallory"})
+    with pytest.raises(ValueError, match=r"^user_id: invalid id 'not ok!'"):
+        client.add(ns, msg, user_id="not ok!")
+    with pytest.raises(ValueError, match="infer: expected a boolean"):
+        client.add(ns, msg, infer="no")  # type: ignore[arg-type]

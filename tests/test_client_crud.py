@@ -1,0 +1,153 @@
+"""Client.search with filters, list, update, delete on a real Redis (no workers needed)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from memcore.client import client as client_module
+from memcore.client.client import Client
+from memcore.core.errors import MemoryNotFound, MemoryStateError
+from memcore.core.filters import FilterError
+from memcore.core.models import Actor, AuditAction, Memory, Status
+from memcore.store import keys
+
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
+
+
+@pytest.fixture()
+def client(redis_url: str) -> Iterator[Client]:
+    c = Client(redis_url)
+    yield c
+    c.close()
+
+
+def put(client: Client, ns: str, text: str, at: int = 0, **fields: Any) -> Memory:
+    """Store one memory directly (what the write path would have written)."""
+    when = T0 + timedelta(minutes=at)
+    vec = [float(x) for x in client.models.embedder.embed([text])[0]]
+    memory = Memory(namespace=ns, text=text, vector=vec, last_used=when, created_at=when,
+                    updated_at=when, status=Status.ACTIVE, sources=[f"ep-{at}"], **fields)
+    return client.store.add(ns, memory, actor=Actor.USER, reason="test")
+
+
+@pytest.mark.parametrize("scan_after", [1024, 64], ids=["over-fetch", "exact-scan"])
+def test_filtered_search_returns_k_when_k_match_even_if_rare(
+        client: Client, monkeypatch: pytest.MonkeyPatch, scan_after: int) -> None:
+    # 64: over-fetching gives up early and ranks the matching ids exactly instead.
+    monkeypatch.setattr(client_module, "SCAN_AFTER", scan_after)
+    ns = "acme"
+    for i in range(400):  # many close, unmatching neighbours of the query
+        put(client, ns, f"Sam likes green tea number {i}", at=i, user_id="bob")
+    rare = [put(client, ns, f"The boiler in flat {i} was serviced", at=500 + i,
+                user_id="alice", metadata={"topic": "house", "n": i}) for i in range(6)]
+    hits = client.search(ns, "Sam likes green tea", k=5, touch=False,
+                         filters={"user_id": "alice"})
+    assert len(hits) == 5
+    assert {h.memory.id for h in hits} <= {m.id for m in rare}
+    hits = client.search(ns, "tea", k=3, touch=False,
+                         filters={"and": [{"metadata.topic": "house"}, {"metadata.n": {"gte": 4}}]})
+    assert sorted(h.memory.metadata["n"] for h in hits) == [4, 5]
+    plain = client.search(ns, "Sam likes green tea", k=5, touch=False)
+    assert len(plain) == 5 and all(h.memory.user_id == "bob" for h in plain)
+
+
+def test_a_filter_never_widens_the_namespace(client: Client) -> None:
+    put(client, "tenant-a", "Alice keeps bees", user_id="alice", metadata={"topic": "bees"})
+    put(client, "tenant-b", "Alice keeps bees on the roof", user_id="alice",
+        metadata={"topic": "bees"})
+    for spec in ({"user_id": "alice"}, {"metadata.topic": "bees"},
+                 {"or": [{"user_id": "alice"}, {"not": {"user_id": "alice"}}]}):
+        hits = client.search("tenant-a", "bees", k=10, touch=False, filters=spec)
+        assert [h.memory.namespace for h in hits] == ["tenant-a"]
+        page = client.list("tenant-a", filters=spec)
+        assert [m.namespace for m in page.memories] == ["tenant-a"]
+    with pytest.raises(FilterError, match="unknown field 'namespace'"):
+        client.search("tenant-a", "bees", filters={"namespace": "tenant-b"})
+
+
+def test_bad_filter_fails_before_any_write(client: Client) -> None:
+    m = put(client, "acme", "Sam likes tea")
+    with pytest.raises(FilterError, match="unknown operator 'like'"):
+        client.search("acme", "tea", filters={"metadata.x": {"like": "t"}})
+    assert client.get("acme", m.id).recall_count == 0  # type: ignore[union-attr]
+
+
+def test_list_pages_are_stable_under_writes(client: Client) -> None:
+    ns = "acme"
+    made = [put(client, ns, f"fact number {i} about cats", at=i, user_id="alice")
+            for i in range(25)]
+    put(client, ns, "a fact of bob", at=3, user_id="bob")
+    first = client.list(ns, filters={"user_id": "alice"}, limit=10)
+    assert [m.id for m in first.memories] == [m.id for m in made[:10]]
+    assert first.next_cursor and all(m.vector is None for m in first.memories)
+    # Deleting a listed memory and adding a new one must not shift the next page.
+    client.delete(ns, made[2].id)
+    late = put(client, ns, "a late fact about cats", at=100, user_id="alice")
+    second = client.list(ns, filters={"user_id": "alice"}, limit=10, cursor=first.next_cursor)
+    assert [m.id for m in second.memories] == [m.id for m in made[10:20]]
+    third = client.list(ns, filters={"user_id": "alice"}, limit=10, cursor=second.next_cursor)
+    assert [m.id for m in third.memories] == [m.id for m in made[20:]] + [late.id]
+    assert third.next_cursor is None
+    deleted = client.list(ns, status="tombstoned")
+    assert [m.id for m in deleted.memories] == [made[2].id]
+    assert len(client.list(ns, include_inactive=True, limit=1000).memories) == 27
+    with pytest.raises(ValueError, match="cursor: not a cursor"):
+        client.list(ns, cursor="garbage!")
+    with pytest.raises(ValueError, match="status: unknown value 'gone'"):
+        client.list(ns, status="gone")
+    with pytest.raises(ValueError, match="limit: expected an integer from 1 to 1000"):
+        client.list(ns, limit=0)
+
+
+def test_update_edits_text_and_metadata_audited_as_user(client: Client) -> None:
+    ns = "acme"
+    m = put(client, ns, "Sam lives in Paris", user_id="alice", metadata={"city": "paris"})
+    put(client, ns, "Sam owns a red bicycle", user_id="alice")
+    edited = client.update(ns, m.id, text="Sam lives in Lyon")
+    assert edited.text == "Sam lives in Lyon" and edited.metadata == {"city": "paris"}
+    assert edited.user_id == "alice" and edited.support == m.support
+    hits = client.search(ns, "Sam lives in Lyon", k=1, touch=False)
+    assert hits[0].memory.id == m.id and hits[0].similarity > 0.99, "re-embedded"
+    assert client.store.find_by_hash(ns, edited.content_hash) == m.id
+    assert client.store.find_by_hash(ns, m.content_hash) is None
+    again = client.update(ns, m.id, metadata={"city": "lyon", "moved": True})
+    assert again.metadata == {"city": "lyon", "moved": True} and again.text == edited.text
+    events = [e for e in client.history(ns, m.id) if e.action is AuditAction.UPDATE]
+    assert len(events) == 2 and all(e.actor is Actor.USER for e in events)
+    with pytest.raises(ValueError, match=r"metadata\.user_id: reserved"):
+        client.update(ns, m.id, metadata={"user_id": "mallory"})
+    assert client.get(ns, m.id).user_id == "alice"  # type: ignore[union-attr]
+    with pytest.raises(ValueError, match="give text or metadata"):
+        client.update(ns, m.id)
+    with pytest.raises(MemoryNotFound, match="'nope' not found in namespace 'acme'"):
+        client.update(ns, "nope", text="x")
+
+
+def test_delete_tombstones_restorably_and_refuses_twice(client: Client) -> None:
+    ns = "acme"
+    m = put(client, ns, "Sam keeps bees", user_id="alice")
+    gone = client.delete(ns, m.id)
+    assert gone.status is Status.TOMBSTONED
+    assert client.search(ns, "Sam keeps bees", k=5, touch=False) == []
+    assert client.list(ns).memories == []
+    assert client.store.client.exists(keys.memory(ns, 0, m.id)), "kept, not erased"
+    with pytest.raises(MemoryStateError, match="already deleted"):
+        client.delete(ns, m.id)
+    with pytest.raises(MemoryStateError, match="cannot pin it; restore it first"):
+        client.pin(ns, m.id)
+    with pytest.raises(MemoryStateError, match="cannot edit it"):
+        client.update(ns, m.id, text="Sam keeps wasps")
+    with pytest.raises(MemoryNotFound):
+        client.delete(ns, "unknown-id")
+    with pytest.raises(KeyError):  # still a KeyError for older callers
+        client.delete("other-ns", m.id)
+    client.restore(ns, m.id)
+    assert [h.memory.id for h in client.search(ns, "Sam keeps bees", k=5, touch=False)] == [m.id]
+    assert client.pin(ns, m.id).pinned
+    actions = [e.action for e in client.history(ns, m.id)]
+    assert actions[:4] == [AuditAction.ADD, AuditAction.TOMBSTONE, AuditAction.RESTORE,
+                           AuditAction.PIN]
