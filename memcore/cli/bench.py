@@ -15,7 +15,7 @@ import typer
 
 from memcore.cli.common import handles_errors
 
-bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint.",
+bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint, api.",
                         no_args_is_help=True)
 
 
@@ -105,10 +105,33 @@ def footprint(n: int = typer.Option(10_000, "--n", min=1, help="Memories."),
     typer.echo(json.dumps({k: result[k] for k in ("n", "d", *CONTRACT_KEYS)}))
 
 
+@handles_errors
+def api(memories: int = typer.Option(10_000, "--memories", min=1,
+                                     help="Memories in the searched namespace."),
+        concurrency: int = typer.Option(32, "--concurrency", min=1,
+                                        help="Concurrent HTTP clients."),
+        searches: int = typer.Option(5000, "--searches", min=1, help="Search requests."),
+        adds: int = typer.Option(1000, "--adds", min=1, help="One-turn add requests."),
+        quick: bool = typer.Option(False, "--quick",
+                                   help="300 memories, 150 searches, 32 adds (smoke run)."),
+        redis_url: str | None = typer.Option(None, "--bench-redis-url", metavar="URL",
+                                             help="Use this Redis (default: embedded)."),
+        out: Path = typer.Option(..., "--out", dir_okay=False,
+                                 help="JSON result (plus .md and .png next to it)."),
+        ) -> None:
+    """Search p50/p95 and add throughput over HTTP (memcore serve + workers)."""
+    from memcore.devtools.bench.api import CONTRACT_KEYS, run_api
+
+    result = run_api(memories, concurrency, searches, adds, quick=quick, out=out,
+                     redis_url=redis_url)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` group (and its commands) to ``app``."""
     bench_app.command("scale")(scale)
     bench_app.command("locomo")(locomo)
     bench_app.command("ingest")(ingest)
     bench_app.command("footprint")(footprint)
+    bench_app.command("api")(api)
     app.add_typer(bench_app, name="bench")

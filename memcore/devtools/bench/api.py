@@ -1,0 +1,251 @@
+"""``bench api``: search latency and add throughput over HTTP.
+
+Fills one namespace with ``memories`` facts (written through the store with the
+configured embedder's vectors, so searches find real neighbours), starts ``memcore
+serve`` as its own process plus the ingest and consolidate workers, then drives it from
+this process with ``concurrency`` concurrent HTTP clients (asyncio + httpx, closed loop):
+
+- search: ``searches`` requests, each a fact-like query with ``k=10``; latency per
+  request, requests per second;
+- add: ``adds`` one-turn adds (202: enqueued) at the same concurrency; ``add_rps`` is
+  accepted adds per second, ``add_e2e_rps`` turns stored per second (until the workers
+  finished every task).
+
+Everything runs on this machine: the load generator shares the cores with the server,
+Redis and the workers. Writes the JSON (its keys are a contract), ``.md`` and ``.png``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from memcore.adapters import build_embedder
+from memcore.core.config import Settings
+from memcore.core.models import Actor, Kind, Memory, Status
+from memcore.devtools.bench.common import (
+    machine,
+    markdown_table,
+    percentile,
+    pyplot,
+    running_stack,
+    save_figure,
+    write_outputs,
+)
+from memcore.devtools.bench.footprint import fact_text
+from memcore.devtools.redis_server import free_port
+from memcore.store import MemoryStore
+
+CONTRACT_KEYS = ("memories", "concurrency", "search_p50_ms", "search_p95_ms", "search_rps",
+                 "add_rps")
+TARGET_P95_MS = 50.0
+NAMESPACE = "bench-api"
+QUICK = {"memories": 300, "searches": 150, "adds": 32}
+_QUERIES = ("Who lives in {x}?", "who works as a {y}", "loves {z} on weekends",
+            "dog named {w}", "marathon in {x}", "new job as a {y} in {x}")
+_X = ("Lisbon", "Oslo", "Denver", "Kyoto", "Nairobi", "Lyon")
+_Y = ("nurse", "teacher", "data engineer", "carpenter", "chef")
+_Z = ("pottery", "rock climbing", "baking bread", "chess", "salsa dancing")
+_W = ("Biscuit", "Luna", "Pepper", "Milo")
+
+
+def fill(store: MemoryStore, settings: Settings, n: int, seed: int = 0) -> None:
+    """Write ``n`` active facts with the configured embedder's vectors."""
+    rng = random.Random(seed)
+    embedder = build_embedder(settings)
+    start = datetime(2025, 1, 1, tzinfo=UTC)
+    kinds = list(Kind)[:5]
+    for lo in range(0, n, 500):
+        texts = [fact_text(rng, i) for i in range(lo, min(n, lo + 500))]
+        vectors = embedder.embed(texts)
+        for offset, (text, vec) in enumerate(zip(texts, vectors, strict=True)):
+            i = lo + offset
+            at = start + timedelta(minutes=i)
+            memory = Memory(namespace=NAMESPACE, text=text, vector=[float(x) for x in vec],
+                            importance=rng.random(), last_used=at, kind=rng.choice(kinds),
+                            sources=[f"ep-{i}"], status=Status.ACTIVE, created_at=at,
+                            updated_at=at)
+            store.add(NAMESPACE, memory, actor=Actor.INGEST, reason="bench api")
+
+
+def _query(rng: random.Random) -> str:
+    return rng.choice(_QUERIES).format(x=rng.choice(_X), y=rng.choice(_Y), z=rng.choice(_Z),
+                                       w=rng.choice(_W))
+
+
+async def _drive(url: str, key: str, concurrency: int, total: int,
+                 make: Any) -> tuple[list[float], float, list[Any]]:
+    """``total`` requests from ``concurrency`` closed-loop clients; latencies (s), wall
+    time (s) and the JSON answers."""
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    latencies: list[float] = []
+    answers: list[Any] = []
+    remaining = total
+    async with httpx.AsyncClient(base_url=url, limits=limits, timeout=60,
+                                 headers={"Authorization": f"Bearer {key}"}) as http:
+
+        async def client(seed: int) -> None:
+            nonlocal remaining
+            rng = random.Random(seed)
+            while remaining > 0:
+                remaining -= 1
+                method, path, body = make(rng)
+                t0 = time.perf_counter()
+                reply = await http.request(method, path, json=body)
+                latencies.append(time.perf_counter() - t0)
+                if reply.status_code >= 400:
+                    raise RuntimeError(f"{method} {path}: {reply.status_code} {reply.text}")
+                answers.append(reply.json())
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*(client(i) for i in range(concurrency)))
+        return latencies, time.perf_counter() - t0, answers
+
+
+def _start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+    env = {**os.environ, "MEMCORE_REDIS_URL": url}
+    return subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
+                             "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"memcore serve exited with {proc.returncode}")
+        try:
+            if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError("memcore serve did not become ready")
+
+
+def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
+            adds: int = 1000, *, quick: bool = False, out: Path | None = None,
+            redis_url: str | None = None, seed: int = 0) -> dict[str, Any]:
+    """Run the benchmark once; writes ``out`` (JSON), ``.md`` and ``.png`` when given."""
+    if quick:
+        memories = min(memories, QUICK["memories"])
+        searches = min(searches, QUICK["searches"])
+        adds = min(adds, QUICK["adds"])
+    for name, value in (("memories", memories), ("concurrency", concurrency),
+                        ("searches", searches), ("adds", adds)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    with running_stack(redis_url, ingest_concurrency=2, consolidate_concurrency=1) as stack:
+        assert stack.redis_url
+        url = stack.redis_url
+        settings = Settings(redis_url=url)
+        store = MemoryStore.from_url(url)
+        store.erase_namespace(NAMESPACE, datetime.now(UTC))
+        t0 = time.perf_counter()
+        fill(store, settings, memories, seed)
+        fill_seconds = time.perf_counter() - t0
+        _, key = store.api_keys.create([NAMESPACE], "write", "bench api")
+        port = free_port()
+        base = f"http://127.0.0.1:{port}"
+        server = _start_server(url, port)
+        try:
+            _wait_ready(base, server)
+            search_path = f"/v1/namespaces/{NAMESPACE}/search"
+
+            def search(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
+                return "POST", search_path, {"query": _query(rng), "k": 10}
+
+            # Warm up: the server builds its index of the namespace on the first search.
+            asyncio.run(_drive(base, key, 4, 40, search))
+            lat, wall, answers = asyncio.run(_drive(base, key, concurrency, searches, search))
+            hits = sum(len(a["results"]) for a in answers) / max(1, len(answers))
+
+            counter = iter(range(adds))
+
+            def add(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
+                i = next(counter)
+                text = f"I just started learning the {rng.choice(_Z)} class number {i}."
+                return "POST", f"/v1/namespaces/{NAMESPACE}/messages", {
+                    "messages": [{"role": "user", "content": text}]}
+
+            t0 = time.perf_counter()
+            add_lat, add_wall, add_answers = asyncio.run(_drive(base, key, concurrency,
+                                                                adds, add))
+            task_ids = [t for a in add_answers for t in a["task_ids"]]
+            from memcore.client.client import Client
+
+            client = Client(url)
+            try:
+                client.wait(task_ids, timeout=600)
+            finally:
+                client.close()
+            e2e = time.perf_counter() - t0
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
+                server.wait(timeout=10)
+            store.erase_namespace(NAMESPACE, datetime.now(UTC))
+            store.api_keys.revoke(key.split("_")[1])
+            store.close()
+    result: dict[str, Any] = {
+        "memories": memories, "concurrency": concurrency,
+        "search_p50_ms": percentile(lat, 50) * 1000, "search_p95_ms": percentile(lat, 95) * 1000,
+        "search_p99_ms": percentile(lat, 99) * 1000, "search_rps": len(lat) / wall,
+        "search_hits_per_query": hits, "searches": len(lat),
+        "add_rps": len(add_lat) / add_wall, "add_p95_ms": percentile(add_lat, 95) * 1000,
+        "add_e2e_rps": len(add_lat) / e2e, "adds": len(add_lat),
+        "target_search_p95_ms": TARGET_P95_MS,
+        "meets_target": percentile(lat, 95) * 1000 <= TARGET_P95_MS,
+        "fill_seconds": fill_seconds, "quick": quick,
+        "setup": "memcore serve (1 process) + 2 ingest + 1 consolidate workers + Redis + the "
+                 "load generator (asyncio/httpx), all on this machine",
+        "machine": machine(), "latencies_ms": sorted(x * 1000 for x in lat),
+    }
+    if out is not None:
+        write_outputs(result, Path(out), markdown(result), plot)
+    return result
+
+
+def markdown(result: Mapping[str, Any]) -> str:
+    """The figures as a one-row table."""
+    cols = ("memories", "concurrency", "search_p50_ms", "search_p95_ms", "search_p99_ms",
+            "search_rps", "add_rps", "add_e2e_rps")
+    return "\n".join([
+        "# bench api", "",
+        f"Search over HTTP (k=10) with {result['concurrency']} concurrent clients on a "
+        f"namespace of {result['memories']} memories; target p95 <= {TARGET_P95_MS:g} ms "
+        f"({'met' if result['meets_target'] else 'not met'}). add_rps: one-turn adds "
+        "accepted (202) per second; add_e2e_rps: stored per second.", "",
+        result["setup"] + ".", "",
+        markdown_table(cols, [[result[c] for c in cols]]), ""])
+
+
+def plot(result: Mapping[str, Any], path: Path) -> None:
+    """Latency distribution of the searches (CDF), target marked."""
+    plt = pyplot()
+    lat = result["latencies_ms"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if lat:
+        ax.plot(lat, [(i + 1) / len(lat) for i in range(len(lat))])
+    ax.axvline(TARGET_P95_MS, color="black", linestyle="--", label="p95 target")
+    ax.axhline(0.95, color="gray", linestyle=":")
+    ax.set_xlabel("search latency (ms)")
+    ax.set_ylabel("share of requests")
+    ax.set_title(f"bench api: {result['memories']} memories, "
+                 f"{result['concurrency']} clients")
+    ax.legend()
+    save_figure(fig, path)
