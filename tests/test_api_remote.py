@@ -167,3 +167,30 @@ def test_erase_over_http_leaves_nothing(live: Api) -> None:
     finally:
         r.config_set("rdbcompression", "yes")
         r.close()
+
+
+def test_filters_scopes_and_infer_false_over_http(live: Api) -> None:
+    ns = _ns()
+    with RemoteClient(live.url, live.key(ns, role="write")) as remote:
+        ids = remote.add(ns, [{"role": "user", "content": "Pasta carbonara every Friday."}],
+                         user_id="u1", metadata={"topic": "food"}, infer=False)
+        ids += remote.add(ns, [{"role": "user", "content": "Pasta with pesto on Mondays."}],
+                          user_id="u2", metadata={"topic": "food"}, infer=False)
+        remote.wait(ids, timeout=120)
+        mine = remote.search(ns, "pasta", k=5, filters={"user_id": "u1"})
+        assert [h.memory.text for h in mine] == ["Pasta carbonara every Friday."]  # verbatim
+        assert mine[0].memory.user_id == "u1" and mine[0].memory.metadata == {"topic": "food"}
+        both = remote.search(ns, "pasta", k=5, filters={"metadata.topic": {"in": ["food"]}})
+        assert len(both) == 2
+        with pytest.raises(Invalid) as bad:
+            remote.search(ns, "pasta", filters={"colour": "red"})
+        assert "colour" in bad.value.message
+        with pytest.raises(Invalid) as bad_op:
+            remote.search(ns, "pasta", filters={"kind": {"like": "x"}})
+        assert "like" in bad_op.value.message
+    key = live.key(ns, role="read")
+    page = live.call("GET", f"/v1/namespaces/{ns}/memories", key,
+                     params={"filters": '{"user_id": "u2"}'}).json()
+    assert [m["text"] for m in page["memories"]] == ["Pasta with pesto on Mondays."]
+    bad_json = live.call("GET", f"/v1/namespaces/{ns}/memories", key, params={"filters": "{"})
+    assert bad_json.status_code == 422 and bad_json.json()["error"]["field"] == "filters"

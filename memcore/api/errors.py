@@ -1,8 +1,8 @@
 """Exceptions to JSON error responses (``{"error": {code, message, field?}}``).
 
-The Client's own exceptions carry the meaning: KeyError -> 404, ValueError -> 422,
-Redis unreachable -> 503, a wait that ran out -> 504, anything else -> 500 (logged,
-no internals in the body).
+The Client's own exceptions carry the meaning: KeyError -> 404, ValueError -> 422, a
+memory whose status forbids the operation -> 409, Redis unreachable -> 503, a wait that
+ran out -> 504, anything else -> 500 (logged, no internals in the body).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from starlette.exceptions import HTTPException
 
 from memcore.api.auth import BodyTooLarge
 from memcore.client.errors import error_body
+from memcore.core.errors import MemoryStateError
 from memcore.store import StoreConflict
 from memcore.store.errors import UNREACHABLE
 
@@ -109,6 +110,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(BodyTooLarge, _too_large)
     app.add_exception_handler(KeyError, _key_error)
     app.add_exception_handler(StoreConflict, _conflict)
+    app.add_exception_handler(MemoryStateError, _conflict)
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(TimeoutError, _timeout)
     for exc_type in UNREACHABLE:

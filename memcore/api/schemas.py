@@ -70,6 +70,9 @@ class AddRequest(Strict):
     messages: list[MessageIn] = Field(min_length=1, max_length=MAX_MESSAGES)
     metadata: Metadata | None = Field(default=None, description="merged into every message")
     timestamp: datetime | None = Field(default=None, description="default time of the turns")
+    user_id: Id | None = Field(default=None, description="scope: the user the turns are about")
+    agent_id: Id | None = Field(default=None, description="scope: the agent")
+    run_id: Id | None = Field(default=None, description="scope: the run / session")
     infer: StrictBool = Field(default=True, description="false: store user turns verbatim")
     wait: StrictBool = Field(default=False, description="block until stored; returns memory ids")
 

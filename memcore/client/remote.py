@@ -83,8 +83,12 @@ class Calls:
 
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
-            infer: bool = True) -> Call[list[str]]:
-        body = {"messages": [_message(m) for m in messages], "infer": infer}
+            user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None, infer: bool = True) -> Call[list[str]]:
+        body: dict[str, Any] = {"messages": [_message(m) for m in messages], "infer": infer}
+        for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
+            if value is not None:
+                body[name] = value
         if timestamp is not None:
             body["timestamp"] = timestamp
         if metadata is not None:
@@ -223,10 +227,12 @@ class RemoteClient:
     # -- write path ---------------------------------------------------------------------
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
-            infer: bool = True) -> list[str]:
+            user_id: str | None = None, agent_id: str | None = None,
+            run_id: str | None = None, infer: bool = True) -> list[str]:
         """Enqueue turns for ingestion; returns the task ids (see :meth:`wait`)."""
         return self._run(self._calls.add(namespace, messages, timestamp=timestamp,
-                                         metadata=metadata, infer=infer))
+                                         metadata=metadata, user_id=user_id,
+                                         agent_id=agent_id, run_id=run_id, infer=infer))
 
     def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until tasks enqueued by this client finish; their results, in order."""
@@ -338,10 +344,12 @@ class AsyncRemoteClient:
 
     async def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
                   timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
-                  infer: bool = True) -> list[str]:
+                  user_id: str | None = None, agent_id: str | None = None,
+                  run_id: str | None = None, infer: bool = True) -> list[str]:
         """Enqueue turns for ingestion; returns the task ids."""
         return await self._run(self._calls.add(namespace, messages, timestamp=timestamp,
-                                               metadata=metadata, infer=infer))
+                                               metadata=metadata, user_id=user_id,
+                                               agent_id=agent_id, run_id=run_id, infer=infer))
 
     async def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until tasks enqueued by this client finish; their results, in order."""

@@ -11,6 +11,7 @@ from memcore.api.auth import requires
 from memcore.api.routes.common import MEMORY_ID, NS, bare, bare_all, errors
 from memcore.api.schemas import MAX_PAGE, History, MemoryPage, UpdateRequest
 from memcore.api.state import ApiState, api_state
+from memcore.core.filters import compile_filter
 from memcore.core.models import Kind, Memory, Status
 from memcore.store.api_keys import ApiRole
 
@@ -43,15 +44,14 @@ def list_memories(ns: str = NS,
                   state: ApiState = Depends(api_state)) -> MemoryPage:
     """Memories of the namespace, a page at a time, in a stable order (by id): a memory
     written while paging never shifts the pages already read."""
-    parsed = parse_filters(filters)
-    if parsed:
-        raise ValueError("filters: not supported by this server yet")
+    wanted = compile_filter(parse_filters(filters))
     if cursor is not None and not cursor.strip():
         raise ValueError("cursor: must not be empty")
     store = state.client.store
     chosen = sorted(
         (m for m in store.iter_memories(ns, [status] if status else None)
-         if (kind is None or m.kind == kind) and (cursor is None or m.id > cursor)),
+         if (kind is None or m.kind == kind) and (cursor is None or m.id > cursor)
+         and wanted(m)),
         key=lambda m: m.id)
     page = chosen[:limit]
     more = len(chosen) > limit

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
-from typing import Any
-
 from fastapi import APIRouter, Depends, Response
 
 from memcore.api.auth import requires
@@ -25,10 +22,6 @@ from memcore.store.api_keys import ApiRole
 router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
 
 
-def _supports(fn: Any, option: str) -> bool:
-    return option in inspect.signature(fn).parameters
-
-
 @router.post("/messages", status_code=202, response_model=TaskIds | MemoryIds,
              responses={200: {"model": MemoryIds, "description": "stored (wait=true)"},
                         **errors(504)})
@@ -39,12 +32,9 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
     (``wait=true``: 200 with the memory ids written)."""
     client = state.client
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
-    kwargs: dict[str, Any] = {"timestamp": body.timestamp, "metadata": body.metadata}
-    if not body.infer:
-        if not _supports(client.add, "infer"):
-            raise ValueError("infer: false is not supported by this server yet")
-        kwargs["infer"] = False
-    task_ids = client.add(ns, messages, **kwargs)
+    task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
+                          user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
+                          infer=body.infer)
     state.tasks().record(ns, task_ids)
     if not body.wait:
         return TaskIds(task_ids=task_ids)
@@ -78,13 +68,7 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
 def search(body: SearchRequest, ns: str = NS,
            state: ApiState = Depends(api_state)) -> SearchResponse:
     """Memories ranked for ``query`` by hybrid search (BM25 + vector) plus a little retention."""
-    client = state.client
-    kwargs: dict[str, Any] = {"include_inactive": body.include_inactive,
-                              "max_chars": body.max_chars}
-    if body.filters:
-        if not _supports(client.search, "filters"):
-            raise ValueError("filters: not supported by this server yet")
-        kwargs["filters"] = body.filters
-    hits = client.search(ns, body.query, body.k, **kwargs)
+    hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
+                               max_chars=body.max_chars, filters=body.filters)
     return SearchResponse(results=[SearchResult(memory=bare(h.memory), similarity=h.similarity,
                                                 score=h.score) for h in hits])

@@ -42,7 +42,7 @@ from memcore.devtools.bench.common import (
     save_figure,
     write_outputs,
 )
-from memcore.devtools.bench.footprint import fact_text
+from memcore.devtools.bench.footprint import _W, _X, _Y, _Z, fact_text
 from memcore.devtools.redis_server import free_port
 from memcore.store import MemoryStore
 
@@ -53,10 +53,6 @@ NAMESPACE = "bench-api"
 QUICK = {"memories": 300, "searches": 150, "adds": 32}
 _QUERIES = ("Who lives in {x}?", "who works as a {y}", "loves {z} on weekends",
             "dog named {w}", "marathon in {x}", "new job as a {y} in {x}")
-_X = ("Lisbon", "Oslo", "Denver", "Kyoto", "Nairobi", "Lyon")
-_Y = ("nurse", "teacher", "data engineer", "carpenter", "chef")
-_Z = ("pottery", "rock climbing", "baking bread", "chess", "salsa dancing")
-_W = ("Biscuit", "Luna", "Pepper", "Milo")
 
 
 def fill(store: MemoryStore, settings: Settings, n: int, seed: int = 0) -> None:
