@@ -95,11 +95,16 @@ def erase(namespace: str = typer.Argument(..., help="Namespace."),
           episode: str | None = typer.Option(None, "--episode",
                                              help="Erase this episode and what it alone supports."),
           everything: bool = typer.Option(False, "--all", help="Erase the whole namespace."),
+          keep_sources: bool = typer.Option(
+              False, "--keep-sources",
+              help="With --memory: keep the turns the memory came from (default: erase them)."),
           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
           json_out: bool = JSON_OPTION) -> None:
     """Erase on the user's request (right to be forgotten): everywhere, every snapshot.
 
-    Give exactly one of --memory, --episode, --all. Asks for confirmation unless --yes.
+    Give exactly one of --memory, --episode, --all. Erasing a memory also erases the turns
+    it came from (unless --keep-sources) and lists memories left without a source turn.
+    Asks for confirmation unless --yes.
     """
     chosen = [x for x in (memory, episode, everything or None) if x]
     if len(chosen) != 1:
@@ -109,12 +114,23 @@ def erase(namespace: str = typer.Argument(..., help="Namespace."),
     client = open_client()
     if not yes:
         typer.confirm(f"Erase {what}? This cannot be undone", abort=True)
-    removed = client.erase(namespace, memory_id=memory, episode_id=episode,
-                           everything=everything)
+    extra: dict[str, list[str]] = {}
+    if memory and not keep_sources:
+        report = client.erase_memory(namespace, memory)
+        removed = len(report.removed) + len(report.episodes)
+        extra = {"turns_erased": report.episodes, "orphaned": report.orphaned}
+    else:
+        removed = client.erase(namespace, memory_id=memory, episode_id=episode,
+                               everything=everything, keep_sources=keep_sources)
     if json_out:
-        emit_json({"namespace": namespace, "erased": what, "removed": removed})
+        emit_json({"namespace": namespace, "erased": what, "removed": removed, **extra})
     else:
         console().print(f"erased {what}: {removed} removed")
+        if extra:
+            console().print(f"source turns erased: {', '.join(extra['turns_erased']) or 'none'}")
+        if extra.get("orphaned"):
+            console().print("kept, but no source turn left (erase them too if wanted): "
+                            + ", ".join(extra["orphaned"]))
     if removed == 0 and not everything:
         fail(f"nothing found to erase for {what}")
 

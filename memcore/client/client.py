@@ -42,7 +42,7 @@ from memcore.core.scoring import effective_relation_weight, memory_score
 from memcore.core.vector_index import IndexCache, VectorIndex
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
-from memcore.store import MemoryStore
+from memcore.store import EraseReport, MemoryStore
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -544,17 +544,33 @@ class Client:
         return self.store.restore(namespace, memory_id, utcnow())
 
     def erase(self, namespace: str, *, memory_id: str | None = None,
-              episode_id: str | None = None, everything: bool = False) -> int:
-        """Erase on the user's request: a memory, an episode's traces, or the namespace."""
+              episode_id: str | None = None, everything: bool = False,
+              keep_sources: bool = False) -> int:
+        """Erase on the user's request: a memory, an episode's traces, or the namespace.
+
+        Erasing a memory also erases the turns it came from, unless ``keep_sources``
+        (see :meth:`erase_memory`). Returns how many memories and turns were removed
+        (keys, for the whole namespace)."""
         chosen = [x for x in (memory_id, episode_id, everything or None) if x]
         if len(chosen) != 1:
             raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
         now = utcnow()
         if memory_id:
-            return self.store.erase_memory(namespace, memory_id, now)
+            if keep_sources:
+                return self.store.erase_memory(namespace, memory_id, now)
+            report = self.erase_memory(namespace, memory_id)
+            return len(report.removed) + len(report.episodes)
         if episode_id:
             return self.store.erase_episode(namespace, episode_id, now)
         return self.store.erase_namespace(namespace, now)
+
+    def erase_memory(self, namespace: str, memory_id: str) -> EraseReport:
+        """Erase a memory everywhere together with the turns it came from.
+
+        A turn that also carried other facts is erased whole; those other memories stay
+        (their text is their own) and the report lists as ``orphaned`` the ones left
+        without any source turn, for the caller to erase too if the user wants."""
+        return self.store.erase_memory_and_sources(namespace, memory_id, utcnow())
 
     def close(self) -> None:
         """Release connections."""

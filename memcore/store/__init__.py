@@ -8,10 +8,12 @@ from memcore.store.base import (
     StoreConflict,
     VersionInfo,
 )
+from memcore.store.erase import EraseReport
 from memcore.store.footprint import footprint
 from memcore.store.locks import LockLost, RenewedLock
 from memcore.store.maintenance import MaintenanceReport
 from memcore.store.memory_store import MemoryStore
 
-__all__ = ["DeltaOp", "DurabilityError", "LockLost", "MaintenanceReport", "MemoryStore",
-           "PassView", "PurgedError", "RenewedLock", "StoreConflict", "VersionInfo", "footprint"]
+__all__ = ["DeltaOp", "DurabilityError", "EraseReport", "LockLost", "MaintenanceReport",
+           "MemoryStore", "PassView", "PurgedError", "RenewedLock", "StoreConflict",
+           "VersionInfo", "footprint"]

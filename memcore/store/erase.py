@@ -12,6 +12,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 import redis
@@ -36,6 +37,18 @@ from memcore.store.records import unpack_memory
 from memcore.store.snapshots import Snapshots
 
 log = logging.getLogger(__name__)
+
+@dataclass
+class EraseReport:
+    """What erasing a memory together with its source turns did."""
+
+    removed: list[str] = field(default_factory=list)
+    """Memory ids removed: the memory, records merged into it, records it alone supported."""
+    episodes: list[str] = field(default_factory=list)
+    """Source turns (episode ids) erased."""
+    orphaned: list[str] = field(default_factory=list)
+    """Other memories kept although every turn they came from is now erased."""
+
 
 Planner = Callable[[dict[str, Memory]], tuple[set[str], dict[str, Memory]]]
 """Picks, within one version's records, which go (victims) and which change."""
@@ -256,6 +269,38 @@ class Eraser:
         validate_namespace(ns)
         validate_identifier(memory_id)
         return len(self._erase(ns, memory_id, None, now, reason))
+
+    def _latest_records(self, ns: str, memory_id: str) -> dict[str, Memory]:
+        """The records of the newest version that holds ``memory_id`` (empty: none does)."""
+        for version in sorted(self._all_versions(ns), reverse=True):
+            if self._gw.load_raw(ns, version, [memory_id])[0] is not None:
+                return {m.id: m for m in self._gw.version_memories(ns, version)}
+        return {}
+
+    def erase_memory_and_sources(self, ns: str, memory_id: str, now: datetime,
+                                 reason: str = "erase requested") -> EraseReport:
+        """Erase a memory everywhere (as :meth:`erase_memory`) and the turns it came from.
+
+        The source turns of every removed record are erased whole (body and stream
+        entry). A turn that also carried other facts is erased too: those memories stay,
+        unchanged (their text is their own), and the ones whose every source turn is now
+        gone are reported as ``orphaned`` (also named in the ERASE audit event), so the
+        caller can erase them as well. The turns go before the AOF rewrite, so the
+        rewritten file holds neither the memory nor its turns."""
+        validate_namespace(ns)
+        validate_identifier(memory_id)
+        now = as_utc(now)
+        memories = self._latest_records(ns, memory_id)
+        victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=now)
+        candidates = sorted({s for v in victims for s in memories[v].sources})
+        episodes = [s for s in candidates if self._episodes.drop(ns, s)]
+        gone = set(episodes)
+        orphaned = sorted(m.id for m in memories.values() if m.id not in victims
+                          and m.sources and set(m.sources) <= gone)
+        note = (f"; source turns erased: {', '.join(episodes) or 'none'}"
+                f"; kept without a source turn: {', '.join(orphaned) or 'none'}")
+        removed = self._erase(ns, memory_id, None, now, reason + note)
+        return EraseReport(sorted(removed), episodes, orphaned)
 
     def erase_episode(self, ns: str, episode_id: str, now: datetime,
                       reason: str = "erase requested") -> int:

@@ -34,7 +34,7 @@ from memcore.store.audit import AuditLog
 from memcore.store.base import PassView, VersionInfo
 from memcore.store.coordination import Coordination
 from memcore.store.episodes import Episodes
-from memcore.store.erase import Eraser
+from memcore.store.erase import Eraser, EraseReport
 from memcore.store.gateway import Gateway
 from memcore.store.locks import RenewedLock
 from memcore.store.maintenance import Maintenance, MaintenanceReport
@@ -263,6 +263,12 @@ class MemoryStore:
                      reason: str = "erase requested") -> int:
         """Erase one memory everywhere; how many memory ids were removed."""
         return self.eraser.erase_memory(ns, memory_id, now, reason)
+
+    def erase_memory_and_sources(self, ns: str, memory_id: str, now: datetime,
+                                 reason: str = "erase requested") -> EraseReport:
+        """Erase one memory everywhere and the turns it came from (other memories from
+        those turns stay and are reported when no source turn of theirs is left)."""
+        return self.eraser.erase_memory_and_sources(ns, memory_id, now, reason)
 
     def erase_episode(self, ns: str, episode_id: str, now: datetime,
                       reason: str = "erase requested") -> int:
