@@ -346,18 +346,24 @@ class Client:
         """Run a consolidation pass on the workers; waits for the whole chord if asked.
 
         ``full`` searches every memory against every other; otherwise only what changed
-        since the last pass is searched.
+        since the last pass is searched. When waiting, the report also has ``changed``
+        (live memories written since the last pass) and ``merge_calls`` (model calls
+        of the pass), read from the namespace's counters.
         """
         payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
+        before = self.store.counters(namespace) if wait else {}
         result = self.celery.send_task(task_names.CONSOLIDATE,
                                        args=[payload.model_dump(mode="json")],
                                        queue="consolidate")
         if not wait:
             return str(result.id)
         started: dict[str, Any] = self.wait([result.id], timeout=timeout)[0]
-        if "batches" not in started:
-            return started
-        return self._wait_pass(namespace, started, timeout)
+        report = (self._wait_pass(namespace, started, timeout) if "batches" in started
+                  else started)
+        after = self.store.counters(namespace)
+        for key, counter in (("changed", "pass_changed"), ("merge_calls", "merge_calls")):
+            report[key] = int(after.get(counter, 0.0) - before.get(counter, 0.0))
+        return report
 
     def _wait_pass(self, namespace: str, started: dict[str, Any], timeout: float
                    ) -> dict[str, Any]:

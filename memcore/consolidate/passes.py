@@ -24,7 +24,7 @@ from memcore.core.consolidation import (
     plan,
     reduce,
 )
-from memcore.core.interfaces import ClusterOutcome, Merger, Verdict
+from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
 from memcore.core.models import Actor, Memory, utcnow
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
@@ -48,6 +48,11 @@ class PassReport:
     clusters: int = 0
     batches: int = 0
     failed_batches: int = 0
+    changed: int = 0
+    """Live memories written or changed since the last pass (all of them on a first or
+    full pass): what the pass had to look at."""
+    merge_calls: int = 0
+    """Calls to the merger (merge batches plus summaries): what the pass cost."""
     events: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
     skipped: str | None = None
@@ -67,21 +72,52 @@ def _lock(store: MemoryStore, namespace: str, pass_id: str,
 
 
 def _stash(store: MemoryStore, namespace: str, pass_id: str, version: int, now: datetime,
-           plan_: Plan) -> None:
+           plan_: Plan, changed: int = 0) -> None:
     body = {"version": version, "now": now.isoformat(), "exact_groups": plan_.exact_groups,
-            "clusters": [asdict(w) for w in plan_.clusters]}
+            "clusters": [asdict(w) for w in plan_.clusters], "changed": changed}
     store.stash_pass_plan(namespace, pass_id, json.dumps(body), PLAN_TTL)
 
 
-def _load(store: MemoryStore, namespace: str, pass_id: str) -> tuple[int, datetime, Plan]:
+def _load(store: MemoryStore, namespace: str, pass_id: str
+          ) -> tuple[int, datetime, Plan, int]:
+    """The stashed plan: (snapshot version, now, plan, memories changed since the last pass)."""
     raw = store.pass_plan(namespace, pass_id)
     if raw is None:
         raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
     body = json.loads(raw)
     clusters = [ClusterWork(list(w["members"]), [(a, b) for a, b in w["pairs"]])
                 for w in body["clusters"]]
-    return body["version"], datetime.fromisoformat(body["now"]), Plan(body["exact_groups"],
-                                                                      clusters)
+    return (body["version"], datetime.fromisoformat(body["now"]),
+            Plan(body["exact_groups"], clusters), int(body.get("changed", 0)))
+
+
+def count_changed(memories: Sequence[Memory], changed: set[str] | None) -> int:
+    """Live memories among ``changed`` (every live memory when ``changed`` is None)."""
+    return sum(1 for m in memories if m.live and (changed is None or m.id in changed))
+
+
+class CountingMerger:
+    """A merger that counts its calls (merge batches and summaries) for the pass report."""
+
+    def __init__(self, inner: Merger) -> None:
+        self.inner = inner
+        self.calls = 0
+
+    def merge(self, clusters: Sequence[ClusterRequest]) -> list[ClusterOutcome]:
+        """The wrapped merge, counted."""
+        self.calls += 1
+        return self.inner.merge(clusters)
+
+    def summarize(self, groups: Sequence[Sequence[str]]) -> list[str]:
+        """The wrapped summaries, counted."""
+        self.calls += 1
+        return self.inner.summarize(groups)
+
+
+def _count_pass(store: MemoryStore, report: PassReport) -> None:
+    """Add the pass's cost to the namespace's counters (``merge_calls`` per ``passes``)."""
+    store.incr_counters(report.namespace, {"passes": 1, "merge_calls": report.merge_calls,
+                                           "pass_changed": report.changed})
 
 
 def changed_since_last_pass(store: MemoryStore, namespace: str,
@@ -148,8 +184,10 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
     view = store.begin_pass(namespace)
     changed = None if full else changed_since_last_pass(store, namespace, view.memories)
     plan_ = plan(view.memories, config, changed=changed)
-    _stash(store, namespace, pass_id, view.version, now, plan_)
-    report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters))
+    n_changed = count_changed(view.memories, changed)
+    _stash(store, namespace, pass_id, view.version, now, plan_, n_changed)
+    report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters),
+                        changed=n_changed)
     batches = [(i, min(i + batch_size, len(plan_.clusters)))
                for i in range(0, len(plan_.clusters), batch_size)]
     report.batches = len(batches)
@@ -180,7 +218,7 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
                 ) -> list[dict[str, object] | None]:
     """One model call for clusters ``start:end`` of the plan; failures give ``None``s."""
     _lock(store, namespace, pass_id, lock_ttl).renew()
-    _, now, plan_ = _load(store, namespace, pass_id)
+    _, now, plan_, _ = _load(store, namespace, pass_id)
     work = plan_.clusters[start:end]
     ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
                                                             for m in p})
@@ -210,7 +248,7 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
     their visibility timeout: the longest a redelivered start task can come late).
     """
     t0 = time.perf_counter()
-    version, now, plan_ = _load(store, namespace, pass_id)
+    version, now, plan_, n_changed = _load(store, namespace, pass_id)
     outcomes: list[ClusterOutcome | None] = []
     failed = 0
     for result in batch_results:
@@ -221,20 +259,26 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
     if len(outcomes) != len(plan_.clusters):  # a lost batch: leave every cluster unmerged
         outcomes = [None] * len(plan_.clusters)
     report = PassReport(namespace, pass_id, version, clusters=len(plan_.clusters),
-                        batches=len(batch_results), failed_batches=failed)
+                        batches=len(batch_results), failed_batches=failed,
+                        changed=n_changed,
+                        merge_calls=len(batch_results))
     lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
     try:
         view = store.begin_pass(namespace)
         if view.version != version:
             report.skipped = f"snapshot moved from {version} to {view.version}"
+            _count_pass(store, report)
             return report
         instrumented = instrument_merger(merger)
+        counted = CountingMerger(instrumented)
         try:
             reduced = reduce(view.memories, plan_, outcomes, now, config,
-                             summarize=instrumented.summarize)
+                             summarize=counted.summarize)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
+        report.merge_calls += counted.calls
         _commit(store, namespace, view, reduced, now, report)
+        _count_pass(store, report)  # before the lock goes: a waiting client reads it next
     finally:
         store.mark_pass_done(namespace, pass_id, done_ttl)
         lock.release()
@@ -258,12 +302,16 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
     try:
         view = store.begin_pass(namespace)
         instrumented = instrument_merger(merger)
+        counted = CountingMerger(instrumented)
         try:
-            result = consolidate(view.memories, now, config, instrumented)
+            result = consolidate(view.memories, now, config, counted)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
-        report = PassReport(namespace, lock.token, view.version)
+        report = PassReport(namespace, lock.token, view.version,
+                            changed=count_changed(view.memories, None),
+                            merge_calls=counted.calls)
         _commit(store, namespace, view, result, now, report)
+        _count_pass(store, report)
     finally:
         lock.release()
     report.seconds = time.perf_counter() - t0

@@ -53,6 +53,10 @@ class ConsolidationConfig(BaseModel):
     summary_threshold: float = Field(default=0.6, ge=-1, le=1)
     summary_min_group: int = Field(default=3, ge=2)
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
+    max_pairs_per_memory: int = Field(
+        default=3, ge=1,
+        description="borderline pairs a changed memory sends to the model per pass (its most "
+                    "similar partners), so model calls follow what changed, not density")
     pass_lock_ttl_seconds: float = Field(
         default=60.0, ge=3, description="a crashed pass's lock frees itself after this long")
 

@@ -189,24 +189,34 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     for g, members in enumerate(groups):
         if len(members) > 1:
             works[g] = ClusterWork([ids[i] for i in sorted(members)])
-    singles: list[ClusterWork] = []
-    seen_pairs: set[tuple[int, int]] = set()
+    is_changed = (np.ones(pool.size, dtype=bool) if changed is None
+                  else np.asarray(changed, dtype=bool)[pool])
     # Every similar pair not inside one cluster (borderline, or strong but ejected by the
-    # centroid re-check) is judged by the model rather than auto-merged.
-    for a, b in zip(i_idx.tolist(), j_idx.tolist(), strict=True):
+    # centroid re-check) is judged by the model rather than auto-merged; each changed
+    # memory sends only its most similar few, and its pairs travel as one unit of work.
+    singles: dict[int, ClusterWork] = {}
+    budget = np.zeros(pool.size, dtype=np.int64)
+    limit = config.max_pairs_per_memory
+    seen_pairs: set[tuple[int, int]] = set()
+    order = np.lexsort((j_idx, i_idx, -sims))
+    for a, b in zip(i_idx[order].tolist(), j_idx[order].tolist(), strict=True):
         a, b = min(a, b), max(a, b)
         if (a, b) in seen_pairs or cluster_of.get(a, -1 - a) == cluster_of.get(b, -1 - b):
             continue
+        owners = [r for r in (a, b) if is_changed[r] and budget[r] < limit]
+        if not owners:
+            continue  # both ends have their closest partners judged already
         seen_pairs.add((a, b))
+        for r in (a, b):
+            budget[r] += bool(is_changed[r])
         pair = (ids[a], ids[b])
         home = works.get(cluster_of.get(a, -1))
         if home is None:
             home = works.get(cluster_of.get(b, -1))
-        if home is not None:
-            home.pairs.append(pair)
-        else:
-            singles.append(ClusterWork([], [pair]))
-    clusters = list(works.values()) + singles
+        if home is None:
+            home = singles.setdefault(owners[0], ClusterWork([]))
+        home.pairs.append(pair)
+    clusters = list(works.values()) + list(singles.values())
     return Plan(exact_groups, clusters, index=index)
 
 
@@ -720,15 +730,40 @@ def consolidate(memories: Sequence[Memory], now: datetime, config: Consolidation
     """
     table = MemoryTable.from_memories(memories)
     red = _Reducer(table, _copies(memories), now, config, actor)
+    changed: np.ndarray | None = None
+    judged: set[tuple[str, str]] = set()
     for _ in range(max_rounds):
-        p = plan_table(table, config)
+        p = plan_table(table, config, changed=changed)
         red.by_id.fetch(p.ids())
+        p = _unjudged(p, red.by_id, judged)
         outcomes = resolve(p, red.by_id, merger)
+        start = len(red.events)
         if not _apply_merges(red, p, outcomes):
             break
+        # Only what this round merged moved: the next round searches just those, so no
+        # pair is sent to the model twice.
+        moved = {mid for e in red.events[start:] for mid in e.after}
+        changed = np.fromiter((mid in moved for mid in table.ids), dtype=bool,
+                              count=len(table))
     _finish(red, merger.summarize)
     changes = red.changes()
     return ConsolidationResult(_overlay(memories, changes.changed), changes.events)
+
+
+def _unjudged(plan_: Plan, by_id: Mapping[str, Memory], judged: set[tuple[str, str]]) -> Plan:
+    """``plan_`` without the pairs whose two texts an earlier round already judged (a
+    verdict depends on the texts only); records the remaining pairs in ``judged``."""
+    works = []
+    for work in plan_.clusters:
+        pairs = []
+        for a, b in work.pairs:
+            key = (by_id[a].text, by_id[b].text)
+            if key not in judged and key[::-1] not in judged:
+                judged.add(key)
+                pairs.append((a, b))
+        if len(work.members) > 1 or pairs:
+            works.append(ClusterWork(work.members, pairs))
+    return Plan(plan_.exact_groups, works, index=plan_.index)
 
 
 def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig) -> list[Memory]:

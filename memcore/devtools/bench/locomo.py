@@ -377,6 +377,9 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
     calls = sum(float(counters[n].get("model_calls", 0)) for n in counters)
     n_facts = sum(float(counters[n].get("facts", 0)) for n in counters)
     decided = sum(float(counters[n].get("decision_facts", 0)) for n in counters)
+    merge_calls = sum(int(p.get("merge_calls", 0)) for p in passes.values()
+                      if isinstance(p, Mapping))
+    changed = sum(int(p.get("changed", 0)) for p in passes.values() if isinstance(p, Mapping))
     result: dict[str, Any] = {
         "conversations": len(convs),
         "questions": sum(len(c.questions) for c in convs),
@@ -387,6 +390,9 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
         "turns_per_add": turns_per_add,
         "model_calls_per_turn": calls / turns if turns else 0.0,
         "decision_share": decided / n_facts if n_facts else 0.0,
+        "merge_calls": merge_calls,
+        "merge_calls_per_pass": merge_calls / len(convs) if convs else 0.0,
+        "merge_calls_per_changed": merge_calls / changed if changed else 0.0,
         "extracted_facts": int(n_facts),
         "ingest_seconds": ingest_seconds,
         "pass_seconds": pass_seconds,
@@ -405,8 +411,8 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
 
 def _pass_summary(report: Any) -> Any:
     if isinstance(report, Mapping):
-        return {k: report[k] for k in ("batches", "to_version", "events", "skipped")
-                if k in report}
+        return {k: report[k] for k in ("batches", "to_version", "events", "skipped",
+                                       "changed", "merge_calls") if k in report}
     return report
 
 
@@ -425,6 +431,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"(categories 1-4), {result['turns']} turns ({result['turns_per_add']} per add); "
         f"settings {result.get('settings') or 'default'}; model calls per turn "
         f"{result['model_calls_per_turn']:.3f}; decision share {result['decision_share']:.3f}; "
+        f"merge calls per pass {result.get('merge_calls_per_pass', 0):.1f} "
+        f"({result.get('merge_calls_per_changed', 0):.3f} per changed memory); "
         f"{result['seconds']:.0f} s.", "",
         markdown_table(("stage", "recall_at_10", "strict (no summary credit)", "memories",
                         "summaries", "words", "words / raw"), rows), "",
