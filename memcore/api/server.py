@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from types import TracebackType
 
 import uvicorn
+from fastapi import FastAPI
 
 from memcore.api.app import create_app
 from memcore.client.client import Client
-from memcore.core.config import Settings
+from memcore.core.config import Settings, get_settings
+
+# Set only by serve() for the worker processes it starts itself.
+_INSECURE_ENV = "_MEMCORE_API_INSECURE_DEV"
 
 
 def make_server(settings: Settings, host: str, port: int, *, insecure_dev: bool = False,
@@ -22,6 +27,31 @@ def make_server(settings: Settings, host: str, port: int, *, insecure_dev: bool 
                             access_log=access_log, server_header=False,
                             timeout_graceful_shutdown=10)
     return uvicorn.Server(config)
+
+
+def serve(settings: Settings, host: str, port: int, *, workers: int = 1,
+          insecure_dev: bool = False, log_level: str = "info") -> None:
+    """Serve in the foreground until SIGINT/SIGTERM; ``workers`` > 1 starts that many
+    processes on the same port (each with its own Client and index cache)."""
+    if workers < 1:
+        raise ValueError(f"workers: must be >= 1, got {workers}")
+    if workers == 1:
+        make_server(settings, host, port, insecure_dev=insecure_dev, log_level=log_level).run()
+        return
+    # Worker processes read their settings from the environment, like any memcore process.
+    os.environ["MEMCORE_REDIS_URL"] = settings.data_url()
+    if insecure_dev:
+        os.environ[_INSECURE_ENV] = "1"
+    else:
+        os.environ.pop(_INSECURE_ENV, None)
+    uvicorn.run("memcore.api.server:app_from_env", factory=True, host=host, port=port,
+                workers=workers, log_level=log_level, server_header=False,
+                timeout_graceful_shutdown=10)
+
+
+def app_from_env() -> FastAPI:
+    """The app of one worker process started by :func:`serve` with ``workers`` > 1."""
+    return create_app(get_settings(), insecure_dev=os.environ.get(_INSECURE_ENV) == "1")
 
 
 class ServerThread:

@@ -112,6 +112,8 @@ def api(memories: int = typer.Option(10_000, "--memories", min=1,
                                         help="Concurrent HTTP clients."),
         searches: int = typer.Option(5000, "--searches", min=1, help="Search requests."),
         adds: int = typer.Option(1000, "--adds", min=1, help="One-turn add requests."),
+        server_workers: int = typer.Option(2, "--server-workers", min=1,
+                                           help="memcore serve --workers."),
         quick: bool = typer.Option(False, "--quick",
                                    help="300 memories, 150 searches, 32 adds (smoke run)."),
         redis_url: str | None = typer.Option(None, "--bench-redis-url", metavar="URL",
@@ -122,7 +124,8 @@ def api(memories: int = typer.Option(10_000, "--memories", min=1,
     """Search p50/p95 and add throughput over HTTP (memcore serve + workers)."""
     from memcore.devtools.bench.api import CONTRACT_KEYS, run_api
 
-    result = run_api(memories, concurrency, searches, adds, quick=quick, out=out,
+    result = run_api(memories, concurrency, searches, adds, server_workers=server_workers,
+                     quick=quick, out=out,
                      redis_url=redis_url)
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
 

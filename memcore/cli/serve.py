@@ -10,6 +10,8 @@ from memcore.cli.common import EXIT_NO_REDIS, NO_URL, fail, handles_errors, stat
 @handles_errors
 def serve(host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
           port: int = typer.Option(8080, "--port", min=0, max=65535, help="TCP port."),
+          workers: int = typer.Option(1, "--workers", min=1,
+                                      help="Server processes (about one per core)."),
           insecure_dev: bool = typer.Option(
               False, "--insecure-dev",
               help="No authentication at all: every caller is admin over every namespace. "
@@ -22,7 +24,7 @@ def serve(host: str = typer.Option("127.0.0.1", "--host", help="Address to liste
     needs an API key from `memcore keys create` unless --insecure-dev is given.
     """
     from memcore.api.app import INSECURE_BANNER
-    from memcore.api.server import make_server
+    from memcore.api.server import serve as run_server
     from memcore.core.config import get_settings
 
     settings = get_settings()
@@ -34,7 +36,8 @@ def serve(host: str = typer.Option("127.0.0.1", "--host", help="Address to liste
         bar = "!" * 78
         typer.echo(f"{bar}\n{INSECURE_BANNER}\n{bar}", err=True)
     typer.echo(f"memcore API on http://{host}:{port}/  (docs: /docs)", err=True)
-    make_server(settings, host, port, insecure_dev=insecure_dev, log_level=log_level).run()
+    run_server(settings, host, port, workers=workers, insecure_dev=insecure_dev,
+               log_level=log_level)
 
 
 def register(app: typer.Typer) -> None:

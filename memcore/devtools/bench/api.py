@@ -108,10 +108,11 @@ async def _drive(url: str, key: str, concurrency: int, total: int,
         return latencies, time.perf_counter() - t0, answers
 
 
-def _start_server(url: str, port: int) -> subprocess.Popen[bytes]:
+def _start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMCORE_REDIS_URL": url}
     return subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
-                             "127.0.0.1", "--port", str(port), "--log-level", "warning"],
+                             "127.0.0.1", "--port", str(port), "--workers", str(workers),
+                             "--log-level", "warning"],
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
 
@@ -131,14 +132,15 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0)
 
 
 def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
-            adds: int = 1000, *, quick: bool = False, out: Path | None = None,
-            redis_url: str | None = None, seed: int = 0) -> dict[str, Any]:
+            adds: int = 1000, *, server_workers: int = 2, quick: bool = False,
+            out: Path | None = None, redis_url: str | None = None, seed: int = 0) -> dict[str, Any]:
     """Run the benchmark once; writes ``out`` (JSON), ``.md`` and ``.png`` when given."""
     if quick:
         memories = min(memories, QUICK["memories"])
         searches = min(searches, QUICK["searches"])
         adds = min(adds, QUICK["adds"])
     for name, value in (("memories", memories), ("concurrency", concurrency),
+                        ("server_workers", server_workers),
                         ("searches", searches), ("adds", adds)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
@@ -154,7 +156,7 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
         _, key = store.api_keys.create([NAMESPACE], "write", "bench api")
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        server = _start_server(url, port)
+        server = _start_server(url, port, server_workers)
         try:
             _wait_ready(base, server)
             search_path = f"/v1/namespaces/{NAMESPACE}/search"
@@ -162,8 +164,9 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
             def search(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
                 return "POST", search_path, {"query": _query(rng), "k": 10}
 
-            # Warm up: the server builds its index of the namespace on the first search.
-            asyncio.run(_drive(base, key, 4, 40, search))
+            # Warm up: each server process builds its index of the namespace on its first
+            # search.
+            asyncio.run(_drive(base, key, 4 * server_workers, 40 * server_workers, search))
             lat, wall, answers = asyncio.run(_drive(base, key, concurrency, searches, search))
             hits = sum(len(a["results"]) for a in answers) / max(1, len(answers))
 
@@ -198,7 +201,7 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
             store.api_keys.revoke(key.split("_")[1])
             store.close()
     result: dict[str, Any] = {
-        "memories": memories, "concurrency": concurrency,
+        "memories": memories, "concurrency": concurrency, "server_workers": server_workers,
         "search_p50_ms": percentile(lat, 50) * 1000, "search_p95_ms": percentile(lat, 95) * 1000,
         "search_p99_ms": percentile(lat, 99) * 1000, "search_rps": len(lat) / wall,
         "search_hits_per_query": hits, "searches": len(lat),
@@ -207,8 +210,8 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
         "target_search_p95_ms": TARGET_P95_MS,
         "meets_target": percentile(lat, 95) * 1000 <= TARGET_P95_MS,
         "fill_seconds": fill_seconds, "quick": quick,
-        "setup": "memcore serve (1 process) + 2 ingest + 1 consolidate workers + Redis + the "
-                 "load generator (asyncio/httpx), all on this machine",
+        "setup": f"memcore serve --workers {server_workers} + 2 ingest + 1 consolidate "
+                 "workers + Redis + the load generator (asyncio/httpx), all on this machine",
         "machine": machine(), "latencies_ms": sorted(x * 1000 for x in lat),
     }
     if out is not None:
