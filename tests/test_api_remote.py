@@ -74,6 +74,14 @@ def test_remote_client_matches_client(live: Api) -> None:
         with pytest.raises(Invalid) as bad:
             remote.search(ns, "x", k=0)
         assert bad.value.field == "k" and isinstance(bad.value, ValueError)
+        page = remote.list(ns, limit=1)
+        assert page.memories and page.next_cursor is not None
+        assert [m.id for m in remote.list(ns, limit=1, cursor=page.next_cursor).memories] \
+            == [m.id for m in local.list(ns, limit=1, cursor=page.next_cursor).memories]
+        edited = remote.update(ns, mid, metadata={"checked": True})
+        assert edited.metadata == {"checked": True} == local.get(ns, mid).metadata  # type: ignore[union-attr]
+        assert remote.delete(ns, mid).status.value == "tombstoned"
+        assert remote.restore(ns, mid).status.value == "active"
         assert remote.erase(ns, memory_id=mid) >= 1
         assert remote.get(ns, mid) is None
     finally:

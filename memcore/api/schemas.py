@@ -209,6 +209,9 @@ class EraseRequest(Strict):
 
     memory_id: Id | None = None
     episode_id: Id | None = None
+    keep_sources: StrictBool = Field(
+        default=False, description="erasing a memory also erases the turns it came from "
+                                   "unless true")
 
     @model_validator(mode="after")
     def _one(self) -> EraseRequest:

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import httpx
 from pydantic_core import to_jsonable_python
 
-from memcore.client.client import SearchHit
+from memcore.client.client import MemoryPage, SearchHit
 from memcore.client.errors import RemoteError, Unavailable, error_for
 from memcore.core.models import AuditEvent, Episode, Memory
 
@@ -163,14 +163,28 @@ class Calls:
     def delete(self, namespace: str, memory_id: str) -> Call[Memory]:
         return Call("DELETE", _ns(namespace, "memories", memory_id), Memory.model_validate)
 
+    def list(self, namespace: str, *, status: str | None, kind: str | None,
+             filters: Mapping[str, Any] | None, include_inactive: bool, limit: int,
+             cursor: str | None) -> Call[MemoryPage]:
+        import json
+
+        params = {"status": None if status is None else str(status),
+                  "kind": None if kind is None else str(kind),
+                  "include_inactive": "true" if include_inactive else None,
+                  "limit": limit, "cursor": cursor,
+                  "filters": None if filters is None else json.dumps(dict(filters))}
+        return Call("GET", _ns(namespace, "memories"),
+                    lambda d: MemoryPage(_memories(d), d["next_cursor"]), params=params)
+
     def erase(self, namespace: str, *, memory_id: str | None, episode_id: str | None,
-              everything: bool) -> Call[int]:
+              everything: bool, keep_sources: bool) -> Call[int]:
         chosen = [x for x in (memory_id, episode_id, everything or None) if x]
         if len(chosen) != 1:
             raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
         if everything:
             return Call("DELETE", _ns(namespace), lambda d: int(d["erased"]))
-        body = {"memory_id": memory_id} if memory_id else {"episode_id": episode_id}
+        body: dict[str, Any] = ({"memory_id": memory_id, "keep_sources": keep_sources}
+                                if memory_id else {"episode_id": episode_id})
         return Call("POST", _ns(namespace, "erase"), lambda d: int(d["erased"]), body)
 
     def versions(self, namespace: str) -> Call[dict[str, Any]]:
@@ -301,10 +315,21 @@ class RemoteClient:
         return self._run(self._calls.delete(namespace, memory_id))
 
     def erase(self, namespace: str, *, memory_id: str | None = None,
-              episode_id: str | None = None, everything: bool = False) -> int:
-        """Erase for good: a memory, an episode's traces, or the namespace (admin)."""
+              episode_id: str | None = None, everything: bool = False,
+              keep_sources: bool = False) -> int:
+        """Erase for good: a memory (and its source turns unless ``keep_sources``), an
+        episode's traces, or the namespace (admin)."""
         return self._run(self._calls.erase(namespace, memory_id=memory_id,
-                                           episode_id=episode_id, everything=everything))
+                                           episode_id=episode_id, everything=everything,
+                                           keep_sources=keep_sources))
+
+    def list(self, namespace: str, *, status: str | None = None, kind: str | None = None,
+             filters: Mapping[str, Any] | None = None, include_inactive: bool = False,
+             limit: int = 100, cursor: str | None = None) -> MemoryPage:
+        """One page of memories, oldest first; pass ``next_cursor`` back for the next."""
+        return self._run(self._calls.list(namespace, status=status, kind=kind, filters=filters,
+                                          include_inactive=include_inactive, limit=limit,
+                                          cursor=cursor))
 
     def rollback(self, namespace: str, version: int) -> dict[str, Any]:
         """Point the namespace back at a committed version (admin)."""
@@ -417,10 +442,23 @@ class AsyncRemoteClient:
         return await self._run(self._calls.delete(namespace, memory_id))
 
     async def erase(self, namespace: str, *, memory_id: str | None = None,
-                    episode_id: str | None = None, everything: bool = False) -> int:
-        """Erase for good: a memory, an episode's traces, or the namespace (admin)."""
+                    episode_id: str | None = None, everything: bool = False,
+                    keep_sources: bool = False) -> int:
+        """Erase for good: a memory (and its source turns unless ``keep_sources``), an
+        episode's traces, or the namespace (admin)."""
         return await self._run(self._calls.erase(namespace, memory_id=memory_id,
-                                                 episode_id=episode_id, everything=everything))
+                                                 episode_id=episode_id, everything=everything,
+                                                 keep_sources=keep_sources))
+
+    async def list(self, namespace: str, *, status: str | None = None,
+                   kind: str | None = None, filters: Mapping[str, Any] | None = None,
+                   include_inactive: bool = False, limit: int = 100,
+                   cursor: str | None = None) -> MemoryPage:
+        """One page of memories, oldest first; pass ``next_cursor`` back for the next."""
+        return await self._run(self._calls.list(namespace, status=status, kind=kind,
+                                                filters=filters,
+                                                include_inactive=include_inactive,
+                                                limit=limit, cursor=cursor))
 
     async def rollback(self, namespace: str, version: int) -> dict[str, Any]:
         """Point the namespace back at a committed version (admin)."""

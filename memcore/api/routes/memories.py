@@ -11,7 +11,6 @@ from memcore.api.auth import requires
 from memcore.api.routes.common import MEMORY_ID, NS, bare, bare_all, errors
 from memcore.api.schemas import MAX_PAGE, History, MemoryPage, UpdateRequest
 from memcore.api.state import ApiState, api_state
-from memcore.core.filters import compile_filter
 from memcore.core.models import Kind, Memory, Status
 from memcore.store.api_keys import ApiRole
 
@@ -36,26 +35,19 @@ def parse_filters(raw: str | None) -> dict[str, Any] | None:
 def list_memories(ns: str = NS,
                   status: Status | None = Query(None, description="only this status"),
                   kind: Kind | None = Query(None, description="only this kind"),
+                  include_inactive: bool = Query(False, description="superseded and "
+                                                 "tombstoned too (without a status)"),
                   limit: int = Query(100, ge=1, le=MAX_PAGE),
                   cursor: str | None = Query(None, max_length=256,
                                              description="next_cursor of the previous page"),
                   filters: str | None = Query(None, max_length=16384,
                                               description="the filter language, as JSON"),
                   state: ApiState = Depends(api_state)) -> MemoryPage:
-    """Memories of the namespace, a page at a time, in a stable order (by id): a memory
-    written while paging never shifts the pages already read."""
-    wanted = compile_filter(parse_filters(filters))
-    if cursor is not None and not cursor.strip():
-        raise ValueError("cursor: must not be empty")
-    store = state.client.store
-    chosen = sorted(
-        (m for m in store.iter_memories(ns, [status] if status else None)
-         if (kind is None or m.kind == kind) and (cursor is None or m.id > cursor)
-         and wanted(m)),
-        key=lambda m: m.id)
-    page = chosen[:limit]
-    more = len(chosen) > limit
-    return MemoryPage(memories=bare_all(page), next_cursor=page[-1].id if more else None)
+    """Memories of the namespace a page at a time, oldest first; the cursor is a position,
+    so memories written or deleted while paging never repeat or skip one."""
+    page = state.client.list(ns, status=status, kind=kind, filters=parse_filters(filters),
+                             include_inactive=include_inactive, limit=limit, cursor=cursor)
+    return MemoryPage(memories=bare_all(page.memories), next_cursor=page.next_cursor)
 
 
 @router.get("/{memory_id}", response_model=Memory, responses=errors(404))
@@ -74,12 +66,7 @@ def get_memory(ns: str = NS, memory_id: str = MEMORY_ID,
 def update_memory(body: UpdateRequest, ns: str = NS, memory_id: str = MEMORY_ID,
                   state: ApiState = Depends(api_state)) -> Memory:
     """Edit the text (re-embedded) or metadata; audited as a user edit."""
-    client = state.client
-    update = getattr(client, "update", None)
-    if update is None:
-        raise ValueError("text: editing is not supported by this server yet")
-    kwargs = body.model_dump(exclude_none=True)
-    return bare(update(ns, memory_id, **kwargs))
+    return bare(state.client.update(ns, memory_id, text=body.text, metadata=body.metadata))
 
 
 @router.delete("/{memory_id}", response_model=Memory, responses=errors(404, 409))
@@ -87,10 +74,7 @@ def update_memory(body: UpdateRequest, ns: str = NS, memory_id: str = MEMORY_ID,
 def delete_memory(ns: str = NS, memory_id: str = MEMORY_ID,
                   state: ApiState = Depends(api_state)) -> Memory:
     """Tombstone a memory (restorable with ``restore``); audited."""
-    delete = getattr(state.client, "delete", None)
-    if delete is None:
-        raise ValueError("memory_id: deleting is not supported by this server yet")
-    return bare(delete(ns, memory_id))
+    return bare(state.client.delete(ns, memory_id))
 
 
 @router.get("/{memory_id}/history", response_model=History, responses=errors(404))

@@ -85,9 +85,11 @@ def consolidate(response: Response, ns: str = NS,
 @router.post("/erase", response_model=Erased, responses=errors())
 @requires(ApiRole.WRITE)
 def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
-    """Erase a memory or an episode's traces for good (not restorable); audited."""
+    """Erase a memory (and, unless ``keep_sources``, the turns it came from) or an
+    episode's traces for good (not restorable); audited."""
     client = state.client
-    count = client.erase(ns, memory_id=body.memory_id, episode_id=body.episode_id)
+    count = client.erase(ns, memory_id=body.memory_id, episode_id=body.episode_id,
+                         keep_sources=body.keep_sources)
     return Erased(erased=count)
 
 
