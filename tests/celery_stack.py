@@ -7,10 +7,12 @@ bindings there); tests isolate themselves by namespace instead.
 from __future__ import annotations
 
 import shutil
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
+from memcore.client.client import Client
 from memcore.devtools.redis_server import free_port, start_redis
 from memcore.devtools.stack import LocalStack
 
@@ -35,3 +37,16 @@ def celery_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStac
         stack.stop()
         server.stop()
         shutil.rmtree(server.directory, ignore_errors=True)
+
+
+def fresh_ns(prefix: str = "t") -> str:
+    """A namespace no other test uses (the stack's Redis is shared by the session)."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+@pytest.fixture()
+def stack_client(celery_stack: LocalStack) -> Iterator[Client]:
+    """A Client on the shared stack's Redis and broker."""
+    client = Client(celery_stack.redis_url)
+    yield client
+    client.close()

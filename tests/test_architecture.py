@@ -24,8 +24,10 @@ ALLOWED: dict[str, set[str]] = {
     "memcore.consolidate": SERVICES,
     "memcore.client": PIPELINE,
     "memcore.api": PIPELINE | {"memcore.client"},
+    "memcore.mcp": PIPELINE | {"memcore.client", "memcore.api"},
     "memcore.devtools": PIPELINE | {"memcore.client", "memcore.api"},
-    "memcore.cli": PIPELINE | {"memcore.client", "memcore.api", "memcore.devtools"},
+    "memcore.cli": PIPELINE | {"memcore.client", "memcore.api", "memcore.mcp",
+                               "memcore.devtools"},
     "workers": PIPELINE,
 }
 # Third-party packages only some layers may use.
@@ -38,6 +40,7 @@ RESTRICTED = {
     "fastapi": {"memcore.api"},
     "starlette": {"memcore.api"},
     "uvicorn": {"memcore.api"},
+    "mcp": {"memcore.mcp"},
 }
 
 

@@ -2,29 +2,20 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from memcore.client.client import Client
 from memcore.core.models import Actor, AuditAction, Status
-from memcore.devtools.stack import LocalStack
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
+from tests.celery_stack import celery_stack, fresh_ns, stack_client  # noqa: F401 - fixtures
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 
 
-def fresh_ns() -> str:
-    return f"t-{uuid.uuid4().hex[:10]}"
-
-
 @pytest.fixture()
-def client(celery_stack: LocalStack) -> Iterator[Client]:  # noqa: F811
-    c = Client(celery_stack.redis_url)
-    yield c
-    c.close()
+def client(stack_client: Client) -> Client:  # noqa: F811 - the fixture, not the import
+    return stack_client
 
 
 def test_memories_inherit_call_and_message_metadata_and_scopes(client: Client) -> None:

@@ -11,7 +11,18 @@ from __future__ import annotations
 
 import typer
 
-from memcore.cli import bench, calibrate, ingest, keys, manage, read, review, serve, stack
+from memcore.cli import (
+    bench,
+    calibrate,
+    ingest,
+    keys,
+    manage,
+    mcp_cmd,
+    read,
+    review,
+    serve,
+    stack,
+)
 from memcore.cli.common import CliState, set_state
 
 app = typer.Typer(
@@ -31,7 +42,7 @@ def root(redis_url: str | None = typer.Option(
     set_state(CliState(redis_url=redis_url))
 
 
-for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve):
+for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve, mcp_cmd):
     _module.register(app)
 
 

@@ -1,0 +1,50 @@
+"""``memcore mcp``: memory tools for MCP clients (stdio or streamable HTTP)."""
+
+from __future__ import annotations
+
+import typer
+
+from memcore.cli.common import EXIT_USAGE, fail, handles_errors, open_client
+
+
+@handles_errors
+def mcp(transport: str = typer.Option("stdio", "--transport", metavar="stdio|http",
+                                      help="stdio: one client on stdin/stdout (the API key "
+                                           "comes from --api-key); http: streamable HTTP, "
+                                           "every request carries its own key as a bearer "
+                                           "token."),
+        host: str = typer.Option("127.0.0.1", "--host", help="http: address to listen on."),
+        port: int = typer.Option(8765, "--port", min=0, max=65535, help="http: TCP port."),
+        path: str = typer.Option("/mcp", "--path", help="http: the endpoint's path."),
+        namespace: str | None = typer.Option(
+            None, "--namespace", help="Namespace of tool calls that name none."),
+        api_key: str | None = typer.Option(
+            None, "--api-key", envvar="MEMCORE_MCP_API_KEY",
+            help="stdio: the key (from `memcore keys create`) every call runs as.")) -> None:
+    """Serve add_memory, search_memory, list_memories, get_profile and delete_memory to
+    MCP clients. Each call is checked against the API key's scopes and role, as on the
+    HTTP API."""
+    from memcore.mcp.server import MemoryTools, build_server
+
+    if transport not in ("stdio", "http"):
+        fail(f"--transport: use stdio or http, not {transport!r}", EXIT_USAGE)
+    client = open_client()
+    if transport == "stdio":
+        if not api_key:
+            fail("--api-key (or MEMCORE_MCP_API_KEY) is required with --transport stdio",
+                 EXIT_USAGE)
+        if client.store.api_keys.verify(api_key or "") is None:
+            fail("--api-key: unknown or revoked key")
+        tools = MemoryTools(client, client.store.api_keys, namespace, stdio_key=api_key)
+        build_server(tools, transport="stdio").run("stdio")
+        return
+    url = f"http://{host}:{port}{path}"
+    tools = MemoryTools(client, client.store.api_keys, namespace)
+    typer.echo(f"memcore MCP on {url} (streamable HTTP; Authorization: Bearer <key>)", err=True)
+    build_server(tools, transport="http", url=url).run(
+        "streamable-http", host=host, port=port, streamable_http_path=path)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``mcp`` to ``app``."""
+    app.command()(mcp)
