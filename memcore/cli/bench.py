@@ -15,7 +15,7 @@ import typer
 
 from memcore.cli.common import handles_errors
 
-bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint, api.",
+bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint, api, profile.",
                         no_args_is_help=True)
 
 
@@ -130,6 +130,26 @@ def api(memories: int = typer.Option(10_000, "--memories", min=1,
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
 
 
+@handles_errors
+def profile(models: str = typer.Option("offline", "--models",
+                                       help="offline | openai (MEMCORE_OPENAI_* settings)."),
+            embedder: str = typer.Option("hash", "--embedder", help="hash | local | openai."),
+            quick: bool = typer.Option(False, "--quick", help="Two short scenarios (smoke run)."),
+            scenarios: Path | None = typer.Option(None, "--scenarios", file_okay=False,
+                                                  help="Directory of scenario JSON files "
+                                                       "(default: the bundled ones)."),
+            out: Path = typer.Option(..., "--out", dir_okay=False,
+                                     help="JSON result (plus .md and .png next to it)."),
+            ) -> None:
+    """Precision and recall of the profile against scenarios' ground truth."""
+    from memcore.devtools.bench.profile import CONTRACT_KEYS, run_profile
+
+    result = run_profile(models=models, embedder=embedder, quick=quick,
+                         scenarios_dir=scenarios, out=out)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS if k != "per_scenario"},
+                          default=str))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` group (and its commands) to ``app``."""
     bench_app.command("scale")(scale)
@@ -137,4 +157,5 @@ def register(app: typer.Typer) -> None:
     bench_app.command("ingest")(ingest)
     bench_app.command("footprint")(footprint)
     bench_app.command("api")(api)
+    bench_app.command("profile")(profile)
     app.add_typer(bench_app, name="bench")
