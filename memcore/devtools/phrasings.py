@@ -1,0 +1,116 @@
+"""What the write path stores for everyday phrasings of preferences and changes.
+
+Each case feeds a few earlier turns and then the probe turn through the in-process
+write path (the same :class:`~memcore.ingest.write_path.IngestPipeline` the workers
+run, default models, an embedded Redis) and reports the facts extracted from the probe
+and the live and superseded memories afterwards. ``python -m memcore.devtools.phrasings``
+prints a Markdown list (used for the before/after record in notes/benchmarks.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from memcore.core.models import Episode, Role, Status
+
+
+@dataclass(frozen=True)
+class Case:
+    """Earlier turns, then the probe turn."""
+
+    before: tuple[str, ...]
+    probe: str
+
+
+CASES: tuple[Case, ...] = (
+    Case((), "Please keep your answers short, with bullet points."),
+    Case((), "Please remember that I'm allergic to peanuts."),
+    Case((), "I now work as a UX designer."),
+    Case(("I live in Lisbon.",), "I no longer live in Lisbon."),
+    Case(("I live in Lisbon.",), "I moved to Porto."),
+    Case(("I live in Lisbon.",), "I relocated to Porto."),
+    Case(("I live in Lisbon.",), "I'm now based in Porto."),
+    Case(("I work as a data engineer.",), "I started a new job as a nurse."),
+    Case(("I work as a data engineer.",), "I'm a nurse now."),
+    Case(("I live in Lisbon and I work as a nurse.",), "I work as a teacher now."),
+    Case(("I use PyCharm.",), "I switched from PyCharm to VS Code."),
+    Case(("My phone is a Pixel 6.",), "I replaced my Pixel 6 with an iPhone 15."),
+    Case(("I use Firefox.",), "I use Chrome instead of Firefox now."),
+    Case(("I play in a band called The Nods.",), "I quit the band."),
+    Case(("I'm revising for the AWS exam.",), "I finished the AWS exam."),
+    Case(("I have a car.",), "I sold my car."),
+    Case(("I take statins.",), "I stopped taking statins."),
+    Case(("My laptop is a ThinkPad X1.",), "Actually it's a ThinkPad T14, not an X1."),
+    Case(("I own a red bike called item1 that I bought in Paris in 2019.",),
+         "I own a blue lamp called item2 that I bought in Rome in 2020."),
+    Case(("My hobbies are painting and salsa.",), "I also started yoga."),
+    Case(("My friend Carmen lives in Sevilla.",), "My friend Pablo lives in Madrid."),
+)
+
+
+def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
+    """Each case in its own namespace of a fresh embedded Redis, default settings."""
+    from memcore.adapters import build_models
+    from memcore.core.config import Settings
+    from memcore.devtools.stack import EmbeddedRedis
+    from memcore.ingest.write_path import IngestPipeline
+    from memcore.store import MemoryStore
+
+    redis = EmbeddedRedis()
+    try:
+        settings = Settings(redis_url=redis.url, openai_api_key=None)
+        store = MemoryStore.from_url(redis.url)
+        pipeline = IngestPipeline(store, build_models(settings), settings)
+        t0 = datetime(2026, 1, 1, tzinfo=UTC)
+        out = []
+        for n, case in enumerate(cases):
+            ns = f"probe{n}"
+            turns = [*case.before, case.probe]
+            reports = []
+            for i, text in enumerate(turns):
+                ep = Episode(id=f"p{n}-{i}", namespace=ns, role=Role.USER, speaker="User",
+                             text=text, timestamp=t0 + timedelta(days=i))
+                reports.append(pipeline.ingest(ns, [ep]))
+            probe_id = f"p{n}-{len(turns) - 1}"
+            memories = list(store.iter_memories(ns))
+            out.append({
+                "before": list(case.before), "probe": case.probe,
+                "extracted": [m.text for m in memories if probe_id in m.sources],
+                "decisions": reports[-1].decisions,
+                "live": sorted(m.text for m in memories if m.live),
+                "superseded": sorted(m.text for m in memories
+                                     if m.status is Status.SUPERSEDED),
+            })
+        return out
+    finally:
+        redis.stop()
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    """One bullet per case: the probe, what was stored, what stayed live / superseded."""
+    lines = []
+    for r in rows:
+        before = " / ".join(f"“{b}”" for b in r["before"])
+        lines.append(f"- {before + ' then ' if before else ''}“{r['probe']}” -> "
+                     f"stored {r['extracted'] or 'nothing'}; live {r['live']}; "
+                     f"superseded {r['superseded'] or 'none'}")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Print the cases as Markdown (``--json`` for JSON)."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    rows = run_cases()
+    print(json.dumps(rows, indent=1) if args.json else markdown(rows))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
