@@ -23,7 +23,7 @@ _MAX_FACT_CHARS = 400
 
 # Leading interjections and discourse fillers stripped before judging a sentence.
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:hey|hi|hello|hiya|yo|oh|ooh|wow|whoa|yeah|yes|yep|no|nope|ok|okay|so|well|um|uh|"
+    r"^(?:(?:he+y+|hi+|hello+|hiya|yo|oh|ooh|wow|whoa|yeah|yes|yep|no|nope|ok|okay|so|well|um|uh|"
     r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|right|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
     r"exactly|absolutely|definitely|of course)\b[\s,!.:-]*)+",
@@ -83,15 +83,22 @@ _ADVERBS = word_set(
     """
     really also just still always never usually often actually totally definitely kinda
     sometimes even truly absolutely so already finally recently mostly rarely only
-    personally genuinely seriously
+    personally genuinely seriously now currently not officially basically normally
+    generally mainly hardly barely nearly almost occasionally regularly frequently seldom
+    typically eventually soon then once later happily luckily sadly both all
     """
 )
+# Multi-word adverbs between a subject and its verb ("I no longer live").
+_ADVERB_PHRASES = ("no longer", "not really", "kind of", "sort of", "at last", "right now",
+                   "from now on", "these days", "nowadays")
+# The user is one of "we": a fact about "us" is a fact about the speaker.
 _CONTRACTIONS = {
     "i'm": "{n} is", "i am": "{n} is", "i've": "{n} has", "i'd": "{n} would",
     "i'll": "{n} will", "i was": "{n} was", "i have": "{n} has", "i do": "{n} does",
-    "i don't": "{n} doesn't", "i dont": "{n} doesn't", "im": "{n} is",
-    "we're": "{n} and others are", "we've": "{n} and others have", "we'll": "{n} and others will",
-    "we'd": "{n} and others would",
+    "i don't": "{n} doesn't", "i dont": "{n} doesn't", "im": "{n} is", "ive": "{n} has",
+    "i do not": "{n} does not", "i did not": "{n} did not",
+    "we're": "{n} is", "we've": "{n} has", "we'll": "{n} will", "we'd": "{n} would",
+    "we are": "{n} is", "we were": "{n} was", "we have": "{n} has", "we don't": "{n} doesn't",
 }
 
 _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
@@ -122,12 +129,11 @@ _IMPORTANT = re.compile(
 _EMOTIONAL = re.compile(r"\b(?:love|hate|dream|passion\w*|important|afraid|scared|proud)\b", re.I)
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|kinda|sort of)\b",
                     re.I)
-_EXPLICIT = re.compile(
-    r"^(?:remember(?: that)?|note that|fyi|for the record)\b|^(?:i am|i'm|i like|i love|i prefer|"
-    r"i hate|i dislike|i enjoy|i live|i work|i have|i own|i need|i want|i was born|i don't|"
-    r"i never|i always|my \w+(?: \w+)? (?:is|are|was))\b",
-    re.I,
-)
+
+
+_ADVERB_RE = "|".join(sorted([*_ADVERB_PHRASES, *_ADVERBS], key=len, reverse=True))
+# "I <adverbs> <verb>" and "we <adverbs> <verb>", any case of "i" (lower-case typing).
+_SUBJECT_VERB = re.compile(rf"\b(?:[Ii]|[Ww]e) ((?:(?:{_ADVERB_RE}) )*)([A-Za-z']+)")
 
 
 def _third_person(verb: str) -> str:
@@ -156,13 +162,11 @@ def resolve_first_person(sentence: str, name: str) -> str:
         adverbs, verb = match.group(1) or "", match.group(2)
         return f"{name} {adverbs}{_third_person(verb)}"
 
-    text = re.sub(
-        rf"\bI ((?:(?:{'|'.join(sorted(_ADVERBS))}) )*)([A-Za-z']+)", _subject, text
-    )
+    text = _SUBJECT_VERB.sub(_subject, text)
     replacements = (
         (r"\bmyself\b", name), (r"\bmy\b", f"{name}'s"), (r"\bmine\b", f"{name}'s"),
-        (r"\bme\b(?!-)", name), (r"\bwe\b", f"{name} and others"), (r"\bour\b", f"{name}'s"),
-        (r"\bus\b", f"{name} and others"), (r"\bI\b", name),
+        (r"\bme\b(?!-)", name), (r"\bwe\b", name), (r"\bour\b", f"{name}'s"),
+        (r"\bus\b", name), (r"\bourselves\b", name), (r"\bI\b", name),
     )
     for pattern, repl in replacements:
         text = re.sub(pattern, repl, text, flags=re.I)
@@ -172,6 +176,150 @@ def resolve_first_person(sentence: str, name: str) -> str:
 def split_sentences(text: str) -> list[str]:
     """Sentences of a turn (on ``.!?``, semicolons, new lines and dash breaks)."""
     return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+
+
+_FP = r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b"
+_CONJ = r"(?:and|but|so|plus|while|whereas|although|though|because|since|yet)"
+# A new clause with its own first-person subject: ", I ...", " and I ...", " but my ...".
+_CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+)?|\s+{_CONJ}\s+)(?={_FP})", re.I)
+# A new clause about someone named: ", Mateo is 7 and Sofía is 4".
+_NAMED_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=[A-Z][\w\u00c0-\u024f]+ "
+                          r"(?:is|was|has|lives|works|loves|likes)\b)")
+_LEADING_CONJ = re.compile(rf"^{_CONJ}\s+", re.I)
+
+
+def split_claims(sentence: str) -> list[str]:
+    """One claim per clause: a compound sentence becomes one sentence per subject clause.
+
+    "I live in Lisbon and I work as a nurse" -> ["I live in Lisbon", "I work as a nurse"];
+    a list after a listing verb becomes one claim per item ("My hobbies are painting
+    and salsa" -> "My hobbies are painting", "My hobbies are salsa").
+    """
+    parts: list[str] = []
+    for clause in _CLAUSE_SPLIT.split(sentence):
+        parts.extend(_NAMED_SPLIT.split(clause))
+    out: list[str] = []
+    for part in parts:
+        part = _LEADING_CONJ.sub("", part.strip(" ,;:-"))
+        if part:
+            out.extend(split_list(part))
+    return out
+
+
+_LIST_HEAD = re.compile(
+    r"^(?P<head>.*?\b(?:are|include|includes|been to|visited|grow|grows|own|owns|play|plays|"
+    r"speak|speaks|enjoy|enjoys|like|likes|love|loves|use|uses|drink|drinks|eat|eats|collect|"
+    r"collects|do|does|practi[sc]e|practi[sc]es|into|hobbies are|hobby is)\s+)(?P<items>.+)$",
+    re.I)
+_LIST_SEP = re.compile(r"\s*,\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+", re.I)
+_LIST_TAIL = re.compile(r"\s+(?:in|at|on|for|with|from|every|each|since)\s+.+$", re.I)
+_NOT_AN_ITEM = re.compile(r"\b(?:i|i'm|my|me|we|is|are|was|were|he|she|they|it|you|has|have|"
+                          r"not|no|but|because|then|who|which|that)\b", re.I)
+
+
+def split_list(clause: str) -> list[str]:
+    """``clause`` once per item of a trailing list of short noun phrases, or as it is."""
+    m = _LIST_HEAD.match(clause)
+    if not m or not re.search(r"(?:,|\band\b|&)", m.group("items")):
+        return [clause]
+    items = _LIST_SEP.split(m.group("items"))
+    tail_m = _LIST_TAIL.search(items[-1])
+    tail = tail_m.group(0) if tail_m else ""
+    if tail:
+        items[-1] = items[-1][: tail_m.start()] if tail_m else items[-1]
+    items = [i.strip() for i in items]
+    if (len(items) < 2 or any(not i or len(i.split()) > 3 or _NOT_AN_ITEM.search(i)
+                              for i in items)):
+        return [clause]
+    return [f"{m.group('head')}{item}{tail}" for item in items]
+
+
+_PLEASE = re.compile(r"\b(?:please|pls|plz|kindly)\b[\s,]*", re.I)
+_REMEMBER = re.compile(r"^(?:(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|never "
+                       r"forget|bear in mind|remind me)(?:\s+that)?|fyi|for the record|just so "
+                       r"you know)\b[\s,:]*(?=\S)", re.I)
+_CALL_ME = re.compile(r"^(?:call me|address me as|refer to me as)\s+(?P<v>[^,;]+?)"
+                      r"(?:\s+(?:rather than|instead of|not)\s+[^,;]+)?(?:[,;].*)?$", re.I)
+_STANDING_REQUEST = re.compile(r"^(?:i'?d like you to|i would like you to|i want you to|"
+                               r"i need you to)\s+(?P<rest>.+)$", re.I)
+_IMPERATIVE = word_set(
+    """
+    keep use give write answer explain show make be format include add mention suggest stop
+    switch correct speak reply respond send tell avoid cite put list call address remind
+    check focus limit provide translate summarise summarize offer skip treat consider assume
+    talk recommend describe always only never prefer start try ask reply structure number
+    break label highlight spell quote round convert label go stick leave let
+    """
+)
+# A one-off task rather than a standing preference ("please fix this").
+_ONE_OFF = re.compile(r"\b(?:this|these|that one|the following|above|below|it|them|here)\b|"
+                      r"^(?:help|fix|check|find|look|read|draft|compare|calculate|tell me|"
+                      r"show me|give me)\b", re.I)
+_STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
+                       r"each time|when|all|any|never|anymore|any more|default|generally)\b",
+                       re.I)
+_YOU = (
+    (re.compile(r"\byour\b", re.I), "its"), (re.compile(r"\byou'?re\b", re.I), "it is"),
+    (re.compile(r"\byourself\b", re.I), "itself"),
+)
+_YOU_VERB = re.compile(r"\byou ([a-z']+)", re.I)
+
+
+def _assistant_person(text: str) -> str:
+    """The listener in a request as "it" ("when you review my code" -> "when it reviews")."""
+    for pattern, repl in _YOU:
+        text = pattern.sub(repl, text)
+    text = _YOU_VERB.sub(lambda m: "it " + _third_person(m.group(1)), text)
+    return re.sub(r"\byou\b", "it", text, flags=re.I)
+
+
+def request_as_fact(sentence: str, name: str) -> str | None:
+    """The preference or fact a request carries, in the third person, or None.
+
+    "Please keep your answers short" -> "<name> asks the assistant to keep its answers
+    short"; "please remember that I'm allergic to peanuts" -> "I'm allergic to peanuts"
+    (a plain statement, rewritten later); "please call me Pri" -> "<name> wants to be
+    called Pri". One-off tasks ("please fix this") give None.
+    """
+    text = sentence.strip()
+    standing = _STANDING_REQUEST.match(text)
+    if standing:
+        text = "please " + standing.group("rest")
+    elif not _PLEASE.search(text) and not _REMEMBER.match(text):
+        return None
+    text = _PLEASE.sub("", text).strip(" ,.!:;")
+    text = re.sub(r"^(?:again|also|and|oh|ok|okay|so|btw)\b[\s,:]*", "", text, flags=re.I)
+    remembered = _REMEMBER.match(text)
+    if remembered:
+        return text[remembered.end():].strip()  # the fact itself, said as a statement
+    if not text:
+        return None
+    call = _CALL_ME.match(text)
+    if call:
+        return f"{name} wants to be called {call.group('v').strip()}"
+    low = text.lower()
+    if _ONE_OFF.search(text) and not _STANDING.search(text):
+        return None
+    body = resolve_first_person(_assistant_person(text), name)
+    body = body[:1].lower() + body[1:]
+    for prefix, template in (("don't ", "{n} asks the assistant not to {r}"),
+                             ("dont ", "{n} asks the assistant not to {r}"),
+                             ("do not ", "{n} asks the assistant not to {r}"),
+                             ("never ", "{n} asks the assistant never to {r}"),
+                             ("no ", "{n} wants no {r}")):
+        if low.startswith(prefix):
+            return template.format(n=name, r=body[len(prefix):])
+    first = low.split()[0]
+    if first in _IMPERATIVE or first.endswith("ly"):
+        return f"{name} asks the assistant to {body}"
+    return f"{name} asks for {body}"
+
+
+_NAME = re.compile(r"^(?i:i'?m|i am|im|my name is|my name's|call me|this is)\s+"
+                   r"(?P<v>[A-Z][\w\u00c0-\u024f'-]+)(?:\s*,\s*(?P<rest>.+))?$")
+_NOT_NAMES = word_set("fine good sorry back here okay ok happy tired not so very really in on "
+                      "at the a an from just still also now")
+_HYPOTHETICAL = re.compile(r"\b(?:if|wish|would be|could be|suppose|imagine|someday)\b", re.I)
 
 
 def _is_noise(sentence: str) -> bool:
@@ -235,7 +383,7 @@ class OfflineExtractor(Metered):
         return facts
 
     def extract_turn(self, episode: Episode) -> list[ExtractedFact]:
-        """Facts of one turn (no role check)."""
+        """Facts of one turn (no role check): one per claim, requests as preferences."""
         default = "User" if episode.role is Role.USER else "Assistant"
         name = episode.speaker.strip() or default
         seen: set[str] = set()
@@ -244,27 +392,63 @@ class OfflineExtractor(Metered):
             sentence = _LEADING_FILLER.sub("", raw).strip(" ,.!-:")
             if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
                 sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
-            if not sentence or _is_noise(sentence) or _is_noise(raw.strip()):
+            if not sentence or raw.strip().endswith("?") or _QUESTION_START.match(sentence):
                 continue
-            fact = self._fact(sentence, name, episode)
-            if fact is not None and fold(fact.text) not in seen:
-                seen.add(fold(fact.text))
-                out.append(fact)
+            said_by_self = bool(_FIRST_PERSON.search(sentence))
+            for claim in split_claims(sentence):
+                for fact in self._claim_facts(claim, name, episode, said_by_self):
+                    if fold(fact.text) not in seen:
+                        seen.add(fold(fact.text))
+                        out.append(fact)
         return out
 
-    def _fact(self, sentence: str, name: str, episode: Episode) -> ExtractedFact | None:
+    def _claim_facts(self, claim: str, name: str, episode: Episode, said_by_self: bool
+                     ) -> list[ExtractedFact]:
+        claim = _LEADING_FILLER.sub("", claim).strip(" ,.!-:")
+        if not claim:
+            return []
+        request = request_as_fact(claim, name)
+        if request is not None:
+            if request.startswith(name + " "):  # a preference about the assistant's answers
+                fact = self._fact(request, name, episode, explicit=True,
+                                  kind=Kind.PREFERENCE, min_terms=1)
+            else:  # "please remember that ...": the statement itself, stated explicitly
+                fact = self._fact(request, name, episode, explicit=True, min_terms=1)
+            return [fact] if fact is not None else []
+        if _is_noise(claim):
+            return []
+        named = _NAME.match(claim)
+        if named and named.group("v").lower() not in _NOT_NAMES:
+            facts = [self._fact(f"{name}'s name is {named.group('v')}", name, episode,
+                                explicit=True, min_terms=1)]
+            if named.group("rest"):
+                facts.append(self._fact(f"I'm {named.group('rest')}", name, episode,
+                                        explicit=True))
+            return [f for f in facts if f is not None]
+        fact = self._fact(claim, name, episode, explicit=None, said_by_self=said_by_self)
+        return [fact] if fact is not None else []
+
+    def _fact(self, sentence: str, name: str, episode: Episode, *, explicit: bool | None,
+              kind: Kind | None = None, min_terms: int | None = None,
+              said_by_self: bool = False) -> ExtractedFact | None:
         first_person = bool(_FIRST_PERSON.search(sentence))
+        needed = self.min_terms if min_terms is None else min_terms
         # Third-person chatter needs more substance than a first-person statement.
-        if len(content_terms(sentence)) < (self.min_terms if first_person else self.min_terms + 2):
+        if len(content_terms(sentence)) < (needed if first_person or said_by_self
+                                           or explicit else needed + 2):
             return None
+        if explicit is None:
+            # A plain assertion by the user about themselves (or in a sentence about
+            # themselves) is an explicit statement; hedges and hypotheticals are not.
+            explicit = ((first_person or said_by_self) and not _HEDGE.search(sentence)
+                        and not _HYPOTHETICAL.search(sentence))
         now = episode.timestamp
         timing = resolve(sentence, now)
-        explicit = bool(_EXPLICIT.match(sentence)) and not _HEDGE.search(sentence)
         rewritten = timing.rewritten
         if _SUBJECTLESS.match(rewritten):  # "Gonna continue my edu" has no subject
             rewritten = f"I'm {rewritten[:1].lower()}{rewritten[1:]}"
         text = resolve_first_person(rewritten, name).rstrip(" ,;:-")
-        kind = _kind(text)
+        kind = kind or _kind(text)
         if not text.endswith((".", "!")):
             text += "."
         text = text.replace("!", ".")[:_MAX_FACT_CHARS]

@@ -320,7 +320,9 @@ class IngestPipeline:
             id=fact_memory_id(namespace, fact.source, index, fact.text),
             namespace=namespace, text=fact.text, vector=[float(x) for x in vec],
             importance=fact.importance / 10.0, last_used=now, last_supported=now,
-            confidence=cfg.new_confidence, kind=fact.kind, sources=[fact.source], support=1,
+            # An explicit statement stands in for the second supporting episode.
+            confidence=min(1.0, cfg.new_confidence + (cfg.support_step if fact.explicit else 0)),
+            kind=fact.kind, sources=[fact.source], support=1,
             explicit=fact.explicit,
             status=Status.ACTIVE if fact.explicit else Status.CANDIDATE,
             valid_from=fact.valid_from or now, valid_until=fact.valid_until,
