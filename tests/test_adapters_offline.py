@@ -32,8 +32,9 @@ def decide(fact: str, *neighbours: str) -> tuple[Op, int | None]:
 def test_first_person_resolved_to_speaker() -> None:
     assert texts(ep("I love hiking.")) == ["Caroline loves hiking."]
     assert texts(ep("My favourite food is ramen!")) == ["Caroline's favourite food is ramen."]
+    # One fact per claim: a compound sentence gives one fact per clause.
     assert texts(ep("I'm a nurse and I live in Paris.", speaker="")) == [
-        "User is a nurse and User lives in Paris."]
+        "User is a nurse.", "User lives in Paris."]
 
 
 def test_greetings_questions_and_small_talk_dropped() -> None:

@@ -14,7 +14,7 @@ from datetime import timedelta
 from memcore.adapters.timephrases import resolve
 from memcore.core.compare import relation_of
 from memcore.core.interfaces import ExtractedFact
-from memcore.core.lexicon import content_terms, fold, word_set
+from memcore.core.lexicon import content_terms, fold, stem, word_set
 from memcore.core.models import Episode, Kind, Relation, Role
 from memcore.observability.usage import Metered
 
@@ -26,7 +26,8 @@ _LEADING_FILLER = re.compile(
     r"^(?:(?:he+y+|hi+|hello+|hiya|yo|oh|ooh|wow|whoa|yeah|yes|yep|no|nope|ok|okay|so|well|um|uh|"
     r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|right|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
-    r"exactly|absolutely|definitely|of course)\b[\s,!.:-]*)+",
+    r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
+    r"finally|big news|news|guess what)\b[\s,!.:-]*)+",
     re.IGNORECASE,
 )
 _SMALL_TALK = re.compile(
@@ -58,6 +59,8 @@ _SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?
 # speaker is the subject somewhere in them.
 _VAGUE_START = re.compile(r"^(?:it|it's|that|that's|this|this's|those|these|they|they're|he|"
                           r"she|there|there's|here|here's)\b", re.I)
+# "it's X, not Y": a correction names what it replaces, so it is not vague.
+_CORRECTION = re.compile(r"^(?:it'?s|it is|that'?s|that is|they'?re)\s+[^,]+,\s+not\s+\w", re.I)
 _FIRST_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|we|we're|our)\b", re.I)
 # Short reactions anywhere in a short sentence ("That race sounds great, Mel").
 _REACTION = re.compile(r"\b(?:sounds?|looks?|seems?) (?:so |really |super )?(?:great|good|fun|"
@@ -65,7 +68,15 @@ _REACTION = re.compile(r"\b(?:sounds?|looks?|seems?) (?:so |really |super )?(?:g
 _REACTION_WORDS = 8
 _VOCATIVE = re.compile(r"^[A-Z][a-z]+,\s+")
 _SUBJECTLESS = re.compile(r"^(?:gonna|going to|planning|hoping|trying|thinking|researching|"
-                          r"working|heading|looking|off to|currently|still|just)\b", re.I)
+                          r"working|heading|looking|off to|currently|still|just|now based|"
+                          r"back in|back home|officially|now an?|now the)\b", re.I)
+# Chat drops the "I" before a past-tense verb: "Moved to Porto", "Replaced my phone".
+_SUBJECTLESS_PAST = re.compile(
+    r"^(?:replaced|finished|moved|got|started|switched|dropped|sold|quit|bought|joined|left|"
+    r"relocated|went|visited|adopted|passed|graduated|gave up|stopped|tried|took|met|had|"
+    r"cut|ran|won|lost|found|spent|decided|booked|signed|handed|accepted|think|swapped|"
+    r"ditched|traded|settled|broke|lost|picked up|took up|learned|learnt)\b", re.I)
+_NEXT_GOAL = re.compile(r"^(?:next|new|main|big|my) goal\s*(?::|is)\s*(?:to\s+)?", re.I)
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", re.I)
 
 # Verbs that stay as they are after the subject (modals, past tense, already 3rd person).
@@ -88,6 +99,7 @@ _ADVERBS = word_set(
     typically eventually soon then once later happily luckily sadly both all
     """
 )
+_ADVERB_STEMS = frozenset(stem(a) for a in _ADVERBS)
 # Multi-word adverbs between a subject and its verb ("I no longer live").
 _ADVERB_PHRASES = ("no longer", "not really", "kind of", "sort of", "at last", "right now",
                    "from now on", "these days", "nowadays")
@@ -330,7 +342,8 @@ def _is_noise(sentence: str) -> bool:
         return True
     if _SECOND_PERSON.search(sentence):
         return True
-    if _VAGUE_START.match(sentence) and not _FIRST_SUBJECT.search(sentence):
+    if (_VAGUE_START.match(sentence) and not _FIRST_SUBJECT.search(sentence)
+            and not _CORRECTION.search(sentence)):
         return True
     return len(sentence.split()) <= _REACTION_WORDS and bool(_REACTION.search(sentence))
 
@@ -434,8 +447,8 @@ class OfflineExtractor(Metered):
         first_person = bool(_FIRST_PERSON.search(sentence))
         needed = self.min_terms if min_terms is None else min_terms
         # Third-person chatter needs more substance than a first-person statement.
-        if len(content_terms(sentence)) < (needed if first_person or said_by_self
-                                           or explicit else needed + 2):
+        terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
+        if len(terms) < (needed if first_person or said_by_self or explicit else needed + 2):
             return None
         if explicit is None:
             # A plain assertion by the user about themselves (or in a sentence about
@@ -447,6 +460,10 @@ class OfflineExtractor(Metered):
         rewritten = timing.rewritten
         if _SUBJECTLESS.match(rewritten):  # "Gonna continue my edu" has no subject
             rewritten = f"I'm {rewritten[:1].lower()}{rewritten[1:]}"
+        elif _SUBJECTLESS_PAST.match(rewritten):
+            rewritten = f"I {rewritten[:1].lower()}{rewritten[1:]}"
+        elif _NEXT_GOAL.match(rewritten):
+            rewritten = "My goal is to " + _NEXT_GOAL.sub("", rewritten)
         text = resolve_first_person(rewritten, name).rstrip(" ,;:-")
         kind = kind or _kind(text)
         if not text.endswith((".", "!")):

@@ -103,6 +103,11 @@ def calibrate(embedder: Embedder, pairs: Sequence[LabelledPair]) -> Calibration:
                              float(np.quantile(sims[contra], 1 - BORDERLINE_RECALL))
                              if contra.any() else 1.0))
     borderline = min(borderline, round(merge - 0.01, 2))
+    # An interpolated quantile rounded to 0.01 can leave fewer than 90 % above it.
+    while borderline > -1.0 and (
+            float((sims[dup] >= borderline).mean()) < BORDERLINE_RECALL
+            or (contra.any() and float((sims[contra] >= borderline).mean()) < BORDERLINE_RECALL)):
+        borderline = round(borderline - 0.01, 2)
     auto = (sims >= merge) & ~guarded
     precision = float(dup[auto].mean()) if auto.any() else 1.0
     return Calibration(

@@ -8,30 +8,55 @@ Graphiti lesson: an over-eager check retires unrelated facts).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memcore.core.lexicon import canonical_terms, fold, numbers, polarity, stem
+from memcore.core.lexicon import canonical_terms, fold, numbers, polarity, stem, word_set
+
+# Exclusive predicates: a subject has one value at a time, so a new value
+# retires the old one. Each pattern captures (subject, value).
+_ADV = (r"(?:(?:has|have|is|was|just|now|currently|still|finally|recently|officially|also|"
+        r"no longer|not|never|does not|doesn't|isn't) )*")
+# Nouns that name an occupation ("a nurse", "a senior architect", "team lead").
+_JOB = (r"(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ive|ic)|nurse|chef|doctor|lead|manager|"
+        r"waitress|postdoc|intern|ceo|cto|cfo|founder|barista|cook|clerk|pilot|surgeon|tutor|"
+        r"coach|editor|artist|assistant|nanny|carer|accountant)")
+_NOT_JOB = word_set("""vegetarian vegan member fan beginner user owner customer brother sister
+    mother father daughter son partner person lover reader player other introvert extrovert
+    christian believer smoker drinker speaker learner parent grandparent grandmother
+    grandfather neighbour neighbor friend fighter survivor perfectionist optimist pessimist
+    morning evening night early ex former native regular""")
+
+
+def _subject(raw: str) -> str:
+    """The subject as compared: folded, single-spaced, without a trailing possessive."""
+    return re.sub(r"'s$", "", " ".join(raw.split()))
 
 # Exclusive predicates: a subject has one value at a time, so a new value
 # retires the old one. Each pattern captures (subject, value).
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (slot, re.compile(pattern))
     for slot, pattern in (
-        ("residence", r"^(?P<s>.+?) (?:now |currently |still )?(?:lives|live|living|is living|"
-                      r"moved|has moved|relocated|is moving|is based|resides|reside)"
-                      r" (?:in|to|at) (?:the )?(?P<v>[^,.;]+)"),
+        ("residence", rf"^(?P<s>.+?) {_ADV}(?:lives|live|living|moved|relocated|based|resides|"
+                      r"reside|settled|back|moving) (?:back )?(?:in|to|at) (?:the )?"
+                      r"(?P<v>[^,.;]+)"),
         ("residence", r"^(?P<s>.+?)'s? (?:home|home town|hometown) is (?:in )?(?P<v>[^,.;]+)"),
-        ("employer", r"^(?P<s>.+?) (?:now |currently )?(?:works|work|is working|started working|"
-                     r"has joined|joined|is employed) (?:at|for) (?P<v>[^,.;]+)"),
+        ("employer", rf"^(?P<s>.+?) {_ADV}(?:works|work|working|started working|joined|"
+                     r"employed) (?:at|for) (?P<v>[^,.;]+)"),
         ("job", r"^(?P<s>.+?)'s? (?:job|profession|occupation|role) is (?:as )?(?:an? )?"
                 r"(?P<v>[^,.;]+)"),
-        ("job", r"^(?P<s>.+?) (?:now |currently )?(?:works|work|is working|started working)"
-                r" as (?:an? )?(?P<v>[^,.;]+?)(?: (?:at|for) [^,.;]+)?$"),
+        ("job", rf"^(?P<s>.+?) {_ADV}(?:works|work|working|started working|started a new job|"
+                r"started a job|got a job|started|starts|is starting) as (?:an? )?"
+                r"(?P<v>[^,.;]+?)(?: (?:at|for|in) [^,.;]+)?$"),
+        ("job", rf"^(?P<s>[^ ]+(?: [^ ]+)?) {_ADV}is {_ADV}(?:an? )?"
+                rf"(?P<v>(?:[a-z-]+ ){{0,3}}{_JOB})(?: now)?"
+                r"(?: (?:at|for|in) [^,.;]+)?$"),
         ("name", r"^(?P<s>.+?)'s? name is (?P<v>[^,.;]+)"),
         ("age", r"^(?P<s>.+?) (?:is|turned) (?P<v>\d+)(?: years old)?\b"),
         ("partner", r"^(?P<s>.+?) (?:is married to|is dating|is engaged to) (?P<v>[^,.;]+)"),
-        ("favorite", r"^(?P<s>.+?)'s? favou?rite (?P<k>[a-z ]+?) is (?P<v>[^,.;]+)"),
+        ("favorite", r"^(?P<s>.+?)'s? favou?rite (?P<k>[a-z ]+?) is (?:now )?(?P<v>[^,.;]+)"),
+        ("favorite", r"^(?P<s>.+?)'s? favou?rite is (?:now )?(?P<v>[^,.;]+)"),
         ("school", r"^(?P<s>.+?) (?:studies|study|is studying|goes to school) at (?P<v>[^,.;]+)"),
     )
 )
@@ -59,7 +84,7 @@ class Slot:
 
 _VALUE_END = re.compile(
     r" (?:last|next|this|in|on|with|for|because|since|and|but|after|before|when|while|"
-    r"now|recently|ago|years?|months?|weeks?|\d{4})\b.*$"
+    r"now|recently|ago|years?|months?|weeks?|as|from|though|although|\d{4})\b.*$"
 )
 
 
@@ -77,7 +102,9 @@ def slot_of(text: str) -> Slot | None:
             key = name + (":" + match.group("k") if "k" in pattern.groupindex else "")
             raw = _VALUE_END.sub("", " " + match.group("v")).strip() or match.group("v")
             value = " ".join(stem(w) for w in raw.split() if w not in {"the", "a", "an"})
-            return Slot(key, match.group("s").strip(), value.strip(), raw.strip())
+            if name == "job" and raw.split()[-1:] and raw.split()[-1] in _NOT_JOB:
+                continue
+            return Slot(key, _subject(match.group("s")), value.strip(), raw.strip())
     return None
 
 
@@ -102,16 +129,22 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
             if terms_old < terms_new:
                 return Relation.EXTENDS, f"same {slot_new.name}, more detail"
             return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
-        if a and b and a not in b and b not in a:
+        if a and b and a not in b and b not in a and pol_new > 0 and pol_old > 0:
             return Relation.CONTRADICTS, (
                 f"{slot_new.name} of {slot_new.subject} changed: "
                 f"{slot_old.value!r} -> {slot_new.value!r}")
+    change = change_of(new)
+    if change is not None and ends(change, old):
+        return Relation.CONTRADICTS, f"ended: {change.phrase!r}"
     differ = len(terms_new ^ terms_old)
     # A flip only contradicts the *same* statement: "likes hiking and hates
     # swimming" must not retire "likes hiking".
     if pol_new != pol_old and (differ == 0 or (differ == 1 and len(terms_new | terms_old) >= 6)):
         return Relation.CONTRADICTS, "negation flip of the same statement"
-    if nums_new and nums_old and nums_new != nums_old and overlap >= 0.6:
+    # A changed number retires only the same statement ("has 2 kids" -> "has 3 kids");
+    # facts that also differ in words are different things ("item1 ... 2019" and
+    # "item2 ... 2020" are two possessions).
+    if nums_new and nums_old and nums_new != nums_old and differ == 0:
         return Relation.CONTRADICTS, (
             f"changed number {sorted(nums_old)} -> {sorted(nums_new)}")
     if pol_new != pol_old:
@@ -136,10 +169,171 @@ def relation_of(text: str) -> tuple[str, str, str] | None:
     """``(subject, predicate, object)`` when ``text`` fills a known single-valued slot,
     e.g. "Sam works at Acme" -> ("sam", "works_at", "acme")."""
     slot = slot_of(text)
-    if slot is None or not slot.raw:
-        return None
+    if slot is None or not slot.raw or polarity(text) < 0:
+        return None  # "no longer lives in Lisbon" is not lives_in(..., Lisbon)
     base, _, detail = slot.name.partition(":")
     predicate = _PREDICATES.get(base, base)
     if detail:
         predicate = f"{predicate}_{detail.replace(' ', '_')}"
     return slot.subject, predicate, slot.raw
+
+
+# --- changes: what a fact says has ended --------------------------------------------
+
+# Verbs that carry no object of their own ("no longer *lives* in Lisbon": Lisbon is the key).
+_GENERIC_VERBS = frozenset(stem(w) for w in word_set("""live work use have own be do play
+    take go eat drink make get keep attend study learn run sing dance visit drive ride wear
+    going
+    doing using having taking working living playing"""))
+_PREP = re.compile(r" (?:in|on|at|during|before|with|from|to|so|when|while)\b")
+_CUT = re.compile(r"(?:,|;| (?:after|because|since|as|for|but|and now|now|last|this|yesterday|"
+                  r"today|anymore|any more|again|in (?:january|february|march|april|may|june|"
+                  r"july|august|september|october|november|december|\d{4})|too|either)\b).*$")
+_C = r"(?P<s>[^ ]+(?:'s [^ ]+)?) "  # the subject: "sam", "sam's phone"
+# (pattern, which group names what ended, whether the subject must match)
+_CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
+    (re.compile(p), g, same) for p, g, same in (
+        (rf"^{_C}{_ADV}(?:switched|moved|changed|went|migrated|converted) (?:over )?from "
+         r"(?P<x>.+?) to ", "x", True),
+        (rf"^{_C}{_ADV}(?:replaced|swapped|traded|exchanged) (?P<x>.+?) (?:with|for) ", "x", True),
+        (rf"^{_C}{_ADV}(?:dropped|ditched|abandoned) (?P<x>.+?) for ", "x", True),
+        (r"^(?P<s>[^ ]+) .*? instead of (?P<x>[^,.;]+)", "x", True),
+        (rf"^{_C}.*?\bno (?:longer|more) (?P<x>.+)$", "x", True),
+        (rf"^{_C}(?:is|does|do|has|was) not (?:an? )?(?P<x>.+?) (?:any ?more|any longer)\b",
+         "x", True),
+        (rf"^{_C}(?:doesn't|does not|isn't|is not|don't) (?:an? )?(?P<x>.+?) "
+         r"(?:any ?more|any longer)\b", "x", True),
+        (rf"^{_C}(?:is )?not (?P<x>[a-z]+ing .+?) (?:any ?more|any longer)\b", "x", True),
+        (rf"^{_C}{_ADV}(?:quit|left|stopped|gave up|given up|finished|completed|sold|ended|"
+         r"cancelled|canceled|retired from|dropped out of|moved out of|got rid of|lost|passed) "
+         r"(?P<x>.+)$", "x", True),
+        (r"^(?P<x>.+?) (?:is|are|was) (?:now )?over\b", "x", False),
+        (r"^(?P<x>[^,;]+?) (?:is |was )?(?:done|finished|completed)\b", "x", False),
+        (r"^(?P<x>.+?) (?:has |have )?(?:died|passed away)\b", "x", False),
+        (r"(?:^|, )(?:actually |sorry |correction )?(?:it's|it is|they're|that's|that is) "
+         r"(?P<y>[^,;]+), not (?P<x>[^,.;]+)", "x", False),
+        (r"^(?P<s>[^ ]+) .*?, not (?P<x>[^,.;]+?)(?:,|$)", "x", True),
+        (r"^(?P<s>[^ ]+) (?P<x>.+?),? no wait\b", "x", True),
+    )
+)
+
+
+def _object_phrase(phrase: str) -> str:
+    """``phrase`` up to the first preposition that follows its object ("the band in the
+    week before ..." -> "the band"; "lives in lisbon" keeps "in lisbon": no object yet)."""
+    for m in _PREP.finditer(phrase):
+        if any(t not in _GENERIC_VERBS for t in canonical_terms(phrase[:m.start()])):
+            return phrase[:m.start()]
+    return phrase
+
+
+@dataclass(frozen=True)
+class Change:
+    """A fact saying something has ended or been replaced: ``ended`` are the key terms
+    (stems) a superseded fact must contain."""
+
+    subject: str | None  # None: any subject (the ended thing is itself the subject)
+    ended: frozenset[str]
+    phrase: str
+
+
+def change_of(text: str) -> Change | None:
+    """What ``text`` says has ended ("Sam quit the band" -> {band}), if anything."""
+    clean = _clean(text)
+    for pattern, group, same in _CHANGES:
+        m = pattern.search(clean)
+        if not m:
+            continue
+        phrase = _object_phrase(_CUT.sub("", m.group(group)).strip())
+        subject = _subject(m.group("s")) if same and "s" in pattern.groupindex else None
+        owner = set(canonical_terms(subject)) if subject else set()
+        # The subject's own name is not what ended ("sam's car": the key is "car").
+        terms = frozenset(t for t in canonical_terms(phrase)
+                          if t not in _GENERIC_VERBS and t not in owner)
+        if terms:
+            return Change(subject.split("'s")[0] if subject else None, terms, phrase)
+    return None
+
+
+def _owner(text: str) -> str:
+    """The first word of a fact (its speaker or subject), possessive dropped."""
+    first = _clean(text).split(" ", 1)[0]
+    return first[:-2] if first.endswith("'s") else first
+
+
+def ends(change: Change, old: str) -> bool:
+    """Does ``change`` make the older fact ``old`` stale?
+
+    ``old`` must be affirmative, about the same subject (unless the ended thing is the
+    subject itself), contain every key term, and not itself report the same change.
+    """
+    if polarity(old) < 0:
+        return False
+    if change.subject is not None and _owner(old) != change.subject:
+        return False
+    if not change.ended <= canonical_terms(old):
+        return False
+    previous = change_of(old)
+    return previous is None or not (change.ended & previous.ended)
+
+
+def _same_slot_name(a: str, b: str) -> bool:
+    """Equal slots; a favourite without a kind ("favourite is X") matches any kind."""
+    return a == b or (a.partition(":")[0] == b.partition(":")[0] == "favorite"
+                      and (":" not in a or ":" not in b))
+
+
+# Cheap filter before change_of: words every change pattern needs.
+_CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|left|stopped|gave up|"
+                          r"given up|finished|completed|sold|ended|cancel+ed|retired|dropped|"
+                          r"moved out|got rid|lost|passed|switched|moved|changed|went|migrated|"
+                          r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
+                          r"instead of|over|died|passed away|done|not|no wait)\b", re.I)
+
+
+def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[float],
+                  slotted: Sequence[bool] | None = None) -> list[tuple[str, str, str]]:
+    """``(old_id, new_id, reason)`` for every older fact a newer one makes stale.
+
+    ``ids``, ``texts`` and ``times`` describe the live facts; ``slotted`` (optional)
+    marks the ones that fill a single-valued slot (the others are not parsed for one).
+    A newer fact retires an older one when it gives another value of the same
+    single-valued slot of the same subject (residence, job, employer, ...) or says the
+    older one's thing has ended or been replaced ("no longer", "quit", "switched from",
+    "X instead of Y", "actually X, not Y"). Multi-valued facts (things owned, hobbies,
+    friends, places) have no slot, so they never retire each other.
+    """
+    n = len(ids)
+    slots: dict[int, Slot] = {}
+    for i in range(n):
+        if slotted is None or slotted[i]:
+            slot = slot_of(texts[i])
+            if slot is not None and slot.value and polarity(texts[i]) > 0:
+                slots[i] = slot
+    by_key: dict[tuple[str, str], list[int]] = {}
+    for i, slot in slots.items():
+        by_key.setdefault((slot.name.partition(":")[0], slot.subject), []).append(i)
+    changes = {i: c for i in range(n) if _CHANGE_HINT.search(texts[i])
+               and (c := change_of(texts[i])) is not None}
+    folded = [fold(t) for t in texts] if changes else []
+    retired: dict[int, tuple[int, str]] = {}
+
+    def retire(old: int, new: int, reason: str) -> None:
+        # The newest retiring fact wins; a fact never retires one from its own time on.
+        earlier = times[old] < times[new] or (times[old] == times[new] and old < new)
+        if earlier and (old not in retired or times[retired[old][0]] < times[new]):
+            retired[old] = (new, reason)
+
+    for members in by_key.values():
+        for j in members:
+            for i in members:
+                a, b = slots[j], slots[i]
+                if (i != j and _same_slot_name(a.name, b.name) and a.value not in b.value
+                        and b.value not in a.value):
+                    retire(i, j, f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
+    for j, change in changes.items():
+        for i in range(n):
+            if i != j and all(stem_ in folded[i] for stem_ in change.ended) \
+                    and ends(change, texts[i]):
+                retire(i, j, f"ended: {change.phrase!r}")
+    return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.items())]

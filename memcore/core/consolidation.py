@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from memcore.core.compare import supersessions
 from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
 from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status, new_id
@@ -656,12 +657,44 @@ def _follow(red: _Reducer, mid: str) -> str:
     return mid
 
 
+def _retire_changed(red: _Reducer) -> None:
+    """Supersede facts a newer fact changed or ended, whatever their vector similarity.
+
+    The write path only compares a new fact with its nearest neighbours; "moved to
+    Porto" and "lives in Lisbon" are rarely near each other, so the pass checks the
+    live facts against the newer ones by the text rules of :func:`supersessions`
+    (slots only on rows flagged as filling one; change phrases behind a keyword filter).
+    """
+    t = red.table
+    rows = np.flatnonzero(t.live() & ~t.pinned & (t.derived_level == 0))
+    if rows.size < 2:
+        return
+    row_list = rows.tolist()
+    found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
+                          t.created_at[rows].tolist(), t.relation[rows].tolist())
+    red.by_id.fetch(mid for pair in found for mid in pair[:2])
+    for old_id, newer_id, reason in found:
+        if old_id not in red.by_id or newer_id not in red.by_id:
+            continue
+        old, new = red.by_id[old_id], red.by_id[newer_id]
+        if not (old.live and new.live):
+            continue
+        old.status = Status.SUPERSEDED
+        old.valid_until = max(_event_time(new), old.valid_from or _event_time(new))
+        old.superseded_by = new.id
+        red.touched(old)
+        red.event(AuditAction.SUPERSEDE, [old.id], [new.id], reason,
+                  decision=Verdict.CONTRADICTS.value)
+    red.sync()
+
+
 def _finish(red: _Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None,
             ) -> None:
     """Expiry, support promotion, summarize-before-forget, floor and cap, vectorized over
     the table; only the rows that change are materialized."""
     t, cfg, now = red.table, red.config, red.now
     red.sync()
+    _retire_changed(red)
     now_us = to_micros(now)
     expired = np.flatnonzero(t.live() & ~t.pinned & (t.expires_at != NONE_TIME)
                              & (t.expires_at <= now_us))

@@ -317,7 +317,8 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
         client = Client(settings=settings)
         try:
             for s in scenarios:
-                client.erase(s.namespace, everything=True)  # a reused Redis starts each scenario empty
+                # A reused Redis starts each scenario empty.
+                client.erase(s.namespace, everything=True)
             # Turns in order, one per task; the scenarios advance together.
             queues = [messages(s) for s in scenarios]
             for i in range(max(len(q) for q in queues)):
