@@ -334,6 +334,21 @@ _NOT_NAMES = word_set("fine good sorry back here okay ok happy tired not so very
 _HYPOTHETICAL = re.compile(r"\b(?:if|wish|would be|could be|suppose|imagine|someday)\b", re.I)
 
 
+_ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|gave up|given up|"
+                     r"sold|switched|replaced|instead of)\b", re.I)
+
+
+def _with_subject(sentence: str) -> str:
+    """Chat drops the subject: "Gonna continue my edu", "Moved to Porto", "Next goal: X"."""
+    if _SUBJECTLESS.match(sentence):
+        return f"I'm {sentence[:1].lower()}{sentence[1:]}"
+    if _SUBJECTLESS_PAST.match(sentence):
+        return f"I {sentence[:1].lower()}{sentence[1:]}"
+    if _NEXT_GOAL.match(sentence):
+        return "My goal is to " + _NEXT_GOAL.sub("", sentence)
+    return sentence
+
+
 def _is_noise(sentence: str) -> bool:
     """Greetings, small talk, questions, requests and sentences about the listener."""
     if sentence.endswith("?") or _QUESTION_START.match(sentence):
@@ -444,9 +459,12 @@ class OfflineExtractor(Metered):
     def _fact(self, sentence: str, name: str, episode: Episode, *, explicit: bool | None,
               kind: Kind | None = None, min_terms: int | None = None,
               said_by_self: bool = False) -> ExtractedFact | None:
+        sentence = _with_subject(sentence)
         first_person = bool(_FIRST_PERSON.search(sentence))
         needed = self.min_terms if min_terms is None else min_terms
         # Third-person chatter needs more substance than a first-person statement.
+        if _ENDING.search(sentence):
+            needed = 1  # "I don't do salsa anymore": short, but it retires a fact
         terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
         if len(terms) < (needed if first_person or said_by_self or explicit else needed + 2):
             return None
@@ -458,12 +476,6 @@ class OfflineExtractor(Metered):
         now = episode.timestamp
         timing = resolve(sentence, now)
         rewritten = timing.rewritten
-        if _SUBJECTLESS.match(rewritten):  # "Gonna continue my edu" has no subject
-            rewritten = f"I'm {rewritten[:1].lower()}{rewritten[1:]}"
-        elif _SUBJECTLESS_PAST.match(rewritten):
-            rewritten = f"I {rewritten[:1].lower()}{rewritten[1:]}"
-        elif _NEXT_GOAL.match(rewritten):
-            rewritten = "My goal is to " + _NEXT_GOAL.sub("", rewritten)
         text = resolve_first_person(rewritten, name).rstrip(" ,;:-")
         kind = kind or _kind(text)
         if not text.endswith((".", "!")):

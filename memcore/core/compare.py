@@ -122,7 +122,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     overlap = _jaccard(terms_new, terms_old)
 
     slot_new, slot_old = slot_of(new), slot_of(old)
-    if (slot_new and slot_old and slot_new.name == slot_old.name
+    if (slot_new and slot_old and _same_slot_name(slot_new.name, slot_old.name)
             and slot_new.subject == slot_old.subject):
         a, b = slot_new.value, slot_old.value
         if a and b and (a in b or b in a) and pol_new == pol_old:
@@ -218,6 +218,14 @@ _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
 )
 
 
+# Cheap filter before change_of: words every change pattern needs.
+_CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|left|stopped|gave up|"
+                          r"given up|finished|completed|sold|ended|cancel+ed|retired|dropped|"
+                          r"moved out|got rid|lost|passed|switched|moved|changed|went|migrated|"
+                          r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
+                          r"instead of|over|died|passed away|done|not|no wait)\b", re.I)
+
+
 def _object_phrase(phrase: str) -> str:
     """``phrase`` up to the first preposition that follows its object ("the band in the
     week before ..." -> "the band"; "lives in lisbon" keeps "in lisbon": no object yet)."""
@@ -239,6 +247,8 @@ class Change:
 
 def change_of(text: str) -> Change | None:
     """What ``text`` says has ended ("Sam quit the band" -> {band}), if anything."""
+    if not _CHANGE_HINT.search(text):
+        return None  # cheap exit: every pattern below needs one of these words
     clean = _clean(text)
     for pattern, group, same in _CHANGES:
         m = pattern.search(clean)
@@ -283,14 +293,6 @@ def _same_slot_name(a: str, b: str) -> bool:
                       and (":" not in a or ":" not in b))
 
 
-# Cheap filter before change_of: words every change pattern needs.
-_CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|left|stopped|gave up|"
-                          r"given up|finished|completed|sold|ended|cancel+ed|retired|dropped|"
-                          r"moved out|got rid|lost|passed|switched|moved|changed|went|migrated|"
-                          r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
-                          r"instead of|over|died|passed away|done|not|no wait)\b", re.I)
-
-
 def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[float],
                   slotted: Sequence[bool] | None = None) -> list[tuple[str, str, str]]:
     """``(old_id, new_id, reason)`` for every older fact a newer one makes stale.
@@ -313,8 +315,7 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     by_key: dict[tuple[str, str], list[int]] = {}
     for i, slot in slots.items():
         by_key.setdefault((slot.name.partition(":")[0], slot.subject), []).append(i)
-    changes = {i: c for i in range(n) if _CHANGE_HINT.search(texts[i])
-               and (c := change_of(texts[i])) is not None}
+    changes = {i: c for i in range(n) if (c := change_of(texts[i])) is not None}
     folded = [fold(t) for t in texts] if changes else []
     retired: dict[int, tuple[int, str]] = {}
 

@@ -441,6 +441,10 @@ class _Reducer:
         if not (a.live and b.live):
             return
         newer, older = (a, b) if _event_time(a) >= _event_time(b) else (b, a)
+        self.supersede(older, newer, reason)
+
+    def supersede(self, older: Memory, newer: Memory, reason: str) -> None:
+        """Close ``older``'s validity where ``newer`` starts; ``newer`` replaces it."""
         older.status = Status.SUPERSEDED
         older.valid_until = max(_event_time(newer), older.valid_from or _event_time(newer))
         older.superseded_by = newer.id
@@ -677,14 +681,8 @@ def _retire_changed(red: _Reducer) -> None:
         if old_id not in red.by_id or newer_id not in red.by_id:
             continue
         old, new = red.by_id[old_id], red.by_id[newer_id]
-        if not (old.live and new.live):
-            continue
-        old.status = Status.SUPERSEDED
-        old.valid_until = max(_event_time(new), old.valid_from or _event_time(new))
-        old.superseded_by = new.id
-        red.touched(old)
-        red.event(AuditAction.SUPERSEDE, [old.id], [new.id], reason,
-                  decision=Verdict.CONTRADICTS.value)
+        if old.live and new.live:
+            red.supersede(old, new, reason)
     red.sync()
 
 

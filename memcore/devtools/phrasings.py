@@ -2,8 +2,9 @@
 
 Each case feeds a few earlier turns and then the probe turn through the in-process
 write path (the same :class:`~memcore.ingest.write_path.IngestPipeline` the workers
-run, default models, an embedded Redis) and reports the facts extracted from the probe
-and the live and superseded memories afterwards. ``python -m memcore.devtools.phrasings``
+run, default models, an embedded Redis), runs a consolidation pass, and reports the
+facts extracted from the probe, the write path's decisions for it, and the live and
+superseded memories after the pass. ``python -m memcore.devtools.phrasings``
 prints a Markdown list (used for the before/after record in notes/benchmarks.md).
 """
 
@@ -43,7 +44,7 @@ CASES: tuple[Case, ...] = (
     Case(("I use Firefox.",), "I use Chrome instead of Firefox now."),
     Case(("I play in a band called The Nods.",), "I quit the band."),
     Case(("I'm revising for the AWS exam.",), "I finished the AWS exam."),
-    Case(("I have a car.",), "I sold my car."),
+    Case(("I have a red Fiat.",), "I sold my Fiat."),
     Case(("I take statins.",), "I stopped taking statins."),
     Case(("My laptop is a ThinkPad X1.",), "Actually it's a ThinkPad T14, not an X1."),
     Case(("I own a red bike called item1 that I bought in Paris in 2019.",),
@@ -56,6 +57,7 @@ CASES: tuple[Case, ...] = (
 def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
     """Each case in its own namespace of a fresh embedded Redis, default settings."""
     from memcore.adapters import build_models
+    from memcore.consolidate.passes import run_pass
     from memcore.core.config import Settings
     from memcore.devtools.stack import EmbeddedRedis
     from memcore.ingest.write_path import IngestPipeline
@@ -65,7 +67,8 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
     try:
         settings = Settings(redis_url=redis.url, openai_api_key=None)
         store = MemoryStore.from_url(redis.url)
-        pipeline = IngestPipeline(store, build_models(settings), settings)
+        models = build_models(settings)
+        pipeline = IngestPipeline(store, models, settings)
         t0 = datetime(2026, 1, 1, tzinfo=UTC)
         out = []
         for n, case in enumerate(cases):
@@ -77,11 +80,13 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
                              text=text, timestamp=t0 + timedelta(days=i))
                 reports.append(pipeline.ingest(ns, [ep]))
             probe_id = f"p{n}-{len(turns) - 1}"
+            run_pass(store, ns, settings.consolidation, models.merger,
+                     now=t0 + timedelta(days=len(turns)))
             memories = list(store.iter_memories(ns))
             out.append({
                 "before": list(case.before), "probe": case.probe,
                 "extracted": [m.text for m in memories if probe_id in m.sources],
-                "decisions": reports[-1].decisions,
+                "decisions": reports[-1].decisions,  # the write path's, for the probe
                 "live": sorted(m.text for m in memories if m.live),
                 "superseded": sorted(m.text for m in memories
                                      if m.status is Status.SUPERSEDED),
@@ -92,12 +97,13 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
-    """One bullet per case: the probe, what was stored, what stayed live / superseded."""
+    """One bullet per case: the probe, what was stored, what is live / superseded after
+    the pass."""
     lines = []
     for r in rows:
         before = " / ".join(f"“{b}”" for b in r["before"])
         lines.append(f"- {before + ' then ' if before else ''}“{r['probe']}” -> "
-                     f"stored {r['extracted'] or 'nothing'}; live {r['live']}; "
+                     f"stored {r['extracted'] or 'nothing'}; live after the pass {r['live']}; "
                      f"superseded {r['superseded'] or 'none'}")
     return "\n".join(lines)
 

@@ -1,0 +1,140 @@
+"""Changes recognised as changes: moves, job changes, switches, endings and corrections
+retire the right older fact; multi-valued facts (things owned, hobbies, friends, places)
+never retire each other."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memcore.adapters import build_models
+from memcore.adapters.offline import OfflineDecider
+from memcore.consolidate.passes import run_pass
+from memcore.core.compare import Relation, change_of, relate, slot_of, supersessions
+from memcore.core.config import Settings
+from memcore.core.interfaces import DecisionRequest, Neighbour, Op
+from memcore.core.models import Episode, Role, Status
+from memcore.ingest.write_path import IngestPipeline
+from memcore.store import MemoryStore
+
+T0 = datetime(2026, 1, 5, tzinfo=UTC)
+
+# (older fact, newer fact): the newer one makes the older one stale.
+CHANGES = [
+    ("Ann lives in Lisbon.", "Ann moved to Porto."),
+    ("Ann lives in Lisbon.", "Ann relocated to Porto."),
+    ("Ann lives in Lisbon.", "Ann is now based in Porto."),
+    ("Ann lives in Lisbon.", "Ann no longer lives in Lisbon."),
+    ("Ann lives in Lisbon.", "Ann has settled in Utrecht."),
+    ("Ann works as a data engineer.", "Ann started a new job as a nurse."),
+    ("Ann works as a data engineer.", "Ann is a machine learning engineer now."),
+    ("Ann is a nurse at St Mary's.", "Ann is team lead now."),
+    ("Ann uses PyCharm.", "Ann switched from PyCharm to VS Code."),
+    ("Ann's phone is a Pixel 6.", "Ann replaced Ann's Pixel 6 with an iPhone 15."),
+    ("Ann uses Firefox as Ann's main browser.", "Ann uses Chrome instead of Firefox now."),
+    ("Ann uses Docker Desktop.", "Ann dropped Docker Desktop for Podman."),
+    ("Ann plays guitar in a band called The Nods.", "Ann quit the band last week."),
+    ("Ann is revising for the AWS exam.", "Ann finished the AWS exam."),
+    ("Ann has a Nintendo Switch.", "Ann sold the Nintendo Switch."),
+    ("Ann takes statins for cholesterol.", "Ann stopped taking the statins."),
+    ("Ann sings in the village choir.", "Ann has given up the choir."),
+    ("Ann's hobbies are salsa dancing.", "Ann doesn't do salsa anymore."),
+    ("Ann is a waiter.", "Ann is not a waiter anymore."),
+    ("Ann works at Deloitte as a tax advisor.", "Actually it's KPMG, not Deloitte."),
+    ("Ann's laptop is a ThinkPad X1.", "It's a ThinkPad T14, not an X1."),
+    ("Ann drives a Toyota Corolla.", "Ann drives a Toyota Corolla, no wait, it's a Yaris."),
+    ("Ann has a hamster named Biscuit.", "Biscuit died last weekend."),
+    ("Ann has a contract on the Lyon project.", "The Lyon project is over."),
+    ("Ann's favourite cuisine is Thai.", "Ann's favourite is Vietnamese now."),
+    ("Ann shares a flat with two roommates.", "Ann moved into Ann's own flat, no more roommates."),
+]
+
+# (older fact, newer fact): both stay true.
+KEEPS = [
+    ("Ann owns a red bike called item1 that Ann bought in Paris in 2019.",
+     "Ann owns a red bike called item2 that Ann bought in Paris in 2020."),
+    ("Ann's hobbies are painting.", "Ann also started yoga on Tuesdays."),
+    ("Ann's friend Carmen lives in Sevilla.", "Ann's friend Pablo lives in Madrid."),
+    ("Ann has been to Japan.", "Ann has been to Peru."),
+    ("Ann has a dog called Luna.", "Ann adopted another dog called Coco."),
+    ("Ann lives in Porto.", "Ann's sister lives in Manchester."),
+    ("Ann switched from PyCharm to VS Code.", "Ann no longer uses PyCharm."),
+    ("Ann works as a nurse.", "Ann is a vegetarian."),
+    ("Ann lives in Porto.", "Ann lives in Porto with Ann's partner."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), CHANGES)
+def test_a_change_retires_the_older_fact(old: str, new: str) -> None:
+    found = supersessions(["old", "new"], [old, new], [1.0, 2.0])
+    assert [(o, n) for o, n, _ in found] == [("old", "new")], (old, new)
+    # The same rule at ingest: the decider supersedes the neighbour.
+    assert relate(new, old)[0] is Relation.CONTRADICTS
+    decision = OfflineDecider().decide([DecisionRequest(new, [Neighbour("m", old, 0.6)])])[0]
+    assert decision.op is Op.DELETE and decision.target == 0
+
+
+@pytest.mark.parametrize(("old", "new"), KEEPS)
+def test_multi_valued_and_unrelated_facts_stay(old: str, new: str) -> None:
+    assert supersessions(["old", "new"], [old, new], [1.0, 2.0]) == []
+    assert relate(new, old)[0] is not Relation.CONTRADICTS
+
+
+def test_older_never_retires_newer_and_the_newest_wins() -> None:
+    texts = ["Ann lives in Lisbon.", "Ann moved to Porto.", "Ann relocated to Berlin."]
+    found = {o: n for o, n, _ in supersessions(["a", "b", "c"], texts, [1.0, 2.0, 3.0])}
+    assert found == {"a": "c", "b": "c"}
+    # Time decides, not the order given: a later "lives in Lisbon" retires "moved to Porto".
+    later = supersessions(["a", "b"], texts[:2], [2.0, 1.0])
+    assert [(o, n) for o, n, _ in later] == [("b", "a")]
+
+
+def test_possessions_never_supersede_each_other() -> None:
+    rng = random.Random(7)
+    adjectives, things = ["red", "blue", "old", "new", "small"], ["bike", "lamp", "camera", "desk"]
+    cities = ["Paris", "Rome", "Oslo"]
+    texts = [f"Ann owns a {rng.choice(adjectives)} {rng.choice(things)} called item{i} that "
+             f"Ann bought in {rng.choice(cities)} in {rng.choice(range(2010, 2024))}."
+             for i in range(300)]
+    assert supersessions([str(i) for i in range(300)], texts, [float(i) for i in range(300)]) == []
+    for i in range(1, 300):
+        assert relate(texts[i], texts[i - 1])[0] is not Relation.CONTRADICTS
+
+
+def test_slots_and_changes_parse() -> None:
+    slot = slot_of("Ann moved to Porto.")
+    assert slot is not None and (slot.name, slot.subject, slot.raw) == ("residence", "ann", "porto")
+    assert slot_of("Ann is a vegetarian.") is None  # a diet, not a job
+    change = change_of("Ann quit the band in the week before 23 March 2026, too much travel.")
+    assert change is not None and change.ended == frozenset({"band"})
+
+
+def _turn(ns: str, i: int, text: str) -> Episode:
+    return Episode(id=f"{ns}-{i}", namespace=ns, role=Role.USER, speaker="Ann", text=text,
+                   timestamp=T0 + timedelta(days=7 * i))
+
+
+def test_write_path_and_pass_keep_the_profile_current(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    turns = ["I live in Lisbon and I work as a data engineer.", "I use PyCharm every day.",
+             "My hobbies are painting and salsa dancing.", "I moved to Porto.",
+             "I switched from PyCharm to VS Code.", "I don't do salsa anymore.",
+             "I own a red bike called item1 that I bought in Paris in 2019.",
+             "I own a red bike called item2 that I bought in Paris in 2020."]
+    for i, text in enumerate(turns):
+        pipeline.ingest("chg", [_turn("chg", i, text)])
+    run_pass(store, "chg", settings.consolidation, models.merger,
+             now=T0 + timedelta(days=7 * len(turns)))
+    live = {m.text for m in store.iter_memories("chg") if m.live}
+    stale = {m.text for m in store.iter_memories("chg") if m.status is Status.SUPERSEDED}
+    assert "Ann moved to Porto." in live  # the move is the residence now
+    assert "Ann works as a data engineer." in live  # the other half of the compound stays
+    assert {"Ann lives in Lisbon.", "Ann uses PyCharm every day.",
+            "Ann's hobbies are salsa dancing."} <= stale
+    assert "Ann's hobbies are painting." in live
+    assert sum("owns a red bike" in t for t in live) == 2

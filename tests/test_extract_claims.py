@@ -1,0 +1,101 @@
+"""The offline extractor: one fact per claim, requests that carry a preference or a fact,
+third-person rewriting after adverbs and negations, what counts as explicit."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from memcore.adapters.extract import OfflineExtractor, request_as_fact, split_claims
+from memcore.core.interfaces import ExtractedFact
+from memcore.core.models import Episode, Kind, Role
+
+TS = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+def facts(text: str, speaker: str = "Ann") -> list[ExtractedFact]:
+    episode = Episode(namespace="t", role=Role.USER, speaker=speaker, text=text, timestamp=TS)
+    return OfflineExtractor().extract([episode])
+
+
+def texts(text: str, speaker: str = "Ann") -> list[str]:
+    return [f.text for f in facts(text, speaker)]
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("I now work as a UX designer.", "Ann now works as a UX designer."),
+    ("I no longer live in Lisbon.", "Ann no longer lives in Lisbon."),
+    ("I never eat meat.", "Ann never eats meat."),
+    ("I still live in Porto.", "Ann still lives in Porto."),
+    ("I just moved to Porto.", "Ann just moved to Porto."),
+    ("I already have a red car.", "Ann already has a red car."),
+    ("I always drink green tea.", "Ann always drinks green tea."),
+    ("I recently started yoga classes.", "Ann recently started yoga classes."),
+    ("I currently teach maths at a school.", "Ann currently teaches maths at a school."),
+    ("I don't eat mushrooms.", "Ann doesn't eat mushrooms."),
+    ("I do not smoke cigars.", "Ann does not smoke cigars."),
+    ("i live in valencia with my kids", "Ann lives in valencia with Ann's kids."),
+    ("We have a hamster named Biscuit.", "Ann has a hamster named Biscuit."),
+    ("We've relocated to York now.", "Ann has relocated to York now."),
+])
+def test_third_person_after_adverbs_and_negations(said: str, stored: str) -> None:
+    assert texts(said) == [stored]
+
+
+def test_compound_sentences_give_one_fact_per_claim() -> None:
+    assert texts("I live in Lisbon and I work as a nurse.") == [
+        "Ann lives in Lisbon.", "Ann works as a nurse."]
+    assert texts("I'm from Dublin originally but I live in Cork.") == [
+        "Ann is from Dublin originally.", "Ann lives in Cork."]
+    assert texts("I live in Valencia with my two kids, Mateo is 7 and Sofia is 4.") == [
+        "Ann lives in Valencia with Ann's two kids.", "Mateo is 7.", "Sofia is 4."]
+    # A list after a listing verb: one fact per item (a hobby can end on its own).
+    assert texts("My hobbies are painting and salsa dancing.") == [
+        "Ann's hobbies are painting.", "Ann's hobbies are salsa dancing."]
+    assert texts("I've been to Japan, Peru and Iceland.") == [
+        "Ann has been to Japan.", "Ann has been to Peru.", "Ann has been to Iceland."]
+    # No split inside a clause without its own subject.
+    assert split_claims("I live in Leeds with my partner Tom") == [
+        "I live in Leeds with my partner Tom"]
+
+
+def test_requests_carry_preferences_and_facts() -> None:
+    (short,) = facts("Please keep your answers short, with bullet points.")
+    assert short.text == "Ann asks the assistant to keep its answers short, with bullet points."
+    assert short.kind is Kind.PREFERENCE and short.explicit
+    (peanuts,) = facts("Please remember that I'm allergic to peanuts.")
+    assert peanuts.text == "Ann is allergic to peanuts." and peanuts.explicit
+    assert texts("Please call me Pri, everyone does.") == ["Ann wants to be called Pri."]
+    assert texts("Please don't suggest anything with mushrooms, I can't stand them.") == [
+        "Ann asks the assistant not to suggest anything with mushrooms."]
+    assert texts("use tabs not spaces in code examples pls") == [
+        "Ann asks the assistant to use tabs not spaces in code examples."]
+    assert texts("Please remember Mateo is allergic to penicillin.") == [
+        "Mateo is allergic to penicillin."]
+    assert texts("I'd like you to always include tests with code.") == [
+        "Ann asks the assistant to always include tests with code."]
+    # One-off tasks and questions are not preferences.
+    assert texts("Please fix this bug.") == []
+    assert texts("Could you please summarise the paper?") == []
+    assert request_as_fact("I live in Porto", "Ann") is None
+
+
+def test_first_person_assertions_are_explicit_inferences_are_not() -> None:
+    (live,) = facts("I live in Porto.")
+    assert live.explicit
+    (hedged,) = facts("I think maybe I'd like to learn the drums someday.")
+    assert not hedged.explicit
+    assert facts("The weather is grim today.") == []  # no claim about anyone
+    (chatter,) = facts("The conference in Tokyo was excellent, a great keynote.")
+    assert not chatter.explicit  # nobody said it of themselves: needs a second episode
+
+
+def test_names_and_subjectless_openings() -> None:
+    assert texts("Hi! I'm Alex. I live in Lisbon.") == [
+        "Ann's name is Alex.", "Ann lives in Lisbon."]
+    assert texts("Moved to Porto last month.")[0].startswith("Ann moved to Porto")
+    assert texts("Replaced my Pixel 6 with an iPhone 15.") == [
+        "Ann replaced Ann's Pixel 6 with an iPhone 15."]
+    assert texts("Back in Barcelona now, the project is over.")[0].startswith(
+        "Ann is back in Barcelona")
