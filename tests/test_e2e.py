@@ -76,7 +76,8 @@ def test_repeat_reinforces_and_contradiction_supersedes(client: Client) -> None:
                                  "content": "I live in Paris."}],
                            timestamp=T0 + timedelta(days=1)))
     (paris,) = [m for m in client.store.iter_memories(ns) if "Paris" in m.text]
-    assert sorted(paris.sources) == ["b1", "b2"] and paris.confidence == 0.75
+    # Stated explicitly: starts one support step up (0.75), +0.25 for the repeat.
+    assert sorted(paris.sources) == ["b1", "b2"] and paris.confidence == 1.0
     client.wait(client.add(ns, [{"role": "user", "speaker": "Sam", "id": "b3",
                                  "content": "I moved to Berlin."}],
                            timestamp=T0 + timedelta(days=30)))

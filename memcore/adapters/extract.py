@@ -36,7 +36,8 @@ _SMALL_TALK = re.compile(
     r"you'?re welcome|no problem|no worries|congrat|that'?s (?:so |really |very )?"
     r"(?:cool|great|awesome|amazing|nice|good|wonderful|lovely|sweet|fun|interesting|funny|sad|"
     r"tough|true|right)|sounds (?:great|good|fun|amazing|awesome|lovely)|me too|same here|"
-    r"i (?:\w+ )?(?:agree|see|know|understand|hear you)|"
+    r"i (?:\w+ )?(?:agree|see|know|understand|hear you)(?=[\s,.!]*(?:$|what you mean|right|"
+    r"the feeling|that\b))|"
     r"glad (?:to hear|you)|i'?m (?:so )?(?:glad|happy) "
     r"(?:for you|to hear)|how (?:are|have) you|what'?s up|how'?s it going|miss you|love (?:that|it|"
     r"this)|take a look|look at this|check (?:this|it) out)\b",
@@ -196,8 +197,19 @@ _CONJ = r"(?:and|but|so|plus|while|whereas|although|though|because|since|yet)"
 _CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+)?|\s+{_CONJ}\s+)(?={_FP})", re.I)
 # A new clause about someone named: ", Mateo is 7 and Sofía is 4".
 _NAMED_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=[A-Z][\w\u00c0-\u024f]+ "
-                          r"(?:is|was|has|lives|works|loves|likes)\b)")
+                          r"(?:is|was|has|lives|works|loves|likes)\b|the (?:[\w-]+ ){1,2}"
+                          r"(?:is|was|are|were|has) (?:now )?(?:over|done|finished|gone|closed|"
+                          r"cancel+ed|sold)\b)")
 _LEADING_CONJ = re.compile(rf"^{_CONJ}\s+", re.I)
+# ", started a new job as ...": a first-person clause whose "I" chat left out.
+_VERB_SPLIT = re.compile(r",\s*(?:and\s+)?(?=(?:started|moved|got|switched|joined|bought|sold|"
+                         r"quit|left|finished|adopted|relocated)\b)", re.I)
+# "... and she's 6": a clause about someone else (dropped later as vague on its own).
+_PRONOUN_SPLIT = re.compile(r"(?:,\s*|\s+)and\s+(?=(?:she|he|they)(?:'s|'re| is| was| has| are)\b)",
+                            re.I)
+
+
+_FIRST_OR_ELIDED = re.compile(rf"\b{_FP}|^(?:now|back|officially|finally|just)\b", re.I)
 
 
 def split_claims(sentence: str) -> list[str]:
@@ -209,7 +221,10 @@ def split_claims(sentence: str) -> list[str]:
     """
     parts: list[str] = []
     for clause in _CLAUSE_SPLIT.split(sentence):
-        parts.extend(_NAMED_SPLIT.split(clause))
+        for named in _NAMED_SPLIT.split(clause):
+            for part in _PRONOUN_SPLIT.split(named):
+                parts.extend(_VERB_SPLIT.split(part) if _FIRST_OR_ELIDED.search(sentence)
+                             else [part])
     out: list[str] = []
     for part in parts:
         part = _LEADING_CONJ.sub("", part.strip(" ,;:-"))
@@ -264,9 +279,9 @@ _IMPERATIVE = word_set(
     """
 )
 # A one-off task rather than a standing preference ("please fix this").
-_ONE_OFF = re.compile(r"\b(?:this|these|that one|the following|above|below|it|them|here)\b|"
-                      r"^(?:help|fix|check|find|look|read|draft|compare|calculate|tell me|"
-                      r"show me|give me)\b", re.I)
+_ONE_OFF = re.compile(r"^[^,;]*\b(?:this|these|that one|the following|above|below|it|them|"
+                      r"here)\b|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
+                      re.I)
 _STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
                        r"each time|when|all|any|never|anymore|any more|default|generally)\b",
                        re.I)
@@ -335,7 +350,8 @@ _HYPOTHETICAL = re.compile(r"\b(?:if|wish|would be|could be|suppose|imagine|some
 
 
 _ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|gave up|given up|"
-                     r"sold|switched|replaced|instead of)\b", re.I)
+                     r"sold|switched|replaced|instead of|done|over|finished|completed|died)\b",
+                     re.I)
 
 
 def _with_subject(sentence: str) -> str:
@@ -463,10 +479,12 @@ class OfflineExtractor(Metered):
         first_person = bool(_FIRST_PERSON.search(sentence))
         needed = self.min_terms if min_terms is None else min_terms
         # Third-person chatter needs more substance than a first-person statement.
+        terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
+        if not (first_person or said_by_self or explicit):
+            needed += 2
         if _ENDING.search(sentence):
             needed = 1  # "I don't do salsa anymore": short, but it retires a fact
-        terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
-        if len(terms) < (needed if first_person or said_by_self or explicit else needed + 2):
+        if len(terms) < needed:
             return None
         if explicit is None:
             # A plain assertion by the user about themselves (or in a sentence about

@@ -8,6 +8,7 @@ Graphiti lesson: an over-eager check retires unrelated facts).
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -29,6 +30,12 @@ _NOT_JOB = word_set("""vegetarian vegan member fan beginner user owner customer 
     morning evening night early ex former native regular""")
 
 
+_LANGUAGES = ("(?:english|german|french|spanish|italian|portuguese|dutch|polish|swedish|norwegian|"
+              "danish|finnish|greek|turkish|russian|ukrainian|czech|hungarian|romanian|"
+              "arabic|hebrew|hindi|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|"
+              "indonesian|catalan|basque|galician)")
+
+
 def _subject(raw: str) -> str:
     """The subject as compared: folded, single-spaced, without a trailing possessive."""
     return re.sub(r"'s$", "", " ".join(raw.split()))
@@ -38,6 +45,8 @@ def _subject(raw: str) -> str:
 _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (slot, re.compile(pattern))
     for slot, pattern in (
+        ("answer_language", rf"^(?P<s>[^ ]+) asks the assistant to (?:[a-z]+ )*?"
+                            rf"(?:in|to) (?P<v>{_LANGUAGES})\b"),
         ("residence", rf"^(?P<s>.+?) {_ADV}(?:lives|live|living|moved|relocated|based|resides|"
                       r"reside|settled|back|moving) (?:back )?(?:in|to|at) (?:the )?"
                       r"(?P<v>[^,.;]+)"),
@@ -89,7 +98,9 @@ _VALUE_END = re.compile(
 
 
 def _clean(text: str) -> str:
-    text = fold(text).strip().rstrip(".!")
+    # Accents dropped: "Tomás's degree" must tokenize like "Tomas's degree".
+    text = unicodedata.normalize("NFKD", fold(text).strip().rstrip(".!"))
+    text = "".join(c for c in text if not unicodedata.combining(c))
     return re.sub(r"\s+", " ", text)
 
 
@@ -126,7 +137,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
             and slot_new.subject == slot_old.subject):
         a, b = slot_new.value, slot_old.value
         if a and b and (a in b or b in a) and pol_new == pol_old:
-            if terms_old < terms_new:
+            if terms_old < terms_new or (a != b and b in a):
                 return Relation.EXTENDS, f"same {slot_new.name}, more detail"
             return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
         if a and b and a not in b and b not in a and pol_new > 0 and pol_old > 0:
@@ -193,6 +204,13 @@ _C = r"(?P<s>[^ ]+(?:'s [^ ]+)?) "  # the subject: "sam", "sam's phone"
 # (pattern, which group names what ended, whether the subject must match)
 _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
     (re.compile(p), g, same) for p, g, same in (
+        # Graduating ends studying, and whatever says the degree is still to finish.
+        (rf"^{_C}{_ADV}(?:graduated|finished (?P<x>(?:[a-z]+'s |my |the )?(?:degree|studies|"
+         r"bachelor'?s|master'?s|phd|course)))\b", "x=study", True),
+        # "cut down to one coffee a day": the old amount of the same thing.
+        (rf"^{_C}{_ADV}(?:cut (?:down|back)|reduced|is down) to (?:about |only |just )?"
+         r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|a|an) (?P<x>[a-z]+)", "x#",
+         True),
         (rf"^{_C}{_ADV}(?:switched|moved|changed|went|migrated|converted) (?:over )?from "
          r"(?P<x>.+?) to ", "x", True),
         (rf"^{_C}{_ADV}(?:replaced|swapped|traded|exchanged) (?P<x>.+?) (?:with|for) ", "x", True),
@@ -223,7 +241,8 @@ _CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|lef
                           r"given up|finished|completed|sold|ended|cancel+ed|retired|dropped|"
                           r"moved out|got rid|lost|passed|switched|moved|changed|went|migrated|"
                           r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
-                          r"instead of|over|died|passed away|done|not|no wait)\b", re.I)
+                          r"instead of|over|died|passed away|done|not|no wait|graduated|"
+                          r"cut down|cut back|reduced|down to)\b", re.I)
 
 
 def _object_phrase(phrase: str) -> str:
@@ -243,6 +262,13 @@ class Change:
     subject: str | None  # None: any subject (the ended thing is itself the subject)
     ended: frozenset[str]
     phrase: str
+    amount: bool = False  # only a fact stating an amount of it ("four coffees a day")
+    alternatives: tuple[frozenset[str], ...] = ()  # other term sets that also match
+
+    @property
+    def term_sets(self) -> tuple[frozenset[str], ...]:
+        """``ended`` and the alternatives: a stale fact contains all terms of one."""
+        return (self.ended, *self.alternatives)
 
 
 def change_of(text: str) -> Change | None:
@@ -254,15 +280,32 @@ def change_of(text: str) -> Change | None:
         m = pattern.search(clean)
         if not m:
             continue
-        phrase = _object_phrase(_CUT.sub("", m.group(group)).strip())
+        name, _, consequence = group.rstrip("#").partition("=")
+        raw = m.group(name) if m.group(name) else ""
+        phrase = _object_phrase(_CUT.sub("", raw).strip())
         subject = _subject(m.group("s")) if same and "s" in pattern.groupindex else None
         owner = set(canonical_terms(subject)) if subject else set()
         # The subject's own name is not what ended ("sam's car": the key is "car").
         terms = frozenset(t for t in canonical_terms(phrase)
-                          if t not in _GENERIC_VERBS and t not in owner)
-        if terms:
-            return Change(subject.split("'s")[0] if subject else None, terms, phrase)
+                          if t not in owner and t not in _GENERIC_VERBS)
+        # A fixed consequence ("graduated" ends "studying") is another way to match.
+        alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
+        if alternatives:
+            return Change(subject.split("'s")[0] if subject else None, alternatives[0],
+                          phrase or consequence, amount=group.endswith("#"),
+                          alternatives=alternatives[1:])
     return None
+
+
+def _has_term(term: str, terms: frozenset[str]) -> bool:
+    """``term`` among ``terms``, allowing the stemmer's plural slips ("coffe"/"coff")."""
+    return term in terms or any(
+        min(len(t), len(term)) >= 3 and abs(len(t) - len(term)) <= 2
+        and (t.startswith(term) or term.startswith(t)) for t in terms)
+
+
+_AMOUNT = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
+                     r"many|lots of|a lot of)\b")
 
 
 def _owner(text: str) -> str:
@@ -281,10 +324,14 @@ def ends(change: Change, old: str) -> bool:
         return False
     if change.subject is not None and _owner(old) != change.subject:
         return False
-    if not change.ended <= canonical_terms(old):
+    terms = canonical_terms(_clean(old))
+    if not any(all(_has_term(t, terms) for t in ended) for ended in change.term_sets):
+        return False
+    if change.amount and not (numbers(old) or _AMOUNT.search(_clean(old))):
         return False
     previous = change_of(old)
-    return previous is None or not (change.ended & previous.ended)
+    return previous is None or not any(a & b for a in change.term_sets
+                                       for b in previous.term_sets)
 
 
 def _same_slot_name(a: str, b: str) -> bool:
@@ -334,7 +381,7 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
                     retire(i, j, f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
     for j, change in changes.items():
         for i in range(n):
-            if i != j and all(stem_ in folded[i] for stem_ in change.ended) \
-                    and ends(change, texts[i]):
+            if i != j and any(all(t[:3] in folded[i] for t in ended)
+                              for ended in change.term_sets) and ends(change, texts[i]):
                 retire(i, j, f"ended: {change.phrase!r}")
     return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.items())]

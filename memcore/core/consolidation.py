@@ -674,8 +674,10 @@ def _retire_changed(red: _Reducer) -> None:
     if rows.size < 2:
         return
     row_list = rows.tolist()
+    # A fact re-stated later is current as of its last support ("back in Barcelona").
+    asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
     found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
-                          t.created_at[rows].tolist(), t.relation[rows].tolist())
+                          asserted.tolist(), t.relation[rows].tolist())
     red.by_id.fetch(mid for pair in found for mid in pair[:2])
     for old_id, newer_id, reason in found:
         if old_id not in red.by_id or newer_id not in red.by_id:
