@@ -27,6 +27,7 @@ def test_quick_run_writes_json_markdown_and_plot(tmp_path: Path, redis_url: str)
     assert 0 < data["search_p50_ms"] <= data["search_p95_ms"] <= data["search_p99_ms"]
     assert data["search_rps"] > 0 and data["add_rps"] > 0 and data["add_e2e_rps"] > 0
     assert data["search_hits_per_query"] == 10  # every query finds k neighbours
+    assert data["search_1_client_p50_ms"] > 0 and data["client_search_in_process_p50_ms"] > 0
     assert "| memories | concurrency |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 

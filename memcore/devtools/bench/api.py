@@ -31,6 +31,7 @@ from typing import Any
 import httpx
 
 from memcore.adapters import build_embedder
+from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.devtools.bench.common import (
@@ -169,6 +170,20 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
             asyncio.run(_drive(base, key, 4 * server_workers, 40 * server_workers, search))
             lat, wall, answers = asyncio.run(_drive(base, key, concurrency, searches, search))
             hits = sum(len(a["results"]) for a in answers) / max(1, len(answers))
+            # Where the time goes: one client over HTTP, and Client.search in this process.
+            probes = max(20, min(200, searches // 10))
+            single, _, _ = asyncio.run(_drive(base, key, 1, probes, search))
+            local = Client(url)
+            try:
+                rng = random.Random(seed)
+                local.search(NAMESPACE, _query(rng), 10)
+                inproc = []
+                for _ in range(probes):
+                    t1 = time.perf_counter()
+                    local.search(NAMESPACE, _query(rng), 10)
+                    inproc.append(time.perf_counter() - t1)
+            finally:
+                local.close()
 
             counter = iter(range(adds))
 
@@ -182,8 +197,6 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
             add_lat, add_wall, add_answers = asyncio.run(_drive(base, key, concurrency,
                                                                 adds, add))
             task_ids = [t for a in add_answers for t in a["task_ids"]]
-            from memcore.client.client import Client
-
             client = Client(url)
             try:
                 client.wait(task_ids, timeout=600)
@@ -205,6 +218,8 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
         "search_p50_ms": percentile(lat, 50) * 1000, "search_p95_ms": percentile(lat, 95) * 1000,
         "search_p99_ms": percentile(lat, 99) * 1000, "search_rps": len(lat) / wall,
         "search_hits_per_query": hits, "searches": len(lat),
+        "search_1_client_p50_ms": percentile(single, 50) * 1000,
+        "client_search_in_process_p50_ms": percentile(inproc, 50) * 1000,
         "add_rps": len(add_lat) / add_wall, "add_p95_ms": percentile(add_lat, 95) * 1000,
         "add_e2e_rps": len(add_lat) / e2e, "adds": len(add_lat),
         "target_search_p95_ms": TARGET_P95_MS,
@@ -223,6 +238,7 @@ def markdown(result: Mapping[str, Any]) -> str:
     """The figures as a one-row table."""
     cols = ("memories", "concurrency", "search_p50_ms", "search_p95_ms", "search_p99_ms",
             "search_rps", "add_rps", "add_e2e_rps")
+    attribution = ("search_1_client_p50_ms", "client_search_in_process_p50_ms")
     return "\n".join([
         "# bench api", "",
         f"Search over HTTP (k=10) with {result['concurrency']} concurrent clients on a "
@@ -230,7 +246,10 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"({'met' if result['meets_target'] else 'not met'}). add_rps: one-turn adds "
         "accepted (202) per second; add_e2e_rps: stored per second.", "",
         result["setup"] + ".", "",
-        markdown_table(cols, [[result[c] for c in cols]]), ""])
+        markdown_table(cols, [[result[c] for c in cols]]), "",
+        "Where a search's time goes: one client alone over HTTP, against `Client.search` "
+        "called in the benchmark's own process (the difference is the HTTP service).", "",
+        markdown_table(attribution, [[result[c] for c in attribution]]), ""])
 
 
 def plot(result: Mapping[str, Any], path: Path) -> None:
