@@ -53,6 +53,25 @@ def test_the_same_sentence_of_two_users_is_two_memories(client: Client) -> None:
     assert alice.memory.sources == ["alice-1"], "bob's turn never reinforced alice's memory"
 
 
+def test_a_repeat_joins_its_metadata_to_the_memory_it_reinforces(client: Client) -> None:
+    ns = fresh_ns()
+    for i, meta in enumerate([{"channel": "email", "priority": 2},
+                              {"channel": "chat", "priority": 1, "lang": "en"}]):
+        client.wait(client.add(ns, [{"role": "user", "id": f"r{i}",
+                                     "content": "I live in Paris."}],
+                               timestamp=T0 + timedelta(days=i), metadata=meta), timeout=60)
+    (paris,) = client.store.iter_memories(ns)
+    assert paris.sources == ["r0", "r1"]
+    assert paris.metadata == {"channel": ["email", "chat"], "priority": 2, "lang": "en"}
+    (hit,) = client.search(ns, "Paris", k=3, now=T0, filters={"metadata.channel": "chat"})
+    assert hit.memory.id == paris.id
+    # The same turn again (redelivered, or re-sent with other metadata): a source counts once.
+    client.wait(client.add(ns, [{"role": "user", "id": "r1", "content": "I live in Paris."}],
+                           timestamp=T0 + timedelta(days=1), metadata={"channel": "sms"}),
+                timeout=60)
+    assert client.get(ns, paris.id).metadata == paris.metadata  # type: ignore[union-attr]
+
+
 def test_infer_false_stores_user_turns_verbatim_deduplicated_and_audited(client: Client) -> None:
     ns = fresh_ns()
     text = "Remember: the wifi password at the cabin is on the fridge, not in the drawer!"

@@ -7,13 +7,16 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memcore.client import client as client_module
 from memcore.client.client import Client
 from memcore.core.errors import MemoryNotFound, MemoryStateError
-from memcore.core.filters import FilterError
+from memcore.core.filters import FilterError, compile_filter
 from memcore.core.models import Actor, AuditAction, Memory, Status
 from memcore.store import keys
+from tests.test_filters import KEYS, filters, meta_value
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
@@ -25,12 +28,13 @@ def client(redis_url: str) -> Iterator[Client]:
     c.close()
 
 
-def put(client: Client, ns: str, text: str, at: int = 0, **fields: Any) -> Memory:
-    """Store one memory directly (what the write path would have written)."""
+def put(client: Client, ns: str, text: str, at: int = 0, status: Status = Status.ACTIVE,
+        **fields: Any) -> Memory:
+    """Store one memory directly (what the write path or a pass would have written)."""
     when = T0 + timedelta(minutes=at)
     vec = [float(x) for x in client.models.embedder.embed([text])[0]]
     memory = Memory(namespace=ns, text=text, vector=vec, last_used=when, created_at=when,
-                    updated_at=when, status=Status.ACTIVE, sources=[f"ep-{at}"], **fields)
+                    updated_at=when, status=status, sources=[f"ep-{at}"], **fields)
     return client.store.add(ns, memory, actor=Actor.USER, reason="test")
 
 
@@ -151,3 +155,33 @@ def test_delete_tombstones_restorably_and_refuses_twice(client: Client) -> None:
     actions = [e.action for e in client.history(ns, m.id)]
     assert actions[:4] == [AuditAction.ADD, AuditAction.TOMBSTONE, AuditAction.RESTORE,
                            AuditAction.PIN]
+
+
+SCOPES = [None, "alice", "bob"]
+
+
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(SCOPES), st.sampled_from(list(Status)),
+                          st.dictionaries(st.sampled_from(KEYS), meta_value, max_size=2)),
+                min_size=1, max_size=12),
+       filters, st.integers(1, 8))
+def test_list_and_search_return_exactly_the_matches_of_their_namespace(
+        client: Client, rows: list[tuple[str | None, Status, dict[str, Any]]],
+        spec: dict[str, Any], k: int) -> None:
+    client.store.client.flushdb()
+    client._index.invalidate()
+    client._text_cache.invalidate()
+    made = {"mine": [], "theirs": []}  # type: dict[str, list[Memory]]
+    for ns in made:
+        for i, (who, status, meta) in enumerate(rows):
+            made[ns].append(put(client, ns, f"note {i} about the garden shed", at=i,
+                                status=status, user_id=who, metadata=meta))
+    wanted = compile_filter(spec)
+    expected = {m.id for m in made["mine"] if wanted(m)}
+    page = client.list("mine", filters=spec, include_inactive=True, limit=1000)
+    assert {m.id for m in page.memories} == expected
+    hits = client.search("mine", "garden shed", k=k, touch=False, include_inactive=True,
+                         filters=spec)
+    assert {h.memory.id for h in hits} <= expected
+    assert len(hits) == min(k, len(expected)), "k hits whenever k memories match"

@@ -9,6 +9,7 @@ import pytest
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation import consolidate, merge_metadata
 from memcore.core.models import Episode, validate_metadata
+from memcore.store import ops
 from memcore.store.records import pack_episode, pack_memory, unpack_episode, unpack_memory
 from tests.helpers import JoinMerger, hours, make_memory
 
@@ -101,3 +102,13 @@ def test_consolidation_never_merges_across_scopes() -> None:
     result = consolidate([a, b, c], hours(1), CFG, merger)
     assert len(result.live()) == 3
     assert merger.seen == [], "no cluster or pair spans two scopes"
+
+
+def test_reinforce_joins_metadata_once() -> None:
+    m = make_memory("likes tea", [1.0, 0.0], metadata={"topic": "drinks", "n": 1})
+    again = ops.reinforce(m, source="ep-2", now=hours(1), metadata={"topic": "food", "n": 2})
+    assert again is not None and again.metadata == {"topic": ["drinks", "food"], "n": 1}
+    assert ops.reinforce(again, source="ep-2", now=hours(1),
+                         metadata={"topic": "food", "n": 2}) is None, "redelivery: no change"
+    assert ops.reinforce(again, source="ep-2", now=hours(2), metadata={"new": True}) is None, \
+        "a source counts once, its metadata too"

@@ -24,7 +24,16 @@ import numpy as np
 from memcore.core.compare import supersessions
 from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
-from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status, new_id
+from memcore.core.models import (
+    Actor,
+    AuditAction,
+    AuditEvent,
+    Kind,
+    Memory,
+    Status,
+    new_id,
+    union_metadata,
+)
 from memcore.core.partition import (
     EXACT_PAIRS_BELOW,
     CellIndex,
@@ -262,24 +271,9 @@ def same_scope(scopes: Sequence[str], pairs: Pairs) -> Pairs:
 
 
 def merge_metadata(members: Sequence[Memory]) -> dict[str, Any]:
-    """The metadata of a merged memory, ``members`` strongest first (the survivor first).
-
-    Every key of every member is kept. Where members disagree, strings and lists of
-    strings become one list of their distinct strings (in member order), so a filter
-    that matched any member still matches the merge; differing numbers or booleans,
-    and mixed types, keep the value of the strongest member that has the key.
-    """
-    out: dict[str, Any] = {}
-    for key in _unique(k for m in members for k in (m.metadata or {})):
-        values = [m.metadata[key] for m in members if key in (m.metadata or {})]
-        first = values[0]
-        if all(type(v) is type(first) and v == first for v in values):
-            out[key] = first
-        elif all(isinstance(v, str | list) for v in values):
-            out[key] = _unique(s for v in values for s in ([v] if isinstance(v, str) else v))
-        else:
-            out[key] = first
-    return out
+    """The metadata of a merged memory, ``members`` strongest first (the survivor first):
+    see :func:`~memcore.core.models.union_metadata`."""
+    return union_metadata([m.metadata or {} for m in members])
 
 
 def _survivor_key(m: Memory) -> tuple[float, datetime, str]:

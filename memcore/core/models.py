@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Annotated, Any
@@ -142,6 +143,29 @@ def validate_metadata(value: Any, field: str = "metadata") -> dict[str, Metadata
         size += len(key) + len(str(item))
     if size > MAX_METADATA_BYTES:
         raise ValueError(f"{field}: about {size} bytes; the limit is {MAX_METADATA_BYTES}")
+    return out
+
+
+def union_metadata(objects: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Metadata objects combined, the first the strongest (a merge's survivor, the memory
+    a repeat reinforces).
+
+    Every key of every object is kept. Where they disagree, strings and lists of strings
+    become one list of their distinct strings (in order), so a filter that matched any
+    of them still matches; differing numbers or booleans, and mixed types, keep the
+    first object's value.
+    """
+    out: dict[str, Any] = {}
+    for key in dict.fromkeys(k for obj in objects for k in obj):
+        values = [obj[key] for obj in objects if key in obj]
+        first = values[0]
+        if all(type(v) is type(first) and v == first for v in values):
+            out[key] = first
+        elif all(isinstance(v, str | list) for v in values):
+            out[key] = list(dict.fromkeys(
+                s for v in values for s in ([v] if isinstance(v, str) else v)))
+        else:
+            out[key] = first
     return out
 
 

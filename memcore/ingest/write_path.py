@@ -73,6 +73,11 @@ def verbatim_fact(episode: Episode) -> ExtractedFact:
                                          valid_until=None, expires_at=None, relation=None)
 
 
+def inherited(episode: Episode) -> dict[str, object]:
+    """The metadata a memory takes from its episode: all of it but the producer's facts."""
+    return {k: v for k, v in episode.metadata.items() if k != FACTS_KEY}
+
+
 def same_slot(a: str, b: str) -> bool:
     """Both facts give a value to the same single-valued attribute of the same subject."""
     ra, rb = relation_of(a), relation_of(b)
@@ -164,7 +169,8 @@ class IngestPipeline:
             now = origin[fact.source].timestamp
             if existing is not None:
                 self.store.reinforce(namespace, existing, source=fact.source, now=now,
-                                     reason="exact duplicate (normalized text)")
+                                     reason="exact duplicate (normalized text)",
+                                     metadata=inherited(origin[fact.source]))
                 report.count(Op.NOOP)
                 report.memory_ids.append(existing)
             else:
@@ -192,7 +198,8 @@ class IngestPipeline:
             repeat = self._verbatim_repeat(fact.text, near)
             if repeat is not None:
                 self.store.reinforce(namespace, repeat, source=fact.source, now=now,
-                                     reason="near-verbatim repeat (MinHash)")
+                                     reason="near-verbatim repeat (MinHash)",
+                                     metadata=inherited(episode))
                 report.count(Op.NOOP)
                 report.memory_ids.append(repeat)
             elif top < (self.settings.add_threshold or 0.0):
@@ -289,7 +296,7 @@ class IngestPipeline:
                 target = near[0]
             if target is not None:
                 self.store.reinforce(namespace, target.memory_id, source=fact.source, now=now,
-                                     reason=why)
+                                     reason=why, metadata=inherited(episode))
                 report.memory_ids.append(target.memory_id)
             report.count(Op.NOOP)
             return
@@ -316,7 +323,7 @@ class IngestPipeline:
         now = episode.timestamp
         return Memory(
             user_id=episode.user_id, agent_id=episode.agent_id, run_id=episode.run_id,
-            metadata={k: v for k, v in episode.metadata.items() if k != FACTS_KEY},
+            metadata=inherited(episode),
             id=fact_memory_id(namespace, fact.source, index, fact.text),
             namespace=namespace, text=fact.text, vector=[float(x) for x in vec],
             importance=fact.importance / 10.0, last_used=now, last_supported=now,

@@ -161,10 +161,12 @@ class MemoryStore:
                                      decision=decision, actor=actor)
 
     def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
-                  actor: Actor = Actor.INGEST, decision: str | None = None) -> Memory:
-        """NOOP-reinforce: support +1, confidence +0.25 (idempotent per source)."""
+                  actor: Actor = Actor.INGEST, decision: str | None = None,
+                  metadata: Mapping[str, object] | None = None) -> Memory:
+        """NOOP-reinforce: support +1, confidence +0.25, ``metadata`` joined (idempotent
+        per source)."""
         return self.writes.reinforce(ns, memory_id, source=source, now=now, reason=reason,
-                                     actor=actor, decision=decision)
+                                     actor=actor, decision=decision, metadata=metadata)
 
     def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
         """Pin a memory (exempt from decay and the cap), audited."""

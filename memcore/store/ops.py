@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from memcore.core.models import Memory, Status, as_utc
+from memcore.core.models import Memory, Status, as_utc, union_metadata
 from memcore.core.text import content_hash
 from memcore.store.base import DeltaOp
 
@@ -54,9 +54,14 @@ def update(memory: Memory, *, text: str, vector: list[float] | None, source: str
     return _bump(memory, now, **changes)
 
 
-def reinforce(memory: Memory, *, source: str, now: datetime) -> Memory | None:
-    """NOOP-reinforce: support +1, confidence +0.25; None if ``source`` was already counted."""
+def reinforce(memory: Memory, *, source: str, now: datetime,
+              metadata: dict[str, Any] | None = None) -> Memory | None:
+    """NOOP-reinforce: support +1, confidence +0.25, the repeat's ``metadata`` joined to
+    the memory's (:func:`union_metadata`); None if ``source`` was already counted (a
+    memory's metadata is the union of its sources', each counted once)."""
     changes = _with_source(memory, source, now)
+    if changes and metadata:
+        changes["metadata"] = union_metadata([memory.metadata or {}, metadata])
     if not changes:
         return None
     return _bump(memory, now, **changes)
@@ -132,7 +137,8 @@ def apply(memory: Memory | None, op: DeltaOp, args: dict[str, Any], *, strength_
         return update(memory, text=args["text"], vector=args.get("vector"), source=args["source"],
                       now=now, strength_cap=strength_cap) or memory
     if op is DeltaOp.REINFORCE:
-        return reinforce(memory, source=args["source"], now=now) or memory
+        return reinforce(memory, source=args["source"], now=now,
+                         metadata=args.get("metadata")) or memory
     if op is DeltaOp.CLOSE:
         return close(memory, new_id=args["new_id"], now=now)
     if op is DeltaOp.TOUCH:

@@ -195,12 +195,15 @@ class Writes:
                         reason: str, decision: str | None) -> WritePlan:
         cur = twin
         entries = []
+        meta = memory.metadata or None
         for source in memory.sources:
-            nxt = ops.reinforce(cur, source=source, now=memory.updated_at)
+            nxt = ops.reinforce(cur, source=source, now=memory.updated_at, metadata=meta)
             if nxt is not None:
                 cur = nxt
-                entries.append(DeltaEntry(cur.id, DeltaOp.REINFORCE, cur.version,
-                                          {"source": source, "now": memory.updated_at}))
+                args: dict[str, object] = {"source": source, "now": memory.updated_at}
+                if meta:
+                    args["metadata"] = meta
+                entries.append(DeltaEntry(cur.id, DeltaOp.REINFORCE, cur.version, args))
         if not entries:
             return WritePlan(twin)
         event = AuditEvent(action=AuditAction.NOOP, namespace=rd.ns, before=[twin.id],
@@ -260,19 +263,24 @@ class Writes:
         return self.transact(ns, plan, ids=[old_id, new_memory.id])
 
     def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
-                  actor: Actor = Actor.INGEST, decision: str | None = None) -> Memory:
-        """NOOP-reinforce: support +1, confidence +0.25 (cap 1), source added.
+                  actor: Actor = Actor.INGEST, decision: str | None = None,
+                  metadata: Mapping[str, object] | None = None) -> Memory:
+        """NOOP-reinforce: support +1, confidence +0.25 (cap 1), source added, the repeat's
+        ``metadata`` joined to the memory's.
 
         Idempotent per source: a source already counted changes nothing."""
         now = as_utc(now)
+        meta = validate_metadata(dict(metadata)) if metadata else None
 
         def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
-            new = ops.reinforce(old, source=source, now=now)
+            new = ops.reinforce(old, source=source, now=now, metadata=meta)
             if new is None:
                 return WritePlan(old)
-            entry = DeltaEntry(memory_id, DeltaOp.REINFORCE, new.version,
-                               {"source": source, "now": now})
+            args: dict[str, object] = {"source": source, "now": now}
+            if meta:
+                args["metadata"] = meta
+            entry = DeltaEntry(memory_id, DeltaOp.REINFORCE, new.version, args)
             event = AuditEvent(action=AuditAction.NOOP, namespace=ns, before=[memory_id],
                                after=[memory_id], reason=reason, actor=actor, decision=decision,
                                at=now)
