@@ -34,7 +34,9 @@ def get(url: str, auth: str | None = None) -> tuple[int, bytes]:
 
 def test_flower_sees_memcore_tasks(celery_stack: LocalStack) -> None:  # noqa: F811
     port = free_port()
-    env = dict(celery_stack.env, FLOWER_BASIC_AUTH=AUTH)
+    # Flower's own metrics live in the default registry: no multiprocess directory for it.
+    env = {k: v for k, v in celery_stack.env.items() if k != "PROMETHEUS_MULTIPROC_DIR"}
+    env["FLOWER_BASIC_AUTH"] = AUTH
     flower = subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "workers.app", "flower", f"--port={port}",
          "--address=127.0.0.1"], env=env, stdout=subprocess.DEVNULL,
