@@ -10,7 +10,7 @@ from celery.signals import worker_process_init
 
 from memcore.core.config import get_settings
 from memcore.observability.metrics import start_metrics_server
-from workers.config import celery_config
+from workers.config import celery_config, celery_urls
 
 # FAISS with OpenMP can hang in a forked child: bound its threads before anything loads it.
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -20,10 +20,9 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 def create_app() -> Celery:
     """Build the app from ``MEMCORE_*`` settings; broker and backend default to the data URL."""
     settings = get_settings()
-    url = settings.redis_url or "redis://127.0.0.1:6379/0"
+    broker, backend = celery_urls(settings, settings.redis_url or "redis://127.0.0.1:6379/0")
     app = Celery("memcore", task_cls="workers.strategy:GuardedTask")
-    app.conf.update(celery_config(settings, settings.broker_url or url,
-                                  settings.result_backend or url))
+    app.conf.update(celery_config(settings, broker, backend))
     return app
 
 
@@ -36,7 +35,7 @@ def _start_metrics(**_: Any) -> None:
     settings = get_settings()
     if settings.metrics_port is not None:
         start_metrics_server(settings.metrics_port,
-                             broker_url=settings.broker_url or settings.redis_url)
+                             broker_url=celery_urls(settings, settings.data_url())[0])
 
 
 import workers.tasks  # noqa: E402,F401  (registers the tasks on ``app``)

@@ -5,9 +5,9 @@ Workers must survive a lost broker: see :mod:`memcore.messaging.transport`.
 
 from __future__ import annotations
 
-from memcore.messaging.celery_config import celery_config, ssl_options
+from memcore.messaging.celery_config import celery_config, celery_urls, ssl_options
 from memcore.messaging.transport import install as install_transport
 
 install_transport()
 
-__all__ = ["celery_config", "ssl_options"]
+__all__ = ["celery_config", "celery_urls", "ssl_options"]

@@ -243,14 +243,13 @@ class Client:
         if self._celery is None:
             from celery import Celery
 
-            from memcore.messaging.celery_config import celery_config
+            from memcore.messaging.celery_config import celery_config, celery_urls
             from memcore.messaging.transport import install as install_transport
 
             install_transport()  # survive a lost broker, as the workers do
-            url = self.settings.data_url()
+            broker, backend = celery_urls(self.settings, self.settings.data_url())
             app = Celery("memcore-client")
-            app.conf.update(celery_config(self.settings, self.settings.broker_url or url,
-                                          self.settings.result_backend or url))
+            app.conf.update(celery_config(self.settings, broker, backend))
             self._celery = app
         return self._celery
 

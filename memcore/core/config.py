@@ -159,6 +159,15 @@ def get_settings() -> Settings:
     return Settings(_env_file=env_file) if env_file else Settings()
 
 
+CLUSTER_SCHEMES = ("redis+cluster", "rediss+cluster")
+"""URL schemes of a Redis Cluster as the data store (``redis+cluster://h1:p1,h2:p2``)."""
+
+
+def is_cluster_url(url: str | None) -> bool:
+    """True for a ``redis+cluster://`` or ``rediss+cluster://`` URL."""
+    return bool(url) and str(url).split("://", 1)[0].lower() in CLUSTER_SCHEMES
+
+
 def celery_url(url: str) -> str:
     """The kombu/Celery spelling of a Redis URL (``unix://`` becomes ``redis+socket://``)."""
     if url.startswith("unix://"):

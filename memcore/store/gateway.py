@@ -6,8 +6,10 @@ coordination, reviews) holds the same :class:`Gateway`; none keeps a client of i
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from collections.abc import Sequence
+from typing import Any
 
 import redis
 
@@ -15,9 +17,30 @@ from memcore.core.models import Memory, validate_identifier, validate_namespace
 from memcore.store import keys, scripts
 from memcore.store.base import BATCH, DurabilityError
 from memcore.store.commit import ANY, ScriptBatch
+from memcore.store.connect import primaries
 from memcore.store.records import unpack_memory
 
 log = logging.getLogger(__name__)
+
+
+class LuaScript:
+    """A Lua script run by its SHA-1, sent whole (EVAL) where the server lacks it.
+
+    Unlike redis-py's ``Script``, a missing script is not loaded on every node first (a
+    cluster would send SCRIPT LOAD to every primary, and fail while any one is down):
+    EVAL goes to the node of the keys and caches the script there."""
+
+    def __init__(self, client: redis.Redis, source: str) -> None:
+        self.client = client
+        self.source = source
+        self.sha = hashlib.sha1(source.encode(), usedforsecurity=False).hexdigest()
+
+    def __call__(self, keys: Sequence[str] = (), args: Sequence[Any] = ()) -> Any:
+        """Run with ``keys`` (all in one slot) and ``args``; returns the script's reply."""
+        try:
+            return self.client.evalsha(self.sha, len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            return self.client.eval(self.source, len(keys), *keys, *args)
 
 
 class Gateway:
@@ -32,28 +55,34 @@ class Gateway:
         self._known: set[str] = set()
         if check_durability:
             self.check_durability()
-        self.mget_current = client.register_script(scripts.MGET_CURRENT)
-        self.touch = client.register_script(scripts.TOUCH)
-        self.begin_pass = client.register_script(scripts.BEGIN_PASS)
-        self.cas_commit = client.register_script(scripts.CAS_COMMIT)
-        self.rewrite_stream = client.register_script(scripts.REWRITE_STREAM)
-        self.add_episodes = client.register_script(scripts.ADD_EPISODES)
-        self.read_for_write = client.register_script(scripts.READ_FOR_WRITE)
-        self.commit_write = client.register_script(scripts.COMMIT_WRITE)
-        self.order_since = client.register_script(scripts.ORDER_SINCE)
+        self.mget_current = LuaScript(client, scripts.MGET_CURRENT)
+        self.touch = LuaScript(client, scripts.TOUCH)
+        self.begin_pass = LuaScript(client, scripts.BEGIN_PASS)
+        self.cas_commit = LuaScript(client, scripts.CAS_COMMIT)
+        self.rewrite_stream = LuaScript(client, scripts.REWRITE_STREAM)
+        self.add_episodes = LuaScript(client, scripts.ADD_EPISODES)
+        self.read_for_write = LuaScript(client, scripts.READ_FOR_WRITE)
+        self.commit_write = LuaScript(client, scripts.COMMIT_WRITE)
+        self.order_since = LuaScript(client, scripts.ORDER_SINCE)
+
+    def nodes(self) -> list[redis.Redis]:
+        """A plain client per server: each primary of a cluster, else the one server."""
+        return primaries(self.client)
 
     def check_durability(self) -> None:
-        """Raise DurabilityError unless ``maxmemory-policy`` is ``noeviction``."""
-        info = self.client.info("memory")
-        policy = str(info.get("maxmemory_policy", "noeviction"))
-        if policy != "noeviction":
-            raise DurabilityError(
-                f"Redis maxmemory-policy is {policy!r}: the server may evict memcore's keys and "
-                "lose memories silently. Set 'maxmemory-policy noeviction' (see notes/store.md).")
-        persistence = self.client.info("persistence")
-        if not persistence.get("aof_enabled"):
-            log.warning("Redis AOF is off: acknowledged writes can be lost on a crash "
-                        "(set appendonly yes, appendfsync everysec or always)")
+        """Raise DurabilityError unless ``maxmemory-policy`` is ``noeviction`` (on every
+        primary of a cluster)."""
+        for node in self.nodes():
+            info = node.info("memory")
+            policy = str(info.get("maxmemory_policy", "noeviction"))
+            if policy != "noeviction":
+                raise DurabilityError(
+                    f"Redis maxmemory-policy is {policy!r}: the server may evict memcore's keys "
+                    "and lose memories silently. Set 'maxmemory-policy noeviction' "
+                    "(see notes/store.md).")
+            if not node.info("persistence").get("aof_enabled"):
+                log.warning("Redis AOF is off: acknowledged writes can be lost on a crash "
+                            "(set appendonly yes, appendfsync everysec or always)")
 
     # --- the commit primitive ---------------------------------------------------------
     def commit(self, ns: str, batch: ScriptBatch, *, version: int | str = ANY,

@@ -32,6 +32,7 @@ from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
 from memcore.store.base import PassView, VersionInfo
+from memcore.store.connect import connect
 from memcore.store.coordination import Coordination
 from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser, EraseReport
@@ -67,8 +68,8 @@ class MemoryStore:
 
     @classmethod
     def from_url(cls, url: str, **kw: Any) -> MemoryStore:
-        """A store on a new client for ``url``."""
-        return cls(redis.Redis.from_url(url), **kw)
+        """A store on a new client for ``url`` (``redis+cluster://h:p,...`` for a cluster)."""
+        return cls(connect(url), **kw)
 
     @property
     def client(self) -> redis.Redis:
