@@ -109,3 +109,21 @@ def test_erase_namespace_needs_admin_and_leaves_it_empty(api: Api) -> None:  # n
     put(api.redis_url, memory("user drinks coffee", ns=NS))
     hits = api.call("POST", f"{BASE}/search", admin, json={"query": "coffee tea"}).json()
     assert [h["memory"]["text"] for h in hits["results"]] == ["user drinks coffee"]
+
+
+def test_broker_down_is_503_not_500(redis_url: str) -> None:
+    from memcore.devtools.redis_server import free_port
+    from tests.api_helpers import serve
+
+    dead = f"redis://127.0.0.1:{free_port()}/0"
+    gen = serve(redis_url, broker_url=dead)
+    down = next(gen)
+    try:
+        key = down.key(NS, role="write")
+        r = down.call("POST", f"{BASE}/messages", key, json={"messages": [{"content": "hi"}]})
+        assert r.status_code == 503, r.text
+        assert r.json()["error"]["code"] == "unavailable"
+        ready = down.http.get("/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["broker"] != "ok"
+    finally:
+        gen.close()

@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException
 from memcore.api.auth import BodyTooLarge
 from memcore.client.errors import error_body
 from memcore.core.errors import MemoryStateError
+from memcore.messaging.errors import BROKER_UNREACHABLE
 from memcore.store import StoreConflict
 from memcore.store.errors import UNREACHABLE
 
@@ -94,11 +95,24 @@ def _unreachable(_: Request, exc: Exception) -> JSONResponse:
     return respond(503, "unavailable", "the data store is unreachable; retry later")
 
 
+def _broker_unreachable(_: Request, exc: Exception) -> JSONResponse:
+    log.warning("broker unreachable: %s", exc)
+    return respond(503, "unavailable", "the task queue is unreachable; retry later")
+
+
 def _timeout(_: Request, exc: Exception) -> JSONResponse:
     return respond(504, "timeout", str(exc) or "timed out")
 
 
-def _internal(_: Request, exc: Exception) -> JSONResponse:
+def _internal(request: Request, exc: Exception) -> JSONResponse:
+    # Celery wraps a lost result backend in a RuntimeError: an outage, not a bug.
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, UNREACHABLE + BROKER_UNREACHABLE):
+            log.warning("Redis or broker unreachable: %s", cause)
+            return respond(503, "unavailable", "the data store or task queue is unreachable; "
+                                               "retry later")
+        cause = cause.__cause__ or cause.__context__
     log.exception("unhandled error", exc_info=exc)
     return respond(500, "internal", "internal error (logged on the server)")
 
@@ -115,4 +129,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(TimeoutError, _timeout)
     for exc_type in UNREACHABLE:
         app.add_exception_handler(exc_type, _unreachable)
+    for exc_type in BROKER_UNREACHABLE:
+        app.add_exception_handler(exc_type, _broker_unreachable)
     app.add_exception_handler(Exception, _internal)

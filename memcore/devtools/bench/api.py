@@ -22,6 +22,7 @@ import os
 import random
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
@@ -109,13 +110,12 @@ async def _drive(url: str, key: str, concurrency: int, total: int,
         return latencies, time.perf_counter() - t0, answers
 
 
-def _start_server(url: str, port: int, workers: int) -> subprocess.Popen[bytes]:
+def _start_server(url: str, port: int, workers: int, log: Any) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMCORE_REDIS_URL": url}
     return subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
                              "127.0.0.1", "--port", str(port), "--workers", str(workers),
                              "--log-level", "warning"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+                            env=env, stdout=log, stderr=log, start_new_session=True)
 
 
 def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
@@ -157,7 +157,8 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
         _, key = store.api_keys.create([NAMESPACE], "write", "bench api")
         port = free_port()
         base = f"http://127.0.0.1:{port}"
-        server = _start_server(url, port, server_workers)
+        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below; shown if a request fails
+        server = _start_server(url, port, server_workers, log)
         try:
             _wait_ready(base, server)
             search_path = f"/v1/namespaces/{NAMESPACE}/search"
@@ -203,7 +204,12 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
             finally:
                 client.close()
             e2e = time.perf_counter() - t0
+        except RuntimeError as exc:
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-4000:]
+            raise RuntimeError(f"{exc}\n--- memcore serve log ---\n{tail}") from exc
         finally:
+            log.close()
             server.terminate()
             try:
                 server.wait(timeout=20)
