@@ -147,3 +147,34 @@ def test_probes_and_metrics_need_no_key(api: Api) -> None:  # noqa: F811
     schema = api.http.get("/openapi.json").json()
     assert "/v1/namespaces/{ns}/search" in schema["paths"]
     assert api.http.get("/docs").status_code == 200
+
+
+def test_insecure_dev_is_explicit_and_loud(redis_url: str) -> None:
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import httpx
+
+    from memcore.devtools.redis_server import free_port
+
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+    proc = subprocess.Popen([sys.executable, "-m", "memcore.cli", "--redis-url", redis_url,
+                             "serve", "--port", str(port), "--insecure-dev"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    try:
+        deadline = time.monotonic() + 60
+        status = 0
+        while time.monotonic() < deadline and proc.poll() is None:
+            try:
+                status = httpx.get(f"http://127.0.0.1:{port}/v1/namespaces/any/stats").status_code
+                break
+            except httpx.TransportError:
+                time.sleep(0.2)
+        assert status == 200  # no key needed: every caller is admin
+    finally:
+        proc.terminate()
+        out = proc.communicate(timeout=30)[0].decode()
+    assert "NO AUTHENTICATION" in out and "!!!!" in out
