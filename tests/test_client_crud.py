@@ -38,11 +38,11 @@ def put(client: Client, ns: str, text: str, at: int = 0, status: Status = Status
     return client.store.add(ns, memory, actor=Actor.USER, reason="test")
 
 
-@pytest.mark.parametrize("scan_after", [1024, 64], ids=["over-fetch", "exact-scan"])
+@pytest.mark.parametrize("scan_share", [1.0, 0.0], ids=["over-fetch", "exact-scan"])
 def test_filtered_search_returns_k_when_k_match_even_if_rare(
-        client: Client, monkeypatch: pytest.MonkeyPatch, scan_after: int) -> None:
-    # 64: over-fetching gives up early and ranks the matching ids exactly instead.
-    monkeypatch.setattr(client_module, "SCAN_AFTER", scan_after)
+        client: Client, monkeypatch: pytest.MonkeyPatch, scan_share: float) -> None:
+    # 0.0: over-fetching gives up after one round and ranks the matching ids exactly.
+    monkeypatch.setattr(client_module, "SCAN_SHARE", scan_share)
     ns = "acme"
     for i in range(400):  # many close, unmatching neighbours of the query
         put(client, ns, f"Sam likes green tea number {i}", at=i, user_id="bob")

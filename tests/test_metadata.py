@@ -8,9 +8,15 @@ import pytest
 
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation import consolidate, merge_metadata
-from memcore.core.models import Episode, validate_metadata
+from memcore.core.models import Episode, Kind, Relation, Status, validate_metadata
 from memcore.store import ops
-from memcore.store.records import pack_episode, pack_memory, unpack_episode, unpack_memory
+from memcore.store.records import (
+    pack_episode,
+    pack_memory,
+    unpack_episode,
+    unpack_filter_fields,
+    unpack_memory,
+)
 from tests.helpers import JoinMerger, hours, make_memory
 
 
@@ -112,3 +118,21 @@ def test_reinforce_joins_metadata_once() -> None:
                          metadata={"topic": "food", "n": 2}) is None, "redelivery: no change"
     assert ops.reinforce(again, source="ep-2", now=hours(2), metadata={"new": True}) is None, \
         "a source counts once, its metadata too"
+
+
+@pytest.mark.parametrize("fields", [
+    {},
+    {"user_id": "alice", "metadata": {"topic": "x", "tags": ["a", "b"]}},
+    {"relation": Relation(subject="Sam", predicate="works_at", object="Acme"),
+     "member_texts": ["one", "two"], "agent_id": "bot", "superseded_by": "m2",
+     "status": Status.TOMBSTONED, "kind": Kind.RELATION},
+])
+def test_filter_fields_decode_what_the_whole_record_says(fields: dict[str, Any]) -> None:
+    m = make_memory("Sam works at Acme", [0.6, 0.8], **fields)
+    blob = pack_memory(m)
+    light = unpack_filter_fields(blob, m.id)
+    full = unpack_memory(blob, m.namespace, m.id)
+    for name in ("kind", "status", "created_at", "updated_at", "user_id", "agent_id",
+                 "run_id", "metadata"):
+        assert getattr(light, name) == getattr(full, name), name
+    assert light.id == m.id

@@ -21,7 +21,7 @@ from memcore.client.coalesce import TurnCoalescer
 from memcore.core import retrieval
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
-from memcore.core.filters import compile_filter
+from memcore.core.filters import Filterable, FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
     AuditEvent,
@@ -51,9 +51,9 @@ MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
 
 
-SCAN_AFTER = 1024
-"""A filtered search over-fetches up to this many neighbours, then ranks the matching
-ids exactly (so rare matches are still found)."""
+SCAN_SHARE = 0.25
+"""A filtered search over-fetches neighbours up to this share of the namespace; rarer
+matches are found by ranking the matching ids exactly (one cheap scan of the records)."""
 MAX_LIST = 1000
 
 
@@ -65,11 +65,11 @@ class MemoryPage:
     next_cursor: str | None
 
 
-def _position(memory: Memory) -> tuple[datetime, str]:
+def _position(memory: Memory | FilterFields) -> tuple[datetime, str]:
     return (as_utc(memory.created_at), memory.id)
 
 
-def encode_cursor(memory: Memory) -> str:
+def encode_cursor(memory: Memory | FilterFields) -> str:
     """The opaque position after ``memory`` in a listing."""
     raw = f"{as_utc(memory.created_at).isoformat()}|{memory.id}".encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
@@ -411,7 +411,7 @@ class Client:
             # Counted and logged by the instrumentation; a read has no audit entry to write.
             roles.instruments.drain_errors()
 
-        def admit(memory: Memory | None) -> bool:
+        def admit(memory: Filterable | None) -> bool:
             return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
                 and wanted(memory)
 
@@ -471,29 +471,32 @@ class Client:
         return chosen
 
     def _only(self, namespace: str, ranked: list[tuple[str, float]],
-              keep: Callable[[Memory | None], bool]) -> list[tuple[str, float]]:
+              keep: Callable[[Filterable | None], bool]) -> list[tuple[str, float]]:
         """The entries of ``ranked`` whose memory ``keep`` accepts (order kept)."""
         ids = [mid for mid, _ in ranked]
-        ok = {mid for mid, m in zip(ids, self.store.get_many(namespace, ids, vectors=False),
+        ok = {mid for mid, m in zip(ids, self.store.filter_fields_many(namespace, ids),
                                      strict=True) if keep(m)}
         return [(mid, score) for mid, score in ranked if mid in ok]
 
     def _matching_neighbours(self, namespace: str, index: VectorIndex, vec: np.ndarray,
-                             want: int, keep: Callable[[Memory | None], bool]
+                             want: int, keep: Callable[[Filterable | None], bool]
                              ) -> list[tuple[str, float]]:
         """The ``want`` nearest memories that ``keep`` accepts (fewer only if fewer
-        exist): over-fetch from the index, growing the fetch; when matches are too rare
-        for that, rank exactly among the ids that match (one scan of the records)."""
+        exist): over-fetch from the index, sized by the share of matches seen so far; when
+        matches are too rare for that (the fetch would pass ``SCAN_SHARE`` of the index),
+        rank exactly among the ids that match (one scan of the records)."""
         fetch = want
         while True:
             (row,) = index.search(vec, min(fetch, len(index)))
             found = self._only(namespace, row, keep)
             if len(found) >= want or fetch >= len(index):
                 return found[:want]
-            if fetch >= SCAN_AFTER:
+            if not found:
                 break
-            fetch *= 4
-        ids = [m.id for m in self.store.iter_memories(namespace, vectors=False) if keep(m)]
+            fetch = max(2 * fetch, int(fetch * want / len(found) * 1.25) + 1)
+            if fetch > SCAN_SHARE * len(index):
+                break
+        ids = [f.id for f in self.store.iter_filter_fields(namespace) if keep(f)]
         return index.search_among(vec[0], ids, want)
 
     def profile(self, namespace: str, now: datetime | None = None) -> list[Memory]:
@@ -603,19 +606,23 @@ class Client:
         want_kind = _enum_arg(Kind, kind, "kind")
         wanted = compile_filter(filters)
         after = decode_cursor(cursor) if cursor else None
-        page: list[Memory] = []
-        for memory in self.store.iter_memories(namespace, vectors=False):
-            if want_status is not None and memory.status is not want_status:
+        found: list[FilterFields] = []
+        for fields in self.store.iter_filter_fields(namespace):  # cheap: no whole records
+            if want_status is not None and fields.status is not want_status:
                 continue
-            if want_status is None and not include_inactive and not memory.live:
+            if want_status is None and not include_inactive and \
+                    fields.status not in LIVE_STATUSES:
                 continue
-            if want_kind is not None and memory.kind is not want_kind:
+            if want_kind is not None and fields.kind is not want_kind:
                 continue
-            if after is not None and _position(memory) <= after:
+            if after is not None and _position(fields) <= after:
                 continue
-            if wanted(memory):
-                page.append(memory)
-        page.sort(key=_position)
-        more = len(page) > limit
-        page = page[:limit]
-        return MemoryPage(page, encode_cursor(page[-1]) if more else None)
+            if wanted(fields):
+                found.append(fields)
+        found.sort(key=_position)
+        chosen = [f.id for f in found[:limit]]
+        # A record erased since the scan is left out; the cursor still moves past it.
+        page = [m for m in self.store.get_many(namespace, chosen, vectors=False)
+                if m is not None]
+        more = len(found) > limit
+        return MemoryPage(page, encode_cursor(found[limit - 1]) if more else None)

@@ -25,12 +25,52 @@ narrows what the caller's namespace already holds: there is no namespace field.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
-from memcore.core.models import SCOPE_FIELDS, Kind, Memory, Status, as_utc
+from memcore.core.models import SCOPE_FIELDS, Kind, Status, as_utc
 
-Predicate = Callable[[Memory], bool]
+
+class Filterable(Protocol):
+    """What a filter reads: a :class:`~memcore.core.models.Memory`, or the cheaper
+    :class:`FilterFields` a scan decodes."""
+
+    @property
+    def user_id(self) -> str | None: ...
+    @property
+    def agent_id(self) -> str | None: ...
+    @property
+    def run_id(self) -> str | None: ...
+    @property
+    def kind(self) -> Kind: ...
+    @property
+    def status(self) -> Status: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def updated_at(self) -> datetime: ...
+    @property
+    def metadata(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class FilterFields:
+    """Only the fields filters and listing read, for scanning many records without
+    building whole memories."""
+
+    id: str
+    kind: Kind
+    status: Status
+    created_at: datetime
+    updated_at: datetime
+    user_id: str | None = None
+    agent_id: str | None = None
+    run_id: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+Predicate = Callable[[Filterable], bool]
 
 TIME_FIELDS = ("created_at", "updated_at")
 ENUM_FIELDS: dict[str, tuple[str, ...]] = {"kind": tuple(k.value for k in Kind),
@@ -58,13 +98,13 @@ def compile_filter(spec: Mapping[str, Any] | None) -> Predicate:
     return _compile(spec, "filters", 0, counter)
 
 
-def matches(memory: Memory, spec: Mapping[str, Any] | None) -> bool:
+def matches(memory: Filterable, spec: Mapping[str, Any] | None) -> bool:
     """Whether ``memory`` satisfies ``spec`` (compile once with :func:`compile_filter`
     when testing many memories)."""
     return compile_filter(spec)(memory)
 
 
-def _always(_: Memory) -> bool:
+def _always(_: Filterable) -> bool:
     return True
 
 
@@ -107,7 +147,7 @@ def _all(parts: list[Predicate]) -> Predicate:
     return lambda m: all(p(m) for p in parts)
 
 
-def _getter(field: str, where: str) -> Callable[[Memory], Any]:
+def _getter(field: str, where: str) -> Callable[[Filterable], Any]:
     if field.startswith(METADATA_PREFIX):
         key = field[len(METADATA_PREFIX):]
         if not key:
@@ -133,7 +173,7 @@ def _field(field: str, cond: Any, where: str, counter: list[int]) -> Predicate:
                  for op, arg in cond.items()]
     else:
         tests = [_operator(field, "eq", cond, here, counter)]
-    def predicate(m: Memory) -> bool:
+    def predicate(m: Filterable) -> bool:
         value = get(m)
         return all(t(value) for t in tests)
     return predicate

@@ -134,14 +134,19 @@ class Gateway:
     def read_current(self, ns: str, ids: Sequence[str], *, vectors: bool = True
                      ) -> tuple[int, list[Memory | None]]:
         """Pointer and records in one atomic round trip (never a mix of versions)."""
+        version, raws = self.read_current_raw(ns, ids)
+        recs = [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
+                for i, raw in zip(ids, raws, strict=True)]
+        return version, recs
+
+    def read_current_raw(self, ns: str, ids: Sequence[str]
+                         ) -> tuple[int, list[bytes | None]]:
+        """:meth:`read_current` with the records still packed."""
         validate_namespace(ns)
         for memory_id in ids:
             validate_identifier(memory_id)
         res = self.mget_current(keys=[keys.current(ns)], args=[keys.prefix(ns), *ids])
-        version = int(res[0])
-        recs = [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
-                for i, raw in zip(ids, res[1:], strict=True)]
-        return version, recs
+        return int(res[0]), list(res[1:])
 
     def order_ids(self, ns: str, version: int, offset: int,
                   limit: int | None = None) -> list[str]:

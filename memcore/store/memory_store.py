@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import redis
 
+from memcore.core.filters import FilterFields
 from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
@@ -131,6 +132,14 @@ class MemoryStore:
         """Memories of the current version (one version throughout), optionally by status
         (``vectors=False``: vectors left undecoded)."""
         return self.records.iter_memories(ns, statuses, vectors=vectors)
+
+    def filter_fields_many(self, ns: str, ids: Sequence[str]) -> list[FilterFields | None]:
+        """What filters read of ``ids`` (current version, one round trip)."""
+        return self.records.filter_fields_many(ns, ids)
+
+    def iter_filter_fields(self, ns: str) -> Iterator[FilterFields]:
+        """What filters read of every memory of the current version (a cheap scan)."""
+        return self.records.iter_filter_fields(ns)
 
     def count_by_status(self, ns: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from memcore.core.filters import FilterFields
 from memcore.core.models import Episode, Kind, Memory, Relation, Role, Status
 from memcore.core.table import from_micros, micros_time, to_micros
 
@@ -144,6 +145,27 @@ def _read_extras(blob: bytes, offset: int) -> dict[str, Any]:
     data = json.loads(raw)
     return {"metadata": data.get("m", {}), "user_id": data.get("u"),
             "agent_id": data.get("a"), "run_id": data.get("r")}
+
+
+def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
+    """Only what filters and listing read (status, kind, times, scopes, metadata):
+    several times cheaper than :func:`unpack_memory` when scanning a namespace."""
+    offset = RECALL.size
+    (_, _, _, created, updated, _, _, _, _, kind, status, flags, _) = BODY.unpack_from(blob, offset)
+    offset += BODY.size
+    offset += _VEC.size + _VEC.unpack_from(blob, offset)[0]  # vector: skipped
+    offset += 2 + blob[offset + 1]  # content hash: skipped
+    for _ in range(2):  # superseded_by, text
+        offset += 4 + _U32.unpack_from(blob, offset)[0]
+    for _ in range(2 + (1 if flags & 4 else 0)):  # sources, member_texts, relation parts
+        (count,) = _U32.unpack_from(blob, offset)
+        offset += 4
+        for _ in range(count):
+            offset += 4 + _U32.unpack_from(blob, offset)[0]
+    if flags & 4:
+        offset += 8  # relation weight
+    return FilterFields(memory_id, _KINDS[kind], _STATUSES[status], micros_time(created),
+                        micros_time(updated), **_read_extras(blob, offset))
 
 
 def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) -> Memory:
