@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.memcore-installed
 
-.PHONY: demo test lint typecheck pytest install clean bench-quick
+.PHONY: browser demo test lint typecheck pytest install clean bench-quick
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +17,7 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/python -m memcore.devtools.demo
 
-test: $(STAMP) lint typecheck pytest
+test: $(STAMP) browser lint typecheck pytest
 
 lint: $(STAMP)
 	$(BIN)/ruff check memcore workers tests
@@ -30,3 +30,11 @@ pytest: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+
+# The inspector's browser tests drive Debian's chromium: install it (root) or fail loudly.
+browser:
+	@command -v chromium >/dev/null && command -v chromedriver >/dev/null || \
+	  { echo 'installing Debian chromium + chromium-driver for the browser tests'; \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null || \
+	    { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver >/dev/null; } || \
+	    { echo 'ERROR: cannot install chromium/chromium-driver (need root and Debian packages)'; exit 1; }; }

@@ -14,6 +14,7 @@ from memcore.api.auth import AuthMiddleware
 from memcore.api.metrics import ApiMetrics, MetricsMiddleware
 from memcore.api.routes import health, memories, messages, namespaces
 from memcore.api.state import ApiState
+from memcore.api.ui import routes as ui
 from memcore.client.client import Client
 from memcore.core.config import Settings, get_settings
 
@@ -58,6 +59,7 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     errors.install(app)
     for module in (health, messages, memories, namespaces):
         app.include_router(module.router)
+    ui.install(app)
     # Added last = outermost: metrics see every answer, including the middleware's own.
     routes = [r for m in (messages, memories, namespaces) for r in m.router.routes]
     app.add_middleware(AuthMiddleware, routes=routes, keys=state.keys,

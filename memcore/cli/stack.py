@@ -102,8 +102,8 @@ def plot(namespace: str = typer.Argument(..., help="Namespace."),
     retention scores, floor marked), versions.png (memories per snapshot version).
     Needs the `plot` extra (matplotlib).
     """
+    from memcore.client.plots import PlotsUnavailable, plot_namespace, require_matplotlib
     from memcore.core.models import utcnow
-    from memcore.devtools.plots import PlotsUnavailable, plot_namespace, require_matplotlib
 
     try:
         require_matplotlib()

@@ -157,6 +157,21 @@ def precision(facts: Iterable[LabelledFact]) -> float | None:
     return None if judged == 0 else c[Label.CORRECT] / judged
 
 
+def precision_interval(facts: Iterable[LabelledFact], z: float = 1.96
+                       ) -> tuple[float, float] | None:
+    """Wilson score interval of the precision (95 % by default); None when nothing was
+    judged. With 30 facts the interval is wide: that is the point of showing it."""
+    c = counts(facts)
+    judged = c[Label.CORRECT] + c[Label.INCORRECT] + c[Label.OUT_OF_DATE]
+    if judged == 0:
+        return None
+    p = c[Label.CORRECT] / judged
+    denom = 1 + z * z / judged
+    centre = (p + z * z / (2 * judged)) / denom
+    half = z * math.sqrt(p * (1 - p) / judged + z * z / (4 * judged * judged)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
 @dataclass(frozen=True)
 class Advice:
     """Raise (or lower, for half-lives) one setting: ``setting`` from ``current`` to

@@ -1,0 +1,1 @@
+"""The web inspector served under ``/ui`` by ``memcore serve``."""
