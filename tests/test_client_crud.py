@@ -131,6 +131,14 @@ def test_update_edits_text_and_metadata_audited_as_user(client: Client) -> None:
         client.update(ns, "nope", text="x")
 
 
+def test_profile_of_one_user(client: Client) -> None:
+    put(client, "acme", "Alice keeps bees", user_id="alice")
+    put(client, "acme", "Bob plays chess", user_id="bob")
+    assert {m.text for m in client.profile("acme", T0)} == {"Alice keeps bees", "Bob plays chess"}
+    assert [m.text for m in client.profile("acme", T0, filters={"user_id": "bob"})] == [
+        "Bob plays chess"]
+
+
 def test_delete_tombstones_restorably_and_refuses_twice(client: Client) -> None:
     ns = "acme"
     m = put(client, ns, "Sam keeps bees", user_id="alice")

@@ -86,8 +86,11 @@ def test_stdio_tools_add_search_list_profile_delete(client: Client) -> None:
             assert none["results"] == []
             listed = payload(await session.call_tool("list_memories", {"limit": 10}))
             assert {m["id"] for m in listed["memories"]} == set(added["memory_ids"])
-            profile = payload(await session.call_tool("get_profile", {}))
+            profile = payload(await session.call_tool("get_profile", {"user_id": "alice"}))
             assert profile["namespace"] == ns
+            assert {m["id"] for m in profile["profile"]} <= set(added["memory_ids"])
+            nobody = payload(await session.call_tool("get_profile", {"user_id": "bob"}))
+            assert nobody["profile"] == []
             victim = added["memory_ids"][0]
             gone = payload(await session.call_tool("delete_memory", {"memory_id": victim}))
             assert gone == {"namespace": ns, "deleted": victim, "status": "tombstoned"}

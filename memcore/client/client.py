@@ -499,10 +499,14 @@ class Client:
         ids = [f.id for f in self.store.iter_filter_fields(namespace) if keep(f)]
         return index.search_among(vec[0], ids, want)
 
-    def profile(self, namespace: str, now: datetime | None = None) -> list[Memory]:
-        """The profile: active facts ranked by confidence (at most 50)."""
+    def profile(self, namespace: str, now: datetime | None = None, *,
+                filters: Mapping[str, Any] | None = None) -> list[Memory]:
+        """The profile: active facts ranked by confidence (at most 50); ``filters`` choose
+        whose (e.g. ``{"user_id": "alice"}``)."""
+        wanted = compile_filter(filters)
         now = as_utc(now) if now else utcnow()
-        return profile_of(self.store.iter_memories(namespace), now, self.settings.consolidation)
+        memories = (m for m in self.store.iter_memories(namespace, vectors=False) if wanted(m))
+        return profile_of(memories, now, self.settings.consolidation)
 
     def get(self, namespace: str, memory_id: str) -> Memory | None:
         """One memory by id (any status)."""

@@ -125,10 +125,12 @@ class MemoryTools:
         return {"namespace": ns, "memories": [memory_json(m) for m in page.memories],
                 "next_cursor": page.next_cursor}
 
-    def get_profile(self, namespace: str | None = None) -> dict[str, Any]:
+    def get_profile(self, namespace: str | None = None, user_id: str | None = None
+                    ) -> dict[str, Any]:
         ns = self.namespace(namespace, ApiRole.READ)
         with _clear_errors():
-            facts = self.client.profile(ns)
+            facts = self.client.profile(ns, filters=None if user_id is None
+                                        else {"user_id": user_id})
         return {"namespace": ns, "profile": [memory_json(m) for m in facts]}
 
     def delete_memory(self, memory_id: str, namespace: str | None = None) -> dict[str, Any]:
@@ -183,7 +185,8 @@ def build_server(tools: MemoryTools, *, transport: Literal["stdio", "http"],
                           "List memories oldest first, filtered like search; pass "
                           "next_cursor back for the next page."),
         "get_profile": (tools.get_profile,
-                        "The user's profile: the active facts with the highest confidence."),
+                        "The user's profile: the active facts with the highest confidence "
+                        "(of one user_id if given)."),
         "delete_memory": (tools.delete_memory,
                           "Delete a memory by id (restorable by an operator). Needs a write "
                           "key."),
