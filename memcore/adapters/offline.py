@@ -100,7 +100,7 @@ def merge_texts(texts: Sequence[str], limit: int = _MAX_MERGED_CHARS) -> str:
     return "; ".join(parts)[:limit].rstrip() + "."
 
 
-_MAX_SUMMARY_CHARS = 400
+_MAX_SUMMARY_CHARS = 1200
 
 
 class OfflineMerger(Metered):

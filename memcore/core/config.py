@@ -29,6 +29,11 @@ EMBEDDER_THRESHOLDS: dict[str, tuple[float, float]] = {
 }
 
 
+# Cosine from which fading or idle memories group into one summary, per embedder: the
+# hashing embedder's cosines run lower than a sentence model's for the same topic.
+SUMMARY_THRESHOLDS: dict[str, float] = {"hash": 0.3, "local": 0.6, "openai": 0.6}
+
+
 class ConsolidationConfig(BaseModel):
     """Thresholds of the consolidation rules (docs/design.md lists them with their reasons)."""
 
@@ -50,8 +55,17 @@ class ConsolidationConfig(BaseModel):
     half_lives_days: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))
     tombstone_grace_days: float = Field(
         default=30.0, ge=0, description="maintenance purges tombstones older than this")
-    summary_threshold: float = Field(default=0.6, ge=-1, le=1)
+    summary_threshold: float = Field(
+        default=0.6, ge=-1, le=1,
+        description="cosine grouping memories into a summary (unset: the embedder's)")
     summary_min_group: int = Field(default=3, ge=2)
+    summary_max_group: int = Field(
+        default=8, ge=2, description="most memories one summary replaces (its text carries "
+                                     "each member's content words, so it stays short)")
+    summary_idle_days: float = Field(
+        default=30.0, ge=0,
+        description="unsupported candidates unused this long are summarized with similar "
+                    "ones (0: only fading memories are)")
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
     max_pairs_per_memory: int = Field(
         default=3, ge=1,
@@ -137,8 +151,10 @@ class Settings(BaseSettings):
         self.merge_threshold, self.borderline_threshold = merge, borderline
         if self.add_threshold is None:
             self.add_threshold = borderline
-        self.consolidation = self.consolidation.model_copy(
-            update={"merge_threshold": merge, "borderline_threshold": borderline})
+        update: dict[str, float] = {"merge_threshold": merge, "borderline_threshold": borderline}
+        if "summary_threshold" not in self.consolidation.model_fields_set:
+            update["summary_threshold"] = SUMMARY_THRESHOLDS.get(self.embedder, 0.6)
+        self.consolidation = self.consolidation.model_copy(update=update)
         return self
 
     def data_url(self) -> str:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
@@ -533,6 +533,31 @@ def _weak_rows(red: _Reducer) -> list[tuple[int, str]]:
     return out
 
 
+def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
+    """``rows`` cut into near-equal chunks of at most ``most``; none if fewer than ``least``."""
+    n = -(-len(rows) // most)
+    base, extra = divmod(len(rows), n)
+    out, start = [], 0
+    for i in range(n):
+        size = base + (i < extra)
+        out.append(rows[start:start + size])
+        start += size
+    return [c for c in out if len(c) >= least]
+
+
+def _idle_rows(red: _Reducer, doomed: list[tuple[int, str]]) -> list[int]:
+    """Unsupported candidates unused for ``summary_idle_days`` (seed 002: a cluster of
+    similar low-value facts that accumulated); they join the summaries' pool."""
+    t, cfg = red.table, red.config
+    if cfg.summary_idle_days <= 0:
+        return []
+    cutoff = to_micros(red.now - timedelta(days=cfg.summary_idle_days))
+    rows = (t.live() & ~t.pinned & ~t.relation & (t.derived_level == 0)
+            & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff))
+    rows[[r for r, _ in doomed]] = False
+    return np.flatnonzero(rows).tolist()
+
+
 def _summarize_doomed(red: _Reducer, doomed: list[int],
                       summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
     """Summarize before forget: collapse groups of similar doomed episodic memories."""
@@ -545,8 +570,8 @@ def _summarize_doomed(red: _Reducer, doomed: list[int],
     weights = np.ones(pool.size, dtype=np.float32)
     pairs = same_scope([t.scopes[r] for r in pool.tolist()],
                        similar_pairs(vectors, cfg.summary_threshold, method="exact"))
-    groups = [g for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
-              if len(g) >= cfg.summary_min_group]
+    groups = [chunk for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
+              for chunk in _chunks(sorted(g), cfg.summary_max_group, cfg.summary_min_group)]
     if not groups:
         return
     red.by_id.fetch(t.ids[int(pool[i])] for g in groups for i in g)
@@ -716,7 +741,7 @@ def _finish(red: _Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[s
         red.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
     red.sync()
     doomed = _weak_rows(red)
-    _summarize_doomed(red, [r for r, _ in doomed], summarize)
+    _summarize_doomed(red, [r for r, _ in doomed] + _idle_rows(red, doomed), summarize)
     red.by_id.fetch(t.ids[r] for r, _ in doomed)
     for r, why in doomed:
         m = red.record(r)
@@ -795,7 +820,8 @@ def _unjudged(plan_: Plan, by_id: Mapping[str, Memory], judged: set[tuple[str, s
 
 def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig) -> list[Memory]:
     """The profile: active facts ranked by confidence, at most ``profile_size``."""
-    active = [m for m in memories if m.status is Status.ACTIVE
+    # Summaries digest many memories; they are found by search, not listed as facts.
+    active = [m for m in memories if m.status is Status.ACTIVE and m.kind is not Kind.SUMMARY
               and effective_confidence(m, now, config) >= config.min_confidence]
     active.sort(key=lambda m: (-effective_confidence(m, now, config), m.created_at, m.id))
     return active[: config.profile_size]

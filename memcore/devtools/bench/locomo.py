@@ -32,6 +32,7 @@ from typing import Any
 
 from memcore.client.client import Client
 from memcore.core.config import Settings
+from memcore.core.lexicon import canonical_terms, numbers
 from memcore.core.models import LIVE_STATUSES, Actor, Memory, Status
 from memcore.devtools.bench.common import (
     machine,
@@ -91,6 +92,7 @@ class StageResult:
 
     recall: list[float] = field(default_factory=list)
     strict: list[float] = field(default_factory=list)
+    carried: list[float] = field(default_factory=list)
     summaries: int = 0
     by_category: dict[int, list[float]] = field(default_factory=dict)
     memories: int = 0
@@ -101,7 +103,8 @@ class StageResult:
         """The stage's contract figures plus recall per category."""
         return {"recall_at_10": mean(self.recall), "memories": self.memories,
                 "words": self.words, "questions": len(self.recall),
-                "recall_at_10_strict": mean(self.strict), "summaries": self.summaries,
+                "recall_at_10_strict": mean(self.strict),
+                "recall_at_10_carried": mean(self.carried), "summaries": self.summaries,
                 "short_results": self.short_results,
                 "recall_by_category": {str(c): mean(v) for c, v in
                                        sorted(self.by_category.items())}}
@@ -255,8 +258,35 @@ def ingest(client: Client, convs: Sequence[Conversation], turns_per_add: int = 1
     return time.perf_counter() - t0
 
 
-def measure(client: Client, ns: str, conv: Conversation, hybrid: bool = True) -> StageResult:
-    """Recall@10 of the conversation's questions and the live size of ``ns``."""
+CARRIED_SHARE = 0.8
+
+
+def carries(summary: str, member: str, share: float = CARRIED_SHARE) -> bool:
+    """True if ``summary``'s text says what ``member`` said: every number of it and at
+    least ``share`` of its content terms (the lexicon's stems, stopwords left out)."""
+    wanted = canonical_terms(member)
+    if not numbers(member) <= numbers(summary):
+        return False
+    return len(wanted & canonical_terms(summary)) >= share * len(wanted)
+
+
+def source_texts(client: Client, ns: str) -> dict[str, list[str]]:
+    """Episode id -> texts of the live, non-derived memories citing it (before a pass)."""
+    out: dict[str, list[str]] = {}
+    for m in client.store.iter_memories(ns, statuses=LIVE_STATUSES):
+        if m.derived_level == 0:
+            for source in m.sources:
+                out.setdefault(source, []).append(m.text)
+    return out
+
+
+def measure(client: Client, ns: str, conv: Conversation, hybrid: bool = True,
+            said: Mapping[str, Sequence[str]] | None = None) -> StageResult:
+    """Recall@10 of the conversation's questions and the live size of ``ns``.
+
+    ``said``: episode id -> texts of the memories that cited it after ingestion; a
+    summary is credited in ``carried`` for an evidence turn only if its text carries
+    one of those texts (:func:`carries`)."""
     stage = StageResult()
     for m in client.store.iter_memories(ns, statuses=LIVE_STATUSES):
         stage.memories += 1
@@ -273,6 +303,13 @@ def measure(client: Client, ns: str, conv: Conversation, hybrid: bool = True) ->
         # since its text keeps only what they share.
         kept = {s for h in hits if h.memory.derived_level == 0 for s in h.memory.sources}
         stage.strict.append(len(kept & q.evidence) / len(q.evidence))
+        # Carried: a summary is credited for an evidence turn whose memory's words it kept.
+        carried = set(kept & q.evidence)
+        for h in hits:
+            if h.memory.derived_level > 0:
+                carried |= {s for s in set(h.memory.sources) & q.evidence
+                            if any(carries(h.memory.text, t) for t in (said or {}).get(s, ()))}
+        stage.carried.append(len(carried) / len(q.evidence))
         stage.by_category.setdefault(q.category, []).append(recall)
     return stage
 
@@ -283,6 +320,7 @@ def combine(stages: Sequence[StageResult]) -> dict[str, Any]:
     for s in stages:
         total.recall += s.recall
         total.strict += s.strict
+        total.carried += s.carried
         total.summaries += s.summaries
         total.memories += s.memories
         total.words += s.words
@@ -364,14 +402,16 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
     raw_ns = {c.name: store_raw(client, c) for c in convs}
     ingest_seconds = ingest(client, convs, turns_per_add)
     passes: dict[str, Any] = {}
+    said: dict[str, dict[str, list[str]]] = {}
     t_pass = time.perf_counter()
     for c in convs:
         per[c.name]["raw"] = measure(client, raw_ns[c.name], c, hybrid)
         per[c.name]["ingested"] = measure(client, c.namespace, c, hybrid)
+        said[c.name] = source_texts(client, c.namespace)
         passes[c.name] = client.consolidate(c.namespace, now=c.last_time, timeout=1800)
     pass_seconds = time.perf_counter() - t_pass
     for c in convs:
-        per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid)
+        per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid, said[c.name])
     counters = {c.name: client.store.counters(c.namespace) for c in convs}
     turns = sum(float(counters[n].get("turns", 0)) for n in counters)
     calls = sum(float(counters[n].get("model_calls", 0)) for n in counters)
@@ -419,9 +459,12 @@ def _pass_summary(report: Any) -> Any:
 def markdown(result: Mapping[str, Any]) -> str:
     """The stages as a table, plus the per-conversation recall."""
     rows = [(s, result[s]["recall_at_10"], result[s].get("recall_at_10_strict", ""),
-             result[s]["memories"], result[s].get("summaries", ""), result[s]["words"],
+             result[s].get("recall_at_10_carried", ""), result[s]["memories"],
+             result[s].get("summaries", ""), result[s]["words"],
              result[s]["words"] / max(1, result["raw"]["words"])) for s in STAGES]
     per = [(name, c["questions"], *(c[s]["recall_at_10"] for s in STAGES),
+            c["consolidated"].get("recall_at_10_strict", ""),
+            c["consolidated"].get("recall_at_10_carried", ""),
             *(c[s]["words"] for s in STAGES))
            for name, c in result["per_conversation"].items()]
     return "\n".join([
@@ -434,10 +477,13 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"merge calls per pass {result.get('merge_calls_per_pass', 0):.1f} "
         f"({result.get('merge_calls_per_changed', 0):.3f} per changed memory); "
         f"{result['seconds']:.0f} s.", "",
-        markdown_table(("stage", "recall_at_10", "strict (no summary credit)", "memories",
+        markdown_table(("stage", "recall_at_10", "strict (no summary credit)",
+                        "carried (summary credit if its text carries the turn's memory)",
+                        "memories",
                         "summaries", "words", "words / raw"), rows), "",
         markdown_table(("conversation", "questions", "raw recall", "ingested recall",
-                        "consolidated recall", "raw words", "ingested words",
+                        "consolidated recall", "consolidated strict", "consolidated carried",
+                        "raw words", "ingested words",
                         "consolidated words"), per), ""])
 
 
