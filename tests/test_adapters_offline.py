@@ -149,5 +149,21 @@ def test_summary_keeps_each_members_own_content_within_a_limit() -> None:
     assert line.startswith("Recurring (3 memories): Jon")
     for word in ("studio", "Boston", "mentors", "dancers", "bank"):
         assert word in line
-    long = summarize_group([f"Jon visited museum number {i} with friends" for i in range(200)])
-    assert len(long) <= 402
+    long = summarize_group([f"Jon visited museum number {i} with friends" for i in range(400)])
+    assert len(long) <= 1202
+
+
+def test_summary_carries_every_members_dates_names_and_numbers() -> None:
+    from memcore.adapters.offline import summarize_group
+    from memcore.core.lexicon import canonical_terms, numbers
+
+    members = ["Melanie ran a charity race for mental health on 20 May 2023.",
+               "Melanie signed up for a pottery class in July.",
+               "Melanie took her 3 kids camping at Lake Tahoe.",
+               "Melanie painted a sunset over the lake for Caroline.",
+               "Melanie read Becoming by Michelle Obama twice."]
+    line = summarize_group(members)
+    for text in members:
+        assert numbers(text) <= numbers(line)
+        assert canonical_terms(text) <= canonical_terms(line)  # every content word kept
+    assert len(line.split()) < sum(len(t.split()) for t in members)  # and shorter

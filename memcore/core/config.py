@@ -66,6 +66,9 @@ class ConsolidationConfig(BaseModel):
         default=30.0, ge=0,
         description="unsupported candidates unused this long are summarized with similar "
                     "ones (0: only fading memories are)")
+    summary_idle_max_importance: float = Field(
+        default=0.5, ge=0, le=1,
+        description="only idle candidates of at most this importance are summarized")
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
     max_pairs_per_memory: int = Field(
         default=3, ge=1,

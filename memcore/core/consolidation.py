@@ -546,14 +546,16 @@ def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
 
 
 def _idle_rows(red: _Reducer, doomed: list[tuple[int, str]]) -> list[int]:
-    """Unsupported candidates unused for ``summary_idle_days`` (seed 002: a cluster of
-    similar low-value facts that accumulated); they join the summaries' pool."""
+    """Unsupported, low-importance candidates unused for ``summary_idle_days`` (seed 002:
+    a cluster of similar low-value facts that accumulated); they join the summaries'
+    pool. Important or supported facts keep accumulating support instead."""
     t, cfg = red.table, red.config
     if cfg.summary_idle_days <= 0:
         return []
     cutoff = to_micros(red.now - timedelta(days=cfg.summary_idle_days))
     rows = (t.live() & ~t.pinned & ~t.relation & (t.derived_level == 0)
-            & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff))
+            & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff)
+            & (t.importance <= cfg.summary_idle_max_importance + 1e-9))
     rows[[r for r, _ in doomed]] = False
     return np.flatnonzero(rows).tolist()
 
