@@ -155,3 +155,15 @@ def test_shared_data_loads() -> None:
     assert len(convs) == 5
     assert sum(c.turns for c in convs) > 2000
     assert all(c.questions for c in convs)
+
+
+def test_carried_credit_needs_the_members_words_and_numbers() -> None:
+    from memcore.devtools.bench.locomo import carries
+
+    member = "Melanie ran a charity race for mental health on 20 May 2023."
+    digest = ("Recurring (2 memories): Melanie - ran charity race mental health 20 May 2023; "
+              "signed pottery class July.")
+    assert carries(digest, member)
+    assert not carries("Recurring (2 memories): Melanie - ran charity race mental health May.",
+                       member)  # the date's numbers are gone
+    assert not carries("Recurring (2 memories): Melanie, race 20 2023.", member)  # words gone

@@ -29,3 +29,13 @@ def test_bad_setting_names_the_field(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("MEMCORE_NEIGHBOURS", "0")
     with pytest.raises(ValueError, match="neighbours"):
         get_settings()
+
+
+def test_summary_threshold_follows_the_embedder_unless_set() -> None:
+    from memcore.core.config import SUMMARY_THRESHOLDS
+
+    assert Settings(embedder="hash").consolidation.summary_threshold == SUMMARY_THRESHOLDS["hash"]
+    assert Settings(embedder="local").consolidation.summary_threshold == SUMMARY_THRESHOLDS[
+        "local"]
+    chosen = Settings(embedder="hash", consolidation={"summary_threshold": 0.45})
+    assert chosen.consolidation.summary_threshold == 0.45

@@ -246,3 +246,53 @@ def test_a_pair_judged_the_same_keeps_the_more_informative_text() -> None:
     (kept,) = result.live()
     assert kept.id == short.id, "the strongest record survives (stable id)"
     assert kept.text == "Jon is excited to mentor young dancers at his studio."
+
+
+def _idle_store() -> list:  # type: ignore[type-arg]
+    def mem(text: str, vec: list[float], **kw: object) -> object:
+        return make_memory(text, vec, **kw)
+
+    old = [mem(f"Melanie went to a pottery class number {i}", [1.0, 0.02 * i, 0.0],
+               importance=0.5, last_used_h=0.0, status=Status.CANDIDATE) for i in range(4)]
+    keep = [mem("Melanie values her pottery teacher", [1.0, 0.1, 0.0], importance=0.8,
+                last_used_h=0.0, status=Status.CANDIDATE),
+            mem("Melanie bought pottery clay", [1.0, 0.12, 0.0], importance=0.5,
+                last_used_h=24 * 50.0, status=Status.CANDIDATE),
+            mem("Melanie teaches pottery", [1.0, 0.14, 0.0], importance=0.5,
+                last_used_h=0.0, status=Status.ACTIVE, explicit=True)]
+    return [*old, *keep]
+
+
+def test_idle_low_importance_candidates_are_summarized_with_their_words() -> None:
+    cfg = s000(summary_idle_days=30, summary_threshold=0.9, min_confidence=0.0,
+               merge_threshold=1.0, borderline_threshold=1.0)
+    now = hours(24 * 60.0)
+    result = consolidate(_idle_store(), now, cfg, JoinMerger())
+    (summary,) = [m for m in result.memories if m.kind is Kind.SUMMARY]
+    members = [m for m in result.memories if m.superseded_by == summary.id]
+    assert sorted(m.text for m in members) == [
+        f"Melanie went to a pottery class number {i}" for i in range(4)]
+    assert all(m.status is Status.TOMBSTONED for m in members)
+    assert sorted(summary.sources) == sorted(s for m in members for s in m.sources)
+    # Important, recently used and active memories are left as they were.
+    untouched = {m.text: m.status for m in result.memories
+                 if m.kind is not Kind.SUMMARY and m not in members}
+    assert untouched == {"Melanie values her pottery teacher": Status.CANDIDATE,
+                         "Melanie bought pottery clay": Status.CANDIDATE,
+                         "Melanie teaches pottery": Status.ACTIVE}
+    # Summaries are found by search, never listed as profile facts.
+    assert summary.status is Status.ACTIVE
+    assert summary.id not in {m.id for m in profile(result.memories, now, cfg)}
+    off = consolidate(_idle_store(), now, cfg.model_copy(update={"summary_idle_days": 0.0}),
+                      JoinMerger())
+    assert not [m for m in off.memories if m.kind is Kind.SUMMARY]
+
+
+def test_large_groups_are_cut_into_summaries_of_bounded_size() -> None:
+    mems = [make_memory(f"Jon visited museum {i}", [1.0, 0.001 * i], importance=0.5,
+                        status=Status.CANDIDATE, sources=[f"e{i}"]) for i in range(20)]
+    cfg = s000(summary_idle_days=30, summary_threshold=0.9, summary_max_group=8,
+               min_confidence=0.0, merge_threshold=1.0, borderline_threshold=1.0)
+    result = consolidate(mems, hours(24 * 60.0), cfg, JoinMerger())
+    sizes = sorted(len(m.sources) for m in result.memories if m.kind is Kind.SUMMARY)
+    assert sizes == [6, 7, 7]
