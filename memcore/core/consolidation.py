@@ -546,8 +546,8 @@ def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
 
 
 def _idle_rows(red: _Reducer, doomed: list[tuple[int, str]]) -> list[int]:
-    """Unsupported, low-importance candidates unused for ``summary_idle_days`` (seed 002:
-    a cluster of similar low-value facts that accumulated); they join the summaries'
+    """Unsupported, low-importance candidates unused for ``summary_idle_days`` (a heap
+    of similar low-value facts that accumulated, docs/design.md); they join the summaries'
     pool. Important or supported facts keep accumulating support instead."""
     t, cfg = red.table, red.config
     if cfg.summary_idle_days <= 0:
