@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from memcore.core.models import Status
 from tests.api_helpers import Api, api  # noqa: F401 - fixture
 from tests.cli_helpers import memory, put
@@ -125,5 +127,33 @@ def test_broker_down_is_503_not_500(redis_url: str) -> None:
         assert r.json()["error"]["code"] == "unavailable"
         ready = down.http.get("/readyz")
         assert ready.status_code == 503 and ready.json()["checks"]["broker"] != "ok"
+    finally:
+        gen.close()
+
+
+def test_waits_that_run_out_answer_202_not_5xx(redis_url: str) -> None:
+    """No workers here: tasks stay queued, so every wait runs out."""
+    from memcore import RemoteClient
+    from tests.api_helpers import serve
+
+    gen = serve(redis_url, api={"wait_timeout_seconds": 0.5})
+    slow = next(gen)
+    try:
+        key = slow.key(NS, role="write")
+        added = slow.call("POST", f"{BASE}/messages", key,
+                          json={"messages": [{"content": "hi"}], "wait": True})
+        assert added.status_code == 202 and added.json()["task_ids"]
+        waited = slow.call("POST", f"{BASE}/tasks/wait", key,
+                           json={"task_ids": added.json()["task_ids"], "timeout": 5})
+        assert waited.status_code == 200
+        assert waited.json() == {"results": [], "pending": added.json()["task_ids"]}
+        passed = slow.call("POST", f"{BASE}/consolidate", key, json={"wait": True})
+        assert passed.status_code == 202 and passed.json()["task_id"]
+        with RemoteClient(slow.url, key) as remote:
+            ids = remote.add(NS, [{"content": "hello"}])
+            with pytest.raises(TimeoutError):
+                remote.wait(ids, timeout=1)
+            with pytest.raises(TimeoutError):
+                remote.consolidate(NS, wait=True, timeout=1)
     finally:
         gen.close()

@@ -98,9 +98,10 @@ class WaitRequest(Strict):
 
 
 class WaitResponse(BaseModel):
-    """Each task's result, in order."""
+    """Each task's result, in order; or every id in ``pending`` if the wait ran out."""
 
     results: list[dict[str, Any]]
+    pending: list[str] = Field(default_factory=list)
 
 
 class SearchRequest(Strict):

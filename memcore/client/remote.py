@@ -108,7 +108,12 @@ class Calls:
             if ns is None:
                 raise ValueError(f"task_ids: {tid!r} was not enqueued by this client")
             groups.setdefault(ns, []).append(tid)
-        return [Call("POST", _ns(ns, "tasks", "wait"), lambda d: list(d["results"]),
+        def parse(data: Any) -> list[Any]:
+            if data.get("pending"):  # as Client.wait does when the time runs out
+                raise TimeoutError(f"tasks {data['pending']} did not finish within {timeout} s")
+            return list(data["results"])
+
+        return [Call("POST", _ns(ns, "tasks", "wait"), parse,
                      {"task_ids": ids, "timeout": timeout}, timeout=timeout + 30)
                 for ns, ids in groups.items()]
 
@@ -118,6 +123,9 @@ class Calls:
             if "report" in data:
                 return dict(data["report"])
             self.task_namespaces[str(data["task_id"])] = namespace
+            if wait:  # as Client.consolidate does when the time runs out
+                raise TimeoutError(f"pass {data['task_id']} of {namespace} did not finish "
+                                   f"within the server's wait limit ({timeout} s asked)")
             return str(data["task_id"])
 
         return Call("POST", _ns(namespace, "consolidate"), parse,

@@ -24,12 +24,13 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
 
 @router.post("/messages", status_code=202, response_model=TaskIds | MemoryIds,
              responses={200: {"model": MemoryIds, "description": "stored (wait=true)"},
-                        **errors(504)})
+                        **errors()})
 @requires(ApiRole.WRITE)
 def add_messages(body: AddRequest, response: Response, ns: str = NS,
                  state: ApiState = Depends(api_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
-    (``wait=true``: 200 with the memory ids written)."""
+    (``wait=true``: 200 with the memory ids written; still 202 with the task ids if that
+    takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``)."""
     client = state.client
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
     task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
@@ -38,7 +39,10 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
     state.tasks().record(ns, task_ids)
     if not body.wait:
         return TaskIds(task_ids=task_ids)
-    results = client.wait(task_ids, timeout=state.settings.api.wait_timeout_seconds)
+    try:
+        results = client.wait(task_ids, timeout=state.settings.api.wait_timeout_seconds)
+    except TimeoutError:  # accepted and still running: the caller can wait on the ids
+        return TaskIds(task_ids=task_ids)
     response.status_code = 200
     ids: list[str] = []
     for result in results:
@@ -48,19 +52,24 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
     return MemoryIds(memory_ids=ids, task_ids=task_ids)
 
 
-@router.post("/tasks/wait", response_model=WaitResponse, responses=errors(404, 504))
+@router.post("/tasks/wait", response_model=WaitResponse, responses=errors(404))
 @requires(ApiRole.WRITE)
 def wait_tasks(body: WaitRequest, ns: str = NS,
                state: ApiState = Depends(api_state)) -> WaitResponse:
-    """Block until tasks enqueued for this namespace finish; their results, in order."""
+    """Block until tasks enqueued for this namespace finish: their results, in order; or,
+    when the timeout runs out first, ``pending`` lists them all."""
     owned = state.tasks().owned(ns, body.task_ids)
     for task_id, mine in zip(body.task_ids, owned, strict=True):
         if not mine:
             raise KeyError(f"task {task_id!r} was not enqueued for this namespace "
                            "(or is older than a day)")
     timeout = min(body.timeout, state.settings.api.wait_timeout_seconds)
-    results = state.client.wait(body.task_ids, timeout=timeout)
-    return WaitResponse(results=[r if isinstance(r, dict) else {"result": r} for r in results])
+    try:
+        results = state.client.wait(body.task_ids, timeout=timeout)
+    except TimeoutError:  # not an error of the server: the tasks are still running
+        return WaitResponse(results=[], pending=list(body.task_ids))
+    return WaitResponse(results=[r if isinstance(r, dict) else {"result": r} for r in results],
+                        pending=[])
 
 
 @router.post("/search", response_model=SearchResponse, responses=errors())
