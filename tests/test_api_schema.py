@@ -31,6 +31,7 @@ def test_schemathesis_finds_nothing(celery_stack: LocalStack, long_mode: bool,  
              "-H", f"Authorization: Bearer {key}", "--checks", CHECKS, "-n", examples,
              "--max-time", budget, "--seed", "20261130", "--request-timeout", "30",
              "--report-dir", str(tmp_path)],
+            cwd=tmp_path,  # schemathesis keeps a cache in its working directory
             capture_output=True, text=True, timeout=int(budget) + 120, check=False)
     finally:
         gen.close()
