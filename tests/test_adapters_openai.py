@@ -44,6 +44,10 @@ class FakeOpenAI:
     base_url: str = ""
     replies: dict[str, deque[Reply]] = field(default_factory=lambda: defaultdict(deque))
     requests: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    # Like llama-cpp-python's server (0.3.x): response_format type "json_schema" is refused
+    # with HTTP 500 before any scripted reply is used; those requests are kept apart.
+    refuse_json_schema: bool = True
+    refused: list[dict[str, Any]] = field(default_factory=list)
 
     def script(self, path: str, *replies: Reply) -> None:
         self.replies[path].extend(replies)
@@ -68,6 +72,13 @@ def error(status: int) -> Reply:
     return Reply(status=status, body={"error": {"message": f"scripted {status}", "type": "x"}})
 
 
+# What llama-cpp-python's server answers to an OpenAI json_schema response_format.
+LLAMA_CPP_REFUSAL = Reply(status=500, body={"error": {
+    "message": "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+               "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema'}]",
+    "type": "internal_server_error"}})
+
+
 @pytest.fixture()
 def server() -> Iterator[FakeOpenAI]:
     fake = FakeOpenAI()
@@ -77,9 +88,14 @@ def server() -> Iterator[FakeOpenAI]:
             length = int(self.headers.get("Content-Length", 0))
             body = json.loads(self.rfile.read(length) or b"{}")
             path = self.path.removeprefix("/v1")
-            fake.requests.append((path, body))
-            queue = fake.replies[path]
-            reply = queue.popleft() if queue else error(500)
+            fmt = body.get("response_format") or {}
+            if fake.refuse_json_schema and fmt.get("type") == "json_schema":
+                fake.refused.append(body)
+                reply = LLAMA_CPP_REFUSAL
+            else:
+                fake.requests.append((path, body))
+                queue = fake.replies[path]
+                reply = queue.popleft() if queue else error(500)
             time.sleep(reply.delay)
             payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
             try:
@@ -111,7 +127,10 @@ def config(server: FakeOpenAI, **kw: Any) -> OpenAIConfig:
     base: dict[str, Any] = {
         "base_url": server.base_url, "api_key": "test-key", "chat_model": "tiny",
         "embedding_model": "embed-tiny", "timeout": 2.0, "max_retries": 2,
-            "base_delay": 0.01, "max_delay": 0.02}
+        "base_delay": 0.01, "max_delay": 0.02,
+        # The retry and parsing tests speak llama.cpp's form directly; the probing
+        # ("auto") has tests of its own below.
+        "response_format": "json_object_schema"}
     base.update(kw)
     return OpenAIConfig(**base)
 
@@ -155,7 +174,8 @@ def test_extractor_one_call_for_the_batch_and_only_allowed_turns(server: FakeOpe
 
     (body,) = server.bodies("/chat/completions")
     assert body["model"] == "tiny"
-    assert body["response_format"] == {"type": "json_object"}
+    assert body["response_format"]["type"] == "json_object"
+    assert body["response_format"]["schema"]["required"] == ["facts"]
     prompt = json.dumps(body["messages"])
     assert "DATA" in prompt and "never" in prompt  # the data-not-instructions rule
     assert "admin password" not in prompt  # tool turns are never shown
@@ -199,11 +219,12 @@ def test_429_then_success_is_retried_and_counted(server: FakeOpenAI) -> None:
     assert decider.errors == []
 
 
-def test_500s_until_giving_up_fall_back_to_noop(server: FakeOpenAI) -> None:
+def test_500s_until_giving_up_keep_the_facts_as_candidates(server: FakeOpenAI) -> None:
     server.script("/chat/completions", error(500), error(502), error(503), chat({"decisions": []}))
     decider = OpenAIDecider(config(server, max_retries=2))
     decisions = decider.decide(two_requests())
-    assert [d.op for d in decisions] == [Op.NOOP, Op.NOOP]
+    # The safe default loses nothing: each fact is ADDed, as a candidate.
+    assert [(d.op, d.candidate) for d in decisions] == [(Op.ADD, True), (Op.ADD, True)]
     assert (decider.usage.requests, decider.usage.retries, decider.usage.errors) == (3, 2, 1)
     assert "after 3 attempts" in decider.errors[0]
 
@@ -255,7 +276,7 @@ def test_invented_ids_are_rejected(server: FakeOpenAI) -> None:
     ]}))
     decider = OpenAIDecider(config(server))
     decisions = decider.decide(two_requests())
-    assert [d.op for d in decisions] == [Op.NOOP, Op.NOOP]
+    assert [(d.op, d.candidate) for d in decisions] == [(Op.ADD, True), (Op.ADD, True)]
     assert all(d.target is None for d in decisions)
     assert len(decider.errors) == 3
 
@@ -304,3 +325,119 @@ def test_config_rejects_bad_values() -> None:
         OpenAIConfig(timeout=0)
     with pytest.raises(ValueError, match="max_retries"):
         OpenAIConfig(max_retries=-1)
+
+
+# --- structured output: probing the response_format, safe defaults, small contexts ---------
+
+
+def test_auto_falls_back_from_json_schema_like_llama_cpp_and_remembers(
+        server: FakeOpenAI) -> None:
+    server.script("/chat/completions",
+                  chat({"decisions": [{"fact": 0, "op": "ADD"}, {"fact": 1, "op": "NOOP",
+                                                                 "target": 0}]}),
+                  chat({"decisions": [{"fact": 0, "op": "ADD"}, {"fact": 1, "op": "ADD"}]}))
+    decider = OpenAIDecider(config(server, response_format="auto"))
+    assert [d.op for d in decider.decide(two_requests())] == [Op.ADD, Op.NOOP]
+    # The OpenAI form was tried first and refused at once (no retries of that 500) ...
+    (refused,) = server.refused
+    assert refused["response_format"]["type"] == "json_schema"
+    schema = refused["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["decisions"]["items"]["properties"]["op"]["enum"] == [
+        "ADD", "UPDATE", "DELETE", "NOOP"]
+    # ... then llama.cpp's own form carried the same schema.
+    (answered,) = server.bodies("/chat/completions")
+    assert answered["response_format"] == {"type": "json_object", "schema": schema}
+    assert (decider.usage.format_fallbacks, decider.usage.retries, decider.errors) == (1, 0, [])
+    # Remembered for this endpoint: another adapter goes straight to the working form.
+    other = OpenAIDecider(config(server, response_format="auto"))
+    assert [d.op for d in other.decide(two_requests())] == [Op.ADD, Op.ADD]
+    assert len(server.refused) == 1 and other.usage.format_fallbacks == 0
+    assert server.bodies("/chat/completions")[1]["response_format"]["type"] == "json_object"
+
+
+def test_auto_ends_in_plain_json_mode_when_schemas_are_refused(server: FakeOpenAI) -> None:
+    schema_refusal = Reply(status=400, body={"error": {"message": "unknown field: schema"}})
+    server.script("/chat/completions", schema_refusal,
+                  chat({"summaries": [{"group": 0, "summary": "Hikes on weekends."}]}))
+    merger = OpenAIMerger(config(server, response_format="auto"))
+    assert merger.summarize([["hikes on Saturday", "hikes on Sunday"]]) == ["Hikes on weekends."]
+    first, second = server.bodies("/chat/completions")
+    assert "schema" in first["response_format"] and second["response_format"] == {
+        "type": "json_object"}
+    assert merger.usage.format_fallbacks == 2 and merger.errors == []
+
+
+def test_auto_keeps_json_schema_where_the_server_takes_it(server: FakeOpenAI) -> None:
+    server.refuse_json_schema = False  # an OpenAI-like server
+    server.script("/chat/completions", chat({"facts": []}), chat({"facts": []}))
+    extractor = OpenAIExtractor(config(server, response_format="auto", seed=7))
+    extractor.extract([ep("Hello there.")])
+    extractor.extract([ep("Hello again.")])
+    bodies = server.bodies("/chat/completions")
+    assert [b["response_format"]["type"] for b in bodies] == ["json_schema", "json_schema"]
+    assert bodies[0]["seed"] == 7 and bodies[0]["max_tokens"] == 1024
+    assert extractor.usage.format_fallbacks == 0
+
+
+def test_a_real_500_is_not_mistaken_for_a_refused_format(server: FakeOpenAI) -> None:
+    server.refuse_json_schema = False
+    server.script("/chat/completions", error(500), chat({"facts": []}))
+    extractor = OpenAIExtractor(config(server, response_format="auto"))
+    assert extractor.extract([ep("Hello there.")]) == []
+    # Retried in the same form, not stepped down.
+    assert [b["response_format"]["type"] for b in server.bodies("/chat/completions")] == [
+        "json_schema", "json_schema"]
+    assert (extractor.usage.retries, extractor.usage.format_fallbacks) == (1, 0)
+
+
+def test_unparseable_decisions_keep_every_fact_as_a_candidate(server: FakeOpenAI) -> None:
+    server.script("/chat/completions", chat("ADD the first, NOOP the second"),
+                  chat('{"decisions": [{"fact": 0, "op": '))
+    decider = OpenAIDecider(config(server))
+    decisions = decider.decide(two_requests())
+    assert [(d.op, d.candidate, d.target) for d in decisions] == [(Op.ADD, True, None)] * 2
+    assert decider.usage.repairs == 1
+    (message,) = decider.errors
+    assert message.startswith("decide: malformed model output after one repair")
+
+
+def test_a_reply_cut_off_at_max_tokens_is_repaired(server: FakeOpenAI) -> None:
+    cut = chat({"facts": [{"turn": 0, "text": "Caroline loves hiking."}]})
+    cut.body["choices"][0]["finish_reason"] = "length"  # complete-looking, but cut off
+    server.script("/chat/completions", cut,
+                  chat({"facts": [{"turn": 0, "text": "Caroline loves hiking."}]}))
+    extractor = OpenAIExtractor(config(server, max_tokens=64))
+    assert [f.text for f in extractor.extract([ep("I love hiking.")])] == [
+        "Caroline loves hiking."]
+    repair = server.bodies("/chat/completions")[1]["messages"][-1]["content"]
+    assert "cut off" in repair and extractor.usage.repairs == 1
+
+
+def test_batches_fit_the_input_budget(server: FakeOpenAI) -> None:
+    many = [DecisionRequest(f"Caroline fact number {i} " + "x" * 150,
+                            [Neighbour(f"m{i}", f"memory {i} " + "y" * 150, 0.8)])
+            for i in range(6)]
+    for _ in range(6):
+        server.script("/chat/completions", chat({"decisions": [
+            {"fact": j, "op": "ADD"} for j in range(6)]}))
+    decider = OpenAIDecider(config(server, max_input_chars=800))
+    decisions = decider.decide(many)
+    bodies = server.bodies("/chat/completions")
+    assert len(decisions) == 6 and all(d.op is Op.ADD for d in decisions)
+    assert 2 <= len(bodies) <= 6 and decider.usage.calls == len(bodies)
+    for body in bodies:
+        facts = json.loads(body["messages"][1]["content"])["facts"]
+        assert len(body["messages"][1]["content"]) <= 800 + 20 or len(facts) == 1
+        assert [f["id"] for f in facts] == list(range(len(facts)))  # ids restart per call
+    # Every fact was sent exactly once, in order.
+    sent = [f["text"] for b in bodies
+            for f in json.loads(b["messages"][1]["content"])["facts"]]
+    assert sent == [r.fact for r in many]
+    # Answers for ids beyond a call's own facts are reported, not applied.
+    assert len(decider.errors) == sum(6 - len(json.loads(b["messages"][1]["content"])["facts"])
+                                      for b in bodies)
+
+
+def test_config_rejects_an_unknown_response_format() -> None:
+    with pytest.raises(ValueError, match="response_format"):
+        OpenAIConfig(response_format="xml")

@@ -74,6 +74,10 @@ def openai_config(settings: Settings) -> OpenAIConfig:
         embedding_model=settings.embedding_model,
         timeout=settings.model_timeout,
         max_retries=settings.model_max_retries,
+        response_format=settings.model_response_format,
+        max_tokens=settings.model_max_tokens,
+        seed=settings.model_seed,
+        max_input_chars=settings.model_input_chars,
     )
 
 

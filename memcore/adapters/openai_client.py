@@ -5,12 +5,20 @@ every attempt, retry and backoff is ours to count and to configure: 429, 5xx,
 408/409 and timeouts/connection errors are retried with exponential backoff;
 other errors fail at once. Malformed output gets one repair attempt quoting
 the parse error; after that the caller falls back to its safe default.
+
+Structured output: with ``response_format="auto"`` the first call to an endpoint asks
+for the answer's JSON schema the OpenAI way (``{"type": "json_schema", ...}``). A server
+that rejects it (llama.cpp's server answers HTTP 500, others 400/422) is asked again with
+``{"type": "json_object", "schema": ...}`` (llama.cpp's own form, enforced by a grammar),
+then with plain JSON mode. The mode that worked is remembered per endpoint and model,
+so the probing costs one rejected request per process.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,6 +33,13 @@ T = TypeVar("T")
 M = TypeVar("M", bound=BaseModel)
 
 _RETRY_STATUS = frozenset({408, 409, 429})
+RESPONSE_FORMATS = ("auto", "json_schema", "json_object_schema", "json_object", "none")
+"""``auto`` probes the next three in order; ``none`` sends no response_format."""
+_PROBE_ORDER = ("json_schema", "json_object_schema", "json_object")
+# A status that says "this request's form is not supported" rather than "try again".
+_FORM_REJECTED = frozenset({400, 404, 415, 422, 501})
+_working_formats: dict[tuple[str, str], str] = {}
+_formats_lock = threading.Lock()
 _FENCE = re.compile(r"^```(?:json)?\s*(.*?)\s*```$", re.DOTALL)
 
 
@@ -45,9 +60,19 @@ class OpenAIConfig:
     base_delay: float = 0.5  # first backoff; doubles per retry
     max_delay: float = 8.0
     temperature: float = 0.0
-    json_mode: bool = True  # send response_format={"type": "json_object"}
+    response_format: str = "auto"  # one of RESPONSE_FORMATS
+    max_tokens: int | None = 1024  # room for the JSON; a cut-off reply is malformed
+    seed: int | None = None  # sent when set (repeatable sampling on servers that honour it)
+    max_input_chars: int = 3000  # a batch's JSON input per call (small context windows)
 
     def __post_init__(self) -> None:
+        if self.response_format not in RESPONSE_FORMATS:
+            raise ValueError(f"response_format must be one of {', '.join(RESPONSE_FORMATS)}; "
+                             f"got {self.response_format!r}")
+        if self.max_tokens is not None and self.max_tokens < 16:
+            raise ValueError(f"max_tokens must be >= 16, got {self.max_tokens}")
+        if self.max_input_chars < 200:
+            raise ValueError(f"max_input_chars must be >= 200, got {self.max_input_chars}")
         if self.timeout <= 0:
             raise ValueError(f"timeout must be positive, got {self.timeout}")
         if self.max_retries < 0:
@@ -81,6 +106,56 @@ def _retry_after(exc: Exception) -> float | None:
         return float(value) if value is not None else None
     except ValueError:
         return None
+
+
+def _format_rejected(exc: Exception) -> bool:
+    """Did the server refuse the request's response_format (not a passing failure)?"""
+    if not isinstance(exc, openai.APIStatusError):
+        return False
+    if exc.status_code in _FORM_REJECTED:
+        return True
+    # llama.cpp's server answers 500 naming the field it could not validate.
+    text = str(exc).lower()
+    return exc.status_code >= 500 and ("response_format" in text or "json_schema" in text)
+
+
+class FormatRejected(ModelCallError):
+    """The server refused a response_format; the next, plainer one is tried."""
+
+
+def json_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """``model``'s JSON schema with every ``$ref`` inlined (grammar converters and
+    small servers handle a flat schema best)."""
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and ref.startswith("#/$defs/"):
+                return inline(defs[ref.removeprefix("#/$defs/")])
+            # Length bounds become huge grammars in llama.cpp's converter; the pydantic
+            # model still checks them.
+            return {k: inline(v) for k, v in node.items()
+                    if k not in ("title", "default", "description", "minLength", "maxLength")}
+        if isinstance(node, list):
+            return [inline(v) for v in node]
+        return node
+
+    out: dict[str, Any] = inline(schema)
+    return out
+
+
+def response_format(mode: str, name: str, schema: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``response_format`` request field of ``mode`` (None: send none)."""
+    if mode == "json_schema":
+        return {"type": "json_schema",
+                "json_schema": {"name": name, "schema": schema, "strict": False}}
+    if mode == "json_object_schema":
+        return {"type": "json_object", "schema": schema}
+    if mode == "json_object":
+        return {"type": "json_object"}
+    return None
 
 
 def describe(exc: Exception) -> str:
@@ -121,8 +196,25 @@ class JSONChat:
         self.client = client or config.client()
         self._sleep = sleep
 
-    def with_retries(self, send: Callable[[], T]) -> T:
-        """Run ``send`` with exponential backoff on retryable errors."""
+    @property
+    def endpoint(self) -> tuple[str, str]:
+        """What the working response_format is remembered for: server and model."""
+        return (str(self.client.base_url), self.config.chat_model)
+
+    def formats(self) -> list[str]:
+        """The response_format modes to try, in order."""
+        mode = self.config.response_format
+        if mode != "auto":
+            return [mode]
+        with _formats_lock:
+            known = _working_formats.get(self.endpoint)
+        return [known] if known else list(_PROBE_ORDER)
+
+    def with_retries(self, send: Callable[[], T], probing: bool = False) -> T:
+        """Run ``send`` with exponential backoff on retryable errors.
+
+        ``probing``: a refused response_format raises :class:`FormatRejected` at once.
+        """
         usage = self.owner.usage
         cfg = self.config
         for attempt in range(cfg.max_retries + 1):
@@ -130,6 +222,8 @@ class JSONChat:
             try:
                 return send()
             except openai.OpenAIError as exc:
+                if probing and _format_rejected(exc):
+                    raise FormatRejected(f"response_format refused: {describe(exc)}") from exc
                 if not _retryable(exc):
                     raise ModelCallError(f"model request failed: {describe(exc)}") from exc
                 if attempt == cfg.max_retries:
@@ -144,11 +238,17 @@ class JSONChat:
                 self._sleep(delay)
         raise AssertionError("unreachable")  # the loop always returns or raises
 
-    def _complete(self, messages: list[dict[str, str]]) -> str:
+    def _send(self, messages: list[dict[str, str]], mode: str, name: str,
+              schema: dict[str, Any], probing: bool) -> Any:
         cfg = self.config
         extra: dict[str, Any] = {}
-        if cfg.json_mode:
-            extra["response_format"] = {"type": "json_object"}
+        fmt = response_format(mode, name, schema)
+        if fmt is not None:
+            extra["response_format"] = fmt
+        if cfg.max_tokens is not None:
+            extra["max_tokens"] = cfg.max_tokens
+        if cfg.seed is not None:
+            extra["seed"] = cfg.seed
 
         def send() -> Any:
             return self.client.chat.completions.create(
@@ -156,23 +256,50 @@ class JSONChat:
                 temperature=cfg.temperature, **extra,
             )
 
-        response = self.with_retries(send)
+        return self.with_retries(send, probing=probing)
+
+    def _complete(self, messages: list[dict[str, str]], name: str,
+                  schema: dict[str, Any]) -> tuple[str, bool]:
+        """The reply's text and whether it was cut off (max_tokens ran out)."""
+        modes = self.formats()
+        response: Any = None
+        for i, mode in enumerate(modes):
+            probing = len(modes) > 1 and i < len(modes) - 1
+            try:
+                response = self._send(messages, mode, name, schema, probing)
+            except FormatRejected:
+                self.owner.usage.format_fallbacks += 1
+                continue  # the next, plainer form
+            if len(modes) > 1:
+                with _formats_lock:
+                    _working_formats[self.endpoint] = mode
+            break
         usage = getattr(response, "usage", None)
         if usage is not None:
             self.owner.count_tokens(int(usage.prompt_tokens or 0),
                                     int(usage.completion_tokens or 0))
         if not response.choices:
-            return ""
-        return response.choices[0].message.content or ""
+            return "", False
+        choice = response.choices[0]
+        return choice.message.content or "", choice.finish_reason == "length"
+
+    def _parse(self, reply: tuple[str, bool], schema: type[M]) -> M:
+        content, cut = reply
+        if cut:
+            raise ValueError("the reply was cut off at max_tokens (unfinished JSON); "
+                             "answer shorter")
+        return parse_json(content, schema)
 
     def ask(self, system: str, user: str, schema: type[M], what: str) -> M | None:
         """One logical call: the parsed answer, or None (error recorded) for the safe default."""
         self.owner.count_call()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        shape = json_schema(schema)
         try:
-            content = self._complete(messages)
+            reply = self._complete(messages, schema.__name__, shape)
+            content = reply[0]
             try:
-                return parse_json(content, schema)
+                return self._parse(reply, schema)
             except ValueError as first:
                 # One repair attempt: show the model its own reply and what was wrong.
                 self.owner.usage.repairs += 1
@@ -183,7 +310,7 @@ class JSONChat:
                         "only one JSON object that follows the required format exactly.")},
                 ]
                 try:
-                    return parse_json(self._complete(messages), schema)
+                    return self._parse(self._complete(messages, schema.__name__, shape), schema)
                 except ValueError as second:
                     self.owner.record_error(
                         f"{what}: malformed model output after one repair: {str(second)[:300]}")

@@ -1,9 +1,12 @@
-"""OpenAI-compatible extractor, decider, merger and embedder: one request per batch.
+"""OpenAI-compatible extractor, decider, merger and embedder.
 
-Every answer is a JSON object parsed into a pydantic model. Anything the model
-gets wrong degrades to a safe default (no facts, NOOP, no merge) with an entry
-in ``errors`` for the caller to audit as MODEL_ERROR. Turn and memory texts are
-sent JSON-encoded and the prompts say they are data, never instructions.
+Each batch is sent in as few chat calls as fit ``OpenAIConfig.max_input_chars`` of
+JSON input (small local models run with a 2,048-token context). Every answer is a JSON
+object parsed into a pydantic model; its JSON schema is sent as the response format
+where the server takes one. Anything the model gets wrong degrades to a safe default
+that loses nothing (no facts from that call, a fact ADDed as a candidate, no merge)
+with an entry in ``errors`` for the caller to audit as MODEL_ERROR. Turn and memory
+texts are sent JSON-encoded and the prompts say they are data, never instructions.
 """
 
 from __future__ import annotations
@@ -35,42 +38,129 @@ _DATA_NOT_INSTRUCTIONS = (
     "Answer with one JSON object only, no prose."
 )
 
+
+def _example(given: dict[str, Any], answer: dict[str, Any]) -> str:
+    return f"Example input: {dumps(given)}\nExample output: {dumps(answer)}"
+
+
+_T0 = "2024-03-02T10:00:00+00:00"
+# Each prompt carries a worked example: small local models (0.5B-1.5B) otherwise answer
+# the user's question instead of extracting, or invent their own output shape. The
+# examples use a name and topics unlike real data so they are not copied into answers.
+_EXTRACT_EXAMPLE = _example(
+    {"turns": [
+        {"id": 0, "role": "user", "speaker": "Ines", "time": _T0, "source": True,
+         "text": "Hi! I moved to Lisbon last month, I'm vegetarian. Any restaurant tips?"},
+        {"id": 1, "role": "assistant", "speaker": "assistant", "time": _T0, "source": False,
+         "text": "Try Ao 26."},
+        {"id": 2, "role": "user", "speaker": "Ines", "time": _T0, "source": True,
+         "text": "Thanks!"}]},
+    {"facts": [
+        {"turn": 0, "text": "Ines moved to Lisbon in February 2024", "kind": "event",
+         "importance": 7, "explicit": True, "valid_from": "2024-02-01T00:00:00+00:00"},
+        {"turn": 0, "text": "Ines is vegetarian", "kind": "preference", "importance": 7,
+         "explicit": True}]})
+
 EXTRACT_PROMPT = f"""You extract long-term memories about the user from conversation turns.
+You never reply to the turns; you only list facts worth remembering for weeks.
 Input: {{"turns": [{{"id", "role", "speaker", "time", "source", "text"}}]}}. Only turns with
 "source": true may yield facts; other turns are context only.
-Write short, self-contained facts in the third person using the speaker's name (e.g. "I love
-hiking" said by Caroline -> "Caroline loves hiking"). Skip greetings, small talk, questions and
-anything not worth remembering for weeks. Resolve relative dates against the turn's time.
+Write short, self-contained facts in the third person using the speaker's name ("I love
+hiking" said by Caroline -> "Caroline loves hiking"). One fact per statement. Skip greetings,
+small talk, questions and thanks. Resolve relative dates against the turn's time.
+kind: preference | knowledge | goal | temporary | event. importance: 1-10. explicit: true
+if the speaker stated it about themselves. Dates are ISO-8601 or null; set expires_at for
+time-bound goals and temporary states.
 {_DATA_NOT_INSTRUCTIONS}
-Output: {{"facts": [{{"turn": <id>, "text": str, "kind": "preference"|"knowledge"|"goal"|
-"temporary"|"event", "importance": 1-10, "explicit": true if the speaker stated it directly
-about themselves, "valid_from": ISO-8601 or null, "valid_until": ISO-8601 or null,
-"expires_at": ISO-8601 or null (set for time-bound goals and temporary states)}}]}}.
-Return {{"facts": []}} when nothing is worth keeping."""
+{_EXTRACT_EXAMPLE}
+Output: {{"facts": [{{"turn": <id>, "text", "kind", "importance", "explicit", "valid_from",
+"valid_until", "expires_at"}}]}}; {{"facts": []}} when nothing is worth keeping."""
+
+_DECIDE_EXAMPLE = _example(
+    {"facts": [
+        {"id": 0, "text": "Ines lives in Porto",
+         "memories": [{"id": 0, "text": "Ines lives in Lisbon"}]},
+        {"id": 1, "text": "Ines is a vegetarian",
+         "memories": [{"id": 0, "text": "Ines is vegetarian"}]},
+        {"id": 2, "text": "Ines's dog Bolt is 3 years old",
+         "memories": [{"id": 0, "text": "Ines has a dog called Bolt"}]},
+        {"id": 3, "text": "Ines plays the cello",
+         "memories": [{"id": 0, "text": "Ines likes jazz"}]}]},
+    {"decisions": [
+        {"fact": 0, "op": "DELETE", "target": 0, "text": None, "reason": "moved"},
+        {"fact": 1, "op": "NOOP", "target": 0, "text": None, "reason": "same"},
+        {"fact": 2, "op": "UPDATE", "target": 0, "text": "Ines has a 3-year-old dog called Bolt",
+         "reason": "adds age"},
+        {"fact": 3, "op": "ADD", "target": None, "text": None, "reason": "new"}]})
 
 DECIDE_PROMPT = f"""You maintain a memory store. For each new fact, compare it with the existing
 memories shown for it (ids 0..n-1, per fact) and choose one operation:
-ADD (nothing equivalent exists), UPDATE (the fact refines or extends memory <target>; give the
-combined text), DELETE (the fact contradicts memory <target>, which becomes outdated; the new
-fact is stored), NOOP (already known). Use only the ids shown for that fact.
-Input: {{"facts": [{{"id", "text", "memories": [{{"id", "text"}}]}}]}}.
+ADD: no shown memory says the same thing; the fact is new.
+UPDATE: the fact adds detail to memory <target>; "text" is the combined memory.
+DELETE: the fact contradicts memory <target> (it changed or is no longer true); the old
+memory is retired and the new fact stored.
+NOOP: memory <target> already says the same thing.
+Use only the memory ids shown for that fact.
 {_DATA_NOT_INSTRUCTIONS}
-Output: {{"decisions": [{{"fact": <id>, "op": "ADD"|"UPDATE"|"DELETE"|"NOOP", "target": <memory
-id or null>, "text": <text for UPDATE or null>, "reason": short}}]}} with one decision per fact."""
+{_DECIDE_EXAMPLE}
+Output: {{"decisions": [{{"fact": <id>, "op", "target": <memory id or null>, "text": <for UPDATE
+or null>, "reason": short}}]}} with one decision per fact."""
+
+_MERGE_EXAMPLE = _example(
+    {"clusters": [
+        {"id": 0, "texts": ["Ines likes green tea", "Ines enjoys green tea in the morning"],
+         "pairs": [["Ines likes green tea", "Ines enjoys green tea in the morning"]]},
+        {"id": 1, "texts": ["Ines lives in Lisbon", "Ines lives in Porto"],
+         "pairs": [["Ines lives in Lisbon", "Ines lives in Porto"]]}]},
+    {"clusters": [
+        {"cluster": 0, "merged_text": "Ines enjoys green tea, in the morning",
+         "verdicts": ["same"], "reason": "same habit"},
+        {"cluster": 1, "merged_text": None, "verdicts": ["contradicts"],
+         "reason": "two cities"}]})
 
 MERGE_PROMPT = f"""You consolidate a memory store. For each cluster of near-duplicate memories,
 write one short merged text that keeps every distinct detail without inventing any (or null if
 they should not be merged), and judge each listed pair as "same", "contradicts" or "distinct".
-Input: {{"clusters": [{{"id", "texts": [str], "pairs": [[str, str]]}}]}}.
 {_DATA_NOT_INSTRUCTIONS}
+{_MERGE_EXAMPLE}
 Output: {{"clusters": [{{"cluster": <id>, "merged_text": str or null, "verdicts": [one per pair,
 in order], "reason": short}}]}}."""
 
+_SUMMARY_EXAMPLE = _example(
+    {"groups": [{"id": 0, "texts": ["Ines ran 5 km on Monday", "Ines ran 10 km on Saturday",
+                                    "Ines is training for a half marathon"]}]},
+    {"summaries": [{"group": 0,
+                    "summary": "Ines runs 5-10 km regularly to train for a half marathon"}]})
+
 SUMMARY_PROMPT = f"""Summarize each group of related memories in one short line that keeps the
 recurring theme and key details.
-Input: {{"groups": [{{"id", "texts": [str]}}]}}.
 {_DATA_NOT_INSTRUCTIONS}
+{_SUMMARY_EXAMPLE}
 Output: {{"summaries": [{{"group": <id>, "summary": str}}]}}."""
+
+KINDS = ("preference", "knowledge", "goal", "temporary", "event")
+OPS = ("ADD", "UPDATE", "DELETE", "NOOP")
+VERDICTS = ("same", "contradicts", "distinct")
+_MAX_TEXT_CHARS = 1500  # one turn or memory in a prompt; keeps a batch inside n_ctx
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= _MAX_TEXT_CHARS else text[:_MAX_TEXT_CHARS] + " ..."
+
+
+def batches(sizes: Sequence[int], budget: int) -> list[list[int]]:
+    """Consecutive index groups whose sizes add up to at most ``budget`` (an item
+    larger than the budget goes alone): one model call per group."""
+    out: list[list[int]] = []
+    used = 0
+    for i, size in enumerate(sizes):
+        if out and used + size <= budget:
+            out[-1].append(i)
+            used += size
+        else:
+            out.append([i])
+            used = size
+    return out
 
 
 class _Loose(BaseModel):
@@ -82,7 +172,7 @@ class FactOut(_Loose):
 
     turn: int
     text: str = Field(min_length=1, max_length=2000)
-    kind: str = "knowledge"
+    kind: str = Field(default="knowledge", json_schema_extra={"enum": list(KINDS)})
     importance: float = 5
     explicit: bool = False
     valid_from: str | None = None
@@ -100,7 +190,7 @@ class DecisionOut(_Loose):
     """One decision as the model writes it."""
 
     fact: int
-    op: str
+    op: str = Field(json_schema_extra={"enum": list(OPS)})
     target: int | None = None
     text: str | None = None
     reason: str = ""
@@ -117,7 +207,8 @@ class ClusterOut(_Loose):
 
     cluster: int
     merged_text: str | None = None
-    verdicts: list[str] = Field(default_factory=list)
+    verdicts: list[str] = Field(default_factory=list,
+                                json_schema_extra={"items": {"enum": list(VERDICTS)}})
     reason: str = ""
 
 
@@ -161,7 +252,7 @@ def _kind(value: str) -> Kind:
 
 
 class OpenAIExtractor(Metered):
-    """Extracts facts from all turns of a batch in one chat call."""
+    """Extracts facts from the turns of a batch, one chat call per prompt-sized group."""
 
     def __init__(self, config: OpenAIConfig, allow_assistant: bool = False,
                  client: openai.OpenAI | None = None) -> None:
@@ -174,23 +265,32 @@ class OpenAIExtractor(Metered):
             episode.role is Role.ASSISTANT and self.allow_assistant)
 
     def extract(self, episodes: Sequence[Episode]) -> list[ExtractedFact]:
-        """Facts of the allowed turns; an empty list when the model call fails."""
+        """Facts of the allowed turns; none from a group whose model call fails."""
         # Tool and system turns are never shown: their text is untrusted.
         shown = [e for e in episodes if e.role in (Role.USER, Role.ASSISTANT)]
         if not any(self._source(e) for e in shown):
             return []  # nothing may yield facts: no call at all
         turns = [{"id": i, "role": e.role.value, "speaker": e.speaker,
-                  "time": e.timestamp.isoformat(), "source": self._source(e), "text": e.text}
-                 for i, e in enumerate(shown)]
-        answer = self.chat.ask(EXTRACT_PROMPT, dumps({"turns": turns}), FactsOut, "extract")
-        if answer is None:
-            return []
+                  "time": e.timestamp.isoformat(), "source": self._source(e),
+                  "text": _clip(e.text)} for i, e in enumerate(shown)]
         facts: list[ExtractedFact] = []
-        for out in answer.facts:
-            if not (0 <= out.turn < len(shown)) or not self._source(shown[out.turn]):
-                self.record_error(f"extract: fact cites turn {out.turn}, which may not yield facts")
+        budget = self.chat.config.max_input_chars
+        for group in batches([len(dumps(t)) for t in turns], budget):
+            part = [shown[i] for i in group]
+            if not any(self._source(e) for e in part):
                 continue
-            facts.append(self._fact(out, shown[out.turn]))
+            # Ids restart at 0 in each group: the model only sees its own group.
+            payload = [{**turns[i], "id": j} for j, i in enumerate(group)]
+            answer = self.chat.ask(EXTRACT_PROMPT, dumps({"turns": payload}), FactsOut,
+                                   "extract")
+            if answer is None:
+                continue
+            for out in answer.facts:
+                if not (0 <= out.turn < len(part)) or not self._source(part[out.turn]):
+                    self.record_error(
+                        f"extract: fact cites turn {out.turn}, which may not yield facts")
+                    continue
+                facts.append(self._fact(out, part[out.turn]))
         return facts
 
     @staticmethod
@@ -218,21 +318,39 @@ class _ChatAdapter(Metered):
         self.chat = JSONChat(config, self, client)
 
 
+def _kept(reason: str) -> Decision:
+    """The safe default that loses nothing: the fact is ADDed as a candidate."""
+    return Decision(op=Op.ADD, reason=reason, candidate=True)
+
+
 class OpenAIDecider(_ChatAdapter):
-    """Chooses ADD/UPDATE/DELETE/NOOP for all facts of a turn in one chat call."""
+    """Chooses ADD/UPDATE/DELETE/NOOP for the facts of a turn, one call per prompt-sized group.
+
+    A fact whose decision is missing or unusable (failed call, unparseable answer,
+    unknown op, a target that was not shown) is ADDed as a candidate, never dropped;
+    the error is recorded for the MODEL_ERROR audit.
+    """
 
     def decide(self, requests: Sequence[DecisionRequest]) -> list[Decision]:
-        """One decision per request; NOOP wherever the model fails or invents an id."""
+        """One decision per request."""
         if not requests:
             return []
-        payload = {"facts": [
-            {"id": i, "text": r.fact,
-             "memories": [{"id": j, "text": n.text} for j, n in enumerate(r.neighbours)]}
-            for i, r in enumerate(requests)]}
-        answer = self.chat.ask(DECIDE_PROMPT, dumps(payload), DecisionsOut, "decide")
+        items = [{"text": _clip(r.fact),
+                  "memories": [{"id": j, "text": _clip(n.text)}
+                               for j, n in enumerate(r.neighbours)]}
+                 for r in requests]
+        decisions: list[Decision] = []
+        budget = self.chat.config.max_input_chars
+        for group in batches([len(dumps(x)) for x in items], budget):
+            decisions += self._decide([requests[i] for i in group],
+                                      [{"id": j, **items[i]} for j, i in enumerate(group)])
+        return decisions
+
+    def _decide(self, requests: Sequence[DecisionRequest],
+                facts: list[dict[str, Any]]) -> list[Decision]:
+        answer = self.chat.ask(DECIDE_PROMPT, dumps({"facts": facts}), DecisionsOut, "decide")
         if answer is None:
-            return [Decision(op=Op.NOOP, reason="model call failed; safe default")
-                    for _ in requests]
+            return [_kept("model answer unusable; kept as a candidate") for _ in requests]
         chosen: dict[int, Decision] = {}
         for out in answer.decisions:
             if not (0 <= out.fact < len(requests)):
@@ -242,22 +360,22 @@ class OpenAIDecider(_ChatAdapter):
         decisions = []
         for i in range(len(requests)):
             if i not in chosen:
-                self.record_error(f"decide: no decision for fact {i}; NOOP")
-            decisions.append(chosen.get(i) or Decision(op=Op.NOOP, reason="no decision; default"))
+                self.record_error(f"decide: no decision for fact {i}; kept as a candidate")
+            decisions.append(chosen.get(i) or _kept("no decision; kept as a candidate"))
         return decisions
 
     def _check(self, out: DecisionOut, request: DecisionRequest) -> Decision:
-        """Validate one decision; invented ids and unknown ops become NOOP."""
+        """Validate one decision; invented ids and unknown ops keep the fact as a candidate."""
         try:
             op = Op(out.op.strip().upper())
         except ValueError:
-            self.record_error(f"decide: unknown op {out.op[:20]!r}; NOOP")
-            return Decision(op=Op.NOOP, reason="unknown op rejected")
+            self.record_error(f"decide: unknown op {out.op[:20]!r}; kept as a candidate")
+            return _kept("unknown op rejected; kept as a candidate")
         valid = out.target is not None and 0 <= out.target < len(request.neighbours)
         if op in (Op.UPDATE, Op.DELETE) and not valid:
             self.record_error(f"decide: {op.value} targets id {out.target}, which was not shown;"
-                              " NOOP")
-            return Decision(op=Op.NOOP, reason=f"rejected invented id {out.target}")
+                              " kept as a candidate")
+            return _kept(f"rejected invented id {out.target}; kept as a candidate")
         if op is Op.ADD:
             return Decision(op=op, reason=out.reason)
         text = (out.text or "").strip() or request.fact
@@ -273,16 +391,24 @@ def _verdict(value: str) -> Verdict:
 
 
 class OpenAIMerger(_ChatAdapter):
-    """Writes merged texts and judges pairs for all clusters of a batch in one chat call."""
+    """Writes merged texts and judges pairs for the clusters of a batch, one call per
+    prompt-sized group."""
 
     def merge(self, clusters: Sequence[ClusterRequest]) -> list[ClusterOutcome]:
         """One outcome per cluster; no merge and DISTINCT verdicts when the model fails."""
         if not clusters:
             return []
-        payload = {"clusters": [{"id": i, "texts": list(c.texts),
-                                 "pairs": [list(p) for p in c.pair_texts]}
-                                for i, c in enumerate(clusters)]}
-        answer = self.chat.ask(MERGE_PROMPT, dumps(payload), ClustersOut, "merge")
+        items = [{"texts": [_clip(t) for t in c.texts],
+                  "pairs": [[_clip(a), _clip(b)] for a, b in c.pair_texts]} for c in clusters]
+        outcomes: list[ClusterOutcome] = []
+        for group in batches([len(dumps(x)) for x in items], self.chat.config.max_input_chars):
+            outcomes += self._merge([clusters[i] for i in group],
+                                    [{"id": j, **items[i]} for j, i in enumerate(group)])
+        return outcomes
+
+    def _merge(self, clusters: Sequence[ClusterRequest],
+               payload: list[dict[str, Any]]) -> list[ClusterOutcome]:
+        answer = self.chat.ask(MERGE_PROMPT, dumps({"clusters": payload}), ClustersOut, "merge")
         found = {} if answer is None else {c.cluster: c for c in answer.clusters}
         outcomes = []
         for i, cluster in enumerate(clusters):
@@ -305,10 +431,15 @@ class OpenAIMerger(_ChatAdapter):
         """One summary per group; an empty string (= do not summarize) when the model fails."""
         if not groups:
             return []
-        payload = {"groups": [{"id": i, "texts": list(g)} for i, g in enumerate(groups)]}
-        answer = self.chat.ask(SUMMARY_PROMPT, dumps(payload), SummariesOut, "summarize")
-        found = {} if answer is None else {s.group: s.summary.strip() for s in answer.summaries}
-        return [found.get(i, "") for i in range(len(groups))]
+        items = [[_clip(t) for t in g] for g in groups]
+        out: list[str] = []
+        for part in batches([len(dumps(x)) for x in items], self.chat.config.max_input_chars):
+            payload = {"groups": [{"id": j, "texts": items[i]} for j, i in enumerate(part)]}
+            answer = self.chat.ask(SUMMARY_PROMPT, dumps(payload), SummariesOut, "summarize")
+            found = ({} if answer is None
+                     else {s.group: s.summary.strip() for s in answer.summaries})
+            out += [found.get(j, "") for j in range(len(part))]
+        return out
 
 
 class OpenAIEmbedder(Metered):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Self
+from typing import Literal, Self
 
 from pydantic import BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -110,6 +110,15 @@ class Settings(BaseSettings):
     embedding_model: str = "text-embedding-3-small"
     model_timeout: float = Field(default=30.0, gt=0)
     model_max_retries: int = Field(default=3, ge=0)
+    model_response_format: Literal["auto", "json_schema", "json_object_schema", "json_object",
+                                   "none"] = Field(
+        default="auto",
+        description="auto (json_schema, then llama.cpp's json_object+schema, then JSON mode) | "
+                    "json_schema | json_object_schema | json_object | none")
+    model_max_tokens: int = Field(default=1024, ge=16, description="reply budget per call")
+    model_seed: int | None = Field(default=None, description="sampling seed sent to the model")
+    model_input_chars: int = Field(
+        default=3000, ge=200, description="JSON input per model call (small context windows)")
     neighbours: int = Field(default=5, ge=1, le=100, description="top-s for the write path")
     merge_threshold: float | None = Field(
         default=None, description="cosine to auto-merge; default: the embedder's calibration")

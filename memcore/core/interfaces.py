@@ -69,6 +69,9 @@ class Decision:
     target: int | None = None
     text: str | None = None
     reason: str = ""
+    # An ADD the decider could not vouch for (its answer was unusable): the fact is kept,
+    # but as a candidate that needs more support, whatever its explicitness.
+    candidate: bool = False
 
 
 class Verdict(StrEnum):

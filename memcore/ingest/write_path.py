@@ -268,8 +268,9 @@ class IngestPipeline:
         report.decision_facts += len(requests)
         self._audit_model_errors(namespace, origin[requests[-1][1].source].timestamp)
         if len(decisions) != len(requests):
-            decisions = [Decision(Op.NOOP, reason="decider answered the wrong number of items")
-                         ] * len(requests)
+            # Loses nothing: each fact is kept as a candidate.
+            decisions = [Decision(Op.ADD, reason="decider answered the wrong number of items",
+                                  candidate=True)] * len(requests)
         for (index, fact, vec, near), decision in zip(requests, decisions, strict=True):
             self._apply(namespace, index, fact, vec, near, decision, origin[fact.source],
                         report)
@@ -289,7 +290,8 @@ class IngestPipeline:
         op = decision.op
         why = decision.reason or op.value
         if op is Op.ADD or (op in (Op.UPDATE, Op.DELETE) and target is None):
-            self._add(namespace, index, fact, vec, episode, why, op.value, report)
+            self._add(namespace, index, fact, vec, episode, why, op.value, report,
+                      candidate=decision.candidate)
             return
         if op is Op.NOOP:
             if target is None and near:
@@ -337,8 +339,11 @@ class IngestPipeline:
         )
 
     def _add(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
-             episode: Episode, reason: str, decision: str | None, report: IngestReport) -> None:
+             episode: Episode, reason: str, decision: str | None, report: IngestReport,
+             candidate: bool = False) -> None:
         memory = self._memory(namespace, index, fact, vec, episode)
+        if candidate:
+            memory.status = Status.CANDIDATE
         self.store.add(namespace, memory, actor=Actor.INGEST, reason=reason, decision=decision)
         report.count(Op.ADD)
         report.memory_ids.append(memory.id)

@@ -19,8 +19,9 @@ class ModelUsage:
     ``calls`` counts logical model calls (one per batch), ``requests`` the HTTP
     requests actually sent (retries and repair attempts included), ``retries``
     the re-sends after 429 / 5xx / timeouts, ``repairs`` the follow-ups after
-    malformed output and ``errors`` the calls that ended in a safe default or
-    an exception.
+    malformed output, ``format_fallbacks`` the requests whose response_format the
+    server refused (answered again in a plainer form) and ``errors`` the calls that
+    ended in a safe default or an exception.
     """
 
     calls: int = 0
@@ -30,6 +31,7 @@ class ModelUsage:
     retries: int = 0
     requests: int = 0
     repairs: int = 0
+    format_fallbacks: int = 0
 
     @property
     def total_tokens(self) -> int:

@@ -279,6 +279,12 @@ def totals(per: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def decisions_by_type(counters: Mapping[str, Any]) -> dict[str, int]:
+    """The write path's ``decisions.<OP>`` counters as ``{OP: n}``."""
+    return {key.split(".", 1)[1]: int(float(value)) for key, value in counters.items()
+            if str(key).startswith("decisions.")}
+
+
 def messages(scenario: Scenario) -> list[dict[str, Any]]:
     """The scenario's turns as ``Client.add`` messages."""
     return [{"role": t["role"].value, "content": t["text"], "timestamp": t["at"],
@@ -333,6 +339,7 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
                 per[s.name] = judge(s, texts)
                 counters = client.store.counters(s.namespace)
                 per[s.name]["model_calls"] = float(counters.get("model_calls", 0))
+                per[s.name]["decisions"] = decisions_by_type(counters)
                 per[s.name]["pass"] = ({k: report[k] for k in ("batches", "events")
                                         if k in report} if isinstance(report, Mapping)
                                        else report)
@@ -352,6 +359,11 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
     result["phrasings"] = {tag: sum(p["tags"].get(tag, 0) for p in per.values())
                            for tag in ("change", "please")}
     result["seconds"] = time.perf_counter() - t0
+    result["decisions"] = {op: sum(p["decisions"].get(op, 0) for p in per.values())
+                           for op in ("ADD", "UPDATE", "DELETE", "NOOP")}
+    turns = max(1, result["turns"])
+    result["model_calls_per_turn"] = sum(p["model_calls"] for p in per.values()) / turns
+    result["seconds_per_turn"] = result["seconds"] / turns
     result["machine"] = machine()
     if out is not None:
         write_outputs(result, Path(out), markdown(result), plot)
@@ -377,7 +389,10 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"# bench profile ({result['models']} models, {result['embedder']} embedder)", "",
         f"{result['scenarios']} scenarios, {result['turns']} turns "
         f"({result['phrasings']['change']} change phrasings, "
-        f"{result['phrasings']['please']} 'please' turns); {result['seconds']:.0f} s.", "",
+        f"{result['phrasings']['please']} 'please' turns); {result['seconds']:.0f} s "
+        f"({result.get('seconds_per_turn', 0):.1f} s and "
+        f"{result.get('model_calls_per_turn', 0):.2f} model calls per turn); decisions "
+        f"{result.get('decisions', {})}.", "",
         markdown_table(head, rows), "",
         markdown_table(("scenario", "held out", "turns", "facts", "precision", "recall",
                         "stale", "noise", "unmatched"), per), "",
