@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from datetime import timedelta
 
 from memcore.adapters.timephrases import resolve
-from memcore.core.compare import relation_of
+from memcore.core.compare import relation_for
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.lexicon import content_terms, fold, stem, word_set
-from memcore.core.models import Episode, Kind, Relation, Role
+from memcore.core.models import Episode, Kind, Role
 from memcore.observability.usage import Metered
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+-\s+(?=[A-Z])")
@@ -518,14 +518,5 @@ class OfflineExtractor(Metered):
             valid_from=valid_from,
             valid_until=valid_until,
             expires_at=expires_at,
-            relation=_relation(text),
+            relation=relation_for(text),
         )
-
-
-def _relation(text: str) -> Relation | None:
-    """The subject-predicate-object form of a fact, when it has one."""
-    found = relation_of(text)
-    if found is None:
-        return None
-    subject, predicate, obj = found
-    return Relation(subject=subject[:256], predicate=predicate[:128], object=obj[:256])

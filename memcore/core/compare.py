@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from memcore.core.lexicon import canonical_terms, fold, numbers, polarity, stem, word_set
+from memcore.core.models import Relation as MemoryRelation
 
 # Exclusive predicates: a subject has one value at a time, so a new value
 # retires the old one. Each pattern captures (subject, value).
@@ -174,6 +175,15 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
 _PREDICATES = {"residence": "lives_in", "employer": "works_at", "job": "works_as",
                "name": "is_named", "age": "has_age", "partner": "partner_of",
                "school": "studies_at"}
+
+
+def relation_for(text: str) -> MemoryRelation | None:
+    """:func:`relation_of` as the memory model's relation, or None."""
+    found = relation_of(text)
+    if found is None:
+        return None
+    subject, predicate, obj = found
+    return MemoryRelation(subject=subject[:256], predicate=predicate[:128], object=obj[:256])
 
 
 def relation_of(text: str) -> tuple[str, str, str] | None:

@@ -19,7 +19,7 @@ from datetime import datetime
 import numpy as np
 
 from memcore.adapters import Models
-from memcore.core.compare import relation_of
+from memcore.core.compare import relation_for, relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.core.models import (
@@ -335,7 +335,9 @@ class IngestPipeline:
             explicit=fact.explicit,
             status=Status.ACTIVE if fact.explicit else Status.CANDIDATE,
             valid_from=fact.valid_from or now, valid_until=fact.valid_until,
-            expires_at=fact.expires_at, relation=fact.relation, created_at=now, updated_at=now,
+            expires_at=fact.expires_at,
+            # Model-written facts come without one: the pass's change rules need the slot.
+            relation=fact.relation or relation_for(fact.text), created_at=now, updated_at=now,
         )
 
     def _add(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
