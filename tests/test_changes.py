@@ -16,6 +16,7 @@ from memcore.core.compare import Relation, change_of, relate, slot_of, supersess
 from memcore.core.config import Settings
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Role, Status
+from memcore.core.text import texts_conflict
 from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 
@@ -101,6 +102,14 @@ def test_possessions_never_supersede_each_other() -> None:
     assert supersessions([str(i) for i in range(300)], texts, [float(i) for i in range(300)]) == []
     for i in range(1, 300):
         assert relate(texts[i], texts[i - 1])[0] is not Relation.CONTRADICTS
+
+
+def test_named_things_are_never_duplicates() -> None:
+    a = "Ann owns a red bike called item1 that Ann bought in Paris in 2019."
+    b = "Ann owns a red bike called item2 that Ann bought in Paris in 2019."
+    assert texts_conflict(a, b)  # never auto-merged, however close the vectors
+    assert relate(b, a)[0] is Relation.DISTINCT
+    assert relate(a, a)[0] is Relation.SAME
 
 
 def test_slots_and_changes_parse() -> None:

@@ -354,6 +354,10 @@ _ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|
                      re.I)
 
 
+# A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
+_ANAPHORA = re.compile(r"\b(?:them|it|those|these|that one)\b", re.I)
+
+
 def _with_subject(sentence: str) -> str:
     """Chat drops the subject: "Gonna continue my edu", "Moved to Porto", "Next goal: X"."""
     if _SUBJECTLESS.match(sentence):
@@ -439,7 +443,9 @@ class OfflineExtractor(Metered):
             if not sentence or raw.strip().endswith("?") or _QUESTION_START.match(sentence):
                 continue
             said_by_self = bool(_FIRST_PERSON.search(sentence))
-            for claim in split_claims(sentence):
+            for n, claim in enumerate(split_claims(sentence)):
+                if n and _ANAPHORA.search(claim):
+                    continue  # "..., my doctor said I don't need them": leans on the clause before
                 for fact in self._claim_facts(claim, name, episode, said_by_self):
                     if fold(fact.text) not in seen:
                         seen.add(fold(fact.text))

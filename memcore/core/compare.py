@@ -167,7 +167,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
         return Relation.EXTENDS, "new fact adds detail to the old one"
     if terms_new < terms_old and nums_new <= nums_old:
         return Relation.SUBSUMED, "already known in more detail"
-    if overlap >= 0.85 and nums_new == nums_old:
+    if overlap >= 0.85 and nums_new == nums_old and not names_differ(new, old):
         return Relation.SAME, f"near-identical wording (overlap {overlap:.2f})"
     return Relation.DISTINCT, "different content"
 
@@ -175,6 +175,17 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
 _PREDICATES = {"residence": "lives_in", "employer": "works_at", "job": "works_as",
                "name": "is_named", "age": "has_age", "partner": "partner_of",
                "school": "studies_at"}
+
+
+_NAMED = re.compile(r"\b(?:called|named)\s+([\w'-]+)", re.I)
+
+
+def names_differ(a: str, b: str) -> bool:
+    """Both texts name what they talk about ("a bike called item1") and the names differ:
+    two things, however alike the rest of the wording."""
+    na = {m.lower() for m in _NAMED.findall(a)}
+    nb = {m.lower() for m in _NAMED.findall(b)}
+    return bool(na and nb and na != nb)
 
 
 def relation_for(text: str) -> MemoryRelation | None:

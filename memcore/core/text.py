@@ -67,16 +67,17 @@ class MinHasher:
 
 def texts_conflict(a: str, b: str) -> bool:
     """True if two near-identical texts differ in negation or in the numbers they state,
-    or one says the other's thing has ended or been replaced ("uses Firefox" and "uses
-    Chrome instead of Firefox").
+    or name different things ("a dog called Luna" and "a dog called Coco"), or one says
+    the other's thing has ended or been replaced ("uses Firefox" and "uses Chrome
+    instead of Firefox").
 
     Such pairs stay close in embedding space, so they are never auto-merged; the
     model (or the offline rules) judges them instead.
     """
-    from memcore.core.compare import change_of, ends
+    from memcore.core.compare import change_of, ends, names_differ
     from memcore.core.lexicon import numbers, polarity
 
-    if polarity(a) != polarity(b) or numbers(a) != numbers(b):
+    if polarity(a) != polarity(b) or numbers(a) != numbers(b) or names_differ(a, b):
         return True
     for new, old in ((a, b), (b, a)):
         change = change_of(new)
