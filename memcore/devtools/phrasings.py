@@ -5,7 +5,10 @@ write path (the same :class:`~memcore.ingest.write_path.IngestPipeline` the work
 run, default models, an embedded Redis), runs a consolidation pass, and reports the
 facts extracted from the probe, the write path's decisions for it, and the live and
 superseded memories after the pass. ``python -m memcore.devtools.phrasings``
-prints a Markdown list (used for the before/after record in notes/benchmarks.md).
+prints a Markdown list (used for the before/after record in notes/benchmarks.md);
+``--possessions N`` instead feeds N turns "I own a <adj> <thing> called itemN that I
+bought in <city> in <year>." and counts the write path's decisions and the pass's events
+(owning things is multi-valued: nothing should be superseded).
 """
 
 from __future__ import annotations
@@ -96,6 +99,49 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
         redis.stop()
 
 
+def possessions(n: int, seed: int = 12) -> dict[str, Any]:
+    """``n`` templated possession turns, in process: decisions, pass events, statuses."""
+    import random
+    from collections import Counter
+
+    from memcore.adapters import build_models
+    from memcore.consolidate.passes import run_pass
+    from memcore.core.config import Settings
+    from memcore.devtools.stack import EmbeddedRedis
+    from memcore.ingest.write_path import IngestPipeline
+    from memcore.store import MemoryStore
+
+    rng = random.Random(seed)
+    adjectives = ["red", "blue", "green", "old", "new", "small", "large", "shiny", "vintage",
+                  "cheap"]
+    things = ["bike", "lamp", "camera", "desk", "guitar", "watch", "chair", "kettle", "radio",
+              "rug"]
+    cities = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Dublin"]
+    redis = EmbeddedRedis()
+    try:
+        settings = Settings(redis_url=redis.url, openai_api_key=None)
+        store = MemoryStore.from_url(redis.url)
+        models = build_models(settings)
+        pipeline = IngestPipeline(store, models, settings)
+        t0 = datetime(2026, 1, 1, tzinfo=UTC)
+        decisions: Counter[str] = Counter()
+        for i in range(n):
+            text = (f"I own a {rng.choice(adjectives)} {rng.choice(things)} called item{i} "
+                    f"that I bought in {rng.choice(cities)} in {rng.randrange(2000, 2025)}.")
+            ep = Episode(id=f"own{i}", namespace="own", role=Role.USER, speaker="Sam",
+                         text=text, timestamp=t0 + timedelta(minutes=i))
+            report_ = pipeline.ingest("own", [ep])
+            decisions.update({str(k): v for k, v in report_.decisions.items()})
+        report = run_pass(store, "own", settings.consolidation, models.merger,
+                          now=t0 + timedelta(minutes=n + 1))
+        statuses = Counter(m.status.value for m in store.iter_memories("own"))
+        return {"turns": n, "write_path_decisions": dict(decisions),
+                "pass_events": dict(getattr(report, "events", {}) or {}),
+                "statuses_after_pass": dict(statuses)}
+    finally:
+        redis.stop()
+
+
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
     """One bullet per case: the probe, what was stored, what is live / superseded after
     the pass."""
@@ -112,7 +158,12 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Print the cases as Markdown (``--json`` for JSON)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--possessions", type=int, default=0, metavar="N",
+                        help="instead: N templated possession turns and one pass")
     args = parser.parse_args(argv)
+    if args.possessions:
+        print(json.dumps(possessions(args.possessions)))
+        return []
     rows = run_cases()
     print(json.dumps(rows, indent=1) if args.json else markdown(rows))
     return rows
