@@ -147,3 +147,12 @@ def test_write_path_and_pass_keep_the_profile_current(redis_url: str) -> None:
             "Ann's hobbies are salsa dancing."} <= stale
     assert "Ann's hobbies are painting." in live
     assert sum("owns a red bike" in t for t in live) == 2
+
+
+def test_templated_possessions_through_the_write_path_and_a_pass() -> None:
+    from memcore.devtools.phrasings import possessions
+
+    result = possessions(60)
+    assert result["write_path_decisions"] == {"ADD": 60}
+    assert "SUPERSEDE" not in result["pass_events"] and "MERGE" not in result["pass_events"]
+    assert result["statuses_after_pass"] == {"active": 60}

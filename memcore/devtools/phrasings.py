@@ -14,13 +14,20 @@ bought in <city> in <year>." and counts the write path's decisions and the pass'
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from memcore.core.models import Episode, Role, Status
+
+if TYPE_CHECKING:
+    from memcore.adapters import Models
+    from memcore.core.config import Settings
+    from memcore.ingest.write_path import IngestPipeline
+    from memcore.store import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -57,10 +64,10 @@ CASES: tuple[Case, ...] = (
 )
 
 
-def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
-    """Each case in its own namespace of a fresh embedded Redis, default settings."""
+@contextlib.contextmanager
+def _in_process() -> Iterator[tuple[MemoryStore, Models, Settings, IngestPipeline]]:
+    """The workers' write path over a fresh embedded Redis, offline models."""
     from memcore.adapters import build_models
-    from memcore.consolidate.passes import run_pass
     from memcore.core.config import Settings
     from memcore.devtools.stack import EmbeddedRedis
     from memcore.ingest.write_path import IngestPipeline
@@ -71,7 +78,16 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
         settings = Settings(redis_url=redis.url, openai_api_key=None)
         store = MemoryStore.from_url(redis.url)
         models = build_models(settings)
-        pipeline = IngestPipeline(store, models, settings)
+        yield store, models, settings, IngestPipeline(store, models, settings)
+    finally:
+        redis.stop()
+
+
+def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
+    """Each case in its own namespace of a fresh embedded Redis, default settings."""
+    from memcore.consolidate.passes import run_pass
+
+    with _in_process() as (store, models, settings, pipeline):
         t0 = datetime(2026, 1, 1, tzinfo=UTC)
         out = []
         for n, case in enumerate(cases):
@@ -95,8 +111,6 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
                                      if m.status is Status.SUPERSEDED),
             })
         return out
-    finally:
-        redis.stop()
 
 
 def possessions(n: int, seed: int = 12) -> dict[str, Any]:
@@ -104,12 +118,7 @@ def possessions(n: int, seed: int = 12) -> dict[str, Any]:
     import random
     from collections import Counter
 
-    from memcore.adapters import build_models
     from memcore.consolidate.passes import run_pass
-    from memcore.core.config import Settings
-    from memcore.devtools.stack import EmbeddedRedis
-    from memcore.ingest.write_path import IngestPipeline
-    from memcore.store import MemoryStore
 
     rng = random.Random(seed)
     adjectives = ["red", "blue", "green", "old", "new", "small", "large", "shiny", "vintage",
@@ -117,12 +126,7 @@ def possessions(n: int, seed: int = 12) -> dict[str, Any]:
     things = ["bike", "lamp", "camera", "desk", "guitar", "watch", "chair", "kettle", "radio",
               "rug"]
     cities = ["Paris", "Rome", "Oslo", "Lima", "Tokyo", "Cairo", "Quito", "Dublin"]
-    redis = EmbeddedRedis()
-    try:
-        settings = Settings(redis_url=redis.url, openai_api_key=None)
-        store = MemoryStore.from_url(redis.url)
-        models = build_models(settings)
-        pipeline = IngestPipeline(store, models, settings)
+    with _in_process() as (store, models, settings, pipeline):
         t0 = datetime(2026, 1, 1, tzinfo=UTC)
         decisions: Counter[str] = Counter()
         for i in range(n):
@@ -138,8 +142,6 @@ def possessions(n: int, seed: int = 12) -> dict[str, Any]:
         return {"turns": n, "write_path_decisions": dict(decisions),
                 "pass_events": dict(getattr(report, "events", {}) or {}),
                 "statuses_after_pass": dict(statuses)}
-    finally:
-        redis.stop()
 
 
 def markdown(rows: Sequence[dict[str, Any]]) -> str:
