@@ -24,7 +24,12 @@ def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
              413: "body too large", 422: "invalid input (the field is named)",
              503: "data store unreachable", 504: "the wait ran out"}
     codes = (401, 403, 413, 422, 503, *extra)
-    return {code: {"model": ErrorBody, "description": texts[code]} for code in codes}
+    out: dict[int | str, dict[str, Any]] = {
+        code: {"model": ErrorBody, "description": texts[code]} for code in codes}
+    # uvicorn itself answers a request it cannot parse (e.g. a request line over its
+    # size limit) before the app sees it.
+    out[400] = {"description": "malformed HTTP request, refused by the HTTP server"}
+    return out
 
 
 def bare(memory: Memory) -> Memory:
