@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -46,6 +47,8 @@ from memcore.store import EraseReport, MemoryStore
 
 if TYPE_CHECKING:
     from celery import Celery
+
+_CELERY_LOCK = threading.Lock()
 
 MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
@@ -240,7 +243,14 @@ class Client:
     @property
     def celery(self) -> Celery:
         """A bare Celery producer on the broker (no task code imported)."""
-        if self._celery is None:
+        if self._celery is not None:
+            return self._celery
+        # The API server's threads reach this at once on their first requests: a
+        # concurrent first import of celery sees a half-initialized module
+        # ("cannot import name 'Celery'"), so one thread builds the app.
+        with _CELERY_LOCK:
+            if self._celery is not None:
+                return self._celery
             from celery import Celery
 
             from memcore.messaging.celery_config import celery_config, celery_urls
@@ -251,7 +261,7 @@ class Client:
             app = Celery("memcore-client")
             app.conf.update(celery_config(self.settings, broker, backend))
             self._celery = app
-        return self._celery
+            return app
 
     # -- write path ---------------------------------------------------------------------
 
