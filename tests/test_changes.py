@@ -64,6 +64,9 @@ KEEPS = [
     ("Ann switched from PyCharm to VS Code.", "Ann no longer uses PyCharm."),
     ("Ann works as a nurse.", "Ann is a vegetarian."),
     ("Ann lives in Porto.", "Ann lives in Porto with Ann's partner."),
+    # Conversation, not a change: the speaker's name is never what ended.
+    ("Ann went to a support group and it was so powerful.", "Ann haven't done pottery yet."),
+    ("Ann painted that lake sunrise in 2022.", "Ann has done an abstract painting too."),
 ]
 
 

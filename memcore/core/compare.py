@@ -246,9 +246,11 @@ _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
         (rf"^{_C}{_ADV}(?:quit|left|stopped|gave up|given up|finished|completed|sold|ended|"
          r"cancelled|canceled|retired from|dropped out of|moved out of|got rid of|lost|passed) "
          r"(?P<x>.+)$", "x", True),
-        (r"^(?P<x>.+?) (?:is|are|was) (?:now )?over\b", "x", False),
-        (r"^(?P<x>[^,;]+?) (?:is |was )?(?:done|finished|completed)\b", "x", False),
-        (r"^(?P<x>.+?) (?:has |have )?(?:died|passed away)\b", "x", False),
+        # "The Lyon project is over", "anatomy exam done", "Biscuit died ...": the thing
+        # that ended is the subject, a short one, and the clause says nothing else.
+        (r"^(?P<x>(?:[^ ,;]+ ){0,3}[^ ,;]+) (?:is |are |was )?(?:now )?(?:over|done|finished|"
+         r"completed)$", "x", False),
+        (r"^(?P<x>(?:[^ ,;]+ ){0,2}[^ ,;]+) (?:has |have )?(?:died|passed away)\b", "x", False),
         (r"(?:^|, )(?:actually |sorry |correction )?(?:it's|it is|they're|that's|that is) "
          r"(?P<y>[^,;]+), not (?P<x>[^,.;]+)", "x", False),
         (r"^(?P<s>[^ ]+) .*?, not (?P<x>[^,.;]+?)(?:,|$)", "x", True),
