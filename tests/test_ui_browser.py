@@ -1,11 +1,12 @@
 """The inspector in a real browser: Debian's chromium driven by selenium, against a real
 server, real Redis and real Celery workers fed the sample conversation.
 
-Screenshots of each page go to bench/ui/ (the README shows two of them).
+Screenshots of each page go to bench/ui/latest/ (the README shows two of bench/ui/).
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -28,7 +29,10 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 
-SHOTS = Path(__file__).resolve().parent.parent / "bench" / "ui"
+# Every run saves its screenshots in bench/ui/latest/ (ignored by git); the README's
+# copies in bench/ui/ are refreshed with MEMCORE_UI_SCREENSHOTS=bench/ui.
+SHOTS = Path(os.environ.get("MEMCORE_UI_SCREENSHOTS")
+             or Path(__file__).resolve().parent.parent / "bench" / "ui" / "latest")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 
