@@ -94,6 +94,9 @@ def test_quick_run_extracted(tmp_path: Path, redis_url: str) -> None:
     assert data["raw"]["memories"] == 8  # every turn of the 3 sessions, nothing else
     assert data["ingested"]["memories"] > 0
     assert data["model_calls_per_turn"] > 0
+    assert data["models"] == "offline"
+    assert sum(data["decisions"].values()) > 0 and set(data["decisions"]) <= {
+        "ADD", "UPDATE", "DELETE", "NOOP"}
     assert "| raw |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
 
@@ -167,3 +170,12 @@ def test_carried_credit_needs_the_members_words_and_numbers() -> None:
     assert not carries("Recurring (2 memories): Melanie - ran charity race mental health May.",
                        member)  # the date's numbers are gone
     assert not carries("Recurring (2 memories): Melanie, race 20 2023.", member)  # words gone
+
+
+def test_models_option_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tiny_locomo(tmp_path)
+    with pytest.raises(ValueError, match="--models"):
+        run_locomo(tmp_path, quick=True, models="gpt")
+    monkeypatch.delenv("MEMCORE_OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="MEMCORE_OPENAI_API_KEY"):
+        run_locomo(tmp_path, quick=True, models="openai")

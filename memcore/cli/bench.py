@@ -52,6 +52,8 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
                                       help="hybrid (BM25 + vector, default) | vector."),
            sets: list[str] = typer.Option([], "--set", metavar="KEY=VALUE",
                                           help="A setting for this run (repeatable)."),
+           models: str = typer.Option("offline", "--models",
+                                      help="offline | openai (MEMCORE_OPENAI_* settings)."),
            out: Path = typer.Option(..., "--out", dir_okay=False,
                                     help="JSON result (plus .md and .png next to it)."),
            ) -> None:
@@ -60,7 +62,7 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
 
     result = run_locomo(data, embedder=embedder, facts=facts, quick=quick, out=out,
                         overrides=parse_sets(sets), turns_per_add=turns_per_add,
-                        search=search)
+                        search=search, models=models)
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str))
 
 

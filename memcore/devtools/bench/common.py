@@ -96,6 +96,30 @@ def write_outputs(result: Mapping[str, Any], out: Path, markdown: str,
         plot(result, out.with_suffix(".png"))
 
 
+MODELS = ("offline", "openai")
+
+
+def decisions_by_type(counters: Mapping[str, Any]) -> dict[str, int]:
+    """The write path's ``decisions.<OP>`` counters as ``{OP: n}``."""
+    return {key.split(".", 1)[1]: int(float(value)) for key, value in counters.items()
+            if str(key).startswith("decisions.")}
+
+
+def models_env(models: str) -> dict[str, str]:
+    """The workers' environment for ``--models``: ``offline`` rules (even if a key is set)
+    or the OpenAI-compatible endpoint of the ``MEMCORE_OPENAI_*`` settings."""
+    if models not in MODELS:
+        raise ValueError(f"--models: expected one of {', '.join(MODELS)}; got {models!r}")
+    if models == "offline":
+        return {"MEMCORE_OPENAI_API_KEY": ""}  # the offline rules even if a key is set
+    from memcore.core.config import Settings
+
+    if not Settings().openai_api_key:
+        raise ValueError("--models openai: set MEMCORE_OPENAI_API_KEY (any value for a local "
+                         "server) and MEMCORE_OPENAI_BASE_URL")
+    return {}
+
+
 _STACK_ENV = ("MEMCORE_BROKER_URL", "MEMCORE_RESULT_BACKEND")
 
 

@@ -35,8 +35,10 @@ from memcore.core.config import Settings
 from memcore.core.lexicon import canonical_terms, numbers
 from memcore.core.models import LIVE_STATUSES, Actor, Memory, Status
 from memcore.devtools.bench.common import (
+    decisions_by_type,
     machine,
     markdown_table,
+    models_env,
     pyplot,
     running_stack,
     save_figure,
@@ -333,7 +335,8 @@ def combine(stages: Sequence[StageResult]) -> dict[str, Any]:
 def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
                quick: bool = False, out: Path | None = None, redis_url: str | None = None,
                ingest_concurrency: int = 2, overrides: Mapping[str, str] | None = None,
-               turns_per_add: int = 1, search: str = "hybrid") -> dict[str, Any]:
+               turns_per_add: int = 1, search: str = "hybrid",
+               models: str = "offline") -> dict[str, Any]:
     """Run the LoCoMo benchmark once and write ``out`` (JSON), ``.md`` and ``.png``.
 
     ``overrides``: settings for this run (``{"add_threshold": "0.6", "consolidation":
@@ -351,12 +354,14 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
         raise ValueError(f"turns_per_add must be >= 1, got {turns_per_add}")
     env = {"MEMCORE_EMBEDDER": embedder,
            "MEMCORE_EXTRACTOR": "provided" if facts == "observations" else "auto",
+           **models_env(models),
            **{f"MEMCORE_{k.upper()}": v for k, v in overrides.items()}}
     t0 = time.perf_counter()
     with running_stack(redis_url, ingest_concurrency=ingest_concurrency, env=env) as stack:
         assert stack.redis_url
         settings = settings_with(overrides, redis_url=stack.redis_url, embedder=embedder,
-                                 extractor=env["MEMCORE_EXTRACTOR"])
+                                 extractor=env["MEMCORE_EXTRACTOR"],
+                                 **({"openai_api_key": None} if models == "offline" else {}))
         client = Client(settings=settings)
         try:
             result = _run(client, convs, embedder, facts, turns_per_add, search == "hybrid")
@@ -364,6 +369,8 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
     result["seconds"] = time.perf_counter() - t0
+    result["models"] = models
+    result["seconds_per_turn"] = result["seconds"] / max(1, result["turns"])
     result["quick"] = quick
     result["settings"] = overrides
     result["machine"] = machine()
@@ -413,6 +420,10 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
     for c in convs:
         per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid, said[c.name])
     counters = {c.name: client.store.counters(c.namespace) for c in convs}
+    decisions: dict[str, int] = {}
+    for c in convs:
+        for op, n in decisions_by_type(counters[c.name]).items():
+            decisions[op] = decisions.get(op, 0) + n
     turns = sum(float(counters[n].get("turns", 0)) for n in counters)
     calls = sum(float(counters[n].get("model_calls", 0)) for n in counters)
     n_facts = sum(float(counters[n].get("facts", 0)) for n in counters)
@@ -434,6 +445,7 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
         "merge_calls_per_pass": merge_calls / len(convs) if convs else 0.0,
         "merge_calls_per_changed": merge_calls / changed if changed else 0.0,
         "extracted_facts": int(n_facts),
+        "decisions": decisions,
         "ingest_seconds": ingest_seconds,
         "pass_seconds": pass_seconds,
     }

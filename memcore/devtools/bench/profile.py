@@ -45,8 +45,11 @@ from typing import Any
 from memcore.client.client import Client
 from memcore.core.models import Role, as_utc
 from memcore.devtools.bench.common import (
+    MODELS,
+    decisions_by_type,
     machine,
     markdown_table,
+    models_env,
     pyplot,
     running_stack,
     save_figure,
@@ -56,7 +59,6 @@ from memcore.devtools.bench.common import (
 CONTRACT_KEYS = ("scenarios", "facts", "precision", "recall", "stale_in_profile",
                  "noise_in_profile", "per_scenario", "held_out")
 CATEGORIES = ("true", "acceptable", "stale", "noise")
-MODELS = ("offline", "openai")
 QUICK_SCENARIOS = ("quick_seed_style", "quick_switches")
 _ITEM_KEYS = {"fact", "all", "none"}
 _SCENARIO_KEYS = {"name", "held_out", "speaker", "style", "description", "as_of", "turns",
@@ -279,30 +281,11 @@ def totals(per: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
-def decisions_by_type(counters: Mapping[str, Any]) -> dict[str, int]:
-    """The write path's ``decisions.<OP>`` counters as ``{OP: n}``."""
-    return {key.split(".", 1)[1]: int(float(value)) for key, value in counters.items()
-            if str(key).startswith("decisions.")}
-
-
 def messages(scenario: Scenario) -> list[dict[str, Any]]:
     """The scenario's turns as ``Client.add`` messages."""
     return [{"role": t["role"].value, "content": t["text"], "timestamp": t["at"],
              "speaker": scenario.speaker if t["role"] is Role.USER else t["role"].value}
             for t in scenario.turns]
-
-
-def _models_env(models: str) -> dict[str, str]:
-    if models not in MODELS:
-        raise ValueError(f"--models: expected one of {', '.join(MODELS)}; got {models!r}")
-    if models == "offline":
-        return {"MEMCORE_OPENAI_API_KEY": ""}  # the offline rules even if a key is set
-    from memcore.core.config import Settings
-
-    if not Settings().openai_api_key:
-        raise ValueError("--models openai: set MEMCORE_OPENAI_API_KEY (any value for a local "
-                         "server) and MEMCORE_OPENAI_BASE_URL")
-    return {}
 
 
 def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool = False,
@@ -311,7 +294,7 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
     """Run every scenario through a stack, judge the profiles, write ``out`` (+ .md, .png)."""
     if embedder not in ("hash", "local", "openai"):
         raise ValueError(f"--embedder: expected hash, local or openai; got {embedder!r}")
-    env = {"MEMCORE_EMBEDDER": embedder, "MEMCORE_EXTRACTOR": "auto", **_models_env(models)}
+    env = {"MEMCORE_EMBEDDER": embedder, "MEMCORE_EXTRACTOR": "auto", **models_env(models)}
     scenarios = load_scenarios(scenarios_dir, quick=quick)
     t0 = time.perf_counter()
     per: dict[str, dict[str, Any]] = {}
