@@ -15,6 +15,7 @@ from memcore.core.consolidation import plan, reduce, resolve
 from memcore.core.table import STATUSES
 from memcore.devtools.bench.scale import (
     CONTRACT_KEYS,
+    STORE_KEYS,
     consolidate_table,
     main,
     run_scale,
@@ -80,3 +81,20 @@ def test_offline_pass_is_memcores_consolidation() -> None:
     got = [STATUSES[int(c)] for c in table.status[: len(memories)]]
     assert got == [by_id[i].status for i in table.ids[: len(memories)]]
     assert stats["merge"] == sum(e.action.value == "MERGE" for e in expected.events)
+
+
+def test_store_mode_runs_the_real_pass_through_workers(tmp_path: Path) -> None:
+    out = tmp_path / "store.json"
+    result = run_scale(100_000, 384, quick=True, out=out, store=True, offline=False)
+    data = json.loads(out.read_text())
+    for key in STORE_KEYS:
+        assert key in data and key in result
+    rows = data["store_passes"]
+    assert data["passes"] == 2 and len(rows) == 3
+    assert [r["to_version"] for r in rows] == [1, 2, 3]  # every pass committed
+    assert rows[0]["status"]["tombstoned"] > 0  # merged and capped
+    # the incremental passes write what changed, not the namespace again
+    assert data["bytes_written_incremental"] < data["bytes_written_full"]
+    assert data["store_memories"] == 3_000 + 2 * 30
+    assert data["worker_peak_rss_mb"] > 50
+    assert "Store-backed" in out.with_suffix(".md").read_text()

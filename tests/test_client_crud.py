@@ -146,7 +146,7 @@ def test_delete_tombstones_restorably_and_refuses_twice(client: Client) -> None:
     assert gone.status is Status.TOMBSTONED
     assert client.search(ns, "Sam keeps bees", k=5, touch=False) == []
     assert client.list(ns).memories == []
-    assert client.store.client.exists(keys.memory(ns, 0, m.id)), "kept, not erased"
+    assert client.store.client.exists(keys.memory(ns, m.id)), "kept, not erased"
     with pytest.raises(MemoryStateError, match="already deleted"):
         client.delete(ns, m.id)
     with pytest.raises(MemoryStateError, match="cannot pin it; restore it first"):

@@ -156,20 +156,20 @@ def test_commit_primitive_writes_records_index_counts_order_and_delta(
                Change(None, added, [DeltaEntry("m2", "add", 1, record=added)])]
     owners = {old.content_hash: "m1"}
     store.client.set(keys.pass_token(NS), "tok")
-    store.client.set(keys.by_hash(NS, 0, old.content_hash), "m1")
+    store.client.set(keys.by_hash(NS, old.content_hash), "m1")
     batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
     queue_changes(batch, NS, 0, changes, owners, True)
     assert store.gateway.commit(NS, batch, version=0, token=b"tok") is True
     got = dump_all(store.client, NS)
     expected: dict[bytes, object] = {
         keys.pass_token(NS).encode(): b"tok",
-        keys.memory(NS, 0, "m1").encode(): pack_memory(new),
-        keys.memory(NS, 0, "m2").encode(): pack_memory(added),
-        keys.by_hash(NS, 0, new.content_hash).encode(): b"m1",
-        keys.by_hash(NS, 0, added.content_hash).encode(): b"m2",
-        keys.stats(NS, 0).encode(): {b"active": b"1", b"candidate": b"1"},
-        keys.order_len(NS, 0).encode(): b"3",
-        keys.order_chunk(NS, 0, 0).encode(): [b"m1", b"m1", b"m2"],
+        keys.memory(NS, "m1").encode(): pack_memory(new),
+        keys.memory(NS, "m2").encode(): pack_memory(added),
+        keys.by_hash(NS, new.content_hash).encode(): b"m1",
+        keys.by_hash(NS, added.content_hash).encode(): b"m2",
+        keys.stats(NS).encode(): {b"active": b"1", b"candidate": b"1"},
+        keys.order_len(NS).encode(): b"3",
+        keys.order_chunk(NS, 0).encode(): [b"m1", b"m1", b"m2"],
         keys.delta(NS).encode(): [e.fields() for ch in changes for e in ch.entries],
     }
     delta = got.pop(keys.delta(NS).encode())
@@ -180,25 +180,25 @@ def test_commit_primitive_writes_records_index_counts_order_and_delta(
     assert [f[b"id"] for f in delta] == [b"m1", b"m1", b"m2"]
     # a commit whose expected token is stale writes nothing
     batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
-    batch.set(keys.memory(NS, 0, "m3"), b"x")
+    batch.set(keys.memory(NS, "m3"), b"x")
     assert store.gateway.commit(NS, batch, version=0, token=None) is False
-    assert store.client.get(keys.memory(NS, 0, "m3")) is None
+    assert store.client.get(keys.memory(NS, "m3")) is None
 
 
 def test_commit_refuses_a_changed_check_and_writes_nothing(store: MemoryStore) -> None:
-    key = keys.memory(NS, 0, "x")
+    key = keys.memory(NS, "x")
     store.client.set(key, b"abc")
     batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
     batch.check(key, b"abd")
-    batch.set(keys.memory(NS, 0, "y"), b"new")
+    batch.set(keys.memory(NS, "y"), b"new")
     assert store.gateway.commit(NS, batch, version=0, token=None) is False
-    assert store.client.get(keys.memory(NS, 0, "y")) is None
+    assert store.client.get(keys.memory(NS, "y")) is None
     batch = ScriptBatch(keys.current(NS), keys.pass_token(NS))
     batch.check(key, b"abc")
-    batch.check(keys.memory(NS, 0, "absent"), None)
-    batch.set(keys.memory(NS, 0, "y"), b"new")
+    batch.check(keys.memory(NS, "absent"), None)
+    batch.set(keys.memory(NS, "y"), b"new")
     assert store.gateway.commit(NS, batch, version=0, token=None) is True
-    assert store.client.get(keys.memory(NS, 0, "y")) == b"new"
+    assert store.client.get(keys.memory(NS, "y")) == b"new"
     # a pass token that appeared since the read refuses the commit
     store.client.set(keys.pass_token(NS), "t")
     assert store.gateway.commit(NS, batch, version=0, token=None) is False

@@ -15,7 +15,8 @@ import typer
 
 from memcore.cli.common import handles_errors
 
-bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint, api, profile.",
+bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint, api, profile, "
+                             "growth.",
                         no_args_is_help=True)
 
 
@@ -24,15 +25,25 @@ def scale(n: int = typer.Option(100_000, "--n", min=100, help="Memories (rows)."
           d: int = typer.Option(384, "--d", min=2, help="Vector dimension."),
           incremental: float = typer.Option(0.01, "--incremental",
                                             help="Share of new rows in the incremental pass."),
-          quick: bool = typer.Option(False, "--quick", help="Shrink n to 3,000 (smoke run)."),
+          quick: bool = typer.Option(False, "--quick",
+                                     help="Shrink n to 3,000 and passes to 2 (smoke run)."),
+          store: bool = typer.Option(False, "--store",
+                                     help="Also the real pass: n memories in Redis, passes "
+                                          "through Celery workers."),
+          store_only: bool = typer.Option(False, "--store-only",
+                                          help="Only the store-backed mode."),
+          passes: int = typer.Option(30, "--passes", min=1,
+                                     help="Incremental passes after the full one (--store)."),
           out: Path | None = typer.Option(None, "--out", dir_okay=False,
-                                          help="JSON result (plus .md and .png next to it).")
+                                          help="JSON result (plus .md and .png next to it)."),
           ) -> None:
-    """Partition vs exact all-pairs, and a full and an incremental offline pass."""
-    from memcore.devtools.bench.scale import CONTRACT_KEYS, run_scale
+    """Partition vs exact all-pairs and memcore's pass in process; with --store the real
+    pass through Redis and the workers."""
+    from memcore.devtools.bench.scale import CONTRACT_KEYS, STORE_KEYS, run_scale
 
-    result = run_scale(n, d, incremental, quick, out)
-    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
+    result = run_scale(n, d, incremental, quick, out, store=store or store_only,
+                       passes=passes, offline=not store_only)
+    typer.echo(json.dumps({k: result[k] for k in (*CONTRACT_KEYS, *STORE_KEYS) if k in result}))
 
 
 # --- locomo, ingest, footprint (memcore/devtools/bench/{locomo,ingest,footprint}.py) -------
@@ -152,6 +163,25 @@ def profile(models: str = typer.Option("offline", "--models",
                           default=str))
 
 
+@handles_errors
+def growth(facts: int = typer.Option(2000, "--facts", min=10, help="Distinct facts (turns)."),
+           passes: int = typer.Option(30, "--passes", min=1, help="Passes, a day apart."),
+           new_share: float = typer.Option(0.01, "--new-share",
+                                           help="New turns before each pass, share of facts."),
+           quick: bool = typer.Option(False, "--quick", help="60 facts, 3 passes (smoke run)."),
+           maintenance: bool = typer.Option(True, "--maintenance/--no-maintenance",
+                                            help="Collect versions, tombstones and audit "
+                                                 "between passes, as beat does."),
+           out: Path = typer.Option(..., "--out", dir_okay=False,
+                                    help="JSON result (plus .md and .png next to it)."),
+           ) -> None:
+    """Redis memory and keys of a namespace after each of many passes (real workers)."""
+    from memcore.devtools.bench.growth import CONTRACT_KEYS, run_growth
+
+    result = run_growth(facts, passes, new_share, quick=quick, out=out, maintain=maintenance)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` group (and its commands) to ``app``."""
     bench_app.command("scale")(scale)
@@ -160,4 +190,5 @@ def register(app: typer.Typer) -> None:
     bench_app.command("footprint")(footprint)
     bench_app.command("api")(api)
     bench_app.command("profile")(profile)
+    bench_app.command("growth")(growth)
     app.add_typer(bench_app, name="bench")

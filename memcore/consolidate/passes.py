@@ -14,18 +14,24 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
+from typing import Any
+
+import numpy as np
 
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation import (
     ClusterWork,
     ConsolidationResult,
+    PassChanges,
     Plan,
     consolidate,
-    plan,
-    reduce,
+    plan_table,
+    reduce_table,
 )
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
-from memcore.core.models import Actor, Memory, utcnow
+from memcore.core.models import Actor, utcnow
+from memcore.core.partition import CellIndex
+from memcore.core.table import MemoryTable, to_micros
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
 from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
@@ -52,6 +58,8 @@ class PassReport:
     """Live memories written or changed since the last pass (all of them on a first or
     full pass): what the pass had to look at."""
     merge_calls: int = 0
+    written: int = 0
+    """Records the commit wrote (changed or new): what the pass cost in Redis."""
     """Calls to the merger (merge batches plus summaries): what the pass cost."""
     events: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
@@ -71,29 +79,75 @@ def _lock(store: MemoryStore, namespace: str, pass_id: str,
     return store.pass_lock(namespace, pass_id, ttl)
 
 
+def _chunk_id(pass_id: str, chunk: int) -> str:
+    return f"{pass_id}.c{chunk}"
+
+
 def _stash(store: MemoryStore, namespace: str, pass_id: str, version: int, now: datetime,
-           plan_: Plan, changed: int = 0) -> None:
+           plan_: Plan, batch_size: int, changed: int = 0) -> None:
+    """Stash the plan: a head, and the clusters in chunks of one batch each, so a batch
+    task reads only its own clusters (a plan at 10^6 memories is megabytes of JSON)."""
+    chunks = [plan_.clusters[i:i + batch_size]
+              for i in range(0, len(plan_.clusters), batch_size)]
+    for c, work in enumerate(chunks):
+        store.stash_pass_plan(namespace, _chunk_id(pass_id, c),
+                              json.dumps([asdict(w) for w in work]), PLAN_TTL)
     body = {"version": version, "now": now.isoformat(), "exact_groups": plan_.exact_groups,
-            "clusters": [asdict(w) for w in plan_.clusters], "changed": changed}
+            "chunks": len(chunks), "batch_size": batch_size, "clusters": len(plan_.clusters),
+            "changed": changed}
     store.stash_pass_plan(namespace, pass_id, json.dumps(body), PLAN_TTL)
+
+
+def _head(store: MemoryStore, namespace: str, pass_id: str) -> dict[str, Any]:
+    raw = store.pass_plan(namespace, pass_id)
+    if raw is None:
+        raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
+    head: dict[str, Any] = json.loads(raw)
+    return head
+
+
+def _works(store: MemoryStore, namespace: str, pass_id: str, chunks: range) -> list[ClusterWork]:
+    out: list[ClusterWork] = []
+    for c in chunks:
+        raw = store.pass_plan(namespace, _chunk_id(pass_id, c))
+        if raw is None:
+            raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
+        out += [ClusterWork(list(w["members"]), [(a, b) for a, b in w["pairs"]])
+                for w in json.loads(raw)]
+    return out
 
 
 def _load(store: MemoryStore, namespace: str, pass_id: str
           ) -> tuple[int, datetime, Plan, int]:
     """The stashed plan: (snapshot version, now, plan, memories changed since the last pass)."""
+    head = _head(store, namespace, pass_id)
+    clusters = _works(store, namespace, pass_id, range(head["chunks"]))
+    return (head["version"], datetime.fromisoformat(head["now"]),
+            Plan(head["exact_groups"], clusters), int(head.get("changed", 0)))
+
+
+def _load_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, end: int
+                ) -> tuple[datetime, list[ClusterWork]]:
+    """Clusters ``start:end`` of the plan (whole chunks when the batches are aligned)."""
+    head = _head(store, namespace, pass_id)
+    size = int(head["batch_size"])
+    first, last = start // size, (end - 1) // size
+    works = _works(store, namespace, pass_id, range(first, last + 1))
+    return datetime.fromisoformat(head["now"]), works[start - first * size:end - first * size]
+
+
+def _drop(store: MemoryStore, namespace: str, pass_id: str) -> None:
     raw = store.pass_plan(namespace, pass_id)
-    if raw is None:
-        raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
-    body = json.loads(raw)
-    clusters = [ClusterWork(list(w["members"]), [(a, b) for a, b in w["pairs"]])
-                for w in body["clusters"]]
-    return (body["version"], datetime.fromisoformat(body["now"]),
-            Plan(body["exact_groups"], clusters), int(body.get("changed", 0)))
+    if raw is not None:
+        for c in range(int(json.loads(raw).get("chunks", 0))):
+            store.drop_pass_plan(namespace, _chunk_id(pass_id, c))
+    store.drop_pass_plan(namespace, pass_id)
 
 
-def count_changed(memories: Sequence[Memory], changed: set[str] | None) -> int:
+def count_changed(table: MemoryTable, changed: np.ndarray | None) -> int:
     """Live memories among ``changed`` (every live memory when ``changed`` is None)."""
-    return sum(1 for m in memories if m.live and (changed is None or m.id in changed))
+    live = table.live()
+    return int((live if changed is None else live & changed).sum())
 
 
 class CountingMerger:
@@ -121,12 +175,31 @@ def _count_pass(store: MemoryStore, report: PassReport) -> None:
 
 
 def changed_since_last_pass(store: MemoryStore, namespace: str,
-                            memories: Sequence[Memory]) -> set[str] | None:
-    """Ids written or changed since the last pass (None: no pass yet, search everything)."""
+                            table: MemoryTable) -> np.ndarray | None:
+    """Mask of the rows written or changed since the last pass (None: no pass yet,
+    search everything)."""
     last = store.last_pass_at(namespace)
     if last is None:
         return None
-    return {m.id for m in memories if m.updated_at >= last or m.created_at >= last}
+    at = to_micros(last)
+    return np.asarray((table.updated_at >= at) | (table.created_at >= at))
+
+
+def _cells(store: MemoryStore, namespace: str, version: int) -> CellIndex | None:
+    """The cell index the last pass kept with ``version`` (None: none or unreadable)."""
+    blob = store.load_index_blob(namespace, version)
+    if blob is None:
+        return None
+    try:
+        return CellIndex.from_bytes(blob)
+    except ValueError:
+        return None
+
+
+def _keep_cells(store: MemoryStore, namespace: str, old: int, new: int | None) -> None:
+    """Move the cell index the pass built from ``old`` to ``new`` (the next pass's)."""
+    if new is not None:
+        store.move_index_blob(namespace, old, new)
 
 
 _EVENT_METRIC: tuple[tuple[str, metrics.MemoryOp], ...] = (
@@ -134,11 +207,18 @@ _EVENT_METRIC: tuple[tuple[str, metrics.MemoryOp], ...] = (
     ("SUMMARIZE", "added"))
 
 
-def _commit(store: MemoryStore, namespace: str, view: PassView, result: ConsolidationResult,
-            now: datetime, report: PassReport) -> None:
-    """Write the pass's result as the next snapshot and count its events in ``report``."""
-    report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
-                                          now=now)
+def _commit(store: MemoryStore, namespace: str, view: PassView,
+            result: ConsolidationResult | PassChanges, now: datetime,
+            report: PassReport) -> None:
+    """Write the pass's result as the next snapshot (only the records it changed) and
+    count its events in ``report``."""
+    if isinstance(result, PassChanges):
+        report.to_version = store.commit_changes(namespace, view, result.changed, result.events,
+                                                 now=now, read_versions=result.read_versions)
+        report.written = len(result.changed)
+    else:
+        report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
+                                              now=now)
     for e in result.events:
         report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
 
@@ -181,11 +261,20 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
         # Checked under the lock: finish_pass marks the pass before it releases the lock.
         lock.release()
         return None
-    view = store.begin_pass(namespace)
-    changed = None if full else changed_since_last_pass(store, namespace, view.memories)
-    plan_ = plan(view.memories, config, changed=changed)
-    n_changed = count_changed(view.memories, changed)
-    _stash(store, namespace, pass_id, view.version, now, plan_, n_changed)
+    lock.start_renewing()  # reading and planning 10^6 memories outlasts the lock's TTL
+    try:
+        view = store.begin_pass(namespace, columns=True)
+        assert view.table is not None
+        changed = None if full else changed_since_last_pass(store, namespace, view.table)
+        cells = None if changed is None else _cells(store, namespace, view.version)
+        plan_ = plan_table(view.table, config, changed=changed, index=cells)
+        n_changed = count_changed(view.table, changed)
+        view.table = None  # free the columns before the plan is written
+        _stash(store, namespace, pass_id, view.version, now, plan_, batch_size, n_changed)
+        if plan_.index is not None and plan_.index is not cells:
+            store.store_index_blob(namespace, view.version, plan_.index.to_bytes())
+    finally:
+        lock.stop_renewing()
     report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters),
                         changed=n_changed)
     batches = [(i, min(i + batch_size, len(plan_.clusters)))
@@ -218,8 +307,7 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
                 ) -> list[dict[str, object] | None]:
     """One model call for clusters ``start:end`` of the plan; failures give ``None``s."""
     _lock(store, namespace, pass_id, lock_ttl).renew()
-    _, now, plan_, _ = _load(store, namespace, pass_id)
-    work = plan_.clusters[start:end]
+    now, work = _load_batch(store, namespace, pass_id, start, end)
     ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
                                                             for m in p})
     by_id = {m.id: m for m in store.get_many(namespace, ids) if m is not None}
@@ -263,8 +351,9 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
                         changed=n_changed,
                         merge_calls=len(batch_results))
     lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
+    lock.start_renewing()
     try:
-        view = store.begin_pass(namespace)
+        view = store.begin_pass(namespace, columns=True)
         if view.version != version:
             report.skipped = f"snapshot moved from {version} to {view.version}"
             _count_pass(store, report)
@@ -272,17 +361,19 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         instrumented = instrument_merger(merger)
         counted = CountingMerger(instrumented)
         try:
-            reduced = reduce(view.memories, plan_, outcomes, now, config,
-                             summarize=counted.summarize)
+            assert view.table is not None
+            reduced = reduce_table(view.table, lambda ids: store.get_many(namespace, ids),
+                                   plan_, outcomes, now, config, summarize=counted.summarize)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
         report.merge_calls += counted.calls
         _commit(store, namespace, view, reduced, now, report)
+        _keep_cells(store, namespace, version, report.to_version)
         _count_pass(store, report)  # before the lock goes: a waiting client reads it next
     finally:
         store.mark_pass_done(namespace, pass_id, done_ttl)
         lock.release()
-        store.drop_pass_plan(namespace, pass_id)
+        _drop(store, namespace, pass_id)
     report.seconds = time.perf_counter() - t0
     _export(report)
     return report
@@ -308,7 +399,7 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
         report = PassReport(namespace, lock.token, view.version,
-                            changed=count_changed(view.memories, None),
+                            changed=sum(1 for m in view.memories if m.live),
                             merge_calls=counted.calls)
         _commit(store, namespace, view, result, now, report)
         _count_pass(store, report)

@@ -10,6 +10,7 @@ from typing import Any
 
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
+from memcore.core.table import MemoryTable
 from memcore.store.records import from_micros, pack_memory, quantize, to_micros
 
 BATCH = 1000
@@ -55,6 +56,8 @@ class PassView:
     token: str = ""
     pending_importance: float = 0.0
     record_versions: dict[str, int] = field(default_factory=dict)
+    table: MemoryTable | None = None
+    """The version as columns (``begin_pass(columns=True)``; ``memories`` is then empty)."""
 
 
 @dataclass(frozen=True)

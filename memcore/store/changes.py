@@ -19,7 +19,7 @@ from memcore.store.records import pack_memory
 
 @dataclass
 class Change:
-    """One record going from ``old`` to ``new`` (None = removed) in one version."""
+    """One record going from ``old`` to ``new`` (None = removed)."""
 
     old: Memory | None
     new: Memory | None
@@ -28,15 +28,21 @@ class Change:
 
 
 def queue_changes(batch: ScriptBatch, ns: str, version: int, changes: Sequence[Change],
-                  owners: Mapping[str, str | None], passing: bool) -> None:
+                  owners: Mapping[str, str | None], passing: bool, *, undo: bool = True
+                  ) -> None:
     """Queue records, hash index, status counts, order log and (while a pass runs,
     ``passing``) delta entries. ``owners`` maps each content hash read to its owner id:
-    a hash key is deleted only when it still names the record losing it."""
+    a hash key is deleted only when it still names the record losing it. ``version`` is
+    the current version: with ``undo`` (and ``version > 0``) its undo hash keeps each
+    record's bytes from before its first change since that version, for rollback;
+    erase and rollback itself keep none."""
     reindex: list[str] = []
     for ch in changes:
         old, new = ch.old, ch.new
         mid = (new or old).id  # type: ignore[union-attr]
-        key = keys.memory(ns, version, mid)
+        key = keys.memory(ns, mid)
+        if undo and version > 0:
+            batch.undo(key, keys.undo(ns, version), mid)
         if new is None:
             batch.delete(key)
         else:
@@ -46,21 +52,20 @@ def queue_changes(batch: ScriptBatch, ns: str, version: int, changes: Sequence[C
         same_hash = old is not None and new is not None and old.content_hash == new.content_hash
         if old is not None and old_live and not (new_live and same_hash) \
                 and owners.get(old.content_hash) == old.id:
-            batch.delete(keys.by_hash(ns, version, old.content_hash))
+            batch.delete(keys.by_hash(ns, old.content_hash))
         if new is not None and new_live and not (old_live and same_hash):
-            batch.set(keys.by_hash(ns, version, new.content_hash), new.id)
+            batch.set(keys.by_hash(ns, new.content_hash), new.id)
         old_status = old.status.value if old is not None else None
         new_status = new.status.value if new is not None else None
         if old_status != new_status:
             if old_status:
-                batch.hincrby(keys.stats(ns, version), old_status, -1)
+                batch.hincrby(keys.stats(ns), old_status, -1)
             if new_status:
-                batch.hincrby(keys.stats(ns, version), new_status, 1)
+                batch.hincrby(keys.stats(ns), new_status, 1)
         if new is not None and (old is None or ch.reindex):
             reindex.append(mid)
         if passing:
             for entry in ch.entries:
                 batch.xadd(keys.delta(ns), entry.fields())
     if reindex:
-        batch.order(keys.order_len(ns, version), keys.vprefix(ns, version) + "o:",
-                    keys.ORDER_CHUNK, reindex)
+        batch.order(keys.order_len(ns), keys.order_prefix(ns), keys.ORDER_CHUNK, reindex)

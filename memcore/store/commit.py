@@ -18,6 +18,9 @@ from typing import Any
 
 Arg = bytes | str | int | float
 
+EMPTY_STREAM = "xlen0"
+"""A check's expected value meaning "this stream has no entries"."""
+
 ANY = "*"
 """Skip the pointer or the token check (tokens are hex ids, versions integers)."""
 
@@ -43,6 +46,10 @@ class ScriptBatch:
             self.keys.append(key)
             self._index[key] = len(self.keys)
         return self._index[key]
+
+    def check_empty(self, stream: str) -> None:
+        """Commit only if stream ``stream`` is empty or absent."""
+        self._checks += [self._key(stream), EMPTY_STREAM]
 
     def check(self, key: str, raw: bytes | None) -> None:
         """Commit only if ``key`` still holds ``raw`` (None = still absent)."""
@@ -97,6 +104,11 @@ class ScriptBatch:
     def order(self, len_key: str, chunk_prefix: str, chunk_size: int, ids: Sequence[str]) -> None:
         """Append ids to the insertion-order log (as ``ORDER_APPEND``)."""
         self._op("ORDER", self._key(len_key), chunk_prefix, chunk_size, len(ids), *ids)
+
+    def undo(self, key: str, undo_key: str, field: str) -> None:
+        """Keep ``key``'s current bytes ('' = absent) in hash ``undo_key`` under ``field``,
+        unless the hash has that field already (the first write since the version)."""
+        self._op("UNDO", self._key(key), self._key(undo_key), field)
 
     def args(self, version: int | str, token: bytes | str | None) -> list[Arg]:
         """ARGV for the script: expected pointer and token (:data:`ANY` = not checked;

@@ -1,9 +1,9 @@
 """Erase (the right to be forgotten), separate from decay and tombstones.
 
 Removes the text and vector of a memory, an episode or a whole namespace from
-the live set, every snapshot version (and a pass in progress), the delta log and
-stored index blobs, and redacts the text of audit entries about it. The ERASE
-audit event itself stays.
+the live records, the undo hashes older versions roll back to, the records a pass in
+progress staged, the delta log and stored index blobs, and redacts the text of audit
+entries about it. The ERASE audit event itself stays.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from memcore.store.base import BATCH, DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
 from memcore.store.episodes import Episodes
 from memcore.store.gateway import Gateway
-from memcore.store.records import unpack_memory
+from memcore.store.records import pack_memory, unpack_memory
 from memcore.store.snapshots import Snapshots
 
 log = logging.getLogger(__name__)
@@ -106,37 +106,36 @@ class Eraser:
         self._episodes = episodes
         self._audit = audit
 
-    def _all_versions(self, ns: str) -> list[int]:
-        committed = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)]
-        building = [int(v) for v in self._r.zrange(keys.building(ns), 0, -1)]
-        return sorted({*committed, *building, self._gw.current_version(ns)})
-
-    def _erase_in_version(self, ns: str, version: int, planner: Planner,
-                          source: str | None, now: datetime) -> set[str]:
-        """Erase within one version with the commit primitive: writers may run, so the
-        commit checks the pointer, the pass token and every record and hash key read,
-        and a conflict reads again."""
+    def _erase_live(self, ns: str, planner: Planner, source: str | None,
+                    now: datetime, also: set[str]) -> set[str]:
+        """Erase in the live records with the commit primitive: writers may run, so the
+        commit checks the pointer, the pass token and every record and hash key read, and
+        a conflict reads again. ``also``: ids found victims in an older version. No undo
+        bytes are kept (rolling back never brings erased data back)."""
         gw = self._gw
         while True:
             pointer = gw.client.get(keys.current(ns))
             token = gw.client.get(keys.pass_token(ns))
             current = int(pointer) if pointer is not None else 0
-            ids = gw.version_ids(ns, version)
-            raws = gw.load_raw(ns, version, ids)
+            ids = gw.live_ids(ns)
+            raws = gw.load_raw(ns, ids)
             memories = {i: unpack_memory(raw, ns, i) for i, raw in zip(ids, raws, strict=True)
                         if raw is not None}
             victims, changed = planner(memories)
+            victims |= also & memories.keys()
+            for v in victims:
+                changed.pop(v, None)
             touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
             hashes = sorted({m.content_hash for m in touched})
-            owner_raws = gw.client.mget([keys.by_hash(ns, version, h) for h in hashes]) \
+            owner_raws = gw.client.mget([keys.by_hash(ns, h) for h in hashes]) \
                 if hashes else []
             owners: dict[str, str | None] = {
                 h: (r.decode() if r else None) for h, r in zip(hashes, owner_raws, strict=True)}
             changes = [Change(memories[v], None) for v in victims]
             changes += [Change(memories[i], m) for i, m in changed.items()]
             batch = gw.batch(ns)
-            queue_changes(batch, ns, version, changes, owners, passing=False)
-            if current == version and token is not None:  # the running pass replays these
+            queue_changes(batch, ns, current, changes, owners, passing=False, undo=False)
+            if token is not None:  # the running pass replays these onto what it staged
                 entries = [DeltaEntry(v, DeltaOp.ERASE, 0, {"now": now}) for v in victims]
                 if source:
                     entries.append(DeltaEntry(source, DeltaOp.ERASE_SOURCE, 0,
@@ -146,11 +145,73 @@ class Eraser:
             if not batch.writes:
                 return victims
             for i, raw in zip(ids, raws, strict=True):
-                batch.check(keys.memory(ns, version, i), raw)
+                batch.check(keys.memory(ns, i), raw)
             for h, raw in zip(hashes, owner_raws, strict=True):
-                batch.check(keys.by_hash(ns, version, h), raw)
+                batch.check(keys.by_hash(ns, h), raw)
             if gw.commit(ns, batch, version=current, token=token):
                 return victims
+
+    def _erase_history(self, ns: str, planner: Planner, known: set[str]) -> set[str]:
+        """Erase in the undo hashes (the bytes older versions would roll back to): walk the
+        versions newest first, rebuilding each one's records, and blank every copy of a
+        victim of any version; records that only lose a source keep the rest."""
+        gw = self._gw
+        versions = sorted((int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)),
+                          reverse=True)
+        ids = gw.live_ids(ns)
+        state = {i: unpack_memory(raw, ns, i) for i, raw in
+                 zip(ids, gw.load_raw(ns, ids), strict=True) if raw is not None}
+        victims = set(known)
+        undos: dict[int, dict[str, bytes]] = {}
+        rewrite: dict[int, dict[str, bytes]] = {}
+        for u in versions:
+            undo = {k.decode(): v for k, v in self._r.hgetall(keys.undo(ns, u)).items()}
+            if not undo:
+                continue
+            undos[u] = undo
+            for i, raw in undo.items():  # state becomes version u-1
+                if raw:
+                    state[i] = unpack_memory(raw, ns, i)
+                else:
+                    state.pop(i, None)
+            lost, changed = planner(state)
+            victims |= lost
+            rewrite[u] = {i: pack_memory(m) for i, m in changed.items() if i in undo}
+        pipe = self._r.pipeline(transaction=False)
+        for u, undo in undos.items():
+            for i, raw in undo.items():
+                body = b"" if i in victims else rewrite[u].get(i, raw)
+                if body != raw:
+                    pipe.hset(keys.undo(ns, u), i, body)
+        pipe.execute()
+        return victims
+
+    def _erase_staged(self, ns: str, victims: set[str], source: str | None,
+                      now: datetime) -> None:
+        """Blank the records a running pass staged for the victims (its replay of the
+        erase ops does the same) and drop the erased source from the others."""
+        for raw_version in self._r.zrange(keys.building(ns), 0, -1):
+            version = int(raw_version)
+            ids = sorted(m.decode() for m in self._r.smembers(keys.staged_ids(ns, version)))
+            raws = self._r.mget([keys.staged(ns, version, i) for i in ids]) if ids else []
+            pipe = self._r.pipeline(transaction=False)
+            for memory_id, raw in zip(ids, raws, strict=True):
+                if not raw:
+                    continue
+                if memory_id in victims:
+                    pipe.set(keys.staged(ns, version, memory_id), b"")
+                elif source:
+                    m = unpack_memory(raw, ns, memory_id)
+                    if source in m.sources:
+                        kept = ops.drop_source(m, source=source, now=now)
+                        pipe.set(keys.staged(ns, version, memory_id),
+                                 b"" if kept is None else pack_memory(kept))
+            pipe.execute()
+
+    def _versions(self, ns: str) -> tuple[int, ...]:
+        committed = self._r.zrange(keys.versions(ns), 0, -1)
+        building = self._r.zrange(keys.building(ns), 0, -1)
+        return (self._gw.current_version(ns), *(int(v) for v in (*committed, *building)))
 
     def _scrub_delta(self, ns: str, victims: set[str], source: str | None) -> None:
         """Physically rewrite the delta stream without entries about the erased data."""
@@ -168,24 +229,20 @@ class Eraser:
 
     def _remove(self, ns: str, planner: Planner, source: str | None,
                 now: datetime) -> set[str]:
-        """Remove what ``planner`` picks from every version, a pass in flight, the delta
-        log and the index blobs; returns the removed ids."""
+        """Remove what ``planner`` picks from the live records, the undo hashes older
+        versions roll back to, the records a pass in flight staged, the delta log and the
+        index blobs; returns the removed ids."""
         victims: set[str] = set()
-        done: set[int] = set()
-        while True:  # a pass may commit a new version meanwhile: repeat until none is new
-            todo = [v for v in self._all_versions(ns) if v not in done]
-            current = self._gw.current_version(ns)
-            if not todo:
-                if current in done:
-                    break
-                todo = [current]
-            for version in todo:
-                victims |= self._erase_in_version(ns, version, planner, source, now)
-                self._snapshots.drop_index_blobs(ns, version)
-                done.add(version)
-        # A second round on the current version catches a commit that raced the first.
-        victims |= self._erase_in_version(ns, self._gw.current_version(ns), planner, source,
-                                          now)
+        while True:  # a pass may commit (moving records into an undo hash): repeat then
+            seen = self._versions(ns)
+            victims |= self._erase_live(ns, planner, source, now, victims)
+            victims |= self._erase_history(ns, planner, victims)
+            self._erase_staged(ns, victims, source, now)
+            victims |= self._erase_live(ns, planner, source, now, victims)
+            if self._versions(ns) == seen:
+                break
+        for version in set(seen):
+            self._snapshots.drop_index_blobs(ns, version)
         self._scrub_delta(ns, victims, source)
         return victims
 
@@ -277,9 +334,11 @@ class Eraser:
 
     def _latest_records(self, ns: str, memory_id: str) -> dict[str, Memory]:
         """The records of the newest version that holds ``memory_id`` (empty: none does)."""
-        for version in sorted(self._all_versions(ns), reverse=True):
-            if self._gw.load_raw(ns, version, [memory_id])[0] is not None:
-                return {m.id: m for m in self._gw.version_memories(ns, version)}
+        committed = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)]
+        for version in sorted({*committed, self._gw.current_version(ns)}, reverse=True):
+            if self._gw.load(ns, version, [memory_id])[0] is not None:
+                ids = self._gw.live_ids(ns)
+                return {m.id: m for m in self._gw.load(ns, version, ids) if m is not None}
         return {}
 
     def erase_memory_and_sources(self, ns: str, memory_id: str, now: datetime,
@@ -322,11 +381,11 @@ class Eraser:
         validate_namespace(ns)
         deleted = 0
         batch: list[bytes] = []
-        memory_ids: set[bytes] = set()  # every version holds its own copy of a record
+        memory_ids: set[bytes] = set()
         for key in self._r.scan_iter(match=keys.pattern(ns), count=1000):
             batch.append(key)
             head, _, memory_id = key.rpartition(b":")
-            if head.endswith(b":m"):  # mc:{ns}:v<v>:m:<id>
+            if head.endswith(b":m"):  # mc:{ns}:m:<id>
                 memory_ids.add(memory_id)
             if len(batch) >= BATCH:
                 deleted += int(self._r.delete(*batch))

@@ -18,20 +18,19 @@ def footprint(store: MemoryStore, ns: str, sample: int = 2000) -> dict[str, floa
     """
     validate_namespace(ns)
     client = store.gateway.client
-    version = store.current_version(ns)
-    ids = store.gateway.version_ids(ns, version)[:sample]
+    ids = store.gateway.live_ids(ns)[:sample]
     if not ids:
         return {"memories": 0, "bytes_per_memory": 0.0, "text_bytes_per_memory": 0.0,
                 "vector_bytes_per_memory": 0.0}
-    memories = [m for m in store.gateway.load(ns, version, ids) if m is not None]
+    memories = [m for m in store.gateway.load(ns, store.current_version(ns), ids) if m is not None]
     pipe = client.pipeline(transaction=False)
     for m in memories:
         validate_identifier(m.id)
-        pipe.memory_usage(keys.memory(ns, version, m.id), samples=0)
-        pipe.memory_usage(keys.by_hash(ns, version, m.content_hash), samples=0)
+        pipe.memory_usage(keys.memory(ns, m.id), samples=0)
+        pipe.memory_usage(keys.by_hash(ns, m.content_hash), samples=0)
     usage = [int(u or 0) for u in pipe.execute()]
-    total_order = int(client.get(keys.order_len(ns, version)) or 0)
-    order_bytes = sum(int(client.memory_usage(keys.order_chunk(ns, version, c), samples=0) or 0)
+    total_order = int(client.get(keys.order_len(ns)) or 0)
+    order_bytes = sum(int(client.memory_usage(keys.order_chunk(ns, c), samples=0) or 0)
                       for c in range(-(-total_order // keys.ORDER_CHUNK)))
     n = len(memories)
     return {
@@ -40,3 +39,30 @@ def footprint(store: MemoryStore, ns: str, sample: int = 2000) -> dict[str, floa
         "text_bytes_per_memory": sum(len(m.text.encode()) for m in memories) / n,
         "vector_bytes_per_memory": sum(len(m.vector) + 6 for m in memories if m.vector) / n,
     }
+
+
+def namespace_usage(store: MemoryStore, ns: str) -> dict[str, float]:
+    """Every key of ``ns``: how many, their bytes (MEMORY USAGE), and the server's used
+    memory in MiB (``redis_mb``; the whole server, Celery's keys included)."""
+    validate_namespace(ns)
+    client = store.gateway.client
+    count = 0
+    total = 0
+    batch: list[bytes] = []
+
+    def flush() -> int:
+        pipe = client.pipeline(transaction=False)
+        for key in batch:
+            pipe.memory_usage(key, samples=0)
+        return sum(int(u or 0) for u in pipe.execute())
+
+    for key in client.scan_iter(match=keys.pattern(ns), count=1000):
+        batch.append(key)
+        count += 1
+        if len(batch) >= 1000:
+            total += flush()
+            batch = []
+    if batch:
+        total += flush()
+    used = int(client.info("memory")["used_memory"])
+    return {"redis_mb": used / 2**20, "namespace_mb": total / 2**20, "keys": float(count)}

@@ -58,7 +58,7 @@ class Gateway:
         self.mget_current = LuaScript(client, scripts.MGET_CURRENT)
         self.touch = LuaScript(client, scripts.TOUCH)
         self.begin_pass = LuaScript(client, scripts.BEGIN_PASS)
-        self.cas_commit = LuaScript(client, scripts.CAS_COMMIT)
+        self.cas_commit = LuaScript(client, scripts.PASS_SWAP)
         self.rewrite_stream = LuaScript(client, scripts.REWRITE_STREAM)
         self.add_episodes = LuaScript(client, scripts.ADD_EPISODES)
         self.read_for_write = LuaScript(client, scripts.READ_FOR_WRITE)
@@ -117,19 +117,29 @@ class Gateway:
         raw = self.client.get(keys.current(ns))
         return int(raw) if raw is not None else 0
 
-    def load_raw(self, ns: str, version: int, ids: Sequence[str]) -> list[bytes | None]:
-        """Packed records of ``ids`` in ``version`` (MGET in batches)."""
+    def load_raw(self, ns: str, ids: Sequence[str]) -> list[bytes | None]:
+        """Packed records of ``ids`` (MGET in batches; not one atomic read)."""
         out: list[bytes | None] = []
         for start in range(0, len(ids), BATCH):
             chunk = ids[start : start + BATCH]
-            out.extend(self.client.mget([keys.memory(ns, version, i) for i in chunk]))
+            out.extend(self.client.mget([keys.memory(ns, i) for i in chunk]))
         return out
 
     def load(self, ns: str, version: int, ids: Sequence[str], *, vectors: bool = True
              ) -> list[Memory | None]:
-        """Records of ``ids`` in ``version`` (``vectors=False``: vectors left undecoded)."""
+        """Records of ``ids`` as of committed ``version``: the live records, with the undo
+        hashes of the later versions applied newest first (nothing to apply for the
+        current version; ``vectors=False``: vectors left undecoded)."""
+        raws = self.load_raw(ns, ids)
+        current = self.current_version(ns)
+        later = sorted((int(v) for v in self.client.zrange(keys.versions(ns), 0, -1)
+                        if version < int(v) <= current), reverse=True)
+        for u in later:
+            olds = self.client.hmget(keys.undo(ns, u), list(ids)) if ids else []
+            raws = [raw if old is None else (old or None)
+                    for raw, old in zip(raws, olds, strict=True)]
         return [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
-                for i, raw in zip(ids, self.load_raw(ns, version, ids), strict=True)]
+                for i, raw in zip(ids, raws, strict=True)]
 
     def read_current(self, ns: str, ids: Sequence[str], *, vectors: bool = True
                      ) -> tuple[int, list[Memory | None]]:
@@ -148,31 +158,31 @@ class Gateway:
         res = self.mget_current(keys=[keys.current(ns)], args=[keys.prefix(ns), *ids])
         return int(res[0]), list(res[1:])
 
-    def order_ids(self, ns: str, version: int, offset: int,
-                  limit: int | None = None) -> list[str]:
-        """Ids of the insertion-order log of ``version`` from ``offset``."""
-        total = int(self.client.get(keys.order_len(ns, version)) or 0)
+    def order_ids(self, ns: str, offset: int, limit: int | None = None) -> list[str]:
+        """Ids of the insertion-order log from ``offset``."""
+        total = int(self.client.get(keys.order_len(ns)) or 0)
         end = total if limit is None else min(total, offset + limit)
         ids: list[str] = []
         pos = offset
         while pos < end:
             chunk, start = divmod(pos, keys.ORDER_CHUNK)
             stop = min(keys.ORDER_CHUNK - 1, start + (end - pos) - 1)
-            got = self.client.lrange(keys.order_chunk(ns, version, chunk), start, stop)
+            got = self.client.lrange(keys.order_chunk(ns, chunk), start, stop)
             if not got:
                 break
             ids.extend(g.decode() for g in got)
             pos += len(got)
         return ids
 
-    def version_ids(self, ns: str, version: int) -> list[str]:
-        """Distinct ids of a version's order log, first appearance order."""
+    def live_ids(self, ns: str) -> list[str]:
+        """Distinct ids of the order log, first appearance order (erased ids included)."""
         seen: dict[str, None] = {}
-        for memory_id in self.order_ids(ns, version, 0):
+        for memory_id in self.order_ids(ns, 0):
             seen.setdefault(memory_id, None)
         return list(seen)
 
-    def version_memories(self, ns: str, version: int) -> list[Memory]:
-        """Every record of ``version``."""
-        return [m for m in self.load(ns, version, self.version_ids(ns, version))
-                if m is not None]
+    def live_memories(self, ns: str) -> list[Memory]:
+        """Every record of the namespace (read in batches, not one atomic read)."""
+        ids = self.live_ids(ns)
+        return [unpack_memory(raw, ns, i) for i, raw in zip(ids, self.load_raw(ns, ids),
+                                                           strict=True) if raw is not None]

@@ -14,13 +14,21 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:vseq                   STRING last version number handed out
     mc:{ns}:versions               ZSET   committed version -> created_at (epoch s)
     mc:{ns}:building               ZSET   version being written by a pass -> started
-    mc:{ns}:v<v>:meta              HASH   created_at, retired_at, index blob chunk count
-    mc:{ns}:v<v>:m:<id>            STRING one packed memory record (memcore.store.records)
-    mc:{ns}:v<v>:h:<hash>          STRING content hash -> id of a live memory
-    mc:{ns}:v<v>:olen              STRING length of the insertion-order log
-    mc:{ns}:v<v>:o:<chunk>         LIST   insertion-order log, ORDER_CHUNK ids per list
-    mc:{ns}:v<v>:stats             HASH   status -> count
+    mc:{ns}:m:<id>                 STRING one packed memory record, as of the current version
+    mc:{ns}:h:<hash>               STRING content hash -> id of a live memory
+    mc:{ns}:olen                   STRING length of the insertion-order log
+    mc:{ns}:o:<chunk>              LIST   insertion-order log, ORDER_CHUNK ids per list
+    mc:{ns}:stats                  HASH   status -> count
+    mc:{ns}:v<v>:meta              HASH   created_at, retired_at, memories, abandoned, index
+    mc:{ns}:v<v>:undo              HASH   id -> packed record as of version v-1 ('' = absent)
+    mc:{ns}:v<v>:s:<id>            STRING a record a pass building v staged ('' = erased)
+    mc:{ns}:v<v>:staged            SET    ids staged by the pass building v
     mc:{ns}:v<v>:idx:<chunk>       STRING stored index blob, <= 64 MB per chunk
+
+Records live once, in the current version's state; a pass stages only the records it
+changes and its commit moves them in, keeping their previous bytes in ``v<v>:undo``
+(so do the writes made while ``v`` is current): versions share unchanged records, and
+rolling back applies the undo hashes newest first (notes/store.md).
     mc:{ns}:pass                   STRING token of the pass in progress (with a TTL)
     mc:{ns}:passdone:<id>          STRING a finished pass id (TTL: the visibility timeout)
     mc:{ns}:delta                  STREAM write-path ops logged while a pass runs
@@ -103,29 +111,49 @@ def meta(ns: str, version: int) -> str:
     return vprefix(ns, version) + "meta"
 
 
-def memory(ns: str, version: int, memory_id: str) -> str:
-    """Packed record of one memory in one version."""
-    return vprefix(ns, version) + "m:" + validate_identifier(memory_id)
+def memory(ns: str, memory_id: str) -> str:
+    """Packed record of one memory (current version)."""
+    return prefix(ns) + "m:" + validate_identifier(memory_id)
 
 
-def by_hash(ns: str, version: int, content_hash: str) -> str:
-    """Content hash -> live memory id."""
-    return vprefix(ns, version) + "h:" + check_hash(content_hash)
+def by_hash(ns: str, content_hash: str) -> str:
+    """Content hash -> live memory id (current version)."""
+    return prefix(ns) + "h:" + check_hash(content_hash)
 
 
-def order_len(ns: str, version: int) -> str:
-    """Length of a version's insertion-order log."""
-    return vprefix(ns, version) + "olen"
+def order_len(ns: str) -> str:
+    """Length of the insertion-order log."""
+    return prefix(ns) + "olen"
 
 
-def order_chunk(ns: str, version: int, chunk: int) -> str:
+def order_prefix(ns: str) -> str:
+    """Prefix of the insertion-order log's lists (``<prefix><chunk>``)."""
+    return prefix(ns) + "o:"
+
+
+def order_chunk(ns: str, chunk: int) -> str:
     """One list of the insertion-order log."""
-    return f"{vprefix(ns, version)}o:{int(chunk)}"
+    return f"{order_prefix(ns)}{int(chunk)}"
 
 
-def stats(ns: str, version: int) -> str:
-    """Status counts of a version."""
-    return vprefix(ns, version) + "stats"
+def stats(ns: str) -> str:
+    """Status counts of the current version."""
+    return prefix(ns) + "stats"
+
+
+def undo(ns: str, version: int) -> str:
+    """Records as they were before version ``version`` changed them ('' = absent)."""
+    return vprefix(ns, version) + "undo"
+
+
+def staged(ns: str, version: int, memory_id: str) -> str:
+    """A record staged by the pass building ``version`` ('' = erased meanwhile)."""
+    return vprefix(ns, version) + "s:" + validate_identifier(memory_id)
+
+
+def staged_ids(ns: str, version: int) -> str:
+    """Ids staged by the pass building ``version``."""
+    return vprefix(ns, version) + "staged"
 
 
 def index_chunk(ns: str, version: int, chunk: int) -> str:

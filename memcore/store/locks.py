@@ -53,6 +53,14 @@ class RenewedLock:
             self._thread.join(timeout=5)
         return bool(self.client.eval(_RELEASE, 1, self.key, self.token))
 
+    def stop_renewing(self) -> None:
+        """Stop the background renewal but keep the lock (another task renews it next)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        self._thread = None
+        self._stop = threading.Event()
+
     def start_renewing(self) -> None:
         """Renew every ttl/3 seconds until released."""
         def loop() -> None:

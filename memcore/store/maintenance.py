@@ -40,10 +40,9 @@ class Maintenance:
         record's ``updated_at``, which the pass that tombstoned it set)."""
         validate_namespace(ns)
         cutoff = as_utc(now) - timedelta(days=grace_days)
-        version = self._gw.current_version(ns)
-        ids = self._gw.version_ids(ns, version)
+        ids = self._gw.live_ids(ns)
         out = []
-        for memory_id, raw in zip(ids, self._gw.load_raw(ns, version, ids), strict=True):
+        for memory_id, raw in zip(ids, self._gw.load_raw(ns, ids), strict=True):
             if raw is None:
                 continue
             memory = unpack_memory(raw, ns, memory_id, vector=False)

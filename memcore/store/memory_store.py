@@ -30,6 +30,7 @@ import redis
 
 from memcore.core.filters import FilterFields
 from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
+from memcore.core.table import MemoryTable
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
 from memcore.store.base import PassView, VersionInfo
@@ -156,6 +157,11 @@ class MemoryStore:
         """ADD ``memory`` (idempotent by id; a live twin by content hash is reinforced)."""
         return self.writes.add(ns, memory, actor=actor, reason=reason, decision=decision)
 
+    def add_new(self, ns: str, memories: Sequence[Memory], *, actor: Actor,
+                reason: str) -> int:
+        """Bulk ADD of memories with new ids and content hashes, one commit (loaders)."""
+        return self.writes.add_new(ns, memories, actor=actor, reason=reason)
+
     def update(self, ns: str, memory_id: str, *, text: str, vector: list[float] | None,
                source: str, now: datetime, reason: str, decision: str | None = None,
                actor: Actor = Actor.INGEST) -> Memory:
@@ -239,13 +245,28 @@ class MemoryStore:
         return self.audit.trim(ns, older_than)
 
     # --- snapshots --------------------------------------------------------------------
-    def begin_pass(self, ns: str) -> PassView:
-        """Start a pass: write-path ops are logged from now on; read version ``v`` whole."""
-        return self.snapshots.begin_pass(ns)
+    def begin_pass(self, ns: str, *, columns: bool = False) -> PassView:
+        """Start a pass: write-path ops are logged from now on; read version ``v`` whole
+        (``columns=True``: as a MemoryTable in ``view.table``)."""
+        return self.snapshots.begin_pass(ns, columns=columns)
+
+    def read_table(self, ns: str) -> MemoryTable:
+        """Every record of ``ns`` as columns (a consolidation pass's view)."""
+        return self.snapshots.read_table(ns)
+
+    def commit_changes(self, ns: str, view: PassView, changed: Sequence[Memory],
+                       events: Sequence[AuditEvent], *, now: datetime,
+                       read_versions: dict[str, int] | None = None) -> int:
+        """Commit only the records a pass changed as the next version (the rest is shared).
+
+        Raises StoreConflict if the pointer moved or another pass took over."""
+        return self.snapshots.commit_changes(ns, view, changed, events, now=now,
+                                             read_versions=read_versions)
 
     def commit_pass(self, ns: str, view: PassView, memories: Sequence[Memory],
                     events: Sequence[AuditEvent], *, now: datetime) -> int:
-        """Write a pass result as a new version, replay, swap the pointer; the new number.
+        """Commit a pass result as a new version (only records that differ from ``view`` are
+        written), replay, swap the pointer; the new number.
 
         Raises StoreConflict if the pointer moved or another pass took over."""
         return self.snapshots.commit_pass(ns, view, memories, events, now=now)
@@ -269,6 +290,14 @@ class MemoryStore:
     def load_index_blob(self, ns: str, version: int) -> bytes | None:
         """The stored index of ``version``, or None."""
         return self.snapshots.load_index_blob(ns, version)
+
+    def move_index_blob(self, ns: str, old: int, new: int) -> bool:
+        """Move the stored index of version ``old`` to version ``new`` (inside Redis)."""
+        return self.snapshots.move_index_blob(ns, old, new)
+
+    def drop_index_blobs(self, ns: str, version: int) -> None:
+        """Delete the stored index of ``version``."""
+        self.snapshots.drop_index_blobs(ns, version)
 
     # --- erase ------------------------------------------------------------------------
     def erase_memory(self, ns: str, memory_id: str, now: datetime,

@@ -69,14 +69,20 @@ class Records:
         """Memories of the current version (one version throughout), optionally by status;
         ``vectors=False`` skips decoding the vectors (listing and filtering need none)."""
         validate_namespace(ns)
-        version = self._gw.current_version(ns)
         wanted = {Status(s) for s in statuses} if statuses is not None else None
-        ids = self._gw.version_ids(ns, version)
-        for start in range(0, len(ids), BATCH):
-            for memory in self._gw.load(ns, version, ids[start : start + BATCH],
-                                        vectors=vectors):
-                if memory is not None and (wanted is None or memory.status in wanted):
-                    yield memory
+        ids, raws = self._gw.live_ids(ns), []
+        for _ in range(8):  # a pass committed while we read: read again (rare)
+            version = self._gw.current_version(ns)
+            raws = self._gw.load_raw(ns, ids)
+            if self._gw.current_version(ns) == version:
+                break
+            ids = self._gw.live_ids(ns)
+        for memory_id, raw in zip(ids, raws, strict=True):
+            if raw is None:
+                continue
+            memory = unpack_memory(raw, ns, memory_id, vector=vectors)
+            if wanted is None or memory.status in wanted:
+                yield memory
 
     def filter_fields_many(self, ns: str, ids: Sequence[str]) -> list[FilterFields | None]:
         """:meth:`get_many` reduced to what filters read (much cheaper to decode)."""
@@ -101,15 +107,16 @@ class Records:
     def count_by_status(self, ns: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""
         validate_namespace(ns)
-        raw = self._gw.client.hgetall(keys.stats(ns, self._gw.current_version(ns)))
+        raw = self._gw.client.hgetall(keys.stats(ns))
         out = {s.value: 0 for s in Status}
         out.update({k.decode(): int(v) for k, v in raw.items()})
         return out
 
     def vectors_since(self, ns: str, version: int, offset: int, limit: int | None = None
                       ) -> tuple[list[str], np.ndarray, int]:
-        """Ids and float32 vectors appended to ``version``'s insertion-order log from
-        ``offset`` (memories without a vector are skipped); returns the new offset.
+        """Ids and float32 vectors appended to the insertion-order log from ``offset``
+        (memories without a vector are skipped); returns the new offset. The log is shared
+        by every version (``version`` names the caller's cache, not a keyspace).
 
         An id appears again when UPDATE changed its vector: the later entry wins."""
         validate_namespace(ns)
@@ -118,8 +125,8 @@ class Records:
         pos, end = offset, None if limit is None else offset + limit
         while end is None or pos < end:  # one script per BATCH ids: no long-blocking reply
             step = BATCH if end is None else min(BATCH, end - pos)
-            res = self._gw.order_since(keys=[keys.order_len(ns, version)],
-                                    args=[keys.vprefix(ns, version), keys.ORDER_CHUNK, pos, step])
+            res = self._gw.order_since(keys=[keys.order_len(ns)],
+                                       args=[keys.prefix(ns), keys.ORDER_CHUNK, pos, step])
             for memory_id, raw in zip(res[1::2], res[2::2], strict=True):
                 vec = record_vector(raw) if raw is not None else None
                 if vec is not None:

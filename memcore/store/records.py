@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from memcore.core.filters import FilterFields
 from memcore.core.models import Episode, Kind, Memory, Relation, Role, Status
-from memcore.core.table import from_micros, micros_time, to_micros
+from memcore.core.table import MemoryTable, Vectors, from_micros, micros_time, to_micros
 
 FORMAT = 1
 # Recall header, rewritten in place by the touch script: format, record version,
@@ -246,3 +247,58 @@ def unpack_episode(blob: bytes, ns: str, episode_id: str) -> Episode:
     return Episode.model_construct(id=episode_id, namespace=ns, role=_ROLES[role], speaker=speaker,
                                    text=text, timestamp=micros_time(stamp),
                                    metadata=json.loads(meta), **scopes)
+
+
+def unpack_table(ns: str, ids: Sequence[str], raws: Sequence[bytes]) -> MemoryTable:
+    """Packed records as a :class:`MemoryTable` (int8 vector codes kept as stored): what
+    a consolidation pass reads, a few hundred bytes per memory instead of a Memory object
+    with a list of floats."""
+    n = len(ids)
+    cols = MemoryTable.empty_columns(n)
+    dims = {_VEC.unpack_from(raw, RECALL.size + BODY.size)[0] for raw in raws} - {0}
+    if len(dims) > 1:
+        raise ValueError(f"vector: records of {ns!r} differ in dimension {sorted(dims)}")
+    dim = dims.pop() if dims else 0
+    codes = np.zeros((n, dim), dtype=np.int8)
+    scales = np.zeros(n, dtype=np.float32)
+    present = np.zeros(n, dtype=bool)
+    texts: list[str] = []
+    hashes: list[str] = []
+    for i, raw in enumerate(raws):
+        fmt, version, last_used, strength, _ = RECALL.unpack_from(raw, 0)
+        if fmt != FORMAT:
+            raise ValueError(f"memory {ids[i]}: unknown record format {fmt}")
+        (importance, confidence, last_supported, created, updated, _, _, expires, _, kind,
+         status, flags, derived) = BODY.unpack_from(raw, RECALL.size)
+        offset = RECALL.size + BODY.size
+        size, scale = _VEC.unpack_from(raw, offset)
+        offset += _VEC.size
+        if size:
+            codes[i] = np.frombuffer(raw, dtype=np.int8, count=size, offset=offset)
+            scales[i] = scale
+            present[i] = True
+        offset += size
+        content_hash, offset = _get_hash(raw, offset)
+        (skip,) = _U32.unpack_from(raw, offset)  # superseded_by
+        text, offset = _get_str(raw, offset + 4 + skip)
+        sources, _ = _get_list(raw, offset)
+        cols["importance"][i] = importance
+        cols["strength"][i] = strength
+        cols["confidence"][i] = confidence
+        cols["last_used"][i] = last_used
+        cols["last_supported"][i] = last_supported
+        cols["created_at"][i] = created
+        cols["updated_at"][i] = updated
+        cols["expires_at"][i] = expires
+        cols["status"][i] = status
+        cols["kind"][i] = kind
+        cols["derived_level"][i] = derived
+        cols["explicit"][i] = bool(flags & 1)
+        cols["pinned"][i] = bool(flags & 2)
+        cols["relation"][i] = bool(flags & 4)
+        cols["n_sources"][i] = len(set(sources))
+        cols["version"][i] = version
+        texts.append(text)
+        hashes.append(content_hash)
+    return MemoryTable(ns, list(ids), texts, hashes,
+                       Vectors(present, codes=codes, scales=scales), cols)

@@ -12,24 +12,29 @@ MGET_CURRENT = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local out = {v}
 for i = 2, #ARGV do
-  out[i] = redis.call('GET', ARGV[1] .. 'v' .. v .. ':m:' .. ARGV[i])
+  out[i] = redis.call('GET', ARGV[1] .. 'm:' .. ARGV[i])
 end
 return out
 """
 
 # Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL); the
-# delta op 'touch' is DeltaOp.TOUCH. KEYS: current, pass token, delta.
-# ARGV: ns prefix, now (epoch us), cap, ids...
+# delta op 'touch' is DeltaOp.TOUCH. The first write to a record while version v > 0 is
+# current keeps its previous bytes in v's undo hash (rollback restores them).
+# KEYS: current, pass token, delta. ARGV: ns prefix, now (epoch us), cap, ids...
 TOUCH = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local passing = redis.call('EXISTS', KEYS[2]) == 1
 local now = tonumber(ARGV[2])
 local cap = tonumber(ARGV[3])
+local undo = ARGV[1] .. 'v' .. v .. ':undo'
 local n = 0
 for i = 4, #ARGV do
-  local key = ARGV[1] .. 'v' .. v .. ':m:' .. ARGV[i]
+  local key = ARGV[1] .. 'm:' .. ARGV[i]
   local rec = redis.call('GET', key)
   if rec then
+    if v > 0 and redis.call('HEXISTS', undo, ARGV[i]) == 0 then
+      redis.call('HSET', undo, ARGV[i], rec)
+    end
     local fmt, ver, _, strength, count, pos = struct.unpack('<BIldI', rec)
     strength = math.min(cap, strength + 1)
     redis.call('SET', key, struct.pack('<BIldI', fmt, ver + 1, now, strength, count + 1)
@@ -53,18 +58,63 @@ redis.call('SET', KEYS[2], ARGV[1], 'PX', ARGV[2])
 return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4])}
 """
 
-# Pointer swap of a pass. KEYS: current, pass token, delta, versions, building.
-# ARGV: expected version, new version, token, last replayed delta id, created_at.
+# The commit of a pass: move the records it staged in, keeping each one's previous
+# bytes in the new version's undo hash, fix the hash index, status counts and order log,
+# and swap the pointer, all at once; only if the pointer and the token are unchanged and
+# no write-path op arrived after the last one replayed.
+# KEYS: current, pass token, delta, versions, building, stats, undo(new), staged ids(new),
+#   meta(old), meta(new), order length.
+# ARGV: expected version, new version, token, last replayed delta id, created_at (epoch
+#   s), ns prefix, n ids, ids..., n, (hash, owner to delete if still owner)...,
+#   n, (hash, owner to set)..., n, (status, count delta)..., n, chunk size, ids to append...
 # -> 1 swapped, 0 new delta entries (replay more), -1 pointer moved, -2 pass taken over
-CAS_COMMIT = """
+PASS_SWAP = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 if v ~= tonumber(ARGV[1]) then return -1 end
 if redis.call('GET', KEYS[2]) ~= ARGV[3] then return -2 end
 if #redis.call('XRANGE', KEYS[3], '(' .. ARGV[4], '+', 'COUNT', 1) > 0 then return 0 end
+local p = ARGV[6]
+local sp = p .. 'v' .. ARGV[2] .. ':s:'
+local count = 0
+for _, c in ipairs(redis.call('HVALS', KEYS[6])) do count = count + tonumber(c) end
+local i = 7
+local n = tonumber(ARGV[i]); i = i + 1
+for j = i, i + n - 1 do
+  local live = p .. 'm:' .. ARGV[j]
+  local st = sp .. ARGV[j]
+  redis.call('HSET', KEYS[7], ARGV[j], redis.call('GET', live) or '')
+  local val = redis.call('GET', st)
+  if val and val ~= '' then
+    redis.call('RENAME', st, live)
+  else
+    redis.call('DEL', live, st)
+  end
+end
+i = i + n
+n = tonumber(ARGV[i]); i = i + 1
+for j = i, i + 2 * n - 1, 2 do
+  local k = p .. 'h:' .. ARGV[j]
+  if redis.call('GET', k) == ARGV[j + 1] then redis.call('DEL', k) end
+end
+i = i + 2 * n
+n = tonumber(ARGV[i]); i = i + 1
+for j = i, i + 2 * n - 1, 2 do redis.call('SET', p .. 'h:' .. ARGV[j], ARGV[j + 1]) end
+i = i + 2 * n
+n = tonumber(ARGV[i]); i = i + 1
+for j = i, i + 2 * n - 1, 2 do redis.call('HINCRBY', KEYS[6], ARGV[j], ARGV[j + 1]) end
+i = i + 2 * n
+n = tonumber(ARGV[i])
+local size = tonumber(ARGV[i + 1]); i = i + 2
+for j = i, i + n - 1 do
+  local pos = redis.call('INCR', KEYS[11]) - 1
+  redis.call('RPUSH', p .. 'o:' .. math.floor(pos / size), ARGV[j])
+end
 redis.call('SET', KEYS[1], ARGV[2])
-redis.call('DEL', KEYS[2], KEYS[3])
+redis.call('DEL', KEYS[2], KEYS[3], KEYS[8])
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2])
 redis.call('ZREM', KEYS[5], ARGV[2])
+redis.call('HSET', KEYS[9], 'retired_at', ARGV[5], 'memories', count)
+redis.call('HSET', KEYS[10], 'created_at', ARGV[5])
 return 1
 """
 
@@ -119,7 +169,7 @@ return kept
 READ_FOR_WRITE = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local out = {v, redis.call('GET', KEYS[2])}
-local base = ARGV[1] .. 'v' .. v .. ':'
+local base = ARGV[1]
 local n = tonumber(ARGV[2])
 for i = 3, 2 + n do
   out[#out + 1] = redis.call('GET', base .. 'm:' .. ARGV[i])
@@ -143,11 +193,12 @@ return out
 # token skips that check. Record logic stays in Python (store/ops.py): this script only
 # checks and writes. Keys: KEYS[1] current, KEYS[2] pass token, KEYS[3...] every other
 # key the ops name, referred to by index. ARGV: version, token ('' = none), number of
-# checks, (key index, sha1)..., then ops:
+# checks, (key index, sha1 or 'xlen0' for an empty stream)..., then ops:
 #   SET k value | DEL k | HSET k field value | HINCRBY k field n | INCRBYFLOAT k n
 #   ZADDNX k score member | XADD k nfields field value ...
 #   AUDIT k payload-prefix payload nfields field value ...
 #   ORDER k chunk-prefix chunk-size nids id ...
+#   UNDO k undo-key field: keep k's bytes ('' = absent) in undo-key unless field is there
 # -> 1 committed, 0 conflict (read again and retry)
 COMMIT_WRITE = """
 if ARGV[1] ~= '*' and (redis.call('GET', KEYS[1]) or '0') ~= ARGV[1] then return 0 end
@@ -155,8 +206,14 @@ if ARGV[2] ~= '*' and (redis.call('GET', KEYS[2]) or '') ~= ARGV[2] then return 
 local nchecks = tonumber(ARGV[3])
 local i = 4
 for _ = 1, nchecks do
-  local cur = redis.call('GET', KEYS[tonumber(ARGV[i])])
-  if cur then cur = redis.sha1hex(cur) else cur = '' end
+  local key = KEYS[tonumber(ARGV[i])]
+  local cur
+  if ARGV[i + 1] == 'xlen0' then
+    cur = 'xlen' .. redis.call('XLEN', key)
+  else
+    cur = redis.call('GET', key)
+    if cur then cur = redis.sha1hex(cur) else cur = '' end
+  end
   if cur ~= ARGV[i + 1] then return 0 end
   i = i + 2
 end
@@ -203,6 +260,12 @@ while i <= #ARGV do
       redis.call('RPUSH', ARGV[i + 2] .. math.floor(pos / size), ARGV[j])
     end
     i = i + 5 + n
+  elseif op == 'UNDO' then
+    local u = KEYS[tonumber(ARGV[i + 2])]
+    if redis.call('HEXISTS', u, ARGV[i + 3]) == 0 then
+      redis.call('HSET', u, ARGV[i + 3], redis.call('GET', key) or '')
+    end
+    i = i + 4
   else
     return redis.error_reply('COMMIT_WRITE: unknown op ' .. tostring(op))
   end
@@ -210,8 +273,8 @@ end
 return 1
 """
 
-# New entries of a version's insertion-order log and their records, in one round trip.
-# KEYS: order length. ARGV: version prefix, chunk size, offset, limit ('' = all)
+# New entries of the insertion-order log and their records, in one round trip.
+# KEYS: order length. ARGV: ns prefix, chunk size, offset, limit ('' = all)
 # -> {new offset, id, record or false, id, record or false, ...}
 ORDER_SINCE = """
 local total = tonumber(redis.call('GET', KEYS[1]) or '0')

@@ -1,16 +1,23 @@
-"""Versioned snapshots: begin/commit a pass, list, roll back, garbage-collect, index blobs.
+"""Versioned snapshots that share unchanged records: begin/commit a pass, list, roll
+back, garbage-collect, index blobs.
 
-A pass reads version ``v``, writes its result completely under a fresh version
-number (a bulk load of keys nobody else reads yet), replays the write-path ops logged
-in the delta stream since it began (with the same pure functions the live path uses,
-committed with the store's commit primitive), and swaps the pointer with a
-compare-and-swap script that also checks no op arrived after the replay.
+Records live once (``mc:{ns}:m:<id>``), as of the current version. A pass stages only
+the records it changes (``v<new>:s:<id>``), replays onto them the write-path ops logged
+in the delta stream since it began (the same pure functions the live path uses), and
+one script (``PASS_SWAP``) moves them in, keeping each one's previous bytes in the new
+version's undo hash, fixes the hash index, status counts and order log and swaps the
+pointer, only if no op arrived after the replay. Writes keep the previous bytes of a
+record's first change while a version is current in that version's undo hash too, so
+rolling back to ``t`` applies the undo hashes of the versions after ``t``, newest first:
+every version within the grace period reads exactly as it did (notes/store.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime, timedelta
+
+import numpy as np
 
 from memcore.core.models import (
     Actor,
@@ -23,6 +30,7 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
+from memcore.core.table import MemoryTable
 from memcore.store import keys, ops
 from memcore.store.audit import AuditLog
 from memcore.store.base import (
@@ -35,79 +43,82 @@ from memcore.store.base import (
 )
 from memcore.store.changes import Change, queue_changes
 from memcore.store.gateway import Gateway
-from memcore.store.records import dequantize, pack_memory, unpack_memory
+from memcore.store.records import (
+    dequantize,
+    pack_memory,
+    record_vector,
+    unpack_memory,
+    unpack_table,
+)
 
 INDEX_CHUNK = 64 * 1024 * 1024
-REPLAY_CHUNK = 500
-"""Changes per commit when a pass replays the delta log into its new version."""
 
 
 class Replay:
-    """Applies delta entries to the in-memory state of a pass."""
+    """Applies delta entries to the records a pass staged (None: erased meanwhile).
 
-    def __init__(self, state: dict[str, Memory], view: PassView, strength_cap: float) -> None:
-        self.state = state
-        self.seen = view.record_versions
+    Ops on records the pass did not change need nothing: the live records have them."""
+
+    def __init__(self, staged: dict[str, Memory | None], live_before: set[str],
+                 seen: dict[str, int], strength_cap: float) -> None:
+        self.state = staged
+        self.seen = seen
         self.cap = strength_cap
-        live_before = {m.id for m in view.memories if m.live}
         # Ids the pass absorbed (live in v, superseded in v+1): ops on them go to the survivor.
         self.absorbed = {i for i in live_before
-                         if i in state and state[i].status is Status.SUPERSEDED
-                         and state[i].superseded_by}
+                         if (m := staged.get(i)) is not None and m.status is Status.SUPERSEDED
+                         and m.superseded_by}
 
     def _target(self, memory_id: str) -> str:
         hops = 0
         while memory_id in self.absorbed and hops < 64:
-            nxt = self.state[memory_id].superseded_by
-            if not nxt:
+            m = self.state.get(memory_id)
+            if m is None or not m.superseded_by:
                 break
-            memory_id, hops = nxt, hops + 1
+            memory_id, hops = m.superseded_by, hops + 1
         return memory_id
 
-    def run(self, ns: str, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]
-            ) -> list[Change]:
-        """Apply ``entries``; returns the record changes to write into the new version."""
-        prior: dict[str, Memory | None] = {}
-        reindex: set[str] = set()
-
-        def remember(memory_id: str) -> None:
-            prior.setdefault(memory_id, self.state.get(memory_id))
-
+    def run(self, ns: str, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]) -> set[str]:
+        """Apply ``entries``; returns the staged ids that changed."""
+        touched: set[str] = set()
         for _, f in entries:
             mid, op = f[b"id"].decode(), DeltaOp(f[b"op"].decode())
             args = decode_args(f[b"args"])
             if op is DeltaOp.ERASE:
-                remember(mid)
-                self.state.pop(mid, None)
+                if mid in self.state:
+                    self.state[mid] = None
+                    touched.add(mid)
                 continue
             if op is DeltaOp.ERASE_SOURCE:
-                for other in list(self.state.values()):
+                for other in [m for m in self.state.values() if m is not None]:
                     if args["source"] in other.sources:
-                        remember(other.id)
-                        kept = ops.drop_source(other, source=args["source"], now=args["now"])
-                        if kept is None:
-                            self.state.pop(other.id)
-                        else:
-                            self.state[other.id] = kept
+                        self.state[other.id] = ops.drop_source(other, source=args["source"],
+                                                               now=args["now"])
+                        touched.add(other.id)
                 continue
+            if op is DeltaOp.ADD:
+                continue  # a new record: live already holds it
             if mid in self.seen and int(f[b"ver"]) <= self.seen[mid]:
                 continue  # the pass already read this effect
+            target = self._target(mid)
+            cur = self.state.get(target)
+            if cur is None:
+                continue  # not staged (live has the op) or erased
             if b"vec" in f:
                 vec, _ = dequantize(f[b"vec"])
                 args["vector"] = None if vec is None else vec.tolist()
-            record = unpack_memory(f[b"rec"], ns, mid) if b"rec" in f else None
-            target = mid if op is DeltaOp.ADD else self._target(mid)
-            if op is DeltaOp.ADD and target in self.state:
-                continue
-            cur = self.state.get(target)
-            new = ops.apply(cur, op, args, strength_cap=self.cap, new=record)
+            new = ops.apply(cur, op, args, strength_cap=self.cap)
             if new is not None and new is not cur:
-                remember(target)
                 self.state[target] = new
-                if op in (DeltaOp.UPDATE, DeltaOp.EDIT) and args.get("vector") is not None:
-                    reindex.add(target)
-        return [Change(old, self.state.get(i), reindex=i in reindex)
-                for i, old in prior.items() if old is not None or i in self.state]
+                touched.add(target)
+        return touched
+
+
+def _vectors_differ(raw: bytes | None, new: Memory) -> bool:
+    old = record_vector(raw) if raw is not None else None
+    if old is None or new.vector is None:
+        return (old is None) != (new.vector is None)
+    return not np.array_equal(old, np.asarray(new.vector, dtype=np.float32))
 
 
 class Snapshots:
@@ -117,89 +128,112 @@ class Snapshots:
         self._gw = gateway
         self._audit = audit
         self._r = gateway.client
+        self.last_bytes_staged = 0
+        """Bytes of the records the last commit staged (what a pass writes per record)."""
 
-    def begin_pass(self, ns: str) -> PassView:
-        """Start a pass: from now on write-path ops are logged; read version ``v`` whole."""
+    def begin_pass(self, ns: str, *, columns: bool = False) -> PassView:
+        """Start a pass: from now on write-path ops are logged; read the current version.
+
+        ``columns=True`` reads it as a :class:`MemoryTable` (``view.table``), a few hundred
+        bytes per memory, instead of Memory objects."""
         validate_namespace(ns)
         token = new_id()
         cur, pend = self._gw.begin_pass(
             keys=[keys.delta(ns), keys.pass_token(ns), keys.current(ns), keys.pending(ns)],
             args=[token, int(self._gw.pass_ttl_seconds * 1000)])
         version = int(cur) if cur is not None else 0
-        memories = self._gw.version_memories(ns, version)
+        if columns:
+            return PassView(version=version, delta_cursor="0-0", memories=[], token=token,
+                            pending_importance=float(pend or 0.0), table=self.read_table(ns))
+        memories = self._gw.live_memories(ns)
         return PassView(version=version, delta_cursor="0-0", memories=memories, token=token,
                         pending_importance=float(pend or 0.0),
                         record_versions={m.id: m.version for m in memories})
 
-    def _write_full(self, ns: str, version: int, memories: Iterable[Memory],
-                    now: datetime) -> None:
-        """Write every record, hash key, order log and status count of a new version."""
+    def read_table(self, ns: str) -> MemoryTable:
+        """Every record of ``ns`` as columns, in insertion order."""
+        ids = self._gw.live_ids(ns)
+        found: list[str] = []
+        raws: list[bytes] = []
+        for start in range(0, len(ids), BATCH * 10):
+            chunk = ids[start:start + BATCH * 10]
+            for memory_id, raw in zip(chunk, self._gw.load_raw(ns, chunk), strict=True):
+                if raw is not None:
+                    found.append(memory_id)
+                    raws.append(raw)
+        return unpack_table(ns, found, raws)
+
+    def _stage(self, ns: str, version: int, records: Iterable[tuple[str, Memory | None]]
+               ) -> int:
+        """Write staged records of the pass building ``version``; returns bytes written."""
         pipe = self._r.pipeline(transaction=False)
-        order: list[str] = []
-        counts: dict[str | bytes, int] = {}
-        for memory in memories:
-            pipe.set(keys.memory(ns, version, memory.id), pack_memory(memory))
-            if memory.live:
-                pipe.set(keys.by_hash(ns, version, memory.content_hash), memory.id)
-            order.append(memory.id)
-            status = memory.status.value
-            counts[status] = counts.get(status, 0) + 1
+        written = 0
+        ids: list[str] = []
+        for memory_id, memory in records:
+            body = b"" if memory is None else pack_memory(memory)
+            pipe.set(keys.staged(ns, version, memory_id), body)
+            written += len(body)
+            ids.append(memory_id)
             if len(pipe) >= BATCH:
                 pipe.execute()
-        for start in range(0, len(order), keys.ORDER_CHUNK):
-            ids = order[start : start + keys.ORDER_CHUNK]
-            chunk_key = keys.order_chunk(ns, version, start // keys.ORDER_CHUNK)
-            for sub in range(0, len(ids), BATCH * 10):
-                pipe.rpush(chunk_key, *ids[sub : sub + BATCH * 10])
-        pipe.set(keys.order_len(ns, version), len(order))
-        if counts:
-            pipe.hset(keys.stats(ns, version), mapping=counts)
-        pipe.hset(keys.meta(ns, version), "created_at", now.timestamp())
+        for start in range(0, len(ids), BATCH):
+            pipe.sadd(keys.staged_ids(ns, version), *ids[start:start + BATCH])
         pipe.execute()
+        return written
 
     def commit_pass(self, ns: str, view: PassView, memories: Sequence[Memory],
                     events: Sequence[AuditEvent], *, now: datetime) -> int:
-        """Write the pass result as a new version, replay ops logged since ``view``, swap the
-        pointer (compare-and-swap from ``view.version``), audit. Returns the new version
-        number (``v+1`` unless versions were rolled back or a pass failed before).
+        """Commit the pass result ``memories`` (the whole next set: a memory of ``view``
+        missing from it is removed) as the next version; only the records that differ
+        from ``view`` are written. Returns the new version number. Raises StoreConflict
+        if the pointer moved or another pass took over."""
+        before = {m.id: m for m in view.memories}
+        changed = [m for m in memories if before.get(m.id) != m]
+        kept = {m.id for m in memories}
+        return self.commit_changes(ns, view, changed, events, now=now,
+                                   removed=[i for i in before if i not in kept])
+
+    def commit_changes(self, ns: str, view: PassView, changed: Sequence[Memory],
+                       events: Sequence[AuditEvent], *, now: datetime,
+                       read_versions: dict[str, int] | None = None,
+                       removed: Sequence[str] = ()) -> int:
+        """Commit the records a pass changed (and the new ones it made; ``removed``: ids it
+        dropped) as the next version:
+        stage them, replay the ops logged since ``view``, then move them in and swap the
+        pointer in one script (compare-and-swap from ``view.version``). Records not in
+        ``changed`` are shared with the previous version, never copied. ``read_versions``:
+        the record version each changed memory was read at (default: the view's).
 
         Raises StoreConflict if the pointer moved or another pass took over."""
         validate_namespace(ns)
         now = as_utc(now)
-        state: dict[str, Memory] = {}
-        for m in memories:
+        seen = dict(view.record_versions)
+        seen.update(read_versions or {})
+        staged: dict[str, Memory | None] = {}
+        for m in changed:
             if m.namespace != ns:
                 raise ValueError(f"namespace: memory {m.id} belongs to {m.namespace!r}")
             validate_identifier(m.id)
             keys.check_hash(m.content_hash)
-            seen = view.record_versions.get(m.id, 0)
-            state[m.id] = m if m.version >= seen else m.model_copy(update={"version": seen})
+            at = seen.get(m.id, 0)
+            staged[m.id] = m if m.version >= at else m.model_copy(update={"version": at})
+        for memory_id in removed:
+            staged[validate_identifier(memory_id)] = None
         new_version = int(self._r.incr(keys.vseq(ns)))
         if new_version <= view.version:  # vseq lost (e.g. restored dump): skip past
             new_version = int(self._r.incr(keys.vseq(ns), view.version + 1 - new_version))
         self._r.zadd(keys.building(ns), {str(new_version): now.timestamp()})
-        self._write_full(ns, new_version, state.values(), now)
-        replay = Replay(state, view, self._gw.strength_cap)
-        owners: dict[str, str | None] = {m.content_hash: m.id for m in state.values() if m.live}
+        self.last_bytes_staged = self._stage(ns, new_version, staged.items())
+        replay = Replay(staged, self._live_before(view, staged), seen, self._gw.strength_cap)
         cursor = view.delta_cursor
         while True:
             entries = self._r.xrange(keys.delta(ns), "(" + cursor, "+")
             if entries:
-                changes = replay.run(ns, entries)
-                for start in range(0, len(changes), REPLAY_CHUNK):
-                    # v+1 is private until the swap: no pointer or token check needed
-                    batch = self._gw.batch(ns)
-                    queue_changes(batch, ns, new_version, changes[start:start + REPLAY_CHUNK],
-                                  owners, passing=False)
-                    self._gw.commit(ns, batch)
-                for ch in changes:
-                    if ch.new is not None and ch.new.live:
-                        owners[ch.new.content_hash] = ch.new.id
+                touched = replay.run(ns, entries)
+                self.last_bytes_staged += self._stage(ns, new_version,
+                                                      ((i, staged[i]) for i in touched))
                 cursor = entries[-1][0].decode()
-            res = int(self._gw.cas_commit(
-                keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns), keys.versions(ns),
-                      keys.building(ns)],
-                args=[view.version, new_version, view.token, cursor, now.timestamp()]))
+            res = self._swap(ns, view, new_version, staged, cursor, now)
             if res == 1:
                 break
             if res < 0:
@@ -207,7 +241,6 @@ class Snapshots:
                 why = "the pointer moved" if res == -1 else "another pass took over"
                 raise StoreConflict(f"commit of pass on {ns!r} v{view.version} failed: {why}")
         pipe = self._r.pipeline(transaction=False)
-        pipe.hset(keys.meta(ns, view.version), "retired_at", now.timestamp())
         pipe.set(keys.last_pass(ns), now.timestamp())
         pipe.incrbyfloat(keys.pending(ns), -view.pending_importance)
         pipe.execute()
@@ -216,38 +249,172 @@ class Snapshots:
         self._audit.append(events)
         return new_version
 
+    @staticmethod
+    def _live_before(view: PassView, staged: dict[str, Memory | None]) -> set[str]:
+        if view.table is not None:
+            t = view.table
+            live = t.live()
+            return {i for i in staged if (r := t.row(i)) is not None and live[r]}
+        return {m.id for m in view.memories if m.live and m.id in staged}
+
+    def _swap(self, ns: str, view: PassView, new_version: int,
+              staged: dict[str, Memory | None], cursor: str, now: datetime) -> int:
+        """Run ``PASS_SWAP`` with the index, count and order-log changes between the live
+        records (read now; the script refuses if an op changed them since) and ``staged``."""
+        ids = list(staged)
+        raws = self._gw.load_raw(ns, ids)
+        dels: list[tuple[str, str]] = []
+        sets: list[str] = []
+        counts: dict[str, int] = {}
+        order: list[str] = []
+        for memory_id, raw in zip(ids, raws, strict=True):
+            old = None if raw is None else unpack_memory(raw, ns, memory_id, vector=False)
+            new = staged[memory_id]
+            old_live = old is not None and old.live
+            new_live = new is not None and new.live
+            same = old is not None and new is not None and old.content_hash == new.content_hash
+            if old is not None and old_live and not (new_live and same):
+                dels.append((old.content_hash, memory_id))
+            if new is not None and new_live and not (old_live and same):
+                sets += [new.content_hash, memory_id]
+            before = old.status.value if old is not None else None
+            after = new.status.value if new is not None else None
+            if before != after:
+                if before:
+                    counts[before] = counts.get(before, 0) - 1
+                if after:
+                    counts[after] = counts.get(after, 0) + 1
+            if new is not None and _vectors_differ(raw, new):
+                order.append(memory_id)
+        # A hash that loses its owner goes to another live memory with that text, if any
+        # (a merge keeps the survivor's record but may tombstone the hash's owner).
+        heirs = self._heirs(view, staged, {h for h, _ in dels})
+        del_args: list[str] = []
+        for content_hash, owner in dels:
+            if content_hash in heirs:
+                sets += [content_hash, heirs[content_hash]]
+            else:
+                del_args += [content_hash, owner]
+        dels_n = len(del_args) // 2
+        stat_args: list[str | int] = []
+        for status, delta in counts.items():
+            stat_args += [status, delta]
+        return int(self._gw.cas_commit(
+            keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns), keys.versions(ns),
+                  keys.building(ns), keys.stats(ns), keys.undo(ns, new_version),
+                  keys.staged_ids(ns, new_version), keys.meta(ns, view.version),
+                  keys.meta(ns, new_version), keys.order_len(ns)],
+            args=[view.version, new_version, view.token, cursor, now.timestamp(),
+                  keys.prefix(ns), len(ids), *ids, dels_n, *del_args, len(sets) // 2,
+                  *sets, len(counts), *stat_args, len(order), keys.ORDER_CHUNK, *order]))
+
+    @staticmethod
+    def _heirs(view: PassView, staged: dict[str, Memory | None], hashes: set[str]
+               ) -> dict[str, str]:
+        """For each of ``hashes``, a memory live after the commit that has it (staged
+        first, else one of the view's untouched live memories)."""
+        if not hashes:
+            return {}
+        heirs: dict[str, str] = {}
+        for memory_id, m in staged.items():
+            if m is not None and m.live and m.content_hash in hashes:
+                heirs.setdefault(m.content_hash, memory_id)
+        if view.table is not None:
+            t = view.table
+            live = t.live()
+            for row, content_hash in enumerate(t.hashes):
+                if content_hash in hashes and live[row] and t.ids[row] not in staged:
+                    heirs.setdefault(content_hash, t.ids[row])
+        else:
+            for m in view.memories:
+                if m.live and m.content_hash in hashes and m.id not in staged:
+                    heirs.setdefault(m.content_hash, m.id)
+        return heirs
+
     def versions(self, ns: str) -> list[VersionInfo]:
-        """Committed versions, oldest first."""
+        """Committed versions, oldest first (with how many memories each had)."""
         validate_namespace(ns)
+        current = self._gw.current_version(ns)
         out = []
         for raw, created in self._r.zrange(keys.versions(ns), 0, -1, withscores=True):
             version = int(raw)
-            counts = self._r.hvals(keys.stats(ns, version))
-            out.append(VersionInfo(version, datetime.fromtimestamp(created, UTC),
-                                   sum(int(c) for c in counts)))
+            if version == current:
+                count = sum(int(c) for c in self._r.hvals(keys.stats(ns)))
+            else:
+                count = int(self._r.hget(keys.meta(ns, version), "memories") or 0)
+            out.append(VersionInfo(version, datetime.fromtimestamp(created, UTC), count))
         return out
 
     def rollback(self, ns: str, version: int, now: datetime, reason: str = "rollback") -> None:
-        """Point ``ns`` back at committed ``version`` (cancels a pass in progress), audited."""
+        """Make committed ``version`` current again (cancels a pass in progress), audited.
+
+        The records come back from the undo hashes of the later versions, newest first;
+        those versions stay listed (retired) until collected but cannot be restored."""
         validate_namespace(ns)
         now = as_utc(now)
         if self._r.zscore(keys.versions(ns), str(version)) is None:
             raise ValueError(f"version: {version} is not a committed version of {ns!r}")
+        if self._r.hget(keys.meta(ns, version), "abandoned") is not None:
+            raise ValueError(f"version: {version} of {ns!r} was rolled back from; it cannot "
+                             "be restored")
+        gw = self._gw
         while True:
-            old = self._gw.current_version(ns)
-            batch = self._gw.batch(ns)
+            token = new_id()  # as a pass does: from now on every write is logged
+            cur, _ = gw.begin_pass(
+                keys=[keys.delta(ns), keys.pass_token(ns), keys.current(ns), keys.pending(ns)],
+                args=[token, int(gw.pass_ttl_seconds * 1000)])
+            old = int(cur) if cur is not None else 0
+            if version > old:
+                self._r.delete(keys.pass_token(ns))
+                raise ValueError(f"version: {version} is newer than the current v{old}")
+            later = sorted((int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)
+                            if version < int(v) <= old), reverse=True)
+            restore: dict[str, bytes] = {}
+            for u in later:  # newest first: the oldest undo of an id wins
+                restore.update({k.decode(): v for k, v in
+                                self._r.hgetall(keys.undo(ns, u)).items()})
+            ids = sorted(restore)
+            raws = gw.load_raw(ns, ids)
+            changes = []
+            for memory_id, raw in zip(ids, raws, strict=True):
+                back = restore[memory_id]
+                if (raw or b"") == back:
+                    continue
+                old_m = None if raw is None else unpack_memory(raw, ns, memory_id)
+                new_m = unpack_memory(back, ns, memory_id) if back else None
+                changes.append(Change(old_m, new_m, reindex=new_m is not None
+                                      and _vectors_differ(raw, new_m)))
+            hashes = sorted({c.old.content_hash for c in changes
+                             if c.old is not None and c.old.live})
+            owner_raws = self._r.mget([keys.by_hash(ns, h) for h in hashes]) if hashes else []
+            owners = {h: (r.decode() if r else None)
+                      for h, r in zip(hashes, owner_raws, strict=True)}
+            count = sum(int(c) for c in self._r.hvals(keys.stats(ns)))
+            batch = gw.batch(ns)
+            queue_changes(batch, ns, old, changes, owners, passing=False, undo=False)
             batch.set(keys.current(ns), str(version))
             batch.delete(keys.pass_token(ns))
             batch.delete(keys.delta(ns))
-            batch.hset(keys.meta(ns, old), "retired_at", now.timestamp())
+            batch.hset(keys.meta(ns, old), "memories", count)
+            for u in later:
+                batch.delete(keys.undo(ns, u))
+                batch.hset(keys.meta(ns, u), "abandoned", now.timestamp())
+                batch.hset(keys.meta(ns, u), "retired_at", now.timestamp())
             self._audit.queue(batch, [AuditEvent(
                 action=AuditAction.ROLLBACK, namespace=ns,
                 reason=f"{reason}: v{old} -> v{version}", actor=Actor.USER, at=now)])
-            if self._gw.commit(ns, batch, version=old):  # a pass swapped meanwhile: again
-                return
+            for memory_id, raw in zip(ids, raws, strict=True):
+                batch.check(keys.memory(ns, memory_id), raw)
+            for h, raw in zip(hashes, owner_raws, strict=True):
+                batch.check(keys.by_hash(ns, h), raw)
+            batch.check_empty(keys.delta(ns))  # no write since we took the token
+            if gw.commit(ns, batch, version=old, token=token):
+                break
+        for raw in self._r.zrange(keys.building(ns), 0, -1):  # the cancelled pass's staging
+            self.drop_version(ns, int(raw))
 
     def drop_version(self, ns: str, version: int) -> None:
-        """Delete every key of one version."""
+        """Delete every key of one version (its undo hash, staging, meta, index)."""
         batch: list[bytes] = []
         for key in self._r.scan_iter(match=keys.vprefix(ns, version) + "*", count=1000):
             batch.append(key)
@@ -263,7 +430,8 @@ class Snapshots:
 
     def gc(self, ns: str, now: datetime, grace_days: float = 7.0) -> list[int]:
         """Delete versions retired (or abandoned passes started) more than ``grace_days`` ago;
-        never the current one. Returns the deleted version numbers."""
+        never the current one. Returns the deleted version numbers. A version's undo hash
+        goes too once the version before it is gone (nothing can roll back to it)."""
         validate_namespace(ns)
         cutoff = (as_utc(now) - timedelta(days=grace_days)).timestamp()
         current = self._gw.current_version(ns)
@@ -280,6 +448,10 @@ class Snapshots:
             if started < cutoff and int(raw) != current:
                 self.drop_version(ns, int(raw))
                 dropped.append(int(raw))
+        kept = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)
+                if self._r.hget(keys.meta(ns, int(v)), "abandoned") is None]
+        if kept:  # the oldest restorable version has nothing left to roll back to
+            self._r.delete(keys.undo(ns, kept[0]))
         return sorted(dropped)
 
     def store_index_blob(self, ns: str, version: int, blob: bytes) -> None:
@@ -305,6 +477,22 @@ class Snapshots:
         if any(p is None for p in parts):
             return None
         return b"".join(p for p in parts if p is not None)
+
+    def move_index_blob(self, ns: str, old: int, new: int) -> bool:
+        """Move the stored index of version ``old`` to ``new`` inside Redis (no bytes over
+        the wire); False if ``old`` has none."""
+        validate_namespace(ns)
+        count = int(self._r.hget(keys.meta(ns, old), "idx_chunks") or 0)
+        if not count:
+            return False
+        self.drop_index_blobs(ns, new)
+        pipe = self._r.pipeline()
+        for i in range(count):
+            pipe.rename(keys.index_chunk(ns, old, i), keys.index_chunk(ns, new, i))
+        pipe.hdel(keys.meta(ns, old), "idx_chunks")
+        pipe.hset(keys.meta(ns, new), "idx_chunks", count)
+        pipe.execute()
+        return True
 
     def drop_index_blobs(self, ns: str, version: int) -> None:
         """Delete the stored index of ``version`` (workers rebuild it)."""

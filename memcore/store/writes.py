@@ -75,7 +75,7 @@ class Reader:
             if memory_id not in self.raw:
                 self.lazy += 1
                 self.raw[memory_id] = self.client.get(
-                    keys.memory(self.ns, self.version, memory_id))
+                    keys.memory(self.ns, memory_id))
             raw = self.raw[memory_id]
             self._memories[memory_id] = (None if raw is None
                                          else unpack_memory(raw, self.ns, memory_id))
@@ -101,16 +101,16 @@ class Reader:
         if content_hash not in self.raw_owners:
             self.lazy += 1
             self.raw_owners[content_hash] = self.client.get(
-                keys.by_hash(self.ns, self.version, content_hash))
+                keys.by_hash(self.ns, content_hash))
         raw = self.raw_owners[content_hash]
         return None if raw is None else raw.decode()
 
     def check_all(self, batch: ScriptBatch) -> None:
         """Add a check for every key read."""
         for memory_id, raw in self.raw.items():
-            batch.check(keys.memory(self.ns, self.version, memory_id), raw)
+            batch.check(keys.memory(self.ns, memory_id), raw)
         for content_hash, raw in self.raw_owners.items():
-            batch.check(keys.by_hash(self.ns, self.version, content_hash), raw)
+            batch.check(keys.by_hash(self.ns, content_hash), raw)
 
 
 class Writes:
@@ -190,6 +190,46 @@ class Writes:
                         [event], pending=new.importance * 10)
 
         return self.transact(ns, plan, ids=[memory.id], hashes=[memory.content_hash])
+
+    def add_new(self, ns: str, memories: Sequence[Memory], *, actor: Actor,
+                reason: str) -> int:
+        """Bulk ADD: one commit for ``memories`` whose ids and content hashes are new (a
+        loader's fast path). It queues exactly what :meth:`add` queues for a new memory
+        (record, hash key, status count, order log, ADD audit entry, pending importance,
+        delta entry during a pass) and checks every id and hash key is still absent; if
+        one is not, each memory goes through :meth:`add` instead. Returns how many."""
+        validate_namespace(ns)
+        for memory in memories:
+            if memory.namespace != ns:
+                raise ValueError(f"namespace: memory belongs to {memory.namespace!r}, "
+                                 f"not {ns!r}")
+            validate_identifier(memory.id)
+            keys.check_hash(memory.content_hash)
+        if len({m.content_hash for m in memories}) < len(memories):
+            raise ValueError("memories: two have the same content hash (use add)")
+        gw = self._gw
+        gw.register(ns)
+        version = gw.current_version(ns)
+        token = gw.client.get(keys.pass_token(ns))
+        news = [m.model_copy(update={"version": m.version + 1}) for m in memories]
+        changes = [Change(None, m, [DeltaEntry(m.id, DeltaOp.ADD, m.version, record=m)])
+                   for m in news]
+        batch = gw.batch(ns)
+        queue_changes(batch, ns, version, changes, {}, token is not None)
+        self._audit.queue(batch, [AuditEvent(action=AuditAction.ADD, namespace=ns,
+                                             after=[m.id], reason=reason, actor=actor,
+                                             text=m.text, at=m.updated_at) for m in news])
+        batch.incrbyfloat(keys.pending(ns), sum(m.importance * 10 for m in news))
+        if version == 0 and news:
+            batch.zadd(keys.versions(ns), {"0": news[0].updated_at.timestamp()}, nx=True)
+        for m in news:
+            batch.check(keys.memory(ns, m.id), None)
+            batch.check(keys.by_hash(ns, m.content_hash), None)
+        if gw.commit(ns, batch, version=version, token=token):
+            return len(news)
+        for memory in memories:  # something changed or exists already: one by one
+            self.add(ns, memory, actor=actor, reason=reason)
+        return len(memories)
 
     def _plan_duplicate(self, rd: Reader, twin: Memory, memory: Memory, actor: Actor,
                         reason: str, decision: str | None) -> WritePlan:

@@ -35,6 +35,12 @@ CONTRACT_KEYS = (
     "pass_seconds", "incremental_seconds", "incremental_ratio", "peak_rss_mb",
 )  # fmt: skip
 QUICK_N = 3_000
+QUICK_PASSES = 2
+STORE_KEYS = (
+    "store_full_seconds", "store_incremental_seconds", "store_incremental_ratio",
+    "redis_mb_after_first_pass", "redis_mb_after_passes", "passes", "bytes_written_full",
+    "bytes_written_incremental", "worker_peak_rss_mb",
+)  # fmt: skip
 EXACT_FULL_MAX = 200_000  # above this the exact baseline runs on a row sample
 EXACT_SAMPLE_ROWS = 2_000
 HNSW_COMPARE_MAX = 200_000
@@ -78,7 +84,7 @@ def synthetic_vectors(n: int, d: int, *, seed: int = 0, dup_frac: float = 0.1) -
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
-def _word(i: int) -> str:
+def word(i: int) -> str:
     """A letters-only name for ``i`` (digits in texts would read as changed numbers)."""
     out = ""
     while True:
@@ -111,7 +117,7 @@ def synthetic_table(vectors: np.ndarray, *, now: datetime, seed: int = 0, start:
     cols["n_sources"][:] = 1
     cols["version"][:] = 1
     ids = [f"m{start + i:09d}" for i in range(n)]
-    texts = [f"Fact {_word(start + i)} about topic {_word((start + i) % 997)}." for i in range(n)]
+    texts = [f"Fact {word(start + i)} about topic {word((start + i) % 997)}." for i in range(n)]
     return MemoryTable(namespace, ids, texts, [content_hash(t) for t in texts],
                        Vectors(np.ones(n, dtype=bool), dense=vectors), cols)
 
@@ -188,38 +194,11 @@ def _peak_rss_mb() -> float:
     return round(peak / (1024 * 1024 if platform.system() == "Darwin" else 1024), 1)
 
 
-def run_scale(
-    n: int,
-    d: int,
-    incremental: float = 0.01,
-    quick: bool = False,
-    out: Path | None = None,
-    *,
-    threads: int | None = None,
-    seed: int = 0,
-    compare_hnsw: bool | None = None,
-) -> dict[str, Any]:
-    """Run the scale benchmark once and write ``out`` (JSON), ``.md`` and ``.png``.
-
-    ``quick`` shrinks n to 3,000. The threshold for pairs is the borderline
-    threshold (the pass needs every pair the model may see). Above 200,000 rows the
-    exact baseline runs on 2,000 sampled rows and ``exact_seconds`` is extrapolated
-    to the full upper triangle (``exact_sampled`` says so); ``pair_recall`` is then
-    measured on the pairs touching those rows.
-    """
-    if quick:
-        n = min(n, QUICK_N)
-    if n < 100 or d < 2:
-        raise ValueError(f"n must be >= 100 and d >= 2, got n={n}, d={d}")
-    if not (0.0 < incremental <= 0.5):
-        raise ValueError(f"incremental must be in (0, 0.5], got {incremental}")
-    threads = threads or os.cpu_count() or 1
-    faiss_module(threads)
-    threshold = ConsolidationConfig().borderline_threshold
-    n_new = max(1, int(n * incremental))
-    all_vectors = synthetic_vectors(n + n_new, d, seed=seed)
+def _offline(result: dict[str, Any], all_vectors: np.ndarray, n: int, n_new: int, *,
+             quick: bool, seed: int, compare_hnsw: bool | None) -> None:
+    """Partition against exact search, and memcore's pass over columns, in process."""
+    threshold = result["threshold"]
     x = all_vectors[:n]
-    result: dict[str, Any] = {"n": n, "d": d, "threshold": threshold, "threads": threads}
 
     # Warm BLAS and FAISS so neither side pays one-time start-up costs.
     (x[:256] @ x[: min(n, 4096)].T).sum()
@@ -279,7 +258,7 @@ def run_scale(
 
     # Incremental pass: n_new memories arrive; only they are assigned and searched.
     later = datetime(2026, 1, 2, tzinfo=UTC)
-    fresh = synthetic_table(all_vectors[n:], now=later, seed=seed, start=n)
+    fresh = synthetic_table(all_vectors[n:n + n_new], now=later, seed=seed, start=n)
     grown = MemoryTable.concat(table, fresh)  # what a store read would return now
     del table
     changed = np.zeros(len(grown), dtype=bool)
@@ -291,6 +270,57 @@ def run_scale(
     result["incremental_rows"] = n_new
     result["incremental"] = inc
     result["incremental_ratio"] = result["incremental_seconds"] / result["pass_seconds"]
+
+
+def run_scale(
+    n: int,
+    d: int,
+    incremental: float = 0.01,
+    quick: bool = False,
+    out: Path | None = None,
+    *,
+    threads: int | None = None,
+    seed: int = 0,
+    compare_hnsw: bool | None = None,
+    store: bool = False,
+    passes: int = 30,
+    offline: bool = True,
+) -> dict[str, Any]:
+    """Run the scale benchmark once and write ``out`` (JSON), ``.md`` and ``.png``.
+
+    ``quick`` shrinks n to 3,000. The threshold for pairs is the borderline
+    threshold (the pass needs every pair the model may see). Above 200,000 rows the
+    exact baseline runs on 2,000 sampled rows and ``exact_seconds`` is extrapolated
+    to the full upper triangle (``exact_sampled`` says so); ``pair_recall`` is then
+    measured on the pairs touching those rows.
+
+    ``store`` adds the store-backed mode (memcore.devtools.bench.scale_store): n memories
+    in Redis, a full pass and ``passes`` incremental ones through Celery workers
+    (``quick``: 2 passes). ``offline=False`` skips the in-process part.
+    """
+    if quick:
+        n = min(n, QUICK_N)
+        passes = min(passes, QUICK_PASSES)
+    if passes < 1:
+        raise ValueError(f"passes must be >= 1, got {passes}")
+    if n < 100 or d < 2:
+        raise ValueError(f"n must be >= 100 and d >= 2, got n={n}, d={d}")
+    if not (0.0 < incremental <= 0.5):
+        raise ValueError(f"incremental must be in (0, 0.5], got {incremental}")
+    threads = threads or os.cpu_count() or 1
+    faiss_module(threads)
+    threshold = ConsolidationConfig().borderline_threshold
+    n_new = max(1, int(n * incremental))
+    all_vectors = synthetic_vectors(n + n_new * (passes if store else 1), d, seed=seed)
+    result: dict[str, Any] = {"n": n, "d": d, "threshold": threshold, "threads": threads}
+    if offline:
+        _offline(result, all_vectors, n, n_new, quick=quick, seed=seed,
+                 compare_hnsw=compare_hnsw)
+    if store:
+        from memcore.devtools.bench.scale_store import run_store
+
+        result.update(run_store(all_vectors, n, passes=passes, incremental=incremental,
+                                seed=seed))
     result["peak_rss_mb"] = _peak_rss_mb()
     result["machine"] = {
         "cores": os.cpu_count(),
@@ -309,14 +339,22 @@ def markdown_table(results: Sequence[dict[str, Any]]) -> str:
     rule = "|" + "---|" * len(CONTRACT_KEYS)
     lines = [head, rule]
     for r in results:
-        cells = [f"{r[k]:.3g}" if isinstance(r[k], float) else str(r[k]) for k in CONTRACT_KEYS]
+        cells = [f"{r[k]:.3g}" if isinstance(r.get(k), float) else str(r.get(k, "-"))
+                 for k in CONTRACT_KEYS]
         lines.append("| " + " | ".join(cells) + " |")
     notes = [
         f"- n={r['n']}: exact baseline "
         + (f"extrapolated from {r['exact_rows']} sampled rows" if r["exact_sampled"] else "full")
         + f"; method {r['method']}; pass {r['pass']}"
-        for r in results
+        for r in results if "exact_sampled" in r
     ]
+    stored = [r for r in results if "store_full_seconds" in r]
+    if stored:
+        lines += ["", "Store-backed (Redis + Celery workers):", "",
+                  "| n | " + " | ".join(STORE_KEYS) + " |", "|" + "---|" * (len(STORE_KEYS) + 1)]
+        lines += ["| " + " | ".join([str(r["n"]), *(f"{r[k]:.3g}" if isinstance(r[k], float)
+                                                    else str(r[k]) for k in STORE_KEYS)]) + " |"
+                  for r in stored]
     return "\n".join(["# bench scale", "", *lines, "", *notes, ""])
 
 
@@ -326,10 +364,13 @@ def plot(results: Sequence[dict[str, Any]], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 4))
     if len(results) == 1:
         r = results[0]
-        names = ["partition", "exact", "full pass", "incremental"]
-        values = [r["partition_seconds"], r["exact_seconds"], r["pass_seconds"],
-                  r["incremental_seconds"]]  # fmt: skip
-        ax.bar(names, values, color=["tab:blue", "tab:red", "tab:green", "tab:olive"])
+        bars = [("partition", "partition_seconds"), ("exact", "exact_seconds"),
+                ("full pass", "pass_seconds"), ("incremental", "incremental_seconds"),
+                ("store full", "store_full_seconds"),
+                ("store incr.", "store_incremental_seconds")]
+        shown = [(name, float(r[key])) for name, key in bars if key in r]
+        ax.bar([b[0] for b in shown], [b[1] for b in shown], color="tab:blue")
+        ax.tick_params(axis="x", labelrotation=30)
         ax.set_title(f"bench scale, n={r['n']}, d={r['d']}")
     else:
         ns = [r["n"] for r in results]
@@ -363,13 +404,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--store", action="store_true",
+                        help="also the real pass through Redis and Celery workers")
+    parser.add_argument("--store-only", action="store_true", help="only the store-backed mode")
+    parser.add_argument("--passes", type=int, default=30)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     results = []
     for n in args.n:
         r = run_scale(n, args.d, args.incremental, args.quick, None,
-                      threads=args.threads, seed=args.seed)  # fmt: skip
-        print(json.dumps({k: r[k] for k in CONTRACT_KEYS}), flush=True)
+                      threads=args.threads, seed=args.seed, store=args.store or args.store_only,
+                      passes=args.passes, offline=not args.store_only)  # fmt: skip
+        print(json.dumps({k: r[k] for k in (*CONTRACT_KEYS, *STORE_KEYS) if k in r}), flush=True)
         results.append(r)
     write_outputs(results, args.out)
 
