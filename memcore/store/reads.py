@@ -64,19 +64,25 @@ class Records:
             out.append(memory.id if ok and memory is not None else None)
         return int(res[0]), out
 
+    def _consistent(self, ns: str) -> tuple[list[str], list[bytes | None]]:
+        """Every record of ``ns`` from one version: read again if a pass committed (or a
+        rollback moved the pointer) while the batches were read (rare)."""
+        ids, raws = self._gw.live_ids(ns), []
+        for _ in range(8):
+            version = self._gw.current_version(ns)
+            raws = self._gw.load_raw(ns, ids)
+            if self._gw.current_version(ns) == version:
+                break
+            ids = self._gw.live_ids(ns)
+        return ids, raws
+
     def iter_memories(self, ns: str, statuses: Collection[Status] | None = None, *,
                       vectors: bool = True) -> Iterator[Memory]:
         """Memories of the current version (one version throughout), optionally by status;
         ``vectors=False`` skips decoding the vectors (listing and filtering need none)."""
         validate_namespace(ns)
         wanted = {Status(s) for s in statuses} if statuses is not None else None
-        ids, raws = self._gw.live_ids(ns), []
-        for _ in range(8):  # a pass committed while we read: read again (rare)
-            version = self._gw.current_version(ns)
-            raws = self._gw.load_raw(ns, ids)
-            if self._gw.current_version(ns) == version:
-                break
-            ids = self._gw.live_ids(ns)
+        ids, raws = self._consistent(ns)
         for memory_id, raw in zip(ids, raws, strict=True):
             if raw is None:
                 continue
@@ -96,13 +102,10 @@ class Records:
         """What filters read of every memory of the current version (one version
         throughout): a scan much cheaper than :meth:`iter_memories`."""
         validate_namespace(ns)
-        version = self._gw.current_version(ns)
-        ids = self._gw.version_ids(ns, version)
-        for start in range(0, len(ids), BATCH):
-            chunk = ids[start : start + BATCH]
-            for memory_id, raw in zip(chunk, self._gw.load_raw(ns, version, chunk), strict=True):
-                if raw is not None:
-                    yield unpack_filter_fields(raw, memory_id)
+        ids, raws = self._consistent(ns)
+        for memory_id, raw in zip(ids, raws, strict=True):
+            if raw is not None:
+                yield unpack_filter_fields(raw, memory_id)
 
     def count_by_status(self, ns: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""
