@@ -15,12 +15,11 @@ about by their general name while the memory names the instance.
 from __future__ import annotations
 
 import math
-import threading
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from memcore.core.lexicon import content_terms, stem, tokens, word_set
-from memcore.core.vector_index import VectorIndex
+from memcore.core.vector_index import NamespaceLRU, VectorIndex
 
 RRF_K = 10
 """The RRF constant: 60 in Cormack et al. (2009); 10 ranked LoCoMo evidence best with
@@ -226,7 +225,7 @@ def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = No
 FetchTexts = Callable[[str, Sequence[str]], Sequence[str | None]]
 
 
-class TextIndexCache:
+class TextIndexCache(NamespaceLRU[TextIndex]):
     """Per-process cache of one :class:`TextIndex` per namespace, kept in step with the
     namespace's :class:`~memcore.core.vector_index.VectorIndex`.
 
@@ -237,12 +236,8 @@ class TextIndexCache:
     """
 
     def __init__(self, fetch_texts: FetchTexts, *, max_namespaces: int = 64) -> None:
-        if max_namespaces < 1:
-            raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
+        super().__init__(max_namespaces)
         self._fetch = fetch_texts
-        self.max_namespaces = max_namespaces
-        self._entries: OrderedDict[str, tuple[int, int, TextIndex]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def get(self, namespace: str, version: int, vectors: VectorIndex) -> TextIndex:
         """The text index of ``namespace`` at ``version`` covering every row of ``vectors``."""
@@ -261,19 +256,5 @@ class TextIndexCache:
                         index.remove(ident)
                     else:
                         index.add([ident], [text])
-            self._entries[namespace] = (version, vectors.rows, index)
-            self._entries.move_to_end(namespace)
-            while len(self._entries) > self.max_namespaces:
-                self._entries.popitem(last=False)
+            self._remember(namespace, version, vectors.rows, index)
             return index
-
-    def invalidate(self, namespace: str | None = None) -> None:
-        """Drop one namespace's index, or all of them."""
-        with self._lock:
-            if namespace is None:
-                self._entries.clear()
-            else:
-                self._entries.pop(namespace, None)
-
-    def __len__(self) -> int:
-        return len(self._entries)

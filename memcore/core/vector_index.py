@@ -13,7 +13,7 @@ import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -63,6 +63,8 @@ def as_matrix(vectors: Any, dim: int | None = None, field: str = "vectors") -> n
         raise ValueError(f"{field} contains NaN or infinity")
     return arr
 
+
+IndexT = TypeVar("IndexT")
 
 class VectorIndex:
     """Inner-product (cosine on unit vectors) index of string ids.
@@ -257,7 +259,38 @@ class VectorIndex:
 Fetch = Callable[[str, int, int], tuple[Sequence[str], np.ndarray, int]]
 
 
-class IndexCache:
+class NamespaceLRU(Generic[IndexT]):
+    """A lock and a bounded, least-recently-used map of namespace -> (version, position,
+    index): what every per-process index cache shares."""
+
+    def __init__(self, max_namespaces: int) -> None:
+        if max_namespaces < 1:
+            raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
+        self.max_namespaces = max_namespaces
+        self._entries: OrderedDict[str, tuple[int, int, IndexT]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def _remember(self, namespace: str, version: int, position: int, index: IndexT) -> None:
+        """Keep ``namespace``'s entry as the most recent; evict the oldest past the bound
+        (call with the lock held)."""
+        self._entries[namespace] = (version, position, index)
+        self._entries.move_to_end(namespace)
+        while len(self._entries) > self.max_namespaces:
+            self._entries.popitem(last=False)
+
+    def invalidate(self, namespace: str | None = None) -> None:
+        """Drop one namespace's index, or all of them."""
+        with self._lock:
+            if namespace is None:
+                self._entries.clear()
+            else:
+                self._entries.pop(namespace, None)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class IndexCache(NamespaceLRU[VectorIndex]):
     """Per-process cache of one :class:`VectorIndex` per (namespace, snapshot version).
 
     ``fetch(namespace, version, offset) -> (ids, vectors, new_offset)`` returns the
@@ -270,14 +303,10 @@ class IndexCache:
         """``drains=True``: one ``fetch`` returns everything written so far (as
         ``MemoryStore.vectors_since`` does without a limit), so :meth:`get` makes one call
         instead of calling again to see that nothing more is there."""
-        if max_namespaces < 1:
-            raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
+        super().__init__(max_namespaces)
         self._fetch = fetch
         self.drains = drains
         self.dim = dim
-        self.max_namespaces = max_namespaces
-        self._entries: OrderedDict[str, tuple[int, int, VectorIndex]] = OrderedDict()
-        self._lock = threading.Lock()
 
     def get(self, namespace: str, version: int) -> VectorIndex:
         """The index of ``namespace`` at ``version``, synced with everything written so far."""
@@ -295,19 +324,5 @@ class IndexCache:
                     offset = new_offset
                     break
                 offset = new_offset
-            self._entries[namespace] = (version, offset, index)
-            self._entries.move_to_end(namespace)
-            while len(self._entries) > self.max_namespaces:
-                self._entries.popitem(last=False)
+            self._remember(namespace, version, offset, index)
             return index
-
-    def invalidate(self, namespace: str | None = None) -> None:
-        """Drop one namespace's index, or all of them."""
-        with self._lock:
-            if namespace is None:
-                self._entries.clear()
-            else:
-                self._entries.pop(namespace, None)
-
-    def __len__(self) -> int:
-        return len(self._entries)
