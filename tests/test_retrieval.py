@@ -57,6 +57,57 @@ def test_text_index_rejects_bad_input() -> None:
         retrieval.TextIndex(b=2)
 
 
+def _reference_bm25(docs: dict[str, str], query: str, k1: float = 1.2,
+                    b: float = 0.75) -> dict[str, float]:
+    """Okapi BM25 written out term by term, the way the index computed it before it
+    kept numpy postings: the vectorized index must agree with it."""
+    counts = {i: retrieval.terms(t) for i, t in docs.items()}
+    n = len(docs)
+    avg = sum(len(c) for c in counts.values()) / n
+    out: dict[str, float] = {}
+    for term, weight in retrieval.query_terms(query).items():
+        df = sum(1 for c in counts.values() if term in c)
+        if not df:
+            continue
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5)) * weight
+        for ident, c in counts.items():
+            tf = c.count(term)
+            if tf:
+                norm = k1 * (1 - b + b * len(c) / avg)
+                out[ident] = out.get(ident, 0.0) + idf * tf * (k1 + 1) / (tf + norm)
+    return out
+
+
+def test_vectorized_bm25_agrees_with_the_formula_after_edits() -> None:
+    import random
+
+    rng = random.Random(7)
+    words = ["red", "apple", "green", "cat", "dog", "job", "nurse", "Lisbon", "Porto",
+             "marathon", "pottery", "guitar", "teacher", "lives", "works", "loves", "runs"]
+    docs = {f"m{i}": " ".join(rng.choices(words, k=rng.randint(1, 9))) for i in range(300)}
+    index = retrieval.TextIndex()
+    index.add(list(docs), list(docs.values()))
+    for i in rng.sample(range(300), 60):  # rewrites and removals after the first queries
+        index.search("cat", 3)
+        ident = f"m{i}"
+        if i % 3:
+            docs[ident] = " ".join(rng.choices(words, k=rng.randint(1, 9)))
+            index.add([ident], [docs[ident]])
+        else:
+            del docs[ident]
+            index.remove(ident)
+    for query in ("red cat", "nurse job in Lisbon", "pets", "guitar teacher loves running"):
+        expected = _reference_bm25(docs, query)
+        assert index.scores(query) == pytest.approx(expected)
+        ranked = sorted(expected.items(), key=lambda x: (-round(x[1], 9), x[0]))[:10]
+        got = index.search(query, 10)
+        assert [round(s, 9) for _, s in got] == [round(s, 9) for _, s in ranked]
+        assert {i for i, s in got if round(s, 9) > round(ranked[-1][1], 9)} == {
+            i for i, s in ranked if round(s, 9) > round(ranked[-1][1], 9)}
+        skip = [i for i, _ in ranked[:3]]
+        assert not {i for i, _ in index.search(query, 10, exclude=skip)} & set(skip)
+
+
 def test_query_expansion_reaches_narrower_words_at_lower_weight() -> None:
     weights = retrieval.query_terms("pets")
     assert weights["pet"] == 1.0 and weights["cat"] == retrieval.EXPANSION_WEIGHT
