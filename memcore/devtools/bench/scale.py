@@ -81,17 +81,32 @@ def synthetic_vectors(n: int, d: int, *, seed: int = 0, dup_frac: float = 0.1) -
     return x
 
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_CONSONANTS = "bdfgklmnprstv"
+_VOWELS = "aeiou"
 
 
 def word(i: int) -> str:
-    """A letters-only name for ``i`` (digits in texts would read as changed numbers)."""
+    """A made-up name for ``i``: consonant-vowel syllables ending in ``q`` ("baq",
+    "kediq"). No English word of the extraction or change rules looks like that: plain
+    letter runs spelled "died", "not" or "quit" and one such text retired every older
+    fact that shared a word with it; digits would read as changed numbers."""
     out = ""
     while True:
-        i, r = divmod(i, 26)
-        out = _LETTERS[r] + out
+        i, r = divmod(i, len(_CONSONANTS) * len(_VOWELS))
+        out = _CONSONANTS[r // len(_VOWELS)] + _VOWELS[r % len(_VOWELS)] + out
         if i == 0:
-            return out
+            return out + "q"
+
+
+TOPICS = 997
+_TOPIC_BASE = 10**8  # topic names never equal an item's name (ids stay below this)
+
+
+def synthetic_text(i: int) -> str:
+    """The text of synthetic memory ``i``: distinct for every ``i``, neutral (no slot,
+    no change phrase, no negation, no number), so that what a pass does with it comes
+    from the vectors, not from the wording."""
+    return f"Item {word(i)} belongs with {word(_TOPIC_BASE + i % TOPICS)}."
 
 
 def synthetic_table(vectors: np.ndarray, *, now: datetime, seed: int = 0, start: int = 0,
@@ -117,7 +132,7 @@ def synthetic_table(vectors: np.ndarray, *, now: datetime, seed: int = 0, start:
     cols["n_sources"][:] = 1
     cols["version"][:] = 1
     ids = [f"m{start + i:09d}" for i in range(n)]
-    texts = [f"Fact {word(start + i)} about topic {word((start + i) % 997)}." for i in range(n)]
+    texts = [synthetic_text(start + i) for i in range(n)]
     return MemoryTable(namespace, ids, texts, [content_hash(t) for t in texts],
                        Vectors(np.ones(n, dtype=bool), dense=vectors), cols)
 

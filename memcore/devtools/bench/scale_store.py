@@ -31,7 +31,7 @@ from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.text import content_hash
 from memcore.devtools.bench.common import running_stack
-from memcore.devtools.bench.scale import word
+from memcore.devtools.bench.scale import synthetic_text
 from memcore.store import MemoryStore
 
 NAMESPACE = "bench-scale"
@@ -53,7 +53,7 @@ def synthetic_memories(vectors: np.ndarray, start: int, at: datetime, seed: int
         chunk = []
         for i in range(a, min(n, a + LOAD_CHUNK)):
             used = at - timedelta(hours=float(age_h[i]))
-            text = f"Fact {word(start + i)} about topic {word((start + i) % 997)}."
+            text = synthetic_text(start + i)
             chunk.append(Memory.model_construct(
                 id=f"m{start + i:09d}", namespace=NAMESPACE, text=text,
                 vector=vectors[i].tolist(), importance=float(importance[i]), last_used=used,
