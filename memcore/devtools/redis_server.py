@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import redis
@@ -180,6 +181,19 @@ class RedisClusterServers:
 
     nodes: list[RedisServer]
 
+    def primaries(self) -> list[RedisServer]:
+        """The nodes that are masters now (a failover promotes a replica)."""
+        return [n for n in self.nodes if n.process.poll() is None and _role(n) == "master"]
+
+    def replica_of(self, master: RedisServer) -> RedisServer | None:
+        """A live replica of ``master``, if it has one."""
+        for node in self.nodes:
+            if node is not master and node.process.poll() is None and _role(node) == "slave":
+                info = _info(node, "replication")
+                if int(info.get("master_port", -1)) == master.port:
+                    return node
+        return None
+
     @property
     def url(self) -> str:
         """The ``redis+cluster://`` URL memcore accepts (every node as a seed)."""
@@ -192,13 +206,14 @@ class RedisClusterServers:
             shutil.rmtree(node.directory, ignore_errors=True)
 
 
-def start_cluster(masters: int = 3, timeout: float = 60.0) -> RedisClusterServers:
-    """Start ``masters`` nodes with ``--cluster-enabled yes``, join them with
-    ``redis-cli --cluster create`` (no replicas) and wait until every node reports
-    ``cluster_state:ok``."""
+def start_cluster(masters: int = 3, timeout: float = 60.0, *,
+                  replicas: int = 0) -> RedisClusterServers:
+    """Start ``masters * (1 + replicas)`` nodes with ``--cluster-enabled yes``, join them
+    with ``redis-cli --cluster create --cluster-replicas <replicas>`` and wait until every
+    node reports ``cluster_state:ok`` and every replica's link to its master is up."""
     nodes: list[RedisServer] = []
     try:
-        for _ in range(masters):
+        for _ in range(masters * (1 + replicas)):
             base = Path(tempfile.mkdtemp(prefix="memcore-cluster-"))
             nodes.append(start_redis(base, extra=[
                 "--cluster-enabled", "yes", "--cluster-config-file", str(base / "nodes.conf"),
@@ -206,10 +221,10 @@ def start_cluster(masters: int = 3, timeout: float = 60.0) -> RedisClusterServer
                 "--cluster-port", str(free_port()), "--cluster-node-timeout", "3000"]))
         subprocess.run([redis_cli_binary(), "--cluster", "create",
                         *(f"127.0.0.1:{n.port}" for n in nodes),
-                        "--cluster-replicas", "0", "--cluster-yes"],
+                        "--cluster-replicas", str(replicas), "--cluster-yes"],
                        check=True, capture_output=True, timeout=timeout)
         deadline = time.monotonic() + timeout
-        while not all(_cluster_ok(n) for n in nodes):
+        while not all(_cluster_ok(n) and _linked(n) for n in nodes):
             if time.monotonic() > deadline:
                 raise RuntimeError("the Redis Cluster did not reach cluster_state:ok")
             time.sleep(0.1)
@@ -217,6 +232,25 @@ def start_cluster(masters: int = 3, timeout: float = 60.0) -> RedisClusterServer
     except BaseException:
         RedisClusterServers(nodes).stop()
         raise
+
+
+def _info(node: RedisServer, section: str) -> dict[str, Any]:
+    client = node.client()
+    try:
+        return dict(client.info(section))
+    finally:
+        client.close()
+
+
+def _role(node: RedisServer) -> str:
+    return str(_info(node, "replication").get("role", ""))
+
+
+def _linked(node: RedisServer) -> bool:
+    """A master, or a replica whose link to its master is up and synced."""
+    info = _info(node, "replication")
+    return info.get("role") == "master" or (info.get("master_link_status") == "up"
+                                            and not info.get("master_sync_in_progress"))
 
 
 def _cluster_ok(node: RedisServer) -> bool:
