@@ -101,5 +101,10 @@ def test_quick_run_through_the_stack(tmp_path: Path, redis_url: str) -> None:
     for name, per in data["per_scenario"].items():
         assert per["facts"] == len(per["profile"]), name
         assert per["model_calls"] > 0
+        # A first pass: every live memory counts as changed, and the calls stay bounded.
+        assert per["changed"] > 0 and 0 <= per["merge_calls"] <= 0.2 * per["changed"], name
+    assert data["merge_calls"] == sum(p["merge_calls"] for p in data["per_scenario"].values())
+    assert data["merge_calls_per_pass"] == data["merge_calls"] / 2
+    assert "merge calls per pass" in out.with_suffix(".md").read_text()
     assert "| all |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"

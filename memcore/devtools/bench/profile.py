@@ -323,9 +323,14 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
                 counters = client.store.counters(s.namespace)
                 per[s.name]["model_calls"] = float(counters.get("model_calls", 0))
                 per[s.name]["decisions"] = decisions_by_type(counters)
-                per[s.name]["pass"] = ({k: report[k] for k in ("batches", "events")
+                per[s.name]["pass"] = ({k: report[k] for k in ("batches", "events",
+                                                                "changed", "merge_calls")
                                         if k in report} if isinstance(report, Mapping)
                                        else report)
+                per[s.name]["merge_calls"] = int(report.get("merge_calls", 0)
+                                                 if isinstance(report, Mapping) else 0)
+                per[s.name]["changed"] = int(report.get("changed", 0)
+                                             if isinstance(report, Mapping) else 0)
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
@@ -344,6 +349,13 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
     result["seconds"] = time.perf_counter() - t0
     result["decisions"] = {op: sum(p["decisions"].get(op, 0) for p in per.values())
                            for op in ("ADD", "UPDATE", "DELETE", "NOOP")}
+    # One pass per scenario: the model calls it made against the memories changed since
+    # the last pass (the bound is 0.2 x changed).
+    result["merge_calls"] = sum(p["merge_calls"] for p in per.values())
+    result["merge_calls_per_pass"] = result["merge_calls"] / max(1, len(per))
+    changed = sum(p["changed"] for p in per.values())
+    result["changed"] = changed
+    result["merge_calls_per_changed"] = result["merge_calls"] / changed if changed else 0.0
     turns = max(1, result["turns"])
     result["model_calls_per_turn"] = sum(p["model_calls"] for p in per.values()) / turns
     result["seconds_per_turn"] = result["seconds"] / turns
@@ -362,7 +374,8 @@ def markdown(result: Mapping[str, Any]) -> str:
                              ("tuned", result["tuned"]))]
     per = [(name, "yes" if p["held_out"] else "", p["turns"], p["facts"], p["precision"],
             p["recall"], p["stale_in_profile"], p["noise_in_profile"],
-            p["unmatched_in_profile"]) for name, p in result["per_scenario"].items()]
+            p["unmatched_in_profile"], p.get("merge_calls", 0), p.get("changed", 0))
+           for name, p in result["per_scenario"].items()]
     wrong = [f"- {name}: [{j['category']}] {j['text']}"
              for name, p in result["per_scenario"].items() for j in p["profile"]
              if j["category"] != "correct"]
@@ -375,10 +388,12 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"{result['phrasings']['please']} 'please' turns); {result['seconds']:.0f} s "
         f"({result.get('seconds_per_turn', 0):.1f} s and "
         f"{result.get('model_calls_per_turn', 0):.2f} model calls per turn); decisions "
-        f"{result.get('decisions', {})}.", "",
+        f"{result.get('decisions', {})}; merge calls per pass "
+        f"{result.get('merge_calls_per_pass', 0):.1f} "
+        f"({result.get('merge_calls_per_changed', 0):.3f} per changed memory).", "",
         markdown_table(head, rows), "",
         markdown_table(("scenario", "held out", "turns", "facts", "precision", "recall",
-                        "stale", "noise", "unmatched"), per), "",
+                        "stale", "noise", "unmatched", "merge calls", "changed"), per), "",
         "## Profile facts judged wrong", "", *(wrong or ["(none)"]), "",
         "## True items missed", "", *(missed or ["(none)"]), ""])
 
