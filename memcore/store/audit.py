@@ -72,12 +72,12 @@ class AuditLog:
                 self.queue(batch, group[start : start + APPEND_CHUNK])
                 self._gw.commit(ns, batch)
 
-    def _decode(self, ns: str, entries: list[tuple[bytes, dict[bytes, bytes]]]
+    def _decode(self, namespace: str, entries: list[tuple[bytes, dict[bytes, bytes]]]
                 ) -> list[tuple[str, AuditEvent]]:
         pipe = self._gw.client.pipeline(transaction=False)
         ids = [e[0].decode() for e in entries]
         for entry_id in ids:
-            pipe.hget(keys.audit_payload(ns, _day(entry_id)), entry_id)
+            pipe.hget(keys.audit_payload(namespace, _day(entry_id)), entry_id)
         payloads = pipe.execute() if ids else []
         out = []
         for entry_id, (_, f), raw in zip(ids, entries, payloads, strict=True):
@@ -85,7 +85,7 @@ class AuditLog:
             before = f.get(b"b", b"").decode()
             after = f.get(b"f", b"").decode()
             event = AuditEvent.model_construct(
-                action=AuditAction(f[b"a"].decode()), namespace=ns,
+                action=AuditAction(f[b"a"].decode()), namespace=namespace,
                 before=before.split(",") if before else [],
                 after=after.split(",") if after else [],
                 reason=extra.get("reason") or "", actor=Actor(f[b"ac"].decode()),
@@ -94,30 +94,30 @@ class AuditLog:
             out.append((entry_id, event))
         return out
 
-    def scan(self, ns: str) -> Iterator[tuple[str, AuditEvent]]:
+    def scan(self, namespace: str) -> Iterator[tuple[str, AuditEvent]]:
         """Every audit entry, oldest first, in batches."""
         start = "-"
         while True:
-            entries = self._gw.client.xrange(keys.audit(ns), start, "+", count=BATCH)
+            entries = self._gw.client.xrange(keys.audit(namespace), start, "+", count=BATCH)
             if not entries:
                 return
-            yield from self._decode(ns, entries)
+            yield from self._decode(namespace, entries)
             if len(entries) < BATCH:
                 return
             start = "(" + entries[-1][0].decode()
 
-    def tail(self, ns: str, count: int = 20) -> list[AuditEvent]:
+    def tail(self, namespace: str, count: int = 20) -> list[AuditEvent]:
         """The last ``count`` events, oldest first."""
-        validate_namespace(ns)
-        entries = self._gw.client.xrevrange(keys.audit(ns), "+", "-", count=count)
-        return [e for _, e in reversed(self._decode(ns, entries))]
+        validate_namespace(namespace)
+        entries = self._gw.client.xrevrange(keys.audit(namespace), "+", "-", count=count)
+        return [e for _, e in reversed(self._decode(namespace, entries))]
 
-    def history(self, ns: str, memory_id: str) -> list[AuditEvent]:
+    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
         """Events of ``memory_id``, its predecessors (merged or superseded into it) and
         successors (what it was merged or superseded into), oldest first."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         validate_identifier(memory_id)
-        events = [e for _, e in self.scan(ns)]
+        events = [e for _, e in self.scan(namespace)]
         forward: dict[str, set[str]] = {}
         backward: dict[str, set[str]] = {}
         for event in events:
@@ -136,32 +136,32 @@ class AuditLog:
                         todo.append(nxt)
         return [e for e in events if related & (set(e.before) | set(e.after))]
 
-    def trim(self, ns: str, older_than: datetime) -> int:
+    def trim(self, namespace: str, older_than: datetime) -> int:
         """Delete events whose time is before ``older_than``; returns how many."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         cutoff = to_micros(older_than)
-        old = [eid for eid, e in self.scan(ns) if to_micros(e.at) < cutoff]
+        old = [eid for eid, e in self.scan(namespace) if to_micros(e.at) < cutoff]
         for start in range(0, len(old), BATCH):
             chunk = old[start : start + BATCH]
             pipe = self._gw.client.pipeline(transaction=False)
-            pipe.xdel(keys.audit(ns), *chunk)
+            pipe.xdel(keys.audit(namespace), *chunk)
             for eid in chunk:
-                pipe.hdel(keys.audit_payload(ns, _day(eid)), eid)
+                pipe.hdel(keys.audit_payload(namespace, _day(eid)), eid)
             pipe.execute()
         return len(old)
 
-    def redact(self, ns: str, memory_ids: set[str], *, keep_reason: bool = False,
+    def redact(self, namespace: str, memory_ids: set[str], *, keep_reason: bool = False,
                marker: str = REDACTED) -> int:
         """Replace the text (and, unless ``keep_reason``, the reason) of events mentioning
         ``memory_ids`` with ``marker``; ERASE and PURGE events stay as they are."""
-        hits = [(eid, e) for eid, e in self.scan(ns)
+        hits = [(eid, e) for eid, e in self.scan(namespace)
                 if e.action not in (AuditAction.ERASE, AuditAction.PURGE)
                 and memory_ids & (set(e.before) | set(e.after))]
         pipe = self._gw.client.pipeline(transaction=False)
         for eid, event in hits:
             reason = event.reason if keep_reason else marker
             text = None if event.text is None and keep_reason else marker
-            pipe.hset(keys.audit_payload(ns, _day(eid)), eid,
+            pipe.hset(keys.audit_payload(namespace, _day(eid)), eid,
                       json.dumps({"text": text, "reason": reason}, separators=(",", ":")))
         pipe.execute()
         return len(hits)

@@ -27,7 +27,7 @@ class Change:
     reindex: bool = False
 
 
-def queue_changes(batch: ScriptBatch, ns: str, version: int, changes: Sequence[Change],
+def queue_changes(batch: ScriptBatch, namespace: str, version: int, changes: Sequence[Change],
                   owners: Mapping[str, str | None], passing: bool, *, undo: bool = True
                   ) -> None:
     """Queue records, hash index, status counts, order log and (while a pass runs,
@@ -40,9 +40,9 @@ def queue_changes(batch: ScriptBatch, ns: str, version: int, changes: Sequence[C
     for ch in changes:
         old, new = ch.old, ch.new
         mid = (new or old).id  # type: ignore[union-attr]
-        key = keys.memory(ns, mid)
+        key = keys.memory(namespace, mid)
         if undo and version > 0:
-            batch.undo(key, keys.undo(ns, version), mid)
+            batch.undo(key, keys.undo(namespace, version), mid)
         if new is None:
             batch.delete(key)
         else:
@@ -52,20 +52,21 @@ def queue_changes(batch: ScriptBatch, ns: str, version: int, changes: Sequence[C
         same_hash = old is not None and new is not None and old.content_hash == new.content_hash
         if old is not None and old_live and not (new_live and same_hash) \
                 and owners.get(old.content_hash) == old.id:
-            batch.delete(keys.by_hash(ns, old.content_hash))
+            batch.delete(keys.by_hash(namespace, old.content_hash))
         if new is not None and new_live and not (old_live and same_hash):
-            batch.set(keys.by_hash(ns, new.content_hash), new.id)
+            batch.set(keys.by_hash(namespace, new.content_hash), new.id)
         old_status = old.status.value if old is not None else None
         new_status = new.status.value if new is not None else None
         if old_status != new_status:
             if old_status:
-                batch.hincrby(keys.stats(ns), old_status, -1)
+                batch.hincrby(keys.stats(namespace), old_status, -1)
             if new_status:
-                batch.hincrby(keys.stats(ns), new_status, 1)
+                batch.hincrby(keys.stats(namespace), new_status, 1)
         if new is not None and (old is None or ch.reindex):
             reindex.append(mid)
         if passing:
             for entry in ch.entries:
-                batch.xadd(keys.delta(ns), entry.fields())
+                batch.xadd(keys.delta(namespace), entry.fields())
     if reindex:
-        batch.order(keys.order_len(ns), keys.order_prefix(ns), keys.ORDER_CHUNK, reindex)
+        batch.order(keys.order_len(namespace), keys.order_prefix(namespace), keys.ORDER_CHUNK,
+                    reindex)

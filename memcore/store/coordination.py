@@ -19,62 +19,62 @@ class Coordination:
         self._r = gateway.client
 
     # --- the pass lock and the pass's shared state -------------------------------------
-    def pass_lock(self, ns: str, pass_id: str, ttl: float) -> RenewedLock:
-        """The lock of the one pass running on ``ns`` (held by ``pass_id``, TTL renewed)."""
-        return RenewedLock(self._r, keys.pass_lock(ns), ttl, token=pass_id)
+    def pass_lock(self, namespace: str, pass_id: str, ttl: float) -> RenewedLock:
+        """The lock of the one pass running on ``namespace`` (held by ``pass_id``, TTL renewed)."""
+        return RenewedLock(self._r, keys.pass_lock(namespace), ttl, token=pass_id)
 
-    def pass_lock_holder(self, ns: str) -> str | None:
-        """The pass id holding the pass lock of ``ns``, or None."""
-        raw = self._r.get(keys.pass_lock(ns))
+    def pass_lock_holder(self, namespace: str) -> str | None:
+        """The pass id holding the pass lock of ``namespace``, or None."""
+        raw = self._r.get(keys.pass_lock(namespace))
         return None if raw is None else raw.decode()
 
-    def stash_pass_plan(self, ns: str, pass_id: str, body: str, ttl_seconds: int) -> None:
+    def stash_pass_plan(self, namespace: str, pass_id: str, body: str, ttl_seconds: int) -> None:
         """Keep a running pass's plan (JSON) where every worker of the pass can read it."""
-        self._r.set(keys.pass_plan(ns, pass_id), body, ex=ttl_seconds)
+        self._r.set(keys.pass_plan(namespace, pass_id), body, ex=ttl_seconds)
 
-    def pass_plan(self, ns: str, pass_id: str) -> str | None:
+    def pass_plan(self, namespace: str, pass_id: str) -> str | None:
         """The stashed plan of pass ``pass_id`` (None: expired or finished)."""
-        raw = self._r.get(keys.pass_plan(ns, pass_id))
+        raw = self._r.get(keys.pass_plan(namespace, pass_id))
         return None if raw is None else raw.decode() if isinstance(raw, bytes) else str(raw)
 
-    def drop_pass_plan(self, ns: str, pass_id: str) -> None:
+    def drop_pass_plan(self, namespace: str, pass_id: str) -> None:
         """Forget the stashed plan of a finished pass."""
-        self._r.delete(keys.pass_plan(ns, pass_id))
+        self._r.delete(keys.pass_plan(namespace, pass_id))
 
-    def mark_pass_done(self, ns: str, pass_id: str, ttl_seconds: int) -> None:
+    def mark_pass_done(self, namespace: str, pass_id: str, ttl_seconds: int) -> None:
         """Remember for ``ttl_seconds`` that pass ``pass_id`` finished."""
-        self._r.set(keys.pass_done(ns, pass_id), "1", ex=max(1, int(ttl_seconds)))
+        self._r.set(keys.pass_done(namespace, pass_id), "1", ex=max(1, int(ttl_seconds)))
 
-    def pass_done(self, ns: str, pass_id: str) -> bool:
+    def pass_done(self, namespace: str, pass_id: str) -> bool:
         """True if pass ``pass_id`` finished (within the remembered time)."""
-        return bool(self._r.exists(keys.pass_done(ns, pass_id)))
+        return bool(self._r.exists(keys.pass_done(namespace, pass_id)))
 
-    def claim_schedule(self, ns: str, slot: int, ttl_seconds: int) -> bool:
-        """True for the first caller claiming ``ns`` in schedule interval ``slot``."""
-        return bool(self._r.set(keys.schedule_claim(ns, slot), b"1", nx=True,
+    def claim_schedule(self, namespace: str, slot: int, ttl_seconds: int) -> bool:
+        """True for the first caller claiming ``namespace`` in schedule interval ``slot``."""
+        return bool(self._r.set(keys.schedule_claim(namespace, slot), b"1", nx=True,
                                 ex=max(1, int(ttl_seconds))))
 
     # --- triggers and counters ---------------------------------------------------------
-    def pending_importance(self, ns: str) -> float:
+    def pending_importance(self, namespace: str) -> float:
         """Summed importance (1-10 scale) of memories written since the last pass."""
-        validate_namespace(ns)
-        return float(self._r.get(keys.pending(ns)) or 0.0)
+        validate_namespace(namespace)
+        return float(self._r.get(keys.pending(namespace)) or 0.0)
 
-    def last_pass_at(self, ns: str) -> datetime | None:
+    def last_pass_at(self, namespace: str) -> datetime | None:
         """When the last pass committed, or None."""
-        validate_namespace(ns)
-        raw = self._r.get(keys.last_pass(ns))
+        validate_namespace(namespace)
+        raw = self._r.get(keys.last_pass(namespace))
         return None if raw is None else datetime.fromtimestamp(float(raw), UTC)
 
-    def incr_counters(self, ns: str, counts: Mapping[str, float]) -> None:
+    def incr_counters(self, namespace: str, counts: Mapping[str, float]) -> None:
         """Add to usage counters (model calls, tokens, embeddings, decisions...)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         pipe = self._r.pipeline(transaction=False)
         for name, value in counts.items():
-            pipe.hincrbyfloat(keys.counters(ns), name, float(value))
+            pipe.hincrbyfloat(keys.counters(namespace), name, float(value))
         pipe.execute()
 
-    def counters(self, ns: str) -> dict[str, float]:
-        """All usage counters of ``ns``."""
-        validate_namespace(ns)
-        return {k.decode(): float(v) for k, v in self._r.hgetall(keys.counters(ns)).items()}
+    def counters(self, namespace: str) -> dict[str, float]:
+        """All usage counters of ``namespace``."""
+        validate_namespace(namespace)
+        return {k.decode(): float(v) for k, v in self._r.hgetall(keys.counters(namespace)).items()}

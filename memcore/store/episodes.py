@@ -44,37 +44,37 @@ class Episodes:
                 out[pos] = bool(flag)
         return out
 
-    def get_episode(self, ns: str, episode_id: str) -> Episode | None:
+    def get_episode(self, namespace: str, episode_id: str) -> Episode | None:
         """One episode by id, or None."""
-        raw = self._r.get(keys.episode(ns, episode_id))
-        return None if raw is None else unpack_episode(_split(raw)[1], ns, episode_id)
+        raw = self._r.get(keys.episode(namespace, episode_id))
+        return None if raw is None else unpack_episode(_split(raw)[1], namespace, episode_id)
 
-    def iter_episodes(self, ns: str) -> Iterator[Episode]:
+    def iter_episodes(self, namespace: str) -> Iterator[Episode]:
         """Every stored episode in arrival order."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         start = "-"
         while True:
-            entries = self._r.xrange(keys.episodes(ns), start, "+", count=BATCH)
+            entries = self._r.xrange(keys.episodes(namespace), start, "+", count=BATCH)
             if not entries:
                 return
             ids = [f[b"i"].decode() for _, f in entries]
-            raws = self._r.mget([keys.episode(ns, i) for i in ids])
+            raws = self._r.mget([keys.episode(namespace, i) for i in ids])
             for episode_id, raw in zip(ids, raws, strict=True):
                 if raw is not None:  # erased
-                    yield unpack_episode(_split(raw)[1], ns, episode_id)
+                    yield unpack_episode(_split(raw)[1], namespace, episode_id)
             if len(entries) < BATCH:
                 return
             start = "(" + entries[-1][0].decode()
 
-    def drop(self, ns: str, episode_id: str) -> bool:
+    def drop(self, namespace: str, episode_id: str) -> bool:
         """Delete an episode's body and stream entry; True if it existed."""
-        key = keys.episode(ns, episode_id)
+        key = keys.episode(namespace, episode_id)
         raw = self._r.get(key)
         if raw is None:
             return False
         sid, _ = _split(raw)
         pipe = self._r.pipeline()
         pipe.delete(key)
-        pipe.xdel(keys.episodes(ns), sid)
+        pipe.xdel(keys.episodes(namespace), sid)
         pipe.execute()
         return True

@@ -106,7 +106,7 @@ class Eraser:
         self._episodes = episodes
         self._audit = audit
 
-    def _erase_live(self, ns: str, planner: Planner, source: str | None,
+    def _erase_live(self, namespace: str, planner: Planner, source: str | None,
                     now: datetime, also: set[str]) -> set[str]:
         """Erase in the live records with the commit primitive: writers may run, so the
         commit checks the pointer, the pass token and every record and hash key read, and
@@ -114,12 +114,13 @@ class Eraser:
         bytes are kept (rolling back never brings erased data back)."""
         gw = self._gw
         while True:
-            pointer = gw.client.get(keys.current(ns))
-            token = gw.client.get(keys.pass_token(ns))
+            pointer = gw.client.get(keys.current(namespace))
+            token = gw.client.get(keys.pass_token(namespace))
             current = int(pointer) if pointer is not None else 0
-            ids = gw.live_ids(ns)
-            raws = gw.load_raw(ns, ids)
-            memories = {i: unpack_memory(raw, ns, i) for i, raw in zip(ids, raws, strict=True)
+            ids = gw.live_ids(namespace)
+            raws = gw.load_raw(namespace, ids)
+            memories = {i: unpack_memory(raw, namespace, i) for i, raw in zip(ids, raws,
+                                                                              strict=True)
                         if raw is not None}
             victims, changed = planner(memories)
             victims |= also & memories.keys()
@@ -127,51 +128,51 @@ class Eraser:
                 changed.pop(v, None)
             touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
             hashes = sorted({m.content_hash for m in touched})
-            owner_raws = gw.client.mget([keys.by_hash(ns, h) for h in hashes]) \
+            owner_raws = gw.client.mget([keys.by_hash(namespace, h) for h in hashes]) \
                 if hashes else []
             owners: dict[str, str | None] = {
                 h: (r.decode() if r else None) for h, r in zip(hashes, owner_raws, strict=True)}
             changes = [Change(memories[v], None) for v in victims]
             changes += [Change(memories[i], m) for i, m in changed.items()]
-            batch = gw.batch(ns)
-            queue_changes(batch, ns, current, changes, owners, passing=False, undo=False)
+            batch = gw.batch(namespace)
+            queue_changes(batch, namespace, current, changes, owners, passing=False, undo=False)
             if token is not None:  # the running pass replays these onto what it staged
                 entries = [DeltaEntry(v, DeltaOp.ERASE, 0, {"now": now}) for v in victims]
                 if source:
                     entries.append(DeltaEntry(source, DeltaOp.ERASE_SOURCE, 0,
                                               {"source": source, "now": now}))
                 for entry in entries:
-                    batch.xadd(keys.delta(ns), entry.fields())
+                    batch.xadd(keys.delta(namespace), entry.fields())
             if not batch.writes:
                 return victims
             for i, raw in zip(ids, raws, strict=True):
-                batch.check(keys.memory(ns, i), raw)
+                batch.check(keys.memory(namespace, i), raw)
             for h, raw in zip(hashes, owner_raws, strict=True):
-                batch.check(keys.by_hash(ns, h), raw)
-            if gw.commit(ns, batch, version=current, token=token):
+                batch.check(keys.by_hash(namespace, h), raw)
+            if gw.commit(namespace, batch, version=current, token=token):
                 return victims
 
-    def _erase_history(self, ns: str, planner: Planner, known: set[str]) -> set[str]:
+    def _erase_history(self, namespace: str, planner: Planner, known: set[str]) -> set[str]:
         """Erase in the undo hashes (the bytes older versions would roll back to): walk the
         versions newest first, rebuilding each one's records, and blank every copy of a
         victim of any version; records that only lose a source keep the rest."""
         gw = self._gw
-        versions = sorted((int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)),
+        versions = sorted((int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)),
                           reverse=True)
-        ids = gw.live_ids(ns)
-        state = {i: unpack_memory(raw, ns, i) for i, raw in
-                 zip(ids, gw.load_raw(ns, ids), strict=True) if raw is not None}
+        ids = gw.live_ids(namespace)
+        state = {i: unpack_memory(raw, namespace, i) for i, raw in
+                 zip(ids, gw.load_raw(namespace, ids), strict=True) if raw is not None}
         victims = set(known)
         undos: dict[int, dict[str, bytes]] = {}
         rewrite: dict[int, dict[str, bytes]] = {}
         for u in versions:
-            undo = {k.decode(): v for k, v in self._r.hgetall(keys.undo(ns, u)).items()}
+            undo = {k.decode(): v for k, v in self._r.hgetall(keys.undo(namespace, u)).items()}
             if not undo:
                 continue
             undos[u] = undo
             for i, raw in undo.items():  # state becomes version u-1
                 if raw:
-                    state[i] = unpack_memory(raw, ns, i)
+                    state[i] = unpack_memory(raw, namespace, i)
                 else:
                     state.pop(i, None)
             lost, changed = planner(state)
@@ -182,41 +183,41 @@ class Eraser:
             for i, raw in undo.items():
                 body = b"" if i in victims else rewrite[u].get(i, raw)
                 if body != raw:
-                    pipe.hset(keys.undo(ns, u), i, body)
+                    pipe.hset(keys.undo(namespace, u), i, body)
         pipe.execute()
         return victims
 
-    def _erase_staged(self, ns: str, victims: set[str], source: str | None,
+    def _erase_staged(self, namespace: str, victims: set[str], source: str | None,
                       now: datetime) -> None:
         """Blank the records a running pass staged for the victims (its replay of the
         erase ops does the same) and drop the erased source from the others."""
-        for raw_version in self._r.zrange(keys.building(ns), 0, -1):
+        for raw_version in self._r.zrange(keys.building(namespace), 0, -1):
             version = int(raw_version)
-            ids = sorted(m.decode() for m in self._r.smembers(keys.staged_ids(ns, version)))
-            raws = self._r.mget([keys.staged(ns, version, i) for i in ids]) if ids else []
+            ids = sorted(m.decode() for m in self._r.smembers(keys.staged_ids(namespace, version)))
+            raws = self._r.mget([keys.staged(namespace, version, i) for i in ids]) if ids else []
             pipe = self._r.pipeline(transaction=False)
             for memory_id, raw in zip(ids, raws, strict=True):
                 if not raw:
                     continue
                 if memory_id in victims:
-                    pipe.set(keys.staged(ns, version, memory_id), b"")
+                    pipe.set(keys.staged(namespace, version, memory_id), b"")
                 elif source:
-                    m = unpack_memory(raw, ns, memory_id)
+                    m = unpack_memory(raw, namespace, memory_id)
                     if source in m.sources:
                         kept = ops.drop_source(m, source=source, now=now)
-                        pipe.set(keys.staged(ns, version, memory_id),
+                        pipe.set(keys.staged(namespace, version, memory_id),
                                  b"" if kept is None else pack_memory(kept))
             pipe.execute()
 
-    def _versions(self, ns: str) -> tuple[int, ...]:
-        committed = self._r.zrange(keys.versions(ns), 0, -1)
-        building = self._r.zrange(keys.building(ns), 0, -1)
-        return (self._gw.current_version(ns), *(int(v) for v in (*committed, *building)))
+    def _versions(self, namespace: str) -> tuple[int, ...]:
+        committed = self._r.zrange(keys.versions(namespace), 0, -1)
+        building = self._r.zrange(keys.building(namespace), 0, -1)
+        return (self._gw.current_version(namespace), *(int(v) for v in (*committed, *building)))
 
-    def _scrub_delta(self, ns: str, victims: set[str], source: str | None) -> None:
+    def _scrub_delta(self, namespace: str, victims: set[str], source: str | None) -> None:
         """Physically rewrite the delta stream without entries about the erased data."""
         drop = []
-        for eid, f in self._r.xrange(keys.delta(ns), "-", "+"):
+        for eid, f in self._r.xrange(keys.delta(namespace), "-", "+"):
             op = DeltaOp(f[b"op"].decode())
             if op in (DeltaOp.ERASE, DeltaOp.ERASE_SOURCE):
                 continue
@@ -225,50 +226,51 @@ class Eraser:
             if f[b"id"].decode() in victims or mentions_source:
                 drop.append(eid)
         if drop:
-            self._gw.rewrite_stream(keys=[keys.delta(ns), keys.prefix(ns) + "delta:tmp"], args=drop)
+            self._gw.rewrite_stream(keys=[keys.delta(namespace),
+                                          keys.prefix(namespace) + "delta:tmp"], args=drop)
 
-    def _remove(self, ns: str, planner: Planner, source: str | None,
+    def _remove(self, namespace: str, planner: Planner, source: str | None,
                 now: datetime) -> set[str]:
         """Remove what ``planner`` picks from the live records, the undo hashes older
         versions roll back to, the records a pass in flight staged, the delta log and the
         index blobs; returns the removed ids."""
         victims: set[str] = set()
         while True:  # a pass may commit (moving records into an undo hash): repeat then
-            seen = self._versions(ns)
-            victims |= self._erase_live(ns, planner, source, now, victims)
-            victims |= self._erase_history(ns, planner, victims)
-            self._erase_staged(ns, victims, source, now)
-            victims |= self._erase_live(ns, planner, source, now, victims)
-            if self._versions(ns) == seen:
+            seen = self._versions(namespace)
+            victims |= self._erase_live(namespace, planner, source, now, victims)
+            victims |= self._erase_history(namespace, planner, victims)
+            self._erase_staged(namespace, victims, source, now)
+            victims |= self._erase_live(namespace, planner, source, now, victims)
+            if self._versions(namespace) == seen:
                 break
         for version in set(seen):
-            self._snapshots.drop_index_blobs(ns, version)
-        self._scrub_delta(ns, victims, source)
+            self._snapshots.drop_index_blobs(namespace, version)
+        self._scrub_delta(namespace, victims, source)
         return victims
 
-    def _erase(self, ns: str, memory_id: str | None, source: str | None, now: datetime,
+    def _erase(self, namespace: str, memory_id: str | None, source: str | None, now: datetime,
                reason: str) -> set[str]:
         now = as_utc(now)
 
         def planner(memories: dict[str, Memory]) -> tuple[set[str], dict[str, Memory]]:
             return plan_erase(memories, memory_id=memory_id, source=source, now=now)
 
-        victims = self._remove(ns, planner, source, now)
-        self._audit.redact(ns, victims)
+        victims = self._remove(namespace, planner, source, now)
+        self._audit.redact(namespace, victims)
         self._audit.append([AuditEvent(
-            action=AuditAction.ERASE, namespace=ns, before=sorted(victims), reason=reason,
+            action=AuditAction.ERASE, namespace=namespace, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])
         self.rewrite_aof()
-        metrics.record_memory_change("erased", len(victims), ns)
+        metrics.record_memory_change("erased", len(victims), namespace)
         return victims
 
-    def purge(self, ns: str, ids: Collection[str], now: datetime, reason: str) -> set[str]:
+    def purge(self, namespace: str, ids: Collection[str], now: datetime, reason: str) -> set[str]:
         """Hard-delete the records ``ids`` (tombstones past their grace period) from every
         version and a pass in flight. Nothing cascades: memories merged into them or
         citing them stay. The audit keeps that they existed and why (reasons stay, texts
         become ``[purged]``) plus one PURGE event; ``restore`` then says they were purged.
         The caller rewrites the AOF (once for a whole maintenance run)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         for memory_id in ids:
             validate_identifier(memory_id)
         now = as_utc(now)
@@ -279,18 +281,18 @@ class Eraser:
         def planner(memories: dict[str, Memory]) -> tuple[set[str], dict[str, Memory]]:
             return wanted & memories.keys(), {}
 
-        victims = self._remove(ns, planner, None, now)
+        victims = self._remove(namespace, planner, None, now)
         if victims:
-            self._r.hset(keys.purged(ns), mapping=dict.fromkeys(victims, now.timestamp()))
-            self._audit.redact(ns, victims, keep_reason=True, marker=PURGED)
+            self._r.hset(keys.purged(namespace), mapping=dict.fromkeys(victims, now.timestamp()))
+            self._audit.redact(namespace, victims, keep_reason=True, marker=PURGED)
             self._audit.append([AuditEvent(
-                action=AuditAction.PURGE, namespace=ns, before=sorted(victims), reason=reason,
-                actor=Actor.CONSOLIDATION, at=now)])
+                action=AuditAction.PURGE, namespace=namespace, before=sorted(victims),
+                reason=reason, actor=Actor.CONSOLIDATION, at=now)])
         return victims
 
-    def purged_at(self, ns: str, memory_id: str) -> datetime | None:
+    def purged_at(self, namespace: str, memory_id: str) -> datetime | None:
         """When maintenance purged ``memory_id`` (None: it was not purged)."""
-        raw = self._r.hget(keys.purged(ns), memory_id)
+        raw = self._r.hget(keys.purged(namespace), memory_id)
         return None if raw is None else datetime.fromtimestamp(float(raw), UTC)
 
     def rewrite_aof(self, wait: float = 30.0) -> bool:
@@ -324,24 +326,24 @@ class Eraser:
                         "Redis rewrites it", exc)
             return False
 
-    def erase_memory(self, ns: str, memory_id: str, now: datetime,
+    def erase_memory(self, namespace: str, memory_id: str, now: datetime,
                      reason: str = "erase requested") -> int:
         """Erase one memory everywhere; returns how many memory ids were removed
         (the memory plus records merged into it or supported only by it)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         validate_identifier(memory_id)
-        return len(self._erase(ns, memory_id, None, now, reason))
+        return len(self._erase(namespace, memory_id, None, now, reason))
 
-    def _latest_records(self, ns: str, memory_id: str) -> dict[str, Memory]:
+    def _latest_records(self, namespace: str, memory_id: str) -> dict[str, Memory]:
         """The records of the newest version that holds ``memory_id`` (empty: none does)."""
-        committed = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)]
-        for version in sorted({*committed, self._gw.current_version(ns)}, reverse=True):
-            if self._gw.load(ns, version, [memory_id])[0] is not None:
-                ids = self._gw.live_ids(ns)
-                return {m.id: m for m in self._gw.load(ns, version, ids) if m is not None}
+        committed = [int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)]
+        for version in sorted({*committed, self._gw.current_version(namespace)}, reverse=True):
+            if self._gw.load(namespace, version, [memory_id])[0] is not None:
+                ids = self._gw.live_ids(namespace)
+                return {m.id: m for m in self._gw.load(namespace, version, ids) if m is not None}
         return {}
 
-    def erase_memory_and_sources(self, ns: str, memory_id: str, now: datetime,
+    def erase_memory_and_sources(self, namespace: str, memory_id: str, now: datetime,
                                  reason: str = "erase requested") -> EraseReport:
         """Erase a memory everywhere (as :meth:`erase_memory`) and the turns it came from.
 
@@ -351,38 +353,39 @@ class Eraser:
         gone are reported as ``orphaned`` (also named in the ERASE audit event), so the
         caller can erase them as well. The turns go before the AOF rewrite, so the
         rewritten file holds neither the memory nor its turns."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         validate_identifier(memory_id)
         now = as_utc(now)
-        memories = self._latest_records(ns, memory_id)
+        memories = self._latest_records(namespace, memory_id)
         victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=now)
         candidates = sorted({s for v in victims for s in memories[v].sources})
-        episodes = [s for s in candidates if self._episodes.drop(ns, s)]
+        episodes = [s for s in candidates if self._episodes.drop(namespace, s)]
         gone = set(episodes)
         orphaned = sorted(m.id for m in memories.values() if m.id not in victims
                           and m.sources and set(m.sources) <= gone)
         note = (f"; source turns erased: {', '.join(episodes) or 'none'}"
                 f"; kept without a source turn: {', '.join(orphaned) or 'none'}")
-        removed = self._erase(ns, memory_id, None, now, reason + note)
+        removed = self._erase(namespace, memory_id, None, now, reason + note)
         return EraseReport(sorted(removed), episodes, orphaned)
 
-    def erase_episode(self, ns: str, episode_id: str, now: datetime,
+    def erase_episode(self, namespace: str, episode_id: str, now: datetime,
                       reason: str = "erase requested") -> int:
         """Erase an episode and what it alone supports; memories with other sources lose
         this one. Returns the number of memory ids removed plus 1 if the episode existed."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         validate_identifier(episode_id)
-        existed = self._episodes.drop(ns, episode_id)
-        return len(self._erase(ns, None, episode_id, now, reason)) + int(existed)
+        existed = self._episodes.drop(namespace, episode_id)
+        return len(self._erase(namespace, None, episode_id, now, reason)) + int(existed)
 
-    def erase_namespace(self, ns: str, now: datetime, reason: str = "erase requested") -> int:
-        """Delete every key of ``ns`` (stop its writers first); only an ERASE audit event
+    def erase_namespace(self, namespace: str, now: datetime,
+                        reason: str = "erase requested") -> int:
+        """Delete every key of ``namespace`` (stop its writers first); only an ERASE audit event
         remains. Returns the number of keys deleted."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         deleted = 0
         batch: list[bytes] = []
         memory_ids: set[bytes] = set()
-        for key in self._r.scan_iter(match=keys.pattern(ns), count=1000):
+        for key in self._r.scan_iter(match=keys.pattern(namespace), count=1000):
             batch.append(key)
             head, _, memory_id = key.rpartition(b":")
             if head.endswith(b":m"):  # mc:{ns}:m:<id>
@@ -392,10 +395,10 @@ class Eraser:
                 batch = []
         if batch:
             deleted += int(self._r.delete(*batch))
-        self._gw.forget(ns)
-        self._audit.append([AuditEvent(action=AuditAction.ERASE, namespace=ns,
+        self._gw.forget(namespace)
+        self._audit.append([AuditEvent(action=AuditAction.ERASE, namespace=namespace,
                                             reason=f"namespace erased: {reason}",
                                             actor=Actor.USER, at=as_utc(now))])
         self.rewrite_aof()
-        metrics.record_memory_change("erased", len(memory_ids), ns)
+        metrics.record_memory_change("erased", len(memory_ids), namespace)
         return deleted

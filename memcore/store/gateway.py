@@ -85,104 +85,105 @@ class Gateway:
                             "(set appendonly yes, appendfsync everysec or always)")
 
     # --- the commit primitive ---------------------------------------------------------
-    def commit(self, ns: str, batch: ScriptBatch, *, version: int | str = ANY,
+    def commit(self, namespace: str, batch: ScriptBatch, *, version: int | str = ANY,
                token: bytes | str | None = ANY) -> bool:
-        """Run ``batch`` atomically if the pointer of ``ns`` still is ``version``, the pass
+        """Run ``batch`` atomically if the pointer of ``namespace`` still is ``version``, the pass
         token still is ``token`` (None: no pass running) and every checked key still holds
         what was read; False (nothing written) otherwise. :data:`ANY` skips a check."""
         if not batch.writes and not batch.checks:
             return True
-        if batch.keys[:2] != [keys.current(ns), keys.pass_token(ns)]:
-            raise ValueError(f"namespace: batch was built for another namespace than {ns!r}")
+        if batch.keys[:2] != [keys.current(namespace), keys.pass_token(namespace)]:
+            raise ValueError(f"namespace: batch was built for another namespace than {namespace!r}")
         return bool(self.commit_write(keys=batch.keys, args=batch.args(version, token)))
 
-    def batch(self, ns: str) -> ScriptBatch:
-        """An empty batch for namespace ``ns``."""
-        return ScriptBatch(keys.current(ns), keys.pass_token(ns))
+    def batch(self, namespace: str) -> ScriptBatch:
+        """An empty batch for namespace ``namespace``."""
+        return ScriptBatch(keys.current(namespace), keys.pass_token(namespace))
 
     # --- shared reads -------------------------------------------------------------------
-    def register(self, ns: str) -> None:
-        """Add ``ns`` to the registry (once per process; SADD is idempotent)."""
-        if ns not in self._known:
-            self.client.sadd(keys.REGISTRY, ns)
-            self._known.add(ns)
+    def register(self, namespace: str) -> None:
+        """Add ``namespace`` to the registry (once per process; SADD is idempotent)."""
+        if namespace not in self._known:
+            self.client.sadd(keys.REGISTRY, namespace)
+            self._known.add(namespace)
 
-    def forget(self, ns: str) -> None:
-        """Remove ``ns`` from the registry."""
-        self.client.srem(keys.REGISTRY, ns)
-        self._known.discard(ns)
+    def forget(self, namespace: str) -> None:
+        """Remove ``namespace`` from the registry."""
+        self.client.srem(keys.REGISTRY, namespace)
+        self._known.discard(namespace)
 
-    def current_version(self, ns: str) -> int:
+    def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""
-        raw = self.client.get(keys.current(ns))
+        raw = self.client.get(keys.current(namespace))
         return int(raw) if raw is not None else 0
 
-    def load_raw(self, ns: str, ids: Sequence[str]) -> list[bytes | None]:
+    def load_raw(self, namespace: str, ids: Sequence[str]) -> list[bytes | None]:
         """Packed records of ``ids`` (MGET in batches; not one atomic read)."""
         out: list[bytes | None] = []
         for start in range(0, len(ids), BATCH):
             chunk = ids[start : start + BATCH]
-            out.extend(self.client.mget([keys.memory(ns, i) for i in chunk]))
+            out.extend(self.client.mget([keys.memory(namespace, i) for i in chunk]))
         return out
 
-    def load(self, ns: str, version: int, ids: Sequence[str], *, vectors: bool = True
+    def load(self, namespace: str, version: int, ids: Sequence[str], *, vectors: bool = True
              ) -> list[Memory | None]:
         """Records of ``ids`` as of committed ``version``: the live records, with the undo
         hashes of the later versions applied newest first (nothing to apply for the
         current version; ``vectors=False``: vectors left undecoded)."""
-        raws = self.load_raw(ns, ids)
-        current = self.current_version(ns)
-        later = sorted((int(v) for v in self.client.zrange(keys.versions(ns), 0, -1)
+        raws = self.load_raw(namespace, ids)
+        current = self.current_version(namespace)
+        later = sorted((int(v) for v in self.client.zrange(keys.versions(namespace), 0, -1)
                         if version < int(v) <= current), reverse=True)
         for u in later:
-            olds = self.client.hmget(keys.undo(ns, u), list(ids)) if ids else []
+            olds = self.client.hmget(keys.undo(namespace, u), list(ids)) if ids else []
             raws = [raw if old is None else (old or None)
                     for raw, old in zip(raws, olds, strict=True)]
-        return [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
+        return [None if raw is None else unpack_memory(raw, namespace, i, vector=vectors)
                 for i, raw in zip(ids, raws, strict=True)]
 
-    def read_current(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+    def read_current(self, namespace: str, ids: Sequence[str], *, vectors: bool = True
                      ) -> tuple[int, list[Memory | None]]:
         """Pointer and records in one atomic round trip (never a mix of versions)."""
-        version, raws = self.read_current_raw(ns, ids)
-        recs = [None if raw is None else unpack_memory(raw, ns, i, vector=vectors)
+        version, raws = self.read_current_raw(namespace, ids)
+        recs = [None if raw is None else unpack_memory(raw, namespace, i, vector=vectors)
                 for i, raw in zip(ids, raws, strict=True)]
         return version, recs
 
-    def read_current_raw(self, ns: str, ids: Sequence[str]
+    def read_current_raw(self, namespace: str, ids: Sequence[str]
                          ) -> tuple[int, list[bytes | None]]:
         """:meth:`read_current` with the records still packed."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         for memory_id in ids:
             validate_identifier(memory_id)
-        res = self.mget_current(keys=[keys.current(ns)], args=[keys.prefix(ns), *ids])
+        res = self.mget_current(keys=[keys.current(namespace)], args=[keys.prefix(namespace), *ids])
         return int(res[0]), list(res[1:])
 
-    def order_ids(self, ns: str, offset: int, limit: int | None = None) -> list[str]:
+    def order_ids(self, namespace: str, offset: int, limit: int | None = None) -> list[str]:
         """Ids of the insertion-order log from ``offset``."""
-        total = int(self.client.get(keys.order_len(ns)) or 0)
+        total = int(self.client.get(keys.order_len(namespace)) or 0)
         end = total if limit is None else min(total, offset + limit)
         ids: list[str] = []
         pos = offset
         while pos < end:
             chunk, start = divmod(pos, keys.ORDER_CHUNK)
             stop = min(keys.ORDER_CHUNK - 1, start + (end - pos) - 1)
-            got = self.client.lrange(keys.order_chunk(ns, chunk), start, stop)
+            got = self.client.lrange(keys.order_chunk(namespace, chunk), start, stop)
             if not got:
                 break
             ids.extend(g.decode() for g in got)
             pos += len(got)
         return ids
 
-    def live_ids(self, ns: str) -> list[str]:
+    def live_ids(self, namespace: str) -> list[str]:
         """Distinct ids of the order log, first appearance order (erased ids included)."""
         seen: dict[str, None] = {}
-        for memory_id in self.order_ids(ns, 0):
+        for memory_id in self.order_ids(namespace, 0):
             seen.setdefault(memory_id, None)
         return list(seen)
 
-    def live_memories(self, ns: str) -> list[Memory]:
+    def live_memories(self, namespace: str) -> list[Memory]:
         """Every record of the namespace (read in batches, not one atomic read)."""
-        ids = self.live_ids(ns)
-        return [unpack_memory(raw, ns, i) for i, raw in zip(ids, self.load_raw(ns, ids),
+        ids = self.live_ids(namespace)
+        return [unpack_memory(raw, namespace, i) for i, raw in zip(ids, self.load_raw(namespace,
+                                                                                      ids),
                                                            strict=True) if raw is not None]

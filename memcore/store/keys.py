@@ -72,12 +72,12 @@ def _version(version: int) -> int:
 
 
 def prefix(ns: str) -> str:
-    """``mc:{ns}:``, the prefix of every key of namespace ``ns``."""
+    """``mc:{ns}:``, the prefix of every key of namespace ``namespace``."""
     return f"mc:{{{validate_namespace(ns)}}}:"
 
 
 def pattern(ns: str) -> str:
-    """SCAN pattern matching every key of ``ns`` (the alphabet has no glob characters)."""
+    """SCAN pattern matching every key of ``namespace`` (the alphabet has no glob characters)."""
     return prefix(ns) + "*"
 
 
@@ -207,7 +207,7 @@ def last_pass(ns: str) -> str:
 
 
 def pass_lock(ns: str) -> str:
-    """Lock held (with a renewed TTL) by the one consolidation pass running on ``ns``."""
+    """Lock held (with a renewed TTL) by the one consolidation pass running on ``namespace``."""
     return prefix(ns) + "passlock"
 
 
@@ -222,7 +222,7 @@ def pass_done(ns: str, pass_id: str) -> str:
 
 
 def schedule_claim(ns: str, slot: int) -> str:
-    """Claimed by the first scheduler (beat tick) to find ``ns`` due in interval ``slot``."""
+    """Claimed by the first scheduler (beat tick) to find ``namespace`` due in interval ``slot``."""
     return f"{prefix(ns)}sched:{int(slot)}"
 
 

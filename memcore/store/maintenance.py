@@ -35,41 +35,41 @@ class Maintenance:
         self._eraser = eraser
         self._audit = audit
 
-    def expired_tombstones(self, ns: str, now: datetime, grace_days: float) -> list[str]:
+    def expired_tombstones(self, namespace: str, now: datetime, grace_days: float) -> list[str]:
         """Ids tombstoned in the current version longer than ``grace_days`` ago (by the
         record's ``updated_at``, which the pass that tombstoned it set)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         cutoff = as_utc(now) - timedelta(days=grace_days)
-        ids = self._gw.live_ids(ns)
+        ids = self._gw.live_ids(namespace)
         out = []
-        for memory_id, raw in zip(ids, self._gw.load_raw(ns, ids), strict=True):
+        for memory_id, raw in zip(ids, self._gw.load_raw(namespace, ids), strict=True):
             if raw is None:
                 continue
-            memory = unpack_memory(raw, ns, memory_id, vector=False)
+            memory = unpack_memory(raw, namespace, memory_id, vector=False)
             if memory.status is Status.TOMBSTONED and memory.updated_at < cutoff:
                 out.append(memory_id)
         return out
 
-    def purge_tombstones(self, ns: str, now: datetime, grace_days: float) -> list[str]:
+    def purge_tombstones(self, namespace: str, now: datetime, grace_days: float) -> list[str]:
         """Hard-delete tombstones older than ``grace_days`` (see :meth:`Eraser.purge`)."""
-        expired = self.expired_tombstones(ns, now, grace_days)
+        expired = self.expired_tombstones(namespace, now, grace_days)
         if not expired:
             return []
         reason = (f"tombstoned more than {grace_days:g} days ago (tombstone_grace_days): "
                   "text and vector deleted")
-        return sorted(self._eraser.purge(ns, expired, now, reason))
+        return sorted(self._eraser.purge(namespace, expired, now, reason))
 
-    def run(self, ns: str, now: datetime, *, snapshot_grace_days: float,
+    def run(self, namespace: str, now: datetime, *, snapshot_grace_days: float,
             tombstone_grace_days: float, audit_retention_days: float) -> MaintenanceReport:
         """Drop versions retired longer than ``snapshot_grace_days``, purge tombstones older
         than ``tombstone_grace_days``, trim audit events older than
         ``audit_retention_days`` (0 keeps every event)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         now = as_utc(now)
-        report = MaintenanceReport(ns)
-        report.versions_dropped = self._snapshots.gc(ns, now, snapshot_grace_days)
-        report.tombstones_purged = self.purge_tombstones(ns, now, tombstone_grace_days)
+        report = MaintenanceReport(namespace)
+        report.versions_dropped = self._snapshots.gc(namespace, now, snapshot_grace_days)
+        report.tombstones_purged = self.purge_tombstones(namespace, now, tombstone_grace_days)
         if audit_retention_days > 0:
             report.audit_trimmed = self._audit.trim(
-                ns, now - timedelta(days=audit_retention_days))
+                namespace, now - timedelta(days=audit_retention_days))
         return report

@@ -96,305 +96,309 @@ class MemoryStore:
         """Raise DurabilityError unless ``maxmemory-policy`` is ``noeviction``."""
         self.gateway.check_durability()
 
-    def current_version(self, ns: str) -> int:
+    def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""
-        return self.gateway.current_version(ns)
+        return self.gateway.current_version(namespace)
 
     # --- records: reads ---------------------------------------------------------------
     def namespaces(self) -> list[str]:
         """Every namespace that has data, sorted."""
         return self.records.namespaces()
 
-    def get(self, ns: str, memory_id: str) -> Memory | None:
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
         """A memory of the current version, or None."""
-        return self.records.get(ns, memory_id)
+        return self.records.get(namespace, memory_id)
 
-    def get_many(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+    def get_many(self, namespace: str, ids: Sequence[str], *, vectors: bool = True
                  ) -> list[Memory | None]:
         """Memories of the current version (one atomic round trip; ``vectors=False``
         leaves ``vector`` None)."""
-        return self.records.get_many(ns, ids, vectors=vectors)
+        return self.records.get_many(namespace, ids, vectors=vectors)
 
-    def find_by_hash(self, ns: str, content_hash: str) -> str | None:
+    def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""
-        return self.records.find_by_hash(ns, content_hash)
+        return self.records.find_by_hash(namespace, content_hash)
 
-    def find_by_hashes(self, ns: str, hashes: Sequence[str]) -> list[str | None]:
+    def find_by_hashes(self, namespace: str, hashes: Sequence[str]) -> list[str | None]:
         """For each content hash, the id of a live memory with that text (or None)."""
-        return self.records.find_by_hashes(ns, hashes)
+        return self.records.find_by_hashes(namespace, hashes)
 
-    def find_by_hashes_at(self, ns: str, hashes: Sequence[str]
+    def find_by_hashes_at(self, namespace: str, hashes: Sequence[str]
                           ) -> tuple[int, list[str | None]]:
         """:meth:`find_by_hashes` and the current version it read them from."""
-        return self.records.find_by_hashes_at(ns, hashes)
+        return self.records.find_by_hashes_at(namespace, hashes)
 
-    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None, *,
+    def iter_memories(self, namespace: str, statuses: Collection[Status] | None = None, *,
                       vectors: bool = True) -> Iterator[Memory]:
         """Memories of the current version (one version throughout), optionally by status
         (``vectors=False``: vectors left undecoded)."""
-        return self.records.iter_memories(ns, statuses, vectors=vectors)
+        return self.records.iter_memories(namespace, statuses, vectors=vectors)
 
-    def filter_fields_many(self, ns: str, ids: Sequence[str]) -> list[FilterFields | None]:
+    def filter_fields_many(self, namespace: str, ids: Sequence[str]) -> list[FilterFields | None]:
         """What filters read of ``ids`` (current version, one round trip)."""
-        return self.records.filter_fields_many(ns, ids)
+        return self.records.filter_fields_many(namespace, ids)
 
-    def iter_filter_fields(self, ns: str) -> Iterator[FilterFields]:
+    def iter_filter_fields(self, namespace: str) -> Iterator[FilterFields]:
         """What filters read of every memory of the current version (a cheap scan)."""
-        return self.records.iter_filter_fields(ns)
+        return self.records.iter_filter_fields(namespace)
 
-    def count_by_status(self, ns: str) -> dict[str, int]:
+    def count_by_status(self, namespace: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""
-        return self.records.count_by_status(ns)
+        return self.records.count_by_status(namespace)
 
-    def vectors_since(self, ns: str, version: int, offset: int, limit: int | None = None
+    def vectors_since(self, namespace: str, version: int, offset: int, limit: int | None = None
                       ) -> tuple[list[str], np.ndarray, int]:
         """Ids and vectors appended to ``version``'s order log from ``offset``."""
-        return self.records.vectors_since(ns, version, offset, limit)
+        return self.records.vectors_since(namespace, version, offset, limit)
 
     # --- records: writes --------------------------------------------------------------
-    def add(self, ns: str, memory: Memory, *, actor: Actor, reason: str,
+    def add(self, namespace: str, memory: Memory, *, actor: Actor, reason: str,
             decision: str | None = None) -> Memory:
         """ADD ``memory`` (idempotent by id; a live twin by content hash is reinforced)."""
-        return self.writes.add(ns, memory, actor=actor, reason=reason, decision=decision)
+        return self.writes.add(namespace, memory, actor=actor, reason=reason, decision=decision)
 
-    def add_new(self, ns: str, memories: Sequence[Memory], *, actor: Actor,
+    def add_new(self, namespace: str, memories: Sequence[Memory], *, actor: Actor,
                 reason: str) -> int:
         """Bulk ADD of memories with new ids and content hashes, one commit (loaders)."""
-        return self.writes.add_new(ns, memories, actor=actor, reason=reason)
+        return self.writes.add_new(namespace, memories, actor=actor, reason=reason)
 
-    def update(self, ns: str, memory_id: str, *, text: str, vector: list[float] | None,
+    def update(self, namespace: str, memory_id: str, *, text: str, vector: list[float] | None,
                source: str, now: datetime, reason: str, decision: str | None = None,
                actor: Actor = Actor.INGEST) -> Memory:
         """UPDATE: new text (+hash, +vector), strength +1 capped, source counts as support."""
-        return self.writes.update(ns, memory_id, text=text, vector=vector, source=source,
+        return self.writes.update(namespace, memory_id, text=text, vector=vector, source=source,
                                   now=now, reason=reason, decision=decision, actor=actor)
 
-    def supersede(self, ns: str, old_id: str, new_memory: Memory, *, now: datetime,
+    def supersede(self, namespace: str, old_id: str, new_memory: Memory, *, now: datetime,
                   reason: str, decision: str | None = None,
                   actor: Actor = Actor.INGEST) -> Memory:
         """Add ``new_memory`` and close ``old_id`` (never deletes)."""
-        return self.writes.supersede(ns, old_id, new_memory, now=now, reason=reason,
+        return self.writes.supersede(namespace, old_id, new_memory, now=now, reason=reason,
                                      decision=decision, actor=actor)
 
-    def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
+    def reinforce(self, namespace: str, memory_id: str, *, source: str, now: datetime, reason: str,
                   actor: Actor = Actor.INGEST, decision: str | None = None,
                   metadata: Mapping[str, object] | None = None) -> Memory:
         """NOOP-reinforce: support +1, confidence +0.25, ``metadata`` joined (idempotent
         per source)."""
-        return self.writes.reinforce(ns, memory_id, source=source, now=now, reason=reason,
+        return self.writes.reinforce(namespace, memory_id, source=source, now=now, reason=reason,
                                      actor=actor, decision=decision, metadata=metadata)
 
-    def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
+    def pin(self, namespace: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
         """Pin a memory (exempt from decay and the cap), audited."""
-        return self.writes.pin(ns, memory_id, now, reason)
+        return self.writes.pin(namespace, memory_id, now, reason)
 
-    def unpin(self, ns: str, memory_id: str, now: datetime, reason: str = "unpinned") -> Memory:
+    def unpin(self, namespace: str, memory_id: str, now: datetime,
+              reason: str = "unpinned") -> Memory:
         """Unpin a memory, audited."""
-        return self.writes.unpin(ns, memory_id, now, reason)
+        return self.writes.unpin(namespace, memory_id, now, reason)
 
-    def restore(self, ns: str, memory_id: str, now: datetime,
+    def restore(self, namespace: str, memory_id: str, now: datetime,
                 reason: str = "restored") -> Memory:
         """Bring a tombstoned memory back to active, audited."""
-        return self.writes.restore(ns, memory_id, now, reason)
+        return self.writes.restore(namespace, memory_id, now, reason)
 
-    def tombstone(self, ns: str, memory_id: str, now: datetime,
+    def tombstone(self, namespace: str, memory_id: str, now: datetime,
                   reason: str = "deleted by the user") -> Memory:
         """A user's delete (restorable); a deleted or unknown memory raises."""
-        return self.writes.tombstone(ns, memory_id, now, reason)
+        return self.writes.tombstone(namespace, memory_id, now, reason)
 
-    def edit(self, ns: str, memory_id: str, *, now: datetime, text: str | None = None,
+    def edit(self, namespace: str, memory_id: str, *, now: datetime, text: str | None = None,
              vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
              reason: str = "edited by the user") -> Memory:
         """A user's edit of text (with its vector) and/or metadata, audited."""
-        return self.writes.edit(ns, memory_id, now=now, text=text, vector=vector,
+        return self.writes.edit(namespace, memory_id, now=now, text=text, vector=vector,
                                 metadata=metadata, reason=reason)
 
-    def touch(self, ns: str, ids: Sequence[str], now: datetime,
+    def touch(self, namespace: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:
         """Recall bookkeeping for ``ids`` in one round trip (not audited)."""
-        self.writes.touch(ns, ids, now, strength_cap)
+        self.writes.touch(namespace, ids, now, strength_cap)
 
     # --- episodes ---------------------------------------------------------------------
     def add_episodes(self, episodes: Sequence[Episode]) -> list[bool]:
         """Store episodes; True = newly stored, False = that id was already there."""
         return self.episodes.add_episodes(episodes)
 
-    def get_episode(self, ns: str, episode_id: str) -> Episode | None:
+    def get_episode(self, namespace: str, episode_id: str) -> Episode | None:
         """One episode by id, or None."""
-        return self.episodes.get_episode(ns, episode_id)
+        return self.episodes.get_episode(namespace, episode_id)
 
-    def iter_episodes(self, ns: str) -> Iterator[Episode]:
+    def iter_episodes(self, namespace: str) -> Iterator[Episode]:
         """Every stored episode in arrival order."""
-        return self.episodes.iter_episodes(ns)
+        return self.episodes.iter_episodes(namespace)
 
     # --- audit ------------------------------------------------------------------------
     def append_audit(self, events: Sequence[AuditEvent]) -> None:
         """Append events to their namespaces' audit streams."""
         self.audit.append(events)
 
-    def audit_tail(self, ns: str, count: int = 20) -> list[AuditEvent]:
+    def audit_tail(self, namespace: str, count: int = 20) -> list[AuditEvent]:
         """The last ``count`` events, oldest first."""
-        return self.audit.tail(ns, count)
+        return self.audit.tail(namespace, count)
 
-    def history(self, ns: str, memory_id: str) -> list[AuditEvent]:
+    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
         """Events of ``memory_id``, its predecessors and successors, oldest first."""
-        return self.audit.history(ns, memory_id)
+        return self.audit.history(namespace, memory_id)
 
-    def trim_audit(self, ns: str, older_than: datetime) -> int:
+    def trim_audit(self, namespace: str, older_than: datetime) -> int:
         """Delete events whose time is before ``older_than``; returns how many."""
-        return self.audit.trim(ns, older_than)
+        return self.audit.trim(namespace, older_than)
 
     # --- snapshots --------------------------------------------------------------------
-    def begin_pass(self, ns: str, *, columns: bool = False) -> PassView:
+    def begin_pass(self, namespace: str, *, columns: bool = False) -> PassView:
         """Start a pass: write-path ops are logged from now on; read version ``v`` whole
         (``columns=True``: as a MemoryTable in ``view.table``)."""
-        return self.snapshots.begin_pass(ns, columns=columns)
+        return self.snapshots.begin_pass(namespace, columns=columns)
 
-    def read_table(self, ns: str) -> MemoryTable:
-        """Every record of ``ns`` as columns (a consolidation pass's view)."""
-        return self.snapshots.read_table(ns)
+    def read_table(self, namespace: str) -> MemoryTable:
+        """Every record of ``namespace`` as columns (a consolidation pass's view)."""
+        return self.snapshots.read_table(namespace)
 
-    def commit_changes(self, ns: str, view: PassView, changed: Sequence[Memory],
+    def commit_changes(self, namespace: str, view: PassView, changed: Sequence[Memory],
                        events: Sequence[AuditEvent], *, now: datetime,
                        read_versions: dict[str, int] | None = None) -> int:
         """Commit only the records a pass changed as the next version (the rest is shared).
 
         Raises StoreConflict if the pointer moved or another pass took over."""
-        return self.snapshots.commit_changes(ns, view, changed, events, now=now,
+        return self.snapshots.commit_changes(namespace, view, changed, events, now=now,
                                              read_versions=read_versions)
 
-    def commit_pass(self, ns: str, view: PassView, memories: Sequence[Memory],
+    def commit_pass(self, namespace: str, view: PassView, memories: Sequence[Memory],
                     events: Sequence[AuditEvent], *, now: datetime) -> int:
         """Commit a pass result as a new version (only records that differ from ``view`` are
         written), replay, swap the pointer; the new number.
 
         Raises StoreConflict if the pointer moved or another pass took over."""
-        return self.snapshots.commit_pass(ns, view, memories, events, now=now)
+        return self.snapshots.commit_pass(namespace, view, memories, events, now=now)
 
-    def versions(self, ns: str) -> list[VersionInfo]:
+    def versions(self, namespace: str) -> list[VersionInfo]:
         """Committed versions, oldest first."""
-        return self.snapshots.versions(ns)
+        return self.snapshots.versions(namespace)
 
-    def rollback(self, ns: str, version: int, now: datetime, reason: str = "rollback") -> None:
-        """Point ``ns`` back at committed ``version`` (cancels a pass in progress), audited."""
-        self.snapshots.rollback(ns, version, now, reason)
+    def rollback(self, namespace: str, version: int, now: datetime,
+                 reason: str = "rollback") -> None:
+        """Point ``namespace`` back at committed ``version``,
+        cancelling a pass in progress; audited."""
+        self.snapshots.rollback(namespace, version, now, reason)
 
-    def gc(self, ns: str, now: datetime, grace_days: float = 7.0) -> list[int]:
+    def gc(self, namespace: str, now: datetime, grace_days: float = 7.0) -> list[int]:
         """Delete versions retired more than ``grace_days`` ago; the deleted numbers."""
-        return self.snapshots.gc(ns, now, grace_days)
+        return self.snapshots.gc(namespace, now, grace_days)
 
-    def store_index_blob(self, ns: str, version: int, blob: bytes) -> None:
+    def store_index_blob(self, namespace: str, version: int, blob: bytes) -> None:
         """Store a built index with a version."""
-        self.snapshots.store_index_blob(ns, version, blob)
+        self.snapshots.store_index_blob(namespace, version, blob)
 
-    def load_index_blob(self, ns: str, version: int) -> bytes | None:
+    def load_index_blob(self, namespace: str, version: int) -> bytes | None:
         """The stored index of ``version``, or None."""
-        return self.snapshots.load_index_blob(ns, version)
+        return self.snapshots.load_index_blob(namespace, version)
 
-    def move_index_blob(self, ns: str, old: int, new: int) -> bool:
+    def move_index_blob(self, namespace: str, old: int, new: int) -> bool:
         """Move the stored index of version ``old`` to version ``new`` (inside Redis)."""
-        return self.snapshots.move_index_blob(ns, old, new)
+        return self.snapshots.move_index_blob(namespace, old, new)
 
-    def drop_index_blobs(self, ns: str, version: int) -> None:
+    def drop_index_blobs(self, namespace: str, version: int) -> None:
         """Delete the stored index of ``version``."""
-        self.snapshots.drop_index_blobs(ns, version)
+        self.snapshots.drop_index_blobs(namespace, version)
 
     # --- erase ------------------------------------------------------------------------
-    def erase_memory(self, ns: str, memory_id: str, now: datetime,
+    def erase_memory(self, namespace: str, memory_id: str, now: datetime,
                      reason: str = "erase requested") -> int:
         """Erase one memory everywhere; how many memory ids were removed."""
-        return self.eraser.erase_memory(ns, memory_id, now, reason)
+        return self.eraser.erase_memory(namespace, memory_id, now, reason)
 
-    def erase_memory_and_sources(self, ns: str, memory_id: str, now: datetime,
+    def erase_memory_and_sources(self, namespace: str, memory_id: str, now: datetime,
                                  reason: str = "erase requested") -> EraseReport:
         """Erase one memory everywhere and the turns it came from (other memories from
         those turns stay and are reported when no source turn of theirs is left)."""
-        return self.eraser.erase_memory_and_sources(ns, memory_id, now, reason)
+        return self.eraser.erase_memory_and_sources(namespace, memory_id, now, reason)
 
-    def erase_episode(self, ns: str, episode_id: str, now: datetime,
+    def erase_episode(self, namespace: str, episode_id: str, now: datetime,
                       reason: str = "erase requested") -> int:
         """Erase an episode and what it alone supports."""
-        return self.eraser.erase_episode(ns, episode_id, now, reason)
+        return self.eraser.erase_episode(namespace, episode_id, now, reason)
 
-    def erase_namespace(self, ns: str, now: datetime, reason: str = "erase requested") -> int:
-        """Delete every key of ``ns``; only an ERASE audit event remains."""
-        return self.eraser.erase_namespace(ns, now, reason)
+    def erase_namespace(self, namespace: str, now: datetime,
+                        reason: str = "erase requested") -> int:
+        """Delete every key of ``namespace``; only an ERASE audit event remains."""
+        return self.eraser.erase_namespace(namespace, now, reason)
 
     def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""
         return self.eraser.rewrite_aof(wait)
 
     # --- maintenance ------------------------------------------------------------------
-    def maintain(self, ns: str, now: datetime, *, snapshot_grace_days: float,
+    def maintain(self, namespace: str, now: datetime, *, snapshot_grace_days: float,
                  tombstone_grace_days: float, audit_retention_days: float
                  ) -> MaintenanceReport:
         """Drop expired versions, purge old tombstones, trim the audit (0 days: keep)."""
-        return self.maintenance.run(ns, now, snapshot_grace_days=snapshot_grace_days,
+        return self.maintenance.run(namespace, now, snapshot_grace_days=snapshot_grace_days,
                                     tombstone_grace_days=tombstone_grace_days,
                                     audit_retention_days=audit_retention_days)
 
-    def purge_tombstones(self, ns: str, now: datetime, grace_days: float) -> list[str]:
+    def purge_tombstones(self, namespace: str, now: datetime, grace_days: float) -> list[str]:
         """Hard-delete tombstones older than ``grace_days``; the purged ids."""
-        return self.maintenance.purge_tombstones(ns, now, grace_days)
+        return self.maintenance.purge_tombstones(namespace, now, grace_days)
 
-    def purged_at(self, ns: str, memory_id: str) -> datetime | None:
+    def purged_at(self, namespace: str, memory_id: str) -> datetime | None:
         """When maintenance purged ``memory_id`` (None: it was not purged)."""
-        return self.eraser.purged_at(ns, memory_id)
+        return self.eraser.purged_at(namespace, memory_id)
 
     # --- coordination -----------------------------------------------------------------
-    def pass_lock(self, ns: str, pass_id: str, ttl: float) -> RenewedLock:
-        """The lock of the one pass running on ``ns``, for ``pass_id``."""
-        return self.coordination.pass_lock(ns, pass_id, ttl)
+    def pass_lock(self, namespace: str, pass_id: str, ttl: float) -> RenewedLock:
+        """The lock of the one pass running on ``namespace``, for ``pass_id``."""
+        return self.coordination.pass_lock(namespace, pass_id, ttl)
 
-    def pass_lock_holder(self, ns: str) -> str | None:
-        """The pass id holding the pass lock of ``ns``, or None."""
-        return self.coordination.pass_lock_holder(ns)
+    def pass_lock_holder(self, namespace: str) -> str | None:
+        """The pass id holding the pass lock of ``namespace``, or None."""
+        return self.coordination.pass_lock_holder(namespace)
 
-    def stash_pass_plan(self, ns: str, pass_id: str, body: str, ttl_seconds: int) -> None:
+    def stash_pass_plan(self, namespace: str, pass_id: str, body: str, ttl_seconds: int) -> None:
         """Keep a running pass's plan (JSON) where every worker of the pass can read it."""
-        self.coordination.stash_pass_plan(ns, pass_id, body, ttl_seconds)
+        self.coordination.stash_pass_plan(namespace, pass_id, body, ttl_seconds)
 
-    def pass_plan(self, ns: str, pass_id: str) -> str | None:
+    def pass_plan(self, namespace: str, pass_id: str) -> str | None:
         """The stashed plan of pass ``pass_id`` (None: expired or finished)."""
-        return self.coordination.pass_plan(ns, pass_id)
+        return self.coordination.pass_plan(namespace, pass_id)
 
-    def drop_pass_plan(self, ns: str, pass_id: str) -> None:
+    def drop_pass_plan(self, namespace: str, pass_id: str) -> None:
         """Forget the stashed plan of a finished pass."""
-        self.coordination.drop_pass_plan(ns, pass_id)
+        self.coordination.drop_pass_plan(namespace, pass_id)
 
-    def mark_pass_done(self, ns: str, pass_id: str, ttl_seconds: int) -> None:
+    def mark_pass_done(self, namespace: str, pass_id: str, ttl_seconds: int) -> None:
         """Remember for ``ttl_seconds`` that pass ``pass_id`` finished."""
-        self.coordination.mark_pass_done(ns, pass_id, ttl_seconds)
+        self.coordination.mark_pass_done(namespace, pass_id, ttl_seconds)
 
-    def pass_done(self, ns: str, pass_id: str) -> bool:
+    def pass_done(self, namespace: str, pass_id: str) -> bool:
         """True if pass ``pass_id`` finished (within the remembered time)."""
-        return self.coordination.pass_done(ns, pass_id)
+        return self.coordination.pass_done(namespace, pass_id)
 
-    def claim_schedule(self, ns: str, slot: int, ttl_seconds: int) -> bool:
-        """True for the first scheduler claiming ``ns`` in interval ``slot``."""
-        return self.coordination.claim_schedule(ns, slot, ttl_seconds)
+    def claim_schedule(self, namespace: str, slot: int, ttl_seconds: int) -> bool:
+        """True for the first scheduler claiming ``namespace`` in interval ``slot``."""
+        return self.coordination.claim_schedule(namespace, slot, ttl_seconds)
 
-    def pending_importance(self, ns: str) -> float:
+    def pending_importance(self, namespace: str) -> float:
         """Summed importance (1-10 scale) of memories written since the last pass."""
-        return self.coordination.pending_importance(ns)
+        return self.coordination.pending_importance(namespace)
 
-    def last_pass_at(self, ns: str) -> datetime | None:
+    def last_pass_at(self, namespace: str) -> datetime | None:
         """When the last pass committed, or None."""
-        return self.coordination.last_pass_at(ns)
+        return self.coordination.last_pass_at(namespace)
 
-    def incr_counters(self, ns: str, counts: Mapping[str, float]) -> None:
+    def incr_counters(self, namespace: str, counts: Mapping[str, float]) -> None:
         """Add to usage counters (model calls, tokens, embeddings, decisions...)."""
-        self.coordination.incr_counters(ns, counts)
+        self.coordination.incr_counters(namespace, counts)
 
-    def counters(self, ns: str) -> dict[str, float]:
-        """All usage counters of ``ns``."""
-        return self.coordination.counters(ns)
+    def counters(self, namespace: str) -> dict[str, float]:
+        """All usage counters of ``namespace``."""
+        return self.coordination.counters(namespace)
 
     # --- reviews ----------------------------------------------------------------------
-    def add_review(self, ns: str, line: str) -> None:
-        """Append one precision review record (JSON) to the history of ``ns``."""
-        self.reviews.add_review(ns, line)
+    def add_review(self, namespace: str, line: str) -> None:
+        """Append one precision review record (JSON) to the history of ``namespace``."""
+        self.reviews.add_review(namespace, line)
 
-    def review_history(self, ns: str) -> list[str]:
-        """Every stored precision review record of ``ns``, oldest first."""
-        return self.reviews.reviews(ns)
+    def review_history(self, namespace: str) -> list[str]:
+        """Every stored precision review record of ``namespace``, oldest first."""
+        return self.reviews.reviews(namespace)

@@ -24,112 +24,112 @@ class Records:
         """Every namespace that has data, sorted."""
         return sorted(m.decode() for m in self._gw.client.smembers(keys.REGISTRY))
 
-    def get(self, ns: str, memory_id: str) -> Memory | None:
+    def get(self, namespace: str, memory_id: str) -> Memory | None:
         """A memory of the current version, or None."""
-        return self._gw.read_current(ns, [memory_id])[1][0]
+        return self._gw.read_current(namespace, [memory_id])[1][0]
 
-    def get_many(self, ns: str, ids: Sequence[str], *, vectors: bool = True
+    def get_many(self, namespace: str, ids: Sequence[str], *, vectors: bool = True
                  ) -> list[Memory | None]:
         """Memories of the current version (one atomic round trip: never a mix of versions).
 
         ``vectors=False`` leaves ``vector`` None (cheaper when only texts are needed)."""
         if not ids:
             return []
-        return self._gw.read_current(ns, list(ids), vectors=vectors)[1]
+        return self._gw.read_current(namespace, list(ids), vectors=vectors)[1]
 
-    def find_by_hash(self, ns: str, content_hash: str) -> str | None:
+    def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""
-        return self.find_by_hashes(ns, [content_hash])[0]
+        return self.find_by_hashes(namespace, [content_hash])[0]
 
-    def find_by_hashes(self, ns: str, hashes: Sequence[str]) -> list[str | None]:
+    def find_by_hashes(self, namespace: str, hashes: Sequence[str]) -> list[str | None]:
         """For each content hash, the id of a live memory with that normalized text (or
         None); one atomic round trip, all from the current version."""
-        return self.find_by_hashes_at(ns, hashes)[1]
+        return self.find_by_hashes_at(namespace, hashes)[1]
 
-    def find_by_hashes_at(self, ns: str, hashes: Sequence[str]
+    def find_by_hashes_at(self, namespace: str, hashes: Sequence[str]
                           ) -> tuple[int, list[str | None]]:
         """:meth:`find_by_hashes` and the current version it read them from."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         for content_hash in hashes:
             keys.check_hash(content_hash)
         # The write path's read script with no ids: version, token, then owner/record pairs.
-        res = self._gw.read_for_write(keys=[keys.current(ns), keys.pass_token(ns)],
-                                   args=[keys.prefix(ns), 0, *hashes])
+        res = self._gw.read_for_write(keys=[keys.current(namespace), keys.pass_token(namespace)],
+                                   args=[keys.prefix(namespace), 0, *hashes])
         out: list[str | None] = []
         for pos, content_hash in enumerate(hashes):
             owner, raw = res[2 + 2 * pos], res[3 + 2 * pos]
             memory = (None if owner is None or raw is None
-                      else unpack_memory(raw, ns, owner.decode(), vector=False))
+                      else unpack_memory(raw, namespace, owner.decode(), vector=False))
             ok = memory is not None and memory.live and memory.content_hash == content_hash
             out.append(memory.id if ok and memory is not None else None)
         return int(res[0]), out
 
-    def _consistent(self, ns: str) -> tuple[list[str], list[bytes | None]]:
-        """Every record of ``ns`` from one version: read again if a pass committed (or a
+    def _consistent(self, namespace: str) -> tuple[list[str], list[bytes | None]]:
+        """Every record of ``namespace`` from one version: read again if a pass committed (or a
         rollback moved the pointer) while the batches were read (rare)."""
-        ids, raws = self._gw.live_ids(ns), []
+        ids, raws = self._gw.live_ids(namespace), []
         for _ in range(8):
-            version = self._gw.current_version(ns)
-            raws = self._gw.load_raw(ns, ids)
-            if self._gw.current_version(ns) == version:
+            version = self._gw.current_version(namespace)
+            raws = self._gw.load_raw(namespace, ids)
+            if self._gw.current_version(namespace) == version:
                 break
-            ids = self._gw.live_ids(ns)
+            ids = self._gw.live_ids(namespace)
         return ids, raws
 
-    def iter_memories(self, ns: str, statuses: Collection[Status] | None = None, *,
+    def iter_memories(self, namespace: str, statuses: Collection[Status] | None = None, *,
                       vectors: bool = True) -> Iterator[Memory]:
         """Memories of the current version (one version throughout), optionally by status;
         ``vectors=False`` skips decoding the vectors (listing and filtering need none)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         wanted = {Status(s) for s in statuses} if statuses is not None else None
-        ids, raws = self._consistent(ns)
+        ids, raws = self._consistent(namespace)
         for memory_id, raw in zip(ids, raws, strict=True):
             if raw is None:
                 continue
-            memory = unpack_memory(raw, ns, memory_id, vector=vectors)
+            memory = unpack_memory(raw, namespace, memory_id, vector=vectors)
             if wanted is None or memory.status in wanted:
                 yield memory
 
-    def filter_fields_many(self, ns: str, ids: Sequence[str]) -> list[FilterFields | None]:
+    def filter_fields_many(self, namespace: str, ids: Sequence[str]) -> list[FilterFields | None]:
         """:meth:`get_many` reduced to what filters read (much cheaper to decode)."""
         if not ids:
             return []
-        _, raws = self._gw.read_current_raw(ns, ids)
+        _, raws = self._gw.read_current_raw(namespace, ids)
         return [None if raw is None else unpack_filter_fields(raw, i)
                 for i, raw in zip(ids, raws, strict=True)]
 
-    def iter_filter_fields(self, ns: str) -> Iterator[FilterFields]:
+    def iter_filter_fields(self, namespace: str) -> Iterator[FilterFields]:
         """What filters read of every memory of the current version (one version
         throughout): a scan much cheaper than :meth:`iter_memories`."""
-        validate_namespace(ns)
-        ids, raws = self._consistent(ns)
+        validate_namespace(namespace)
+        ids, raws = self._consistent(namespace)
         for memory_id, raw in zip(ids, raws, strict=True):
             if raw is not None:
                 yield unpack_filter_fields(raw, memory_id)
 
-    def count_by_status(self, ns: str) -> dict[str, int]:
+    def count_by_status(self, namespace: str) -> dict[str, int]:
         """Status -> number of memories in the current version (every status present)."""
-        validate_namespace(ns)
-        raw = self._gw.client.hgetall(keys.stats(ns))
+        validate_namespace(namespace)
+        raw = self._gw.client.hgetall(keys.stats(namespace))
         out = {s.value: 0 for s in Status}
         out.update({k.decode(): int(v) for k, v in raw.items()})
         return out
 
-    def vectors_since(self, ns: str, version: int, offset: int, limit: int | None = None
+    def vectors_since(self, namespace: str, version: int, offset: int, limit: int | None = None
                       ) -> tuple[list[str], np.ndarray, int]:
         """Ids and float32 vectors appended to the insertion-order log from ``offset``
         (memories without a vector are skipped); returns the new offset. The log is shared
         by every version (``version`` names the caller's cache, not a keyspace).
 
         An id appears again when UPDATE changed its vector: the later entry wins."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         out_ids: list[str] = []
         vectors: list[np.ndarray] = []
         pos, end = offset, None if limit is None else offset + limit
         while end is None or pos < end:  # one script per BATCH ids: no long-blocking reply
             step = BATCH if end is None else min(BATCH, end - pos)
-            res = self._gw.order_since(keys=[keys.order_len(ns)],
-                                       args=[keys.prefix(ns), keys.ORDER_CHUNK, pos, step])
+            res = self._gw.order_since(keys=[keys.order_len(namespace)],
+                                       args=[keys.prefix(namespace), keys.ORDER_CHUNK, pos, step])
             for memory_id, raw in zip(res[1::2], res[2::2], strict=True):
                 vec = record_vector(raw) if raw is not None else None
                 if vec is not None:

@@ -169,7 +169,7 @@ def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
                         micros_time(updated), **_read_extras(blob, offset))
 
 
-def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) -> Memory:
+def unpack_memory(blob: bytes, namespace: str, memory_id: str, *, vector: bool = True) -> Memory:
     """Decode a record written by :func:`pack_memory` (no re-validation: it was valid).
 
     ``vector=False`` skips decoding the vector (``vector`` is None): cheaper for readers
@@ -198,7 +198,7 @@ def unpack_memory(blob: bytes, ns: str, memory_id: str, *, vector: bool = True) 
                                             weight=weight)
         offset += 8
     return Memory.model_construct(
-        id=memory_id, namespace=ns, text=text,
+        id=memory_id, namespace=namespace, text=text,
         vector=None if vec is None else vec.tolist(),
         importance=importance, last_used=micros_time(last_used), strength=strength,
         confidence=confidence, last_supported=from_micros(last_supported), kind=_KINDS[kind],
@@ -235,7 +235,7 @@ def pack_episode(episode: Episode) -> bytes:
     return b"".join(out)
 
 
-def unpack_episode(blob: bytes, ns: str, episode_id: str) -> Episode:
+def unpack_episode(blob: bytes, namespace: str, episode_id: str) -> Episode:
     """Decode an episode written by :func:`pack_episode`."""
     role, stamp = struct.unpack_from("<Bq", blob, 0)
     offset = 9
@@ -244,12 +244,13 @@ def unpack_episode(blob: bytes, ns: str, episode_id: str) -> Episode:
     text, offset = _get_str(blob, offset)
     scopes = _read_extras(blob, offset)
     scopes.pop("metadata")
-    return Episode.model_construct(id=episode_id, namespace=ns, role=_ROLES[role], speaker=speaker,
+    return Episode.model_construct(id=episode_id, namespace=namespace, role=_ROLES[role],
+                                   speaker=speaker,
                                    text=text, timestamp=micros_time(stamp),
                                    metadata=json.loads(meta), **scopes)
 
 
-def unpack_table(ns: str, ids: Sequence[str], raws: Sequence[bytes]) -> MemoryTable:
+def unpack_table(namespace: str, ids: Sequence[str], raws: Sequence[bytes]) -> MemoryTable:
     """Packed records as a :class:`MemoryTable` (int8 vector codes kept as stored): what
     a consolidation pass reads, a few hundred bytes per memory instead of a Memory object
     with a list of floats."""
@@ -257,7 +258,7 @@ def unpack_table(ns: str, ids: Sequence[str], raws: Sequence[bytes]) -> MemoryTa
     cols = MemoryTable.empty_columns(n)
     dims = {_VEC.unpack_from(raw, RECALL.size + BODY.size)[0] for raw in raws} - {0}
     if len(dims) > 1:
-        raise ValueError(f"vector: records of {ns!r} differ in dimension {sorted(dims)}")
+        raise ValueError(f"vector: records of {namespace!r} differ in dimension {sorted(dims)}")
     dim = dims.pop() if dims else 0
     codes = np.zeros((n, dim), dtype=np.int8)
     scales = np.zeros(n, dtype=np.float32)
@@ -300,5 +301,5 @@ def unpack_table(ns: str, ids: Sequence[str], raws: Sequence[bytes]) -> MemoryTa
         cols["version"][i] = version
         texts.append(text)
         hashes.append(content_hash)
-    return MemoryTable(ns, list(ids), texts, hashes,
+    return MemoryTable(namespace, list(ids), texts, hashes,
                        Vectors(present, codes=codes, scales=scales), cols)

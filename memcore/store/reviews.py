@@ -13,12 +13,12 @@ class Reviews:
     def __init__(self, gateway: Gateway) -> None:
         self._r = gateway.client
 
-    def add_review(self, ns: str, line: str) -> None:
-        """Append one review record (JSON) to the history of ``ns``."""
-        validate_namespace(ns)
-        self._r.rpush(keys.reviews(ns), line)
+    def add_review(self, namespace: str, line: str) -> None:
+        """Append one review record (JSON) to the history of ``namespace``."""
+        validate_namespace(namespace)
+        self._r.rpush(keys.reviews(namespace), line)
 
-    def reviews(self, ns: str) -> list[str]:
-        """Every stored review record of ``ns``, oldest first."""
-        validate_namespace(ns)
-        return [raw.decode() for raw in self._r.lrange(keys.reviews(ns), 0, -1)]
+    def reviews(self, namespace: str) -> list[str]:
+        """Every stored review record of ``namespace``, oldest first."""
+        validate_namespace(namespace)
+        return [raw.decode() for raw in self._r.lrange(keys.reviews(namespace), 0, -1)]

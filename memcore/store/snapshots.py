@@ -78,7 +78,7 @@ class Replay:
             memory_id, hops = m.superseded_by, hops + 1
         return memory_id
 
-    def run(self, ns: str, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]) -> set[str]:
+    def run(self, namespace: str, entries: Sequence[tuple[bytes, dict[bytes, bytes]]]) -> set[str]:
         """Apply ``entries``; returns the staged ids that changed."""
         touched: set[str] = set()
         for _, f in entries:
@@ -131,39 +131,40 @@ class Snapshots:
         self.last_bytes_staged = 0
         """Bytes of the records the last commit staged (what a pass writes per record)."""
 
-    def begin_pass(self, ns: str, *, columns: bool = False) -> PassView:
+    def begin_pass(self, namespace: str, *, columns: bool = False) -> PassView:
         """Start a pass: from now on write-path ops are logged; read the current version.
 
         ``columns=True`` reads it as a :class:`MemoryTable` (``view.table``), a few hundred
         bytes per memory, instead of Memory objects."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         token = new_id()
         cur, pend = self._gw.begin_pass(
-            keys=[keys.delta(ns), keys.pass_token(ns), keys.current(ns), keys.pending(ns)],
+            keys=[keys.delta(namespace), keys.pass_token(namespace), keys.current(namespace),
+                  keys.pending(namespace)],
             args=[token, int(self._gw.pass_ttl_seconds * 1000)])
         version = int(cur) if cur is not None else 0
         if columns:
             return PassView(version=version, delta_cursor="0-0", memories=[], token=token,
-                            pending_importance=float(pend or 0.0), table=self.read_table(ns))
-        memories = self._gw.live_memories(ns)
+                            pending_importance=float(pend or 0.0), table=self.read_table(namespace))
+        memories = self._gw.live_memories(namespace)
         return PassView(version=version, delta_cursor="0-0", memories=memories, token=token,
                         pending_importance=float(pend or 0.0),
                         record_versions={m.id: m.version for m in memories})
 
-    def read_table(self, ns: str) -> MemoryTable:
-        """Every record of ``ns`` as columns, in insertion order."""
-        ids = self._gw.live_ids(ns)
+    def read_table(self, namespace: str) -> MemoryTable:
+        """Every record of ``namespace`` as columns, in insertion order."""
+        ids = self._gw.live_ids(namespace)
         found: list[str] = []
         raws: list[bytes] = []
         for start in range(0, len(ids), BATCH * 10):
             chunk = ids[start:start + BATCH * 10]
-            for memory_id, raw in zip(chunk, self._gw.load_raw(ns, chunk), strict=True):
+            for memory_id, raw in zip(chunk, self._gw.load_raw(namespace, chunk), strict=True):
                 if raw is not None:
                     found.append(memory_id)
                     raws.append(raw)
-        return unpack_table(ns, found, raws)
+        return unpack_table(namespace, found, raws)
 
-    def _stage(self, ns: str, version: int, records: Iterable[tuple[str, Memory | None]]
+    def _stage(self, namespace: str, version: int, records: Iterable[tuple[str, Memory | None]]
                ) -> int:
         """Write staged records of the pass building ``version``; returns bytes written."""
         pipe = self._r.pipeline(transaction=False)
@@ -171,17 +172,17 @@ class Snapshots:
         ids: list[str] = []
         for memory_id, memory in records:
             body = b"" if memory is None else pack_memory(memory)
-            pipe.set(keys.staged(ns, version, memory_id), body)
+            pipe.set(keys.staged(namespace, version, memory_id), body)
             written += len(body)
             ids.append(memory_id)
             if len(pipe) >= BATCH:
                 pipe.execute()
         for start in range(0, len(ids), BATCH):
-            pipe.sadd(keys.staged_ids(ns, version), *ids[start:start + BATCH])
+            pipe.sadd(keys.staged_ids(namespace, version), *ids[start:start + BATCH])
         pipe.execute()
         return written
 
-    def commit_pass(self, ns: str, view: PassView, memories: Sequence[Memory],
+    def commit_pass(self, namespace: str, view: PassView, memories: Sequence[Memory],
                     events: Sequence[AuditEvent], *, now: datetime) -> int:
         """Commit the pass result ``memories`` (the whole next set: a memory of ``view``
         missing from it is removed) as the next version; only the records that differ
@@ -190,10 +191,10 @@ class Snapshots:
         before = {m.id: m for m in view.memories}
         changed = [m for m in memories if before.get(m.id) != m]
         kept = {m.id for m in memories}
-        return self.commit_changes(ns, view, changed, events, now=now,
+        return self.commit_changes(namespace, view, changed, events, now=now,
                                    removed=[i for i in before if i not in kept])
 
-    def commit_changes(self, ns: str, view: PassView, changed: Sequence[Memory],
+    def commit_changes(self, namespace: str, view: PassView, changed: Sequence[Memory],
                        events: Sequence[AuditEvent], *, now: datetime,
                        read_versions: dict[str, int] | None = None,
                        removed: Sequence[str] = ()) -> int:
@@ -205,13 +206,13 @@ class Snapshots:
         the record version each changed memory was read at (default: the view's).
 
         Raises StoreConflict if the pointer moved or another pass took over."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         now = as_utc(now)
         seen = dict(view.record_versions)
         seen.update(read_versions or {})
         staged: dict[str, Memory | None] = {}
         for m in changed:
-            if m.namespace != ns:
+            if m.namespace != namespace:
                 raise ValueError(f"namespace: memory {m.id} belongs to {m.namespace!r}")
             validate_identifier(m.id)
             keys.check_hash(m.content_hash)
@@ -219,33 +220,34 @@ class Snapshots:
             staged[m.id] = m if m.version >= at else m.model_copy(update={"version": at})
         for memory_id in removed:
             staged[validate_identifier(memory_id)] = None
-        new_version = int(self._r.incr(keys.vseq(ns)))
+        new_version = int(self._r.incr(keys.vseq(namespace)))
         if new_version <= view.version:  # vseq lost (e.g. restored dump): skip past
-            new_version = int(self._r.incr(keys.vseq(ns), view.version + 1 - new_version))
-        self._r.zadd(keys.building(ns), {str(new_version): now.timestamp()})
-        self.last_bytes_staged = self._stage(ns, new_version, staged.items())
+            new_version = int(self._r.incr(keys.vseq(namespace), view.version + 1 - new_version))
+        self._r.zadd(keys.building(namespace), {str(new_version): now.timestamp()})
+        self.last_bytes_staged = self._stage(namespace, new_version, staged.items())
         replay = Replay(staged, self._live_before(view, staged), seen, self._gw.strength_cap)
         cursor = view.delta_cursor
         while True:
-            entries = self._r.xrange(keys.delta(ns), "(" + cursor, "+")
+            entries = self._r.xrange(keys.delta(namespace), "(" + cursor, "+")
             if entries:
-                touched = replay.run(ns, entries)
-                self.last_bytes_staged += self._stage(ns, new_version,
+                touched = replay.run(namespace, entries)
+                self.last_bytes_staged += self._stage(namespace, new_version,
                                                       ((i, staged[i]) for i in touched))
                 cursor = entries[-1][0].decode()
-            res = self._swap(ns, view, new_version, staged, cursor, now)
+            res = self._swap(namespace, view, new_version, staged, cursor, now)
             if res == 1:
                 break
             if res < 0:
-                self.drop_version(ns, new_version)
+                self.drop_version(namespace, new_version)
                 why = "the pointer moved" if res == -1 else "another pass took over"
-                raise StoreConflict(f"commit of pass on {ns!r} v{view.version} failed: {why}")
+                raise StoreConflict(
+                    f"commit of pass on {namespace!r} v{view.version} failed: {why}")
         pipe = self._r.pipeline(transaction=False)
-        pipe.set(keys.last_pass(ns), now.timestamp())
-        pipe.incrbyfloat(keys.pending(ns), -view.pending_importance)
+        pipe.set(keys.last_pass(namespace), now.timestamp())
+        pipe.incrbyfloat(keys.pending(namespace), -view.pending_importance)
         pipe.execute()
-        if float(self._r.get(keys.pending(ns)) or 0.0) < 0:
-            self._r.set(keys.pending(ns), 0)
+        if float(self._r.get(keys.pending(namespace)) or 0.0) < 0:
+            self._r.set(keys.pending(namespace), 0)
         self._audit.append(events)
         return new_version
 
@@ -257,18 +259,18 @@ class Snapshots:
             return {i for i in staged if (r := t.row(i)) is not None and live[r]}
         return {m.id for m in view.memories if m.live and m.id in staged}
 
-    def _swap(self, ns: str, view: PassView, new_version: int,
+    def _swap(self, namespace: str, view: PassView, new_version: int,
               staged: dict[str, Memory | None], cursor: str, now: datetime) -> int:
         """Run ``PASS_SWAP`` with the index, count and order-log changes between the live
         records (read now; the script refuses if an op changed them since) and ``staged``."""
         ids = list(staged)
-        raws = self._gw.load_raw(ns, ids)
+        raws = self._gw.load_raw(namespace, ids)
         dels: list[tuple[str, str]] = []
         sets: list[str] = []
         counts: dict[str, int] = {}
         order: list[str] = []
         for memory_id, raw in zip(ids, raws, strict=True):
-            old = None if raw is None else unpack_memory(raw, ns, memory_id, vector=False)
+            old = None if raw is None else unpack_memory(raw, namespace, memory_id, vector=False)
             new = staged[memory_id]
             old_live = old is not None and old.live
             new_live = new is not None and new.live
@@ -300,12 +302,14 @@ class Snapshots:
         for status, delta in counts.items():
             stat_args += [status, delta]
         return int(self._gw.cas_commit(
-            keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns), keys.versions(ns),
-                  keys.building(ns), keys.stats(ns), keys.undo(ns, new_version),
-                  keys.staged_ids(ns, new_version), keys.meta(ns, view.version),
-                  keys.meta(ns, new_version), keys.order_len(ns)],
+            keys=[keys.current(namespace), keys.pass_token(namespace), keys.delta(namespace),
+                  keys.versions(namespace),
+                  keys.building(namespace), keys.stats(namespace), keys.undo(namespace,
+                                                                             new_version),
+                  keys.staged_ids(namespace, new_version), keys.meta(namespace, view.version),
+                  keys.meta(namespace, new_version), keys.order_len(namespace)],
             args=[view.version, new_version, view.token, cursor, now.timestamp(),
-                  keys.prefix(ns), len(ids), *ids, dels_n, *del_args, len(sets) // 2,
+                  keys.prefix(namespace), len(ids), *ids, dels_n, *del_args, len(sets) // 2,
                   *sets, len(counts), *stat_args, len(order), keys.ORDER_CHUNK, *order]))
 
     @staticmethod
@@ -331,92 +335,95 @@ class Snapshots:
                     heirs.setdefault(m.content_hash, m.id)
         return heirs
 
-    def versions(self, ns: str) -> list[VersionInfo]:
+    def versions(self, namespace: str) -> list[VersionInfo]:
         """Committed versions, oldest first (with how many memories each had)."""
-        validate_namespace(ns)
-        current = self._gw.current_version(ns)
+        validate_namespace(namespace)
+        current = self._gw.current_version(namespace)
         out = []
-        for raw, created in self._r.zrange(keys.versions(ns), 0, -1, withscores=True):
+        for raw, created in self._r.zrange(keys.versions(namespace), 0, -1, withscores=True):
             version = int(raw)
             if version == current:
-                count = sum(int(c) for c in self._r.hvals(keys.stats(ns)))
+                count = sum(int(c) for c in self._r.hvals(keys.stats(namespace)))
             else:
-                count = int(self._r.hget(keys.meta(ns, version), "memories") or 0)
+                count = int(self._r.hget(keys.meta(namespace, version), "memories") or 0)
             out.append(VersionInfo(version, datetime.fromtimestamp(created, UTC), count))
         return out
 
-    def rollback(self, ns: str, version: int, now: datetime, reason: str = "rollback") -> None:
+    def rollback(self, namespace: str, version: int, now: datetime,
+                 reason: str = "rollback") -> None:
         """Make committed ``version`` current again (cancels a pass in progress), audited.
 
         The records come back from the undo hashes of the later versions, newest first;
         those versions stay listed (retired) until collected but cannot be restored."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         now = as_utc(now)
-        if self._r.zscore(keys.versions(ns), str(version)) is None:
-            raise ValueError(f"version: {version} is not a committed version of {ns!r}")
-        if self._r.hget(keys.meta(ns, version), "abandoned") is not None:
-            raise ValueError(f"version: {version} of {ns!r} was rolled back from; it cannot "
+        if self._r.zscore(keys.versions(namespace), str(version)) is None:
+            raise ValueError(f"version: {version} is not a committed version of {namespace!r}")
+        if self._r.hget(keys.meta(namespace, version), "abandoned") is not None:
+            raise ValueError(f"version: {version} of {namespace!r} was rolled back from; it cannot "
                              "be restored")
         gw = self._gw
         while True:
             token = new_id()  # as a pass does: from now on every write is logged
             cur, _ = gw.begin_pass(
-                keys=[keys.delta(ns), keys.pass_token(ns), keys.current(ns), keys.pending(ns)],
+                keys=[keys.delta(namespace), keys.pass_token(namespace), keys.current(namespace),
+                      keys.pending(namespace)],
                 args=[token, int(gw.pass_ttl_seconds * 1000)])
             old = int(cur) if cur is not None else 0
             if version > old:
-                self._r.delete(keys.pass_token(ns))
+                self._r.delete(keys.pass_token(namespace))
                 raise ValueError(f"version: {version} is newer than the current v{old}")
-            later = sorted((int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)
+            later = sorted((int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)
                             if version < int(v) <= old), reverse=True)
             restore: dict[str, bytes] = {}
             for u in later:  # newest first: the oldest undo of an id wins
                 restore.update({k.decode(): v for k, v in
-                                self._r.hgetall(keys.undo(ns, u)).items()})
+                                self._r.hgetall(keys.undo(namespace, u)).items()})
             ids = sorted(restore)
-            raws = gw.load_raw(ns, ids)
+            raws = gw.load_raw(namespace, ids)
             changes = []
             for memory_id, raw in zip(ids, raws, strict=True):
                 back = restore[memory_id]
                 if (raw or b"") == back:
                     continue
-                old_m = None if raw is None else unpack_memory(raw, ns, memory_id)
-                new_m = unpack_memory(back, ns, memory_id) if back else None
+                old_m = None if raw is None else unpack_memory(raw, namespace, memory_id)
+                new_m = unpack_memory(back, namespace, memory_id) if back else None
                 changes.append(Change(old_m, new_m, reindex=new_m is not None
                                       and _vectors_differ(raw, new_m)))
             hashes = sorted({c.old.content_hash for c in changes
                              if c.old is not None and c.old.live})
-            owner_raws = self._r.mget([keys.by_hash(ns, h) for h in hashes]) if hashes else []
+            owner_raws = self._r.mget([keys.by_hash(namespace,
+                                                    h) for h in hashes]) if hashes else []
             owners = {h: (r.decode() if r else None)
                       for h, r in zip(hashes, owner_raws, strict=True)}
-            count = sum(int(c) for c in self._r.hvals(keys.stats(ns)))
-            batch = gw.batch(ns)
-            queue_changes(batch, ns, old, changes, owners, passing=False, undo=False)
-            batch.set(keys.current(ns), str(version))
-            batch.delete(keys.pass_token(ns))
-            batch.delete(keys.delta(ns))
-            batch.hset(keys.meta(ns, old), "memories", count)
+            count = sum(int(c) for c in self._r.hvals(keys.stats(namespace)))
+            batch = gw.batch(namespace)
+            queue_changes(batch, namespace, old, changes, owners, passing=False, undo=False)
+            batch.set(keys.current(namespace), str(version))
+            batch.delete(keys.pass_token(namespace))
+            batch.delete(keys.delta(namespace))
+            batch.hset(keys.meta(namespace, old), "memories", count)
             for u in later:
-                batch.delete(keys.undo(ns, u))
-                batch.hset(keys.meta(ns, u), "abandoned", now.timestamp())
-                batch.hset(keys.meta(ns, u), "retired_at", now.timestamp())
+                batch.delete(keys.undo(namespace, u))
+                batch.hset(keys.meta(namespace, u), "abandoned", now.timestamp())
+                batch.hset(keys.meta(namespace, u), "retired_at", now.timestamp())
             self._audit.queue(batch, [AuditEvent(
-                action=AuditAction.ROLLBACK, namespace=ns,
+                action=AuditAction.ROLLBACK, namespace=namespace,
                 reason=f"{reason}: v{old} -> v{version}", actor=Actor.USER, at=now)])
             for memory_id, raw in zip(ids, raws, strict=True):
-                batch.check(keys.memory(ns, memory_id), raw)
+                batch.check(keys.memory(namespace, memory_id), raw)
             for h, raw in zip(hashes, owner_raws, strict=True):
-                batch.check(keys.by_hash(ns, h), raw)
-            batch.check_empty(keys.delta(ns))  # no write since we took the token
-            if gw.commit(ns, batch, version=old, token=token):
+                batch.check(keys.by_hash(namespace, h), raw)
+            batch.check_empty(keys.delta(namespace))  # no write since we took the token
+            if gw.commit(namespace, batch, version=old, token=token):
                 break
-        for raw in self._r.zrange(keys.building(ns), 0, -1):  # the cancelled pass's staging
-            self.drop_version(ns, int(raw))
+        for raw in self._r.zrange(keys.building(namespace), 0, -1):  # the cancelled pass's staging
+            self.drop_version(namespace, int(raw))
 
-    def drop_version(self, ns: str, version: int) -> None:
+    def drop_version(self, namespace: str, version: int) -> None:
         """Delete every key of one version (its undo hash, staging, meta, index)."""
         batch: list[bytes] = []
-        for key in self._r.scan_iter(match=keys.vprefix(ns, version) + "*", count=1000):
+        for key in self._r.scan_iter(match=keys.vprefix(namespace, version) + "*", count=1000):
             batch.append(key)
             if len(batch) >= BATCH:
                 self._r.unlink(*batch)
@@ -424,79 +431,80 @@ class Snapshots:
         if batch:
             self._r.unlink(*batch)
         pipe = self._r.pipeline()
-        pipe.zrem(keys.versions(ns), str(version))
-        pipe.zrem(keys.building(ns), str(version))
+        pipe.zrem(keys.versions(namespace), str(version))
+        pipe.zrem(keys.building(namespace), str(version))
         pipe.execute()
 
-    def gc(self, ns: str, now: datetime, grace_days: float = 7.0) -> list[int]:
+    def gc(self, namespace: str, now: datetime, grace_days: float = 7.0) -> list[int]:
         """Delete versions retired (or abandoned passes started) more than ``grace_days`` ago;
         never the current one. Returns the deleted version numbers. A version's undo hash
         goes too once the version before it is gone (nothing can roll back to it)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         cutoff = (as_utc(now) - timedelta(days=grace_days)).timestamp()
-        current = self._gw.current_version(ns)
+        current = self._gw.current_version(namespace)
         dropped = []
-        for raw, created in self._r.zrange(keys.versions(ns), 0, -1, withscores=True):
+        for raw, created in self._r.zrange(keys.versions(namespace), 0, -1, withscores=True):
             version = int(raw)
             if version == current:
                 continue
-            retired = self._r.hget(keys.meta(ns, version), "retired_at")
+            retired = self._r.hget(keys.meta(namespace, version), "retired_at")
             if (float(retired) if retired is not None else created) < cutoff:
-                self.drop_version(ns, version)
+                self.drop_version(namespace, version)
                 dropped.append(version)
-        for raw, started in self._r.zrange(keys.building(ns), 0, -1, withscores=True):
+        for raw, started in self._r.zrange(keys.building(namespace), 0, -1, withscores=True):
             if started < cutoff and int(raw) != current:
-                self.drop_version(ns, int(raw))
+                self.drop_version(namespace, int(raw))
                 dropped.append(int(raw))
-        kept = [int(v) for v in self._r.zrange(keys.versions(ns), 0, -1)
-                if self._r.hget(keys.meta(ns, int(v)), "abandoned") is None]
+        kept = [int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)
+                if self._r.hget(keys.meta(namespace, int(v)), "abandoned") is None]
         if kept:  # the oldest restorable version has nothing left to roll back to
-            self._r.delete(keys.undo(ns, kept[0]))
+            self._r.delete(keys.undo(namespace, kept[0]))
         return sorted(dropped)
 
-    def store_index_blob(self, ns: str, version: int, blob: bytes) -> None:
+    def store_index_blob(self, namespace: str, version: int, blob: bytes) -> None:
         """Store a built index with a version, in chunks of at most 64 MB."""
-        validate_namespace(ns)
-        old = int(self._r.hget(keys.meta(ns, version), "idx_chunks") or 0)
+        validate_namespace(namespace)
+        old = int(self._r.hget(keys.meta(namespace, version), "idx_chunks") or 0)
         count = max(1, -(-len(blob) // INDEX_CHUNK))
         pipe = self._r.pipeline()
         for i in range(count):
-            pipe.set(keys.index_chunk(ns, version, i), blob[i * INDEX_CHUNK:(i + 1) * INDEX_CHUNK])
+            pipe.set(keys.index_chunk(namespace, version, i),
+                     blob[i * INDEX_CHUNK:(i + 1) * INDEX_CHUNK])
         for i in range(count, old):
-            pipe.delete(keys.index_chunk(ns, version, i))
-        pipe.hset(keys.meta(ns, version), "idx_chunks", count)
+            pipe.delete(keys.index_chunk(namespace, version, i))
+        pipe.hset(keys.meta(namespace, version), "idx_chunks", count)
         pipe.execute()
 
-    def load_index_blob(self, ns: str, version: int) -> bytes | None:
+    def load_index_blob(self, namespace: str, version: int) -> bytes | None:
         """The stored index of ``version``, or None."""
-        validate_namespace(ns)
-        count = int(self._r.hget(keys.meta(ns, version), "idx_chunks") or 0)
+        validate_namespace(namespace)
+        count = int(self._r.hget(keys.meta(namespace, version), "idx_chunks") or 0)
         if not count:
             return None
-        parts = self._r.mget([keys.index_chunk(ns, version, i) for i in range(count)])
+        parts = self._r.mget([keys.index_chunk(namespace, version, i) for i in range(count)])
         if any(p is None for p in parts):
             return None
         return b"".join(p for p in parts if p is not None)
 
-    def move_index_blob(self, ns: str, old: int, new: int) -> bool:
+    def move_index_blob(self, namespace: str, old: int, new: int) -> bool:
         """Move the stored index of version ``old`` to ``new`` inside Redis (no bytes over
         the wire); False if ``old`` has none."""
-        validate_namespace(ns)
-        count = int(self._r.hget(keys.meta(ns, old), "idx_chunks") or 0)
+        validate_namespace(namespace)
+        count = int(self._r.hget(keys.meta(namespace, old), "idx_chunks") or 0)
         if not count:
             return False
-        self.drop_index_blobs(ns, new)
+        self.drop_index_blobs(namespace, new)
         pipe = self._r.pipeline()
         for i in range(count):
-            pipe.rename(keys.index_chunk(ns, old, i), keys.index_chunk(ns, new, i))
-        pipe.hdel(keys.meta(ns, old), "idx_chunks")
-        pipe.hset(keys.meta(ns, new), "idx_chunks", count)
+            pipe.rename(keys.index_chunk(namespace, old, i), keys.index_chunk(namespace, new, i))
+        pipe.hdel(keys.meta(namespace, old), "idx_chunks")
+        pipe.hset(keys.meta(namespace, new), "idx_chunks", count)
         pipe.execute()
         return True
 
-    def drop_index_blobs(self, ns: str, version: int) -> None:
+    def drop_index_blobs(self, namespace: str, version: int) -> None:
         """Delete the stored index of ``version`` (workers rebuild it)."""
-        count = int(self._r.hget(keys.meta(ns, version), "idx_chunks") or 0)
+        count = int(self._r.hget(keys.meta(namespace, version), "idx_chunks") or 0)
         if count:
-            self._r.delete(*[keys.index_chunk(ns, version, i) for i in range(count)])
-            self._r.hdel(keys.meta(ns, version), "idx_chunks")
+            self._r.delete(*[keys.index_chunk(namespace, version, i) for i in range(count)])
+            self._r.hdel(keys.meta(namespace, version), "idx_chunks")

@@ -19,9 +19,9 @@ from memcore.store import keys
 KEEP_SECONDS = 24 * 3600.0
 
 
-def task_key(ns: str) -> str:
+def task_key(namespace: str) -> str:
     """The namespace's task log."""
-    return keys.prefix(ns) + "tasks"
+    return keys.prefix(namespace) + "tasks"
 
 
 class TaskLog:
@@ -31,21 +31,21 @@ class TaskLog:
         self._r = client
         self.keep_seconds = keep_seconds
 
-    def record(self, ns: str, task_ids: Sequence[str]) -> None:
-        """Remember that ``task_ids`` were enqueued for ``ns`` (and forget old entries)."""
+    def record(self, namespace: str, task_ids: Sequence[str]) -> None:
+        """Remember that ``task_ids`` were enqueued for ``namespace`` (and forget old entries)."""
         if not task_ids:
             return
         now = time.time()
-        key = task_key(ns)
+        key = task_key(namespace)
         pipe = self._r.pipeline(transaction=False)
         pipe.zadd(key, {validate_identifier(t): now for t in task_ids})
         pipe.zremrangebyscore(key, "-inf", now - self.keep_seconds)
         pipe.expire(key, int(self.keep_seconds) + 60)
         pipe.execute()
 
-    def owned(self, ns: str, task_ids: Sequence[str]) -> list[bool]:
-        """For each id, whether it was enqueued for ``ns`` within the kept window."""
+    def owned(self, namespace: str, task_ids: Sequence[str]) -> list[bool]:
+        """For each id, whether it was enqueued for ``namespace`` within the kept window."""
         if not task_ids:
             return []
-        scores = self._r.zmscore(task_key(ns), [validate_identifier(t) for t in task_ids])
+        scores = self._r.zmscore(task_key(namespace), [validate_identifier(t) for t in task_ids])
         return [s is not None for s in scores]

@@ -55,10 +55,10 @@ class Reader:
     id, owners by content hash); anything else is read with a GET of that version.
     """
 
-    def __init__(self, client: redis.Redis, ns: str, version: int,
+    def __init__(self, client: redis.Redis, namespace: str, version: int,
                  records: Mapping[str, bytes | None] | None = None,
                  owners: Mapping[str, bytes | None] | None = None) -> None:
-        self.client, self.ns, self.version = client, ns, version
+        self.client, self.ns, self.version = client, namespace, version
         self.raw: dict[str, bytes | None] = dict(records or {})
         self.raw_owners: dict[str, bytes | None] = dict(owners or {})
         self.lazy = 0  # reads made after the prefetch
@@ -120,22 +120,22 @@ class Writes:
         self._gw = gateway
         self._audit = audit
 
-    def transact(self, ns: str, plan: Callable[[Reader], WritePlan], ids: Sequence[str] = (),
+    def transact(self, namespace: str, plan: Callable[[Reader], WritePlan], ids: Sequence[str] = (),
                  hashes: Sequence[str] = ()) -> Memory:
         """Read (one script: pointer, pass token, records ``ids``, owners of ``hashes`` and
         their records), plan in Python, commit with the compare-and-write primitive; a
         conflict (anything read changed meanwhile) plans again on fresh data."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         for memory_id in ids:  # the script builds keys from them: validate first
             validate_identifier(memory_id)
         for content_hash in hashes:
             keys.check_hash(content_hash)
         gw = self._gw
-        gw.register(ns)
-        cur, tok = keys.current(ns), keys.pass_token(ns)
+        gw.register(namespace)
+        cur, tok = keys.current(namespace), keys.pass_token(namespace)
         while True:
             res = gw.read_for_write(keys=[cur, tok],
-                                    args=[keys.prefix(ns), len(ids), *ids, *hashes])
+                                    args=[keys.prefix(namespace), len(ids), *ids, *hashes])
             version, token = int(res[0]), res[1]
             records = dict(zip(ids, res[2 : 2 + len(ids)], strict=True))
             owners: dict[str, bytes | None] = {}
@@ -144,34 +144,36 @@ class Writes:
                 owners[content_hash] = owner
                 if owner is not None:
                     records.setdefault(owner.decode(), record)
-            reader = Reader(gw.client, ns, version, records, owners)
+            reader = Reader(gw.client, namespace, version, records, owners)
             result = plan(reader)
             for change in result.changes:  # check the hash keys we may delete
                 old, new = change.old, change.new
                 if old is not None and old.live and not (
                         new is not None and new.live and new.content_hash == old.content_hash):
                     reader.owner(old.content_hash)
-            batch = gw.batch(ns)
-            queue_changes(batch, ns, version, result.changes, reader.owners, token is not None)
+            batch = gw.batch(namespace)
+            queue_changes(batch, namespace, version, result.changes, reader.owners,
+                          token is not None)
             self._audit.queue(batch, result.events)
             if result.pending:
-                batch.incrbyfloat(keys.pending(ns), result.pending)
+                batch.incrbyfloat(keys.pending(namespace), result.pending)
             if version == 0 and batch.writes:
                 now = result.result.updated_at.timestamp()
-                batch.zadd(keys.versions(ns), {"0": now}, nx=True)
+                batch.zadd(keys.versions(namespace), {"0": now}, nx=True)
             if not batch.writes and not reader.lazy:
                 return result.result  # nothing to write; everything read in one moment
             reader.check_all(batch)  # lazy reads with nothing to write: checks only
-            if gw.commit(ns, batch, version=version, token=token):
+            if gw.commit(namespace, batch, version=version, token=token):
                 return result.result
 
     # --- operations --------------------------------------------------------------------
-    def add(self, ns: str, memory: Memory, *, actor: Actor, reason: str,
+    def add(self, namespace: str, memory: Memory, *, actor: Actor, reason: str,
             decision: str | None = None) -> Memory:
         """ADD ``memory``. Idempotent by id; if a live memory already has the same content
         hash, the new sources reinforce it instead and that memory is returned."""
-        if memory.namespace != ns:
-            raise ValueError(f"namespace: memory belongs to {memory.namespace!r}, not {ns!r}")
+        if memory.namespace != namespace:
+            raise ValueError(
+                f"namespace: memory belongs to {memory.namespace!r}, not {namespace!r}")
         keys.check_hash(memory.content_hash)
 
         def plan(rd: Reader) -> WritePlan:
@@ -183,52 +185,53 @@ class Writes:
             if twin is not None and twin.live:
                 return self._plan_duplicate(rd, twin, memory, actor, reason, decision)
             new = memory.model_copy(update={"version": memory.version + 1})
-            event = AuditEvent(action=AuditAction.ADD, namespace=ns, after=[new.id], reason=reason,
+            event = AuditEvent(action=AuditAction.ADD, namespace=namespace, after=[new.id],
+                               reason=reason,
                                actor=actor, decision=decision, text=new.text, at=new.updated_at)
             return WritePlan(new, [Change(None, new, [DeltaEntry(new.id, DeltaOp.ADD, new.version,
                                                             record=new)])],
                         [event], pending=new.importance * 10)
 
-        return self.transact(ns, plan, ids=[memory.id], hashes=[memory.content_hash])
+        return self.transact(namespace, plan, ids=[memory.id], hashes=[memory.content_hash])
 
-    def add_new(self, ns: str, memories: Sequence[Memory], *, actor: Actor,
+    def add_new(self, namespace: str, memories: Sequence[Memory], *, actor: Actor,
                 reason: str) -> int:
         """Bulk ADD: one commit for ``memories`` whose ids and content hashes are new (a
         loader's fast path). It queues exactly what :meth:`add` queues for a new memory
         (record, hash key, status count, order log, ADD audit entry, pending importance,
         delta entry during a pass) and checks every id and hash key is still absent; if
         one is not, each memory goes through :meth:`add` instead. Returns how many."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         for memory in memories:
-            if memory.namespace != ns:
+            if memory.namespace != namespace:
                 raise ValueError(f"namespace: memory belongs to {memory.namespace!r}, "
-                                 f"not {ns!r}")
+                                 f"not {namespace!r}")
             validate_identifier(memory.id)
             keys.check_hash(memory.content_hash)
         if len({m.content_hash for m in memories}) < len(memories):
             raise ValueError("memories: two have the same content hash (use add)")
         gw = self._gw
-        gw.register(ns)
-        version = gw.current_version(ns)
-        token = gw.client.get(keys.pass_token(ns))
+        gw.register(namespace)
+        version = gw.current_version(namespace)
+        token = gw.client.get(keys.pass_token(namespace))
         news = [m.model_copy(update={"version": m.version + 1}) for m in memories]
         changes = [Change(None, m, [DeltaEntry(m.id, DeltaOp.ADD, m.version, record=m)])
                    for m in news]
-        batch = gw.batch(ns)
-        queue_changes(batch, ns, version, changes, {}, token is not None)
-        self._audit.queue(batch, [AuditEvent(action=AuditAction.ADD, namespace=ns,
+        batch = gw.batch(namespace)
+        queue_changes(batch, namespace, version, changes, {}, token is not None)
+        self._audit.queue(batch, [AuditEvent(action=AuditAction.ADD, namespace=namespace,
                                              after=[m.id], reason=reason, actor=actor,
                                              text=m.text, at=m.updated_at) for m in news])
-        batch.incrbyfloat(keys.pending(ns), sum(m.importance * 10 for m in news))
+        batch.incrbyfloat(keys.pending(namespace), sum(m.importance * 10 for m in news))
         if version == 0 and news:
-            batch.zadd(keys.versions(ns), {"0": news[0].updated_at.timestamp()}, nx=True)
+            batch.zadd(keys.versions(namespace), {"0": news[0].updated_at.timestamp()}, nx=True)
         for m in news:
-            batch.check(keys.memory(ns, m.id), None)
-            batch.check(keys.by_hash(ns, m.content_hash), None)
-        if gw.commit(ns, batch, version=version, token=token):
+            batch.check(keys.memory(namespace, m.id), None)
+            batch.check(keys.by_hash(namespace, m.content_hash), None)
+        if gw.commit(namespace, batch, version=version, token=token):
             return len(news)
         for memory in memories:  # something changed or exists already: one by one
-            self.add(ns, memory, actor=actor, reason=reason)
+            self.add(namespace, memory, actor=actor, reason=reason)
         return len(memories)
 
     def _plan_duplicate(self, rd: Reader, twin: Memory, memory: Memory, actor: Actor,
@@ -251,7 +254,7 @@ class Writes:
                            actor=actor, decision=decision, at=memory.updated_at)
         return WritePlan(cur, [Change(twin, cur, entries)], [event])
 
-    def update(self, ns: str, memory_id: str, *, text: str, vector: list[float] | None,
+    def update(self, namespace: str, memory_id: str, *, text: str, vector: list[float] | None,
                source: str, now: datetime, reason: str, decision: str | None = None,
                actor: Actor = Actor.INGEST) -> Memory:
         """UPDATE: new text (+hash, +vector), strength +1 capped, new source counts as support."""
@@ -267,20 +270,21 @@ class Writes:
                 return WritePlan(old)
             entry = DeltaEntry(memory_id, DeltaOp.UPDATE, new.version,
                                {"text": text, "vector": new.vector, "source": source, "now": now})
-            event = AuditEvent(action=AuditAction.UPDATE, namespace=ns, before=[memory_id],
+            event = AuditEvent(action=AuditAction.UPDATE, namespace=namespace, before=[memory_id],
                                after=[memory_id], reason=reason, actor=actor,
                                decision=decision, text=text, at=now)
             return WritePlan(new, [Change(old, new, [entry], reindex=vector is not None)], [event],
                         pending=new.importance * 10)
 
-        return self.transact(ns, plan, ids=[memory_id])
+        return self.transact(namespace, plan, ids=[memory_id])
 
-    def supersede(self, ns: str, old_id: str, new_memory: Memory, *, now: datetime,
+    def supersede(self, namespace: str, old_id: str, new_memory: Memory, *, now: datetime,
                   reason: str, decision: str | None = None,
                   actor: Actor = Actor.INGEST) -> Memory:
         """Add ``new_memory`` and close ``old_id`` (valid_until=now, superseded); never deletes."""
-        if new_memory.namespace != ns:
-            raise ValueError(f"namespace: memory belongs to {new_memory.namespace!r}, not {ns!r}")
+        if new_memory.namespace != namespace:
+            raise ValueError(
+                f"namespace: memory belongs to {new_memory.namespace!r}, not {namespace!r}")
         keys.check_hash(new_memory.content_hash)
         now = as_utc(now)
 
@@ -291,7 +295,7 @@ class Writes:
                 return WritePlan(existing)
             new = new_memory.model_copy(update={"version": new_memory.version + 1})
             closed = ops.close(old, new_id=new.id, now=now)
-            event = AuditEvent(action=AuditAction.SUPERSEDE, namespace=ns, before=[old_id],
+            event = AuditEvent(action=AuditAction.SUPERSEDE, namespace=namespace, before=[old_id],
                                after=[new.id], reason=reason, actor=actor, decision=decision,
                                text=new.text, at=now)
             return WritePlan(new, [
@@ -300,9 +304,9 @@ class Writes:
                 Change(None, new, [DeltaEntry(new.id, DeltaOp.ADD, new.version, record=new)]),
             ], [event], pending=new.importance * 10)
 
-        return self.transact(ns, plan, ids=[old_id, new_memory.id])
+        return self.transact(namespace, plan, ids=[old_id, new_memory.id])
 
-    def reinforce(self, ns: str, memory_id: str, *, source: str, now: datetime, reason: str,
+    def reinforce(self, namespace: str, memory_id: str, *, source: str, now: datetime, reason: str,
                   actor: Actor = Actor.INGEST, decision: str | None = None,
                   metadata: Mapping[str, object] | None = None) -> Memory:
         """NOOP-reinforce: support +1, confidence +0.25 (cap 1), source added, the repeat's
@@ -321,14 +325,15 @@ class Writes:
             if meta:
                 args["metadata"] = meta
             entry = DeltaEntry(memory_id, DeltaOp.REINFORCE, new.version, args)
-            event = AuditEvent(action=AuditAction.NOOP, namespace=ns, before=[memory_id],
+            event = AuditEvent(action=AuditAction.NOOP, namespace=namespace, before=[memory_id],
                                after=[memory_id], reason=reason, actor=actor, decision=decision,
                                at=now)
             return WritePlan(new, [Change(old, new, [entry])], [event])
 
-        return self.transact(ns, plan, ids=[memory_id])
+        return self.transact(namespace, plan, ids=[memory_id])
 
-    def _simple(self, ns: str, memory_id: str, op: DeltaOp, action: AuditAction, now: datetime,
+    def _simple(self, namespace: str, memory_id: str, op: DeltaOp, action: AuditAction,
+                now: datetime,
                 reason: str, refuse_deleted: str = "") -> Memory:
         """One user op on one record; ``refuse_deleted`` (a verb) makes a tombstoned
         record an error instead of a silent success."""
@@ -340,29 +345,30 @@ class Writes:
                 _refuse_deleted(old, refuse_deleted)
             new = ops.apply(old, op, {"now": now}, strength_cap=self._gw.strength_cap)
             assert new is not None
-            event = AuditEvent(action=action, namespace=ns, before=[memory_id],
+            event = AuditEvent(action=action, namespace=namespace, before=[memory_id],
                                after=[memory_id], reason=reason, actor=Actor.USER, at=now)
             return WritePlan(new, [Change(old, new, [DeltaEntry(memory_id, op, new.version,
                                                            {"now": now})])], [event])
 
-        return self.transact(ns, plan, ids=[memory_id])
+        return self.transact(namespace, plan, ids=[memory_id])
 
-    def pin(self, ns: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
+    def pin(self, namespace: str, memory_id: str, now: datetime, reason: str = "pinned") -> Memory:
         """Pin a memory (exempt from decay and the cap), audited."""
-        return self._simple(ns, memory_id, DeltaOp.PIN, AuditAction.PIN, now, reason, "pin")
+        return self._simple(namespace, memory_id, DeltaOp.PIN, AuditAction.PIN, now, reason, "pin")
 
-    def unpin(self, ns: str, memory_id: str, now: datetime, reason: str = "unpinned") -> Memory:
+    def unpin(self, namespace: str, memory_id: str, now: datetime,
+              reason: str = "unpinned") -> Memory:
         """Unpin a memory, audited."""
-        return self._simple(ns, memory_id, DeltaOp.UNPIN, AuditAction.UNPIN, now, reason)
+        return self._simple(namespace, memory_id, DeltaOp.UNPIN, AuditAction.UNPIN, now, reason)
 
-    def tombstone(self, ns: str, memory_id: str, now: datetime,
+    def tombstone(self, namespace: str, memory_id: str, now: datetime,
                   reason: str = "deleted by the user") -> Memory:
         """A user's delete: the memory is tombstoned (kept, restorable), audited. Deleting
         a deleted memory raises MemoryStateError; an unknown one MemoryNotFound."""
-        return self._simple(ns, memory_id, DeltaOp.TOMBSTONE, AuditAction.TOMBSTONE, now,
+        return self._simple(namespace, memory_id, DeltaOp.TOMBSTONE, AuditAction.TOMBSTONE, now,
                             reason, "delete")
 
-    def edit(self, ns: str, memory_id: str, *, now: datetime, text: str | None = None,
+    def edit(self, namespace: str, memory_id: str, *, now: datetime, text: str | None = None,
              vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
              reason: str = "edited by the user") -> Memory:
         """A user's edit of text (with its new vector) and/or metadata (replaced whole),
@@ -381,30 +387,32 @@ class Writes:
             new = ops.edit(old, text=text, vector=vector, metadata=meta, now=now)
             entry = DeltaEntry(memory_id, DeltaOp.EDIT, new.version,
                                {"text": text, "vector": vector, "metadata": meta, "now": now})
-            event = AuditEvent(action=AuditAction.UPDATE, namespace=ns, before=[memory_id],
+            event = AuditEvent(action=AuditAction.UPDATE, namespace=namespace, before=[memory_id],
                                after=[memory_id], reason=reason, actor=Actor.USER,
                                decision="EDIT", text=new.text, at=now)
             return WritePlan(new, [Change(old, new, [entry], reindex=vector is not None)],
                              [event])
 
-        return self.transact(ns, plan, ids=[memory_id])
+        return self.transact(namespace, plan, ids=[memory_id])
 
-    def restore(self, ns: str, memory_id: str, now: datetime,
+    def restore(self, namespace: str, memory_id: str, now: datetime,
                 reason: str = "restored") -> Memory:
         """Bring a tombstoned memory back to active, audited."""
-        return self._simple(ns, memory_id, DeltaOp.RESTORE, AuditAction.RESTORE, now, reason)
+        return self._simple(namespace, memory_id, DeltaOp.RESTORE, AuditAction.RESTORE, now, reason)
 
-    def touch(self, ns: str, ids: Sequence[str], now: datetime,
+    def touch(self, namespace: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:
         """Recall bookkeeping for ``ids`` in one round trip (one Lua script): last_used=now,
         strength +1 capped, recall_count +1. Not audited (it is not a content change)."""
-        validate_namespace(ns)
+        validate_namespace(namespace)
         for memory_id in ids:
             validate_identifier(memory_id)
         if not ids:
             return
-        self._gw.touch(keys=[keys.current(ns), keys.pass_token(ns), keys.delta(ns)],
-                    args=[keys.prefix(ns), to_micros(as_utc(now)), float(strength_cap), *ids])
+        self._gw.touch(keys=[keys.current(namespace), keys.pass_token(namespace),
+                             keys.delta(namespace)],
+                    args=[keys.prefix(namespace), to_micros(as_utc(now)), float(strength_cap),
+                          *ids])
 
 
 def _refuse_deleted(memory: Memory, verb: str) -> None:
