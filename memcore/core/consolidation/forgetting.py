@@ -1,0 +1,124 @@
+"""Which memories fade: rows below the floor, idle candidates, and the summaries
+that replace them before they are forgotten (summarize-before-forget)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from memcore.core.consolidation.planning import original_texts, same_scope, unique_in_order
+from memcore.core.consolidation.resolution import merge_metadata, survivor_key
+from memcore.core.consolidation.retention import confidences, retention_scores
+from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
+from memcore.core.partition import centroid_clusters, similar_pairs
+from memcore.core.scoring import capped_strength
+from memcore.core.table import KINDS, STATUSES, to_micros
+
+if TYPE_CHECKING:
+    from memcore.core.consolidation.reducer import Reducer
+
+
+def weak_rows(red: Reducer) -> list[tuple[int, str]]:
+    """Live rows below the floor (retention or confidence), in row order, with why.
+    Pinned memories and relation edges never decay here (edges lose weight instead)."""
+    t, cfg = red.table, red.config
+    rows = np.flatnonzero(t.live() & ~t.pinned & ~t.relation
+                          & (t.kind != KINDS.index(Kind.RELATION)))
+    scores = retention_scores(t, rows, red.now, cfg)
+    low = scores < cfg.floor
+    conf = np.full(rows.size, np.inf)
+    rest = np.flatnonzero(~low)
+    conf[rest] = confidences(t, rows[rest], red.now, cfg)
+    out: list[tuple[int, str]] = []
+    for pos in np.flatnonzero(low | (conf < cfg.min_confidence)).tolist():
+        if low[pos]:
+            out.append((int(rows[pos]), f"retention {scores[pos]:.4f} below floor {cfg.floor}"))
+        else:
+            out.append((int(rows[pos]),
+                        f"confidence {conf[pos]:.3f} below {cfg.min_confidence}"))
+    return out
+
+
+def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
+    """``rows`` cut into near-equal chunks of at most ``most``; none if fewer than ``least``."""
+    n = -(-len(rows) // most)
+    base, extra = divmod(len(rows), n)
+    out, start = [], 0
+    for i in range(n):
+        size = base + (i < extra)
+        out.append(rows[start:start + size])
+        start += size
+    return [c for c in out if len(c) >= least]
+
+
+def idle_rows(red: Reducer, doomed: list[tuple[int, str]]) -> list[int]:
+    """Unsupported, low-importance candidates unused for ``summary_idle_days`` (a heap
+    of similar low-value facts that accumulated, docs/design.md); they join the summaries'
+    pool. Important or supported facts keep accumulating support instead."""
+    t, cfg = red.table, red.config
+    if cfg.summary_idle_days <= 0:
+        return []
+    cutoff = to_micros(red.now - timedelta(days=cfg.summary_idle_days))
+    rows = (t.live() & ~t.pinned & ~t.relation & (t.derived_level == 0)
+            & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff)
+            & (t.importance <= cfg.summary_idle_max_importance + 1e-9))
+    rows[[r for r, _ in doomed]] = False
+    return np.flatnonzero(rows).tolist()
+
+
+def summarize_doomed(red: Reducer, doomed: list[int],
+                      summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
+    """Summarize before forget: collapse groups of similar doomed episodic memories."""
+    cfg, t = red.config, red.table
+    pool = np.array([r for r in doomed if t.derived_level[r] == 0 and t.vectors.present[r]],
+                    dtype=np.int64)
+    if summarize is None or pool.size < cfg.summary_min_group:
+        return
+    vectors = t.vectors.take(pool)
+    weights = np.ones(pool.size, dtype=np.float32)
+    pairs = same_scope([t.scopes[r] for r in pool.tolist()],
+                       similar_pairs(vectors, cfg.summary_threshold, method="exact"))
+    groups = [chunk for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
+              for chunk in _chunks(sorted(g), cfg.summary_max_group, cfg.summary_min_group)]
+    if not groups:
+        return
+    red.by_id.fetch(t.ids[int(pool[i])] for g in groups for i in g)
+    members = [[m for m in (red.record(int(pool[i])) for i in sorted(g)) if m is not None]
+               for g in groups]
+    try:
+        texts = summarize([unique_in_order(t for m in ms for t in original_texts(m))
+                           for ms in members])
+    except Exception:  # no summary is better than a failed pass
+        return
+    summaries: list[Memory] = []
+    for ms, text in zip(members, texts, strict=False):
+        # A summary carries the pooled value of what it replaces; one that would itself
+        # fall below the floor is not worth keeping.
+        importance = min(1.0, sum(m.importance for m in ms))
+        if not ms or not text or importance < cfg.floor:
+            continue
+        centroid = np.vstack([m.array for m in ms]).sum(axis=0)
+        sources = unique_in_order(s for m in ms for s in m.sources)
+        summary = Memory(
+            id=new_id(), namespace=red.namespace, text=text,
+            vector=[float(x) for x in centroid / max(float(np.linalg.norm(centroid)), 1e-9)],
+            importance=importance, last_used=red.now, last_supported=red.now,
+            strength=capped_strength(sum(m.strength for m in ms), cfg.strength_cap),
+            confidence=max(cfg.new_confidence, max(m.confidence for m in ms)),
+            kind=Kind.SUMMARY, sources=sources, support=len(sources), status=Status.ACTIVE,
+            derived_level=1, created_at=red.now, updated_at=red.now,
+            member_texts=unique_in_order(t for m in ms for t in original_texts(m)),
+            metadata=merge_metadata(sorted(ms, key=survivor_key)),
+            user_id=ms[0].user_id, agent_id=ms[0].agent_id, run_id=ms[0].run_id,
+        )
+        summaries.append(summary)
+        for m in ms:
+            m.status = Status.TOMBSTONED
+            m.superseded_by = summary.id
+            red.touched(m)
+        red.event(AuditAction.SUMMARIZE, [m.id for m in ms], [summary.id],
+                  f"{len(ms)} fading memories summarized before forgetting", text=text)
+    red.add(summaries)

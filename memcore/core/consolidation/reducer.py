@@ -1,0 +1,348 @@
+"""The reducer: applies merges, contradictions, expiry, support promotion,
+summarize-before-forget, the floor and the cap to a table of memories."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import datetime
+
+import numpy as np
+
+from memcore.core.compare import supersessions
+from memcore.core.config import ConsolidationConfig
+from memcore.core.consolidation.forgetting import idle_rows, summarize_doomed, weak_rows
+from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
+from memcore.core.consolidation.planning import (
+    Loader,
+    Plan,
+    copies_loader,
+    original_texts,
+    unique_in_order,
+)
+from memcore.core.consolidation.resolution import merge_metadata, survivor_key
+from memcore.core.consolidation.retention import event_time, retention_scores
+from memcore.core.interfaces import ClusterOutcome, Verdict
+from memcore.core.models import Actor, AuditAction, AuditEvent, Memory, Status
+from memcore.core.scoring import capped_strength, reinforced_confidence
+from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
+from memcore.core.text import content_hash
+
+
+class Records(Mapping[str, Memory]):
+    """Working copies of a table's memories, materialized from the loader on first use
+    (a pass at 10^6 materializes only what it changes)."""
+
+    def __init__(self, table: MemoryTable, load: Loader) -> None:
+        self.table = table
+        self.load = load
+        self.cache: dict[str, Memory] = {}
+        self.read_versions: dict[str, int] = {}
+        self.gone: set[str] = set()
+
+    def fetch(self, ids: Iterable[str]) -> None:
+        """Materialize ``ids`` (batched) that are not materialized yet."""
+        todo = [i for i in unique_in_order(ids) if i not in self.cache and i not in self.gone
+                and self.table.row(i) is not None]
+        for start in range(0, len(todo), 1000):
+            chunk = todo[start:start + 1000]
+            for mid, memory in zip(chunk, self.load(chunk), strict=True):
+                if memory is None:  # erased since the table was read
+                    self.gone.add(mid)
+                else:
+                    self.cache[mid] = memory
+                    self.read_versions[mid] = memory.version
+
+    def __getitem__(self, memory_id: str) -> Memory:
+        if memory_id not in self.cache:
+            self.fetch([memory_id])
+        return self.cache[memory_id]
+
+    def __contains__(self, memory_id: object) -> bool:
+        if not isinstance(memory_id, str):
+            return False
+        if memory_id not in self.cache:
+            self.fetch([memory_id])
+        return memory_id in self.cache
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.table.ids)
+
+    def __len__(self) -> int:
+        return len(self.table)
+
+
+class Reducer:
+    """Applies one round of changes to working copies, recording an event per change."""
+
+    def __init__(self, table: MemoryTable, load: Loader, now: datetime,
+                 config: ConsolidationConfig, actor: Actor) -> None:
+        self.table = table
+        self.by_id = Records(table, load)
+        self.now = now
+        self.config = config
+        self.actor = actor
+        self.events: list[AuditEvent] = []
+        self.namespace = table.namespace
+        self.dirty: dict[str, None] = {}  # changed ids, in order of first change
+        self.unsynced: set[str] = set()
+        self.added: list[Memory] = []
+
+    def event(self, action: AuditAction, before: list[str], after: list[str], reason: str,
+              decision: str | None = None, text: str | None = None) -> None:
+        self.events.append(AuditEvent(action=action, namespace=self.namespace, before=before,
+                                      after=after, reason=reason, actor=self.actor,
+                                      decision=decision, text=text, at=self.now))
+
+    def touched(self, m: Memory) -> None:
+        m.updated_at = self.now
+        self.dirty[m.id] = None
+        self.unsynced.add(m.id)
+
+    def sync(self) -> None:
+        """Write the changed memories back into the table's columns."""
+        for mid in self.unsynced:
+            row = self.table.row(mid)
+            if row is not None:
+                self.table.set_row(row, self.by_id.cache[mid])
+        self.unsynced.clear()
+
+    def record(self, row: int) -> Memory | None:
+        """The working copy of ``row`` (None if it vanished)."""
+        mid = self.table.ids[row]
+        return self.by_id.get(mid)
+
+    def merge(self, ids: Sequence[str], text: str | None, reason: str) -> str | None:
+        members = [self.by_id[i] for i in ids if i in self.by_id and self.by_id[i].live]
+        if len(members) < 2:
+            return None
+        members.sort(key=survivor_key)
+        head, rest = members[0], members[1:]
+        cfg = self.config
+        if all(m.vector is not None for m in members):
+            weights = np.array([min(m.strength, cfg.strength_cap) for m in members], np.float32)
+            centroid = (np.vstack([m.array for m in members]) * weights[:, None]).sum(axis=0)
+            norm = float(np.linalg.norm(centroid))
+            if norm > 1e-9:
+                head.vector = [float(x) for x in centroid / norm]
+        sources = unique_in_order(s for m in members for s in m.sources)
+        best = max(members, key=lambda m: (m.confidence, len(m.sources)))
+        extra = len(sources) - len(set(best.sources))
+        head.member_texts = unique_in_order(t for m in members for t in original_texts(m))
+        head.metadata = merge_metadata(members)
+        # Without a written merge (exact duplicates, a pair judged the same), keep the
+        # most informative of the texts rather than whichever record survives.
+        head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
+        head.content_hash = content_hash(head.text, head.scope)
+        head.importance = max(m.importance for m in members)
+        head.last_used = max(m.last_used for m in members)
+        head.last_supported = max((m.last_supported or m.last_used) for m in members)
+        head.strength = capped_strength(sum(m.strength for m in members), cfg.strength_cap)
+        head.sources = sources
+        head.support = len(sources)
+        head.confidence = reinforced_confidence(best.confidence, extra, cfg.support_step)
+        head.explicit = any(m.explicit for m in members)
+        head.recall_count = sum(m.recall_count for m in members)
+        head.derived_level = max(m.derived_level for m in members)
+        froms = [m.valid_from for m in members if m.valid_from]
+        head.valid_from = min(froms) if froms else None
+        expiries = [m.expires_at for m in members]
+        head.expires_at = max(e for e in expiries if e) if all(expiries) else None
+        self.touched(head)
+        for m in rest:
+            m.status = Status.TOMBSTONED
+            m.superseded_by = head.id
+            self.touched(m)
+        self.event(AuditAction.MERGE, [m.id for m in members], [head.id], reason, text=head.text)
+        return head.id
+
+    def contradict(self, a_id: str, b_id: str, reason: str) -> None:
+        if a_id not in self.by_id or b_id not in self.by_id:
+            return
+        a, b = self.by_id[a_id], self.by_id[b_id]
+        if not (a.live and b.live):
+            return
+        newer, older = (a, b) if event_time(a) >= event_time(b) else (b, a)
+        self.supersede(older, newer, reason)
+
+    def supersede(self, older: Memory, newer: Memory, reason: str) -> None:
+        """Close ``older``'s validity where ``newer`` starts; ``newer`` replaces it."""
+        older.status = Status.SUPERSEDED
+        older.valid_until = max(event_time(newer), older.valid_from or event_time(newer))
+        older.superseded_by = newer.id
+        self.touched(older)
+        self.event(AuditAction.SUPERSEDE, [older.id], [newer.id], reason,
+                   decision=Verdict.CONTRADICTS.value)
+
+    def add(self, memories: Sequence[Memory]) -> None:
+        """New memories (summaries): rows at the end of the table."""
+        for memory in memories:
+            self.by_id.cache[memory.id] = memory
+            self.dirty[memory.id] = None
+        self.added.extend(memories)
+        self.table.append(memories)
+
+    def changes(self) -> PassChanges:
+        """The changed and new memories in row order, with the events."""
+        rows = sorted((self.table.row(mid) or 0, mid) for mid in self.dirty)
+        return PassChanges([self.by_id.cache[mid] for _, mid in rows], list(self.events),
+                           {mid: self.by_id.read_versions[mid] for mid in self.dirty
+                            if mid in self.by_id.read_versions})
+
+
+def reduce(memories: Sequence[Memory], plan_: Plan, outcomes: Sequence[ClusterOutcome | None],
+           now: datetime, config: ConsolidationConfig, *,
+           summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
+           actor: Actor = Actor.CONSOLIDATION) -> ConsolidationResult:
+    """Apply a planned round and the merger's outcomes, then expiry, support, floor, cap."""
+    changes = reduce_table(MemoryTable.from_memories(memories), copies_loader(memories), plan_,
+                           outcomes, now, config, summarize=summarize, actor=actor)
+    return ConsolidationResult(overlay(memories, changes.changed), changes.events)
+
+
+def reduce_table(table: MemoryTable, load: Loader, plan_: Plan,
+                 outcomes: Sequence[ClusterOutcome | None], now: datetime,
+                 config: ConsolidationConfig, *,
+                 summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
+                 actor: Actor = Actor.CONSOLIDATION) -> PassChanges:
+    """:func:`reduce` over columns: only the memories it changes are materialized (with
+    ``load``) and returned. ``table`` is updated in place."""
+    red = Reducer(table, load, now, config, actor)
+    red.by_id.fetch(plan_.ids())
+    apply_merges(red, plan_, outcomes)
+    finish(red, summarize)
+    return red.changes()
+
+
+def overlay(memories: Sequence[Memory], changed: Sequence[Memory]) -> list[Memory]:
+    """``memories`` with the changed ones replaced and new ones appended."""
+    by_id = {m.id: m for m in changed}
+    out = [by_id.pop(m.id, m) for m in memories]
+    return out + list(by_id.values())
+
+
+def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:
+    changes = 0
+    for ids in plan_.exact_groups:
+        if red.merge(ids, None, "exact duplicate (same normalized text)"):
+            changes += 1
+    for work, outcome in zip(plan_.clusters, outcomes, strict=True):
+        if outcome is None:
+            continue  # the model call failed: leave the cluster for the next pass
+        if len(work.members) > 1 and outcome.merged_text and red.merge(
+                work.members, outcome.merged_text, outcome.reason or "near-duplicates"):
+            changes += 1
+        for (a, b), verdict in zip(work.pairs, outcome.verdicts, strict=False):
+            a, b = _follow(red, a), _follow(red, b)
+            if a == b:
+                continue
+            if verdict is Verdict.SAME:
+                if red.merge([a, b], None, "judged the same fact"):
+                    changes += 1
+            elif verdict is Verdict.CONTRADICTS:
+                red.contradict(a, b, outcome.reason or "contradiction: newer fact kept")
+                changes += 1
+    red.sync()
+    return changes
+
+
+def _follow(red: Reducer, mid: str) -> str:
+    """Follow merge pointers to the surviving memory."""
+    seen = set()
+    while mid in red.by_id and red.by_id[mid].status is Status.TOMBSTONED and mid not in seen:
+        seen.add(mid)
+        nxt = red.by_id[mid].superseded_by
+        if nxt is None:
+            break
+        mid = nxt
+    return mid
+
+
+def _retire_changed(red: Reducer) -> None:
+    """Supersede facts a newer fact changed or ended, whatever their vector similarity.
+
+    The write path only compares a new fact with its nearest neighbours; "moved to
+    Porto" and "lives in Lisbon" are rarely near each other, so the pass checks the
+    live facts against the newer ones by the text rules of :func:`supersessions`
+    (slots only on rows flagged as filling one; change phrases behind a keyword filter).
+    """
+    t = red.table
+    rows = np.flatnonzero(t.live() & ~t.pinned & (t.derived_level == 0))
+    if rows.size < 2:
+        return
+    row_list = rows.tolist()
+    # A fact re-stated later is current as of its last support ("back in Barcelona").
+    asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
+    found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
+                          asserted.tolist(), t.relation[rows].tolist())
+    red.by_id.fetch(mid for pair in found for mid in pair[:2])
+    for old_id, newer_id, reason in found:
+        if old_id not in red.by_id or newer_id not in red.by_id:
+            continue
+        old, new = red.by_id[old_id], red.by_id[newer_id]
+        if old.live and new.live:
+            red.supersede(old, new, reason)
+    red.sync()
+
+
+def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None,
+            ) -> None:
+    """Expiry, support promotion, summarize-before-forget, floor and cap, vectorized over
+    the table; only the rows that change are materialized."""
+    t, cfg, now = red.table, red.config, red.now
+    red.sync()
+    _retire_changed(red)
+    now_us = to_micros(now)
+    expired = np.flatnonzero(t.live() & ~t.pinned & (t.expires_at != NONE_TIME)
+                             & (t.expires_at <= now_us))
+    red.by_id.fetch(t.ids[r] for r in expired.tolist())
+    for r in expired.tolist():
+        m = red.record(r)
+        if m is None or m.expires_at is None:
+            continue
+        m.status = Status.SUPERSEDED
+        m.valid_until = m.expires_at
+        red.touched(m)
+        red.event(AuditAction.EXPIRE, [m.id], [], f"expired at {m.expires_at.isoformat()}")
+    red.sync()
+    candidate = STATUSES.index(Status.CANDIDATE)
+    supported = t.explicit | t.pinned | (t.n_sources >= cfg.min_support)
+    promoted = np.flatnonzero((t.status == candidate) & supported)
+    red.by_id.fetch(t.ids[r] for r in promoted.tolist())
+    for r in promoted.tolist():
+        m = red.record(r)
+        if m is None:
+            continue
+        m.status = Status.ACTIVE
+        red.touched(m)
+        why = "stated explicitly" if m.explicit else f"{len(set(m.sources))} episodes"
+        red.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
+    red.sync()
+    doomed = weak_rows(red)
+    summarize_doomed(red, [r for r, _ in doomed] + idle_rows(red, doomed), summarize)
+    red.by_id.fetch(t.ids[r] for r, _ in doomed)
+    for r, why in doomed:
+        m = red.record(r)
+        if m is not None and m.live:
+            m.status = Status.TOMBSTONED
+            red.touched(m)
+            red.event(AuditAction.TOMBSTONE, [m.id], [], why)
+    red.sync()
+    live = t.live()
+    room = max(0, cfg.cap - int((live & t.pinned).sum()))
+    ranked = np.flatnonzero(live & ~t.pinned)
+    if ranked.size <= room:
+        return
+    scores = retention_scores(t, ranked, now, cfg)
+    order = np.lexsort((ids_array(t.ids[r] for r in ranked.tolist()), t.created_at[ranked],
+                        -scores))
+    over = order[room:]
+    red.by_id.fetch(t.ids[int(ranked[p])] for p in over.tolist())
+    for p in over.tolist():
+        m = red.record(int(ranked[p]))
+        if m is None:
+            continue
+        m.status = Status.TOMBSTONED
+        red.touched(m)
+        red.event(AuditAction.TOMBSTONE, [m.id], [],
+                  f"over the cap of {cfg.cap} (score {scores[p]:.4f})")
+    red.sync()
