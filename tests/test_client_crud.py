@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memcore.client import client as client_module
+from memcore.client import search as search_module
 from memcore.client.client import Client
 from memcore.core.errors import MemoryNotFound, MemoryStateError
 from memcore.core.filters import FilterError, compile_filter
@@ -42,7 +42,7 @@ def put(client: Client, ns: str, text: str, at: int = 0, status: Status = Status
 def test_filtered_search_returns_k_when_k_match_even_if_rare(
         client: Client, monkeypatch: pytest.MonkeyPatch, scan_share: float) -> None:
     # 0.0: over-fetching gives up after one round and ranks the matching ids exactly.
-    monkeypatch.setattr(client_module, "SCAN_SHARE", scan_share)
+    monkeypatch.setattr(search_module, "SCAN_SHARE", scan_share)
     ns = "acme"
     for i in range(400):  # many close, unmatching neighbours of the query
         put(client, ns, f"Sam likes green tea number {i}", at=i, user_id="bob")
@@ -178,8 +178,7 @@ def test_list_and_search_return_exactly_the_matches_of_their_namespace(
         client: Client, rows: list[tuple[str | None, Status, dict[str, Any]]],
         spec: dict[str, Any], k: int) -> None:
     client.store.client.flushdb()
-    client._index.invalidate()
-    client._text_cache.invalidate()
+    client.forget_indexes()
     made = {"mine": [], "theirs": []}  # type: dict[str, list[Memory]]
     for ns in made:
         for i, (who, status, meta) in enumerate(rows):

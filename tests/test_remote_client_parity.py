@@ -9,7 +9,8 @@ from memcore import AsyncRemoteClient, Client, RemoteClient
 
 # Local-only: they hand out the process' own machinery, or a report type the HTTP erase
 # folds into its count.
-LOCAL_ONLY = {"batched", "celery", "models", "store", "settings", "erase_memory"}
+LOCAL_ONLY = {"batched", "celery", "models", "store", "settings", "erase_memory",
+              "forget_indexes", "wait_for_pass"}  # this process's caches and chords
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:

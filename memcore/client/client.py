@@ -9,20 +9,18 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
-
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
-from memcore.core import retrieval
+from memcore.client.search import Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
-from memcore.core.filters import Filterable, FilterFields, compile_filter
+from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
     AuditEvent,
@@ -39,8 +37,6 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
-from memcore.core.scoring import effective_relation_weight, memory_score
-from memcore.core.vector_index import IndexCache, VectorIndex
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.store import EraseReport, MemoryStore
@@ -54,9 +50,6 @@ MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
 
 
-SCAN_SHARE = 0.25
-"""A filtered search over-fetches neighbours up to this share of the namespace; rarer
-matches are found by ranking the matching ids exactly (one cheap scan of the records)."""
 MAX_LIST = 1000
 
 
@@ -99,15 +92,6 @@ def _enum_arg(enum: type[E], value: E | str | None, field: str) -> E | None:
     except ValueError:
         allowed = ", ".join(e.value for e in enum)
         raise ValueError(f"{field}: unknown value {value!r} (one of: {allowed})") from None
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """One search result: the memory, its similarity and the combined score."""
-
-    memory: Memory
-    similarity: float
-    score: float
 
 
 MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timestamp", "id",
@@ -219,8 +203,7 @@ class Client:
         self.store = MemoryStore.from_url(self.settings.data_url())
         self._models = models
         self._celery: Celery | None = None
-        self._index_cache: IndexCache | None = None
-        self._text_cache = retrieval.TextIndexCache(self._texts_of)
+        self._searcher = Searcher(self.store, self.settings, lambda: self.models)
 
     @property
     def models(self) -> Models:
@@ -228,17 +211,6 @@ class Client:
         if self._models is None:
             self._models = build_models(self.settings)
         return self._models
-
-    @property
-    def _index(self) -> IndexCache:
-        if self._index_cache is None:
-            self._index_cache = IndexCache(self.store.vectors_since, self.models.embedder.dim,
-                                           drains=True)
-        return self._index_cache
-
-    def _texts_of(self, namespace: str, ids: Sequence[str]) -> list[str | None]:
-        memories = self.store.get_many(namespace, ids, vectors=False)
-        return [None if m is None else m.text for m in memories]
 
     @property
     def celery(self) -> Celery:
@@ -367,15 +339,17 @@ class Client:
         if not wait:
             return str(result.id)
         started: dict[str, Any] = self.wait([result.id], timeout=timeout)[0]
-        report = (self._wait_pass(namespace, started, timeout) if "batches" in started
+        report = (self.wait_for_pass(namespace, started, timeout) if "batches" in started
                   else started)
         after = self.store.counters(namespace)
         for key, counter in (("changed", "pass_changed"), ("merge_calls", "merge_calls")):
             report[key] = int(after.get(counter, 0.0) - before.get(counter, 0.0))
         return report
 
-    def _wait_pass(self, namespace: str, started: dict[str, Any], timeout: float
-                   ) -> dict[str, Any]:
+    def wait_for_pass(self, namespace: str, started: dict[str, Any], timeout: float
+                      ) -> dict[str, Any]:
+        """Wait until the pass ``started`` (the report of a consolidate task that fanned
+        out) has committed or given up; its report with the version now current."""
         import time
 
         deadline = time.monotonic() + timeout
@@ -403,111 +377,15 @@ class Client:
         a hint). Recall bookkeeping (last_used, strength, recall_count) is recorded
         unless ``touch`` is False.
         """
-        validate_namespace(namespace)
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must not be empty")
-        if k < 1:
-            raise ValueError("k must be at least 1")
-        wanted = compile_filter(filters)  # a bad filter fails before any read
-        now = as_utc(now) if now else utcnow()
-        version = self.store.current_version(namespace)
-        index = self._index.get(namespace, version)
-        if len(index) == 0:
-            return []
-        roles = self.models.instrumented
-        try:
-            vec = roles.embedder.embed([query])
-        finally:
-            # Counted and logged by the instrumentation; a read has no audit entry to write.
-            roles.instruments.drain_errors()
+        return self._searcher.search(namespace, query, k, max_chars=max_chars,
+                                     include_inactive=include_inactive, now=now, touch=touch,
+                                     retention_weight=retention_weight, hybrid=hybrid,
+                                     filters=filters)
 
-        def admit(memory: Filterable | None) -> bool:
-            return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
-                and wanted(memory)
-
-        depth = max(k * 4, retrieval.DEPTH if hybrid else 20)
-        if filters is None:
-            (row,) = index.search(vec, depth)
-        else:  # only matching memories compete: filtered before ranking
-            row = self._matching_neighbours(namespace, index, vec, depth, admit)
-        if hybrid:
-            lexical = self._text_cache.get(namespace, version, index).search(query, depth)
-            if filters is not None:
-                lexical = self._only(namespace, lexical, admit)
-            # A cosine <= 0 shares nothing with the query (the hashing embedder gives
-            # exact zeros): such a rank is noise, not evidence.
-            rank = retrieval.fuse([[mid for mid, sim in row if sim > 0],
-                                   [mid for mid, _ in lexical]])
-            for mid, _ in row:
-                rank.setdefault(mid, 0.0)  # still returned, after every real match
-            bm25 = dict(lexical)
-        else:
-            rank = {mid: float(sim) for mid, sim in row}
-            bm25 = {}
-        cosine = dict(row)
-        order = sorted(rank, key=lambda mid: (-rank[mid], -bm25.get(mid, 0.0),
-                                              -cosine.get(mid, 0.0), mid))
-        cfg = self.settings.consolidation
-        query_vec = np.asarray(vec, dtype=np.float32).reshape(-1)
-        hits: list[SearchHit] = []
-        # Read records a chunk at a time until k live ones are found.
-        step = max(k * 4, 20)
-        for start in range(0, len(order), step):
-            ids = order[start:start + step]
-            for mid, memory in zip(ids, self.store.get_many(namespace, ids), strict=True):
-                if memory is None or not admit(memory):
-                    continue
-                keep = (effective_relation_weight(memory, now, cfg)
-                        if memory.relation is not None else memory_score(memory, now, cfg))
-                sim = float(query_vec @ memory.array) if memory.vector is not None else 0.0
-                # Cosine is additive with retention; a fused rank score is scaled by it.
-                score = (rank[mid] * (1.0 + retention_weight * keep) if hybrid
-                         else sim + retention_weight * keep)
-                hits.append(SearchHit(memory, sim, score))
-            if len(hits) >= k:
-                break
-        # Equal fused ranks (common with RRF) go to the stronger text match.
-        hits.sort(key=lambda h: (-h.score, -bm25.get(h.memory.id, 0.0), -h.similarity,
-                                 h.memory.id))
-        chosen: list[SearchHit] = []
-        used = 0
-        for hit in hits[:k]:
-            if used + len(hit.memory.text) > max_chars and chosen:
-                break
-            chosen.append(hit)
-            used += len(hit.memory.text)
-        if touch and chosen:
-            self.store.touch(namespace, [h.memory.id for h in chosen], now, cfg.strength_cap)
-        return chosen
-
-    def _only(self, namespace: str, ranked: list[tuple[str, float]],
-              keep: Callable[[Filterable | None], bool]) -> list[tuple[str, float]]:
-        """The entries of ``ranked`` whose memory ``keep`` accepts (order kept)."""
-        ids = [mid for mid, _ in ranked]
-        ok = {mid for mid, m in zip(ids, self.store.filter_fields_many(namespace, ids),
-                                     strict=True) if keep(m)}
-        return [(mid, score) for mid, score in ranked if mid in ok]
-
-    def _matching_neighbours(self, namespace: str, index: VectorIndex, vec: np.ndarray,
-                             want: int, keep: Callable[[Filterable | None], bool]
-                             ) -> list[tuple[str, float]]:
-        """The ``want`` nearest memories that ``keep`` accepts (fewer only if fewer
-        exist): over-fetch from the index, sized by the share of matches seen so far; when
-        matches are too rare for that (the fetch would pass ``SCAN_SHARE`` of the index),
-        rank exactly among the ids that match (one scan of the records)."""
-        fetch = want
-        while True:
-            (row,) = index.search(vec, min(fetch, len(index)))
-            found = self._only(namespace, row, keep)
-            if len(found) >= want or fetch >= len(index):
-                return found[:want]
-            if not found:
-                break
-            fetch = max(2 * fetch, int(fetch * want / len(found) * 1.25) + 1)
-            if fetch > SCAN_SHARE * len(index):
-                break
-        ids = [f.id for f in self.store.iter_filter_fields(namespace) if keep(f)]
-        return index.search_among(vec[0], ids, want)
+    def forget_indexes(self, namespace: str | None = None) -> None:
+        """Drop this process's search indexes of ``namespace`` (of all, without one); they
+        are rebuilt from the store on the next search."""
+        self._searcher.invalidate(namespace)
 
     def profile(self, namespace: str, now: datetime | None = None, *,
                 filters: Mapping[str, Any] | None = None) -> list[Memory]:
@@ -584,7 +462,10 @@ class Client:
             return len(report.removed) + len(report.episodes)
         if episode_id:
             return self.store.erase_episode(namespace, episode_id, now)
-        return self.store.erase_namespace(namespace, now)
+        erased = self.store.erase_namespace(namespace, now)
+        # The namespace starts again from an empty order log: drop this process's index.
+        self.forget_indexes(namespace)
+        return erased
 
     def erase_memory(self, namespace: str, memory_id: str) -> EraseReport:
         """Erase a memory everywhere together with the turns it came from.

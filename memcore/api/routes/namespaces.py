@@ -88,7 +88,7 @@ def consolidate(response: Response, ns: str = NS,
         left = max(0.0, deadline - time.monotonic())
         started: dict[str, Any] = client.wait([task_id], timeout=left)[0]
         # A pass that fanned out as a chord: wait for its reducer too, as Client does.
-        report = started if "batches" not in started else client._wait_pass(
+        report = started if "batches" not in started else client.wait_for_pass(
             ns, started, max(0.0, deadline - time.monotonic()))
     except TimeoutError:
         return ConsolidateStarted(task_id=task_id)
@@ -111,8 +111,4 @@ def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)
 @requires(ApiRole.ADMIN)
 def erase_namespace(ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
     """Erase everything of the namespace (admin); only the erase's own audit entry stays."""
-    client = state.client
-    count = client.erase(ns, everything=True)
-    # The namespace starts again from an empty order log: drop this process's index.
-    client._index.invalidate(ns)
-    return Erased(erased=count)
+    return Erased(erased=state.client.erase(ns, everything=True))

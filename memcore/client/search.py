@@ -1,0 +1,217 @@
+"""Hybrid search over one namespace.
+
+Vector neighbours (FAISS) and BM25 over the memories' text are fused by reciprocal rank,
+filtered before ranking, lifted a little by retention and cut to a character budget. The
+per-process index caches live here; they are rebuilt from the store's order log.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from memcore.adapters import Models
+from memcore.core import retrieval
+from memcore.core.config import Settings
+from memcore.core.filters import Filterable, compile_filter
+from memcore.core.models import LIVE_STATUSES, Memory, as_utc, utcnow, validate_namespace
+from memcore.core.scoring import effective_relation_weight, memory_score
+from memcore.core.vector_index import IndexCache, VectorIndex
+from memcore.store import MemoryStore
+
+SCAN_SHARE = 0.25
+"""A filtered search over-fetches neighbours up to this share of the namespace; rarer
+matches are found by ranking the matching ids exactly (one cheap scan of the records)."""
+
+Admit = Callable[[Filterable | None], bool]
+"""Whether a memory (or its filter fields) may be returned by this search."""
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result: the memory, its similarity and the combined score."""
+
+    memory: Memory
+    similarity: float
+    score: float
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """Candidates best first, with the evidence each rank came from."""
+
+    order: list[str]
+    rank: dict[str, float]
+    bm25: dict[str, float]
+    cosine: dict[str, float]
+
+
+def fit_budget(hits: Sequence[SearchHit], k: int, max_chars: int) -> list[SearchHit]:
+    """The best ``k`` hits whose texts fit in ``max_chars`` together (the first one
+    always: a hard cap on the rest, never an empty answer)."""
+    chosen: list[SearchHit] = []
+    used = 0
+    for hit in hits[:k]:
+        if used + len(hit.memory.text) > max_chars and chosen:
+            break
+        chosen.append(hit)
+        used += len(hit.memory.text)
+    return chosen
+
+
+class Searcher:
+    """Searches the namespaces of one store; holds this process's index caches."""
+
+    def __init__(self, store: MemoryStore, settings: Settings,
+                 models: Callable[[], Models]) -> None:
+        self.store = store
+        self.settings = settings
+        self._models = models  # built on first use: a producer that never searches skips it
+        self._vectors: IndexCache | None = None
+        self._texts = retrieval.TextIndexCache(self._texts_of)
+
+    @property
+    def vectors(self) -> IndexCache:
+        """The vector index cache (one FAISS index per namespace version)."""
+        if self._vectors is None:
+            self._vectors = IndexCache(self.store.vectors_since, self._models().embedder.dim,
+                                       drains=True)
+        return self._vectors
+
+    def invalidate(self, namespace: str | None = None) -> None:
+        """Forget this process's indexes of ``namespace`` (of every namespace without
+        one), e.g. after it was erased whole: its order log starts again from empty."""
+        if self._vectors is not None:
+            self._vectors.invalidate(namespace)
+        self._texts.invalidate(namespace)
+
+    def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
+               include_inactive: bool = False, now: datetime | None = None,
+               touch: bool = True, retention_weight: float = 0.05,
+               hybrid: bool = True, filters: Mapping[str, Any] | None = None
+               ) -> list[SearchHit]:
+        """See :meth:`memcore.Client.search`."""
+        validate_namespace(namespace)
+        if not isinstance(query, str) or not query.strip():
+            raise ValueError("query must not be empty")
+        if k < 1:
+            raise ValueError("k must be at least 1")
+        wanted = compile_filter(filters)  # a bad filter fails before any read
+        now = as_utc(now) if now else utcnow()
+        version = self.store.current_version(namespace)
+        index = self.vectors.get(namespace, version)
+        if len(index) == 0:
+            return []
+        vec = self._embed(query)
+
+        def admit(memory: Filterable | None) -> bool:
+            return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
+                and wanted(memory)
+
+        ranking = self._rank(namespace, version, index, query, vec, k,
+                             admit if filters is not None else None, hybrid)
+        hits = self._score(namespace, ranking, vec, k, admit, now, retention_weight, hybrid)
+        chosen = fit_budget(hits, k, max_chars)
+        if touch and chosen:
+            self.store.touch(namespace, [h.memory.id for h in chosen], now,
+                             self.settings.consolidation.strength_cap)
+        return chosen
+
+    def _embed(self, query: str) -> np.ndarray:
+        roles = self._models().instrumented
+        try:
+            return roles.embedder.embed([query])
+        finally:
+            # Counted and logged by the instrumentation; a read has no audit entry to write.
+            roles.instruments.drain_errors()
+
+    def _rank(self, namespace: str, version: int, index: VectorIndex, query: str,
+              vec: np.ndarray, k: int, admit: Admit | None, hybrid: bool) -> Ranking:
+        """Vector neighbours (and BM25 matches when ``hybrid``) fused into one order;
+        with ``admit``, only admitted memories compete (filtered before ranking)."""
+        depth = max(k * 4, retrieval.DEPTH if hybrid else 20)
+        if admit is None:
+            (row,) = index.search(vec, depth)
+        else:
+            row = self._matching_neighbours(namespace, index, vec, depth, admit)
+        cosine = dict(row)
+        if not hybrid:
+            rank = {mid: float(sim) for mid, sim in row}
+            return Ranking(sorted(rank, key=lambda mid: (-rank[mid], mid)), rank, {}, cosine)
+        lexical = self._texts.get(namespace, version, index).search(query, depth)
+        if admit is not None:
+            lexical = self._only(namespace, lexical, admit)
+        # A cosine <= 0 shares nothing with the query (the hashing embedder gives exact
+        # zeros): such a rank is noise, not evidence.
+        rank = retrieval.fuse([[mid for mid, sim in row if sim > 0],
+                               [mid for mid, _ in lexical]])
+        for mid, _ in row:
+            rank.setdefault(mid, 0.0)  # still returned, after every real match
+        bm25 = dict(lexical)
+        order = sorted(rank, key=lambda mid: (-rank[mid], -bm25.get(mid, 0.0),
+                                              -cosine.get(mid, 0.0), mid))
+        return Ranking(order, rank, bm25, cosine)
+
+    def _score(self, namespace: str, ranking: Ranking, vec: np.ndarray, k: int,
+               admit: Admit, now: datetime, retention_weight: float,
+               hybrid: bool) -> list[SearchHit]:
+        """Read the ranked records a chunk at a time until ``k`` admitted ones are found;
+        score each with its retention."""
+        cfg = self.settings.consolidation
+        query_vec = np.asarray(vec, dtype=np.float32).reshape(-1)
+        hits: list[SearchHit] = []
+        step = max(k * 4, 20)
+        for start in range(0, len(ranking.order), step):
+            ids = ranking.order[start:start + step]
+            for mid, memory in zip(ids, self.store.get_many(namespace, ids), strict=True):
+                if memory is None or not admit(memory):
+                    continue
+                keep = (effective_relation_weight(memory, now, cfg)
+                        if memory.relation is not None else memory_score(memory, now, cfg))
+                sim = float(query_vec @ memory.array) if memory.vector is not None else 0.0
+                # Cosine is additive with retention; a fused rank score is scaled by it.
+                score = (ranking.rank[mid] * (1.0 + retention_weight * keep) if hybrid
+                         else sim + retention_weight * keep)
+                hits.append(SearchHit(memory, sim, score))
+            if len(hits) >= k:
+                break
+        # Equal fused ranks (common with RRF) go to the stronger text match.
+        hits.sort(key=lambda h: (-h.score, -ranking.bm25.get(h.memory.id, 0.0),
+                                 -h.similarity, h.memory.id))
+        return hits
+
+    def _texts_of(self, namespace: str, ids: Sequence[str]) -> list[str | None]:
+        memories = self.store.get_many(namespace, ids, vectors=False)
+        return [None if m is None else m.text for m in memories]
+
+    def _only(self, namespace: str, ranked: list[tuple[str, float]],
+              keep: Admit) -> list[tuple[str, float]]:
+        """The entries of ``ranked`` whose memory ``keep`` accepts (order kept)."""
+        ids = [mid for mid, _ in ranked]
+        ok = {mid for mid, m in zip(ids, self.store.filter_fields_many(namespace, ids),
+                                     strict=True) if keep(m)}
+        return [(mid, score) for mid, score in ranked if mid in ok]
+
+    def _matching_neighbours(self, namespace: str, index: VectorIndex, vec: np.ndarray,
+                             want: int, keep: Admit) -> list[tuple[str, float]]:
+        """The ``want`` nearest memories that ``keep`` accepts (fewer only if fewer
+        exist): over-fetch from the index, sized by the share of matches seen so far; when
+        matches are too rare for that (the fetch would pass ``SCAN_SHARE`` of the index),
+        rank exactly among the ids that match (one scan of the records)."""
+        fetch = want
+        while True:
+            (row,) = index.search(vec, min(fetch, len(index)))
+            found = self._only(namespace, row, keep)
+            if len(found) >= want or fetch >= len(index):
+                return found[:want]
+            if not found:
+                break
+            fetch = max(2 * fetch, int(fetch * want / len(found) * 1.25) + 1)
+            if fetch > SCAN_SHARE * len(index):
+                break
+        ids = [f.id for f in self.store.iter_filter_fields(namespace) if keep(f)]
+        return index.search_among(vec[0], ids, want)
