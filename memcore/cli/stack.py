@@ -6,6 +6,7 @@ import os
 import signal
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -19,6 +20,9 @@ from memcore.cli.common import (
     parse_time,
     state,
 )
+
+if TYPE_CHECKING:
+    from memcore.devtools.stack import LocalStack
 
 
 @handles_errors
@@ -59,35 +63,14 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
                        flower_port=flower_port or None, api_port=api_port or None,
                        log_dir=log_dir, llm=llm_model if llm else None, llm_port=llm_port)
 
-    def stop_signal(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGTERM, stop_signal)
-    # A shell starts background jobs with SIGINT ignored, and children inherit that:
-    # make Ctrl-C (SIGINT) stop the stack however we were started.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    previous = _stop_on_signals()
     out = console()
     try:
         stack.start()
         out.print(f"Redis:  {stack.redis_url}{' (embedded)' if stack.embedded else ''}")
         stack.wait_ready(timeout=ready_timeout)
-        if flower_port:
-            out.print(f"Flower: http://127.0.0.1:{flower_port}/  (metrics: /metrics)")
-        if api_port:
-            out.print(f"API:    http://127.0.0.1:{api_port}/  (docs: /docs; keys: "
-                      "memcore keys create --scope NS --role write)")
-        if stack.llm is not None:
-            out.print(f"Model:  {llm_model} at {stack.llm.base_url} (llama.cpp; the workers "
-                      "use it)")
-        out.print(f"Use it from another terminal:\n  export MEMCORE_REDIS_URL={stack.redis_url}")
-        out.print("memcore is up: ingest and consolidate workers, beat"
-                  + (", Flower" if flower_port else "") + (", API" if api_port else "")
-                  + ". Ctrl-C stops everything.")
-        while True:
-            for name, proc in stack.processes.items():
-                if proc.poll() is not None:
-                    fail(f"{name} exited with code {proc.returncode}")
-            time.sleep(0.5)
+        _announce(stack, flower_port, api_port, llm_model)
+        _watch(stack)
     except KeyboardInterrupt:
         out.print("stopping ...")
     except (RuntimeError, TimeoutError) as exc:
@@ -96,6 +79,44 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
         stack.stop()
         signal.signal(signal.SIGTERM, previous)
     out.print("stopped")
+
+
+def _stop_on_signals() -> Any:
+    """Make SIGTERM and SIGINT raise KeyboardInterrupt; returns the previous SIGTERM
+    handler. A shell starts background jobs with SIGINT ignored and children inherit
+    that: Ctrl-C must stop the stack however it was started."""
+    def stop_signal(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, stop_signal)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    return previous
+
+
+def _announce(stack: LocalStack, flower_port: int, api_port: int, llm_model: str) -> None:
+    """Tell the user where each part of the running stack is."""
+    out = console()
+    if flower_port:
+        out.print(f"Flower: http://127.0.0.1:{flower_port}/  (metrics: /metrics)")
+    if api_port:
+        out.print(f"API:    http://127.0.0.1:{api_port}/  (docs: /docs; keys: "
+                  "memcore keys create --scope NS --role write)")
+    if stack.llm is not None:
+        out.print(f"Model:  {llm_model} at {stack.llm.base_url} (llama.cpp; the workers "
+                  "use it)")
+    out.print(f"Use it from another terminal:\n  export MEMCORE_REDIS_URL={stack.redis_url}")
+    out.print("memcore is up: ingest and consolidate workers, beat"
+              + (", Flower" if flower_port else "") + (", API" if api_port else "")
+              + ". Ctrl-C stops everything.")
+
+
+def _watch(stack: LocalStack) -> None:
+    """Until interrupted: fail as soon as one of the stack's processes exits."""
+    while True:
+        for name, proc in stack.processes.items():
+            if proc.poll() is not None:
+                fail(f"{name} exited with code {proc.returncode}")
+        time.sleep(0.5)
 
 
 def demo() -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import base64
 import binascii
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
+from memcore.client.messages import to_episodes
 from memcore.client.search import Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
@@ -27,13 +28,9 @@ from memcore.core.models import (
     Episode,
     Kind,
     Memory,
-    Role,
     Status,
     as_utc,
-    check_turn_size,
-    turn_limit,
     utcnow,
-    validate_episode_metadata,
     validate_identifier,
     validate_namespace,
 )
@@ -92,71 +89,6 @@ def _enum_arg(enum: type[E], value: E | str | None, field: str) -> E | None:
     except ValueError:
         allowed = ", ".join(e.value for e in enum)
         raise ValueError(f"{field}: unknown value {value!r} (one of: {allowed})") from None
-
-
-MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timestamp", "id",
-                          "metadata"})
-"""The keys a ``Client.add`` message may carry; any other key is an error."""
-
-
-def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
-                timestamp: datetime | None, metadata: Mapping[str, Any] | None,
-                scopes: Mapping[str, str | None] | None = None, *,
-                max_turn_bytes: int | None = None) -> list[Episode]:
-    """Validate chat messages into episodes (an error names the message and field).
-
-    ``metadata`` (the call's) is under each message's own metadata; ``scopes`` (user_id,
-    agent_id, run_id) go to every episode built here. ``max_turn_bytes`` (the setting of
-    that name) bounds each turn's text; None leaves the size to whoever receives the
-    episodes.
-    """
-    episodes: list[Episode] = []
-    default_time = as_utc(timestamp) if timestamp else utcnow()
-    context = turn_limit(max_turn_bytes) if max_turn_bytes is not None else None
-    if metadata is not None:
-        validate_episode_metadata(dict(metadata))  # named "metadata", not messages[i]
-    scoped = {k: v for k, v in (scopes or {}).items() if v is not None}
-    for i, message in enumerate(messages):
-        if isinstance(message, Episode):
-            if max_turn_bytes is not None:
-                try:
-                    check_turn_size(message.text, max_turn_bytes)
-                except ValueError as exc:
-                    raise ValueError(f"messages[{i}].text: {exc}") from None
-            episodes.append(message)
-            continue
-        if not isinstance(message, Mapping):
-            raise ValueError(f"messages[{i}]: expected a mapping, got {type(message).__name__}")
-        unknown = [k for k in message if k not in MESSAGE_KEYS]
-        if unknown:
-            # A silently dropped "tenant" or per-message "namespace" would store the turn
-            # somewhere the caller did not mean.
-            raise ValueError(f"messages[{i}].{unknown[0]}: unknown key (allowed: "
-                             f"{', '.join(sorted(MESSAGE_KEYS))}; the namespace is the "
-                             "argument of add)")
-        text = message.get("content", message.get("text"))
-        extra = message.get("metadata")
-        extra = {} if extra is None else extra
-        if not isinstance(extra, Mapping):
-            raise ValueError(f"messages[{i}].metadata: expected a mapping, "
-                             f"got {type(extra).__name__}")
-        speaker = message.get("speaker", message.get("name"))
-        data: dict[str, Any] = {
-            "namespace": namespace,
-            "role": message.get("role", Role.USER),
-            "speaker": "" if speaker is None else speaker,  # 0 or False must fail, not vanish
-            "text": text,
-            "timestamp": message.get("timestamp", default_time),
-            "metadata": {**(metadata or {}), **dict(extra)},
-            **scoped,
-        }
-        if message.get("id") is not None:
-            data["id"] = message["id"]
-        try:
-            episodes.append(Episode.model_validate(data, context=context))
-        except ValueError as exc:
-            raise ValueError(f"messages[{i}]: {exc}") from exc
-    return episodes
 
 
 class BatchedAdder:

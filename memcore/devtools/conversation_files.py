@@ -166,7 +166,7 @@ def validate(namespace: str, batches: Sequence[Batch], *,
              max_turn_bytes: int | None = None) -> list[list[Episode]]:
     """Every turn as an :class:`Episode` before anything is enqueued (errors name the
     batch and message); ``max_turn_bytes`` is the setting of that name."""
-    from memcore.client.client import to_episodes
+    from memcore.client.messages import to_episodes
 
     out = []
     for batch in batches:

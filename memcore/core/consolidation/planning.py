@@ -102,14 +102,7 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     the cell index of the previous pass, is given) from a cell index over every table
     row, returned in ``Plan.index`` so the next pass only adds the new rows."""
     rows = _survivor_order(table, np.flatnonzero(table.live() & ~table.pinned))
-    by_hash: dict[str, list[int]] = {}
-    for r in rows.tolist():
-        by_hash.setdefault(table.hashes[r], []).append(r)
-    groups_rows = [rs for rs in by_hash.values() if len(rs) > 1]
-    exact_groups = [[table.ids[r] for r in rs] for rs in groups_rows]
-    absorbed = np.zeros(len(table), dtype=bool)
-    for rs in groups_rows:
-        absorbed[rs[1:]] = True
+    exact_groups, absorbed = _exact_groups(table, rows)
     pool = rows[table.vectors.present[rows] & ~absorbed[rows]]
     if pool.size < 2:
         return Plan(exact_groups, [], index=index)
@@ -125,13 +118,7 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     # Memories of two scopes are never merged nor judged against each other.
     i_idx, j_idx, sims = same_scope([table.scopes[r] for r in pool.tolist()],
                                     (i_idx, j_idx, sims))
-    ids = [table.ids[r] for r in pool.tolist()]
-    # Negations and changed numbers sit close in embedding space: never auto-merge them.
-    strong = sims >= config.merge_threshold
-    for n in np.flatnonzero(strong).tolist():
-        a, b = int(pool[i_idx[n]]), int(pool[j_idx[n]])
-        if texts_conflict(table.texts[a], table.texts[b]):
-            strong[n] = False
+    strong = _strong_pairs(table, pool, (i_idx, j_idx, sims), config.merge_threshold)
     rank = np.empty(len(table), dtype=np.int64)  # table row -> matrix row
     rank[space] = np.arange(space.size)
     at = np.full(len(table), -1, dtype=np.int64)  # table row -> pool position
@@ -140,19 +127,55 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     groups = [[int(at[space[r]]) for r in g] for g in
               centroid_clusters(vectors, weights[space], pairs, config.merge_threshold)]
     del vectors
+    is_changed = (np.ones(pool.size, dtype=bool) if changed is None
+                  else np.asarray(changed, dtype=bool)[pool])
+    ids = [table.ids[r] for r in pool.tolist()]
+    clusters = _cluster_works(ids, groups, (i_idx, j_idx, sims), is_changed,
+                              config.max_pairs_per_memory)
+    return Plan(exact_groups, clusters, index=index)
+
+
+def _exact_groups(table: MemoryTable, rows: np.ndarray) -> tuple[list[list[str]], np.ndarray]:
+    """Groups of ids with the same content hash (survivor first), and a mask of the
+    table rows they absorb (every member but the survivor)."""
+    by_hash: dict[str, list[int]] = {}
+    for r in rows.tolist():
+        by_hash.setdefault(table.hashes[r], []).append(r)
+    groups_rows = [rs for rs in by_hash.values() if len(rs) > 1]
+    absorbed = np.zeros(len(table), dtype=bool)
+    for rs in groups_rows:
+        absorbed[rs[1:]] = True
+    return [[table.ids[r] for r in rs] for rs in groups_rows], absorbed
+
+
+def _strong_pairs(table: MemoryTable, pool: np.ndarray, pairs: Pairs,
+                  merge_threshold: float) -> np.ndarray:
+    """Mask of the pairs similar enough to merge without a model call; negations and
+    changed numbers sit close in embedding space, so conflicting texts never auto-merge."""
+    i_idx, j_idx, sims = pairs
+    strong = sims >= merge_threshold
+    for n in np.flatnonzero(strong).tolist():
+        a, b = int(pool[i_idx[n]]), int(pool[j_idx[n]])
+        if texts_conflict(table.texts[a], table.texts[b]):
+            strong[n] = False
+    return strong
+
+
+def _cluster_works(ids: list[str], groups: list[list[int]], pairs: Pairs,
+                   is_changed: np.ndarray, limit: int) -> list[ClusterWork]:
+    """One unit of model work per cluster of two or more, carrying the similar pairs that
+    are not inside one cluster (borderline, or strong but ejected by the centroid
+    re-check): those are judged by the model rather than auto-merged. Each changed memory
+    sends only its ``limit`` most similar partners; a pair travels with a cluster of one
+    of its ends, or alone."""
     cluster_of = {idx: g for g, members in enumerate(groups) for idx in members}
     works: dict[int, ClusterWork] = {}
     for g, members in enumerate(groups):
         if len(members) > 1:
             works[g] = ClusterWork([ids[i] for i in sorted(members)])
-    is_changed = (np.ones(pool.size, dtype=bool) if changed is None
-                  else np.asarray(changed, dtype=bool)[pool])
-    # Every similar pair not inside one cluster (borderline, or strong but ejected by the
-    # centroid re-check) is judged by the model rather than auto-merged; each changed
-    # memory sends only its most similar few, and its pairs travel as one unit of work.
+    i_idx, j_idx, sims = pairs
     singles: dict[int, ClusterWork] = {}
-    budget = np.zeros(pool.size, dtype=np.int64)
-    limit = config.max_pairs_per_memory
+    budget = np.zeros(len(ids), dtype=np.int64)
     seen_pairs: set[tuple[int, int]] = set()
     order = np.lexsort((j_idx, i_idx, -sims))
     for a, b in zip(i_idx[order].tolist(), j_idx[order].tolist(), strict=True):
@@ -165,15 +188,13 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
         seen_pairs.add((a, b))
         for r in (a, b):
             budget[r] += bool(is_changed[r])
-        pair = (ids[a], ids[b])
         home = works.get(cluster_of.get(a, -1))
         if home is None:
             home = works.get(cluster_of.get(b, -1))
         if home is None:
             home = singles.setdefault(owners[0], ClusterWork([]))
-        home.pairs.append(pair)
-    clusters = list(works.values()) + list(singles.values())
-    return Plan(exact_groups, clusters, index=index)
+        home.pairs.append((ids[a], ids[b]))
+    return list(works.values()) + list(singles.values())
 
 
 def _cell_pairs(table: MemoryTable, pool: np.ndarray, config: ConsolidationConfig,
