@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
@@ -72,6 +74,77 @@ class StartedPass:
 
     report: PassReport
     batches: list[tuple[int, int]]
+
+
+@dataclass
+class _Cached:
+    version: int
+    generation: str
+    table: MemoryTable
+
+
+class TableCache:
+    """Each worker process keeps the last table it read per namespace (bounded LRU), and a
+    pass refreshes it with only the records that changed since (the undo hashes list
+    them: ``MemoryStore.changed_since``) instead of reading the whole namespace, twice a
+    pass, every pass. A changed generation token (erase, purge, rollback) or undo hashes
+    that cannot tell mean a whole read. Callers get a copy: reduce changes its table."""
+
+    def __init__(self, max_namespaces: int = 4) -> None:
+        self.max_namespaces = max_namespaces
+        self._entries: OrderedDict[str, _Cached] = OrderedDict()
+        self._lock = threading.Lock()
+        self.whole_reads = 0
+        self.refreshed_rows = 0
+
+    def table(self, store: MemoryStore, namespace: str, version: int) -> MemoryTable:
+        """The namespace as of now (the pass's view of ``version``), as columns."""
+        generation = store.generation(namespace)
+        with self._lock:
+            entry = self._entries.pop(namespace, None)
+        table = self._refresh(store, namespace, entry, generation)
+        if table is None:
+            table = store.read_table(namespace)
+            self.whole_reads += 1
+        if store.generation(namespace) == generation:  # no erase meanwhile: keep it
+            with self._lock:
+                self._entries[namespace] = _Cached(version, generation, table)
+                while len(self._entries) > self.max_namespaces:
+                    self._entries.popitem(last=False)
+        return table.copy()
+
+    def _refresh(self, store: MemoryStore, namespace: str, entry: _Cached | None,
+                 generation: str) -> MemoryTable | None:
+        if entry is None or entry.generation != generation:
+            return None
+        ids = store.changed_since(namespace, entry.version)
+        if ids is None:
+            return None
+        fresh, missing = store.read_rows(namespace, sorted(ids))
+        if any(entry.table.row(mid) is not None for mid in missing):
+            return None  # a record vanished without a new generation: trust nothing
+        try:
+            entry.table.patch(fresh)
+        except ValueError:
+            return None
+        self.refreshed_rows += len(fresh)
+        return entry.table
+
+    def clear(self) -> None:
+        """Forget every cached table."""
+        with self._lock:
+            self._entries.clear()
+
+
+TABLES = TableCache()
+
+
+def _read_view(store: MemoryStore, namespace: str) -> PassView:
+    """``begin_pass`` (the pass token: writes are logged from now on), then the table
+    from the process's cache, refreshed with what changed."""
+    view = store.begin_pass(namespace, read=False)
+    view.table = TABLES.table(store, namespace, view.version)
+    return view
 
 
 def _lock(store: MemoryStore, namespace: str, pass_id: str,
@@ -263,7 +336,7 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
         return None
     lock.start_renewing()  # reading and planning 10^6 memories outlasts the lock's TTL
     try:
-        view = store.begin_pass(namespace, columns=True)
+        view = _read_view(store, namespace)
         assert view.table is not None
         changed = None if full else changed_since_last_pass(store, namespace, view.table)
         cells = None if changed is None else _cells(store, namespace, view.version)
@@ -353,7 +426,7 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
     lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
     lock.start_renewing()
     try:
-        view = store.begin_pass(namespace, columns=True)
+        view = _read_view(store, namespace)
         if view.version != version:
             report.skipped = f"snapshot moved from {version} to {view.version}"
             _count_pass(store, report)

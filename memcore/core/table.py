@@ -123,6 +123,16 @@ class Vectors:
         self.present[row] = vec is not None
         self.override[row] = vec
 
+    def copy(self) -> Vectors:
+        """An independent copy (arrays copied, overrides shared by value)."""
+        out = Vectors(self.present.copy(),
+                      dense=None if self.dense is None else self.dense.copy(),
+                      codes=None if self.codes is None else self.codes.copy(),
+                      scales=None if self.scales is None else self.scales.copy())
+        out.dim = self.dim
+        out.override = dict(self.override)
+        return out
+
     def extend(self, vectors: Sequence[Any]) -> None:
         """Append rows (None = a row without a vector)."""
         start = len(self)
@@ -276,6 +286,60 @@ class MemoryTable:
             if self._rows is not None:
                 self._rows[m.id] = n + i
         self.vectors.extend([m.vector for m in memories])
+
+    def copy(self) -> MemoryTable:
+        """An independent copy (a pass reduces a copy of a cached table)."""
+        return MemoryTable(self.namespace, list(self.ids), list(self.texts), list(self.hashes),
+                           self.vectors.copy(),
+                           {name: col.copy() for name, col in self._columns().items()},
+                           list(self.scopes))
+
+    def patch(self, fresh: MemoryTable) -> None:
+        """Overwrite the rows of ``fresh``'s ids with its rows and append its new ids, in
+        place (refreshing a cached table with the records that changed). Both tables must
+        hold int8 codes without overrides (as the store's decoder returns them)."""
+        mine, theirs = self.vectors, fresh.vectors
+        if mine.codes is None or mine.scales is None or mine.override:
+            raise ValueError("table: patch needs a table of stored codes without overrides")
+        if theirs.codes is None or theirs.scales is None or theirs.override:
+            raise ValueError("table: patch needs fresh rows as stored codes")
+        if len(fresh) and mine.dim and theirs.dim and mine.dim != theirs.dim:
+            raise ValueError(f"vector: dimensions {mine.dim} and {theirs.dim} differ")
+        rows = [self.row(mid) for mid in fresh.ids]
+        old = np.array([j for j, r in enumerate(rows) if r is not None], dtype=np.int64)
+        at = np.array([r for r in rows if r is not None], dtype=np.int64)
+        new = np.array([j for j, r in enumerate(rows) if r is None], dtype=np.int64)
+        cols, other = self._columns(), fresh._columns()
+        for name, col in cols.items():
+            col[at] = other[name][old]
+        for j, r in zip(old.tolist(), at.tolist(), strict=True):
+            self.texts[r] = fresh.texts[j]
+            self.hashes[r] = fresh.hashes[j]
+            self.scopes[r] = fresh.scopes[j]
+        if theirs.dim and not mine.dim:  # a table of vector-less rows gains vectors
+            mine.codes = np.zeros((len(self), theirs.dim), dtype=np.int8)
+            mine.dim = theirs.dim
+        if at.size and theirs.dim:
+            mine.codes[at] = theirs.codes[old]
+        mine.scales[at] = theirs.scales[old]
+        mine.present[at] = theirs.present[old]
+        if new.size:
+            n = len(self)
+            for name, col in cols.items():
+                setattr(self, name, np.concatenate([col, other[name][new]]))
+            extra = (theirs.codes[new] if theirs.dim
+                     else np.zeros((new.size, mine.dim), dtype=np.int8))
+            mine.codes = np.concatenate([mine.codes, extra])
+            mine.scales = np.concatenate([mine.scales, theirs.scales[new]])
+            mine.present = np.concatenate([mine.present, theirs.present[new]])
+            mine.base_rows = int(mine.codes.shape[0])
+            for k, j in enumerate(new.tolist()):
+                self.ids.append(fresh.ids[j])
+                self.texts.append(fresh.texts[j])
+                self.hashes.append(fresh.hashes[j])
+                self.scopes.append(fresh.scopes[j])
+                if self._rows is not None:
+                    self._rows[fresh.ids[j]] = n + k
 
     def _columns(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in

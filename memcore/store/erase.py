@@ -234,6 +234,7 @@ class Eraser:
         """Remove what ``planner`` picks from the live records, the undo hashes older
         versions roll back to, the records a pass in flight staged, the delta log and the
         index blobs; returns the removed ids."""
+        self._gw.new_generation(namespace)
         victims: set[str] = set()
         while True:  # a pass may commit (moving records into an undo hash): repeat then
             seen = self._versions(namespace)
@@ -246,6 +247,7 @@ class Eraser:
         for version in set(seen):
             self._snapshots.drop_index_blobs(namespace, version)
         self._scrub_delta(namespace, victims, source)
+        self._gw.new_generation(namespace)
         return victims
 
     def _erase(self, namespace: str, memory_id: str | None, source: str | None, now: datetime,

@@ -13,7 +13,7 @@ from typing import Any
 
 import redis
 
-from memcore.core.models import Memory, validate_identifier, validate_namespace
+from memcore.core.models import Memory, new_id, validate_identifier, validate_namespace
 from memcore.store import keys, scripts
 from memcore.store.base import BATCH, DurabilityError
 from memcore.store.commit import ANY, ScriptBatch
@@ -111,6 +111,17 @@ class Gateway:
         """Remove ``namespace`` from the registry."""
         self.client.srem(keys.REGISTRY, namespace)
         self._known.discard(namespace)
+
+    def new_generation(self, namespace: str) -> None:
+        """Replace the namespace's generation token (see :meth:`generation`)."""
+        self.client.set(keys.generation(namespace), new_id())
+
+    def generation(self, namespace: str) -> str:
+        """The namespace's generation token, created when missing (a namespace erased and
+        written again gets a new one, so a table cached before the erase never matches)."""
+        self.client.set(keys.generation(namespace), new_id(), nx=True)
+        raw = self.client.get(keys.generation(namespace))
+        return raw.decode() if raw is not None else ""
 
     def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""

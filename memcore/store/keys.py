@@ -231,6 +231,12 @@ def reviews(ns: str) -> str:
     return prefix(ns) + "reviews"
 
 
+def generation(ns: str) -> str:
+    """A token replaced by every change that bypasses the undo hashes (erase, purge,
+    rollback, erasing the namespace): a cached table read under another token is stale."""
+    return prefix(ns) + "gen"
+
+
 def purged(ns: str) -> str:
     """Ids of tombstones purged by maintenance -> when (so restore can say so)."""
     return prefix(ns) + "purged"

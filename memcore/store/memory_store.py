@@ -246,10 +246,24 @@ class MemoryStore:
         return self.audit.trim(namespace, older_than)
 
     # --- snapshots --------------------------------------------------------------------
-    def begin_pass(self, namespace: str, *, columns: bool = False) -> PassView:
+    def begin_pass(self, namespace: str, *, columns: bool = False,
+                   read: bool = True) -> PassView:
         """Start a pass: write-path ops are logged from now on; read version ``v`` whole
-        (``columns=True``: as a MemoryTable in ``view.table``)."""
-        return self.snapshots.begin_pass(namespace, columns=columns)
+        (``columns=True``: as a MemoryTable in ``view.table``; ``read=False``: nothing)."""
+        return self.snapshots.begin_pass(namespace, columns=columns, read=read)
+
+    def generation(self, namespace: str) -> str:
+        """Token replaced by erase, purge and rollback (see ``Snapshots.generation``)."""
+        return self.snapshots.generation(namespace)
+
+    def changed_since(self, namespace: str, version: int) -> set[str] | None:
+        """Ids that may have changed since a read at ``version`` (None: unknown; see
+        ``Snapshots.changed_since``)."""
+        return self.snapshots.changed_since(namespace, version)
+
+    def read_rows(self, namespace: str, ids: Sequence[str]) -> tuple[MemoryTable, list[str]]:
+        """The records of ``ids`` as a table, and the ids without a record."""
+        return self.snapshots.read_rows(namespace, ids)
 
     def read_table(self, namespace: str) -> MemoryTable:
         """Every record of ``namespace`` as columns (a consolidation pass's view)."""

@@ -131,11 +131,13 @@ class Snapshots:
         self.last_bytes_staged = 0
         """Bytes of the records the last commit staged (what a pass writes per record)."""
 
-    def begin_pass(self, namespace: str, *, columns: bool = False) -> PassView:
+    def begin_pass(self, namespace: str, *, columns: bool = False,
+                   read: bool = True) -> PassView:
         """Start a pass: from now on write-path ops are logged; read the current version.
 
         ``columns=True`` reads it as a :class:`MemoryTable` (``view.table``), a few hundred
-        bytes per memory, instead of Memory objects."""
+        bytes per memory, instead of Memory objects; ``read=False`` reads nothing (the
+        caller refreshes a cached table with :meth:`changed_since`)."""
         validate_namespace(namespace)
         token = new_id()
         cur, pend = self._gw.begin_pass(
@@ -143,6 +145,9 @@ class Snapshots:
                   keys.pending(namespace)],
             args=[token, int(self._gw.pass_ttl_seconds * 1000)])
         version = int(cur) if cur is not None else 0
+        if not read:
+            return PassView(version=version, delta_cursor="0-0", memories=[], token=token,
+                            pending_importance=float(pend or 0.0))
         if columns:
             return PassView(version=version, delta_cursor="0-0", memories=[], token=token,
                             pending_importance=float(pend or 0.0), table=self.read_table(namespace))
@@ -163,6 +168,58 @@ class Snapshots:
                     found.append(memory_id)
                     raws.append(raw)
         return unpack_table(namespace, found, raws)
+
+    def generation(self, namespace: str) -> str:
+        """The namespace's generation token: replaced by erase, purge and rollback (the
+        changes the undo hashes do not list), so a cached table read under another token
+        is stale."""
+        validate_namespace(namespace)
+        return self._gw.generation(namespace)
+
+    def changed_since(self, namespace: str, version: int) -> set[str] | None:
+        """Ids of every record that may differ from what a read taken while ``version`` was
+        current saw: the keys of the undo hashes of ``version`` (writes while it was
+        current, before or after that read) and of every later committed version (passes,
+        and writes while those were current). A superset. None when the undo hashes
+        cannot tell: ``version`` or the current one not committed, one of them rolled back
+        from, or ``version`` the oldest restorable version (collection drops that one's
+        undo hash). Erase, purge and rollback change records without undo entries: the
+        caller compares :meth:`generation` too."""
+        validate_namespace(namespace)
+        current = self._gw.current_version(namespace)
+        listed = sorted(int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1))
+        span = [v for v in listed if version <= v <= current]
+        if version not in span or current not in span:
+            return None
+        older = [v for v in listed if v < version]
+        pipe = self._r.pipeline(transaction=False)
+        for v in [*older, *span]:
+            pipe.hexists(keys.meta(namespace, v), "abandoned")
+        abandoned = pipe.execute()
+        if any(abandoned[len(older):]) or all(abandoned[:len(older)]):
+            return None  # a rollback in between, or nothing older: undo(version) may be gone
+        ids: set[str] = set()
+        for v in span:
+            ids.update(k.decode() for k in self._r.hkeys(keys.undo(namespace, v)))
+        # Collection drops an older version before the undo hash of the next one: with
+        # one of them still listed after the reads, undo(version) was whole when read.
+        kept = {int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)}
+        if not any(v in kept and not a for v, a in zip(older, abandoned, strict=False)):
+            return None
+        return ids
+
+    def read_rows(self, namespace: str, ids: Sequence[str]) -> tuple[MemoryTable, list[str]]:
+        """The live records of ``ids`` as a table, and the ids that have no record."""
+        found: list[str] = []
+        raws: list[bytes] = []
+        missing: list[str] = []
+        for memory_id, raw in zip(ids, self._gw.load_raw(namespace, ids), strict=True):
+            if raw is None:
+                missing.append(memory_id)
+            else:
+                found.append(memory_id)
+                raws.append(raw)
+        return unpack_table(namespace, found, raws), missing
 
     def _stage(self, namespace: str, version: int, records: Iterable[tuple[str, Memory | None]]
                ) -> int:
@@ -363,6 +420,7 @@ class Snapshots:
             raise ValueError(f"version: {version} of {namespace!r} was rolled back from; it cannot "
                              "be restored")
         gw = self._gw
+        gw.new_generation(namespace)
         while True:
             token = new_id()  # as a pass does: from now on every write is logged
             cur, _ = gw.begin_pass(
@@ -400,6 +458,7 @@ class Snapshots:
             batch = gw.batch(namespace)
             queue_changes(batch, namespace, old, changes, owners, passing=False, undo=False)
             batch.set(keys.current(namespace), str(version))
+            batch.set(keys.generation(namespace), new_id())
             batch.delete(keys.pass_token(namespace))
             batch.delete(keys.delta(namespace))
             batch.hset(keys.meta(namespace, old), "memories", count)

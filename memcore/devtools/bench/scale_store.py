@@ -62,7 +62,9 @@ def synthetic_memories(vectors: np.ndarray, start: int, at: datetime, seed: int
                 pinned=bool(pinned[i]), valid_from=None, valid_until=None, expires_at=None,
                 status=Status.ACTIVE, superseded_by=None, derived_level=0, recall_count=0,
                 content_hash=content_hash(text), member_texts=[], relation=None,
-                created_at=used - timedelta(hours=1), updated_at=at, version=0))
+                created_at=used - timedelta(hours=1), updated_at=at, version=0,
+                # every field given: model_construct then calls no default factory
+                metadata={}, user_id=None, agent_id=None, run_id=None))
         yield chunk
 
 

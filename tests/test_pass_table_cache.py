@@ -1,0 +1,107 @@
+"""The pass's table cache: a refresh with the records the undo hashes list equals a whole
+read of the namespace, through writes, touches, new memories and passes; erase and
+rollback (which bypass the undo hashes) force a whole read."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import redis
+
+from memcore.consolidate.passes import TableCache
+from memcore.core.models import Actor, Status
+from memcore.core.table import MemoryTable
+from memcore.store import MemoryStore
+from tests.test_store_support import later, mem
+
+
+@pytest.fixture()
+def store(redis_client: redis.Redis) -> MemoryStore:
+    return MemoryStore(redis_client)
+
+
+def rows(table: MemoryTable) -> dict[str, tuple[object, ...]]:
+    """Every field of every row, by id (row order aside)."""
+    cols = table._columns()
+    vec = table.vectors
+    assert vec.codes is not None and vec.scales is not None
+    out: dict[str, tuple[object, ...]] = {}
+    for r, mid in enumerate(table.ids):
+        out[mid] = (table.texts[r], table.hashes[r], *(cols[c][r].item() for c in sorted(cols)),
+                    bool(vec.present[r]), float(vec.scales[r]), vec.codes[r].tobytes())
+    return out
+
+
+def cached(cache: TableCache, store: MemoryStore) -> MemoryTable:
+    return cache.table(store, "u", store.current_version("u"))
+
+
+def test_refresh_reads_only_what_changed_and_equals_a_whole_read(store: MemoryStore) -> None:
+    ids = [store.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+                     reason="").id for i in range(60)]
+    cache = TableCache()
+    assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    assert cache.whole_reads == 1
+    for version in (1, 2, 3):
+        view = store.begin_pass("u")
+        out = [m.model_copy(update={"text": f"v{version} {m.text}"}) if i == version else
+               m.model_copy(update={"status": Status.TOMBSTONED}) if i == 10 + version else m
+               for i, m in enumerate(view.memories)]
+        assert store.commit_pass("u", view, out, [], now=later(10 * version)) == version
+        store.reinforce("u", ids[20 + version], source=f"late-{version}",
+                        now=later(10 * version + 1), reason="")
+        store.touch("u", [ids[30 + version]], later(10 * version + 2))
+        store.add("u", mem("u", f"new in v{version}", seed=100 + version), actor=Actor.INGEST,
+                  reason="")
+        table = cached(cache, store)
+        assert rows(table) == rows(store.read_table("u")), version
+        table.set_row(0, store.get("u", ids[59]) or mem("u", "x"))  # callers get a copy
+        assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    # v0 is the oldest version (collection may drop its undo hash): the read after the
+    # first pass is whole; every later one is a refresh
+    assert cache.whole_reads == 2
+    # each refresh read the records of two versions' undo hashes, not the namespace
+    assert 0 < cache.refreshed_rows < 6 * 12
+
+
+def test_erase_and_rollback_force_a_whole_read(store: MemoryStore) -> None:
+    ids = [store.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+                     reason="").id for i in range(20)]
+    view = store.begin_pass("u")
+    store.commit_pass("u", view, view.memories, [], now=later(5))
+    cache = TableCache()
+    cached(cache, store)
+    store.erase_memory("u", ids[3], later(6))
+    table = cached(cache, store)
+    assert ids[3] not in table.ids and cache.whole_reads == 2
+    assert rows(table) == rows(store.read_table("u"))
+    view = store.begin_pass("u")
+    out = [m.model_copy(update={"text": "changed " + m.text}) for m in view.memories]
+    store.commit_pass("u", view, out, [], now=later(7))
+    assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    assert cache.whole_reads == 2
+    store.rollback("u", 1, later(8))
+    assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    assert cache.whole_reads == 3
+
+
+def test_patch_overwrites_and_appends() -> None:
+    a = [mem("u", f"fact {i}", seed=i) for i in range(5)]
+    table = MemoryTable.from_memories(a)
+    with pytest.raises(ValueError, match="stored codes"):
+        table.patch(table)
+    codes = np.arange(5 * 8, dtype=np.int8).reshape(5, 8)
+    from memcore.core.table import Vectors
+
+    base = MemoryTable("u", table.ids[:], table.texts[:], table.hashes[:],
+                       Vectors(np.ones(5, dtype=bool), codes=codes.copy(),
+                               scales=np.ones(5, dtype=np.float32)), table._columns())
+    fresh = MemoryTable("u", [table.ids[1], "new1"], ["one", "two"], ["h1", "h2"],
+                        Vectors(np.ones(2, dtype=bool), codes=np.full((2, 8), 7, dtype=np.int8),
+                                scales=np.full(2, 2.0, dtype=np.float32)),
+                        {k: v[:2].copy() for k, v in table._columns().items()})
+    base.patch(fresh)
+    assert base.ids == [*table.ids, "new1"] and base.texts[1] == "one"
+    assert base.texts[5] == "two" and base.row("new1") == 5
+    assert (base.vectors.take([1, 5]) == 14.0).all()
+    assert (base.vectors.take([0]) == codes[0]).all()
