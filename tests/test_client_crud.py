@@ -192,3 +192,17 @@ def test_list_and_search_return_exactly_the_matches_of_their_namespace(
                          filters=spec)
     assert {h.memory.id for h in hits} <= expected
     assert len(hits) == min(k, len(expected)), "k hits whenever k memories match"
+
+
+def test_deferred_touches_are_written_in_one_batch(client: Client) -> None:
+    a = put(client, "acme", "Sam likes green tea")
+    b = put(client, "acme", "Sam plays chess on Fridays")
+    client.defer_touches(3600)  # nothing is written until a flush
+    for query in ("green tea", "tea", "chess on Fridays"):
+        assert client.search("acme", query, k=1)
+    assert client.get("acme", a.id).recall_count == 0  # type: ignore[union-attr]
+    client.defer_touches(0)  # stopping the batcher writes what waits, then per search
+    got = {m.id: m.recall_count for m in client.store.get_many("acme", [a.id, b.id]) if m}
+    assert got == {a.id: 2, b.id: 1}
+    client.search("acme", "chess", k=1)
+    assert client.get("acme", b.id).recall_count == 2  # type: ignore[union-attr]

@@ -112,5 +112,10 @@ def test_erase_namespace(setup: tuple[MemoryStore, dict[str, str]]) -> None:
     _assert_gone(store.client, "u", _needles(1, SECRET, EP_SECRET, DERIVED))
     left = {k.decode() for k in store.client.scan_iter(match=keys.pattern("u"))}
     payloads = {k for k in left if k.startswith(keys.prefix("u") + "audit:p:")}
-    assert left <= {keys.audit("u")} | payloads
+    # The audit entry of the erase, and a new generation token (random, no data).
+    assert left <= {keys.audit("u"), keys.generation("u")} | payloads
+    epoch = store.client.get(keys.generation("u"))
+    assert epoch is not None and b"secret" not in epoch.lower()
+    store.erase_namespace("u", later(10))
+    assert store.client.get(keys.generation("u")) != epoch  # every erase, a new token
     assert [e.action for e in store.audit_tail("u")] == [AuditAction.ERASE]

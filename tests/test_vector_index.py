@@ -115,3 +115,31 @@ def test_index_cache_syncs_incrementally_and_rebuilds_on_version() -> None:
     assert rebuilt.search(x[30:31], 1)[0][0][0] == "b30"
     cache.invalidate("ns")
     assert len(cache) == 0
+
+
+def test_index_cache_skips_the_fetch_at_a_known_length_and_rebuilds_on_epoch() -> None:
+    x = unit(10, 8)
+    log = [(f"a{i}", x[i]) for i in range(4)]
+    calls: list[int] = []
+
+    def fetch(ns: str, version: int, offset: int) -> tuple[list[str], np.ndarray, int]:
+        calls.append(offset)
+        rows = log[offset:]
+        vecs = np.asarray([v for _, v in rows], np.float32).reshape(-1, 8)
+        return [i for i, _ in rows], vecs, offset + len(rows)
+
+    cache = IndexCache(fetch, 8, drains=True)
+    assert len(cache.get("empty", 0, length=0)) == 0 and calls == []  # nothing to read
+    first = cache.get("ns", 0, length=4)
+    assert len(first) == 4 and calls == [0]
+    assert cache.get("ns", 0, length=4) is first and calls == [0]  # known length: no fetch
+    log.append(("a4", x[4]))
+    assert len(cache.get("ns", 0, length=5)) == 5 and calls == [0, 4]
+    # Erased elsewhere and refilled to the same length: only the epoch tells.
+    log[:] = [(f"b{i}", x[5 + i]) for i in range(5)]
+    fresh = cache.get("ns", 0, epoch="e1", length=5)
+    assert fresh is not first and calls[-1] == 0
+    assert fresh.search(x[5:6], 1)[0][0][0] == "b0" and "a0" not in fresh
+    # A log shorter than the cached position (erased, epoch not yet read) also rebuilds.
+    log[:] = log[:2]
+    assert len(cache.get("ns", 0, epoch="e1", length=2)) == 2

@@ -35,7 +35,10 @@ class ApiState:
                 if self._client is None:
                     from memcore.client.client import Client
 
-                    self._client = Client(settings=self.settings)
+                    client = Client(settings=self.settings)
+                    # Many searches a second: one recall-bookkeeping write per batch.
+                    client.defer_touches(self.settings.api.touch_batch_seconds)
+                    self._client = client
         return self._client
 
     def keys(self) -> ApiKeyRepository:

@@ -131,6 +131,10 @@ def api(memories: int = typer.Option(10_000, "--memories", min=1,
                                    help="300 memories, 150 searches, 32 adds (smoke run)."),
         redis_url: str | None = typer.Option(None, "--bench-redis-url", metavar="URL",
                                              help="Use this Redis (default: embedded)."),
+        baseline_python: str | None = typer.Option(
+            None, "--baseline-python", metavar="PYTHON",
+            help="Also measure the search of the memcore installed for this interpreter "
+                 "(e.g. another checkout's .venv/bin/python), first, on the same data."),
         out: Path = typer.Option(..., "--out", dir_okay=False,
                                  help="JSON result (plus .md and .png next to it)."),
         ) -> None:
@@ -138,8 +142,8 @@ def api(memories: int = typer.Option(10_000, "--memories", min=1,
     from memcore.devtools.bench.api import CONTRACT_KEYS, run_api
 
     result = run_api(memories, concurrency, searches, adds, server_workers=server_workers,
-                     quick=quick, out=out,
-                     redis_url=redis_url)
+                     quick=quick, out=out, redis_url=redis_url,
+                     baseline_python=baseline_python)
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
 
 

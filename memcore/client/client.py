@@ -307,7 +307,13 @@ class Client:
         the memories before they are ranked, so ``k`` matches come back whenever ``k``
         exist. The texts returned never exceed ``max_chars`` in total (a hard cap, not
         a hint). Recall bookkeeping (last_used, strength, recall_count) is recorded
-        unless ``touch`` is False.
+        unless ``touch`` is False. The memories of the hits carry no ``vector`` (as over
+        HTTP; :meth:`get` has it) and are shared with this client's cache: copy one
+        (``model_copy``) before changing it.
+
+        Indexes are cached per process and checked on every search against the
+        namespace's version, log length and erase epoch in Redis (one round trip), so a
+        write or an erase made by any process is seen by the next search.
         """
         return self._searcher.search(namespace, query, k, max_chars=max_chars,
                                      include_inactive=include_inactive, now=now, touch=touch,
@@ -316,7 +322,8 @@ class Client:
 
     def forget_indexes(self, namespace: str | None = None) -> None:
         """Drop this process's search indexes of ``namespace`` (of all, without one); they
-        are rebuilt from the store on the next search."""
+        are rebuilt from the store on the next search. Never needed for correctness (a
+        search sees other processes' writes and erases by itself); it frees memory."""
         self._searcher.invalidate(namespace)
 
     def profile(self, namespace: str, now: datetime | None = None, *,
@@ -407,8 +414,17 @@ class Client:
         without any source turn, for the caller to erase too if the user wants."""
         return self.store.erase_memory_and_sources(namespace, memory_id, utcnow())
 
+    def defer_touches(self, delay: float) -> None:
+        """Record searches' recall bookkeeping (last_used, strength, recall_count) in
+        batches written every ``delay`` seconds by a background thread, instead of one
+        write per search: what a server answering many searches a second wants (the API
+        does, ``MEMCORE_API__TOUCH_BATCH_SECONDS``). ``0`` writes with each search
+        again; :meth:`close` writes what is still queued."""
+        self._searcher.defer_touches(delay)
+
     def close(self) -> None:
-        """Release connections."""
+        """Release connections (after writing any deferred recall bookkeeping)."""
+        self._searcher.close()
         if self._celery is not None:
             self._celery.close()
             self._celery = None

@@ -7,6 +7,8 @@ per-process index caches live here; they are rebuilt from the store's order log.
 
 from __future__ import annotations
 
+import logging
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -21,7 +23,9 @@ from memcore.core.filters import Filterable, compile_filter
 from memcore.core.models import LIVE_STATUSES, Memory, as_utc, utcnow, validate_namespace
 from memcore.core.scoring import effective_relation_weight, memory_score
 from memcore.core.vector_index import IndexCache, VectorIndex
-from memcore.store import MemoryStore
+from memcore.store import MemoryStore, RecordMemo
+
+log = logging.getLogger(__name__)
 
 SCAN_SHARE = 0.25
 """A filtered search over-fetches neighbours up to this share of the namespace; rarer
@@ -63,6 +67,53 @@ def fit_budget(hits: Sequence[SearchHit], k: int, max_chars: int) -> list[Search
     return chosen
 
 
+class TouchBatcher:
+    """Recall bookkeeping written in batches: touches queued by concurrent searches are
+    sent by one background thread every ``delay`` seconds, one script call per
+    namespace, instead of one write per search (a server answering hundreds of searches
+    a second). A touch is thus recorded up to ``delay`` later; :meth:`flush` (and
+    :meth:`close`) write what waits now."""
+
+    def __init__(self, store: MemoryStore, strength_cap: float, delay: float) -> None:
+        if delay <= 0:
+            raise ValueError(f"delay must be > 0, got {delay}")
+        self.store = store
+        self.strength_cap = strength_cap
+        self.delay = delay
+        self._pending: dict[str, tuple[list[str], datetime]] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="memcore-touches", daemon=True)
+        self._thread.start()
+
+    def add(self, namespace: str, ids: Sequence[str], now: datetime) -> None:
+        """Queue a touch of ``ids`` at ``now``."""
+        with self._lock:
+            queued, latest = self._pending.get(namespace, ([], now))
+            queued.extend(ids)  # an id found twice is touched twice, as two searches do
+            self._pending[namespace] = (queued, max(latest, now))
+
+    def flush(self) -> None:
+        """Write every queued touch now."""
+        with self._lock:
+            pending, self._pending = self._pending, {}
+        for namespace, (ids, now) in pending.items():
+            try:
+                self.store.touch(namespace, ids, now, self.strength_cap)
+            except Exception:  # never kill the thread; a lost touch is only bookkeeping
+                log.exception("touch of %d memories in %s failed", len(ids), namespace)
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.delay):
+            self.flush()
+
+    def close(self) -> None:
+        """Stop the thread after a last flush."""
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.flush()
+
+
 class Searcher:
     """Searches the namespaces of one store; holds this process's index caches."""
 
@@ -73,6 +124,22 @@ class Searcher:
         self._models = models  # built on first use: a producer that never searches skips it
         self._vectors: IndexCache | None = None
         self._texts = retrieval.TextIndexCache(self._texts_of)
+        self._records = RecordMemo()
+        self._touches: TouchBatcher | None = None
+
+    def defer_touches(self, delay: float) -> None:
+        """Write recall bookkeeping in batches every ``delay`` seconds (see
+        :class:`TouchBatcher`); ``0`` writes it with each search again."""
+        if self._touches is not None:
+            self._touches.close()
+            self._touches = None
+        if delay > 0:
+            self._touches = TouchBatcher(self.store, self.settings.consolidation.strength_cap,
+                                         delay)
+
+    def close(self) -> None:
+        """Write the touches still queued and stop their thread."""
+        self.defer_touches(0)
 
     @property
     def vectors(self) -> IndexCache:
@@ -102,8 +169,12 @@ class Searcher:
             raise ValueError("k must be at least 1")
         wanted = compile_filter(filters)  # a bad filter fails before any read
         now = as_utc(now) if now else utcnow()
-        version = self.store.current_version(namespace)
-        index = self.vectors.get(namespace, version)
+        # One round trip says whether the cached indexes are still current (version,
+        # erase epoch, log length: another process may have written or erased).
+        state = self.store.namespace_state(namespace)
+        version = state.version
+        index = self.vectors.get(namespace, version, epoch=state.epoch,
+                                 length=state.order_length)
         if len(index) == 0:
             return []
         vec = self._embed(query)
@@ -112,13 +183,17 @@ class Searcher:
             return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
                 and wanted(memory)
 
-        ranking = self._rank(namespace, version, index, query, vec, k,
+        ranking = self._rank(namespace, (state.epoch, version), index, query, vec, k,
                              admit if filters is not None else None, hybrid)
-        hits = self._score(namespace, ranking, vec, k, admit, now, retention_weight, hybrid)
+        hits = self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
+                           hybrid)
         chosen = fit_budget(hits, k, max_chars)
         if touch and chosen:
-            self.store.touch(namespace, [h.memory.id for h in chosen], now,
-                             self.settings.consolidation.strength_cap)
+            ids = [h.memory.id for h in chosen]
+            if self._touches is not None:
+                self._touches.add(namespace, ids, now)
+            else:
+                self.store.touch(namespace, ids, now, self.settings.consolidation.strength_cap)
         return chosen
 
     def _embed(self, query: str) -> np.ndarray:
@@ -129,7 +204,7 @@ class Searcher:
             # Counted and logged by the instrumentation; a read has no audit entry to write.
             roles.instruments.drain_errors()
 
-    def _rank(self, namespace: str, version: int, index: VectorIndex, query: str,
+    def _rank(self, namespace: str, generation: tuple[str, int], index: VectorIndex, query: str,
               vec: np.ndarray, k: int, admit: Admit | None, hybrid: bool) -> Ranking:
         """Vector neighbours (and BM25 matches when ``hybrid``) fused into one order;
         with ``admit``, only admitted memories compete (filtered before ranking)."""
@@ -142,7 +217,8 @@ class Searcher:
         if not hybrid:
             rank = {mid: float(sim) for mid, sim in row}
             return Ranking(sorted(rank, key=lambda mid: (-rank[mid], mid)), rank, {}, cosine)
-        lexical = self._texts.get(namespace, version, index).search(query, depth)
+        epoch, version = generation
+        lexical = self._texts.get(namespace, version, index, epoch=epoch).search(query, depth)
         if admit is not None:
             lexical = self._only(namespace, lexical, admit)
         # A cosine <= 0 shares nothing with the query (the hashing embedder gives exact
@@ -156,23 +232,27 @@ class Searcher:
                                               -cosine.get(mid, 0.0), mid))
         return Ranking(order, rank, bm25, cosine)
 
-    def _score(self, namespace: str, ranking: Ranking, vec: np.ndarray, k: int,
-               admit: Admit, now: datetime, retention_weight: float,
+    def _score(self, namespace: str, ranking: Ranking, index: VectorIndex, vec: np.ndarray,
+               k: int, admit: Admit, now: datetime, retention_weight: float,
                hybrid: bool) -> list[SearchHit]:
         """Read the ranked records a chunk at a time until ``k`` admitted ones are found;
-        score each with its retention."""
+        score each with its retention. Records come without vectors (decoded once per
+        change, :class:`RecordMemo`); the similarity uses the index's copy of the vector,
+        the same quantized vector the record holds."""
         cfg = self.settings.consolidation
         query_vec = np.asarray(vec, dtype=np.float32).reshape(-1)
         hits: list[SearchHit] = []
         step = max(k * 4, 20)
         for start in range(0, len(ranking.order), step):
             ids = ranking.order[start:start + step]
-            for mid, memory in zip(ids, self.store.get_many(namespace, ids), strict=True):
+            records = self.store.get_many(namespace, ids, memo=self._records)
+            for mid, memory in zip(ids, records, strict=True):
                 if memory is None or not admit(memory):
                     continue
                 keep = (effective_relation_weight(memory, now, cfg)
                         if memory.relation is not None else memory_score(memory, now, cfg))
-                sim = float(query_vec @ memory.array) if memory.vector is not None else 0.0
+                stored = index.vector_of(mid)
+                sim = float(query_vec @ stored) if stored is not None else 0.0
                 # Cosine is additive with retention; a fused rank score is scaled by it.
                 score = (ranking.rank[mid] * (1.0 + retention_weight * keep) if hybrid
                          else sim + retention_weight * keep)

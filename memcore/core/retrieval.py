@@ -300,12 +300,15 @@ class TextIndexCache(NamespaceLRU[TextIndex]):
         super().__init__(max_namespaces)
         self._fetch = fetch_texts
 
-    def get(self, namespace: str, version: int, vectors: VectorIndex) -> TextIndex:
-        """The text index of ``namespace`` at ``version`` covering every row of ``vectors``."""
+    def get(self, namespace: str, version: int, vectors: VectorIndex, *,
+            epoch: str = "") -> TextIndex:
+        """The text index of ``namespace`` at ``version`` (and erase ``epoch``) covering
+        every row of ``vectors``."""
+        generation = (epoch, version)
         with self._lock:
             entry = self._entries.get(namespace)
-            if entry is None or entry[0] != version or entry[1] > vectors.rows:
-                entry = (version, 0, TextIndex())
+            if entry is None or entry[0] != generation or entry[1] > vectors.rows:
+                entry = (generation, 0, TextIndex())
             _, seen, index = entry
             ids = list(dict.fromkeys(vectors.ids_from(seen)))
             if ids:
@@ -317,5 +320,5 @@ class TextIndexCache(NamespaceLRU[TextIndex]):
                         index.remove(ident)
                     else:
                         index.add([ident], [text])
-            self._remember(namespace, version, vectors.rows, index)
+            self._remember(namespace, generation, vectors.rows, index)
             return index

@@ -128,6 +128,11 @@ class VectorIndex:
             raise ValueError(f"row must be >= 0, got {row}")
         return self._ids[row : self._n]
 
+    def vector_of(self, ident: str) -> np.ndarray | None:
+        """The newest vector stored under ``ident`` (a view; do not modify), or None."""
+        row = self._latest.get(ident)
+        return None if row is None else self._buf[row]
+
     def vectors(self) -> np.ndarray:
         """All stored rows (a view; do not modify)."""
         return self._buf[: self._n]
@@ -260,20 +265,23 @@ Fetch = Callable[[str, int, int], tuple[Sequence[str], np.ndarray, int]]
 
 
 class NamespaceLRU(Generic[IndexT]):
-    """A lock and a bounded, least-recently-used map of namespace -> (version, position,
-    index): what every per-process index cache shares."""
+    """A lock and a bounded, least-recently-used map of namespace -> (generation, position,
+    index): what every per-process index cache shares. A generation is ``(epoch,
+    version)``: the namespace's erase epoch (``MemoryStore.namespace_state``; changed by a
+    whole-namespace erase in any process) and its snapshot version."""
 
     def __init__(self, max_namespaces: int) -> None:
         if max_namespaces < 1:
             raise ValueError(f"max_namespaces must be >= 1, got {max_namespaces}")
         self.max_namespaces = max_namespaces
-        self._entries: OrderedDict[str, tuple[int, int, IndexT]] = OrderedDict()
+        self._entries: OrderedDict[str, tuple[tuple[str, int], int, IndexT]] = OrderedDict()
         self._lock = threading.Lock()
 
-    def _remember(self, namespace: str, version: int, position: int, index: IndexT) -> None:
+    def _remember(self, namespace: str, generation: tuple[str, int], position: int,
+                  index: IndexT) -> None:
         """Keep ``namespace``'s entry as the most recent; evict the oldest past the bound
         (call with the lock held)."""
-        self._entries[namespace] = (version, position, index)
+        self._entries[namespace] = (generation, position, index)
         self._entries.move_to_end(namespace)
         while len(self._entries) > self.max_namespaces:
             self._entries.popitem(last=False)
@@ -291,11 +299,13 @@ class NamespaceLRU(Generic[IndexT]):
 
 
 class IndexCache(NamespaceLRU[VectorIndex]):
-    """Per-process cache of one :class:`VectorIndex` per (namespace, snapshot version).
+    """Per-process cache of one :class:`VectorIndex` per (namespace, epoch, snapshot
+    version).
 
     ``fetch(namespace, version, offset) -> (ids, vectors, new_offset)`` returns the
     vectors written at or after ``offset`` (``MemoryStore.vectors_since``). Each
-    :meth:`get` pulls only what is new; a new version starts a fresh index.
+    :meth:`get` pulls only what is new (nothing at all when the caller read the log's
+    length and the index already reaches it); a new version or epoch starts afresh.
     """
 
     def __init__(self, fetch: Fetch, dim: int, *, max_namespaces: int = 64,
@@ -308,13 +318,21 @@ class IndexCache(NamespaceLRU[VectorIndex]):
         self.drains = drains
         self.dim = dim
 
-    def get(self, namespace: str, version: int) -> VectorIndex:
-        """The index of ``namespace`` at ``version``, synced with everything written so far."""
+    def get(self, namespace: str, version: int, *, epoch: str = "",
+            length: int | None = None) -> VectorIndex:
+        """The index of ``namespace`` at ``version`` (and erase ``epoch``), synced with
+        everything written so far; ``length``: the order log's length read by the caller
+        (no fetch when the index already covers it)."""
+        generation = (epoch, version)
         with self._lock:
             entry = self._entries.get(namespace)
-            if entry is None or entry[0] != version:
-                entry = (version, 0, VectorIndex(self.dim))
+            if entry is None or entry[0] != generation or (
+                    length is not None and entry[1] > length):
+                entry = (generation, 0, VectorIndex(self.dim))
             _, offset, index = entry
+            if length is not None and offset == length:
+                self._remember(namespace, generation, offset, index)
+                return index
             # Loop so a paginated fetch is drained; stop when the offset stops moving.
             while True:
                 ids, vectors, new_offset = self._fetch(namespace, version, offset)
@@ -324,5 +342,5 @@ class IndexCache(NamespaceLRU[VectorIndex]):
                     offset = new_offset
                     break
                 offset = new_offset
-            self._remember(namespace, version, offset, index)
+            self._remember(namespace, generation, offset, index)
             return index

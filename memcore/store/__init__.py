@@ -3,6 +3,7 @@
 from memcore.store.base import (
     DeltaOp,
     DurabilityError,
+    NamespaceState,
     PassView,
     PurgedError,
     StoreConflict,
@@ -13,7 +14,8 @@ from memcore.store.footprint import footprint
 from memcore.store.locks import LockLost, RenewedLock
 from memcore.store.maintenance import MaintenanceReport
 from memcore.store.memory_store import MemoryStore
+from memcore.store.records import RecordMemo
 
 __all__ = ["DeltaOp", "DurabilityError", "EraseReport", "LockLost", "MaintenanceReport",
-           "MemoryStore", "PassView", "PurgedError", "RenewedLock", "StoreConflict",
-           "VersionInfo", "footprint"]
+           "MemoryStore", "NamespaceState", "PassView", "PurgedError", "RecordMemo",
+           "RenewedLock", "StoreConflict", "VersionInfo", "footprint"]

@@ -61,6 +61,18 @@ class PassView:
 
 
 @dataclass(frozen=True)
+class NamespaceState:
+    """What a reader's per-process caches of a namespace are checked against (one round
+    trip, :meth:`MemoryStore.namespace_state`): the current version, the epoch (the
+    generation token ``mc:{ns}:gen``: replaced by an erase, a purge or a rollback; '' while
+    missing) and the order log's length (every memory write appends to it)."""
+
+    version: int
+    epoch: str
+    order_length: int
+
+
+@dataclass(frozen=True)
 class VersionInfo:
     """One committed snapshot version."""
 

@@ -381,8 +381,9 @@ class Eraser:
 
     def erase_namespace(self, namespace: str, now: datetime,
                         reason: str = "erase requested") -> int:
-        """Delete every key of ``namespace`` (stop its writers first); only an ERASE audit event
-        remains. Returns the number of keys deleted."""
+        """Delete every key of ``namespace`` (stop its writers first); only an ERASE audit
+        event remains, and a new generation token (:func:`keys.generation`). Returns the
+        number of keys deleted."""
         validate_namespace(namespace)
         deleted = 0
         batch: list[bytes] = []
@@ -398,6 +399,10 @@ class Eraser:
         if batch:
             deleted += int(self._r.delete(*batch))
         self._gw.forget(namespace)
+        # A new generation token (random, no data) tells every process's caches (search
+        # indexes, pass tables) that what they hold of the namespace is gone, even if it
+        # fills again up to the same log position.
+        self._gw.new_generation(namespace)
         self._audit.append([AuditEvent(action=AuditAction.ERASE, namespace=namespace,
                                             reason=f"namespace erased: {reason}",
                                             actor=Actor.USER, at=as_utc(now))])

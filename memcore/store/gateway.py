@@ -15,7 +15,7 @@ import redis
 
 from memcore.core.models import Memory, new_id, validate_identifier, validate_namespace
 from memcore.store import keys, scripts
-from memcore.store.base import BATCH, DurabilityError
+from memcore.store.base import BATCH, DurabilityError, NamespaceState
 from memcore.store.commit import ANY, ScriptBatch
 from memcore.store.connect import primaries
 from memcore.store.records import unpack_memory
@@ -122,6 +122,16 @@ class Gateway:
         self.client.set(keys.generation(namespace), new_id(), nx=True)
         raw = self.client.get(keys.generation(namespace))
         return raw.decode() if raw is not None else ""
+
+    def namespace_state(self, namespace: str) -> NamespaceState:
+        """Version pointer, generation token and order-log length (one MGET: one slot).
+        The token is '' while missing: a never-erased namespace, or one whose erase is
+        still in progress (its log length then shows it)."""
+        current, epoch, length = self.client.mget(
+            [keys.current(namespace), keys.generation(namespace), keys.order_len(namespace)])
+        return NamespaceState(version=int(current) if current is not None else 0,
+                              epoch=epoch.decode() if epoch is not None else "",
+                              order_length=int(length) if length is not None else 0)
 
     def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""

@@ -19,6 +19,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:olen                   STRING length of the insertion-order log
     mc:{ns}:o:<chunk>              LIST   insertion-order log, ORDER_CHUNK ids per list
     mc:{ns}:stats                  HASH   status -> count
+    mc:{ns}:gen                    STRING token replaced by erase, purge, rollback (caches)
     mc:{ns}:v<v>:meta              HASH   created_at, retired_at, memories, abandoned, index
     mc:{ns}:v<v>:undo              HASH   id -> packed record as of version v-1 ('' = absent)
     mc:{ns}:v<v>:s:<id>            STRING a record a pass building v staged ('' = erased)

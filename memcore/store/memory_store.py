@@ -33,7 +33,7 @@ from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
 from memcore.core.table import MemoryTable
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
-from memcore.store.base import PassView, VersionInfo
+from memcore.store.base import NamespaceState, PassView, VersionInfo
 from memcore.store.connect import connect
 from memcore.store.coordination import Coordination
 from memcore.store.episodes import Episodes
@@ -42,6 +42,7 @@ from memcore.store.gateway import Gateway
 from memcore.store.locks import RenewedLock
 from memcore.store.maintenance import Maintenance, MaintenanceReport
 from memcore.store.reads import Records
+from memcore.store.records import RecordMemo
 from memcore.store.reviews import Reviews
 from memcore.store.snapshots import Snapshots
 from memcore.store.task_log import TaskLog
@@ -100,6 +101,11 @@ class MemoryStore:
         """The current snapshot version (0 before any pass)."""
         return self.gateway.current_version(namespace)
 
+    def namespace_state(self, namespace: str) -> NamespaceState:
+        """Version, erase epoch and order-log length in one round trip: what a reader's
+        caches compare to know whether anything they hold is stale."""
+        return self.gateway.namespace_state(namespace)
+
     # --- records: reads ---------------------------------------------------------------
     def namespaces(self) -> list[str]:
         """Every namespace that has data, sorted."""
@@ -109,11 +115,12 @@ class MemoryStore:
         """A memory of the current version, or None."""
         return self.records.get(namespace, memory_id)
 
-    def get_many(self, namespace: str, ids: Sequence[str], *, vectors: bool = True
-                 ) -> list[Memory | None]:
+    def get_many(self, namespace: str, ids: Sequence[str], *, vectors: bool = True,
+                 memo: RecordMemo | None = None) -> list[Memory | None]:
         """Memories of the current version (one atomic round trip; ``vectors=False``
-        leaves ``vector`` None)."""
-        return self.records.get_many(namespace, ids, vectors=vectors)
+        leaves ``vector`` None; ``memo``: no vectors, records decoded before and unchanged
+        since are reused, see :class:`RecordMemo`)."""
+        return self.records.get_many(namespace, ids, vectors=vectors, memo=memo)
 
     def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""

@@ -11,7 +11,12 @@ from memcore.core.models import Memory, Status, validate_namespace
 from memcore.store import keys
 from memcore.store.base import BATCH
 from memcore.store.gateway import Gateway
-from memcore.store.records import record_vector, unpack_filter_fields, unpack_memory
+from memcore.store.records import (
+    RecordMemo,
+    record_vector,
+    unpack_filter_fields,
+    unpack_memory,
+)
 
 
 class Records:
@@ -28,14 +33,20 @@ class Records:
         """A memory of the current version, or None."""
         return self._gw.read_current(namespace, [memory_id])[1][0]
 
-    def get_many(self, namespace: str, ids: Sequence[str], *, vectors: bool = True
-                 ) -> list[Memory | None]:
+    def get_many(self, namespace: str, ids: Sequence[str], *, vectors: bool = True,
+                 memo: RecordMemo | None = None) -> list[Memory | None]:
         """Memories of the current version (one atomic round trip: never a mix of versions).
 
-        ``vectors=False`` leaves ``vector`` None (cheaper when only texts are needed)."""
+        ``vectors=False`` leaves ``vector`` None (cheaper when only texts are needed);
+        ``memo`` (implies ``vectors=False``) reuses the records decoded before whose bytes
+        did not change."""
         if not ids:
             return []
-        return self._gw.read_current(namespace, list(ids), vectors=vectors)[1]
+        if memo is None:
+            return self._gw.read_current(namespace, list(ids), vectors=vectors)[1]
+        _, raws = self._gw.read_current_raw(namespace, ids)
+        return [None if raw is None else memo.decode(raw, namespace, i)
+                for i, raw in zip(ids, raws, strict=True)]
 
     def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""

@@ -303,3 +303,34 @@ def unpack_table(namespace: str, ids: Sequence[str], raws: Sequence[bytes]) -> M
         hashes.append(content_hash)
     return MemoryTable(namespace, list(ids), texts, hashes,
                        Vectors(present, codes=codes, scales=scales), cols)
+
+
+class RecordMemo:
+    """Decoded records (without vectors) keyed by their packed bytes: a reader that reads
+    the same records again and again (search) decodes each one once. Correct without
+    any invalidation: a changed record has other bytes, so it is decoded afresh. The
+    memories handed out are shared: callers must not mutate them (copy first)."""
+
+    def __init__(self, max_records: int = 50_000) -> None:
+        if max_records < 1:
+            raise ValueError(f"max_records must be >= 1, got {max_records}")
+        self.max_records = max_records
+        self._memo: dict[tuple[str, str], tuple[bytes, Memory]] = {}
+
+    def decode(self, blob: bytes, namespace: str, memory_id: str) -> Memory:
+        """:func:`unpack_memory` of ``blob`` with ``vector=False``, from the memo if the
+        record's bytes did not change."""
+        slot = (namespace, memory_id)
+        known = self._memo.get(slot)
+        if known is not None and known[0] == blob:
+            return known[1]
+        memory = unpack_memory(blob, namespace, memory_id, vector=False)
+        if len(self._memo) >= self.max_records:
+            # Dicts keep insertion order: drop the oldest tenth at once (cheap, rare).
+            for old in list(self._memo)[: max(1, self.max_records // 10)]:
+                self._memo.pop(old, None)  # another thread may have dropped it
+        self._memo[slot] = (blob, memory)
+        return memory
+
+    def __len__(self) -> int:
+        return len(self._memo)

@@ -75,9 +75,12 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
 @router.post("/search", response_model=SearchResponse, responses=errors())
 @requires(ApiRole.READ)
 def search(body: SearchRequest, ns: str = NS,
-           state: ApiState = Depends(api_state)) -> SearchResponse:
+           state: ApiState = Depends(api_state)) -> Response:
     """Memories ranked for ``query`` by hybrid search (BM25 + vector) plus a little retention."""
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
                                max_chars=body.max_chars, filters=body.filters)
-    return SearchResponse(results=[SearchResult(memory=bare(h.memory), similarity=h.similarity,
-                                                score=h.score) for h in hits])
+    answer = SearchResponse(results=[SearchResult(memory=bare(h.memory), similarity=h.similarity,
+                                                  score=h.score) for h in hits])
+    # Serialized here, once, by pydantic's own serializer: FastAPI would validate the
+    # returned model against response_model again first (the schema stays documented).
+    return Response(answer.model_dump_json(), media_type="application/json")

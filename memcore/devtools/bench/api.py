@@ -2,17 +2,22 @@
 
 Fills one namespace with ``memories`` facts (written through the store with the
 configured embedder's vectors, so searches find real neighbours), starts ``memcore
-serve`` as its own process plus the ingest and consolidate workers, then drives it from
-this process with ``concurrency`` concurrent HTTP clients (asyncio + httpx, closed loop):
+serve`` as its own process plus the ingest and consolidate workers, then:
 
-- search: ``searches`` requests, each a fact-like query with ``k=10``; latency per
-  request, requests per second;
-- add: ``adds`` one-turn adds (202: enqueued) at the same concurrency; ``add_rps`` is
-  accepted adds per second, ``add_e2e_rps`` turns stored per second (until the workers
-  finished every task).
+- search: ``searches`` requests, each a fact-like query with ``k=10``, from
+  ``concurrency`` closed-loop clients. The load generator (:mod:`.loadgen`) runs in its
+  own process and speaks raw keep-alive HTTP/1.1 on asyncio with requests encoded in
+  advance, so it costs tens of microseconds per request instead of an httpx client's
+  near-millisecond (on two shared cores that CPU would be taken from the server). The
+  CPU seconds of the server's processes and of the generator are reported per search.
+  With ``baseline_python`` (another checkout's venv), that server is measured first on
+  the same data with the same load: before/after in one run.
+- add: ``adds`` one-turn adds (202: enqueued) at the same concurrency (httpx: the
+  server side dominates); ``add_rps`` is accepted adds per second, ``add_e2e_rps``
+  turns stored per second (until the workers finished every task).
 
-Everything runs on this machine: the load generator shares the cores with the server,
-Redis and the workers. Writes the JSON (its keys are a contract), ``.md`` and ``.png``.
+Everything runs on this machine: server, Redis, workers and load generator share the
+cores. Writes the JSON (its keys are a contract), ``.md`` and ``.png``.
 """
 
 from __future__ import annotations
@@ -24,17 +29,20 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
+import psutil
 
 from memcore.adapters import build_embedder
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
+from memcore.devtools.bench import loadgen
 from memcore.devtools.bench.common import (
     machine,
     markdown_table,
@@ -83,8 +91,9 @@ def _query(rng: random.Random) -> str:
 
 async def _drive(url: str, key: str, concurrency: int, total: int,
                  make: Any) -> tuple[list[float], float, list[Any]]:
-    """``total`` requests from ``concurrency`` closed-loop clients; latencies (s), wall
-    time (s) and the JSON answers."""
+    """``total`` requests from ``concurrency`` closed-loop httpx clients (the adds, whose
+    server side is slow enough that the client's cost does not matter); latencies (s),
+    wall time (s) and the JSON answers."""
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     latencies: list[float] = []
     answers: list[Any] = []
@@ -110,9 +119,10 @@ async def _drive(url: str, key: str, concurrency: int, total: int,
         return latencies, time.perf_counter() - t0, answers
 
 
-def _start_server(url: str, port: int, workers: int, log: Any) -> subprocess.Popen[bytes]:
+def _start_server(python: str, url: str, port: int, workers: int,
+                  log: Any) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMCORE_REDIS_URL": url}
-    return subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
+    return subprocess.Popen([python, "-m", "memcore.cli", "serve", "--host",
                              "127.0.0.1", "--port", str(port), "--workers", str(workers),
                              "--log-level", "warning"],
                             env=env, stdout=log, stderr=log, start_new_session=True)
@@ -132,10 +142,90 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0)
     raise TimeoutError("memcore serve did not become ready")
 
 
+def _stop(server: subprocess.Popen[bytes]) -> None:
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+        server.wait(timeout=10)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """CPU seconds of a process and its live children (uvicorn's worker processes)."""
+    proc = psutil.Process(pid)
+    total = 0.0
+    for p in (proc, *proc.children(recursive=True)):
+        try:
+            times = p.cpu_times()
+        except psutil.NoSuchProcess:
+            continue
+        total += times.user + times.system
+    return total
+
+
+@contextmanager
+def _server(python: str, url: str, workers: int) -> Iterator[tuple[str, int, Any]]:
+    """A ``memcore serve`` run by ``python``, ready; yields (host, port, process)."""
+    port = free_port()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below; shown if a request fails
+    server = _start_server(python, url, port, workers, log)
+    try:
+        _wait_ready(f"http://127.0.0.1:{port}", server)
+        yield "127.0.0.1", port, server
+    except RuntimeError as exc:
+        log.seek(0)
+        tail = log.read().decode(errors="replace")[-4000:]
+        raise RuntimeError(f"{exc}\n--- memcore serve log ---\n{tail}") from exc
+    finally:
+        log.close()
+        _stop(server)
+
+
+def _search_phase(python: str, url: str, key: str, *, workers: int, concurrency: int,
+                  searches: int, seed: int) -> dict[str, Any]:
+    """Search figures of the server ``python`` runs: warm-up, the timed closed loop (load
+    generator in its own process), then one client alone."""
+    path = f"/v1/namespaces/{NAMESPACE}/search"
+    rng = random.Random(seed)
+    with _server(python, url, workers) as (host, port, proc):
+
+        def requests(n: int) -> list[bytes]:
+            return loadgen.encode_requests(host, port, key, "POST", path,
+                                           [{"query": _query(rng), "k": 10} for _ in range(n)])
+
+        # Warm up: each server process builds its index of the namespace on its first
+        # searches (and its threads, imports and caches).
+        loadgen.run_in_process(host, port, requests(60 * workers), 4 * workers)
+        cpu0 = _cpu_seconds(proc.pid)
+        timed = loadgen.run_in_process(host, port, requests(searches), concurrency,
+                                       keep_replies=True)
+        server_cpu = _cpu_seconds(proc.pid) - cpu0
+        probes = max(20, min(200, searches // 10))
+        single = loadgen.run_in_process(host, port, requests(probes), 1)
+    lat = timed.latencies
+    return {
+        "search_p50_ms": percentile(lat, 50) * 1000, "search_p95_ms": percentile(lat, 95) * 1000,
+        "search_p99_ms": percentile(lat, 99) * 1000, "search_rps": len(lat) / timed.wall,
+        "searches": len(lat),
+        "search_hits_per_query": sum(len(a["results"]) for a in timed.replies) / max(1, len(lat)),
+        "search_1_client_p50_ms": percentile(single.latencies, 50) * 1000,
+        "server_cpu_ms_per_search": server_cpu / max(1, len(lat)) * 1000,
+        "loadgen_cpu_ms_per_search": timed.cpu / max(1, len(lat)) * 1000,
+        "meets_target": percentile(lat, 95) * 1000 <= TARGET_P95_MS,
+        "latencies_ms": sorted(x * 1000 for x in lat),
+    }
+
+
 def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
             adds: int = 1000, *, server_workers: int = 2, quick: bool = False,
-            out: Path | None = None, redis_url: str | None = None, seed: int = 0) -> dict[str, Any]:
-    """Run the benchmark once; writes ``out`` (JSON), ``.md`` and ``.png`` when given."""
+            out: Path | None = None, redis_url: str | None = None, seed: int = 0,
+            baseline_python: str | None = None) -> dict[str, Any]:
+    """Run the benchmark once; writes ``out`` (JSON), ``.md`` and ``.png`` when given.
+
+    ``baseline_python``: the interpreter of another memcore checkout (e.g. main before a
+    change, in its own venv); its server is measured first on the same data and load,
+    and its search figures are reported under ``baseline``."""
     if quick:
         memories = min(memories, QUICK["memories"])
         searches = min(searches, QUICK["searches"])
@@ -154,26 +244,16 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
         t0 = time.perf_counter()
         fill(store, settings, memories, seed)
         fill_seconds = time.perf_counter() - t0
-        _, key = store.api_keys.create([NAMESPACE], "write", "bench api")
-        port = free_port()
-        base = f"http://127.0.0.1:{port}"
-        log = tempfile.TemporaryFile()  # noqa: SIM115 - closed below; shown if a request fails
-        server = _start_server(url, port, server_workers, log)
+        record, key = store.api_keys.create([NAMESPACE], "write", "bench api")
         try:
-            _wait_ready(base, server)
-            search_path = f"/v1/namespaces/{NAMESPACE}/search"
-
-            def search(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
-                return "POST", search_path, {"query": _query(rng), "k": 10}
-
-            # Warm up: each server process builds its index of the namespace on its first
-            # search.
-            asyncio.run(_drive(base, key, 4 * server_workers, 40 * server_workers, search))
-            lat, wall, answers = asyncio.run(_drive(base, key, concurrency, searches, search))
-            hits = sum(len(a["results"]) for a in answers) / max(1, len(answers))
-            # Where the time goes: one client over HTTP, and Client.search in this process.
+            baseline = None
+            if baseline_python is not None:
+                baseline = _search_phase(baseline_python, url, key, workers=server_workers,
+                                         concurrency=concurrency, searches=searches, seed=seed)
+            current = _search_phase(sys.executable, url, key, workers=server_workers,
+                                    concurrency=concurrency, searches=searches, seed=seed)
+            # Where the time goes: Client.search in this process, without HTTP.
             probes = max(20, min(200, searches // 10))
-            single, _, _ = asyncio.run(_drive(base, key, 1, probes, search))
             local = Client(url)
             try:
                 rng = random.Random(seed)
@@ -185,89 +265,94 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
                     inproc.append(time.perf_counter() - t1)
             finally:
                 local.close()
-
-            counter = iter(range(adds))
-
-            def add(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
-                i = next(counter)
-                text = f"I just started learning the {rng.choice(_Z)} class number {i}."
-                return "POST", f"/v1/namespaces/{NAMESPACE}/messages", {
-                    "messages": [{"role": "user", "content": text}]}
-
-            t0 = time.perf_counter()
-            add_lat, add_wall, add_answers = asyncio.run(_drive(base, key, concurrency,
-                                                                adds, add))
-            task_ids = [t for a in add_answers for t in a["task_ids"]]
-            client = Client(url)
-            try:
-                client.wait(task_ids, timeout=600)
-            finally:
-                client.close()
-            e2e = time.perf_counter() - t0
-        except RuntimeError as exc:
-            log.seek(0)
-            tail = log.read().decode(errors="replace")[-4000:]
-            raise RuntimeError(f"{exc}\n--- memcore serve log ---\n{tail}") from exc
+            add_lat, add_wall, e2e = _add_phase(url, key, server_workers, concurrency, adds)
         finally:
-            log.close()
-            server.terminate()
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                server.kill()
-                server.wait(timeout=10)
             store.erase_namespace(NAMESPACE, datetime.now(UTC))
-            store.api_keys.revoke(key.split("_")[1])
+            store.api_keys.revoke(record.id)
             store.close()
     result: dict[str, Any] = {
         "memories": memories, "concurrency": concurrency, "server_workers": server_workers,
-        "search_p50_ms": percentile(lat, 50) * 1000, "search_p95_ms": percentile(lat, 95) * 1000,
-        "search_p99_ms": percentile(lat, 99) * 1000, "search_rps": len(lat) / wall,
-        "search_hits_per_query": hits, "searches": len(lat),
-        "search_1_client_p50_ms": percentile(single, 50) * 1000,
+        **{k: v for k, v in current.items() if k != "latencies_ms"},
         "client_search_in_process_p50_ms": percentile(inproc, 50) * 1000,
         "add_rps": len(add_lat) / add_wall, "add_p95_ms": percentile(add_lat, 95) * 1000,
         "add_e2e_rps": len(add_lat) / e2e, "adds": len(add_lat),
         "target_search_p95_ms": TARGET_P95_MS,
-        "meets_target": percentile(lat, 95) * 1000 <= TARGET_P95_MS,
         "fill_seconds": fill_seconds, "quick": quick,
         "setup": f"memcore serve --workers {server_workers} + 2 ingest + 1 consolidate "
-                 "workers + Redis + the load generator (asyncio/httpx), all on this machine",
-        "machine": machine(), "latencies_ms": sorted(x * 1000 for x in lat),
+                 "workers + Redis + the load generator (its own process: raw keep-alive "
+                 "HTTP/1.1 on asyncio), all on this machine",
+        "machine": machine(), "latencies_ms": current["latencies_ms"],
     }
+    if baseline is not None:
+        result["baseline"] = {"python": baseline_python,
+                              **{k: v for k, v in baseline.items() if k != "latencies_ms"}}
+        result["baseline_latencies_ms"] = baseline["latencies_ms"]
     if out is not None:
         write_outputs(result, Path(out), markdown(result), plot)
     return result
 
 
+def _add_phase(url: str, key: str, workers: int, concurrency: int,
+               adds: int) -> tuple[list[float], float, float]:
+    """One-turn adds at ``concurrency``: latencies, wall time of the requests, and the
+    time until the workers stored them all."""
+    counter = iter(range(adds))
+
+    def add(rng: random.Random) -> tuple[str, str, dict[str, Any]]:
+        i = next(counter)
+        text = f"I just started learning the {rng.choice(_Z)} class number {i}."
+        return "POST", f"/v1/namespaces/{NAMESPACE}/messages", {
+            "messages": [{"role": "user", "content": text}]}
+
+    with _server(sys.executable, url, workers) as (host, port, _):
+        t0 = time.perf_counter()
+        add_lat, add_wall, add_answers = asyncio.run(
+            _drive(f"http://{host}:{port}", key, concurrency, adds, add))
+        task_ids = [t for a in add_answers for t in a["task_ids"]]
+        client = Client(url)
+        try:
+            client.wait(task_ids, timeout=600)
+        finally:
+            client.close()
+        return add_lat, add_wall, time.perf_counter() - t0
+
+
 def markdown(result: Mapping[str, Any]) -> str:
-    """The figures as a one-row table."""
-    cols = ("memories", "concurrency", "search_p50_ms", "search_p95_ms", "search_p99_ms",
-            "search_rps", "add_rps", "add_e2e_rps")
-    attribution = ("search_1_client_p50_ms", "client_search_in_process_p50_ms")
+    """The figures as a table (the baseline's search row first, when measured)."""
+    cols = ("search_p50_ms", "search_p95_ms", "search_p99_ms", "search_rps",
+            "search_1_client_p50_ms", "server_cpu_ms_per_search", "loadgen_cpu_ms_per_search")
+    rows = [["this checkout", *[result[c] for c in cols]]]
+    if "baseline" in result:
+        rows.insert(0, [f"baseline ({result['baseline']['python']})",
+                        *[result["baseline"][c] for c in cols]])
+    adds = ("add_rps", "add_p95_ms", "add_e2e_rps", "client_search_in_process_p50_ms")
     return "\n".join([
         "# bench api", "",
         f"Search over HTTP (k=10) with {result['concurrency']} concurrent clients on a "
         f"namespace of {result['memories']} memories; target p95 <= {TARGET_P95_MS:g} ms "
-        f"({'met' if result['meets_target'] else 'not met'}). add_rps: one-turn adds "
-        "accepted (202) per second; add_e2e_rps: stored per second.", "",
+        f"({'met' if result['meets_target'] else 'not met'}).", "",
         result["setup"] + ".", "",
-        markdown_table(cols, [[result[c] for c in cols]]), "",
-        "Where a search's time goes: one client alone over HTTP, against `Client.search` "
-        "called in the benchmark's own process (the difference is the HTTP service).", "",
-        markdown_table(attribution, [[result[c] for c in attribution]]), ""])
+        markdown_table(("server", *cols), rows), "",
+        "CPU per search: the server's processes, and the load generator's process. "
+        "add_rps: one-turn adds accepted (202) per second; add_e2e_rps: stored per second; "
+        "`Client.search` alone in the benchmark's process, without HTTP:", "",
+        markdown_table(adds, [[result[c] for c in adds]]), ""])
 
 
 def plot(result: Mapping[str, Any], path: Path) -> None:
-    """Latency distribution of the searches (CDF), target marked."""
+    """Latency distribution of the searches (CDF; the baseline's too), target marked."""
     plt = pyplot()
-    lat = result["latencies_ms"]
     fig, ax = plt.subplots(figsize=(6, 4))
-    if lat:
-        ax.plot(lat, [(i + 1) / len(lat) for i in range(len(lat))])
+    curves = [("this checkout", result["latencies_ms"])]
+    if "baseline_latencies_ms" in result:
+        curves.insert(0, ("baseline", result["baseline_latencies_ms"]))
+    for label, lat in curves:
+        if lat:
+            ax.plot(lat, [(i + 1) / len(lat) for i in range(len(lat))], label=label)
+    ax.set_xscale("log")
     ax.axvline(TARGET_P95_MS, color="black", linestyle="--", label="p95 target")
     ax.axhline(0.95, color="gray", linestyle=":")
-    ax.set_xlabel("search latency (ms)")
+    ax.set_xlabel("search latency (ms, log scale)")
     ax.set_ylabel("share of requests")
     ax.set_title(f"bench api: {result['memories']} memories, "
                  f"{result['concurrency']} clients")
