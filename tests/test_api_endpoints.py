@@ -147,6 +147,7 @@ def test_waits_that_run_out_answer_202_not_5xx(redis_url: str) -> None:
                            json={"task_ids": added.json()["task_ids"], "timeout": 5})
         assert waited.status_code == 200
         assert waited.json() == {"results": [], "pending": added.json()["task_ids"]}
+        put(redis_url, memory("user likes green tea", ns=NS))  # a pass needs data
         passed = slow.call("POST", f"{BASE}/consolidate", key, json={"wait": True})
         assert passed.status_code == 202 and passed.json()["task_id"]
         with RemoteClient(slow.url, key) as remote:

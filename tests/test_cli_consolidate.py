@@ -5,11 +5,15 @@ from __future__ import annotations
 import uuid
 from datetime import timedelta
 
+import pytest
+
+from memcore.client.client import Client
+from memcore.core.errors import NamespaceNotFound
 from memcore.core.models import AuditAction, Status
 from memcore.devtools.stack import LocalStack
 from memcore.store import MemoryStore
 from tests.celery_stack import celery_stack  # noqa: F401 - fixture
-from tests.cli_helpers import T0, memory, put, run_json
+from tests.cli_helpers import T0, memory, put, run, run_json
 
 
 def test_full_pass_searches_memories_the_incremental_pass_skips(
@@ -38,3 +42,21 @@ def test_full_pass_searches_memories_the_incremental_pass_skips(
         assert [sorted(e.before) for e in merges] == [sorted([tea.id, again.id])]
     finally:
         store.client.close()
+
+
+def test_consolidating_a_namespace_without_data_is_refused_and_writes_nothing(
+        celery_stack: LocalStack) -> None:  # noqa: F811
+    # A typo'd name ("Alice" for "alice") used to run a pass that wrote snapshot v1 and
+    # registered the name: the pass "succeeded" and the typo became a namespace.
+    url = celery_stack.redis_url
+    ns = f"typo-{uuid.uuid4().hex[:8]}"
+    client = Client(url)
+    try:
+        with pytest.raises(NamespaceNotFound, match=f"namespace '{ns}' has no data"):
+            client.consolidate(ns, timeout=30)
+        result = run(url, "consolidate", ns, "--timeout", "30")
+        assert result.exit_code == 1 and "has no data" in result.output, result.output
+        assert list(client.store.client.scan_iter(match=f"mc:{{{ns}}}:*")) == []
+        assert not client.store.has_namespace(ns)
+    finally:
+        client.close()

@@ -290,3 +290,26 @@ def test_faulty_embedder_is_rejected_naming_the_vector(redis_url: str, fault: st
           f"memories unchanged: {after == before}")
     assert "vector" in str(err.value).lower() or "embedd" in str(err.value).lower()
     assert after == before
+
+
+@pytest.mark.parametrize(("messages", "expected"), [
+    ([{"role": "user", "content": 5}],
+     "messages[0].content: Input should be a valid string, got int"),
+    ([{"role": "user"}], "messages[0].content: required"),
+    ([{"role": "human", "content": "hi"}], "messages[0].role: Input should be 'user'"),
+    ([{"content": "hi", "name": 7}], "messages[0].name: "),
+    ([{"content": "hi", "timestamp": "yesterday"}], "messages[0].timestamp: "),
+    ("I like tea", "messages: expected a list of messages"),
+    ({"role": "user", "content": "I like tea"}, "messages: expected a list of messages"),
+])
+def test_message_errors_name_the_callers_own_key(redis_url: str, messages: Any,
+                                                   expected: str) -> None:
+    """One line naming the key the caller wrote (``content``, not the Episode's ``text``),
+    not a pydantic dump; a bare string or dict is not read as a list of messages."""
+    client = Client(redis_url)
+    with pytest.raises(ValueError) as err:
+        client.add(NS, messages)
+    assert str(err.value).startswith(expected), str(err.value)
+    assert "\n" not in str(err.value) and "validation error" not in str(err.value)
+    assert data_keys(client) == {}, "nothing written"
+    client.close()

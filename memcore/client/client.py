@@ -21,6 +21,7 @@ from memcore.client.messages import to_episodes
 from memcore.client.search import Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
+from memcore.core.errors import NamespaceNotFound
 from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
@@ -183,6 +184,11 @@ class Client:
         decision call; exact repeats in the same scope still only reinforce).
         """
         validate_namespace(namespace)
+        if isinstance(messages, (str, bytes, Mapping)):
+            # Iterating a string or one dict would report "messages[0]: expected a
+            # mapping, got str", which hides the real mistake.
+            raise ValueError(f"messages: expected a list of messages ({{'role', 'content'}} "
+                             f"mappings), got one {type(messages).__name__}")
         if not isinstance(infer, bool):
             raise ValueError(f"infer: expected a boolean, got {type(infer).__name__}")
         scopes = {"user_id": user_id, "agent_id": agent_id, "run_id": run_id}
@@ -261,8 +267,14 @@ class Client:
         ``full`` searches every memory against every other; otherwise only what changed
         since the last pass is searched. When waiting, the report also has ``changed``
         (live memories written since the last pass) and ``merge_calls`` (model calls
-        of the pass), read from the namespace's counters.
+        of the pass), read from the namespace's counters. A namespace without data
+        raises :class:`NamespaceNotFound` (a pass of a typo'd name would write a
+        snapshot for it).
         """
+        validate_namespace(namespace)
+        if not self.store.has_namespace(namespace):
+            raise NamespaceNotFound(f"namespace {namespace!r} has no data: nothing to "
+                                    "consolidate (check the name)")
         payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
         before = self.store.counters(namespace) if wait else {}
         result = self.celery.send_task(task_names.CONSOLIDATE,

@@ -6,6 +6,8 @@ from collections.abc import Iterable, Mapping
 from datetime import datetime
 from typing import Any
 
+from pydantic import ValidationError
+
 from memcore.core.models import (
     Episode,
     Role,
@@ -46,9 +48,28 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
             data = _episode_fields(i, message, base, metadata)
             try:
                 episodes.append(Episode.model_validate(data, context=context))
+            except ValidationError as exc:
+                raise ValueError(_message_error(i, message, exc)) from None
             except ValueError as exc:
                 raise ValueError(f"messages[{i}]: {exc}") from exc
     return episodes
+
+
+_MESSAGE_KEY_OF = {"text": ("content", "text"), "speaker": ("speaker", "name")}
+"""Episode fields a message spells differently (its key first, if present)."""
+
+
+def _message_error(i: int, message: Mapping[str, Any], exc: ValidationError) -> str:
+    """One line naming the message's own key (``content``, not the Episode's ``text``)."""
+    first = exc.errors()[0]
+    loc = [str(part) for part in first["loc"]] or ["?"]
+    names = _MESSAGE_KEY_OF.get(loc[0], (loc[0],))
+    loc[0] = next((name for name in names if name in message), names[0])
+    where = loc[0] + "".join(f"[{p}]" if p.isdigit() else f".{p}" for p in loc[1:])
+    reason = str(first["msg"]).removeprefix("Value error, ")
+    got = first.get("input")
+    shown = f", got {type(got).__name__}" if first["type"].endswith("_type") else ""
+    return f"messages[{i}].{where}: {reason}{shown}"
 
 
 def _sized(i: int, episode: Episode, max_turn_bytes: int | None) -> Episode:
@@ -73,6 +94,8 @@ def _episode_fields(i: int, message: object, base: Mapping[str, Any],
         raise ValueError(f"messages[{i}].{unknown[0]}: unknown key (allowed: "
                          f"{', '.join(sorted(MESSAGE_KEYS))}; the namespace is the "
                          "argument of add)")
+    if message.get("content", message.get("text")) is None:
+        raise ValueError(f"messages[{i}].content: required (the turn's text)")
     extra = message.get("metadata")
     extra = {} if extra is None else extra
     if not isinstance(extra, Mapping):

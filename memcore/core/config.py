@@ -176,7 +176,9 @@ class Settings(BaseSettings):
     def data_url(self) -> str:
         """The data Redis URL; raises if none is configured."""
         if not self.redis_url:
-            raise RuntimeError("MEMCORE_REDIS_URL is not set")
+            raise RuntimeError("MEMCORE_REDIS_URL is not set: export it (`memcore up` prints "
+                               "the URL of its embedded Redis) or pass the URL, e.g. "
+                               "Client('redis://localhost:6379/0')")
         return self.redis_url
 
 

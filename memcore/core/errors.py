@@ -13,6 +13,14 @@ class MemoryNotFound(KeyError):
         return str(self.args[0]) if self.args else "memory not found"
 
 
+class NamespaceNotFound(KeyError):
+    """The namespace has no data, for an operation that would otherwise create some
+    (e.g. a consolidation pass of a typo'd name writing a snapshot) (HTTP 404)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "namespace not found"
+
+
 class MemoryStateError(ValueError):
     """The memory exists but its status forbids the operation, e.g. pinning a deleted
     memory or deleting it twice (HTTP 409)."""

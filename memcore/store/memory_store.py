@@ -111,6 +111,10 @@ class MemoryStore:
         """Every namespace that has data, sorted."""
         return self.records.namespaces()
 
+    def has_namespace(self, namespace: str) -> bool:
+        """True if ``namespace`` has data (a typo'd name has none)."""
+        return self.records.has_namespace(namespace)
+
     def get(self, namespace: str, memory_id: str) -> Memory | None:
         """A memory of the current version, or None."""
         return self.records.get(namespace, memory_id)

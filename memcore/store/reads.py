@@ -29,6 +29,10 @@ class Records:
         """Every namespace that has data, sorted."""
         return sorted(m.decode() for m in self._gw.client.smembers(keys.REGISTRY))
 
+    def has_namespace(self, namespace: str) -> bool:
+        """True if ``namespace`` has data (is in the registry): one SISMEMBER."""
+        return bool(self._gw.client.sismember(keys.REGISTRY, namespace))
+
     def get(self, namespace: str, memory_id: str) -> Memory | None:
         """A memory of the current version, or None."""
         return self._gw.read_current(namespace, [memory_id])[1][0]
