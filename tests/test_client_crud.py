@@ -206,3 +206,15 @@ def test_deferred_touches_are_written_in_one_batch(client: Client) -> None:
     assert got == {a.id: 2, b.id: 1}
     client.search("acme", "chess", k=1)
     assert client.get("acme", b.id).recall_count == 2  # type: ignore[union-attr]
+
+
+def test_waiting_on_a_task_no_worker_consumes_says_so(client: Client,
+                                                      caplog: pytest.LogCaptureFixture) -> None:
+    """No worker runs on this Redis: the wait warns while it waits, and its TimeoutError
+    says that no worker answered instead of only that the time ran out."""
+    ids = client.add("lonely", [{"role": "user", "content": "I moved to Berlin."}])
+    with caplog.at_level("WARNING", logger="memcore.client.client"), \
+            pytest.raises(TimeoutError, match="no Celery worker answered") as err:
+        client.wait(ids, timeout=4)
+    assert "memcore up" in str(err.value)
+    assert any("no Celery worker answered" in r.getMessage() for r in caplog.records)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import logging
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
@@ -43,6 +44,11 @@ if TYPE_CHECKING:
     from celery import Celery
 
 _CELERY_LOCK = threading.Lock()
+
+log = logging.getLogger(__name__)
+
+NO_WORKER_CHECK_SECONDS = 5.0
+"""How long ``Client.wait`` lets a task wait before it asks whether any worker is up."""
 
 MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
@@ -236,14 +242,21 @@ class Client:
         """Block until the tasks finish; returns their results (raises on task failure).
 
         Polls the result backend instead of subscribing, so no result object keeps a
-        pub/sub subscription alive after the client is closed.
+        pub/sub subscription alive after the client is closed. A task still waiting after
+        a few seconds (timeouts of 4 s or more) makes it ping the workers once: if none
+        answers, a warning is logged and the TimeoutError says so.
         """
         import time
 
         from celery import states
 
         backend = self.celery.backend
-        deadline = time.monotonic() + timeout
+        start = time.monotonic()
+        deadline = start + timeout
+        # A task nobody consumes waits out the whole timeout: ask once, a few seconds in,
+        # whether any worker is up, and say so (a log warning now, in the error at the end).
+        check_at = start + min(NO_WORKER_CHECK_SECONDS, timeout / 2) if timeout >= 4 else None
+        no_worker = ""
         results: list[Any] = []
         for tid in task_ids:
             delay = 0.01
@@ -251,14 +264,34 @@ class Client:
                 meta = backend.get_task_meta(tid)
                 if meta["status"] in states.READY_STATES:
                     break
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"task {tid} did not finish within {timeout} s")
+                now = time.monotonic()
+                if check_at is not None and now >= check_at:
+                    check_at = None
+                    no_worker = self._no_worker_hint()
+                    if no_worker:
+                        log.warning("task %s still waits after %.0f s: %s", tid, now - start,
+                                    no_worker)
+                if now > deadline:
+                    raise TimeoutError(f"task {tid} did not finish within {timeout} s"
+                                       + (f": {no_worker}" if no_worker else ""))
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.2)
             if meta["status"] != states.SUCCESS:
                 raise backend.exception_to_python(meta["result"])
             results.append(meta["result"])
         return results
+
+    def _no_worker_hint(self) -> str:
+        """"" if a Celery worker answers a ping within a second, else what to do."""
+        try:
+            replies = self.celery.control.ping(timeout=1.0)
+        except Exception as exc:  # a broker hiccup must not turn a wait into an error
+            log.debug("worker ping failed: %s", exc)
+            return ""
+        if replies:
+            return ""
+        return ("no Celery worker answered a ping: start one (`memcore up`, or "
+                "`celery -A workers.app worker -Q ingest,consolidate`) on this broker")
 
     def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
                     now: datetime | None = None, full: bool = False) -> dict[str, Any] | str:
