@@ -11,6 +11,7 @@ import pytest
 
 from memcore.adapters import build_models
 from memcore.adapters.offline import OfflineDecider
+from memcore.adapters.timephrases import resolve
 from memcore.consolidate.passes import run_pass
 from memcore.core.compare import Relation, change_of, relate, slot_of, supersessions
 from memcore.core.config import Settings
@@ -50,6 +51,16 @@ CHANGES = [
     ("Ann has a contract on the Lyon project.", "The Lyon project is over."),
     ("Ann's favourite cuisine is Thai.", "Ann's favourite is Vietnamese now."),
     ("Ann shares a flat with two roommates.", "Ann moved into Ann's own flat, no more roommates."),
+    # Taking up a post is a job change, however the post is named.
+    ("Ann is a postdoc researcher in physics at Uppsala University.",
+     "Ann accepted a lectureship at Leeds, starting in March."),
+    ("Ann works as a pharmacist.", "Ann took a job at a bakery."),
+    ("Ann works as a nurse.", "Ann got hired as a paramedic."),
+    ("Ann works as a tutor.", "Ann joined Spotify as a data analyst."),
+    # Ages, said in several ways (a calque of "tiene 7 años" included).
+    ("Ann's son Leo is 6.", "Ann's son Leo has now 7 years."),
+    ("Ann's son Leo is 6.", "Ann's son Leo just turned seven."),
+    ("Ann's daughter is four.", "Ann's daughter celebrated her 5th birthday."),
 ]
 
 # (older fact, newer fact): both stay true.
@@ -67,6 +78,11 @@ KEEPS = [
     # Conversation, not a change: the speaker's name is never what ended.
     ("Ann went to a support group and it was so powerful.", "Ann haven't done pottery yet."),
     ("Ann painted that lake sunrise in 2022.", "Ann has done an abstract painting too."),
+    ("Ann's son Leo is 6.", "Ann's son Leo is six years old."),
+    ("Ann works as a nurse.", "Ann got the role of Juliet in the school play."),
+    ("Ann works as a nurse.", "Ann has 5 years of experience."),
+    ("Ann works as a nurse.", "Ann took the job seriously."),
+    ("Ann's son Leo lives in Oslo.", "Ann's daughter Mia lives in Rome."),
 ]
 
 
@@ -123,6 +139,25 @@ def test_slots_and_changes_parse() -> None:
     assert change is not None and change.ended == frozenset({"band"})
 
 
+@pytest.mark.parametrize(("sentence", "last_day"), [
+    ("Ann is hiking in Norway from 3 to 6 September.", (2026, 9, 6)),
+    ("Ann is at a trade fair from the 3rd to the 6th of September.", (2026, 9, 6)),
+    ("Ann is away 3-6 September.", (2026, 9, 6)),
+    ("Ann is in Madrid September 3-6 for work.", (2026, 9, 6)),
+    ("Ann skis from December 28 to January 3.", (2027, 1, 3)),
+    ("Ann is off between 3 and 6 September.", (2026, 9, 6)),
+])
+def test_a_date_range_ends_when_the_range_ends(sentence: str, last_day: tuple[int, int, int]
+                                               ) -> None:
+    # A trip or a fair "from X to Y" is over after Y: the fact expires then.
+    deadline = resolve(sentence, datetime(2026, 8, 1, tzinfo=UTC)).deadline
+    assert deadline == datetime(*last_day, tzinfo=UTC) + timedelta(days=1), sentence
+
+
+def test_numbers_alone_are_not_a_range() -> None:
+    assert resolve("Ann has 2 cats and 6 dogs.", datetime(2026, 8, 1, tzinfo=UTC)).deadline is None
+
+
 def _turn(ns: str, i: int, text: str) -> Episode:
     return Episode(id=f"{ns}-{i}", namespace=ns, role=Role.USER, speaker="Ann", text=text,
                    timestamp=T0 + timedelta(days=7 * i))
@@ -159,3 +194,21 @@ def test_templated_possessions_through_the_write_path_and_a_pass() -> None:
     assert result["write_path_decisions"] == {"ADD": 60}
     assert "SUPERSEDE" not in result["pass_events"] and "MERGE" not in result["pass_events"]
     assert result["statuses_after_pass"] == {"active": 60}
+
+
+def test_jobs_ages_and_trips_through_the_write_path_and_a_pass(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    turns = ["I'm a research assistant in marine biology at the University of Bergen.",
+             "My son Leo is 6.", "I'm flying to Lima for a workshop from 10 to 13 March.",
+             "I accepted a lectureship at Tromsø, beginning in May.",
+             "Leo has now 7 years, time flies."]
+    for i, text in enumerate(turns):
+        pipeline.ingest("jat", [_turn("jat", i, text)])
+    # A pass well after the workshop's last day (turns are a week apart from 5 January).
+    run_pass(store, "jat", settings.consolidation, models.merger, now=T0 + timedelta(days=120))
+    live = {m.text for m in store.iter_memories("jat") if m.live}
+    assert not any("research assistant" in t or "Lima" in t or "is 6" in t for t in live), live
+    assert any("lectureship" in t for t in live) and any("7 years" in t for t in live), live

@@ -99,3 +99,17 @@ def test_names_and_subjectless_openings() -> None:
         "Ann replaced Ann's Pixel 6 with an iPhone 15."]
     assert texts("Back in Barcelona now, the project is over.")[0].startswith(
         "Ann is back in Barcelona")
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("I should mention that I have accepted a professorship at Ghent University.",
+     "Ann has accepted a professorship at Ghent University."),
+    ("I wanted to let you know that I got hired as a paramedic.",
+     "Ann got hired as a paramedic."),
+    ("Let me tell you, I moved to Oslo.", "Ann moved to Oslo."),
+    ("I'm happy to report that my son Leo is 7 now.", "Ann's son Leo is 7 now."),
+])
+def test_a_clause_that_only_announces_the_statement_is_dropped(said: str, stored: str) -> None:
+    # "Ann should mention that Ann has accepted ..." would hide the job change from the
+    # change rules (its subject would be "Ann should mention that Ann").
+    assert texts(said) == [stored]

@@ -30,6 +30,14 @@ _LEADING_FILLER = re.compile(
     r"finally|big news|news|guess what)\b[\s,!.:-]*)+",
     re.IGNORECASE,
 )
+# A clause that only announces the statement after it ("I should mention that I have
+# accepted ...", "I wanted to let you know that ..."): the statement is the fact.
+_PREAMBLE = re.compile(
+    r"^(?:i (?:should|must|have to|need to|wanted to|want to|just wanted to|forgot to|meant to)"
+    r" (?:mention|say|tell you|let you know|admit|add|update you|point out)|"
+    r"let me (?:mention|tell you|add)|you should know|i'?m (?:happy|glad|sad|excited) to "
+    r"(?:say|report|share|tell you)|just to let you know|quick update)"
+    r"(?: that)?\b[\s,:]*(?=\S)", re.IGNORECASE)
 _SMALL_TALK = re.compile(
     r"^(?:good (?:morning|afternoon|evening|night|to see you|to hear|luck)|nice to (?:meet|see)|"
     r"see you|talk (?:to you )?(?:soon|later)|take care|bye|goodbye|have a (?:good|great|nice)|"
@@ -455,6 +463,7 @@ class OfflineExtractor(Metered):
     def _claim_facts(self, claim: str, name: str, episode: Episode, said_by_self: bool
                      ) -> list[ExtractedFact]:
         claim = _LEADING_FILLER.sub("", claim).strip(" ,.!-:")
+        claim = _PREAMBLE.sub("", claim)
         if not claim:
             return []
         request = request_as_fact(claim, name)

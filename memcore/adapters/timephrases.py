@@ -27,6 +27,7 @@ _MONTH_RE = "|".join(sorted(MONTHS, key=len, reverse=True))
 _DAY_RE = "|".join(WEEKDAYS)
 _NUM_RE = r"\d+|" + "|".join(sorted(NUMBER_WORDS, key=len, reverse=True))
 _UNIT_RE = r"days?|weeks?|months?|years?|hours?"
+_RANGE_TO = "(?:to|until|till|through|-|\u2013)"  # the en dash of "3\u20136 December"
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,12 @@ def _week_end(now: datetime, weeks_ahead: int) -> datetime:
 _FUTURE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(p, re.IGNORECASE), kind)
     for p, kind in (
+        # A date range ("from 10 to 14 November", "3-6 December", "December 28 to
+        # January 3"): what it describes is over when the range ends.
+        (rf"\b\d{{1,2}}(?:st|nd|rd|th)?(?: of (?:{_MONTH_RE}))? ?(?:{_RANGE_TO}|and) ?(?:the )?"
+         rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<month>{_MONTH_RE})\b", "month"),
+        (rf"\b(?P<month1>{_MONTH_RE}) \d{{1,2}}(?:st|nd|rd|th)? ?{_RANGE_TO} ?"
+         rf"(?:(?P<month>{_MONTH_RE}) )?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b", "range"),
         (r"\b(?:by|until|till|before|on|in|for|this|next|around|the|of) (?:the )?"
          rf"(?P<month>{_MONTH_RE})\b(?: (?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b)?", "month"),
         (rf"\b(?:by|until|till|before|on) (?:the )?(?P<day>\d{{1,2}})(?:st|nd|rd|th)? "
@@ -144,11 +151,14 @@ _PAST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 
 
 def _future(kind: str, m: re.Match[str], now: datetime) -> datetime | None:
-    if kind == "month":
-        if m.group("month") == "may":  # lower-case "may" is the modal verb
+    if kind in ("month", "range"):
+        # "range": "December 3-6" names the month before the days (the range's end month
+        # only when it differs, "December 28 to January 3").
+        month = m.group("month") or (m.group("month1") if kind == "range" else None)
+        if month is None or month == "may":  # lower-case "may" is the modal verb
             return None
         day = m.groupdict().get("day")
-        return _next_month_end(now, MONTHS[m.group("month").lower()], int(day) if day else None)
+        return _next_month_end(now, MONTHS[month.lower()], int(day) if day else None)
     if kind == "year":
         year = int(m.group("year"))
         return datetime(year + 1, 1, 1, tzinfo=now.tzinfo) if year >= now.year else None

@@ -31,15 +31,34 @@ _NOT_JOB = word_set("""vegetarian vegan member fan beginner user owner customer 
     morning evening night early ex former native regular""")
 
 
+# Posts named by the post itself ("accepted a lectureship at ..."); not "role", which
+# is also a part in a play.
+_POST = (r"(?:lectureship|professorship|fellowship|readership|postdoc|residency|internship|"
+         r"apprenticeship|traineeship|position|post|job)")
+_AGES = ("one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+         "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
+         "eighteen", "nineteen", "twenty")
+_AGE_WORDS = "(?:" + "|".join(_AGES) + ")"
+
 _LANGUAGES = ("(?:english|german|french|spanish|italian|portuguese|dutch|polish|swedish|norwegian|"
               "danish|finnish|greek|turkish|russian|ukrainian|czech|hungarian|romanian|"
               "arabic|hebrew|hindi|chinese|mandarin|cantonese|japanese|korean|vietnamese|thai|"
               "indonesian|catalan|basque|galician)")
 
 
+# "ann's son leo" and "leo" are one person: a named relative or pet is its name.
+_NAMED_KIN = re.compile(r"^[^ ]+'s? (?:(?:little|older|younger|eldest|youngest|baby|best) )?"
+                        r"(?:son|daughter|kid|child|boy|girl|brother|sister|wife|husband|"
+                        r"partner|boyfriend|girlfriend|friend|dog|cat|puppy|kitten|mother|mom|"
+                        r"mum|father|dad|niece|nephew|grandson|granddaughter) (?P<name>[^ ]+)$")
+
+
 def _subject(raw: str) -> str:
-    """The subject as compared: folded, single-spaced, without a trailing possessive."""
-    return re.sub(r"'s$", "", " ".join(raw.split()))
+    """The subject as compared: folded, single-spaced, without a trailing possessive;
+    a named relative or pet ("ann's son leo") is compared by the name ("leo")."""
+    subject = re.sub(r"'s$", "", " ".join(raw.split()))
+    kin = _NAMED_KIN.match(subject)
+    return kin.group("name") if kin else subject
 
 # Exclusive predicates: a subject has one value at a time, so a new value
 # retires the old one. Each pattern captures (subject, value).
@@ -62,8 +81,26 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("job", rf"^(?P<s>[^ ]+(?: [^ ]+)?) {_ADV}is {_ADV}(?:an? )?"
                 rf"(?P<v>(?:[a-z-]+ ){{0,3}}{_JOB})(?: now)?"
                 r"(?: (?:at|for|in) [^,.;]+)?$"),
+        # Taking up a post is a job change even when the post is the only noun
+        # ("accepted a lectureship at Leeds", "took a job at Ikea").
+        ("job", rf"^(?P<s>.+?) {_ADV}(?:accepted|took|took up|landed|got|was offered|"
+                r"has been offered|secured) (?:a |an |the )?(?:new )?"
+                rf"(?P<v>(?:[a-z-]+ ){{0,2}}{_POST}) (?:at|with|in|from) [^,.;]+"),
+        ("job", rf"^(?P<s>.+?) {_ADV}(?:accepted a (?:new )?(?:job|position|post|offer)|"
+                r"took a (?:new )?(?:job|position)|landed a (?:new )?(?:job|position)|"
+                r"got hired|was hired|has been hired|is hired|joined [^,.;]+?|"
+                r"is joining [^,.;]+?) as (?:an? )?(?P<v>[^,.;]+?)"
+                r"(?: (?:at|for|in|with) [^,.;]+)?$"),
         ("name", r"^(?P<s>.+?)'s? name is (?P<v>[^,.;]+)"),
-        ("age", r"^(?P<s>.+?) (?:is|turned) (?P<v>\d+)(?: years old)?\b"),
+        ("age", rf"^(?P<s>.+?) {_ADV}(?:is|turned|is turning|will turn) (?P<v>\d+)"
+                r"(?: years old)?\b"),
+        ("age", rf"^(?P<s>.+?) {_ADV}(?:is|turned|is turning) (?P<v>{_AGE_WORDS})"
+                r"(?: years old)?(?: now)?$"),
+        # "She has now 5 years": a calque of how many languages say an age.
+        ("age", r"^(?P<s>.+?) (?:has|have) (?:now |just )?(?P<v>\d+) years(?: old)?(?: now)?"
+                r"(?:,.*)?$"),
+        ("age", r"^(?P<s>.+?) celebrated (?:her|his|their|its) (?P<v>\d+)(?:st|nd|rd|th) "
+                r"birthday"),
         ("partner", r"^(?P<s>.+?) (?:is married to|is dating|is engaged to) (?P<v>[^,.;]+)"),
         ("favorite", r"^(?P<s>.+?)'s? favou?rite (?P<k>[a-z ]+?) is (?:now )?(?P<v>[^,.;]+)"),
         ("favorite", r"^(?P<s>.+?)'s? favou?rite is (?:now )?(?P<v>[^,.;]+)"),
@@ -114,6 +151,8 @@ def slot_of(text: str) -> Slot | None:
             key = name + (":" + match.group("k") if "k" in pattern.groupindex else "")
             raw = _VALUE_END.sub("", " " + match.group("v")).strip() or match.group("v")
             value = " ".join(stem(w) for w in raw.split() if w not in {"the", "a", "an"})
+            if name == "age" and raw in _AGES:
+                value = str(_AGES.index(raw) + 1)  # "seven" and "7" are one age
             if name == "job" and raw.split()[-1:] and raw.split()[-1] in _NOT_JOB:
                 continue
             return Slot(key, _subject(match.group("s")), value.strip(), raw.strip())
