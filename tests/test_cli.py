@@ -104,10 +104,17 @@ def test_pin_unpin_restore(redis_url: str) -> None:
     (m,) = put(redis_url, memory("Sam lives in Paris"))
     assert run_json(redis_url, "pin", NS, m.id)["pinned"] is True
     assert run_json(redis_url, "unpin", NS, m.id)["pinned"] is False
+    live = run(redis_url, "restore", NS, m.id)  # nothing to restore: said, not audited
+    assert live.exit_code == 2 and "is active, not deleted" in live.output, live.output
+    store = MemoryStore.from_url(redis_url)
+    try:
+        store.tombstone(NS, m.id, T0)
+    finally:
+        store.client.close()
     restored = run_json(redis_url, "restore", NS, m.id)
     assert restored["status"] == "active"
     actions = [e["action"] for e in run_json(redis_url, "history", NS, m.id)]
-    assert actions == ["ADD", "PIN", "UNPIN", "RESTORE"]
+    assert actions == ["ADD", "PIN", "UNPIN", "TOMBSTONE", "RESTORE"]
 
 
 def test_rollback_to_a_committed_version(redis_url: str) -> None:

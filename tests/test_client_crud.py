@@ -218,3 +218,17 @@ def test_waiting_on_a_task_no_worker_consumes_says_so(client: Client,
         client.wait(ids, timeout=4)
     assert "memcore up" in str(err.value)
     assert any("no Celery worker answered" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.parametrize("status", [Status.ACTIVE, Status.CANDIDATE])
+def test_restoring_a_live_memory_is_refused_not_audited(client: Client, status: Status) -> None:
+    """Restore brings back a deleted memory; on a live one it used to "succeed": an
+    audited no-op, or a candidate promoted to active past the support rule."""
+    m = put(client, "acme", "Sam likes green tea", status=status)
+    with pytest.raises(MemoryStateError, match=f"is {status.value}, not deleted"):
+        client.restore("acme", m.id)
+    after = client.get("acme", m.id)
+    assert after is not None and after.status is status
+    assert [e.action for e in client.history("acme", m.id)] == [AuditAction.ADD]
+    client.delete("acme", m.id)
+    assert client.restore("acme", m.id).status is Status.ACTIVE

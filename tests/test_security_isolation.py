@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from memcore.adapters import build_models
 from memcore.client.client import Client, to_episodes
 from memcore.core.config import Settings
+from memcore.core.errors import MemoryStateError
 from memcore.core.models import Actor, AuditAction, Memory, Status
 from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
@@ -76,8 +77,12 @@ def test_namespaces_never_see_each_other(redis_url: str) -> None:
                 client.pin(a, mid)
             elif op == "unpin" and client.get(a, mid) is not None:
                 client.unpin(a, mid)
-            elif op == "restore" and client.get(a, mid) is not None:
-                client.restore(a, mid)
+            elif op == "restore" and (m := client.get(a, mid)) is not None:
+                if m.live:  # nothing to restore: refused, and B still untouched
+                    with pytest.raises(MemoryStateError):
+                        client.restore(a, mid)
+                else:
+                    client.restore(a, mid)
             elif op == "erase":
                 client.erase(a, memory_id=mid)
             elif op == "history":

@@ -334,15 +334,18 @@ class Writes:
 
     def _simple(self, namespace: str, memory_id: str, op: DeltaOp, action: AuditAction,
                 now: datetime,
-                reason: str, refuse_deleted: str = "") -> Memory:
+                reason: str, refuse_deleted: str = "", refuse_live: bool = False) -> Memory:
         """One user op on one record; ``refuse_deleted`` (a verb) makes a tombstoned
-        record an error instead of a silent success."""
+        record, ``refuse_live`` a live one, an error instead of a silent success."""
         now = as_utc(now)
 
         def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
             if refuse_deleted:
                 _refuse_deleted(old, refuse_deleted)
+            if refuse_live and old.live:
+                raise MemoryStateError(f"memory {memory_id!r} is {old.status.value}, not "
+                                       "deleted: nothing to restore")
             new = ops.apply(old, op, {"now": now}, strength_cap=self._gw.strength_cap)
             assert new is not None
             event = AuditEvent(action=action, namespace=namespace, before=[memory_id],
@@ -397,8 +400,11 @@ class Writes:
 
     def restore(self, namespace: str, memory_id: str, now: datetime,
                 reason: str = "restored") -> Memory:
-        """Bring a tombstoned memory back to active, audited."""
-        return self._simple(namespace, memory_id, DeltaOp.RESTORE, AuditAction.RESTORE, now, reason)
+        """Bring a tombstoned (or superseded) memory back to active, audited. Restoring a
+        live one raises MemoryStateError: it would audit a no-op, or promote a candidate
+        to active past the support rule."""
+        return self._simple(namespace, memory_id, DeltaOp.RESTORE, AuditAction.RESTORE, now,
+                            reason, refuse_live=True)
 
     def touch(self, namespace: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:
