@@ -232,3 +232,17 @@ def test_restoring_a_live_memory_is_refused_not_audited(client: Client, status: 
     assert [e.action for e in client.history("acme", m.id)] == [AuditAction.ADD]
     client.delete("acme", m.id)
     assert client.restore("acme", m.id).status is Status.ACTIVE
+
+
+def test_erasing_an_unknown_or_erased_memory_raises(client: Client) -> None:
+    """Erase used to answer 0 removed (HTTP {"erased": 0}) for a typo'd or already
+    erased id: a user who asked to be forgotten was told it was done."""
+    m = put(client, "acme", "Sam's passport number is X123")
+    for erase in (lambda i: client.erase("acme", memory_id=i),
+                  lambda i: client.erase("acme", memory_id=i, keep_sources=True),
+                  lambda i: client.erase_memory("acme", i)):
+        with pytest.raises(MemoryNotFound, match="'no-such-id' not found"):
+            erase("no-such-id")
+    assert client.erase("acme", memory_id=m.id) >= 1
+    with pytest.raises(MemoryNotFound, match="already erased"):
+        client.erase_memory("acme", m.id)

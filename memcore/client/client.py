@@ -22,7 +22,7 @@ from memcore.client.messages import to_episodes
 from memcore.client.search import Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
-from memcore.core.errors import NamespaceNotFound
+from memcore.core.errors import MemoryNotFound, NamespaceNotFound
 from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
@@ -433,13 +433,15 @@ class Client:
         """Erase on the user's request: a memory, an episode's traces, or the namespace.
 
         Erasing a memory also erases the turns it came from, unless ``keep_sources``
-        (see :meth:`erase_memory`). Returns how many memories and turns were removed
-        (keys, for the whole namespace)."""
+        (see :meth:`erase_memory`); an unknown or already erased memory raises
+        MemoryNotFound. Returns how many memories and turns were removed (keys, for the
+        whole namespace)."""
         chosen = [x for x in (memory_id, episode_id, everything or None) if x]
         if len(chosen) != 1:
             raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
         now = utcnow()
         if memory_id:
+            self._need(namespace, memory_id)
             if keep_sources:
                 return self.store.erase_memory(namespace, memory_id, now)
             report = self.erase_memory(namespace, memory_id)
@@ -456,8 +458,19 @@ class Client:
 
         A turn that also carried other facts is erased whole; those other memories stay
         (their text is their own) and the report lists as ``orphaned`` the ones left
-        without any source turn, for the caller to erase too if the user wants."""
+        without any source turn, for the caller to erase too if the user wants. An
+        unknown (or already erased) memory raises MemoryNotFound."""
+        self._need(namespace, memory_id)
         return self.store.erase_memory_and_sources(namespace, memory_id, utcnow())
+
+    def _need(self, namespace: str, memory_id: str) -> None:
+        """MemoryNotFound unless the memory exists: erasing a typo'd id must not report
+        success (0 removed) to someone who asked to be forgotten."""
+        validate_namespace(namespace)
+        validate_identifier(memory_id)
+        if self.store.get(namespace, memory_id) is None:
+            raise MemoryNotFound(f"memory {memory_id!r} not found in namespace {namespace!r} "
+                                 "(never there, or already erased)")
 
     def defer_touches(self, delay: float) -> None:
         """Record searches' recall bookkeeping (last_used, strength, recall_count) in
