@@ -113,6 +113,8 @@ def test_store_mode_runs_the_real_pass_through_workers(tmp_path: Path) -> None:
     assert rows[0]["status"]["tombstoned"] > 0  # merged and capped
     # the incremental passes write what changed, not the namespace again
     assert data["bytes_written_incremental"] < data["bytes_written_full"]
+    assert data["store_incremental_median_seconds"] == rows[2]["seconds"]  # passes after the 1st
+    assert data["store_bytes_median_ratio"] == rows[2]["bytes_written"] / rows[0]["bytes_written"]
     assert data["store_memories"] == 3_000 + 2 * 30
     assert data["worker_peak_rss_mb"] > 50
     assert "Store-backed" in out.with_suffix(".md").read_text()
