@@ -209,6 +209,27 @@ def test_decider_normal_answer(server: FakeOpenAI) -> None:
     assert "m-paris" not in body["messages"][1]["content"]  # real ids never leave memcore
 
 
+def test_decider_schema_allows_one_decision_per_shown_fact_and_shown_ids_only(
+        server: FakeOpenAI) -> None:
+    # Small models copy the worked example's extra decisions and ids: the per-call schema
+    # (enforced by llama.cpp's grammar) has exactly one item per fact, in order.
+    server.script("/chat/completions", chat({"decisions": [
+        {"fact": 0, "op": "ADD", "target": None}, {"fact": 1, "op": "NOOP", "target": 0},
+        {"fact": 2, "op": "ADD", "target": None}]}))
+    requests = [*two_requests(), DecisionRequest("Caroline sings.", [])]
+    OpenAIDecider(config(server)).decide(requests)
+    fmt = server.bodies("/chat/completions")[0]["response_format"]
+    assert fmt["type"] == "json_object"
+    array = fmt["schema"]["properties"]["decisions"]
+    assert (array["minItems"], array["maxItems"], array["items"]) == (3, 3, False)
+    items = array["prefixItems"]
+    assert [i["properties"]["fact"]["enum"] for i in items] == [[0], [1], [2]]
+    assert [i["properties"]["target"]["enum"] for i in items] == [[0, 1, None], [0, None],
+                                                                 [None]]
+    assert items[2]["properties"]["op"]["enum"] == ["ADD"]  # nothing shown to change
+    assert all(i["required"] == ["fact", "op", "target"] for i in items)
+
+
 def test_429_then_success_is_retried_and_counted(server: FakeOpenAI) -> None:
     server.script("/chat/completions", error(429), chat({"decisions": [
         {"fact": 0, "op": "ADD"}, {"fact": 1, "op": "NOOP", "target": 0}]}))
@@ -342,8 +363,10 @@ def test_auto_falls_back_from_json_schema_like_llama_cpp_and_remembers(
     (refused,) = server.refused
     assert refused["response_format"]["type"] == "json_schema"
     schema = refused["response_format"]["json_schema"]["schema"]
-    assert schema["properties"]["decisions"]["items"]["properties"]["op"]["enum"] == [
-        "ADD", "UPDATE", "DELETE", "NOOP"]
+    first, second = schema["properties"]["decisions"]["prefixItems"]
+    assert first["properties"]["op"]["enum"] == ["ADD", "UPDATE", "DELETE", "NOOP"]
+    assert (first["properties"]["target"]["enum"], second["properties"]["target"]["enum"]) == (
+        [0, 1, None], [0, None])
     # ... then llama.cpp's own form carried the same schema.
     (answered,) = server.bodies("/chat/completions")
     assert answered["response_format"] == {"type": "json_object", "schema": schema}

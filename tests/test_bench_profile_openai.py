@@ -48,8 +48,11 @@ def endpoint() -> Iterator[tuple[str, Counter[str]]]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
             messages = body["messages"]
-            task, content = answer(json.loads(messages[-1]["content"]))
+            payload = json.loads(messages[-1]["content"])
+            task, content = answer(payload)
             seen[task] += 1
+            if task == "decide":
+                seen["decided_facts"] += len(payload["facts"])
             reply = json.dumps({
                 "id": "x", "object": "chat.completion", "created": 0, "model": "local",
                 "choices": [{"index": 0, "finish_reason": "stop",
@@ -88,3 +91,8 @@ def test_quick_run_against_an_openai_compatible_endpoint(
     texts = [j["text"] for p in result["per_scenario"].values() for j in p["profile"]]
     assert texts and all(" said: " in t for t in texts)  # the endpoint's facts, judged
     assert json.loads(out.read_text())["per_scenario"]
+    # The rules shadowed every decision the endpoint made (it always answers ADD).
+    agree = result["agreement"]
+    assert agree["compared"] == seen["decided_facts"] > 0
+    assert agree["agree"] == sum(n for k, n in agree["matrix"].items() if k == "ADD->ADD")
+    assert sum(agree["matrix"].values()) == agree["compared"]

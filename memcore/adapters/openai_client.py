@@ -290,11 +290,17 @@ class JSONChat:
                              "answer shorter")
         return parse_json(content, schema)
 
-    def ask(self, system: str, user: str, schema: type[M], what: str) -> M | None:
-        """One logical call: the parsed answer, or None (error recorded) for the safe default."""
+    def ask(self, system: str, user: str, schema: type[M], what: str,
+            shape: dict[str, Any] | None = None) -> M | None:
+        """One logical call: the parsed answer, or None (error recorded) for the safe default.
+
+        ``shape``: the JSON schema sent as the response format when it should be tighter
+        than ``schema``'s own (e.g. exactly one item per input, ids as an enum); the reply
+        is still parsed and checked with ``schema``.
+        """
         self.owner.count_call()
         messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
-        shape = json_schema(schema)
+        shape = shape if shape is not None else json_schema(schema)
         try:
             reply = self._complete(messages, schema.__name__, shape)
             content = reply[0]

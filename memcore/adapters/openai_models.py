@@ -202,6 +202,33 @@ class DecisionsOut(_Loose):
     decisions: list[DecisionOut]
 
 
+def decisions_shape(shown: Sequence[int]) -> dict[str, Any]:
+    """The response format of one decide call whose facts were shown with ``shown[i]``
+    memories each: exactly one decision per fact, in order (``prefixItems``, fact ids as
+    one-value enums), and a target that is one of that fact's memory ids or null.
+
+    A grammar-enforcing server (llama.cpp) then cannot produce a decision for a fact that
+    was not shown (small models copy the worked example's extra items) nor an invented
+    target; the answer is still checked with :class:`DecisionsOut`.
+    """
+    items = []
+    for i, n in enumerate(shown):
+        items.append({
+            "type": "object",
+            "properties": {
+                "fact": {"enum": [i]},
+                "op": {"type": "string", "enum": list(OPS) if n else ["ADD"]},
+                "target": {"enum": [*range(n), None]},
+                "text": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                "reason": {"type": "string"}},
+            "required": ["fact", "op", "target"]})
+    return {"type": "object",
+            "properties": {"decisions": {"type": "array", "prefixItems": items,
+                                         "items": False, "minItems": len(items),
+                                         "maxItems": len(items)}},
+            "required": ["decisions"]}
+
+
 class ClusterOut(_Loose):
     """One cluster's merge as the model writes it."""
 
@@ -348,7 +375,8 @@ class OpenAIDecider(_ChatAdapter):
 
     def _decide(self, requests: Sequence[DecisionRequest],
                 facts: list[dict[str, Any]]) -> list[Decision]:
-        answer = self.chat.ask(DECIDE_PROMPT, dumps({"facts": facts}), DecisionsOut, "decide")
+        answer = self.chat.ask(DECIDE_PROMPT, dumps({"facts": facts}), DecisionsOut, "decide",
+                               decisions_shape([len(r.neighbours) for r in requests]))
         if answer is None:
             return [_kept("model answer unusable; kept as a candidate") for _ in requests]
         chosen: dict[int, Decision] = {}

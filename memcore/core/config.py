@@ -135,6 +135,10 @@ class Settings(BaseSettings):
     extractor: str = Field(
         default="auto", description="auto (the models' own) | provided (facts attached to turns)"
     )
+    shadow_decisions: bool = Field(
+        default=False,
+        description="benchmarks: also run the offline decider on every decision request and "
+                    "count how often the models' decision agrees (shadow.* counters)")
     offline_latency_ms: float = Field(
         default=0.0, ge=0, description="simulated latency per offline model call (benchmarks)"
     )

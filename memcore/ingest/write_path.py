@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memcore.adapters import Models
+from memcore.adapters import Models, OfflineDecider
 from memcore.core.compare import relation_for, relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
@@ -55,9 +55,31 @@ class IngestReport:
     decision_facts: int = 0
     memory_ids: list[str] = field(default_factory=list)
 
+    shadow: dict[str, int] = field(default_factory=dict)
+
     def count(self, op: str) -> None:
         """Count one decision of type ``op``."""
         self.decisions[op] = self.decisions.get(op, 0) + 1
+
+    def compare(self, reference: Sequence[Decision], chosen: Sequence[Decision]) -> None:
+        """Count how the decider's ``chosen`` decisions agree with the offline rules'
+        ``reference`` decisions on the same requests (``settings.shadow_decisions``).
+
+        ``shadow.<RULES_OP>.<MODEL_OP>`` is the confusion matrix (a fact the model's
+        answer could not decide, kept as a candidate, counts as ``KEPT``); ``agree`` is
+        the same op, ``agree_target`` the same op on the same memory.
+        """
+        def tally(key: str) -> None:
+            self.shadow[key] = self.shadow.get(key, 0) + 1
+
+        for ref, got in zip(reference, chosen, strict=True):
+            model_op = "KEPT" if got.candidate else got.op.value
+            tally("compared")
+            tally(f"{ref.op.value}.{model_op}")
+            if model_op == ref.op.value:
+                tally("agree")
+                if got.target == ref.target:
+                    tally("agree_target")
 
 
 def fact_memory_id(namespace: str, episode_id: str, index: int, text: str) -> str:
@@ -271,6 +293,10 @@ class IngestPipeline:
             # Loses nothing: each fact is kept as a candidate.
             decisions = [Decision(Op.ADD, reason="decider answered the wrong number of items",
                                   candidate=True)] * len(requests)
+        if self.settings.shadow_decisions:
+            # The rules on the very requests the decider saw (no model call, not applied).
+            report.compare(OfflineDecider().decide(
+                [DecisionRequest(fact.text, near) for _, fact, _, near in requests]), decisions)
         for (index, fact, vec, near), decision in zip(requests, decisions, strict=True):
             self._apply(namespace, index, fact, vec, near, decision, origin[fact.source],
                         report)
@@ -371,5 +397,7 @@ class IngestPipeline:
         }
         for op, n in report.decisions.items():
             counts[f"decisions.{op}"] = n
+        for key, n in report.shadow.items():
+            counts[f"shadow.{key}"] = n
         self.store.incr_counters(namespace, counts)
         _export(namespace, report)

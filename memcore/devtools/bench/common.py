@@ -105,6 +105,40 @@ def decisions_by_type(counters: Mapping[str, Any]) -> dict[str, int]:
             if str(key).startswith("decisions.")}
 
 
+def agreement(counters: Mapping[str, Any]) -> dict[str, Any]:
+    """How the decider agreed with the offline rules on the same requests, from the write
+    path's ``shadow.*`` counters (``MEMCORE_SHADOW_DECISIONS``): ``compared`` decisions,
+    ``agree`` (same op) and ``agree_target`` (same op on the same memory) with their
+    shares, and ``matrix`` ``{"RULES_OP->MODEL_OP": n}`` (``KEPT``: a fact the model's
+    answer could not decide, kept as a candidate)."""
+    shadow = {str(k).split(".", 1)[1]: int(float(v)) for k, v in counters.items()
+              if str(k).startswith("shadow.")}
+    compared = shadow.pop("compared", 0)
+    agree, agree_target = shadow.pop("agree", 0), shadow.pop("agree_target", 0)
+    return {"compared": compared, "agree": agree, "agree_target": agree_target,
+            "agreement": agree / compared if compared else None,
+            "agreement_target": agree_target / compared if compared else None,
+            "matrix": {k.replace(".", "->"): n for k, n in sorted(shadow.items())}}
+
+
+def agreement_text(agree: Mapping[str, Any] | None) -> str:
+    """One line for the Markdown reports: :func:`agreement`'s figures."""
+    if not agree or not agree.get("compared"):
+        return "not measured (offline models, or no decision went to the model)"
+    return (f"{agree['agree']}/{agree['compared']} same op ({agree['agreement']:.2f}), "
+            f"{agree['agree_target']} same op and target; rules->model {agree['matrix']}")
+
+
+def add_counters(total: dict[str, float], counters: Mapping[str, Any]) -> dict[str, float]:
+    """``total`` plus ``counters`` key by key (numbers), for summing namespaces."""
+    for key, value in counters.items():
+        try:
+            total[str(key)] = total.get(str(key), 0.0) + float(value)
+        except (TypeError, ValueError):
+            continue
+    return total
+
+
 def models_env(models: str) -> dict[str, str]:
     """The workers' environment for ``--models``: ``offline`` rules (even if a key is set)
     or the OpenAI-compatible endpoint of the ``MEMCORE_OPENAI_*`` settings."""
@@ -117,7 +151,8 @@ def models_env(models: str) -> dict[str, str]:
     if not Settings().openai_api_key:
         raise ValueError("--models openai: set MEMCORE_OPENAI_API_KEY (any value for a local "
                          "server) and MEMCORE_OPENAI_BASE_URL")
-    return {}
+    # The rules' decision on every request the model decides, for the agreement figure.
+    return {"MEMCORE_SHADOW_DECISIONS": "true"}
 
 
 _STACK_ENV = ("MEMCORE_BROKER_URL", "MEMCORE_RESULT_BACKEND")

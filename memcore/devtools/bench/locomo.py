@@ -35,6 +35,9 @@ from memcore.core.config import Settings
 from memcore.core.lexicon import canonical_terms, numbers
 from memcore.core.models import LIVE_STATUSES, Actor, Memory, Status
 from memcore.devtools.bench.common import (
+    add_counters,
+    agreement,
+    agreement_text,
     decisions_by_type,
     machine,
     markdown_table,
@@ -446,6 +449,9 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
         "merge_calls_per_changed": merge_calls / changed if changed else 0.0,
         "extracted_facts": int(n_facts),
         "decisions": decisions,
+        "agreement": agreement(add_counters({}, {k: v for c in counters.values()
+                                                 for k, v in c.items()
+                                                 if str(k).startswith("shadow.")})),
         "ingest_seconds": ingest_seconds,
         "pass_seconds": pass_seconds,
     }
@@ -488,7 +494,9 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"{result['model_calls_per_turn']:.3f}; decision share {result['decision_share']:.3f}; "
         f"merge calls per pass {result.get('merge_calls_per_pass', 0):.1f} "
         f"({result.get('merge_calls_per_changed', 0):.3f} per changed memory); "
-        f"{result['seconds']:.0f} s.", "",
+        f"{result['seconds']:.0f} s ({result.get('seconds_per_turn', 0):.1f} s per turn); "
+        f"{result.get('models', 'offline')} models, decisions {result.get('decisions', {})}; "
+        f"agreement with the offline rules {agreement_text(result.get('agreement'))}.", "",
         markdown_table(("stage", "recall_at_10", "strict (no summary credit)",
                         "carried (summary credit if its text carries the turn's memory)",
                         "memories",

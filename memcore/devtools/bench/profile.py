@@ -46,6 +46,9 @@ from memcore.client.client import Client
 from memcore.core.models import Role, as_utc
 from memcore.devtools.bench.common import (
     MODELS,
+    add_counters,
+    agreement,
+    agreement_text,
     decisions_by_type,
     machine,
     markdown_table,
@@ -323,6 +326,8 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
                 counters = client.store.counters(s.namespace)
                 per[s.name]["model_calls"] = float(counters.get("model_calls", 0))
                 per[s.name]["decisions"] = decisions_by_type(counters)
+                per[s.name]["counters"] = {k: float(v) for k, v in counters.items()
+                                           if str(k).startswith("shadow.")}
                 per[s.name]["pass"] = ({k: report[k] for k in ("batches", "events",
                                                                 "changed", "merge_calls")
                                         if k in report} if isinstance(report, Mapping)
@@ -356,6 +361,10 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
     changed = sum(p["changed"] for p in per.values())
     result["changed"] = changed
     result["merge_calls_per_changed"] = result["merge_calls"] / changed if changed else 0.0
+    shadow: dict[str, float] = {}
+    for p in per.values():
+        add_counters(shadow, p.pop("counters"))
+    result["agreement"] = agreement(shadow)
     turns = max(1, result["turns"])
     result["model_calls_per_turn"] = sum(p["model_calls"] for p in per.values()) / turns
     result["seconds_per_turn"] = result["seconds"] / turns
@@ -390,7 +399,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"{result.get('model_calls_per_turn', 0):.2f} model calls per turn); decisions "
         f"{result.get('decisions', {})}; merge calls per pass "
         f"{result.get('merge_calls_per_pass', 0):.1f} "
-        f"({result.get('merge_calls_per_changed', 0):.3f} per changed memory).", "",
+        f"({result.get('merge_calls_per_changed', 0):.3f} per changed memory); agreement "
+        f"with the offline rules {agreement_text(result.get('agreement'))}.", "",
         markdown_table(head, rows), "",
         markdown_table(("scenario", "held out", "turns", "facts", "precision", "recall",
                         "stale", "noise", "unmatched", "merge calls", "changed"), per), "",
