@@ -230,6 +230,21 @@ def test_decider_schema_allows_one_decision_per_shown_fact_and_shown_ids_only(
     assert all(i["required"] == ["fact", "op", "target"] for i in items)
 
 
+def test_noop_against_an_unrelated_memory_keeps_the_fact(server: FakeOpenAI) -> None:
+    server.script("/chat/completions", chat({"decisions": [
+        {"fact": 0, "op": "NOOP", "target": 0, "reason": "same"},
+        {"fact": 1, "op": "NOOP", "target": None, "reason": "same"}]}))
+    decider = OpenAIDecider(config(server))
+    unrelated, known = decider.decide([
+        DecisionRequest("Caroline plays the violin.",
+                        [Neighbour("m", "Caroline works as a nurse.", 0.8)]),
+        DecisionRequest("Caroline loves hiking.",
+                        [Neighbour("h", "Caroline loves hiking.", 0.99)])])
+    assert (unrelated.op, unrelated.candidate) == (Op.ADD, True)  # not dropped
+    assert (known.op, known.candidate) == (Op.NOOP, False)  # shares "hiking": a real NOOP
+    assert len(decider.errors) == 1 and "shares no content word" in decider.errors[0]
+
+
 def test_429_then_success_is_retried_and_counted(server: FakeOpenAI) -> None:
     server.script("/chat/completions", error(429), chat({"decisions": [
         {"fact": 0, "op": "ADD"}, {"fact": 1, "op": "NOOP", "target": 0}]}))

@@ -11,6 +11,7 @@ texts are sent JSON-encoded and the prompts say they are data, never instruction
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -29,6 +30,7 @@ from memcore.core.interfaces import (
     Op,
     Verdict,
 )
+from memcore.core.lexicon import canonical_terms
 from memcore.core.models import Episode, Kind, Role
 from memcore.observability.usage import Metered
 
@@ -345,6 +347,14 @@ class _ChatAdapter(Metered):
         self.chat = JSONChat(config, self, client)
 
 
+def shares_content(fact: str, memory: str) -> bool:
+    """Do ``fact`` and ``memory`` share a content word other than a name (a capitalized
+    word), e.g. "allergic" or "peanut"? Names alone ("Caroline") make no overlap."""
+    names = frozenset(t for word in re.findall(r"\b[A-Z][\w']*", f"{fact} {memory}")
+                      for t in canonical_terms(word))
+    return bool((canonical_terms(fact) & canonical_terms(memory)) - names)
+
+
 def _kept(reason: str) -> Decision:
     """The safe default that loses nothing: the fact is ADDed as a candidate."""
     return Decision(op=Op.ADD, reason=reason, candidate=True)
@@ -406,6 +416,16 @@ class OpenAIDecider(_ChatAdapter):
             return _kept(f"rejected invented id {out.target}; kept as a candidate")
         if op is Op.ADD:
             return Decision(op=op, reason=out.reason)
+        if op is Op.NOOP and not any(shares_content(request.fact, n.text)
+                                     for n in (request.neighbours[out.target:out.target + 1]
+                                               if valid and out.target is not None
+                                               else request.neighbours)):
+            # A NOOP drops the fact: against a memory that shares no content word with it
+            # (small models answer NOOP for "plays the violin" vs "works as a nurse") that
+            # would lose the fact silently.
+            self.record_error(f"decide: NOOP against a memory that shares no content word "
+                              f"with the fact ({out.reason[:60]!r}); kept as a candidate")
+            return _kept("NOOP against an unrelated memory rejected; kept as a candidate")
         text = (out.text or "").strip() or request.fact
         return Decision(op=op, target=out.target if valid else None,
                         text=None if op is Op.NOOP else text, reason=out.reason)

@@ -52,6 +52,8 @@ def test_extraction_from_a_short_conversation(llm: OpenAIConfig) -> None:
 
 
 def test_add_for_an_unrelated_fact(llm: OpenAIConfig) -> None:
+    # Kept either way: the model's ADD, or its NOOP rejected (no shared content word) and
+    # the fact ADDed as a candidate.
     decider, op = one(llm, "Caroline plays the violin", "Caroline works as a nurse")
     assert op is Op.ADD, decider.errors
 
@@ -119,8 +121,10 @@ def test_malformed_output_is_recovered_or_kept_safe(llm_server: LlamaServer,
                                                 [Neighbour("a", "Caroline is a nurse", 0.7)])])
     assert [(d.op, d.candidate) for d in decisions] == [(Op.ADD, True)]
     assert decider.usage.repairs == 1 and "cut off" in decider.errors[0]
-    # With room and the grammar, the same request parses.
+    # With room and the grammar, the same request parses at once (a NOOP the adapter then
+    # rejects as unrelated is a decision, not a parse failure).
     fine = OpenAIDecider(llm)
-    (decision,) = fine.decide([DecisionRequest("Caroline plays the violin",
-                                               [Neighbour("a", "Caroline is a nurse", 0.7)])])
-    assert fine.errors == [] and not decision.candidate
+    fine.decide([DecisionRequest("Caroline plays the violin",
+                                 [Neighbour("a", "Caroline is a nurse", 0.7)])])
+    assert fine.usage.repairs == 0
+    assert not any("malformed" in e or "failed" in e for e in fine.errors), fine.errors
