@@ -100,6 +100,25 @@ def test_not_found_exits_1(redis_url: str) -> None:
     assert missing.exit_code == 1 and "not a committed version" in missing.output
 
 
+def test_a_namespace_without_data_is_named_not_shown_empty(redis_url: str) -> None:
+    """A typo'd namespace used to print an empty table and exit 0 (search, profile), or
+    exit 0 after writing an ERASE audit event for it (erase --all)."""
+    put(redis_url, memory("Sam lives in Paris"))
+    for args in (("search", "no-such-ns", "Paris"), ("profile", "no-such-ns"),
+                 ("erase", "no-such-ns", "--all", "--yes")):
+        result = run(redis_url, *args)
+        assert result.exit_code == 1, (args, result.output)
+        assert "namespace 'no-such-ns' has no data" in result.output, result.output
+    typo = run(redis_url, "search", NS.upper(), "Paris")
+    assert typo.exit_code == 1 and f"did you mean {NS!r}" in typo.output, typo.output
+    store = MemoryStore.from_url(redis_url)
+    try:
+        assert list(store.client.scan_iter(match="mc:{no-such-ns}*")) == []
+    finally:
+        store.client.close()
+    assert run(redis_url, "search", NS, "Paris").exit_code == 0
+
+
 def test_pin_unpin_restore(redis_url: str) -> None:
     (m,) = put(redis_url, memory("Sam lives in Paris"))
     assert run_json(redis_url, "pin", NS, m.id)["pinned"] is True

@@ -90,6 +90,17 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
     raise CliError(message, code)
 
 
+def require_namespace(client: Client, namespace: str) -> None:
+    """Exit 1 if ``namespace`` has no data: a typo ("Alice" for "alice") would otherwise
+    print an empty table and exit 0, or (erase --all, consolidate) write keys for it."""
+    if client.store.has_namespace(namespace):
+        return
+    lower = namespace.lower()
+    hint = (f" (did you mean {lower!r}?)" if lower != namespace
+            and client.store.has_namespace(lower) else "")
+    fail(f"namespace {namespace!r} has no data{hint}")
+
+
 def handles_errors(fn: Callable[P, R]) -> Callable[P, R]:
     """Map errors to exit codes: CliError -> its code, Redis unreachable -> 3,
     KeyError (store: not found) -> 1, ValueError (bad input) -> 2."""

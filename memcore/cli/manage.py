@@ -16,6 +16,7 @@ from memcore.cli.common import (
     memory_json,
     open_client,
     parse_time,
+    require_namespace,
 )
 
 
@@ -112,6 +113,8 @@ def erase(namespace: str = typer.Argument(..., help="Namespace."),
     what = (f"memory {memory}" if memory else f"episode {episode}" if episode
             else f"EVERYTHING in namespace {namespace}")
     client = open_client()
+    if everything:
+        require_namespace(client, namespace)  # a typo'd name: say so, write no ERASE event
     if not yes:
         typer.confirm(f"Erase {what}? This cannot be undone", abort=True)
     extra: dict[str, list[str]] = {}

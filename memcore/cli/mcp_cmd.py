@@ -21,9 +21,11 @@ def mcp(transport: str = typer.Option("stdio", "--transport", metavar="stdio|htt
         api_key: str | None = typer.Option(
             None, "--api-key", envvar="MEMCORE_MCP_API_KEY",
             help="stdio: the key (from `memcore keys create`) every call runs as.")) -> None:
-    """Serve add_memory, search_memory, list_memories, get_profile and delete_memory to
-    MCP clients. Each call is checked against the API key's scopes and role, as on the
-    HTTP API."""
+    """Memory tools for MCP clients (add, search, list, profile, delete).
+
+    Serves add_memory, search_memory, list_memories, get_profile and delete_memory over
+    stdio or streamable HTTP. Each call is checked against the API key's scopes and role,
+    as on the HTTP API."""
     from memcore.mcp.server import MemoryTools, build_server
 
     if transport not in ("stdio", "http"):

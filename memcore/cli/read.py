@@ -15,6 +15,7 @@ from memcore.cli.common import (
     memory_json,
     open_client,
     parse_time,
+    require_namespace,
 )
 
 if TYPE_CHECKING:
@@ -47,6 +48,8 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
     """Memories most similar to QUERY (live ones only)."""
     client = open_client()
     hits = client.search(namespace, query, k=k, touch=touch)
+    if not hits:
+        require_namespace(client, namespace)
     if json_out:
         emit_json([{**memory_json(h.memory), "similarity": h.similarity, "score": h.score}
                    for h in hits])
@@ -69,6 +72,8 @@ def profile(namespace: str = typer.Argument(..., help="Namespace."),
     """The profile: active facts ranked by confidence (at most 50)."""
     client = open_client()
     facts = client.profile(namespace, now=parse_time(now))
+    if not facts:
+        require_namespace(client, namespace)
     if json_out:
         emit_json([memory_json(m) for m in facts])
         return
