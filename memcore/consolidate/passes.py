@@ -97,8 +97,10 @@ class TableCache:
         self.whole_reads = 0
         self.refreshed_rows = 0
 
-    def table(self, store: MemoryStore, namespace: str, version: int) -> MemoryTable:
-        """The namespace as of now (the pass's view of ``version``), as columns."""
+    def table(self, store: MemoryStore, namespace: str, version: int, *,
+              copy: bool = True) -> MemoryTable:
+        """The namespace as of now (the pass's view of ``version``), as columns; a copy
+        unless ``copy=False`` (the caller only reads it: planning)."""
         generation = store.generation(namespace)
         with self._lock:
             entry = self._entries.pop(namespace, None)
@@ -111,7 +113,7 @@ class TableCache:
                 self._entries[namespace] = _Cached(version, generation, table)
                 while len(self._entries) > self.max_namespaces:
                     self._entries.popitem(last=False)
-        return table.copy()
+        return table.copy() if copy else table
 
     def _refresh(self, store: MemoryStore, namespace: str, entry: _Cached | None,
                  generation: str) -> MemoryTable | None:
@@ -139,11 +141,12 @@ class TableCache:
 TABLES = TableCache()
 
 
-def _read_view(store: MemoryStore, namespace: str) -> PassView:
+def _read_view(store: MemoryStore, namespace: str, *, copy: bool = True) -> PassView:
     """``begin_pass`` (the pass token: writes are logged from now on), then the table
-    from the process's cache, refreshed with what changed."""
+    from the process's cache, refreshed with what changed (``copy=False``: the cached
+    table itself, for a caller that only reads it)."""
     view = store.begin_pass(namespace, read=False)
-    view.table = TABLES.table(store, namespace, view.version)
+    view.table = TABLES.table(store, namespace, view.version, copy=copy)
     return view
 
 
@@ -336,7 +339,7 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
         return None
     lock.start_renewing()  # reading and planning 10^6 memories outlasts the lock's TTL
     try:
-        view = _read_view(store, namespace)
+        view = _read_view(store, namespace, copy=False)  # planning only reads it
         assert view.table is not None
         changed = None if full else changed_since_last_pass(store, namespace, view.table)
         cells = None if changed is None else _cells(store, namespace, view.version)

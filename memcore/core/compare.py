@@ -305,6 +305,20 @@ _CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|lef
                           r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
                           r"instead of|over|died|passed away|done|not|no wait|graduated|"
                           r"cut down|cut back|reduced|down to)\b", re.I)
+# The first word of every hint above (a pass screens every live fact each time: a set
+# lookup per word is ~10x cheaper than the alternation's scan of every position).
+_HINT_WORDS = word_set("""no any anymore quit left stopped gave given finished completed sold
+    ended retired dropped moved got lost passed switched changed went migrated converted
+    replaced swapped traded exchanged ditched abandoned instead over died done not graduated
+    cut reduced down""")
+_LETTER_RUNS = re.compile(r"[^\W\d_]+")
+
+
+def _may_change(text: str) -> bool:
+    """False only if ``_CHANGE_HINT`` cannot match ``text``: none of its words (maximal
+    runs of letters, as the hint's word boundaries delimit them) starts a hint."""
+    lower = text.lower()
+    return "cancel" in lower or not _HINT_WORDS.isdisjoint(_LETTER_RUNS.findall(lower))
 
 
 def _object_phrase(phrase: str) -> str:
@@ -335,7 +349,7 @@ class Change:
 
 def change_of(text: str) -> Change | None:
     """What ``text`` says has ended ("Sam quit the band" -> {band}), if anything."""
-    if not _CHANGE_HINT.search(text):
+    if not (_may_change(text) and _CHANGE_HINT.search(text)):
         return None  # cheap exit: every pattern below needs one of these words
     clean = _clean(text)
     for pattern, group, same in _CHANGES:
