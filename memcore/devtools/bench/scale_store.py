@@ -15,6 +15,8 @@ ride along), Redis used memory, and the peak RSS of every consolidate worker pro
 
 from __future__ import annotations
 
+import json
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -135,6 +137,11 @@ def _hwm(pid: int) -> int:
     return 0
 
 
+def _progress(row: dict[str, Any]) -> None:
+    """One line per step on stderr (a long run can be read, or stopped, part way)."""
+    print(json.dumps(row, default=str), file=sys.stderr, flush=True)
+
+
 def _net_in(r: redis.Redis) -> int:
     return int(r.info("stats")["total_net_input_bytes"])
 
@@ -179,6 +186,8 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
         store = MemoryStore(r, check_durability=False)
         out["store_load_seconds"] = load(store, all_vectors[:n], 0, START, seed)
         out["redis_mb_after_load"] = _used_mb(r)
+        _progress({"loaded": n, "seconds": out["store_load_seconds"],
+                   "redis_mb": out["redis_mb_after_load"]})
         rss = PeakRss(stack.processes["consolidate"].pid)
         client = Client(stack.redis_url)
         rows = []
@@ -186,6 +195,7 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
             worker = stack.processes["consolidate"].pid
             rows.append(_pass(client, store, r, START + timedelta(hours=12), full=True,
                               worker=worker))
+            _progress({**rows[-1], "worker_peak_rss_mb": rss.peak / 2**20})
             for p in range(1, passes + 1):
                 day = START + timedelta(days=p)
                 done = store.maintain(
@@ -199,6 +209,7 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
                      n + (p - 1) * n_new, day, seed)
                 rows.append(_pass(client, store, r, day + timedelta(hours=12), full=False,
                                   worker=worker))
+                _progress(rows[-1])
         finally:
             client.close()
             out["worker_peak_rss_mb"] = rss.stop()
