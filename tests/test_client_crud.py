@@ -246,3 +246,13 @@ def test_erasing_an_unknown_or_erased_memory_raises(client: Client) -> None:
     assert client.erase("acme", memory_id=m.id) >= 1
     with pytest.raises(MemoryNotFound, match="already erased"):
         client.erase_memory("acme", m.id)
+
+
+@pytest.mark.parametrize(("query", "k", "field"), [("tea", "5", "k"), ("tea", 0, "k"),
+                                                    ("tea", 2.5, "k"), ("  ", 3, "query"),
+                                                    (None, 3, "query")])
+def test_bad_search_arguments_name_their_field(client: Client, query: Any, k: Any,
+                                               field: str) -> None:
+    put(client, "acme", "Sam likes green tea")
+    with pytest.raises(ValueError, match=f"^{field}: "):
+        client.search("acme", query, k=k)

@@ -8,6 +8,7 @@ per-process index caches live here; they are rebuilt from the store's order log.
 from __future__ import annotations
 
 import logging
+import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -164,9 +165,10 @@ class Searcher:
         """See :meth:`memcore.Client.search`."""
         validate_namespace(namespace)
         if not isinstance(query, str) or not query.strip():
-            raise ValueError("query must not be empty")
-        if k < 1:
-            raise ValueError("k must be at least 1")
+            raise ValueError("query: must be a non-empty string")
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+            # "5" from a form or a CLI wrapper used to end in a bare TypeError
+            raise ValueError(f"k: expected an integer of at least 1, got {k!r}")
         wanted = compile_filter(filters)  # a bad filter fails before any read
         now = as_utc(now) if now else utcnow()
         # One round trip says whether the cached indexes are still current (version,
