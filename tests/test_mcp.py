@@ -115,6 +115,11 @@ def test_stdio_refuses_a_missing_or_revoked_key(client: Client) -> None:
     out = subprocess.run(memcore_cmd(url, "--api-key", "mck_000000000000_" + "0" * 48),
                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert out.returncode == 1 and "unknown or revoked key" in out.stderr
+    outside = subprocess.run(memcore_cmd(url, "--api-key", key, "--namespace", ns + "-other"),
+                             capture_output=True, text=True, timeout=60,
+                             stdin=subprocess.DEVNULL)
+    assert outside.returncode == 2, outside.stderr
+    assert f"--namespace: '{ns}-other' is outside the key's scopes ({ns})" in outside.stderr
 
     async def run() -> None:
         async with stdio_session(url, "--api-key", key, "--namespace", ns) as session:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fnmatch
+
 import typer
 
 from memcore.cli.common import EXIT_USAGE, fail, handles_errors, open_client
@@ -35,8 +37,14 @@ def mcp(transport: str = typer.Option("stdio", "--transport", metavar="stdio|htt
         if not api_key:
             fail("--api-key (or MEMCORE_MCP_API_KEY) is required with --transport stdio",
                  EXIT_USAGE)
-        if client.store.api_keys.verify(api_key or "") is None:
+        record = client.store.api_keys.verify(api_key or "")
+        if record is None:
             fail("--api-key: unknown or revoked key")
+        if namespace is not None and not any(fnmatch.fnmatchcase(namespace, pattern)
+                                             for pattern in record.scopes):
+            # Otherwise the server starts and every call without a namespace is refused.
+            fail(f"--namespace: {namespace!r} is outside the key's scopes "
+                 f"({', '.join(record.scopes)})", EXIT_USAGE)
         tools = MemoryTools(client, client.store.api_keys, namespace, stdio_key=api_key)
         build_server(tools, transport="stdio").run("stdio")
         return
