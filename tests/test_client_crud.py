@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memcore.client import search as search_module
 from memcore.client.client import Client
-from memcore.core.errors import MemoryNotFound, MemoryStateError
+from memcore.core.errors import EpisodeNotFound, MemoryNotFound, MemoryStateError
 from memcore.core.filters import FilterError, compile_filter
 from memcore.core.models import Actor, AuditAction, Memory, Status
 from memcore.store import keys
@@ -256,3 +256,12 @@ def test_bad_search_arguments_name_their_field(client: Client, query: Any, k: An
     put(client, "acme", "Sam likes green tea")
     with pytest.raises(ValueError, match=f"^{field}: "):
         client.search("acme", query, k=k)
+
+
+def test_erasing_an_unknown_episode_raises(client: Client) -> None:
+    m = put(client, "acme", "Sam's locker code is 4411")  # its source turn: "ep-0"
+    with pytest.raises(EpisodeNotFound, match="'turn-17' not found"):
+        client.erase("acme", episode_id="turn-17")
+    assert client.erase("acme", episode_id=m.sources[0]) >= 1
+    with pytest.raises(EpisodeNotFound, match="already erased"):
+        client.erase("acme", episode_id=m.sources[0])

@@ -22,7 +22,7 @@ from memcore.client.messages import to_episodes
 from memcore.client.search import Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
-from memcore.core.errors import MemoryNotFound, NamespaceNotFound
+from memcore.core.errors import EpisodeNotFound, MemoryNotFound, NamespaceNotFound
 from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
@@ -434,8 +434,8 @@ class Client:
 
         Erasing a memory also erases the turns it came from, unless ``keep_sources``
         (see :meth:`erase_memory`); an unknown or already erased memory raises
-        MemoryNotFound. Returns how many memories and turns were removed (keys, for the
-        whole namespace)."""
+        MemoryNotFound, an episode that erased nothing EpisodeNotFound. Returns how
+        many memories and turns were removed (keys, for the whole namespace)."""
         chosen = [x for x in (memory_id, episode_id, everything or None) if x]
         if len(chosen) != 1:
             raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
@@ -447,7 +447,11 @@ class Client:
             report = self.erase_memory(namespace, memory_id)
             return len(report.removed) + len(report.episodes)
         if episode_id:
-            return self.store.erase_episode(namespace, episode_id, now)
+            erased = self.store.erase_episode(namespace, episode_id, now)
+            if not erased:  # a typo'd id must not read as "forgotten"
+                raise EpisodeNotFound(f"episode {episode_id!r} not found in namespace "
+                                      f"{namespace!r} (never there, or already erased)")
+            return erased
         erased = self.store.erase_namespace(namespace, now)
         # The namespace starts again from an empty order log: drop this process's index.
         self.forget_indexes(namespace)

@@ -13,6 +13,13 @@ class MemoryNotFound(KeyError):
         return str(self.args[0]) if self.args else "memory not found"
 
 
+class EpisodeNotFound(KeyError):
+    """No turn with that id (and no memory citing it) in that namespace (HTTP 404)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "episode not found"
+
+
 class NamespaceNotFound(KeyError):
     """The namespace has no data, for an operation that would otherwise create some
     (e.g. a consolidation pass of a typo'd name writing a snapshot) (HTTP 404)."""
