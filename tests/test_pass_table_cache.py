@@ -105,3 +105,34 @@ def test_patch_overwrites_and_appends() -> None:
     assert base.texts[5] == "two" and base.row("new1") == 5
     assert (base.vectors.take([1, 5]) == 14.0).all()
     assert (base.vectors.take([0]) == codes[0]).all()
+
+
+def _run_pass(store: MemoryStore, pass_id: str, at: int, *, full: bool) -> int | None:
+    from memcore.adapters.offline import OfflineMerger
+    from memcore.consolidate import passes
+    from memcore.core.config import ConsolidationConfig
+
+    config, merger = ConsolidationConfig(cap=1000), OfflineMerger()
+    started = passes.start_pass(store, "u", pass_id, later(at), config, full=full)
+    assert started is not None
+    results = [passes.merge_batch(store, "u", pass_id, a, b, merger) for a, b in started.batches]
+    return passes.finish_pass(store, "u", pass_id, results, config, merger).to_version
+
+
+def test_passes_after_the_first_read_only_what_changed(store: MemoryStore) -> None:
+    from memcore.consolidate.passes import TABLES
+
+    TABLES.clear()
+    reads = TABLES.whole_reads
+    ids = [store.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+                     reason="").id for i in range(40)]
+    assert _run_pass(store, "p0", 10, full=True) == 1
+    assert TABLES.whole_reads == reads + 2  # start and finish at v0 (no undo hash there)
+    for k in (1, 2, 3):
+        store.add("u", mem("u", f"new fact {k} about coffee", seed=200 + k), actor=Actor.INGEST,
+                  reason="")
+        store.touch("u", [ids[k]], later(10 + 10 * k))
+        assert _run_pass(store, f"p{k}", 11 + 10 * k, full=False) == 1 + k
+        version = store.current_version("u")
+        assert rows(TABLES.table(store, "u", version)) == rows(store.read_table("u"))
+    assert TABLES.whole_reads == reads + 2

@@ -81,6 +81,8 @@ class _Cached:
     version: int
     generation: str
     table: MemoryTable
+    pending: set[str] = field(default_factory=set)
+    """Ids to re-read besides what ``changed_since(version)`` lists (see ``advance``)."""
 
 
 class TableCache:
@@ -122,6 +124,7 @@ class TableCache:
         ids = store.changed_since(namespace, entry.version)
         if ids is None:
             return None
+        ids |= entry.pending
         fresh, missing = store.read_rows(namespace, sorted(ids))
         if any(entry.table.row(mid) is not None for mid in missing):
             return None  # a record vanished without a new generation: trust nothing
@@ -130,7 +133,27 @@ class TableCache:
         except ValueError:
             return None
         self.refreshed_rows += len(fresh)
+        entry.pending = set()
         return entry.table
+
+    def advance(self, store: MemoryStore, namespace: str, read_at: int, committed: int,
+                replayed: set[str]) -> None:
+        """After a pass read at ``read_at`` committed ``committed``: label the cached table
+        with the new version, so the next refresh need not list ``read_at``'s writes
+        again (v0 keeps no undo hash: without this the first pass after a full one reads
+        the namespace whole). What changed since the read is the pass's own records (in
+        ``committed``'s undo hash) and the ops it replayed (``replayed``, kept pending);
+        later writes go to ``committed``'s undo hash."""
+        generation = store.generation(namespace)
+        with self._lock:
+            entry = self._entries.get(namespace)
+            if entry is None:
+                return
+            if entry.version != read_at or entry.generation != generation:
+                self._entries.pop(namespace, None)  # erased or moved meanwhile: re-read
+                return
+            entry.version = committed
+            entry.pending |= replayed
 
     def clear(self) -> None:
         """Forget every cached table."""
@@ -444,6 +467,9 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
             _audit_model_errors(store, namespace, instrumented, now)
         report.merge_calls += counted.calls
         _commit(store, namespace, view, reduced, now, report)
+        if report.to_version is not None:
+            TABLES.advance(store, namespace, version, report.to_version,
+                           store.last_commit_delta_ids)
         _keep_cells(store, namespace, version, report.to_version)
         _count_pass(store, report)  # before the lock goes: a waiting client reads it next
     finally:

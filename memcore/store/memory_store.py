@@ -276,6 +276,12 @@ class MemoryStore:
         """The records of ``ids`` as a table, and the ids without a record."""
         return self.snapshots.read_rows(namespace, ids)
 
+    @property
+    def last_commit_delta_ids(self) -> set[str]:
+        """Ids the write-path ops replayed by this store's last pass commit named (what
+        changed between that pass's ``begin_pass`` and its swap)."""
+        return set(self.snapshots.last_delta_ids)
+
     def read_table(self, namespace: str) -> MemoryTable:
         """Every record of ``namespace`` as columns (a consolidation pass's view)."""
         return self.snapshots.read_table(namespace)

@@ -130,6 +130,9 @@ class Snapshots:
         self._r = gateway.client
         self.last_bytes_staged = 0
         """Bytes of the records the last commit staged (what a pass writes per record)."""
+        self.last_delta_ids: set[str] = set()
+        """Ids named by the write-path ops the last commit replayed: what changed between
+        its ``begin_pass`` and its swap (a cached table advances past them)."""
 
     def begin_pass(self, namespace: str, *, columns: bool = False,
                    read: bool = True) -> PassView:
@@ -282,11 +285,13 @@ class Snapshots:
             new_version = int(self._r.incr(keys.vseq(namespace), view.version + 1 - new_version))
         self._r.zadd(keys.building(namespace), {str(new_version): now.timestamp()})
         self.last_bytes_staged = self._stage(namespace, new_version, staged.items())
+        self.last_delta_ids = set()
         replay = Replay(staged, self._live_before(view, staged), seen, self._gw.strength_cap)
         cursor = view.delta_cursor
         while True:
             entries = self._r.xrange(keys.delta(namespace), "(" + cursor, "+")
             if entries:
+                self.last_delta_ids.update(f[b"id"].decode() for _, f in entries)
                 touched = replay.run(namespace, entries)
                 self.last_bytes_staged += self._stage(namespace, new_version,
                                                       ((i, staged[i]) for i in touched))
