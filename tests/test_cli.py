@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,15 @@ def test_every_command_has_help(command: str) -> None:
     result = run(None, *command.split(), "--help")
     assert result.exit_code == 0, result.output
     assert "Usage" in result.output
+
+
+def test_help_paragraphs_are_not_broken_at_the_docstrings_line_ends() -> None:
+    """typer 0.29 kept each docstring line break after the first paragraph, so at any
+    terminal width `--help` showed ragged half-lines ("...; turns" / "without a ...")."""
+    wide = subprocess.run([sys.executable, "-m", "memcore.cli", "ingest", "--help"],
+                          capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, "COLUMNS": "250"})
+    assert "; turns without a timestamp get the current time." in wide.stdout, wide.stdout
 
 
 def test_main_exists_and_help_runs_as_a_process() -> None:

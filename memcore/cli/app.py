@@ -9,6 +9,8 @@ Exit codes: 0 ok, 1 not found or a failed check, 2 usage error, 3 no Redis.
 
 from __future__ import annotations
 
+import inspect
+
 import typer
 
 from memcore.cli import (
@@ -46,6 +48,26 @@ def root(redis_url: str | None = typer.Option(
 for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve, mcp_cmd,
                 models):
     _module.register(app)
+
+
+def _reflow(doc: str) -> str:
+    """A docstring's paragraphs each on one line: typer 0.29 keeps the single line
+    breaks of every paragraph after the first, so `--help` showed ragged half-lines."""
+    paragraphs = inspect.cleandoc(doc).split("\n\n")
+    return "\n\n".join(" ".join(p.split()) for p in paragraphs)
+
+
+def _reflow_help(typer_app: typer.Typer) -> None:
+    for command in typer_app.registered_commands:
+        doc = command.help or (command.callback.__doc__ if command.callback else None)
+        if doc:
+            command.help = _reflow(doc)
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _reflow_help(group.typer_instance)
+
+
+_reflow_help(app)
 
 
 def main() -> None:
