@@ -226,9 +226,8 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
         redis_mb_after_passes=rows[-1]["redis_mb"],
         redis_growth=rows[-1]["redis_mb"] / full["redis_mb"],
     )
-    # The first incremental pass reads the namespace whole once more (the workers' cached
-    # tables were read while v0, whose undo hash lists every load, was current); the
-    # steady state is the median over the later ones.
+    # The steady state: the median over the incremental passes after the first one (the
+    # first follows the full pass's whole reads and re-reads the records it changed).
     steady = rows[2:] or rows[1:]
     if steady:
         seconds = float(np.median([r["seconds"] for r in steady]))
