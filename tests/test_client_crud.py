@@ -265,3 +265,39 @@ def test_erasing_an_unknown_episode_raises(client: Client) -> None:
     assert client.erase("acme", episode_id=m.sources[0]) >= 1
     with pytest.raises(EpisodeNotFound, match="already erased"):
         client.erase("acme", episode_id=m.sources[0])
+
+
+def test_rare_filter_matches_are_read_once_and_follow_every_change(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(search_module, "SCAN_SHARE", 0.0)  # always the exact path
+    scans: list[str] = []
+    real_scan = client.store.iter_filter_fields
+
+    def counted(namespace: str) -> Any:  # the real scan, counted
+        scans.append(namespace)
+        return real_scan(namespace)
+
+    monkeypatch.setattr(client.store, "iter_filter_fields", counted)
+    ns = "acme"
+    for i in range(150):  # more than a search's depth: the exact path is taken
+        put(client, ns, f"Sam likes green tea number {i}", at=i, user_id="bob")
+    first = put(client, ns, "The boiler was serviced", at=200, user_id="alice")
+
+    def alice() -> list[str]:
+        return [h.memory.text for h in client.search(ns, "boiler", k=3, touch=False,
+                                                      filters={"user_id": "alice"})]
+
+    assert alice() == [first.text] and alice() == [first.text]
+    assert len(scans) == 1  # the second search used the cached fields
+    client.search(ns, "boiler", k=3)  # recall bookkeeping changes no filter field
+    assert alice() == [first.text] and len(scans) == 1
+    second = put(client, ns, "The boiler pressure is low", at=201, user_id="alice")
+    assert sorted(alice()) == sorted([first.text, second.text]) and len(scans) == 2
+    client.delete(ns, first.id)  # a status change is a committed change too
+    assert alice() == [second.text]
+    client.update(ns, second.id, metadata={"room": "kitchen"})
+    hits = client.search(ns, "boiler", k=3, touch=False,
+                         filters={"metadata.room": "kitchen"})
+    assert [h.memory.id for h in hits] == [second.id]
+    client.erase(ns, everything=True)
+    assert alice() == []

@@ -20,11 +20,11 @@ import numpy as np
 from memcore.adapters import Models
 from memcore.core import retrieval
 from memcore.core.config import Settings
-from memcore.core.filters import Filterable, compile_filter
+from memcore.core.filters import Filterable, FilterFields, compile_filter
 from memcore.core.models import LIVE_STATUSES, Memory, as_utc, utcnow, validate_namespace
 from memcore.core.scoring import effective_relation_weight, memory_score
-from memcore.core.vector_index import IndexCache, VectorIndex
-from memcore.store import MemoryStore, RecordMemo
+from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
+from memcore.store import MemoryStore, NamespaceState, RecordMemo
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +115,32 @@ class TouchBatcher:
         self.flush()
 
 
+class FilterFieldsCache(NamespaceLRU[list[FilterFields]]):
+    """What filters read of every memory, per namespace, for a filtered search whose
+    matches are too rare for over-fetching: kept in memory and reused while the
+    namespace's (generation, version, record-change count) in Redis is unchanged,
+    instead of reading every record from Redis for each such search."""
+
+    def __init__(self, max_namespaces: int = 8) -> None:
+        super().__init__(max_namespaces)
+
+    def get(self, store: MemoryStore, namespace: str, state: NamespaceState
+            ) -> list[FilterFields]:
+        """The filter fields of ``namespace`` as of ``state`` (or newer: read after it)."""
+        generation = (state.epoch, state.version)
+        writes = int(float(state.writes or 0))
+        with self._lock:
+            entry = self._entries.get(namespace)
+            if entry is not None and entry[0] == generation and entry[1] == writes:
+                self._entries.move_to_end(namespace)
+                return entry[2]
+        # Read outside the lock; what is read is at least as new as ``state`` (read first).
+        fields = list(store.iter_filter_fields(namespace))
+        with self._lock:
+            self._remember(namespace, generation, writes, fields)
+        return fields
+
+
 class Searcher:
     """Searches the namespaces of one store; holds this process's index caches."""
 
@@ -126,6 +152,7 @@ class Searcher:
         self._vectors: IndexCache | None = None
         self._texts = retrieval.TextIndexCache(self._texts_of)
         self._records = RecordMemo()
+        self._fields = FilterFieldsCache()
         self._touches: TouchBatcher | None = None
 
     def defer_touches(self, delay: float) -> None:
@@ -156,6 +183,7 @@ class Searcher:
         if self._vectors is not None:
             self._vectors.invalidate(namespace)
         self._texts.invalidate(namespace)
+        self._fields.invalidate(namespace)
 
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | None = None,
@@ -185,7 +213,7 @@ class Searcher:
             return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
                 and wanted(memory)
 
-        ranking = self._rank(namespace, (state.epoch, version), index, query, vec, k,
+        ranking = self._rank(namespace, state, index, query, vec, k,
                              admit if filters is not None else None, hybrid)
         hits = self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
                            hybrid)
@@ -206,7 +234,7 @@ class Searcher:
             # Counted and logged by the instrumentation; a read has no audit entry to write.
             roles.instruments.drain_errors()
 
-    def _rank(self, namespace: str, generation: tuple[str, int], index: VectorIndex, query: str,
+    def _rank(self, namespace: str, state: NamespaceState, index: VectorIndex, query: str,
               vec: np.ndarray, k: int, admit: Admit | None, hybrid: bool) -> Ranking:
         """Vector neighbours (and BM25 matches when ``hybrid``) fused into one order;
         with ``admit``, only admitted memories compete (filtered before ranking)."""
@@ -214,13 +242,13 @@ class Searcher:
         if admit is None:
             (row,) = index.search(vec, depth)
         else:
-            row = self._matching_neighbours(namespace, index, vec, depth, admit)
+            row = self._matching_neighbours(namespace, state, index, vec, depth, admit)
         cosine = dict(row)
         if not hybrid:
             rank = {mid: float(sim) for mid, sim in row}
             return Ranking(sorted(rank, key=lambda mid: (-rank[mid], mid)), rank, {}, cosine)
-        epoch, version = generation
-        lexical = self._texts.get(namespace, version, index, epoch=epoch).search(query, depth)
+        lexical = self._texts.get(namespace, state.version, index,
+                                  epoch=state.epoch).search(query, depth)
         if admit is not None:
             lexical = self._only(namespace, lexical, admit)
         # A cosine <= 0 shares nothing with the query (the hashing embedder gives exact
@@ -278,12 +306,14 @@ class Searcher:
                                      strict=True) if keep(m)}
         return [(mid, score) for mid, score in ranked if mid in ok]
 
-    def _matching_neighbours(self, namespace: str, index: VectorIndex, vec: np.ndarray,
-                             want: int, keep: Admit) -> list[tuple[str, float]]:
+    def _matching_neighbours(self, namespace: str, state: NamespaceState, index: VectorIndex,
+                             vec: np.ndarray, want: int, keep: Admit
+                             ) -> list[tuple[str, float]]:
         """The ``want`` nearest memories that ``keep`` accepts (fewer only if fewer
         exist): over-fetch from the index, sized by the share of matches seen so far; when
         matches are too rare for that (the fetch would pass ``SCAN_SHARE`` of the index),
-        rank exactly among the ids that match (one scan of the records)."""
+        rank exactly among the ids that match (one pass over the filter fields, kept in
+        memory until the namespace changes: :class:`FilterFieldsCache`)."""
         fetch = want
         while True:
             (row,) = index.search(vec, min(fetch, len(index)))
@@ -295,5 +325,5 @@ class Searcher:
             fetch = max(2 * fetch, int(fetch * want / len(found) * 1.25) + 1)
             if fetch > SCAN_SHARE * len(index):
                 break
-        ids = [f.id for f in self.store.iter_filter_fields(namespace) if keep(f)]
+        ids = [f.id for f in self._fields.get(self.store, namespace, state) if keep(f)]
         return index.search_among(vec[0], ids, want)

@@ -65,11 +65,13 @@ class NamespaceState:
     """What a reader's per-process caches of a namespace are checked against (one round
     trip, :meth:`MemoryStore.namespace_state`): the current version, the epoch (the
     generation token ``mc:{ns}:gen``: replaced by an erase, a purge or a rollback; '' while
-    missing) and the order log's length (every memory write appends to it)."""
+    missing), the order log's length (every memory write appends to it) and the count of
+    committed record changes (``writes``: '' before any; recall bookkeeping not counted)."""
 
     version: int
     epoch: str
     order_length: int
+    writes: str = ""
 
 
 @dataclass(frozen=True)

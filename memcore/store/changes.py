@@ -67,6 +67,8 @@ def queue_changes(batch: ScriptBatch, namespace: str, version: int, changes: Seq
         if passing:
             for entry in ch.entries:
                 batch.xadd(keys.delta(namespace), entry.fields())
+    if changes:
+        batch.incrbyfloat(keys.writes(namespace), 1)  # what filter-field caches compare
     if reindex:
         batch.order(keys.order_len(namespace), keys.order_prefix(namespace), keys.ORDER_CHUNK,
                     reindex)

@@ -124,14 +124,17 @@ class Gateway:
         return raw.decode() if raw is not None else ""
 
     def namespace_state(self, namespace: str) -> NamespaceState:
-        """Version pointer, generation token and order-log length (one MGET: one slot).
+        """Version pointer, generation token, order-log length and record-change count
+        (one MGET: one slot).
         The token is '' while missing: a never-erased namespace, or one whose erase is
         still in progress (its log length then shows it)."""
-        current, epoch, length = self.client.mget(
-            [keys.current(namespace), keys.generation(namespace), keys.order_len(namespace)])
+        current, epoch, length, writes = self.client.mget(
+            [keys.current(namespace), keys.generation(namespace), keys.order_len(namespace),
+             keys.writes(namespace)])
         return NamespaceState(version=int(current) if current is not None else 0,
                               epoch=epoch.decode() if epoch is not None else "",
-                              order_length=int(length) if length is not None else 0)
+                              order_length=int(length) if length is not None else 0,
+                              writes=writes.decode() if writes is not None else "")
 
     def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""

@@ -20,6 +20,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:o:<chunk>              LIST   insertion-order log, ORDER_CHUNK ids per list
     mc:{ns}:stats                  HASH   status -> count
     mc:{ns}:gen                    STRING token replaced by erase, purge, rollback (caches)
+    mc:{ns}:writes                 STRING count of committed record changes (caches)
     mc:{ns}:v<v>:meta              HASH   created_at, retired_at, memories, abandoned, index
     mc:{ns}:v<v>:undo              HASH   id -> packed record as of version v-1 ('' = absent)
     mc:{ns}:v<v>:s:<id>            STRING a record a pass building v staged ('' = erased)
@@ -230,6 +231,12 @@ def schedule_claim(ns: str, slot: int) -> str:
 def reviews(ns: str) -> str:
     """Precision reviews (LIST of JSON records, oldest first; ids and labels, no texts)."""
     return prefix(ns) + "reviews"
+
+
+def writes(ns: str) -> str:
+    """Counter of committed record changes (every commit through ``queue_changes``):
+    readers caching what filters read compare it; recall bookkeeping does not count."""
+    return prefix(ns) + "writes"
 
 
 def generation(ns: str) -> str:
