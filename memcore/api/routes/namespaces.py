@@ -67,7 +67,7 @@ def rollback(body: RollbackRequest, ns: str = NS,
 @router.post("/consolidate", status_code=202,
              response_model=ConsolidateStarted | ConsolidateReport,
              responses={200: {"model": ConsolidateReport, "description": "finished (wait=true)"},
-                        **errors()})
+                        **errors(404)})
 @requires(ApiRole.WRITE)
 def consolidate(response: Response, ns: str = NS,
                 body: ConsolidateRequest | None = None,
@@ -96,7 +96,7 @@ def consolidate(response: Response, ns: str = NS,
     return ConsolidateReport(report=report)
 
 
-@router.post("/erase", response_model=Erased, responses=errors())
+@router.post("/erase", response_model=Erased, responses=errors(404))
 @requires(ApiRole.WRITE)
 def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
     """Erase a memory (and, unless ``keep_sources``, the turns it came from) or an
