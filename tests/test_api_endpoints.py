@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+import redis
 
 from memcore.core.models import Status
+from memcore.store import keys
 from tests.api_helpers import Api, api  # noqa: F401 - fixture
 from tests.cli_helpers import memory, put
 
@@ -111,6 +113,16 @@ def test_erase_namespace_needs_admin_and_leaves_it_empty(api: Api) -> None:  # n
     put(api.redis_url, memory("user drinks coffee", ns=NS))
     hits = api.call("POST", f"{BASE}/search", admin, json={"query": "coffee tea"}).json()
     assert [h["memory"]["text"] for h in hits["results"]] == ["user drinks coffee"]
+
+
+def test_erase_of_a_namespace_without_data_is_404_and_writes_nothing(
+        api: Api) -> None:  # noqa: F811
+    admin = api.key("acme-*", role="admin")
+    answer = api.call("DELETE", "/v1/namespaces/acme-typo", admin)
+    assert answer.status_code == 404 and answer.json()["error"]["code"] == "not_found"
+    assert "acme-typo" in answer.json()["error"]["message"]
+    client = redis.Redis.from_url(api.redis_url)
+    assert list(client.scan_iter(match=keys.pattern("acme-typo"))) == []
 
 
 def test_broker_down_is_503_not_500(redis_url: str) -> None:

