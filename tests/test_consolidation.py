@@ -296,3 +296,26 @@ def test_large_groups_are_cut_into_summaries_of_bounded_size() -> None:
     result = consolidate(mems, hours(24 * 60.0), cfg, JoinMerger())
     sizes = sorted(len(m.sources) for m in result.memories if m.kind is Kind.SUMMARY)
     assert sizes == [6, 7, 7]
+
+
+def test_a_short_fact_does_not_chain_distinct_facts_into_one() -> None:
+    """"Rui likes hiking" is subsumed by each longer hiking fact, which are not the same as
+    one another: the pass merges the short fact into one of them and keeps the others."""
+    from memcore.adapters.offline import OfflineMerger
+
+    short = make_memory("Rui likes hiking.", [1.0, 0.0, 0.0, 0.0], sources=["e0"])
+    longer = [
+        make_memory("Rui likes hiking in the Alps with Rui's sister.", [0.8, 0.6, 0.0, 0.0],
+                    sources=["e1"]),
+        make_memory("Rui likes hiking at dawn before work.", [0.8, 0.0, 0.6, 0.0],
+                    sources=["e2"]),
+        make_memory("Rui likes hiking and bought new boots in Lyon.", [0.8, 0.0, 0.0, 0.6],
+                    sources=["e3"]),
+    ]
+    # Every pair is borderline (cosine 0.8 short-long, 0.64 long-long), none auto-merges.
+    cfg = seed_config(merge_threshold=0.9, borderline_threshold=0.5, cap=100, floor=0.0)
+    result = consolidate([short, *longer], hours(1), cfg, OfflineMerger())
+    live = sorted(m.text for m in result.live())
+    assert len(live) == 3, live  # the short one went into one of them
+    assert {m.text for m in longer} == set(live)
+    assert sorted(s for m in result.live() for s in m.sources) == ["e0", "e1", "e2", "e3"]

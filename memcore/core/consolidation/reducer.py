@@ -222,6 +222,13 @@ def overlay(memories: Sequence[Memory], changed: Sequence[Memory]) -> list[Memor
 
 def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:
     changes = 0
+    # A verdict judged two texts. Once either side has merged into something else this
+    # round, the verdict says nothing about the survivors: "Jon has been into dancing" is
+    # the same as (subsumed by) each of twenty dance facts, which are not the same as one
+    # another, and applying every such verdict to the survivors chained them into one
+    # memory keeping one text. Such pairs wait for the next round, judged on their texts.
+    judged = {mid: red.by_id[mid].text for work in plan_.clusters for pair in work.pairs
+              for mid in pair if mid in red.by_id}
     for ids in plan_.exact_groups:
         if red.merge(ids, None, "exact duplicate (same normalized text)"):
             changes += 1
@@ -231,11 +238,13 @@ def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | 
         if len(work.members) > 1 and outcome.merged_text and red.merge(
                 work.members, outcome.merged_text, outcome.reason or "near-duplicates"):
             changes += 1
-        for (a, b), verdict in zip(work.pairs, outcome.verdicts, strict=False):
-            a, b = _follow(red, a), _follow(red, b)
+        for (a0, b0), verdict in zip(work.pairs, outcome.verdicts, strict=False):
+            a, b = _follow(red, a0), _follow(red, b0)
             if a == b:
                 continue
             if verdict is Verdict.SAME:
+                if (a, b) != (a0, b0) or any(red.by_id[m].text != judged.get(m) for m in (a, b)):
+                    continue
                 if red.merge([a, b], None, "judged the same fact"):
                     changes += 1
             elif verdict is Verdict.CONTRADICTS:
