@@ -44,6 +44,7 @@ def test_roles(api: Api) -> None:  # noqa: F811
     erase_memory = ("POST", "/v1/namespaces/t/erase", {"json": {"memory_id": "nope"}})
     erase_all = ("DELETE", "/v1/namespaces/t", {})
     rollback = ("POST", "/v1/namespaces/t/rollback", {"json": {"version": 5}})
+    put(api.redis_url, memory("user likes tea", ns="t"))  # erasing "t" has something to erase
     # Erasing the unknown memory "nope" is allowed to writers, and then a 404.
     expected = {reader: (200, 403, 403, 403), writer: (200, 404, 403, 403),
                 admin: (200, 404, 200, 422)}
