@@ -170,7 +170,7 @@ def test_commit_primitive_writes_records_index_counts_order_and_delta(
         keys.stats(NS).encode(): {b"active": b"1", b"candidate": b"1"},
         keys.order_len(NS).encode(): b"3",
         keys.order_chunk(NS, 0).encode(): [b"m1", b"m1", b"m2"],
-        keys.writes(NS).encode(): b"1",  # one committed change set (readers' caches)
+        keys.writes(NS).encode(): b"3",  # one per committed record change (readers' caches)
         keys.delta(NS).encode(): [e.fields() for ch in changes for e in ch.entries],
     }
     delta = got.pop(keys.delta(NS).encode())

@@ -68,7 +68,9 @@ def queue_changes(batch: ScriptBatch, namespace: str, version: int, changes: Seq
             for entry in ch.entries:
                 batch.xadd(keys.delta(namespace), entry.fields())
     if changes:
-        batch.incrbyfloat(keys.writes(namespace), 1)  # what filter-field caches compare
+        # What filter-field caches compare; one per record change, as the key says (a bulk
+        # add and the same adds one by one leave the same count).
+        batch.incrbyfloat(keys.writes(namespace), len(changes))
     if reindex:
         batch.order(keys.order_len(namespace), keys.order_prefix(namespace), keys.ORDER_CHUNK,
                     reindex)
