@@ -111,10 +111,15 @@ def test_bad_files_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="line 2: not JSON"):
         read_batches(bad)
     bad.write_text('{"role": "robot", "content": "hi"}\n')
-    with pytest.raises(ValueError, match="turns: messages\\[0\\]"):
+    with pytest.raises(ValueError, match=r"^the turn: role"):
+        validate("ns", read_batches(bad))
+    # Errors found on validation name the file's line, also inside a session group.
+    bad.write_text('{"content": "a", "session": 1}\n{"content": "b", "session": 2}\n'
+                   '{"content": "", "session": 1}\n')
+    with pytest.raises(ValueError, match=r"^line 3: content"):
         validate("ns", read_batches(bad))
     result = run("redis://127.0.0.1:1/0", "ingest", str(bad), "--namespace", "ns")
-    assert result.exit_code == 2 and "role" in result.output  # checked before connecting
+    assert result.exit_code == 2 and "line 3: content" in result.output  # before connecting
 
 
 def test_ingest_command_through_real_workers(celery_stack: LocalStack,  # noqa: F811

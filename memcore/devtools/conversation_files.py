@@ -41,6 +41,13 @@ class Batch:
 
     label: str
     messages: list[Message] = field(default_factory=list)
+    # Where each message came from ("line 7", "session_3[4]"), for errors a user can find.
+    origins: list[str] = field(default_factory=list)
+
+    def append(self, message: Message, origin: str) -> None:
+        """Add a message and the place in the file it came from."""
+        self.messages.append(message)
+        self.origins.append(origin)
 
 
 def locomo_episode_id(dia_id: str) -> str:
@@ -97,11 +104,11 @@ def locomo_batches(data: Mapping[str, Any], *, captions: bool = True) -> list[Ba
             text = str(turn["text"])
             if captions and turn.get("blip_caption"):
                 text = f"{text} [shares an image: {turn['blip_caption']}]".strip()
-            batch.messages.append({
+            batch.append({
                 "role": "user", "speaker": str(turn.get("speaker", "")), "content": text,
                 "timestamp": when, "id": locomo_episode_id(str(turn["dia_id"])),
                 "metadata": {"source": "locomo", "session": n, "dia_id": str(turn["dia_id"])},
-            })
+            }, f"session_{n}[{i}] ({turn['dia_id']})")
         batches.append(batch)
     return batches
 
@@ -118,8 +125,8 @@ def jsonl_batches(text: str) -> list[Batch]:
             raise ValueError(f"line {n}: not JSON ({exc.msg})") from exc
         if not isinstance(row, Mapping):
             raise ValueError(f"line {n}: expected an object with role and content")
-        batches.setdefault(str(row.get("session", "")), Batch("")).messages.append(
-            turn_message(row, n))
+        batches.setdefault(str(row.get("session", "")), Batch("")).append(
+            turn_message(row, n), f"line {n}")
     for key, batch in batches.items():
         batch.label = f"session {key}" if key else "turns"
     return list(batches.values())
@@ -156,9 +163,10 @@ def read_batches(path: Path, *, captions: bool = True) -> list[Batch]:
                              "ingest one per namespace")
         return locomo_batches(samples[0], captions=captions)
     if isinstance(data, list):  # a JSON array of turns
-        return [Batch("turns", [turn_message(r, i) for i, r in enumerate(data, 1)])]
+        return [Batch("turns", [turn_message(r, i) for i, r in enumerate(data, 1)],
+                      [f"turn {i}" for i in range(1, len(data) + 1)])]
     if isinstance(data, Mapping):  # a single JSON object: one turn
-        return [Batch("turns", [turn_message(data, 1)])]
+        return [Batch("turns", [turn_message(data, 1)], ["the turn"])]
     raise ValueError(f"{path}: neither JSONL turns nor a LoCoMo conversation")
 
 
@@ -174,8 +182,17 @@ def validate(namespace: str, batches: Sequence[Batch], *,
             out.append(to_episodes(namespace, batch.messages, None, None,
                                    max_turn_bytes=max_turn_bytes))
         except ValueError as exc:
-            raise ValueError(f"{batch.label}: {exc}") from exc
+            raise ValueError(_located(batch, str(exc))) from exc
     return out
+
+
+def _located(batch: Batch, error: str) -> str:
+    """``messages[1].content: ...`` said where the turn is in the file (``line 2:
+    content: ...``): the index counts the batch's messages from 0, not the file's lines."""
+    found = re.match(r"messages\[(\d+)\]\.?(.*)", error, re.S)
+    if found and int(found.group(1)) < len(batch.origins):
+        return f"{batch.origins[int(found.group(1))]}: {found.group(2)}"
+    return f"{batch.label}: {error}"
 
 
 def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Episode]], *,
