@@ -11,7 +11,7 @@ import re
 from collections.abc import Sequence
 from datetime import timedelta
 
-from memcore.adapters.timephrases import resolve
+from memcore.adapters.timephrases import TimeInfo, resolve
 from memcore.core.compare import relation_for
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.lexicon import content_terms, fold, stem, word_set
@@ -23,8 +23,10 @@ _MAX_FACT_CHARS = 400
 
 # Leading interjections and discourse fillers stripped before judging a sentence.
 _LEADING_FILLER = re.compile(
-    r"^(?:(?:he+y+|hi+|hello+|hiya|yo|oh|ooh|wow|whoa|yeah|yes|yep|no|nope|ok|okay|so|well|um|uh|"
-    r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|right|anyway|anyways|btw|by the way|"
+    r"^(?:(?:he+y+|hi+|hello+|hiya|yo|oh|ooh|wow|whoa|yeah|yes|yep|nope|ok|okay|so|well|um|uh|"
+    # "no" and "right" only as interjections ("No, ..."): "No emojis", "right now" keep them.
+    r"no(?=\s*[,!.:-])|right(?=\s*[,!.:-])|"
+    r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
     r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
     r"finally|big news|news|guess what)\b[\s,!.:-]*)+",
@@ -130,7 +132,7 @@ _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         r"decided to|wish(?:es)? to|keen on|thinking (?:of|about)|looking forward|will start|"
         r"about to|need(?:s)? to|has to|have to)\b", re.I)),
     (Kind.PREFERENCE, re.compile(
-        r"\b(?:likes?|loves?|enjoys?|prefers?|favou?rite|hates?|dislikes?|can't stand|"
+        r"\b(?:likes?|loves?|enjoys?|prefers?|favou?rite|hates?|dislikes?|can't stand|would rather|"
         r"(?:is|am) (?:a )?(?:big )?fan of|into|fond of|passionate about|adores?)\b", re.I)),
     (Kind.TEMPORARY, re.compile(
         r"\b(?:today|tonight|right now|at the moment|this (?:morning|afternoon|evening|week)|"
@@ -160,7 +162,7 @@ _SUBJECT_VERB = re.compile(rf"\b(?:[Ii]|[Ww]e) ((?:(?:{_ADVERB_RE}) )*)([A-Za-z'
 def _third_person(verb: str) -> str:
     """``love`` -> ``loves``, ``go`` -> ``goes``, ``try`` -> ``tries``."""
     low = verb.lower()
-    if low in _KEEP_VERB or low.endswith("ed") or low.endswith("n't"):
+    if low in _KEEP_VERB or (low.endswith("ed") and not low.endswith("eed")) or low.endswith("n't"):
         return verb
     if low == "have":
         return "has"
@@ -194,9 +196,52 @@ def resolve_first_person(sentence: str, name: str) -> str:
     return text[:1].upper() + text[1:]
 
 
+# A dot after these ends no sentence: titles and saints before a name ("St. Mary's",
+# "Dr. Lee") and Latin shorthands ("e.g. tea").
+_NEVER_END = word_set("""mr mrs ms mx dr prof st mt ft jr sr sen rep gen col capt lt sgt rev fr
+    vs approx dept est fig no nos vol ca cf e.g i.e viz""")
+# After "etc." or an initialism ("U.S.", "a.m.", "J."), a sentence ends only if the next
+# word opens one ("... in the U.S. My sister ..."; not "the U.S. Army").
+_MAYBE_END = word_set("etc")
+_INITIALISM = re.compile(r"^(?:[a-z]\.)+[a-z]?$", re.I)
+_OPENERS = word_set("""i i'm i've i'd i'll my we we're our it it's the this that he she they
+    but and so also now then last next yesterday today tomorrow anyway btw please thanks
+    actually there here what how why when where who can could would will do did is are""")
+
+
+def _ends_sentence(before: str, after: str) -> bool:
+    """Whether a ``.`` at the end of ``before`` ends the sentence that ``after`` follows."""
+    if not before.endswith("."):
+        return True  # "!", "?"
+    word = fold(before.rsplit(None, 1)[-1]).rstrip(".").lstrip("(\"'")
+    following = fold(after.split(None, 1)[0]) if after.split() else ""
+    if word in _NEVER_END:
+        return False
+    if word in _MAYBE_END:
+        return after[:1].isupper()
+    if _INITIALISM.match(word + ".") and ("." in word or len(word) == 1):
+        return following.strip(",") in _OPENERS
+    return True
+
+
 def split_sentences(text: str) -> list[str]:
-    """Sentences of a turn (on ``.!?``, semicolons, new lines and dash breaks)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
+    """Sentences of a turn (on ``.!?``, semicolons, new lines and dash breaks); the dot
+    of an abbreviation ("St.", "Dr.", "e.g.", "etc.", "U.S.") ends none."""
+    out: list[str] = []
+    pending = ""
+    for part in _SENTENCE_END.split(text):
+        if not part or not part.strip():
+            continue
+        part = part.strip()
+        if pending and not _ends_sentence(pending, part):
+            pending = f"{pending} {part}"
+            continue
+        if pending:
+            out.append(pending)
+        pending = part
+    if pending:
+        out.append(pending)
+    return out
 
 
 _FP = r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b"
@@ -217,7 +262,26 @@ _PRONOUN_SPLIT = re.compile(r"(?:,\s*|\s+)and\s+(?=(?:she|he|they)(?:'s|'re| is|
                             re.I)
 
 
+# "..., I find the borrow checker appealing": a verdict on something the clause before
+# introduced ("the", "its") belongs with it, so that ending that ends the verdict too.
+_EVALUATION = re.compile(
+    r"^(?:(?:and|but|so|plus)\s+)?(?:i|we)\s+(?:(?:really|also|actually|just|still|kind of|"
+    r"genuinely|honestly|especially|absolutely)\s+)*(?:find|found|love|like|enjoy|hate|"
+    r"dislike|adore|appreciate|miss|admire)s?\s+(?:the|its|their|how|what)\b", re.I)
 _FIRST_OR_ELIDED = re.compile(rf"\b{_FP}|^(?:now|back|officially|finally|just)\b", re.I)
+
+
+def _with_verdicts(sentences: list[str]) -> list[str]:
+    """A sentence that only judges something the sentence before introduced ("I've been
+    learning Rust. I find the borrow checker appealing.") joins it, as a clause does."""
+    out: list[str] = []
+    for sentence in sentences:
+        if (out and _EVALUATION.match(_LEADING_FILLER.sub("", sentence))
+                and not out[-1].endswith("?") and _FIRST_PERSON.search(out[-1])):
+            out[-1] = f"{out[-1].rstrip('.!')}, {_LEADING_FILLER.sub('', sentence)}"
+        else:
+            out.append(sentence)
+    return out
 
 
 def split_claims(sentence: str) -> list[str]:
@@ -228,7 +292,13 @@ def split_claims(sentence: str) -> list[str]:
     and salsa" -> "My hobbies are painting", "My hobbies are salsa").
     """
     parts: list[str] = []
+    clauses: list[str] = []
     for clause in _CLAUSE_SPLIT.split(sentence):
+        if clauses and _EVALUATION.match(clause.strip(" ,")):
+            clauses[-1] = f"{clauses[-1].rstrip(' ,')}, {clause.strip(' ,')}"
+        else:
+            clauses.append(clause)
+    for clause in clauses:
         for named in _NAMED_SPLIT.split(clause):
             for part in _PRONOUN_SPLIT.split(named):
                 parts.extend(_VERB_SPLIT.split(part) if _FIRST_OR_ELIDED.search(sentence)
@@ -249,7 +319,8 @@ _LIST_HEAD = re.compile(
 _LIST_SEP = re.compile(r"\s*,\s*(?:and\s+|&\s+)?|\s+(?:and|&)\s+", re.I)
 _LIST_TAIL = re.compile(r"\s+(?:in|at|on|for|with|from|every|each|since)\s+.+$", re.I)
 _NOT_AN_ITEM = re.compile(r"\b(?:i|i'm|my|me|we|is|are|was|were|he|she|they|it|you|has|have|"
-                          r"not|no|but|because|then|who|which|that)\b", re.I)
+                          r"not|no|but|because|then|who|which|that|please|pls|plz|thanks|"
+                          r"thank)\b", re.I)
 
 
 def split_list(clause: str) -> list[str]:
@@ -277,13 +348,69 @@ _CALL_ME = re.compile(r"^(?:call me|address me as|refer to me as)\s+(?P<v>[^,;]+
                       r"(?:\s+(?:rather than|instead of|not)\s+[^,;]+)?(?:[,;].*)?$", re.I)
 _STANDING_REQUEST = re.compile(r"^(?:i'?d like you to|i would like you to|i want you to|"
                                r"i need you to)\s+(?P<rest>.+)$", re.I)
+# A wish about how the listener answers ("I'd rather you used metric units", "it'd be
+# great if you kept it short"): a standing request, said politely.
+_WISH = re.compile(
+    r"^(?:(?:i'?d|i would) (?:much )?(?:rather|prefer(?: it)?(?: if)?|like it if|love it if|"
+    r"appreciate it if|be grateful if)|i (?:really )?prefer (?:it )?(?:when|if|that)|"
+    r"it(?:'d| would)? (?:be|help)(?: (?:great|nice|helpful|better|best|good|ideal|easier|"
+    r"lovely|perfect))?(?: for me)? (?:if|when)|it helps(?: me)? (?:if|when))"
+    r"\s+you\s+(?P<rest>.+)$", re.I)
+# A question asking for a standing habit ("Could you always use metric units?").
+_STANDING_QUESTION = re.compile(r"^(?:could|can|would|will) you (?:please |kindly )?(?P<rest>.+)$",
+                                re.I)
+# "Don't use emojis", "Never add disclaimers", "Stop apologizing": an imperative about
+# what the listener does is a request even without "please". Only verbs of answering
+# count: "Don't know", "Never been to Peru" are the speaker's own clauses, subject dropped.
+_ANSWER_VERBS = (r"(?:us|add|includ|writ|giv|send|call|say|mention|suggest|recommend|"
+                 r"apologi[sz]|repeat|explain|ask|assum|format|put|start|end|sign|answer|"
+                 r"repl|respond|show|list|quot|cit|translat|summari[sz]|sugarcoat|pad|hedg|"
+                 r"lectur|moraliz|correct|chang|switch|round|convert|bold|capitali[sz]|"
+                 r"abbreviat|shorten|bring|remind|overexplain|rambl|talk|speak|tell|mak|offer|"
+                 r"greet|address|refer|spell|number|label|link|past|print|output|generat|"
+                 r"return|reply|go|leav|skip|swear|curs|emoji)")
+_NEG_IMPERATIVE = re.compile(
+    rf"^(?:(?:don'?t|do not|never|please never)(?: ever)? {_ANSWER_VERBS}[a-z]*\b|"
+    rf"(?:stop|quit|avoid) {_ANSWER_VERBS}[a-z]*ing\b|avoid \w|refrain from \w)", re.I)
+# The listener's verb after "you" in a wish, back to the imperative: "used" -> "use".
+_PAST_TO_BASE = {"wrote": "write", "kept": "keep", "gave": "give", "made": "make",
+                 "sent": "send", "spoke": "speak", "told": "tell", "stuck": "stick",
+                 "put": "put", "went": "go", "began": "begin", "said": "say", "brought": "bring",
+                 "left": "leave", "took": "take", "chose": "choose", "quit": "quit"}
+_WISH_VERB = re.compile(r"^(?:(?:would|could|'d|will|can)\s+)?(?P<neg>(?:didn'?t|did not|"
+                        r"wouldn'?t|would not|don'?t|do not|never|not)\s+)?(?P<adv>(?:always|"
+                        r"just|only|also|generally|usually)\s+)?(?P<verb>[a-z']+)", re.I)
+
+
+def _imperative(rest: str) -> str:
+    """A wish's clause after "you" as an imperative: "used metric units" -> "use metric
+    units", "didn't use emojis" -> "don't use emojis"."""
+    m = _WISH_VERB.match(rest)
+    if not m:
+        return rest
+    verb = m.group("verb").lower()
+    if verb in _PAST_TO_BASE:
+        verb = _PAST_TO_BASE[verb]
+    elif verb.endswith("ied") and len(verb) > 3:
+        verb = verb[:-3] + "y"
+    elif verb.endswith("ed") and len(verb) > 3:
+        stem_ = verb[:-2]
+        if len(stem_) > 2 and stem_[-1] == stem_[-2] and stem_[-1] not in "lsz":
+            stem_ = stem_[:-1]  # "stopped" -> "stop"
+        elif stem_.endswith(("us", "at", "iz", "is", "ad", "uot", "it", "id", "ov", "bl",
+                             "ang", "rit", "uc", "ag", "rg", "rv", "ur", "ud", "ut")):
+            stem_ += "e"  # "used" -> "use", "summarized" -> "summarize"
+        verb = stem_
+    negative = "don't " if m.group("neg") else ""
+    return f"{negative}{m.group('adv') or ''}{verb}{rest[m.end():]}"
+
 _IMPERATIVE = word_set(
     """
     keep use give write answer explain show make be format include add mention suggest stop
     switch correct speak reply respond send tell avoid cite put list call address remind
     check focus limit provide translate summarise summarize offer skip treat consider assume
     talk recommend describe always only never prefer start try ask reply structure number
-    break label highlight spell quote round convert label go stick leave let
+    break label highlight spell quote round convert label go stick leave let quit refrain
     """
 )
 # A one-off task rather than a standing preference ("please fix this").
@@ -291,7 +418,8 @@ _ONE_OFF = re.compile(r"^[^,;]*\b(?:this|these|that one|the following|above|belo
                       r"here)\b|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
                       re.I)
 _STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
-                       r"each time|when|all|any|never|anymore|any more|default|generally)\b",
+                       r"each time|when|all|any|never|anymore|any more|default|generally|"
+                       r"going forward)\b",
                        re.I)
 _YOU = (
     (re.compile(r"\byour\b", re.I), "its"), (re.compile(r"\byou'?re\b", re.I), "it is"),
@@ -318,9 +446,16 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     """
     text = sentence.strip()
     standing = _STANDING_REQUEST.match(text)
+    wish = _WISH.match(text)
+    asked = _STANDING_QUESTION.match(text.rstrip("?"))
     if standing:
         text = "please " + standing.group("rest")
-    elif not _PLEASE.search(text) and not _REMEMBER.match(text):
+    elif wish:
+        text = "please " + _imperative(wish.group("rest"))
+    elif asked and _STANDING.search(asked.group("rest")):
+        text = "please " + asked.group("rest").rstrip("?")
+    elif (not _PLEASE.search(text) and not _REMEMBER.match(text)
+          and not _NEG_IMPERATIVE.match(text)):
         return None
     text = _PLEASE.sub("", text).strip(" ,.!:;")
     text = re.sub(r"^(?:again|also|and|oh|ok|okay|so|btw)\b[\s,:]*", "", text, flags=re.I)
@@ -350,6 +485,43 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     return f"{name} asks for {body}"
 
 
+# A correction of what was just said ("Sorry, it's Anne, not Anna", "Actually, it's May
+# 5", "I meant Porto"): kept as "It's X[, not Y]" for the decider to apply to the fact
+# it corrects (see memcore.core.compare.corrected).
+_CORRECTION_CUE = re.compile(r"^(?:actually|sorry|oops|correction|my bad|my mistake|no wait|"
+                             r"wait|i mean|i meant|scratch that|typo|err|erm|rather|no)\b",
+                             re.I)
+_CORRECTION_BODY = re.compile(
+    r"^(?:(?:i mean|i meant|it'?s|it is|that'?s|that is|it was|it should be|should be|"
+    r"make that|it'?s actually|it is actually)\s+)(?P<x>[^,;]+?)(?:,?\s+(?:and )?not\s+"
+    r"(?P<y>[^,;]+?))?$|^not (?P<y2>[^,;]+?),\s*(?:it'?s\s+)?(?P<x2>[^,;]+)$", re.I)
+_BARE_CORRECTION = re.compile(r"^(?P<x>[^,;]+?),?\s+not\s+(?P<y>[^,;]+)$", re.I)
+_MAX_CORRECTION_WORDS = 5
+
+
+def correction_claim(raw: str, sentence: str) -> str | None:
+    """``sentence`` as "It's X, not Y" (or "It's X") when it corrects what was just said,
+    else None. Without a cue word ("actually", "sorry", ...) only "it's X, not Y" counts."""
+    if not sentence or _SMALL_TALK.match(sentence):
+        return None
+    cued = bool(_CORRECTION_CUE.match(raw.strip()))
+    cue = _CORRECTION_CUE.match(sentence)
+    if cue and cue.group(0).lower() not in ("i mean", "i meant"):
+        sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
+    m = _CORRECTION_BODY.match(sentence.strip(" .!"))
+    if m:
+        x, y = m.group("x") or m.group("x2"), m.group("y") or m.group("y2")
+    elif cued and (bare := _BARE_CORRECTION.match(sentence.strip(" .!"))):
+        x, y = bare.group("x"), bare.group("y")
+    else:
+        return None
+    if not (cued or y) or len(x.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(x):
+        return None
+    if y and (len(y.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(y)):
+        return None
+    return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+
+
 _NAME = re.compile(r"^(?i:i'?m|i am|im|my name is|my name's|call me|this is)\s+"
                    r"(?P<v>[A-Z][\w\u00c0-\u024f'-]+)(?:\s*,\s*(?P<rest>.+))?$")
 _NOT_NAMES = word_set("fine good sorry back here okay ok happy tired not so very really in on "
@@ -363,7 +535,21 @@ _ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|
 
 
 # A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
-_ANAPHORA = re.compile(r"\b(?:them|it|those|these|that one)\b", re.I)
+_ANAPHORA = re.compile(r"\b(?:them|it|those|these|that one|there)\b", re.I)
+
+
+_FRONTED_ADVERB = re.compile(r"^(?P<adv>now|currently|nowadays),?\s+"
+                             r"(?P<subj>i'm|i am|i've|i have|i|we're|"
+                             r"we are|we)\s+", re.I)
+
+
+def _after_subject(claim: str) -> str:
+    """A fronted time adverb after the subject: "Now I work at Bosch" -> "I now work at
+    Bosch" (so the fact reads, and is compared, with its subject first)."""
+    m = _FRONTED_ADVERB.match(claim)
+    if not m:
+        return claim
+    return f"{m.group('subj')} {m.group('adv').lower()} {claim[m.end():]}"
 
 
 def _with_subject(sentence: str) -> str:
@@ -444,11 +630,23 @@ class OfflineExtractor(Metered):
         name = episode.speaker.strip() or default
         seen: set[str] = set()
         out: list[ExtractedFact] = []
-        for raw in split_sentences(episode.text):
+        for raw in _with_verdicts(split_sentences(episode.text)):
             sentence = _LEADING_FILLER.sub("", raw).strip(" ,.!-:")
             if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
                 sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
-            if not sentence or raw.strip().endswith("?") or _QUESTION_START.match(sentence):
+            asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
+                                and _STANDING.search(m.group("rest")))
+            if not sentence or ((raw.strip().endswith("?") or _QUESTION_START.match(sentence))
+                                and not asks_a_habit):
+                continue
+            correction = correction_claim(raw, sentence)
+            if correction is not None:
+                fact = self._fact(correction, name, episode, explicit="not" in correction,
+                                  kind=Kind.KNOWLEDGE, min_terms=1, timeless=True,
+                                  said_by_self=True)
+                if fact is not None and fold(fact.text) not in seen:
+                    seen.add(fold(fact.text))
+                    out.append(fact)
                 continue
             said_by_self = bool(_FIRST_PERSON.search(sentence))
             for n, claim in enumerate(split_claims(sentence)):
@@ -463,7 +661,7 @@ class OfflineExtractor(Metered):
     def _claim_facts(self, claim: str, name: str, episode: Episode, said_by_self: bool
                      ) -> list[ExtractedFact]:
         claim = _LEADING_FILLER.sub("", claim).strip(" ,.!-:")
-        claim = _PREAMBLE.sub("", claim)
+        claim = _after_subject(_PREAMBLE.sub("", claim))
         if not claim:
             return []
         request = request_as_fact(claim, name)
@@ -489,7 +687,7 @@ class OfflineExtractor(Metered):
 
     def _fact(self, sentence: str, name: str, episode: Episode, *, explicit: bool | None,
               kind: Kind | None = None, min_terms: int | None = None,
-              said_by_self: bool = False) -> ExtractedFact | None:
+              said_by_self: bool = False, timeless: bool = False) -> ExtractedFact | None:
         sentence = _with_subject(sentence)
         first_person = bool(_FIRST_PERSON.search(sentence))
         needed = self.min_terms if min_terms is None else min_terms
@@ -507,7 +705,8 @@ class OfflineExtractor(Metered):
             explicit = ((first_person or said_by_self) and not _HEDGE.search(sentence)
                         and not _HYPOTHETICAL.search(sentence))
         now = episode.timestamp
-        timing = resolve(sentence, now)
+        # A correction's date is the corrected fact's value, not a deadline of its own.
+        timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
         rewritten = timing.rewritten
         text = resolve_first_person(rewritten, name).rstrip(" ,;:-")
         kind = kind or _kind(text)

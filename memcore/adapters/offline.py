@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memcore.adapters.extract import OfflineExtractor, split_sentences
-from memcore.core.compare import Relation, relate
+from memcore.core.compare import Relation, corrected, is_correction, relate
 from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
@@ -54,7 +54,15 @@ class OfflineDecider(Metered):
 
     @staticmethod
     def decide_one(request: DecisionRequest) -> Decision:
-        """The decision for one fact."""
+        """The decision for one fact. A correction ("It's Anne, not Anna") rewrites the
+        first neighbour it applies to (the write path lists the speaker's latest memories
+        first) and supersedes it with the corrected text."""
+        if is_correction(request.fact):
+            for index, neighbour in enumerate(request.neighbours):
+                fixed = corrected(request.fact, neighbour.text)
+                if fixed is not None:
+                    return Decision(op=Op.DELETE, target=index, text=fixed,
+                                    reason=f"corrected: {request.fact!r}")
         order = sorted(range(len(request.neighbours)),
                        key=lambda i: -request.neighbours[i].similarity)
         judged = [(i, *relate(request.fact, request.neighbours[i].text)) for i in order]

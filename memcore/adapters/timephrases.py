@@ -114,10 +114,11 @@ _FUTURE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
          rf"(?P<day>\d{{1,2}})(?:st|nd|rd|th)? (?:of )?(?P<month>{_MONTH_RE})\b", "month"),
         (rf"\b(?P<month1>{_MONTH_RE}) \d{{1,2}}(?:st|nd|rd|th)? ?{_RANGE_TO} ?"
          rf"(?:(?P<month>{_MONTH_RE}) )?(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b", "range"),
-        (r"\b(?:by|until|till|before|on|in|for|this|next|around|the|of) (?:the )?"
-         rf"(?P<month>{_MONTH_RE})\b(?: (?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b)?", "month"),
-        (rf"\b(?:by|until|till|before|on) (?:the )?(?P<day>\d{{1,2}})(?:st|nd|rd|th)? "
-         rf"(?:of )?(?P<month>{_MONTH_RE})\b", "month"),
+        (r"\b(?P<prep>by|until|till|before|on|in|for|this|next|around|the|of) (?:the )?"
+         rf"(?P<month>{_MONTH_RE})\b(?: (?P<day>\d{{1,2}})(?:st|nd|rd|th)?\b)?"
+         r"(?:,? (?P<year>(?:19|20)\d\d)\b)?", "month"),
+        (rf"\b(?P<prep>by|until|till|before|on) (?:the )?(?P<day>\d{{1,2}})(?:st|nd|rd|th)? "
+         rf"(?:of )?(?P<month>{_MONTH_RE})\b(?:,? (?P<year>(?:19|20)\d\d)\b)?", "month"),
         (rf"\b(?P<month>{_MONTH_RE}) (?:exam|exams|test|deadline|trip|holiday|vacation)", "month"),
         (r"\b(?:by|until|till|before|in) (?P<year>20\d\d)\b", "year"),
         (rf"\bin (?:the next |about |another )?(?P<n>{_NUM_RE}) (?P<unit>{_UNIT_RE})\b", "in"),
@@ -150,15 +151,71 @@ _PAST: tuple[tuple[re.Pattern[str], str], ...] = tuple(
 )
 
 
+# Dates that come back every year are no deadline ("my birthday is on May 3").
+_RECURRING = re.compile(r"\b(?:birthdays?|bday|anniversary|name ?day|born|wedding day)\b", re.I)
+# Verbs that arrange something still to come: "booked a trip in May" is about May ahead.
+_ARRANGING = re.compile(r"\b(?:booked|scheduled|planned|signed up|registered|reserved|arranged|"
+                        r"ordered|enrolled|applied|invited|agreed|promised|decided|set)\b", re.I)
+_FUTURE_MARK = re.compile(r"\b(?:will|won't|'ll|going to|gonna|about to|plan(?:s|ning)? to|"
+                          r"next|upcoming|coming)\b", re.I)
+_PAST_IRREGULAR = ("was|were|had|did|went|quit|left|got|took|made|sold|bought|gave|began|"
+                   "became|came|ran|won|lost|met|moved|spent|found|kept|broke|wrote|sent|"
+                   "paid|built|chose|drove|flew|ate|drank|fell|felt|held|knew|led|put|rode|"
+                   "saw|sang|sat|slept|spoke|stood|swam|taught|told|thought|threw|woke|wore|"
+                   "been|gone|done|given|taken|seen|eaten|known|driven|flown|written|begun")
+# The speaker tells something that already happened: a subject (or a perfect's
+# auxiliary) directly before a past form, adverbs allowed in between.
+_TOLD_IN_PAST = re.compile(
+    r"(?:^|\b(?:[Ii]|[Ww]e|[Hh]e|[Ss]he|[Tt]hey|[A-Z][a-z]+|have|has|had|'ve|'d|"
+    r"(?:[Mm]y|[Oo]ur|[Hh]is|[Hh]er|[Tt]heir|[A-Z][a-z]+'s) [a-z]+)\s+)"
+    r"(?:(?:just|finally|already|recently|actually|really|also|officially|never|only)\s+)*"
+    rf"(?:[a-z]+ed|{_PAST_IRREGULAR})\b")
+
+
+_HAVE_GOT = re.compile(r"\b(?:have|has|'ve|'s) got\b", re.I)
+
+
+def told_in_past(sentence: str) -> bool:
+    """Does ``sentence`` report something already done ("I quit smoking in March",
+    "I've lived here for 3 years"), not something still to come?"""
+    if _FUTURE_MARK.search(sentence) or _ARRANGING.search(sentence):
+        return False
+    # "I've got a race in April" is having, now; not a perfect of "get".
+    return bool(_TOLD_IN_PAST.search(_HAVE_GOT.sub("has", sentence)))
+
+
+def _named_date(m: re.Match[str], kind: str, now: datetime, past: bool
+                ) -> tuple[datetime | None, datetime | None]:
+    """(deadline, happened) of a named month or day: a given year decides which; a past
+    tense and no year is the latest such date before ``now``; otherwise the next one."""
+    month = m.group("month") or (m.group("month1") if kind == "range" else None)
+    if month is None or month == "may":  # lower-case "may" is the modal verb
+        return None, None
+    number = MONTHS[month.lower()]
+    day_text = m.groupdict().get("day")
+    day = int(day_text) if day_text else None
+    year_text = m.groupdict().get("year")
+    prep = (m.groupdict().get("prep") or "").lower()
+    if year_text or (past and prep in ("", "in", "on", "around", "the", "of")):
+        year = int(year_text) if year_text else now.year
+        if not year_text and (number > now.month or (number == now.month and (day or 1)
+                                                     > now.day)):
+            year -= 1  # "quit in October", said in March: last October
+        day = min(day or 1, calendar.monthrange(year, number)[1])
+        start = datetime(year, number, day, tzinfo=now.tzinfo)
+        if start <= now:
+            return None, start
+        end = (_end_of_day(start) if day_text else
+               _month_end(year, number).replace(tzinfo=now.tzinfo))
+        return end, None
+    return _next_month_end(now, number, day), None
+
+
 def _future(kind: str, m: re.Match[str], now: datetime) -> datetime | None:
     if kind in ("month", "range"):
         # "range": "December 3-6" names the month before the days (the range's end month
         # only when it differs, "December 28 to January 3").
-        month = m.group("month") or (m.group("month1") if kind == "range" else None)
-        if month is None or month == "may":  # lower-case "may" is the modal verb
-            return None
-        day = m.groupdict().get("day")
-        return _next_month_end(now, MONTHS[month.lower()], int(day) if day else None)
+        return _named_date(m, kind, now, past=False)[0]
     if kind == "year":
         year = int(m.group("year"))
         return datetime(year + 1, 1, 1, tzinfo=now.tzinfo) if year >= now.year else None
@@ -217,13 +274,26 @@ _RELATIVE = frozenset({"tomorrow", "today", "in", "weekday", "weekend", "next_we
 def resolve(sentence: str, now: datetime) -> TimeInfo:
     """Resolve the time phrases of ``sentence`` against ``now`` (the episode time)."""
     deadline: datetime | None = None
+    happened: datetime | None = None
     phrase = ""
     text = sentence
+    past = told_in_past(sentence)
+    recurring = bool(_RECURRING.search(sentence))
     for pattern, kind in _FUTURE:
         m = pattern.search(sentence)
         if not m:
             continue
-        when = _future(kind, m, now)
+        if kind in ("month", "range"):
+            when, before = _named_date(m, kind, now, past)
+            if recurring:
+                when = None  # a birthday on May 3 is no deadline; "born in 1990" is a past
+            if before is not None:
+                happened = before if happened is None else min(happened, before)
+                continue
+        elif kind == "in" and past and m.group(0).lower().startswith("for"):
+            continue  # "worked there for six years": a duration up to now, not a deadline
+        else:
+            when = _future(kind, m, now)
         if when is not None and when > now and (deadline is None or when < deadline):
             deadline, phrase = when, m.group(0)
         if kind in _RELATIVE and when is not None and when > now:
@@ -233,7 +303,6 @@ def resolve(sentence: str, now: datetime) -> TimeInfo:
             found = pattern.search(text)
             if found:
                 text = f"{text[: found.end()]} ({label}){text[found.end():]}"
-    happened: datetime | None = None
     for pattern, kind in _PAST:
         m = pattern.search(text)
         if not m:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -28,7 +28,8 @@ _NOT_JOB = word_set("""vegetarian vegan member fan beginner user owner customer 
     mother father daughter son partner person lover reader player other introvert extrovert
     christian believer smoker drinker speaker learner parent grandparent grandmother
     grandfather neighbour neighbor friend fighter survivor perfectionist optimist pessimist
-    morning evening night early ex former native regular""")
+    morning evening night early ex former native regular her other together over ever never
+    later after sooner better longer rather either neither whether further""")
 
 
 # Posts named by the post itself ("accepted a lectureship at ..."); not "role", which
@@ -73,6 +74,8 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("residence", r"^(?P<s>.+?)'s? (?:home|home town|hometown) is (?:in )?(?P<v>[^,.;]+)"),
         ("employer", rf"^(?P<s>.+?) {_ADV}(?:works|work|working|started working|joined|"
                      r"employed) (?:at|for) (?P<v>[^,.;]+)"),
+        ("employer", r"^(?P<s>.+?)'s? (?:new |current )?(?:employer|company) is (?:now )?"
+                     r"(?P<v>[^,.;]+)"),
         ("job", r"^(?P<s>.+?)'s? (?:job|profession|occupation|role) is (?:as )?(?:an? )?"
                 r"(?P<v>[^,.;]+)"),
         ("job", rf"^(?P<s>.+?) {_ADV}(?:works|work|working|started working|started a new job|"
@@ -91,6 +94,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                 r"got hired|was hired|has been hired|is hired|joined [^,.;]+?|"
                 r"is joining [^,.;]+?) as (?:an? )?(?P<v>[^,.;]+?)"
                 r"(?: (?:at|for|in|with) [^,.;]+)?$"),
+        # "joined Bosch": an organisation named without an article ("joined the choir",
+        # "joined a gym" are memberships, several at a time).
+        ("employer", rf"^(?P<s>.+?) {_ADV}(?:joined|is joining|will join) "
+                     r"(?!(?:the|a|an|my|his|her|their|our|some|another)\b)"
+                     r"(?P<v>[^,.;]+?)(?: (?:last|this|in|on|as|after|because|since|"
+                     r"recently|\d)\b.*)?$"),
         ("name", r"^(?P<s>.+?)'s? name is (?P<v>[^,.;]+)"),
         ("age", rf"^(?P<s>.+?) {_ADV}(?:is|turned|is turning|will turn) (?P<v>\d+)"
                 r"(?: years old)?\b"),
@@ -135,15 +144,31 @@ _VALUE_END = re.compile(
 )
 
 
+# The dot of an abbreviation is no clause end: "at st. mary's" is compared as "at st mary's".
+_ABBREVIATION_DOT = re.compile(r"\b(mr|mrs|ms|mx|dr|prof|st|mt|ft|jr|sr|etc|vs|approx|no)\."
+                               r"(?=\s|$)|(?<=\b[a-z])\.(?=[a-z]\b\.?)|(?<=\b[a-z]\.[a-z])\.")
+
+
+# A time adverb in front of the subject ("Now Sam works at Bosch") is not the subject.
+_FRONTED = re.compile(r"^(?:(?:now|currently|nowadays|these days|at the moment|right now|"
+                      r"today|so|and|but|also|anyway|well),? )+")
+
+
 def _clean(text: str) -> str:
     # Accents dropped: "Tomás's degree" must tokenize like "Tomas's degree".
     text = unicodedata.normalize("NFKD", fold(text).strip().rstrip(".!"))
     text = "".join(c for c in text if not unicodedata.combining(c))
-    return re.sub(r"\s+", " ", text)
+    text = _ABBREVIATION_DOT.sub(lambda m: m.group(1) or "", text)
+    return _FRONTED.sub("", re.sub(r"\s+", " ", text))
 
 
 def slot_of(text: str) -> Slot | None:
     """The exclusive slot ``text`` fills, if it matches one of the known predicates."""
+    return next(_slots(text), None)
+
+
+def _slots(text: str) -> Iterator[Slot]:
+    """Every slot ``text`` fills, in the order of ``_SLOTS`` (the first is its slot)."""
     clean = _clean(text)
     for name, pattern in _SLOTS:
         match = pattern.search(clean)
@@ -155,8 +180,34 @@ def slot_of(text: str) -> Slot | None:
                 value = str(_AGES.index(raw) + 1)  # "seven" and "7" are one age
             if name == "job" and raw.split()[-1:] and raw.split()[-1] in _NOT_JOB:
                 continue
-            return Slot(key, _subject(match.group("s")), value.strip(), raw.strip())
-    return None
+            if (name == "job" and raw.split()[0].endswith("ing")
+                    and not re.search(rf"\b(?:a|an|as) {re.escape(raw)}", clean)):
+                continue  # "is visiting her": a verb, not a "visiting" post
+            yield Slot(key, _subject(match.group("s")), value.strip(), raw.strip())
+
+
+# The employer named in a job statement ("is a nurse at St Mary's", "works as a tax
+# advisor for Deloitte"): a new employer makes that statement stale too.
+_EMPLOYER_IN_JOB = re.compile(r" (?:at|for|with) (?P<v>[^,.;]+)$")
+_NOT_EMPLOYER = word_set("home night nights weekends weekend present moment times least")
+
+
+def slots_of(text: str) -> list[Slot]:
+    """:func:`slot_of` plus, for a job held at a named place, that employer."""
+    out: list[Slot] = []
+    for slot in _slots(text):
+        if all(slot.name != o.name for o in out):
+            out.append(slot)
+    if not out:
+        return []
+    slot = out[0]
+    if slot.name == "job" and all(o.name != "employer" for o in out):
+        m = _EMPLOYER_IN_JOB.search(_clean(text))
+        raw = _VALUE_END.sub("", " " + m.group("v")).strip() if m else ""
+        if raw and raw.split()[-1] not in _NOT_EMPLOYER:
+            value = " ".join(stem(w) for w in raw.split() if w not in {"the", "a", "an"})
+            out.append(Slot("employer", slot.subject, value, raw))
+    return out
 
 
 def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
@@ -172,11 +223,16 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     pol_new, pol_old = polarity(new), polarity(old)
     overlap = _jaccard(terms_new, terms_old)
 
-    slot_new, slot_old = slot_of(new), slot_of(old)
-    if (slot_new and slot_old and _same_slot_name(slot_new.name, slot_old.name)
-            and slot_new.subject == slot_old.subject):
+    # The employer named in a job statement only ever contradicts (two facts about one
+    # employer may still say different things).
+    pairs = [(x, y, not (i or j)) for i, x in enumerate(slots_of(new))
+             for j, y in enumerate(slots_of(old))]
+    for slot_new, slot_old, primary in pairs:
+        if not (_same_slot_name(slot_new.name, slot_old.name)
+                and slot_new.subject == slot_old.subject):
+            continue
         a, b = slot_new.value, slot_old.value
-        if a and b and (a in b or b in a) and pol_new == pol_old:
+        if a and b and (a in b or b in a) and pol_new == pol_old and primary:
             if terms_old < terms_new or (a != b and b in a):
                 return Relation.EXTENDS, f"same {slot_new.name}, more detail"
             return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
@@ -186,7 +242,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
                 f"{slot_old.value!r} -> {slot_new.value!r}")
     change = change_of(new)
     if change is not None and ends(change, old):
-        return Relation.CONTRADICTS, f"ended: {change.phrase!r}"
+        return Relation.CONTRADICTS, change.reason
     differ = len(terms_new ^ terms_old)
     # A flip only contradicts the *same* statement: "likes hiking and hates
     # swimming" must not retire "likes hiking".
@@ -277,6 +333,10 @@ _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
         (rf"^{_C}{_ADV}(?:dropped|ditched|abandoned) (?P<x>.+?) for ", "x", True),
         (r"^(?P<s>[^ ]+) .*? instead of (?P<x>[^,.;]+)", "x", True),
         (rf"^{_C}.*?\bno (?:longer|more) (?P<x>.+)$", "x", True),
+        # Taking a habit up (again): "eats meat again", "started smoking again".
+        (rf"^{_C}{_ADV}(?:(?:started|began|has started|is back to|went back to|took up) )?"
+         r"(?P<x>[^,;]+?) again\b", "x+", True),
+        (rf"^{_C}{_ADV}(?:started|began|took up) (?P<x>[a-z]+ing\b[^,;]*)", "x+", True),
         (rf"^{_C}(?:is|does|do|has|was) not (?:an? )?(?P<x>.+?) (?:any ?more|any longer)\b",
          "x", True),
         (rf"^{_C}(?:doesn't|does not|isn't|is not|don't) (?:an? )?(?P<x>.+?) "
@@ -304,13 +364,14 @@ _CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|lef
                           r"moved out|got rid|lost|passed|switched|moved|changed|went|migrated|"
                           r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
                           r"instead of|over|died|passed away|done|not|no wait|graduated|"
-                          r"cut down|cut back|reduced|down to)\b", re.I)
+                          r"cut down|cut back|reduced|down to|again|started|began|took up)\b",
+                          re.I)
 # The first word of every hint above (a pass screens every live fact each time: a set
 # lookup per word is ~10x cheaper than the alternation's scan of every position).
 _HINT_WORDS = word_set("""no any anymore quit left stopped gave given finished completed sold
     ended retired dropped moved got lost passed switched changed went migrated converted
     replaced swapped traded exchanged ditched abandoned instead over died done not graduated
-    cut reduced down""")
+    cut reduced down again started began took""")
 _LETTER_RUNS = re.compile(r"[^\W\d_]+")
 
 
@@ -340,11 +401,48 @@ class Change:
     phrase: str
     amount: bool = False  # only a fact stating an amount of it ("four coffees a day")
     alternatives: tuple[frozenset[str], ...] = ()  # other term sets that also match
+    # Negative facts this makes stale ("doesn't eat meat" after "not vegetarian any more"
+    # or "eats meat again"): a negative fact saying no more than one of these sets.
+    negated: tuple[frozenset[str], ...] = ()
+    resumes: bool = False  # a habit taken up: ``ended`` names it, only negations end
 
     @property
     def term_sets(self) -> tuple[frozenset[str], ...]:
         """``ended`` and the alternatives: a stale fact contains all terms of one."""
         return (self.ended, *self.alternatives)
+
+    @property
+    def reason(self) -> str:
+        """One line for the audit: what ended or was taken up."""
+        return f"{'taken up again' if self.resumes else 'ended'}: {self.phrase!r}"
+
+    @property
+    def screen_sets(self) -> tuple[frozenset[str], ...]:
+        """Every term set a stale fact may contain (a cheap screen before :func:`ends`)."""
+        return (*self.term_sets, *self.negated)
+
+
+# Identities that are abstaining from something: being vegetarian is not eating meat.
+# Ending one (or taking the thing up again) makes "doesn't eat meat" stale.
+_ABSTAINING = {
+    "vegetarian": ("meat",), "veggie": ("meat",), "pescatarian": ("meat",),
+    "vegan": ("meat", "dairy", "egg", "cheese", "milk", "animal"),
+    "teetotal": ("alcohol", "drink", "booze"), "teetotaler": ("alcohol", "drink", "booze"),
+    "teetotaller": ("alcohol", "drink", "booze"), "sober": ("alcohol", "drink", "booze"),
+    "nonsmoker": ("smok", "cigarett"), "non-smoker": ("smok", "cigarett"),
+}
+_ABSTAINED = {stem(k): frozenset(frozenset({stem(v)}) for v in vs) for k, vs in _ABSTAINING.items()}
+
+
+def _negations_of(terms: frozenset[str], resumes: bool) -> tuple[frozenset[str], ...]:
+    """The negative facts a change retires: an ended abstaining identity's abstentions
+    ("vegetarian" -> "meat"), or what a resumed habit names ("meat", "smok")."""
+    out: set[frozenset[str]] = set()
+    for term in terms:
+        out |= _ABSTAINED.get(term, frozenset())
+    if resumes and terms:
+        out.add(terms)
+    return tuple(sorted(out, key=sorted))
 
 
 def change_of(text: str) -> Change | None:
@@ -356,7 +454,8 @@ def change_of(text: str) -> Change | None:
         m = pattern.search(clean)
         if not m:
             continue
-        name, _, consequence = group.rstrip("#").partition("=")
+        resumes = group.endswith("+")
+        name, _, consequence = group.rstrip("#+").partition("=")
         raw = m.group(name) if m.group(name) else ""
         phrase = _object_phrase(_CUT.sub("", raw).strip())
         subject = _subject(m.group("s")) if same and "s" in pattern.groupindex else None
@@ -366,10 +465,18 @@ def change_of(text: str) -> Change | None:
                           if t not in owner and t not in _GENERIC_VERBS)
         # A fixed consequence ("graduated" ends "studying") is another way to match.
         alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
+        if resumes and alternatives:
+            # Whoever took a habit up again is no longer an abstainer from it either.
+            identities = tuple(frozenset({k}) for k, sets in _ABSTAINED.items()
+                               if any(s <= terms for s in sets))
+            return Change(subject.split("'s")[0] if subject else None, terms, phrase,
+                          alternatives=identities, negated=_negations_of(terms, True),
+                          resumes=True)
         if alternatives:
             return Change(subject.split("'s")[0] if subject else None, alternatives[0],
                           phrase or consequence, amount=group.endswith("#"),
-                          alternatives=alternatives[1:])
+                          alternatives=alternatives[1:],
+                          negated=_negations_of(alternatives[0], False))
     return None
 
 
@@ -396,18 +503,47 @@ def ends(change: Change, old: str) -> bool:
     ``old`` must be affirmative, about the same subject (unless the ended thing is the
     subject itself), contain every key term, and not itself report the same change.
     """
-    if polarity(old) < 0:
-        return False
     if change.subject is not None and _owner(old) != change.subject:
         return False
     terms = canonical_terms(_clean(old))
+    if polarity(old) < 0:
+        return _negation_ended(change, old, terms)
+    if change.resumes:
+        # Affirmative facts a resumption ends: an abstaining identity ("is vegetarian")
+        # or an earlier change that ended the habit ("quit smoking").
+        previous = change_of(old)
+        if previous is not None and not previous.resumes and any(
+                all(_has_term(t, change.ended) for t in s) for s in previous.term_sets):
+            return True
+        return any(all(_has_term(t, terms) for t in s) for s in change.alternatives)
     if not any(all(_has_term(t, terms) for t in ended) for ended in change.term_sets):
         return False
     if change.amount and not (numbers(old) or _AMOUNT.search(_clean(old))):
         return False
     previous = change_of(old)
-    return previous is None or not any(a & b for a in change.term_sets
+    # A fact taking the thing up ("started learning Rust") is what an ending retires.
+    return previous is None or previous.resumes or not any(a & b for a in change.term_sets
                                        for b in previous.term_sets)
+
+
+def _negation_ended(change: Change, old: str, terms: frozenset[str]) -> bool:
+    """Does ``change`` end the negative fact ``old`` ("doesn't eat meat")? Only when
+    ``old`` says no more than the abstention: its subject, one of ``change.negated``
+    and verbs without an object of their own ("doesn't like meat" is a taste, kept)."""
+    owner = set(canonical_terms(_owner(old)))
+    for negated in change.negated:
+        if not all(_has_term(t, terms) for t in negated):
+            continue
+        rest = {t for t in terms if t not in owner and t not in _GENERIC_VERBS
+                and not any(_has_term(t, frozenset({n})) for n in negated)}
+        if not rest or rest <= _HABIT_WORDS:
+            return True
+    return False
+
+
+# Words a negative habit statement may carry besides the habit ("doesn't smoke at all").
+_HABIT_WORDS = frozenset(stem(w) for w in word_set("""ever anything since years months
+    weeks any smoke smoking cigarettes alcohol meat fish"""))
 
 
 def _same_slot_name(a: str, b: str) -> bool:
@@ -429,15 +565,13 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     friends, places) have no slot, so they never retire each other.
     """
     n = len(ids)
-    slots: dict[int, Slot] = {}
+    by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
     for i in range(n):
-        if slotted is None or slotted[i]:
-            slot = slot_of(texts[i])
-            if slot is not None and slot.value and polarity(texts[i]) > 0:
-                slots[i] = slot
-    by_key: dict[tuple[str, str], list[int]] = {}
-    for i, slot in slots.items():
-        by_key.setdefault((slot.name.partition(":")[0], slot.subject), []).append(i)
+        if (slotted is None or slotted[i]) and polarity(texts[i]) > 0:
+            for slot in slots_of(texts[i]):
+                if slot.value:
+                    by_key.setdefault((slot.name.partition(":")[0], slot.subject),
+                                      []).append((i, slot))
     changes = {i: c for i in range(n) if (c := change_of(texts[i])) is not None}
     folded = [fold(t) for t in texts] if changes else []
     retired: dict[int, tuple[int, str]] = {}
@@ -449,15 +583,86 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
             retired[old] = (new, reason)
 
     for members in by_key.values():
-        for j in members:
-            for i in members:
-                a, b = slots[j], slots[i]
+        for j, a in members:
+            for i, b in members:
                 if (i != j and _same_slot_name(a.name, b.name) and a.value not in b.value
                         and b.value not in a.value):
                     retire(i, j, f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
     for j, change in changes.items():
         for i in range(n):
             if i != j and any(all(t[:3] in folded[i] for t in ended)
-                              for ended in change.term_sets) and ends(change, texts[i]):
-                retire(i, j, f"ended: {change.phrase!r}")
+                              for ended in change.screen_sets) and ends(change, texts[i]):
+                retire(i, j, change.reason)
     return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.items())]
+
+
+# --- corrections: "it's X, not Y" applied to the fact it corrects --------------------
+
+_CORRECTION_FACT = re.compile(r"^it'?s (?P<x>[^,;]+?)(?:, not (?P<y>[^,;]+?))?\.?$", re.I)
+_ARTICLE = re.compile(r"^(?:a|an|the)\s+", re.I)
+_MONTH_NAMES = ("january|february|march|april|may|june|july|august|september|october|"
+                "november|december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+_DATE = re.compile(rf"\b(?:\d{{1,2}}(?:st|nd|rd|th)? (?:of )?(?:{_MONTH_NAMES})\b|"
+                   rf"(?:{_MONTH_NAMES}) \d{{1,2}}(?:st|nd|rd|th)?\b|"
+                   r"(?:the )?\d{1,2}(?:st|nd|rd|th)\b)(?:,? \d{4})?", re.I)
+_NUMBER = re.compile(r"\b\d+(?:[.,]\d+)?\b")
+_PROPER = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][\w\u00c0-\u024f-]*(?:\s+[A-Z][\w\u00c0-\u024f-]*)*"
+                     r"(?!'s\b)")
+
+
+_NAME_VALUE = re.compile(r"[A-Z][\w\u00c0-\u024f-]*(?:\s+[A-Z][\w\u00c0-\u024f-]*){0,3}")
+_CALENDAR_WORD = re.compile(rf"(?i:{_MONTH_NAMES}|monday|tuesday|wednesday|thursday|friday|"
+                            r"saturday|sunday)")
+
+
+def is_correction(text: str) -> bool:
+    """Is ``text`` a correction as the extractor keeps it ("It's X[, not Y].")?"""
+    return bool(_CORRECTION_FACT.match(text.strip()))
+
+
+def _core(phrase: str) -> str:
+    return _ARTICLE.sub("", phrase.strip())
+
+
+def corrected(correction: str, old: str) -> str | None:
+    """``old`` with the value ``correction`` replaces, or None if it does not apply.
+
+    "It's Anne, not Anna" replaces "Anna" in "Sam's sister's name is Anna"; "It's May 5"
+    (no old value named) replaces the only value of its own type in ``old``: a date, a
+    number or a name ("Sam's birthday is on May 3" -> "... on May 5").
+    """
+    m = _CORRECTION_FACT.match(correction.strip())
+    if not m:
+        return None
+    new, wrong = _core(m.group("x")), m.group("y")
+    body = old.strip()
+    if wrong:
+        wrong = _core(wrong)
+        # The new value may repeat words before the old one ("a ThinkPad T14, not an X1"
+        # in "... is a ThinkPad X1"): replace from the first repeated word on.
+        first = re.escape(new.split()[0])
+        span = re.search(rf"\b{first}\b(?:\s+\S+){{0,3}}?\s+{re.escape(wrong)}\b", body, re.I)
+        span = span or re.search(rf"\b{re.escape(wrong)}\b", body, re.I)
+        if span is None:
+            return None
+        text = body[:span.start()] + new + body[span.end():]
+        return text if fold(text) != fold(body) else None
+    new = m.group("x").strip()
+    for kind in (_DATE, _NUMBER, _PROPER):
+        if kind is _PROPER:
+            fits = bool(_NAME_VALUE.fullmatch(new))
+        else:
+            fits = bool(kind.fullmatch(_ARTICLE.sub("", new)) or kind.fullmatch(new))
+        if not fits:
+            continue
+        values = [v for v in kind.finditer(body)
+                  if kind is not _PROPER or not _CALENDAR_WORD.fullmatch(v.group(0))]
+        if len(values) != 1:
+            return None
+        value = values[0]
+        year = re.search(r",? \d{4}$", value.group(0)) if kind is _DATE else None
+        if year and not re.search(r"\d{4}$", new):
+            new += year.group(0)  # "5 May" corrects the day of "3 May 1990", not the year
+        text = body[:value.start()] + new + body[value.end():]
+        return text if fold(text) != fold(body) else None
+    return None

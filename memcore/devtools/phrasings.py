@@ -36,6 +36,7 @@ class Case:
 
     before: tuple[str, ...]
     probe: str
+    forget_before: bool = False  # the user deletes what the earlier turns stored
 
 
 CASES: tuple[Case, ...] = (
@@ -61,6 +62,24 @@ CASES: tuple[Case, ...] = (
          "I own a blue lamp called item2 that I bought in Rome in 2020."),
     Case(("My hobbies are painting and salsa.",), "I also started yoga."),
     Case(("My friend Carmen lives in Sevilla.",), "My friend Pablo lives in Madrid."),
+)
+
+# What a newcomer tried (issue 12, second round): abbreviations, employers, polite and
+# negative preferences, corrections, dates, ended habits, a fact restated after a delete.
+NEWCOMER_CASES: tuple[Case, ...] = (
+    Case((), "I work as a nurse at St. Mary's hospital."),
+    Case(("I work at Siemens.",), "Now I work at Bosch."),
+    Case(("I worked at Siemens for six years.",), "Now I work at Bosch."),
+    Case((), "I'd rather you use metric units."),
+    Case((), "Don't use emojis, please."),
+    Case(("My sister's name is Anna.",), "Sorry, it's Anne, not Anna."),
+    Case(("My birthday is on May 3.",), "Actually, it's May 5."),
+    Case((), "I quit smoking last month."),
+    Case((), "I quit smoking in October."),
+    Case(("I'm allergic to peanuts.",), "I'm allergic to peanuts.", forget_before=True),
+    Case(("I don't eat meat.",), "I'm not vegetarian any more."),
+    Case(("I've started learning Rust, and I find the borrow checker appealing.",),
+         "I gave up on Rust."),
 )
 
 
@@ -95,6 +114,10 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
             turns = [*case.before, case.probe]
             reports = []
             for i, text in enumerate(turns):
+                if case.forget_before and i == len(turns) - 1:
+                    for m in list(store.iter_memories(ns, vectors=False)):
+                        if m.live:
+                            store.tombstone(ns, m.id, t0 + timedelta(days=i - 0.5))
                 ep = Episode(id=f"p{n}-{i}", namespace=ns, role=Role.USER, speaker="User",
                              text=text, timestamp=t0 + timedelta(days=i))
                 reports.append(pipeline.ingest(ns, [ep]))
@@ -107,6 +130,7 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
                 "extracted": [m.text for m in memories if probe_id in m.sources],
                 "decisions": reports[-1].decisions,  # the write path's, for the probe
                 "live": sorted(m.text for m in memories if m.live),
+                "kinds": {m.text: m.kind.value for m in memories if probe_id in m.sources},
                 "superseded": sorted(m.text for m in memories
                                      if m.status is Status.SUPERSEDED),
             })
@@ -160,13 +184,15 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Print the cases as Markdown (``--json`` for JSON)."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--newcomer", action="store_true",
+                        help="the newcomer's phrasings (second round) instead of the first")
     parser.add_argument("--possessions", type=int, default=0, metavar="N",
                         help="instead: N templated possession turns and one pass")
     args = parser.parse_args(argv)
     if args.possessions:
         print(json.dumps(possessions(args.possessions)))
         return []
-    rows = run_cases()
+    rows = run_cases(NEWCOMER_CASES if args.newcomer else CASES)
     print(json.dumps(rows, indent=1) if args.json else markdown(rows))
     return rows
 

@@ -19,7 +19,7 @@ from datetime import datetime
 import numpy as np
 
 from memcore.adapters import Models, OfflineDecider
-from memcore.core.compare import relation_for, relation_of
+from memcore.core.compare import is_correction, relation_for, relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.core.models import (
@@ -39,6 +39,9 @@ from memcore.observability.instrument import Instruments
 from memcore.store import MemoryStore
 
 MINHASH_MIN_WORDS = 12
+# A correction ("It's Anne, not Anna") is judged against this many of the scope's
+# latest memories: it corrects what was just said, however unlike it the text is.
+RECENT_FOR_CORRECTION = 5
 MINHASH_JACCARD = 0.9
 
 
@@ -218,6 +221,13 @@ class IngestPipeline:
             now = episode.timestamp
             top = near[0].similarity if near else -1.0
             repeat = self._verbatim_repeat(fact.text, near)
+            if is_correction(fact.text):
+                recent = self._recent(namespace, version, episode.scope, vec)
+                if recent:
+                    seen = {n.memory_id for n in recent}
+                    requests.append((index, fact, vec,
+                                     recent + [n for n in near if n.memory_id not in seen]))
+                    continue
             if repeat is not None:
                 self.store.reinforce(namespace, repeat, source=fact.source, now=now,
                                      reason="near-verbatim repeat (MinHash)",
@@ -269,6 +279,26 @@ class IngestPipeline:
             near = [Neighbour(mid, rec.text, float(sim)) for mid, sim in row
                     if (rec := records.get(mid)) is not None and rec.live and rec.scope == scope]
             out.append(near[:s])
+        return out
+
+    def _recent(self, namespace: str, version: int, scope: str, vec: np.ndarray
+                ) -> list[Neighbour]:
+        """The scope's latest live memories, newest first (a correction's candidates)."""
+        index = self.index_cache.get(namespace, version)
+        if len(index) == 0:
+            return []
+        ids = list(dict.fromkeys(reversed(index.ids_from(max(0, index.rows
+                                                              - 4 * RECENT_FOR_CORRECTION)))))
+        records = self.store.get_many(namespace, ids, vectors=False)
+        out: list[Neighbour] = []
+        for mid, rec in zip(ids, records, strict=True):
+            if rec is None or not rec.live or rec.scope != scope or is_correction(rec.text):
+                continue
+            stored = index.vector_of(mid)
+            similarity = float(np.dot(stored, vec)) if stored is not None else 0.0
+            out.append(Neighbour(mid, rec.text, similarity))
+            if len(out) == RECENT_FOR_CORRECTION:
+                break
         return out
 
     def _verbatim_repeat(self, text: str, near: list[Neighbour]) -> str | None:
@@ -338,11 +368,26 @@ class IngestPipeline:
             report.count(Op.UPDATE)
             report.memory_ids.append(target.memory_id)
             return
+        if decision.text and decision.text != fact.text:
+            fact, vec = self._rewritten(namespace, fact, decision.text, target, now)
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
                              decision=op.value)
         report.count(Op.DELETE)
         report.memory_ids.append(memory.id)
+
+    def _rewritten(self, namespace: str, fact: ExtractedFact, text: str, target: Neighbour,
+                   now: datetime) -> tuple[ExtractedFact, np.ndarray]:
+        """The fact a superseding decision wrote (a correction applied to the memory it
+        corrects): the corrected memory's kind and validity, stated explicitly."""
+        old = self.store.get(namespace, target.memory_id)
+        update: dict[str, object] = {"text": text, "explicit": True,
+                                     "relation": relation_for(text)}
+        if old is not None:
+            update.update(kind=old.kind, importance=max(fact.importance,
+                                                        round(old.importance * 10)),
+                          valid_until=old.valid_until, expires_at=old.expires_at)
+        return (fact.model_copy(update=update), self._embed(namespace, [text], now)[0])
 
     def _memory(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
                 episode: Episode) -> Memory:

@@ -1,0 +1,344 @@
+"""Memories that stay right in plain language (issue 12, second round): abbreviations
+do not cut sentences, polite and negative requests are preferences, corrections fix the
+fact they correct, dates said in the past or every year are no deadlines, a new employer
+retires the old one, an abstention ends with its identity, a verdict goes with what it
+judges, and a fact restated after a delete is live again. Each class is tested on
+sentences of its own, not only the ones a user reported."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memcore.adapters import build_models
+from memcore.adapters.extract import OfflineExtractor, split_sentences
+from memcore.adapters.offline import OfflineDecider
+from memcore.client.client import Client
+from memcore.consolidate.passes import run_pass
+from memcore.core.compare import Relation, corrected, relate, supersessions
+from memcore.core.config import Settings
+from memcore.core.interfaces import DecisionRequest, Neighbour, Op
+from memcore.core.models import Episode, Kind, Role, Status
+from memcore.devtools.stack import LocalStack
+from memcore.ingest.write_path import IngestPipeline
+from memcore.store import MemoryStore
+from tests.celery_stack import celery_stack  # noqa: F401 - fixture
+
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+def facts(text: str, at: datetime = T0) -> list[tuple[str, Kind]]:
+    """What the offline extractor keeps of one user turn by "Sam"."""
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=text, timestamp=at)
+    return [(f.text, f.kind) for f in OfflineExtractor().extract_turn(ep)]
+
+
+def texts(text: str, at: datetime = T0) -> list[str]:
+    return [t for t, _ in facts(text, at)]
+
+
+# --- sentences: an abbreviation's dot ends none ---------------------------------------
+
+@pytest.mark.parametrize(("turn", "sentences"), [
+    ("My GP is Dr. Okafor at the Elm St. practice.",
+     ["My GP is Dr. Okafor at the Elm St. practice."]),
+    ("Mr. and Mrs. Brown live next door. They are nice.",
+     ["Mr. and Mrs. Brown live next door.", "They are nice."]),
+    ("I like citrus, e.g. limes and yuzu. My partner doesn't.",
+     ["I like citrus, e.g. limes and yuzu.", "My partner doesn't."]),
+    ("I collect stamps, coins etc. and I trade them online.",
+     ["I collect stamps, coins etc. and I trade them online."]),
+    ("I grew up in the U.K. My brother still lives there.",
+     ["I grew up in the U.K.", "My brother still lives there."]),
+    ("I served in the U.S. Navy for four years.", ["I served in the U.S. Navy for four years."]),
+    ("I start at 7 a.m. on weekdays.", ["I start at 7 a.m. on weekdays."]),
+])
+def test_abbreviations_do_not_end_a_sentence(turn: str, sentences: list[str]) -> None:
+    assert split_sentences(turn) == sentences
+
+
+def test_a_fact_with_an_abbreviation_keeps_its_slot() -> None:
+    assert texts("I teach maths at St. Columba's school.") == [
+        "Sam teaches maths at St. Columba's school."]
+    old, new = "Sam works as a paramedic at St. Luke's.", "Sam works as a firefighter now."
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
+
+
+# --- requests: polite wishes and negative imperatives are preferences -----------------
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("I'd rather you answered in German.", "Sam asks the assistant to answer in German."),
+    ("I would rather you didn't pad answers with disclaimers.",
+     "Sam asks the assistant not to pad answers with disclaimers."),
+    ("I'd prefer it if you wrote dates as YYYY-MM-DD.",
+     "Sam asks the assistant to write dates as YYYY-MM-DD."),
+    ("I prefer when you show the code first.", "Sam asks the assistant to show the code first."),
+    ("It'd be great if you kept summaries under five lines.",
+     "Sam asks the assistant to keep summaries under five lines."),
+    ("It would help if you explained acronyms.", "Sam asks the assistant to explain acronyms."),
+    ("I'd appreciate it if you used British spelling.",
+     "Sam asks the assistant to use British spelling."),
+    ("Could you always quote the source?", "Sam asks the assistant to always quote the source."),
+    ("Can you reply in French from now on?",
+     "Sam asks the assistant to reply in French from now on."),
+    ("Don't use exclamation marks, please.",
+     "Sam asks the assistant not to use exclamation marks."),
+    ("Never add a summary at the end.", "Sam asks the assistant never to add a summary at the end."),
+    ("Stop apologising in every reply.", "Sam asks the assistant to stop apologising in every reply."),
+    ("Avoid corporate buzzwords.", "Sam asks the assistant to avoid corporate buzzwords."),
+    ("No tables, please.", "Sam wants no tables."),
+])
+def test_wishes_and_negative_imperatives_are_preferences(turn: str, fact: str) -> None:
+    assert facts(turn) == [(fact, Kind.PREFERENCE)]
+
+
+@pytest.mark.parametrize("turn", ["Don't worry about it.", "Could you fix this bug?",
+                                  "Never mind.", "Can you check the logs above?",
+                                  "Don't know yet."])
+def test_one_off_asks_and_chat_are_no_preference(turn: str) -> None:
+    assert not [t for t, k in facts(turn) if k is Kind.PREFERENCE]
+
+
+def test_no_is_an_interjection_only_before_a_pause() -> None:
+    assert texts("No, I live in Faro.") == ["Sam lives in Faro."]
+    assert facts("No sugar in my tea, please.")[0][0].startswith("Sam wants no sugar")
+
+
+# --- corrections ----------------------------------------------------------------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Sorry, it's Ines, not Inez.", "It's Ines, not Inez."),
+    ("Oops, I meant Gdansk, not Gdynia.", "It's Gdansk, not Gdynia."),
+    ("Actually, it's the 12th.", "It's the 12th."),
+    ("My mistake, it's 41.", "It's 41."),
+    ("No wait, it's Tuesday, not Monday.", "It's Tuesday, not Monday."),
+])
+def test_a_correction_is_kept_for_the_decider(turn: str, kept: str) -> None:
+    assert texts(turn) == [kept]
+
+
+@pytest.mark.parametrize("turn", ["It's raining.", "That's great, not bad at all.",
+                                  "Sorry, I was busy."])
+def test_chat_is_no_correction(turn: str) -> None:
+    assert not any(t.startswith("It's") for t in texts(turn))
+
+
+@pytest.mark.parametrize(("correction", "old", "new"), [
+    ("It's Ines, not Inez.", "Sam's niece is called Inez.", "Sam's niece is called Ines."),
+    ("It's June 9.", "Sam's anniversary is on June 7.", "Sam's anniversary is on June 9."),
+    ("It's 41.", "Sam is 40 years old.", "Sam is 41 years old."),
+    ("It's Gdansk.", "Sam's brother lives in Gdynia.", "Sam's brother lives in Gdansk."),
+    ("It's a Golf, not a Polo.", "Sam drives a Polo.", "Sam drives a Golf."),
+    ("It's 14 March.", "Sam was born on 12 March 1988.", "Sam was born on 14 March 1988."),
+])
+def test_a_correction_rewrites_the_fact_it_corrects(correction: str, old: str, new: str
+                                                    ) -> None:
+    assert corrected(correction, old) == new
+    decision = OfflineDecider().decide([DecisionRequest(correction, [
+        Neighbour("x", "Sam likes tea.", 0.9), Neighbour("m", old, 0.1)])])[0]
+    assert (decision.op, decision.target, decision.text) == (Op.DELETE, 1, new)
+
+
+@pytest.mark.parametrize(("correction", "old"), [
+    ("It's 41.", "Sam has 2 cats aged 3 and 5."),  # two numbers: which one?
+    ("It's Gdansk.", "Sam's sister Ola lives in Gdynia."),  # two names
+    ("It's June 9.", "Sam likes tea."),  # nothing of its type
+])
+def test_an_ambiguous_correction_changes_nothing(correction: str, old: str) -> None:
+    assert corrected(correction, old) is None
+
+
+def _pipeline(redis_url: str) -> tuple[MemoryStore, IngestPipeline, Settings]:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    return store, IngestPipeline(store, build_models(settings), settings), settings
+
+
+def _say(pipeline: IngestPipeline, ns: str, turns: list[str]) -> None:
+    for i, text in enumerate(turns):
+        pipeline.ingest(ns, [Episode(id=f"{ns}-{i}", namespace=ns, role=Role.USER,
+                                     speaker="Sam", text=text,
+                                     timestamp=T0 + timedelta(days=i))])
+
+
+def test_corrections_through_the_write_path(redis_url: str) -> None:
+    store, pipeline, settings = _pipeline(redis_url)
+    cases = [
+        (["My nephew is called Tobias.", "I love long walks.", "Sorry, it's Tobiah, not Tobias."],
+         "Sam's nephew is called Tobiah.", "Sam's nephew is called Tobias."),
+        (["My dentist appointment is on the 14th.", "Actually, it's the 16th."],
+         "Sam's dentist appointment is on the 16th.", "Sam's dentist appointment is on the 14th."),
+        (["Our wedding anniversary is on 2 August.", "I meant 3 August."],
+         "Sam's wedding anniversary is on 3 August.", "Sam's wedding anniversary is on 2 August."),
+    ]
+    for n, (turns, live, stale) in enumerate(cases):
+        ns = f"fix{n}"
+        _say(pipeline, ns, turns)
+        memories = {m.text: m for m in store.iter_memories(ns, vectors=False)}
+        assert memories[live].status is Status.ACTIVE, memories
+        assert memories[stale].status is Status.SUPERSEDED
+        assert memories[stale].superseded_by == memories[live].id
+        # The corrected fact is the old one's kind: an anniversary is no deadline.
+        assert memories[live].expires_at is None and memories[live].kind is Kind.KNOWLEDGE
+        run_pass(store, ns, settings.consolidation, build_models(settings).merger,
+                 now=T0 + timedelta(days=10))
+        assert live in {m.text for m in store.iter_memories(ns, vectors=False) if m.live}
+
+
+# --- dates: said in the past, every year, or as a span up to now --------------------------
+
+@pytest.mark.parametrize("turn", [
+    "My birthday is on 21 October.", "Our anniversary is on April 2.",
+    "My daughter's birthday is November 30th.", "My name day is on 6 December.",
+])
+def test_a_yearly_date_is_no_deadline(turn: str) -> None:
+    [(_, kind)] = facts(turn)
+    assert kind is Kind.KNOWLEDGE, turn
+
+
+@pytest.mark.parametrize(("turn", "happened"), [
+    ("I stopped eating sugar in January.", datetime(2026, 1, 1, tzinfo=UTC)),
+    ("I gave up alcohol in November.", datetime(2025, 11, 1, tzinfo=UTC)),
+    ("My son started kindergarten in September.", datetime(2025, 9, 1, tzinfo=UTC)),
+    ("We moved to Leeds in March 2019.", datetime(2019, 3, 1, tzinfo=UTC)),
+    ("I was born on 4 July 1991.", datetime(1991, 7, 4, tzinfo=UTC)),
+])
+def test_a_date_told_in_the_past_is_when_it_happened(turn: str, happened: datetime) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=turn, timestamp=T0)
+    [fact] = OfflineExtractor().extract_turn(ep)
+    assert fact.kind is not Kind.GOAL and fact.expires_at is None, turn
+    assert fact.valid_from == happened, turn
+
+
+@pytest.mark.parametrize("turn", [
+    "I worked at Philips for eight years.", "I've lived in Ghent for 3 years.",
+    "I have been vegan for two years.", "I quit smoking.", "I quit smoking last month.",
+    "I stopped drinking soda in February.",
+])
+def test_a_span_up_to_now_or_an_ended_habit_is_no_goal(turn: str) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=turn, timestamp=T0)
+    [fact] = OfflineExtractor().extract_turn(ep)
+    assert fact.kind is not Kind.GOAL and fact.expires_at is None, (turn, fact)
+
+
+@pytest.mark.parametrize("turn", [
+    "I'm in Oslo for two weeks.", "I'll move to Bergen in June.",
+    "I've got a 10k race in April.", "I booked a trip to Crete in May.",
+    "My exam is on 14 March.",
+])
+def test_what_is_still_to_come_keeps_its_deadline(turn: str) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=turn, timestamp=T0)
+    [fact] = OfflineExtractor().extract_turn(ep)
+    assert fact.expires_at is not None and fact.expires_at > T0, turn
+
+
+# --- changes: employers, abstentions, verdicts ----------------------------------------------
+
+EMPLOYER_CHANGES = [
+    ("Sam works at Unilever.", "Now Sam works at Nestlé."),
+    ("Sam works for Unilever.", "Sam joined Nestlé last month."),
+    ("Sam is a chemist at Unilever.", "Sam works at Nestlé now."),
+    ("Sam works as a buyer for Unilever.", "Sam's new employer is Nestlé."),
+    ("Sam works at Unilever.", "Sam got a job at Nestlé."),
+]
+ABSTENTIONS_ENDED = [
+    ("Sam doesn't eat meat.", "Sam is no longer vegetarian."),
+    ("Sam doesn't eat dairy.", "Sam isn't vegan any more."),
+    ("Sam doesn't drink alcohol.", "Sam is not teetotal anymore."),
+    ("Sam never eats meat.", "Sam eats meat again."),
+    ("Sam doesn't smoke.", "Sam started smoking again."),
+    ("Sam is vegetarian.", "Sam started eating meat again."),
+    ("Sam quit coffee.", "Sam is drinking coffee again."),
+    ("Sam doesn't drink coffee.", "Sam started drinking coffee."),
+]
+STAY = [
+    ("Sam doesn't like meat.", "Sam eats meat again."),  # a taste, not an abstention
+    ("Sam doesn't like yoga.", "Sam started yoga."),
+    ("Sam is in a choir.", "Sam joined the orchestra."),  # memberships: several at once
+    ("Sam is a nurse at St Mary's.", "Sam works at St Mary's."),
+    ("Sam doesn't eat meat.", "Sam no longer goes to the gym."),
+]
+
+
+@pytest.mark.parametrize(("old", "new"), EMPLOYER_CHANGES + ABSTENTIONS_ENDED)
+def test_the_change_retires_the_older_fact(old: str, new: str) -> None:
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
+    assert relate(new, old)[0] is Relation.CONTRADICTS
+
+
+@pytest.mark.parametrize(("old", "new"), STAY)
+def test_unrelated_or_multi_valued_facts_stay(old: str, new: str) -> None:
+    assert supersessions(["old", "new"], [old, new], [1.0, 2.0]) == []
+    assert relate(new, old)[0] is not Relation.CONTRADICTS
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("I've taken up the cello, and I love the sound it makes.",
+     "Sam has taken up the cello, Sam loves the sound it makes."),
+    ("I joined a rowing club. Honestly I enjoy the early mornings.",
+     "Sam joined a rowing club, Sam enjoys the early mornings."),
+])
+def test_a_verdict_stays_with_what_it_judges(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]
+
+
+def test_newcomer_sequences_through_the_write_path_and_a_pass(redis_url: str) -> None:
+    store, pipeline, settings = _pipeline(redis_url)
+    _say(pipeline, "seq", [
+        "I work as a pharmacist at St. Anne's clinic.", "I don't eat meat.",
+        "I've been learning Haskell. I find the type system beautiful.",
+        "Now I work at Boots.", "I'm not vegetarian any more.", "I gave up on Haskell.",
+        "I quit smoking in January.",
+    ])
+    run_pass(store, "seq", settings.consolidation, build_models(settings).merger,
+             now=T0 + timedelta(days=10))
+    memories = list(store.iter_memories("seq", vectors=False))
+    live = {m.text for m in memories if m.live}
+    stale = {m.text for m in memories if m.status is Status.SUPERSEDED}
+    assert {"Sam works as a pharmacist at St. Anne's clinic.", "Sam doesn't eat meat.",
+            "Sam has been learning Haskell, Sam finds the type system beautiful."} <= stale
+    assert {"Sam now works at Boots.", "Sam quit smoking in January."} <= live
+    assert next(m for m in memories if "smoking" in m.text).kind is Kind.EVENT
+
+
+# --- a fact restated after it was deleted or forgotten --------------------------------------
+
+@pytest.fixture()
+def client(celery_stack: LocalStack) -> Iterator[Client]:  # noqa: F811
+    c = Client(celery_stack.redis_url)
+    yield c
+    c.close()
+
+
+def _said(client: Client, ns: str, text: str, at: datetime) -> None:
+    client.wait(client.add(ns, [{"role": "user", "content": text}], timestamp=at), timeout=60)
+
+
+def test_a_fact_restated_after_a_delete_or_forgetting_is_live_again(client: Client) -> None:
+    now = datetime.now(UTC)
+    deleted, forgotten = f"del-{uuid.uuid4().hex[:8]}", f"fgt-{uuid.uuid4().hex[:8]}"
+    # Deleted by the user, then said again (the same words, and in other words).
+    _said(client, deleted, "I'm allergic to shellfish.", now - timedelta(hours=3))
+    [first] = client.list(deleted).memories
+    client.delete(deleted, first.id)
+    _said(client, deleted, "I'm allergic to shellfish.", now - timedelta(hours=2))
+    _said(client, deleted, "I am allergic to shellfish!", now - timedelta(hours=1))
+    client.consolidate(deleted, now=now)
+    live = client.list(deleted).memories
+    assert [m.text for m in live] == ["User is allergic to shellfish."]
+    assert live[0].id != first.id and client.get(deleted, first.id).status is Status.TOMBSTONED
+    assert [e.action.value for e in client.history(deleted, live[0].id)][0] == "ADD"
+    # Forgotten by a pass (faded over years), then said again.
+    long_ago = now - timedelta(days=2000)
+    _said(client, forgotten, "I had pasta with my colleagues at the canteen.", long_ago)
+    client.consolidate(forgotten, now=now - timedelta(days=2))
+    assert client.list(forgotten).memories == []
+    _said(client, forgotten, "I had pasta with my colleagues at the canteen.",
+          now - timedelta(days=1))
+    client.consolidate(forgotten, now=now)
+    [again] = client.list(forgotten).memories
+    assert again.text == "User had pasta with User's colleagues at the canteen."
+    assert client.history(forgotten, again.id)[0].action.value == "ADD"
