@@ -86,8 +86,10 @@ def test_a_fact_with_an_abbreviation_keeps_its_slot() -> None:
      "Sam asks the assistant to reply in French from now on."),
     ("Don't use exclamation marks, please.",
      "Sam asks the assistant not to use exclamation marks."),
-    ("Never add a summary at the end.", "Sam asks the assistant never to add a summary at the end."),
-    ("Stop apologising in every reply.", "Sam asks the assistant to stop apologising in every reply."),
+    ("Never add a summary at the end.",
+     "Sam asks the assistant never to add a summary at the end."),
+    ("Stop apologising in every reply.",
+     "Sam asks the assistant to stop apologising in every reply."),
     ("Avoid corporate buzzwords.", "Sam asks the assistant to avoid corporate buzzwords."),
     ("No tables, please.", "Sam wants no tables."),
 ])
@@ -330,7 +332,7 @@ def test_a_fact_restated_after_a_delete_or_forgetting_is_live_again(client: Clie
     live = client.list(deleted).memories
     assert [m.text for m in live] == ["User is allergic to shellfish."]
     assert live[0].id != first.id and client.get(deleted, first.id).status is Status.TOMBSTONED
-    assert [e.action.value for e in client.history(deleted, live[0].id)][0] == "ADD"
+    assert client.history(deleted, live[0].id)[0].action.value == "ADD"
     # Forgotten by a pass (faded over years), then said again.
     long_ago = now - timedelta(days=2000)
     _said(client, forgotten, "I had pasta with my colleagues at the canteen.", long_ago)
