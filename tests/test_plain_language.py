@@ -92,6 +92,20 @@ def test_a_fact_with_an_abbreviation_keeps_its_slot() -> None:
      "Sam asks the assistant to stop apologising in every reply."),
     ("Avoid corporate buzzwords.", "Sam asks the assistant to avoid corporate buzzwords."),
     ("No tables, please.", "Sam wants no tables."),
+    ("Please, no small talk.", "Sam wants no small talk."),
+    ("Without footnotes, please.", "Sam wants no footnotes."),
+    ("Keep it brief, please.", "Sam asks the assistant to keep it brief."),
+    ("I hate it when you repeat my question.",
+     "Sam asks the assistant not to repeat Sam's question."),
+    ("It bugs me when you use passive voice.", "Sam asks the assistant not to use passive voice."),
+    ("I like it when you number the steps.", "Sam asks the assistant to number the steps."),
+    ("I prefer you cite page numbers.", "Sam asks the assistant to cite page numbers."),
+    ("Would you mind using Celsius from now on?",
+     "Sam asks the assistant to use Celsius from now on."),
+    ("Can you stop adding emojis?", "Sam asks the assistant to stop adding emojis."),
+    ("From now on, reply in Portuguese.",
+     "Sam asks the assistant to reply in Portuguese from now on."),
+    ("Always answer with sources.", "Sam asks the assistant to always answer with sources."),
 ])
 def test_wishes_and_negative_imperatives_are_preferences(turn: str, fact: str) -> None:
     assert facts(turn) == [(fact, Kind.PREFERENCE)]
@@ -99,7 +113,8 @@ def test_wishes_and_negative_imperatives_are_preferences(turn: str, fact: str) -
 
 @pytest.mark.parametrize("turn", ["Don't worry about it.", "Could you fix this bug?",
                                   "Never mind.", "Can you check the logs above?",
-                                  "Don't know yet."])
+                                  "Don't know yet.", "Could you stop that?",
+                                  "Always late, that's me."])
 def test_one_off_asks_and_chat_are_no_preference(turn: str) -> None:
     assert not [t for t, k in facts(turn) if k is Kind.PREFERENCE]
 
@@ -117,6 +132,10 @@ def test_no_is_an_interjection_only_before_a_pause() -> None:
     ("Actually, it's the 12th.", "It's the 12th."),
     ("My mistake, it's 41.", "It's 41."),
     ("No wait, it's Tuesday, not Monday.", "It's Tuesday, not Monday."),
+    ("Oops, typo: Lyon, not Lille.", "It's Lyon, not Lille."),
+    ("I said Thursday but I meant Friday.", "It's Friday, not Thursday."),
+    ("Sorry, I meant to say 28.", "It's 28."),
+    ("Actually, make that 4 cats.", "It's 4 cats."),
 ])
 def test_a_correction_is_kept_for_the_decider(turn: str, kept: str) -> None:
     assert texts(turn) == [kept]
@@ -135,6 +154,9 @@ def test_chat_is_no_correction(turn: str) -> None:
     ("It's Gdansk.", "Sam's brother lives in Gdynia.", "Sam's brother lives in Gdansk."),
     ("It's a Golf, not a Polo.", "Sam drives a Polo.", "Sam drives a Golf."),
     ("It's 14 March.", "Sam was born on 12 March 1988.", "Sam was born on 14 March 1988."),
+    ("It's 4 cats.", "Sam has 3 cats and a dog.", "Sam has 4 cats and a dog."),
+    ("It's Friday, not Thursday.", "Sam's pottery class is on Thursday.",
+     "Sam's pottery class is on Friday."),
 ])
 def test_a_correction_rewrites_the_fact_it_corrects(correction: str, old: str, new: str
                                                     ) -> None:
@@ -148,6 +170,7 @@ def test_a_correction_rewrites_the_fact_it_corrects(correction: str, old: str, n
     ("It's 41.", "Sam has 2 cats aged 3 and 5."),  # two numbers: which one?
     ("It's Gdansk.", "Sam's sister Ola lives in Gdynia."),  # two names
     ("It's June 9.", "Sam likes tea."),  # nothing of its type
+    ("It's 4 cats.", "Sam has 3 dogs."),  # a count of something else
 ])
 def test_an_ambiguous_correction_changes_nothing(correction: str, old: str) -> None:
     assert corrected(correction, old) is None
@@ -224,6 +247,31 @@ def test_a_span_up_to_now_or_an_ended_habit_is_no_goal(turn: str) -> None:
     ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=turn, timestamp=T0)
     [fact] = OfflineExtractor().extract_turn(ep)
     assert fact.kind is not Kind.GOAL and fact.expires_at is None, (turn, fact)
+
+
+@pytest.mark.parametrize(("turn", "kind"), [
+    ("I gave up sugar last month, trying to stay off sweets.", Kind.EVENT),
+    ("I stopped eating out, hoping to save money.", Kind.KNOWLEDGE),
+    ("I want to give up sugar.", Kind.GOAL),
+])
+def test_an_ended_habit_is_no_goal_whatever_follows(turn: str, kind: Kind) -> None:
+    assert facts(turn)[0][1] is kind
+
+
+def test_now_starts_a_claim_of_its_own() -> None:
+    assert texts("I taught at Eton for ten years, now I teach at Harrow.") == [
+        "Sam taught at Eton for ten years.", "Sam teaches at Harrow."]
+    old, new = "Sam works at Eton.", "Sam now works at Harrow."
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Sam smokes a pack a day.", "Sam quit smoking in October."),
+    ("Sam is a smoker.", "Sam gave up smoking last month."),
+    ("Sam drinks three colas a day.", "Sam stopped drinking cola in January."),
+])
+def test_an_ended_habit_retires_the_habit(old: str, new: str) -> None:
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
 
 
 @pytest.mark.parametrize("turn", [

@@ -77,7 +77,10 @@ _FIRST_SUBJECT = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|we|we're|our)\b", re.I
 _REACTION = re.compile(r"\b(?:sounds?|looks?|seems?) (?:so |really |super )?(?:great|good|fun|"
                        r"amazing|awesome|lovely|cool|nice|interesting|wonderful)\b", re.I)
 _REACTION_WORDS = 8
-_VOCATIVE = re.compile(r"^[A-Z][a-z]+,\s+")
+# "Mel, ..." addresses someone; "Please, ...", "Honestly, ..." do not.
+_VOCATIVE = re.compile(r"^(?!(?:Please|Pls|Thanks|Sorry|Okay|Well|Also|Actually|Honestly|"
+                       r"Seriously|Again|Anyway|Btw|Yes|No|Oh|Hey|Now|Currently)\b)"
+                       r"[A-Z][a-z]+,\s+")
 _SUBJECTLESS = re.compile(r"^(?:gonna|going to|planning|hoping|trying|thinking|researching|"
                           r"working|heading|looking|off to|currently|still|just|now based|"
                           r"back in|back home|officially|now an?|now the)\b", re.I)
@@ -247,7 +250,8 @@ def split_sentences(text: str) -> list[str]:
 _FP = r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b"
 _CONJ = r"(?:and|but|so|plus|while|whereas|although|though|because|since|yet)"
 # A new clause with its own first-person subject: ", I ...", " and I ...", " but my ...".
-_CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+)?|\s+{_CONJ}\s+)(?={_FP})", re.I)
+_CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+|now\s+)?|\s+{_CONJ}\s+)"
+                           rf"(?={_FP})", re.I)
 # A new clause about someone named: ", Mateo is 7 and Sofía is 4".
 _NAMED_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=[A-Z][\w\u00c0-\u024f]+ "
                           r"(?:is|was|has|lives|works|loves|likes)\b|the (?:[\w-]+ ){1,2}"
@@ -354,8 +358,17 @@ _WISH = re.compile(
     r"^(?:(?:i'?d|i would) (?:much )?(?:rather|prefer(?: it)?(?: if)?|like it if|love it if|"
     r"appreciate it if|be grateful if)|i (?:really )?prefer (?:it )?(?:when|if|that)|"
     r"it(?:'d| would)? (?:be|help)(?: (?:great|nice|helpful|better|best|good|ideal|easier|"
-    r"lovely|perfect))?(?: for me)? (?:if|when)|it helps(?: me)? (?:if|when))"
-    r"\s+you\s+(?P<rest>.+)$", re.I)
+    r"lovely|perfect))?(?: for me)? (?:if|when)|it helps(?: me)? (?:if|when)|"
+    r"i (?:really )?prefer (?:that )?(?=you\b)|i (?:really )?(?:like|love|appreciate) it "
+    r"(?:when|if))\s*you\s+(?P<rest>.+)$", re.I)
+# The same, disliked: "I hate it when you apologise", "it annoys me when you ...".
+_UNWISH = re.compile(
+    r"^(?:i (?:really )?(?:hate|dislike|can'?t stand|don'?t like|do not like) it (?:when|if)|"
+    r"it (?:really )?(?:annoys|bothers|irritates|bugs) me (?:when|if))\s+you\s+"
+    r"(?P<rest>.+)$", re.I)
+# A standing marker said first ("From now on, answer in English").
+_LEADING_STANDING = re.compile(r"^(?P<m>from now on|going forward|in future|in the future|"
+                               r"always|by default),?\s+", re.I)
 # A question asking for a standing habit ("Could you always use metric units?").
 _STANDING_QUESTION = re.compile(r"^(?:could|can|would|will) you (?:please |kindly )?(?P<rest>.+)$",
                                 re.I)
@@ -382,25 +395,32 @@ _WISH_VERB = re.compile(r"^(?:(?:would|could|'d|will|can)\s+)?(?P<neg>(?:didn'?t
                         r"just|only|also|generally|usually)\s+)?(?P<verb>[a-z']+)", re.I)
 
 
+def _base_form(verb: str) -> str:
+    """"used", "using" -> "use"; "stopped" -> "stop"; "replied" -> "reply"."""
+    if verb in _PAST_TO_BASE:
+        return _PAST_TO_BASE[verb]
+    if verb.endswith("ied") and len(verb) > 3:
+        return verb[:-3] + "y"
+    for suffix in ("ed", "ing"):
+        if verb.endswith(suffix) and len(verb) > len(suffix) + 1 and verb not in ("bring",
+                                                                                  "sing"):
+            stem_ = verb[: -len(suffix)]
+            if len(stem_) > 2 and stem_[-1] == stem_[-2] and stem_[-1] not in "lsz":
+                return stem_[:-1]  # "stopped" -> "stop"
+            if stem_.endswith(("us", "at", "iz", "is", "ad", "uot", "it", "id", "ov", "bl",
+                               "ang", "rit", "uc", "ag", "rg", "rv", "ur", "ud", "ut", "mat")):
+                return stem_ + "e"  # "used" -> "use", "summarizing" -> "summarize"
+            return stem_
+    return verb
+
+
 def _imperative(rest: str) -> str:
     """A wish's clause after "you" as an imperative: "used metric units" -> "use metric
     units", "didn't use emojis" -> "don't use emojis"."""
     m = _WISH_VERB.match(rest)
     if not m:
         return rest
-    verb = m.group("verb").lower()
-    if verb in _PAST_TO_BASE:
-        verb = _PAST_TO_BASE[verb]
-    elif verb.endswith("ied") and len(verb) > 3:
-        verb = verb[:-3] + "y"
-    elif verb.endswith("ed") and len(verb) > 3:
-        stem_ = verb[:-2]
-        if len(stem_) > 2 and stem_[-1] == stem_[-2] and stem_[-1] not in "lsz":
-            stem_ = stem_[:-1]  # "stopped" -> "stop"
-        elif stem_.endswith(("us", "at", "iz", "is", "ad", "uot", "it", "id", "ov", "bl",
-                             "ang", "rit", "uc", "ag", "rg", "rv", "ur", "ud", "ut")):
-            stem_ += "e"  # "used" -> "use", "summarized" -> "summarize"
-        verb = stem_
+    verb = _base_form(m.group("verb").lower())
     negative = "don't " if m.group("neg") else ""
     return f"{negative}{m.group('adv') or ''}{verb}{rest[m.end():]}"
 
@@ -413,9 +433,21 @@ _IMPERATIVE = word_set(
     break label highlight spell quote round convert label go stick leave let quit refrain
     """
 )
+# "Keep it short": the "it" is the answers, not one thing to fix.
+_KEEP_IT = re.compile(r"^keep (?:it|them|things) (?:short|brief|simple|concise|casual|formal|"
+                      r"light|clean|tight|under)", re.I)
+# "Could you stop ...?", "would you mind using ...": asking for a habit, no marker needed.
+_HABIT_ASK = re.compile(r"^(?:mind |please )?(?=(?:stop|quit|avoid|never|always)\b)|^mind ",
+                        re.I)
+# A bare imperative about answering that says it is for good ("Always answer in English",
+# "Use metric units from now on").
+_IMPERATIVE_HABIT = re.compile(
+    rf"^(?:always |only )?{_ANSWER_VERBS}[a-z]*\b.*\b(?:from now on|going forward|in future|"
+    r"in the future|by default|every time|whenever|always)\b|^always "
+    rf"{_ANSWER_VERBS}[a-z]*\b", re.I)
 # A one-off task rather than a standing preference ("please fix this").
 _ONE_OFF = re.compile(r"^[^,;]*\b(?:this|these|that one|the following|above|below|it|them|"
-                      r"here)\b|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
+                      r"here)\b|\bthat[.!?]*$|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
                       re.I)
 _STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
                        r"each time|when|all|any|never|anymore|any more|default|generally|"
@@ -445,17 +477,27 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     called Pri". One-off tasks ("please fix this") give None.
     """
     text = sentence.strip()
+    marker = _LEADING_STANDING.match(_PLEASE.sub("", text).strip(" ,"))
+    if marker and marker.group("m").lower() != "always":
+        # "From now on, answer in English" -> "please answer in English from now on"
+        rest = _PLEASE.sub("", text).strip(" ,")[marker.end():].rstrip(" .!")
+        if rest.split()[:1] and rest.split()[0].lower() in _IMPERATIVE:
+            text = f"please {rest} {marker.group('m').lower()}"
     standing = _STANDING_REQUEST.match(text)
     wish = _WISH.match(text)
+    unwish = _UNWISH.match(text)
     asked = _STANDING_QUESTION.match(text.rstrip("?"))
     if standing:
         text = "please " + standing.group("rest")
     elif wish:
         text = "please " + _imperative(wish.group("rest"))
-    elif asked and _STANDING.search(asked.group("rest")):
-        text = "please " + asked.group("rest").rstrip("?")
+    elif unwish:
+        text = "please don't " + _imperative(unwish.group("rest"))
+    elif asked and (_STANDING.search(asked.group("rest"))
+                    or _HABIT_ASK.match(asked.group("rest"))):
+        text = "please " + _imperative(_HABIT_ASK.sub("", asked.group("rest")).rstrip("?"))
     elif (not _PLEASE.search(text) and not _REMEMBER.match(text)
-          and not _NEG_IMPERATIVE.match(text)):
+          and not _NEG_IMPERATIVE.match(text) and not _IMPERATIVE_HABIT.match(text)):
         return None
     text = _PLEASE.sub("", text).strip(" ,.!:;")
     text = re.sub(r"^(?:again|also|and|oh|ok|okay|so|btw)\b[\s,:]*", "", text, flags=re.I)
@@ -468,7 +510,7 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     if call:
         return f"{name} wants to be called {call.group('v').strip()}"
     low = text.lower()
-    if _ONE_OFF.search(text) and not _STANDING.search(text):
+    if _ONE_OFF.search(text) and not _STANDING.search(text) and not _KEEP_IT.match(text):
         return None
     body = resolve_first_person(_assistant_person(text), name)
     body = body[:1].lower() + body[1:]
@@ -476,7 +518,8 @@ def request_as_fact(sentence: str, name: str) -> str | None:
                              ("dont ", "{n} asks the assistant not to {r}"),
                              ("do not ", "{n} asks the assistant not to {r}"),
                              ("never ", "{n} asks the assistant never to {r}"),
-                             ("no ", "{n} wants no {r}")):
+                             ("no ", "{n} wants no {r}"),
+                             ("without ", "{n} wants no {r}")):
         if low.startswith(prefix):
             return template.format(n=name, r=body[len(prefix):])
     first = low.split()[0]
@@ -493,8 +536,10 @@ _CORRECTION_CUE = re.compile(r"^(?:actually|sorry|oops|correction|my bad|my mist
                              re.I)
 _CORRECTION_BODY = re.compile(
     r"^(?:(?:i mean|i meant|it'?s|it is|that'?s|that is|it was|it should be|should be|"
-    r"make that|it'?s actually|it is actually)\s+)(?P<x>[^,;]+?)(?:,?\s+(?:and )?not\s+"
-    r"(?P<y>[^,;]+?))?$|^not (?P<y2>[^,;]+?),\s*(?:it'?s\s+)?(?P<x2>[^,;]+)$", re.I)
+    r"make that|it'?s actually|it is actually)\s+(?:to (?:say|write) )?)(?P<x>[^,;]+?)"
+    r"(?:,?\s+(?:and )?not\s+(?P<y>[^,;]+?))?$|"
+    r"^not (?P<y2>[^,;]+?),\s*(?:it'?s\s+)?(?P<x2>[^,;]+)$|"
+    r"^i (?:said|wrote|typed) (?P<y3>[^,;]+?),? but (?:i )?meant (?P<x3>[^,;]+)$", re.I)
 _BARE_CORRECTION = re.compile(r"^(?P<x>[^,;]+?),?\s+not\s+(?P<y>[^,;]+)$", re.I)
 _MAX_CORRECTION_WORDS = 5
 
@@ -505,12 +550,13 @@ def correction_claim(raw: str, sentence: str) -> str | None:
     if not sentence or _SMALL_TALK.match(sentence):
         return None
     cued = bool(_CORRECTION_CUE.match(raw.strip()))
-    cue = _CORRECTION_CUE.match(sentence)
-    if cue and cue.group(0).lower() not in ("i mean", "i meant"):
+    while (cue := _CORRECTION_CUE.match(sentence)) and cue.group(0).lower() not in (
+            "i mean", "i meant"):
         sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
     m = _CORRECTION_BODY.match(sentence.strip(" .!"))
     if m:
-        x, y = m.group("x") or m.group("x2"), m.group("y") or m.group("y2")
+        x = m.group("x") or m.group("x2") or m.group("x3")
+        y = m.group("y") or m.group("y2") or m.group("y3")
     elif cued and (bare := _BARE_CORRECTION.match(sentence.strip(" .!"))):
         x, y = bare.group("x"), bare.group("y")
     else:
@@ -577,8 +623,18 @@ def _is_noise(sentence: str) -> bool:
     return len(sentence.split()) <= _REACTION_WORDS and bool(_REACTION.search(sentence))
 
 
+# A main clause reporting something ended ("Sam quit smoking last month, trying to stay
+# off it"): the trailing clause's aim does not make the fact a goal.
+_ENDED_MAIN = re.compile(r"^[^,;]*\b(?:quit|stopped|gave up|has given up|finished|completed|"
+                         r"sold|retired|ended|cancel+ed|kicked)\b", re.I)
+
+
 def _kind(sentence: str) -> Kind:
+    main = re.split(r"[,;]", sentence, maxsplit=1)[0]
+    ended = bool(_ENDED_MAIN.match(sentence))
     for kind, pattern in _KIND_CUES:
+        if kind is Kind.GOAL and ended and not pattern.search(main):
+            continue
         if pattern.search(sentence):
             return kind
     return Kind.KNOWLEDGE
@@ -635,7 +691,8 @@ class OfflineExtractor(Metered):
             if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
                 sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
             asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
-                                and _STANDING.search(m.group("rest")))
+                                and (_STANDING.search(m.group("rest"))
+                                     or _HABIT_ASK.match(m.group("rest"))))
             if not sentence or ((raw.strip().endswith("?") or _QUESTION_START.match(sentence))
                                 and not asks_a_habit):
                 continue

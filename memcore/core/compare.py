@@ -648,6 +648,15 @@ def corrected(correction: str, old: str) -> str | None:
         text = body[:span.start()] + new + body[span.end():]
         return text if fold(text) != fold(body) else None
     new = m.group("x").strip()
+    counted = re.fullmatch(r"(?P<n>\d+(?:\.\d+)?) (?P<what>[a-z]+)(?: [a-z]+)*", new, re.I)
+    if counted:
+        # "3 kids" corrects the count of the same thing ("has 2 kids"), nothing else.
+        what = re.escape(counted.group("what")[:4])
+        spans = list(re.finditer(rf"\b\d+(?:\.\d+)?(?= {what})", body, re.I))
+        if len(spans) != 1:
+            return None
+        text = body[:spans[0].start()] + counted.group("n") + body[spans[0].end():]
+        return text if fold(text) != fold(body) else None
     for kind in (_DATE, _NUMBER, _PROPER):
         if kind is _PROPER:
             fits = bool(_NAME_VALUE.fullmatch(new))
