@@ -142,7 +142,8 @@ def test_a_correction_is_kept_for_the_decider(turn: str, kept: str) -> None:
 
 
 @pytest.mark.parametrize("turn", ["It's raining.", "That's great, not bad at all.",
-                                  "Sorry, I was busy."])
+                                  "Sorry, I was busy.", "Actually, it's so beautiful.",
+                                  "Actually, it's a lot of work."])
 def test_chat_is_no_correction(turn: str) -> None:
     assert not any(t.startswith("It's") for t in texts(turn))
 

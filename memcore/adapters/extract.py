@@ -542,6 +542,10 @@ _CORRECTION_BODY = re.compile(
     r"^i (?:said|wrote|typed) (?P<y3>[^,;]+?),? but (?:i )?meant (?P<x3>[^,;]+)$", re.I)
 _BARE_CORRECTION = re.compile(r"^(?P<x>[^,;]+?),?\s+not\s+(?P<y>[^,;]+)$", re.I)
 _MAX_CORRECTION_WORDS = 5
+# Without "not Y" a correction names a value: a number, a date, a name.
+_VALUE_LIKE = re.compile(r"\d|^[A-Z]|\b(?i:january|february|march|april|may|june|july|"
+                         r"august|september|october|november|december)\b")
+_ARTICLE_START = re.compile(r"^(?:a|an|the)\s+", re.I)
 
 
 def correction_claim(raw: str, sentence: str) -> str | None:
@@ -563,6 +567,8 @@ def correction_claim(raw: str, sentence: str) -> str | None:
         return None
     if not (cued or y) or len(x.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(x):
         return None
+    if not y and not _VALUE_LIKE.search(_ARTICLE_START.sub("", x.strip())):
+        return None  # "Actually, it's so beautiful": chat, not a corrected value
     if y and (len(y.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(y)):
         return None
     return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"

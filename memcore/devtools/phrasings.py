@@ -131,6 +131,7 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
                 "decisions": reports[-1].decisions,  # the write path's, for the probe
                 "live": sorted(m.text for m in memories if m.live),
                 "kinds": {m.text: m.kind.value for m in memories if probe_id in m.sources},
+                "live_kinds": {m.text: m.kind.value for m in memories if m.live},
                 "superseded": sorted(m.text for m in memories
                                      if m.status is Status.SUPERSEDED),
             })
