@@ -11,6 +11,7 @@ from fastapi import FastAPI
 import memcore
 from memcore.api import errors
 from memcore.api.auth import AuthMiddleware
+from memcore.api.fastpath import SearchFastPath
 from memcore.api.metrics import ApiMetrics, MetricsMiddleware
 from memcore.api.routes import health, memories, messages, namespaces
 from memcore.api.state import ApiState
@@ -62,7 +63,9 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     ui.install(app)
     # Added last = outermost: metrics see every answer, including the middleware's own.
     routes = [r for m in (messages, memories, namespaces) for r in m.router.routes]
-    app.add_middleware(AuthMiddleware, routes=routes, keys=state.keys,
+    # Inside authentication: successful searches are answered without the router.
+    app.add_middleware(SearchFastPath, state=state)
+    app.add_middleware(AuthMiddleware, routes=routes, keys=state.key_cache,
                        insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.api_metrics)
     return app

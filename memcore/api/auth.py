@@ -11,6 +11,13 @@ Order of checks, so that a status code never depends on data the caller may not 
 All of it happens before the body is read or the namespace is touched, so a 403 is
 the same whether or not the namespace exists. Routes declare their role with
 :func:`requires`.
+
+Verified keys are cached per process (:class:`KeyCache`). A cached key is trusted only
+after the key revision in Redis is found unchanged; a route marked with
+:func:`confirms_key` does that read itself, in the worker thread it runs in anyway
+(the search: no Redis read and no thread hop in the middleware), every other route has
+the middleware read it first. A denial is never decided on a cached key alone: the key
+is verified afresh first, so a revoked key always gets its 401.
 """
 
 from __future__ import annotations
@@ -19,22 +26,27 @@ import fnmatch
 import json
 import logging
 import re
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memcore.client.errors import error_body
 from memcore.core.models import validate_namespace
-from memcore.store.api_keys import ApiKey, ApiKeyRepository, ApiRole
+from memcore.store.api_keys import ApiKey, ApiKeyRepository, ApiRole, digest
 
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Any])
 ROLE_ATTR = "__memcore_role__"
+CONFIRMS_ATTR = "__memcore_confirms_key__"
+UNAUTHORIZED = "missing or unknown API key (send 'Authorization: Bearer <key>')"
 _TRICKS = re.compile(r"%2f|%5c|%2e|\\", re.I)
 
 
@@ -46,6 +58,80 @@ def requires(role: ApiRole) -> Callable[[F], F]:
         return fn
 
     return mark
+
+
+def confirms_key(fn: F) -> F:
+    """Mark a route handler that confirms a cached key itself (:func:`confirm_key`,
+    before it reads or writes anything): the middleware then lets a cached key through
+    without a Redis read."""
+    setattr(fn, CONFIRMS_ATTR, True)
+    return fn
+
+
+@dataclass(frozen=True)
+class KeyCheck:
+    """A key taken from the cache, still to be confirmed: the plain key and the key
+    revision it was verified at."""
+
+    plain: str
+    revision: str
+
+
+class KeyCache:
+    """Keys verified by this process: SHA-256 of the plain key -> (record, the key
+    revision read before the record, when). Any revocation, by any process, replaces
+    the revision (:meth:`ApiKeyRepository.revoke`), so comparing it (one GET) is enough
+    to trust a cached record; entries also expire after ``ttl`` seconds."""
+
+    def __init__(self, keys: Callable[[], ApiKeyRepository], *, ttl: float = 60.0,
+                 max_keys: int = 10_000) -> None:
+        self._keys = keys
+        self.ttl = ttl
+        self.max_keys = max_keys
+        self._lock = threading.Lock()
+        self._entries: dict[str, tuple[ApiKey, str, float]] = {}
+
+    def cached(self, plain: str) -> tuple[ApiKey, KeyCheck] | None:
+        """The cached record of ``plain`` and what confirms it (no I/O), or None."""
+        entry = self._entries.get(digest(plain))
+        if entry is None or time.monotonic() - entry[2] > self.ttl:
+            return None
+        return entry[0], KeyCheck(plain, entry[1])
+
+    def verify(self, plain: str) -> ApiKey | None:
+        """Verify ``plain`` against Redis (the revision first, then the record) and cache
+        the outcome of a valid key; None if unknown or revoked."""
+        repo = self._keys()
+        revision = repo.revision()
+        key = repo.verify(plain)
+        hashed = digest(plain)
+        with self._lock:
+            if key is None:
+                self._entries.pop(hashed, None)
+                return None
+            if len(self._entries) >= self.max_keys:
+                self._entries.clear()  # a flood of distinct valid keys: start over
+            self._entries[hashed] = (key, revision, time.monotonic())
+        return key
+
+    def confirm(self, check: KeyCheck) -> ApiKey | None:
+        """The key of ``check`` if it is still valid: unchanged revision (one GET), else
+        verified afresh."""
+        if self._keys().revision() == check.revision:
+            found = self.cached(check.plain)
+            if found is not None and found[1].revision == check.revision:
+                return found[0]
+        return self.verify(check.plain)
+
+
+def confirm_key(scope: Scope) -> None:
+    """In a :func:`confirms_key` route (blocking: call it in the worker thread): raise a
+    401 if the request (its ASGI ``scope``) was let through on a cached key that has
+    since been revoked."""
+    pending: tuple[KeyCache, KeyCheck] | None = scope.get("state", {}).get(
+        "memcore_key_check")
+    if pending is not None and pending[0].confirm(pending[1]) is None:
+        raise HTTPException(401, UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
 
 
 @dataclass(frozen=True)
@@ -105,9 +191,8 @@ class BodyTooLarge(HTTPException):
 class AuthMiddleware:
     """Authenticate, authorize and size-limit every ``/v1`` request."""
 
-    def __init__(self, app: ASGIApp, *, routes: list[BaseRoute],
-                 keys: Callable[[], ApiKeyRepository], insecure_dev: bool,
-                 max_body_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, *, routes: list[BaseRoute], keys: KeyCache,
+                 insecure_dev: bool, max_body_bytes: int) -> None:
         """``routes``: the ``/v1`` routes (their handlers carry the role they need)."""
         self.app = app
         self.routes = routes
@@ -129,10 +214,24 @@ class AuthMiddleware:
         route, params = self._route(scope)
         if route is not None:  # the metrics label, even for a 401
             scope["memcore_route"] = getattr(route, "path", None)
-        principal = await self._authenticate(scope)
+            scope["memcore_path_params"] = params
+        endpoint = getattr(route, "endpoint", None)
+        token = self._token(scope)
+        if token and not self.insecure_dev and getattr(endpoint, CONFIRMS_ATTR, False):
+            hit = self.keys.cached(token)
+            if hit is not None:
+                denied = self._decide(scope, route, params, Principal.of(hit[0]))
+                if denied is None:  # the route confirms the key before it acts
+                    scope["state"]["memcore_key_check"] = (self.keys, hit[1])
+                    return None
+                # A denial is decided on a freshly verified key (revoked: 401, not 403).
+        principal = await self._authenticate(token)
+        return self._decide(scope, route, params, principal)
+
+    def _decide(self, scope: Scope, route: Any, params: dict[str, Any],
+                principal: Principal | None) -> ErrorResponse | None:
         if principal is None:
-            return ErrorResponse(401, "unauthorized",
-                                 "missing or unknown API key (send 'Authorization: Bearer <key>')",
+            return ErrorResponse(401, "unauthorized", UNAUTHORIZED,
                                  headers={"WWW-Authenticate": "Bearer"})
         scope.setdefault("state", {})["principal"] = principal
         raw = scope.get("raw_path") or scope["path"].encode()
@@ -162,16 +261,19 @@ class AuthMiddleware:
                                  f"body: larger than {self.max_body_bytes} bytes", "body")
         return None
 
-    async def _authenticate(self, scope: Scope) -> Principal | None:
-        if self.insecure_dev:
-            return INSECURE_DEV
+    @staticmethod
+    def _token(scope: Scope) -> str:
+        """The bearer token of the request ('' without one)."""
         header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            return None
-        from starlette.concurrency import run_in_threadpool
+        return token.strip() if scheme.lower() == "bearer" else ""
 
-        key = await run_in_threadpool(self.keys().verify, token.strip())
+    async def _authenticate(self, token: str) -> Principal | None:
+        if self.insecure_dev:
+            return INSECURE_DEV
+        if not token:
+            return None
+        key = await run_in_threadpool(self.keys.verify, token)
         return None if key is None else Principal.of(key)
 
     def _route(self, scope: Scope) -> tuple[Any, dict[str, Any]]:

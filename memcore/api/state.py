@@ -3,16 +3,22 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from fastapi import Request
 
+from memcore.api.auth import KeyCache
 from memcore.core.config import Settings
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.task_log import TaskLog
 
 if TYPE_CHECKING:
     from memcore.client.client import Client
+
+T = TypeVar("T")
 
 
 class ApiState:
@@ -26,6 +32,8 @@ class ApiState:
         self._client = client
         self._owns_client = client is None
         self._lock = threading.Lock()
+        self.key_cache = KeyCache(self.keys)
+        self._search_limiter: anyio.CapacityLimiter | None = None
 
     @property
     def client(self) -> Client:
@@ -40,6 +48,12 @@ class ApiState:
                     client.defer_touches(self.settings.api.touch_batch_seconds)
                     self._client = client
         return self._client
+
+    async def run_search(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` in a worker thread, at most ``api.search_threads`` at once."""
+        if self._search_limiter is None:  # made in the event loop that uses it
+            self._search_limiter = anyio.CapacityLimiter(self.settings.api.search_threads)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._search_limiter)
 
     def keys(self) -> ApiKeyRepository:
         """The API key repository on the data Redis."""
@@ -57,6 +71,12 @@ class ApiState:
 
 
 def api_state(request: Request) -> ApiState:
-    """FastAPI dependency: the app's :class:`ApiState`."""
+    """The app's :class:`ApiState`."""
     state: ApiState = request.app.state.memcore
     return state
+
+
+async def current_state(request: Request) -> ApiState:
+    """FastAPI dependency: the app's :class:`ApiState` (async, so FastAPI does not
+    send it to a worker thread: a thread hop costs more than the lookup)."""
+    return api_state(request)

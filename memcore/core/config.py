@@ -86,6 +86,11 @@ class ApiConfig(BaseModel):
     wait_timeout_seconds: float = Field(
         default=120.0, gt=0, description="longest a request with wait=true blocks")
     threads: int = Field(default=64, ge=1, description="worker threads for blocking calls")
+    search_threads: int = Field(
+        default=2, ge=1,
+        description="searches running at once per process (the rest queue on the event "
+                    "loop): searches are CPU-bound, and more threads than cores only "
+                    "fight over the interpreter lock")
     touch_batch_seconds: float = Field(
         default=0.2, ge=0, le=60,
         description="searches' recall bookkeeping is written in batches this often (0: "

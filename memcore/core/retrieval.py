@@ -256,14 +256,20 @@ class TextIndex:
             if slot is not None:
                 dense[slot] = 0.0
         hit = np.flatnonzero(dense > 0)
+        tied: list[tuple[str, float]] = []
         if hit.size > k:
-            # Everything scoring at least the k-th best score (so ties at the cut are
-            # ordered by id below, as a full sort would).
+            # Fewer than k score above the k-th best score; the rest of the k are the
+            # smallest ids among those scoring exactly that (as a full sort by (-score,
+            # id) would order them). Ties are common (short texts, shared terms): sort
+            # their ids alone, in C, rather than every tied hit by a Python key.
             kth = np.partition(dense[hit], hit.size - k)[hit.size - k]
-            hit = hit[dense[hit] >= kth]
+            at_cut = hit[dense[hit] == kth]
+            hit = hit[dense[hit] > kth]
+            names = sorted([self._names[s] for s in at_cut.tolist()])[: k - hit.size]
+            tied = [(name, float(kth)) for name in names]
         scored = [(self._names[s], float(dense[s])) for s in hit.tolist()]
         scored.sort(key=lambda x: (-x[1], x[0]))
-        return scored[:k]
+        return (scored + tied)[:k]
 
 
 def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None,

@@ -83,6 +83,7 @@ class VectorIndex:
         self._ids: list[str] = []
         self._latest: dict[str, int] = {}  # id -> its newest row; older rows are shadowed
         self._buf = np.empty((0, dim), dtype=np.float32)
+        self._shadowed = np.zeros(0, dtype=bool)  # row -> a later row has its id
         self._n = 0
         self._hnsw: Any = None
 
@@ -113,10 +114,17 @@ class VectorIndex:
             grown[: self._n] = self._buf[: self._n]
             self._buf = grown
         self._buf[self._n : need] = mat
+        if need > self._shadowed.shape[0]:
+            flags = np.zeros(self._buf.shape[0], dtype=bool)
+            flags[: self._n] = self._shadowed[: self._n]
+            self._shadowed = flags
         for offset, ident in enumerate(ids):
             if not isinstance(ident, str):
                 raise ValueError(f"ids[{offset}] must be a string")
             self._ids.append(ident)
+            before = self._latest.get(ident)
+            if before is not None:
+                self._shadowed[before] = True
             self._latest[ident] = self._n + offset
         self._n = need
         if self._hnsw is not None:
@@ -189,16 +197,20 @@ class VectorIndex:
             scores, rows = self._raw_search(queries[pending], fetch)
             retry = []
             for qi, row_scores, row_ids in zip(pending, scores, rows, strict=True):
-                hits: list[tuple[str, float]] = []
-                for score, row in zip(row_scores.tolist(), row_ids.tolist(), strict=True):
-                    if row < 0:
-                        continue
-                    ident = self._ids[row]
-                    if self._latest[ident] != row or (exclude is not None and exclude(ident)):
-                        continue
-                    hits.append((ident, float(score)))
-                    if len(hits) == k:
-                        break
+                # Missing and shadowed rows dropped in numpy, then one pass in Python.
+                keep = row_ids >= 0
+                keep[keep] = ~self._shadowed[row_ids[keep]]
+                found = zip(row_ids[keep].tolist(), row_scores[keep].tolist(), strict=True)
+                names = self._ids
+                if exclude is None:
+                    hits = [(names[row], score) for row, score in found][:k]
+                else:
+                    hits = []
+                    for row, score in found:
+                        if not exclude(names[row]):
+                            hits.append((names[row], score))
+                            if len(hits) == k:
+                                break
                 results[qi] = hits
                 if len(hits) < k and fetch < self._n:
                     retry.append(qi)

@@ -8,6 +8,8 @@ creation, never stored.
 Keys (outside every namespace, so erasing a namespace never touches them)::
 
     mc:apikeys        HASH   key id -> JSON {id, name, role, scopes, created_at, hash}
+    mc:apikeys:rev    STRING revision token, replaced by every revocation: a server that
+                             caches verified keys compares it before acting on a cached one
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import redis
 from memcore.core.models import as_utc, utcnow
 
 API_KEYS = "mc:apikeys"
+API_KEYS_REV = "mc:apikeys:rev"
 PREFIX = "mck_"
 _KEY_RE = re.compile(r"^mck_([0-9a-f]{12})_([0-9a-f]{48})$")
 # A scope is a namespace glob: the namespace alphabet plus '*' and '?'.
@@ -115,8 +118,24 @@ class ApiKeyRepository:
         return sorted(keys, key=lambda k: (k.created_at, k.id))
 
     def revoke(self, key_id: str) -> bool:
-        """Delete a key; True if it existed. Takes effect on the next request."""
-        return bool(self._r.hdel(API_KEYS, key_id))
+        """Delete a key; True if it existed. Takes effect on the next request, also in
+        servers that cache verified keys: the revision token is replaced after the
+        delete (in this order: a reader reads the revision before the record, so a
+        record it read before the delete is cached under a revision that no longer
+        holds; the two keys may live on different cluster nodes, hence no MULTI)."""
+        removed = bool(self._r.hdel(API_KEYS, key_id))
+        if removed:
+            self._r.set(API_KEYS_REV, secrets.token_hex(8))
+        return removed
+
+    def revision(self) -> str:
+        """The current revision token (see :meth:`revoke`); created when missing, so a
+        flushed or restored database (no token) never matches a token cached before."""
+        raw = self._r.get(API_KEYS_REV)
+        if raw is None:
+            self._r.set(API_KEYS_REV, secrets.token_hex(8), nx=True)
+            raw = self._r.get(API_KEYS_REV)
+        return raw.decode() if isinstance(raw, bytes) else str(raw)
 
     def verify(self, plain: str) -> ApiKey | None:
         """The key's record if ``plain`` is a valid, unrevoked key; else None."""

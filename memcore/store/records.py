@@ -169,6 +169,16 @@ def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
                         micros_time(updated), **_read_extras(blob, offset))
 
 
+def recall_fields(blob: bytes, memory_id: str) -> dict[str, Any]:
+    """The fields of the recall header (what a touch rewrites), as :func:`unpack_memory`
+    decodes them."""
+    fmt, version, last_used, strength, recall_count = RECALL.unpack_from(blob, 0)
+    if fmt != FORMAT:
+        raise ValueError(f"memory {memory_id}: unknown record format {fmt}")
+    return {"version": version, "last_used": micros_time(last_used), "strength": strength,
+            "recall_count": recall_count}
+
+
 def unpack_memory(blob: bytes, namespace: str, memory_id: str, *, vector: bool = True) -> Memory:
     """Decode a record written by :func:`pack_memory` (no re-validation: it was valid).
 
@@ -324,7 +334,12 @@ class RecordMemo:
         known = self._memo.get(slot)
         if known is not None and known[0] == blob:
             return known[1]
-        memory = unpack_memory(blob, namespace, memory_id, vector=False)
+        if known is not None and known[0][RECALL.size:] == blob[RECALL.size:]:
+            # Only the recall header changed (a search's touch rewrites nothing else):
+            # a copy with the new header fields, several times cheaper than decoding.
+            memory = known[1].model_copy(update=recall_fields(blob, memory_id))
+        else:
+            memory = unpack_memory(blob, namespace, memory_id, vector=False)
         if len(self._memo) >= self.max_records:
             # Dicts keep insertion order: drop the oldest tenth at once (cheap, rare).
             for old in list(self._memo)[: max(1, self.max_records // 10)]:

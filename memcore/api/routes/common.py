@@ -10,8 +10,9 @@ from fastapi import Path
 from memcore.api.schemas import ErrorBody
 from memcore.core.models import Memory
 
+NS_PATTERN = r"^[A-Za-z0-9_.@-]{1,128}$"
 NS = Path(..., description="namespace (letters, digits, '-', '_', '.', '@')",
-          pattern=r"^[A-Za-z0-9_.@-]{1,128}$")
+          pattern=NS_PATTERN)
 MEMORY_ID = Path(..., description="memory id", pattern=r"^[A-Za-z0-9_.@-]{1,128}$")
 
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
 from memcore.api.schemas import Health
-from memcore.api.state import ApiState, api_state
+from memcore.api.state import ApiState, current_state
 
 router = APIRouter(tags=["operations"])
 
@@ -18,7 +18,7 @@ def healthz() -> Health:
 
 
 @router.get("/readyz", response_model=Health, responses={503: {"model": Health}})
-def readyz(state: ApiState = Depends(api_state)) -> JSONResponse:
+def readyz(state: ApiState = Depends(current_state)) -> JSONResponse:
     """Redis and the broker answer (readiness)."""
     checks: dict[str, str] = {}
     try:

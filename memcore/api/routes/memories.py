@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, Query
 from memcore.api.auth import requires
 from memcore.api.routes.common import MEMORY_ID, NS, bare, bare_all, errors
 from memcore.api.schemas import MAX_PAGE, History, MemoryPage, UpdateRequest
-from memcore.api.state import ApiState, api_state
+from memcore.api.state import ApiState, current_state
 from memcore.core.models import Kind, Memory, Status
 from memcore.store.api_keys import ApiRole
 
@@ -42,7 +42,7 @@ def list_memories(ns: str = NS,
                                              description="next_cursor of the previous page"),
                   filters: str | None = Query(None, max_length=16384,
                                               description="the filter language, as JSON"),
-                  state: ApiState = Depends(api_state)) -> MemoryPage:
+                  state: ApiState = Depends(current_state)) -> MemoryPage:
     """Memories of the namespace a page at a time, oldest first; the cursor is a position,
     so memories written or deleted while paging never repeat or skip one."""
     page = state.client.list(ns, status=status, kind=kind, filters=parse_filters(filters),
@@ -53,7 +53,7 @@ def list_memories(ns: str = NS,
 @router.get("/{memory_id}", response_model=Memory, responses=errors(404))
 @requires(ApiRole.READ)
 def get_memory(ns: str = NS, memory_id: str = MEMORY_ID,
-               state: ApiState = Depends(api_state)) -> Memory:
+               state: ApiState = Depends(current_state)) -> Memory:
     """One memory by id (any status)."""
     memory = state.client.get(ns, memory_id)
     if memory is None:
@@ -64,7 +64,7 @@ def get_memory(ns: str = NS, memory_id: str = MEMORY_ID,
 @router.patch("/{memory_id}", response_model=Memory, responses=errors(404, 409))
 @requires(ApiRole.WRITE)
 def update_memory(body: UpdateRequest, ns: str = NS, memory_id: str = MEMORY_ID,
-                  state: ApiState = Depends(api_state)) -> Memory:
+                  state: ApiState = Depends(current_state)) -> Memory:
     """Edit the text (re-embedded) or metadata; audited as a user edit."""
     return bare(state.client.update(ns, memory_id, text=body.text, metadata=body.metadata))
 
@@ -72,7 +72,7 @@ def update_memory(body: UpdateRequest, ns: str = NS, memory_id: str = MEMORY_ID,
 @router.delete("/{memory_id}", response_model=Memory, responses=errors(404, 409))
 @requires(ApiRole.WRITE)
 def delete_memory(ns: str = NS, memory_id: str = MEMORY_ID,
-                  state: ApiState = Depends(api_state)) -> Memory:
+                  state: ApiState = Depends(current_state)) -> Memory:
     """Tombstone a memory (restorable with ``restore``); audited."""
     return bare(state.client.delete(ns, memory_id))
 
@@ -80,7 +80,7 @@ def delete_memory(ns: str = NS, memory_id: str = MEMORY_ID,
 @router.get("/{memory_id}/history", response_model=History, responses=errors(404))
 @requires(ApiRole.READ)
 def history(ns: str = NS, memory_id: str = MEMORY_ID,
-            state: ApiState = Depends(api_state)) -> History:
+            state: ApiState = Depends(current_state)) -> History:
     """Every audited change of a memory, through merges and supersessions."""
     client = state.client
     events = client.history(ns, memory_id)
@@ -92,7 +92,7 @@ def history(ns: str = NS, memory_id: str = MEMORY_ID,
 def _management(action: str, doc: str) -> None:
     @requires(ApiRole.WRITE)
     def handler(ns: str = NS, memory_id: str = MEMORY_ID,
-                state: ApiState = Depends(api_state)) -> Memory:
+                state: ApiState = Depends(current_state)) -> Memory:
         return bare(getattr(state.client, action)(ns, memory_id))
 
     handler.__doc__ = doc

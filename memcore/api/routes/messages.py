@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Request, Response
+from starlette.types import Scope
 
-from memcore.api.auth import requires
+from memcore.api.auth import confirm_key, confirms_key, requires
 from memcore.api.routes.common import NS, bare, errors
 from memcore.api.schemas import (
     AddRequest,
@@ -16,7 +17,7 @@ from memcore.api.schemas import (
     WaitRequest,
     WaitResponse,
 )
-from memcore.api.state import ApiState, api_state
+from memcore.api.state import ApiState, current_state
 from memcore.store.api_keys import ApiRole
 
 router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
@@ -27,7 +28,7 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
                         **errors()})
 @requires(ApiRole.WRITE)
 def add_messages(body: AddRequest, response: Response, ns: str = NS,
-                 state: ApiState = Depends(api_state)) -> TaskIds | MemoryIds:
+                 state: ApiState = Depends(current_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
     (``wait=true``: 200 with the memory ids written; still 202 with the task ids if that
     takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``)."""
@@ -55,7 +56,7 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
 @router.post("/tasks/wait", response_model=WaitResponse, responses=errors(404))
 @requires(ApiRole.WRITE)
 def wait_tasks(body: WaitRequest, ns: str = NS,
-               state: ApiState = Depends(api_state)) -> WaitResponse:
+               state: ApiState = Depends(current_state)) -> WaitResponse:
     """Block until tasks enqueued for this namespace finish: their results, in order; or,
     when the timeout runs out first, ``pending`` lists them all."""
     owned = state.tasks().owned(ns, body.task_ids)
@@ -72,15 +73,28 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
                         pending=[])
 
 
-@router.post("/search", response_model=SearchResponse, responses=errors())
-@requires(ApiRole.READ)
-def search(body: SearchRequest, ns: str = NS,
-           state: ApiState = Depends(api_state)) -> Response:
-    """Memories ranked for ``query`` by hybrid search (BM25 + vector) plus a little retention."""
+def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> bytes:
+    """The search's JSON answer (blocking: the key check, Redis, the ranking). Shared by
+    the route and :mod:`memcore.api.fastpath`."""
+    confirm_key(scope)  # a key let through from the cache: still unrevoked?
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
                                max_chars=body.max_chars, filters=body.filters)
-    answer = SearchResponse(results=[SearchResult(memory=bare(h.memory), similarity=h.similarity,
-                                                  score=h.score) for h in hits])
+    answer = SearchResponse(results=[SearchResult(memory=bare(h.memory),
+                                                  similarity=h.similarity, score=h.score)
+                                     for h in hits])
     # Serialized here, once, by pydantic's own serializer: FastAPI would validate the
     # returned model against response_model again first (the schema stays documented).
-    return Response(answer.model_dump_json(), media_type="application/json")
+    return answer.model_dump_json().encode()
+
+
+@router.post("/search", response_model=SearchResponse, responses=errors())
+@requires(ApiRole.READ)
+@confirms_key
+async def search(body: SearchRequest, request: Request, ns: str = NS,
+                 state: ApiState = Depends(current_state)) -> Response:
+    """Memories ranked for ``query`` by hybrid search (BM25 + vector) plus a little retention."""
+    # The whole search in one worker thread: one thread hop per request. (Successful
+    # searches are normally answered by memcore.api.fastpath; this route documents the
+    # endpoint and answers every request that would not be a 200.)
+    payload = await state.run_search(search_json, state, request.scope, ns, body)
+    return Response(payload, media_type="application/json")

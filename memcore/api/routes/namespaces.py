@@ -22,7 +22,7 @@ from memcore.api.schemas import (
     VersionOut,
     Versions,
 )
-from memcore.api.state import ApiState, api_state
+from memcore.api.state import ApiState, current_state
 from memcore.core.models import utcnow
 from memcore.store.api_keys import ApiRole
 
@@ -31,21 +31,21 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["namespaces"])
 
 @router.get("/profile", response_model=MemoryList, responses=errors())
 @requires(ApiRole.READ)
-def profile(ns: str = NS, state: ApiState = Depends(api_state)) -> MemoryList:
+def profile(ns: str = NS, state: ApiState = Depends(current_state)) -> MemoryList:
     """The short list: active facts ranked by confidence."""
     return MemoryList(memories=bare_all(state.client.profile(ns)))
 
 
 @router.get("/stats", response_model=Stats, responses=errors())
 @requires(ApiRole.READ)
-def stats(ns: str = NS, state: ApiState = Depends(api_state)) -> Stats:
+def stats(ns: str = NS, state: ApiState = Depends(current_state)) -> Stats:
     """Counts by status, usage counters and the snapshot version."""
     return Stats.model_validate(state.client.stats(ns))
 
 
 @router.get("/versions", response_model=Versions, responses=errors())
 @requires(ApiRole.READ)
-def versions(ns: str = NS, state: ApiState = Depends(api_state)) -> Versions:
+def versions(ns: str = NS, state: ApiState = Depends(current_state)) -> Versions:
     """The current snapshot version and the committed ones still kept."""
     store = state.client.store
     return Versions(current=store.current_version(ns),
@@ -56,7 +56,7 @@ def versions(ns: str = NS, state: ApiState = Depends(api_state)) -> Versions:
 @router.post("/rollback", response_model=RollbackResponse, responses=errors())
 @requires(ApiRole.ADMIN)
 def rollback(body: RollbackRequest, ns: str = NS,
-             state: ApiState = Depends(api_state)) -> RollbackResponse:
+             state: ApiState = Depends(current_state)) -> RollbackResponse:
     """Point the namespace back at a committed snapshot version (audited)."""
     store = state.client.store
     before = store.current_version(ns)
@@ -71,7 +71,7 @@ def rollback(body: RollbackRequest, ns: str = NS,
 @requires(ApiRole.WRITE)
 def consolidate(response: Response, ns: str = NS,
                 body: ConsolidateRequest | None = None,
-                state: ApiState = Depends(api_state)) -> ConsolidateStarted | ConsolidateReport:
+                state: ApiState = Depends(current_state)) -> ConsolidateStarted | ConsolidateReport:
     """Run a consolidation pass on the workers: 202 with its task id, or with
     ``wait=true`` 200 and the report once the whole pass is done (still 202 if it is not
     done within the timeout: the pass goes on)."""
@@ -98,7 +98,7 @@ def consolidate(response: Response, ns: str = NS,
 
 @router.post("/erase", response_model=Erased, responses=errors(404))
 @requires(ApiRole.WRITE)
-def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
+def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(current_state)) -> Erased:
     """Erase a memory (and, unless ``keep_sources``, the turns it came from) or an
     episode's traces for good (not restorable); audited."""
     client = state.client
@@ -109,6 +109,6 @@ def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(api_state)
 
 @router.delete("", response_model=Erased, responses=errors(404))
 @requires(ApiRole.ADMIN)
-def erase_namespace(ns: str = NS, state: ApiState = Depends(api_state)) -> Erased:
+def erase_namespace(ns: str = NS, state: ApiState = Depends(current_state)) -> Erased:
     """Erase everything of the namespace (admin); only the erase's own audit entry stays."""
     return Erased(erased=state.client.erase(ns, everything=True))

@@ -122,10 +122,14 @@ async def _drive(url: str, key: str, concurrency: int, total: int,
 def _start_server(python: str, url: str, port: int, workers: int,
                   log: Any) -> subprocess.Popen[bytes]:
     env = {**os.environ, "MEMCORE_REDIS_URL": url}
+    # Started outside any checkout: `python -m` puts the working directory first on
+    # sys.path, so run from a checkout, a baseline interpreter would import that
+    # checkout's memcore instead of its own.
     return subprocess.Popen([python, "-m", "memcore.cli", "serve", "--host",
                              "127.0.0.1", "--port", str(port), "--workers", str(workers),
                              "--log-level", "warning"],
-                            env=env, stdout=log, stderr=log, start_new_session=True)
+                            env=env, stdout=log, stderr=log, start_new_session=True,
+                            cwd=tempfile.gettempdir())
 
 
 def _wait_ready(base: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:

@@ -1,0 +1,117 @@
+"""The API's cache of verified keys: a search on a cached key reads no key record, and a
+key revoked by another process is refused (401) from the very next request on, by every
+server process (``memcore serve --workers 2``, real Redis, the CLI revoking)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import httpx
+import pytest
+import redis
+
+from memcore.api.auth import KeyCache
+from memcore.devtools.redis_server import free_port
+from memcore.store.api_keys import API_KEYS_REV, ApiKeyRepository
+from tests.api_helpers import Api, api  # noqa: F401 - fixture
+
+SEARCH = "/v1/namespaces/{}/search"
+
+
+def _hgets(r: redis.Redis) -> int:
+    """HGET calls Redis has answered so far (a key record read is one HGET)."""
+    stats = r.info("commandstats")
+    return int(stats.get("cmdstat_hget", {}).get("calls", 0))
+
+
+def test_cached_key_reads_no_record_and_revocation_is_seen(
+        api: Api, redis_client: redis.Redis) -> None:  # noqa: F811
+    key = api.key("kc-*", role="read")
+    other = api.key("other", role="read")
+    body = {"query": "anything", "k": 3}
+    assert api.call("POST", SEARCH.format("kc-a"), key, json=body).status_code == 200
+    before = _hgets(redis_client)
+    for _ in range(5):
+        assert api.call("POST", SEARCH.format("kc-a"), key, json=body).status_code == 200
+    assert _hgets(redis_client) == before  # answered from the cache, revision confirmed
+    # Revoking another key changes the revision: the cached key is verified again, once.
+    repo = ApiKeyRepository(redis_client)
+    assert repo.revoke(other.split("_")[1])
+    assert api.call("POST", SEARCH.format("kc-a"), key, json=body).status_code == 200
+    assert _hgets(redis_client) == before + 1
+    # A denial is never decided on the cached key: out of scope is a 403 while valid...
+    assert api.call("POST", SEARCH.format("zz"), key, json=body).status_code == 403
+    assert repo.revoke(key.split("_")[1])
+    # ... and a 401 once revoked, in scope or not.
+    for ns in ("kc-a", "zz"):
+        reply = api.call("POST", SEARCH.format(ns), key, json=body)
+        assert reply.status_code == 401, reply.text
+        assert reply.json()["error"]["code"] == "unauthorized"
+        assert reply.headers["www-authenticate"] == "Bearer"
+
+
+def test_flushed_database_invalidates_cached_keys(redis_client: redis.Redis) -> None:
+    repo = ApiKeyRepository(redis_client)
+    plain = repo.create(["a"], "read")[1]
+    cache = KeyCache(lambda: repo)
+    assert cache.verify(plain) is not None
+    hit = cache.cached(plain)
+    assert hit is not None and hit[0].id == plain.split("_")[1]
+    assert cache.confirm(hit[1]) is not None
+    # Keys and revision gone together (FLUSHDB, a restore): the revision read creates a
+    # new token, which no cached entry carries.
+    redis_client.delete("mc:apikeys", API_KEYS_REV)
+    assert cache.confirm(hit[1]) is None
+    assert cache.cached(plain) is None
+
+
+@pytest.fixture()
+def two_workers(redis_url: str) -> Iterator[str]:
+    """``memcore serve --workers 2`` on ``redis_url``; yields its base URL."""
+    port = free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
+                             "127.0.0.1", "--port", str(port), "--workers", "2",
+                             "--log-level", "warning"],
+                            env={**os.environ, "MEMCORE_REDIS_URL": redis_url},
+                            start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, "memcore serve exited"
+            try:
+                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "memcore serve did not become ready"
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_revoked_by_another_process_is_refused_by_every_worker(
+        two_workers: str, redis_url: str, redis_client: redis.Redis) -> None:
+    repo = ApiKeyRepository(redis_client)
+    record, plain = repo.create(["kc-*"], "read", "revoke me")
+    headers = {"Authorization": f"Bearer {plain}"}
+
+    def search() -> int:
+        # A new connection each time: uvicorn hands them to either worker process.
+        return httpx.post(two_workers + SEARCH.format("kc-b"), headers=headers,
+                          json={"query": "x"}, timeout=30).status_code
+
+    assert [search() for _ in range(30)] == [200] * 30  # both processes cache the key
+    revoked = subprocess.run([sys.executable, "-m", "memcore.cli", "keys", "revoke",
+                              record.id, "--json"], capture_output=True, text=True,
+                             env={**os.environ, "MEMCORE_REDIS_URL": redis_url}, timeout=120)
+    assert revoked.returncode == 0, revoked.stderr
+    assert json.loads(revoked.stdout)["revoked"] is True
+    assert [search() for _ in range(30)] == [401] * 30
