@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from memcore.devtools.bench.common import task_timeout
 from memcore.devtools.bench.profile import run_profile
 
 
@@ -96,3 +97,14 @@ def test_quick_run_against_an_openai_compatible_endpoint(
     assert agree["compared"] == seen["decided_facts"] > 0
     assert agree["agree"] == sum(n for k, n in agree["matrix"].items() if k == "ADD->ADD")
     assert sum(agree["matrix"].values()) == agree["compared"]
+
+
+def test_a_bench_waits_for_a_task_as_long_as_its_model_calls_may_take(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # A small local model on a shared CPU took > 600 s for one extraction call: the
+    # bench's wait must follow MEMCORE_MODEL_TIMEOUT, not a fixed 600 s.
+    monkeypatch.setenv("MEMCORE_MODEL_TIMEOUT", "1800")
+    assert task_timeout("offline", 600.0) == 600.0  # the rules: no model call
+    assert task_timeout("openai", 600.0) == 4 * 1800.0  # extraction + decision, each repaired
+    monkeypatch.setenv("MEMCORE_MODEL_TIMEOUT", "30")
+    assert task_timeout("openai", 900.0) == 900.0  # never below the floor

@@ -155,6 +155,19 @@ def models_env(models: str) -> dict[str, str]:
     return {"MEMCORE_SHADOW_DECISIONS": "true"}
 
 
+def task_timeout(models: str, floor: float) -> float:
+    """How long a bench waits for one ingest task (or a pass): ``floor`` with the offline
+    rules; with ``--models openai`` at least the four model calls a task can make (an
+    extraction and a decision, each with its one repair) at ``MEMCORE_MODEL_TIMEOUT`` each.
+    A small local model on a shared CPU took over 10 minutes for one extraction call, so a
+    fixed 600 s wait stopped ``bench locomo --models openai`` at its first batch."""
+    if models != "openai":
+        return floor
+    from memcore.core.config import Settings
+
+    return max(floor, 4 * Settings().model_timeout)
+
+
 _STACK_ENV = ("MEMCORE_BROKER_URL", "MEMCORE_RESULT_BACKEND")
 
 

@@ -45,6 +45,7 @@ from memcore.devtools.bench.common import (
     pyplot,
     running_stack,
     save_figure,
+    task_timeout,
     write_outputs,
 )
 from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
@@ -367,7 +368,8 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
                                  **({"openai_api_key": None} if models == "offline" else {}))
         client = Client(settings=settings)
         try:
-            result = _run(client, convs, embedder, facts, turns_per_add, search == "hybrid")
+            result = _run(client, convs, embedder, facts, turns_per_add, search == "hybrid",
+                          task_timeout(models, 600.0))
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
@@ -407,10 +409,10 @@ def parse_sets(items: Sequence[str]) -> dict[str, str]:
 
 
 def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: str,
-         turns_per_add: int, hybrid: bool = True) -> dict[str, Any]:
+         turns_per_add: int, hybrid: bool = True, timeout: float = 600.0) -> dict[str, Any]:
     per: dict[str, dict[str, StageResult]] = {c.name: {} for c in convs}
     raw_ns = {c.name: store_raw(client, c) for c in convs}
-    ingest_seconds = ingest(client, convs, turns_per_add)
+    ingest_seconds = ingest(client, convs, turns_per_add, timeout)
     passes: dict[str, Any] = {}
     said: dict[str, dict[str, list[str]]] = {}
     t_pass = time.perf_counter()
@@ -418,7 +420,8 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
         per[c.name]["raw"] = measure(client, raw_ns[c.name], c, hybrid)
         per[c.name]["ingested"] = measure(client, c.namespace, c, hybrid)
         said[c.name] = source_texts(client, c.namespace)
-        passes[c.name] = client.consolidate(c.namespace, now=c.last_time, timeout=1800)
+        passes[c.name] = client.consolidate(c.namespace, now=c.last_time,
+                                            timeout=max(1800.0, timeout))
     pass_seconds = time.perf_counter() - t_pass
     for c in convs:
         per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid, said[c.name])

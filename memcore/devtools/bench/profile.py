@@ -56,6 +56,7 @@ from memcore.devtools.bench.common import (
     pyplot,
     running_stack,
     save_figure,
+    task_timeout,
     write_outputs,
 )
 
@@ -293,12 +294,14 @@ def messages(scenario: Scenario) -> list[dict[str, Any]]:
 
 def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool = False,
                 scenarios_dir: Path | None = None, out: Path | None = None,
-                redis_url: str | None = None, timeout: float = 900.0) -> dict[str, Any]:
+                redis_url: str | None = None, timeout: float | None = None
+                ) -> dict[str, Any]:
     """Run every scenario through a stack, judge the profiles, write ``out`` (+ .md, .png)."""
     if embedder not in ("hash", "local", "openai"):
         raise ValueError(f"--embedder: expected hash, local or openai; got {embedder!r}")
     env = {"MEMCORE_EMBEDDER": embedder, "MEMCORE_EXTRACTOR": "auto", **models_env(models)}
     scenarios = load_scenarios(scenarios_dir, quick=quick)
+    timeout = timeout if timeout is not None else task_timeout(models, 900.0)
     t0 = time.perf_counter()
     per: dict[str, dict[str, Any]] = {}
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
