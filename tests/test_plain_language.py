@@ -393,3 +393,23 @@ def test_a_fact_restated_after_a_delete_or_forgetting_is_live_again(client: Clie
     [again] = client.list(forgotten).memories
     assert again.text == "User had pasta with User's colleagues at the canteen."
     assert client.history(forgotten, again.id)[0].action.value == "ADD"
+
+
+def test_the_newcomer_classes_through_the_real_stack(client: Client) -> None:
+    """Client -> Celery ingest workers -> Redis, then a pass on the workers: the profile
+    holds the corrected, current facts in full."""
+    ns = f"new-{uuid.uuid4().hex[:8]}"
+    turns = ["I'm a radiographer at St. Thomas' hospital.", "My cat's name is Mitzi.",
+             "Sorry, it's Mitzy, not Mitzi.", "I don't drink alcohol.",
+             "I'd rather you gave distances in kilometres.", "Never use emojis, please.",
+             "I'm not teetotal any more.", "Now I work at Guy's hospital."]
+    for i, text in enumerate(turns):
+        _said(client, ns, text, T0 + timedelta(days=i))
+    client.consolidate(ns, now=T0 + timedelta(days=len(turns)))
+    profile = {m.text for m in client.profile(ns, now=T0 + timedelta(days=len(turns)))}
+    assert {"User's cat's name is Mitzy.", "User now works at Guy's hospital.",
+            "User asks the assistant to give distances in kilometres.",
+            "User asks the assistant never to use emojis.",
+            "User is not teetotal any more."} <= profile, profile
+    assert not profile & {"User's cat's name is Mitzi.", "User doesn't drink alcohol.",
+                          "User is a radiographer at St. Thomas' hospital."}, profile

@@ -368,7 +368,8 @@ class IngestPipeline:
             report.count(Op.UPDATE)
             report.memory_ids.append(target.memory_id)
             return
-        if decision.text and decision.text != fact.text:
+        if decision.text and decision.text != fact.text and is_correction(fact.text):
+            # A correction applied to the memory it corrects: the decider wrote the text.
             fact, vec = self._rewritten(namespace, fact, decision.text, target, now)
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
