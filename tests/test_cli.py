@@ -290,3 +290,14 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         if url:
             with contextlib.suppress(redis.RedisError):
                 redis.Redis.from_url(url).shutdown(nosave=True)
+
+
+def test_up_takes_the_llama_servers_thread_count() -> None:
+    # --llm-threads reaches `up` (1 is faster on a busy CPU: notes/benchmarks.md); 0 is
+    # refused before anything starts.
+    helped = subprocess.run([sys.executable, "-m", "memcore.cli", "up", "--help"],
+                            capture_output=True, text=True, timeout=60)
+    assert helped.returncode == 0 and "--llm-threads" in helped.stdout
+    refused = subprocess.run([sys.executable, "-m", "memcore.cli", "up", "--llm",
+                              "--llm-threads", "0"], capture_output=True, text=True, timeout=60)
+    assert refused.returncode == 2 and "llm-threads" in refused.stderr

