@@ -245,6 +245,13 @@ def test_two_beats_schedule_each_due_namespace_once_per_interval(tmp_path: Path)
                                        "beat", "--loglevel", "WARNING",
                                        "-s", str(beat_dir / "schedule")])
         claims: dict[str, set[int]] = {ns: set() for ns in namespaces}
+        # The window starts at the first claim: two beats starting up on a loaded machine
+        # can take longer than the whole window (seen at load 15: 3 intervals of 8).
+        first = time.monotonic() + 120
+        while time.monotonic() < first and not any(
+                client.store.client.scan_iter(match=keys.prefix(ns) + "sched:*")
+                for ns in namespaces):
+            time.sleep(0.1)
         t_end = time.monotonic() + 8 * interval
         while time.monotonic() < t_end:
             for ns in namespaces:

@@ -52,8 +52,20 @@ def test_flower_sees_memcore_tasks(celery_stack: LocalStack) -> None:  # noqa: F
             except OSError:
                 pass
             time.sleep(0.2)
-        time.sleep(1.0)  # let Flower's event consumer subscribe before the tasks run
         ns = f"flower-{uuid.uuid4().hex[:8]}"
+        # Flower answers its healthcheck before its event consumer has subscribed (seconds
+        # later on a loaded machine): events sent before that are never seen. Send probe
+        # turns until Flower has seen one, then the tasks under test.
+        deadline = time.monotonic() + 90
+        seen = False
+        while not seen and time.monotonic() < deadline:
+            probe = client.add(ns, [{"role": "user", "content": "I like flowers."}],
+                               timestamp=datetime(2026, 1, 1, tzinfo=UTC))
+            client.wait(probe, timeout=60)
+            time.sleep(0.5)
+            status, body = get(base + "/api/tasks?taskname=memcore.ingest", AUTH)
+            seen = status == 200 and probe[0] in json.loads(body)
+        assert seen, "Flower never saw a task event"
         ids = client.add(ns, [{"role": "user", "content": f"I like flowers number {i}."}
                               for i in range(3)], timestamp=datetime(2026, 1, 1, tzinfo=UTC))
         ids += client.add(ns, [{"role": "user", "content": "I grow tulips."}],
