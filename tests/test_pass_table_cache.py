@@ -136,3 +136,86 @@ def test_passes_after_the_first_read_only_what_changed(store: MemoryStore) -> No
         version = store.current_version("u")
         assert rows(TABLES.table(store, "u", version)) == rows(store.read_table("u"))
     assert TABLES.whole_reads == reads + 2
+
+
+def _stored(memories: list, codes_seed: int = 0) -> MemoryTable:
+    """``memories`` as a table of stored int8 codes (what the store's decoder returns)."""
+    from memcore.core.table import Vectors
+
+    table = MemoryTable.from_memories(memories)
+    rng = np.random.default_rng(codes_seed)
+    n, d = len(memories), len(memories[0].vector or [])
+    codes = rng.integers(-127, 128, (n, d)).astype(np.int8)
+    present = np.ones(n, dtype=bool)
+    present[1] = False
+    codes[1] = 0
+    scales = rng.uniform(0.001, 0.01, n).astype(np.float32)
+    scales[1] = 0.0
+    return MemoryTable("u", table.ids[:], table.texts[:], table.hashes[:],
+                       Vectors(present, codes=codes, scales=scales), table._columns())
+
+
+def test_stored_rows_equal_the_full_float32_matrix() -> None:
+    table = _stored([mem("u", f"fact {i}", seed=i) for i in range(6)])
+    d = table.vectors.dim
+    table.vectors.set(2, np.full(d, 0.5, dtype=np.float32))  # an override
+    table.vectors.set(3, None)  # a row that lost its vector
+    table.vectors.extend([np.full(d, -0.25, dtype=np.float32), None])
+    full = table.vectors.take_all()
+    rows = table.vectors.rows()
+    assert rows.shape == full.shape == (8, d)
+    for idx in ([0, 1, 2, 3, 4, 5, 6, 7], [5, 0, 7, 2], [4], []):
+        assert np.array_equal(rows[np.array(idx, dtype=np.int64)], full[idx])
+    assert np.array_equal(rows[6:], full[6:]) and np.array_equal(rows[:3], full[:3])
+    plain = _stored([mem("u", f"fact {i}", seed=i) for i in range(6)])
+    assert np.array_equal(plain.vectors.rows()[np.arange(6)], plain.vectors.take_all())
+
+
+def test_a_copy_shares_codes_read_only_and_leaves_the_original_alone() -> None:
+    table = _stored([mem("u", f"fact {i}", seed=i) for i in range(5)])
+    table.row("x")  # build the id map: the copy takes it over
+    before = rows(table)
+    copy = table.copy()
+    assert copy.vectors.codes is not None and not copy.vectors.codes.flags.writeable
+    copy.set_row(0, mem("u", "changed", seed=9, mid=table.ids[0]))
+    copy.append([mem("u", "appended", seed=10)])
+    assert copy.row(copy.ids[5]) == 5 and table.row(copy.ids[5]) is None
+    assert rows(table) == before and len(table) == 5
+
+
+def test_text_flags_follow_set_row_append_patch_and_copies() -> None:
+    from memcore.core.compare import may_change
+
+    texts = ["Sam plays in the band", "Sam quit the band", "tea", "Ana no longer drinks coffee",
+             "coffee"]
+    table = _stored([mem("u", t, seed=i) for i, t in enumerate(texts)])
+    calls: list[str] = []
+
+    def test(text: str) -> bool:
+        calls.append(text)
+        return may_change(text)
+
+    def expect(t: MemoryTable) -> list[bool]:
+        return [may_change(x) for x in t.texts]
+
+    assert table.text_flags("c", test).tolist() == expect(table) == [False, True, False, True,
+                                                                      False]
+    assert len(calls) == 5
+    copy = table.copy()
+    calls.clear()
+    copy.set_row(2, mem("u", "Sam left the band", seed=2, mid=table.ids[2]))
+    copy.append([mem("u", "Bo stopped running", seed=7)])
+    assert copy.text_flags("c", test).tolist() == expect(copy)
+    assert sorted(calls) == ["Bo stopped running", "Sam left the band"]  # only what changed
+    assert table.text_flags("c", test).tolist() == expect(table)  # the original untouched
+    fresh = _stored([mem("u", t, seed=20 + i, mid=mid) for i, (t, mid) in
+                     enumerate([("Sam moved out", table.ids[0]), ("new quit fact", "n1")])])
+    table.patch(fresh)
+    assert table.text_flags("c", test).tolist() == expect(table) == [True, True, False, True,
+                                                                      False, True]
+    # a copy made before its original kept the test asks the original once
+    other = _stored([mem("u", t, seed=i) for i, t in enumerate(texts)])
+    copy = other.copy()
+    copy.set_row(4, mem("u", "coffee is over", seed=4, mid=other.ids[4]))
+    assert copy.text_flags("c", test).tolist() == expect(copy)
+    assert other.text_flags("c", test).tolist() == expect(other)

@@ -31,12 +31,13 @@ from memcore.core.consolidation import (
     reduce_table,
 )
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
-from memcore.core.models import Actor, utcnow
+from memcore.core.models import Actor, Memory, utcnow
 from memcore.core.partition import CellIndex
 from memcore.core.table import MemoryTable, to_micros
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
 from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
+from memcore.store.records import unpack_vector
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +109,7 @@ class TableCache:
             entry = self._entries.pop(namespace, None)
         table = self._refresh(store, namespace, entry, generation)
         if table is None:
+            entry = None  # not held through the whole read: two tables at 10^6 is GBs
             table = store.read_table(namespace)
             self.whole_reads += 1
         if store.generation(namespace) == generation:  # no erase meanwhile: keep it
@@ -162,6 +164,30 @@ class TableCache:
 
 
 TABLES = TableCache()
+
+
+class PackedLoader:
+    """The reducer's loader over the store: memories without their vectors, each
+    decoded from its packed bytes only when the pass reads or changes it (``vector``);
+    the records of a full pass at 10^6 as float lists alone were gigabytes."""
+
+    def __init__(self, store: MemoryStore, namespace: str) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.packed: dict[str, bytes] = {}
+
+    def load(self, ids: Sequence[str]) -> list[Memory | None]:
+        """The current records of ``ids`` (None: gone), vectors left out."""
+        out: list[Memory | None] = []
+        for item in self.store.get_many_packed(self.namespace, ids):
+            if item is not None:
+                self.packed[item[0].id] = item[1]
+            out.append(None if item is None else item[0])
+        return out
+
+    def vector(self, memory_id: str) -> list[float] | None:
+        """The stored vector of a memory :meth:`load` returned."""
+        return unpack_vector(self.packed[memory_id])
 
 
 def _read_view(store: MemoryStore, namespace: str, *, copy: bool = True) -> PassView:
@@ -461,8 +487,9 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         counted = CountingMerger(instrumented)
         try:
             assert view.table is not None
-            reduced = reduce_table(view.table, lambda ids: store.get_many(namespace, ids),
-                                   plan_, outcomes, now, config, summarize=counted.summarize)
+            loader = PackedLoader(store, namespace)
+            reduced = reduce_table(view.table, loader.load, plan_, outcomes, now, config,
+                                   summarize=counted.summarize, vector_of=loader.vector)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
         report.merge_calls += counted.calls

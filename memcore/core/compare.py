@@ -445,9 +445,15 @@ def _negations_of(terms: frozenset[str], resumes: bool) -> tuple[frozenset[str],
     return tuple(sorted(out, key=sorted))
 
 
+def may_change(text: str) -> bool:
+    """False when :func:`change_of` of ``text`` is None for sure (none of the words
+    every change pattern needs): the screen a pass runs over every live fact."""
+    return _may_change(text) and _CHANGE_HINT.search(text) is not None
+
+
 def change_of(text: str) -> Change | None:
     """What ``text`` says has ended ("Sam quit the band" -> {band}), if anything."""
-    if not (_may_change(text) and _CHANGE_HINT.search(text)):
+    if not may_change(text):
         return None  # cheap exit: every pattern below needs one of these words
     clean = _clean(text)
     for pattern, group, same in _CHANGES:
@@ -553,7 +559,8 @@ def _same_slot_name(a: str, b: str) -> bool:
 
 
 def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[float],
-                  slotted: Sequence[bool] | None = None) -> list[tuple[str, str, str]]:
+                  slotted: Sequence[bool] | None = None, *,
+                  hints: Sequence[bool] | None = None) -> list[tuple[str, str, str]]:
     """``(old_id, new_id, reason)`` for every older fact a newer one makes stale.
 
     ``ids``, ``texts`` and ``times`` describe the live facts; ``slotted`` (optional)
@@ -563,6 +570,9 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     older one's thing has ended or been replaced ("no longer", "quit", "switched from",
     "X instead of Y", "actually X, not Y"). Multi-valued facts (things owned, hobbies,
     friends, places) have no slot, so they never retire each other.
+
+    ``hints`` (optional): :func:`may_change` of each text, computed before (a caller
+    that keeps it per row screens only the texts that changed).
     """
     n = len(ids)
     by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
@@ -572,7 +582,8 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
                 if slot.value:
                     by_key.setdefault((slot.name.partition(":")[0], slot.subject),
                                       []).append((i, slot))
-    changes = {i: c for i in range(n) if (c := change_of(texts[i])) is not None}
+    screened = range(n) if hints is None else [i for i in range(n) if hints[i]]
+    changes = {i: c for i in screened if (c := change_of(texts[i])) is not None}
     folded = [fold(t) for t in texts] if changes else []
     retired: dict[int, tuple[int, str]] = {}
 

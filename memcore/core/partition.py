@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import math
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -38,6 +38,26 @@ _BLOCK = 2048
 # Coarse quantizer: flat (one BLAS product) below this many cells, HNSW above.
 FLAT_QUANTIZER_BELOW = 8_192
 _COL_BLOCK = 16384
+
+
+class Rows(Protocol):
+    """Row vectors computed on demand (``rows[idx]``: a float32 matrix of the rows ``idx``,
+    an int array or a slice), e.g. :meth:`memcore.core.table.Vectors.rows` over stored
+    int8 codes: the cell index reads the rows it needs instead of a float32 copy of all."""
+
+    @property
+    def shape(self) -> tuple[int, int]: ...
+
+    def __getitem__(self, index: Any) -> np.ndarray: ...
+
+
+def _row_source(vectors: np.ndarray | Rows, dim: int) -> np.ndarray | Rows:
+    """A matrix as :func:`as_matrix` checks it, or a row source whose width is ``dim``."""
+    if isinstance(vectors, np.ndarray):
+        return as_matrix(vectors, dim)
+    if vectors.shape[1] != dim and vectors.shape[0]:
+        raise ValueError(f"vectors must have {dim} columns, got {vectors.shape[1]}")
+    return vectors
 
 
 def empty_pairs() -> Pairs:
@@ -164,27 +184,36 @@ class CellIndex:
     @classmethod
     def train(
         cls,
-        vectors: np.ndarray,
+        vectors: np.ndarray | Rows,
         *,
         nlist: int | None = None,
         probes: int = 2,
         seed: int = 0,
         niter: int = 10,
         quantizer: Literal["auto", "flat", "hnsw"] = "auto",
+        rows: np.ndarray | None = None,
     ) -> CellIndex:
-        """Train cells on a sample of ``vectors`` (not added: call :meth:`add`)."""
-        x = as_matrix(vectors)
-        n, d = x.shape
+        """Train cells on a sample of ``vectors`` (not added: call :meth:`add`).
+
+        ``rows``: train on ``vectors[rows]`` (the same cells as passing that matrix),
+        reading only the sampled rows."""
+        if rows is None and isinstance(vectors, np.ndarray):
+            vectors = as_matrix(vectors)
+        chosen = np.arange(vectors.shape[0]) if rows is None else np.asarray(rows, np.int64)
+        n, d = chosen.size, vectors.shape[1]
         if n < 2:
             raise ValueError("vectors must have at least 2 rows to train cells")
         # ~4 sqrt(n) cells keeps cells near 2 sqrt(n) rows with 2 probes.
         nlist = nlist or max(1, min(n // 8, int(4 * math.sqrt(n))))
         nlist = max(1, min(nlist, n))
         sample_size = min(n, nlist * 16)
-        sample = x
         if sample_size < n:
             picks = np.sort(np.random.default_rng(seed).choice(n, sample_size, replace=False))
-            sample = x[picks]
+            chosen = chosen[picks]
+        if rows is None and sample_size == n and isinstance(vectors, np.ndarray):
+            sample = vectors
+        else:
+            sample = as_matrix(vectors[chosen], d)
         faiss = faiss_module()
         km = faiss.Kmeans(
             d, nlist, niter=niter, spherical=True, seed=seed,
@@ -211,15 +240,19 @@ class CellIndex:
             self._quantizer = q
         return self._quantizer
 
-    def add(self, vectors: np.ndarray) -> None:
-        """List rows ``ntotal .. ntotal+len(vectors)`` in their nearest cells."""
-        x = as_matrix(vectors, self.centroids.shape[1])
+    def add(self, vectors: np.ndarray | Rows) -> None:
+        """List rows ``ntotal .. ntotal+len(vectors)`` in their nearest cells (a row
+        source is read in chunks of 262,144 rows)."""
+        x = _row_source(vectors, self.centroids.shape[1])
         if not x.shape[0]:
             return
         assign = np.empty((x.shape[0], self.probes), np.int32)
         for a in range(0, x.shape[0], 262_144):
-            assign[a : a + 262_144] = self._quantize(x[a : a + 262_144])
+            chunk = x[a : a + 262_144]
+            assign[a : a + 262_144] = self._quantize(
+                chunk if isinstance(x, np.ndarray) else as_matrix(chunk, x.shape[1]))
         if self.store_vectors and (self._ivf is not None or not self.ntotal):
+            x = as_matrix(x[:], self.centroids.shape[1])  # FAISS keeps its own copy anyway
             faiss = faiss_module()
             if self._ivf is None:
                 ivf = faiss.IndexIVFFlat(
@@ -241,17 +274,18 @@ class CellIndex:
 
     def pairs(
         self,
-        vectors: np.ndarray,
+        vectors: np.ndarray | Rows,
         threshold: float,
         *,
         query_rows: Sequence[int] | np.ndarray | None = None,
     ) -> Pairs:
         """Pairs with cosine >= ``threshold`` among rows sharing a cell.
 
-        ``vectors`` must be the matrix whose rows were added. With ``query_rows``
-        only pairs touching those rows are searched (cost ~ len(query_rows)).
+        ``vectors`` must be the matrix (or row source) whose rows were added. With
+        ``query_rows`` only pairs touching those rows are searched (cost ~
+        len(query_rows)).
         """
-        x = as_matrix(vectors, self.centroids.shape[1])
+        x = _row_source(vectors, self.centroids.shape[1])
         threshold = _check_threshold(threshold)
         if x.shape[0] != self.ntotal:
             raise ValueError(f"vectors has {x.shape[0]} rows but the index lists {self.ntotal}")
@@ -288,7 +322,7 @@ class CellIndex:
                 chunks.append((q[hit_r], members[hit_c], g[hit_r, hit_c]))
         return _concat(chunks, n)
 
-    def _ivf_pairs(self, x: np.ndarray, threshold: float, rows: np.ndarray) -> Pairs:
+    def _ivf_pairs(self, x: np.ndarray | Rows, threshold: float, rows: np.ndarray) -> Pairs:
         """Range search of ``rows`` in the stored IVF (probing one cell more than the
         join lists, so a partner listed only in its nearest cell is still reached).
         Similarities are recomputed from ``x``: stored rows may be stale after a merge."""

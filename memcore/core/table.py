@@ -10,7 +10,7 @@ Times are epoch microseconds (``NONE_TIME`` for None).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
@@ -77,7 +77,9 @@ class Vectors:
         if self.dense is not None:
             return np.asarray(self.dense[rows], dtype=np.float32)
         assert self.codes is not None and self.scales is not None
-        return self.codes[rows].astype(np.float32) * self.scales[rows, None]
+        out = self.codes[rows].astype(np.float32)
+        out *= self.scales[rows, None]
+        return out
 
     def take(self, rows: Sequence[int] | np.ndarray) -> np.ndarray:
         """Float32 matrix of ``rows`` (every one must have a vector)."""
@@ -111,6 +113,11 @@ class Vectors:
             out[row] = 0.0 if vec is None else vec
         return out
 
+    def rows(self) -> StoredRows:
+        """A read-only float32 view of every row, materialized per request (no full-size
+        float32 copy: at 10^6 x 384 that copy alone is 1.5 GB)."""
+        return StoredRows(self)
+
     def set(self, row: int, vector: Any) -> None:
         """Replace one row's vector (None = no vector)."""
         if not 0 <= row < len(self):
@@ -124,11 +131,12 @@ class Vectors:
         self.override[row] = vec
 
     def copy(self) -> Vectors:
-        """An independent copy (arrays copied, overrides shared by value)."""
-        out = Vectors(self.present.copy(),
-                      dense=None if self.dense is None else self.dense.copy(),
-                      codes=None if self.codes is None else self.codes.copy(),
-                      scales=None if self.scales is None else self.scales.copy())
+        """A copy whose changes (:meth:`set`, :meth:`extend`: overrides and ``present``)
+        leave this one alone. The base arrays are shared as read-only views, not copied
+        (never written after construction but by :meth:`MemoryTable.patch` of the
+        original, which a copy must not outlive)."""
+        out = Vectors(self.present.copy(), dense=_read_only(self.dense),
+                      codes=_read_only(self.codes), scales=_read_only(self.scales))
         out.dim = self.dim
         out.override = dict(self.override)
         return out
@@ -139,6 +147,49 @@ class Vectors:
         self.present = np.concatenate([self.present, np.zeros(len(vectors), dtype=bool)])
         for i, vec in enumerate(vectors):
             self.set(start + i, vec)
+
+
+def _read_only(array: np.ndarray | None) -> np.ndarray | None:
+    if array is None:
+        return None
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class StoredRows:
+    """Rows of :class:`Vectors` as float32, computed on indexing: ``rows[idx]`` equals
+    ``vectors.take_all()[idx]`` bit for bit (zeros for rows without a vector) for an int
+    array or a slice, so code written for a matrix reads only the rows it touches."""
+
+    def __init__(self, vectors: Vectors) -> None:
+        self.vectors = vectors
+        self.shape = (len(vectors), vectors.dim)
+        self._override = (np.fromiter(vectors.override, dtype=np.int64)
+                          if vectors.override else None)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, index: Any) -> np.ndarray:
+        if isinstance(index, slice):
+            index = np.arange(*index.indices(self.shape[0]))
+        idx = np.asarray(index, dtype=np.int64).reshape(-1)
+        v = self.vectors
+        plain = idx < v.base_rows
+        if self._override is None and idx.size and plain.all():
+            return v._base(idx)  # the common case: stored rows only
+        out = np.zeros((idx.size, v.dim), dtype=np.float32)
+        if self._override is not None:
+            plain &= ~np.isin(idx, self._override)
+        if plain.any():
+            out[plain] = v._base(idx[plain])
+        if self._override is not None:
+            for pos in np.flatnonzero(np.isin(idx, self._override)).tolist():
+                vec = v.override[int(idx[pos])]
+                if vec is not None:
+                    out[pos] = vec
+        return out
 
 
 _FLOATS = ("importance", "strength", "confidence")
@@ -191,6 +242,11 @@ class MemoryTable:
         self.n_sources: np.ndarray
         self.version: np.ndarray
         self._rows: dict[str, int] | None = None
+        # Per-row results of text tests (see text_flags), and for a copy the table it
+        # was copied from with the rows changed since (their texts may differ).
+        self._flags: dict[str, tuple[Callable[[str], bool], np.ndarray]] = {}
+        self._origin: MemoryTable | None = None
+        self._changed_rows: set[int] = set()
 
     @staticmethod
     def empty_columns(n: int) -> dict[str, np.ndarray]:
@@ -257,11 +313,42 @@ class MemoryTable:
         """Last support time per row (last use when never supported)."""
         return np.where(self.last_supported == NONE_TIME, self.last_used, self.last_supported)
 
+    def text_flags(self, name: str, test: Callable[[str], bool]) -> np.ndarray:
+        """``test(text)`` of every row (read-only), computed once per row and kept in step
+        by :meth:`set_row`, :meth:`append` and :meth:`patch`, which test only the texts
+        they write: a pass screens every live fact's text, and a cached table's texts
+        change only where records did. ``name`` identifies ``test`` (one test per name).
+        A copy asks the table it was copied from, so the cached table keeps the result."""
+        known = self._flags.get(name)
+        if known is None:
+            if self._origin is not None and len(self._origin) <= len(self):
+                base = self._origin.text_flags(name, test)
+                flags = np.zeros(len(self), dtype=bool)
+                flags[:base.size] = base
+                redo = sorted(self._changed_rows | set(range(base.size, len(self))))
+            else:
+                flags, redo = np.zeros(len(self), dtype=bool), list(range(len(self)))
+            for row in redo:
+                flags[row] = test(self.texts[row])
+            known = self._flags[name] = (test, flags)
+        out = known[1].view()
+        out.flags.writeable = False
+        return out
+
+    def _retest(self, rows: Sequence[int]) -> None:
+        """Re-run the kept text tests on ``rows`` (their texts were just written)."""
+        if self._origin is not None:
+            self._changed_rows.update(rows)
+        for test, flags in self._flags.values():
+            for row in rows:
+                flags[row] = test(self.texts[row])
+
     def set_row(self, row: int, memory: Memory) -> None:
         """Write a (changed) memory's fields into its existing ``row``."""
         if not 0 <= row < len(self):
             raise IndexError(f"table: row {row} outside 0..{len(self) - 1}")
         self.texts[row] = memory.text
+        self._retest([row])
         self.hashes[row] = memory.content_hash
         self.scopes[row] = memory.scope
         if self.vectors.present[row] or memory.vector is not None:
@@ -286,13 +373,30 @@ class MemoryTable:
             if self._rows is not None:
                 self._rows[m.id] = n + i
         self.vectors.extend([m.vector for m in memories])
+        self._grow_flags(n)
+
+    def _grow_flags(self, old_len: int) -> None:
+        """Extend the kept text tests to the rows appended after ``old_len``."""
+        for name, (test, flags) in list(self._flags.items()):
+            extra = np.fromiter((test(t) for t in self.texts[old_len:]), dtype=bool,
+                                count=len(self) - old_len)
+            self._flags[name] = (test, np.concatenate([flags, extra]))
+        if self._origin is not None:
+            self._changed_rows.update(range(old_len, len(self)))
 
     def copy(self) -> MemoryTable:
-        """An independent copy (a pass reduces a copy of a cached table)."""
-        return MemoryTable(self.namespace, list(self.ids), list(self.texts), list(self.hashes),
-                           self.vectors.copy(),
-                           {name: col.copy() for name, col in self._columns().items()},
-                           list(self.scopes))
+        """A copy whose changes (:meth:`set_row`, :meth:`append`) leave this table alone
+        (a pass reduces a copy of a cached table). Columns and lists are copied, the
+        stored vector codes shared read-only (see :meth:`Vectors.copy`), the id -> row
+        map copied rather than rebuilt."""
+        out = MemoryTable(self.namespace, list(self.ids), list(self.texts), list(self.hashes),
+                          self.vectors.copy(),
+                          {name: col.copy() for name, col in self._columns().items()},
+                          list(self.scopes))
+        out._rows = None if self._rows is None else dict(self._rows)
+        out._flags = {name: (test, flags.copy()) for name, (test, flags) in self._flags.items()}
+        out._origin = self
+        return out
 
     def patch(self, fresh: MemoryTable) -> None:
         """Overwrite the rows of ``fresh``'s ids with its rows and append its new ids, in
@@ -316,6 +420,7 @@ class MemoryTable:
             self.texts[r] = fresh.texts[j]
             self.hashes[r] = fresh.hashes[j]
             self.scopes[r] = fresh.scopes[j]
+        self._retest(at.tolist())
         if theirs.dim and not mine.dim:  # a table of vector-less rows gains vectors
             mine.codes = np.zeros((len(self), theirs.dim), dtype=np.int8)
             mine.dim = theirs.dim
@@ -340,6 +445,7 @@ class MemoryTable:
                 self.scopes.append(fresh.scopes[j])
                 if self._rows is not None:
                     self._rows[fresh.ids[j]] = n + k
+            self._grow_flags(n)
 
     def _columns(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in

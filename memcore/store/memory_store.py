@@ -126,6 +126,12 @@ class MemoryStore:
         since are reused, see :class:`RecordMemo`)."""
         return self.records.get_many(namespace, ids, vectors=vectors, memo=memo)
 
+    def get_many_packed(self, namespace: str, ids: Sequence[str]
+                        ) -> list[tuple[Memory, bytes] | None]:
+        """:meth:`get_many` with each vector left packed (memory without it, packed
+        bytes): what a pass loads, decoding only the vectors of what it changes."""
+        return self.records.get_many_packed(namespace, ids)
+
     def find_by_hash(self, namespace: str, content_hash: str) -> str | None:
         """Id of a live memory whose normalized text has ``content_hash``."""
         return self.records.find_by_hash(namespace, content_hash)

@@ -13,6 +13,7 @@ from memcore.store.base import BATCH
 from memcore.store.gateway import Gateway
 from memcore.store.records import (
     RecordMemo,
+    packed_vector,
     record_vector,
     unpack_filter_fields,
     unpack_memory,
@@ -50,6 +51,17 @@ class Records:
             return self._gw.read_current(namespace, list(ids), vectors=vectors)[1]
         _, raws = self._gw.read_current_raw(namespace, ids)
         return [None if raw is None else memo.decode(raw, namespace, i)
+                for i, raw in zip(ids, raws, strict=True)]
+
+    def get_many_packed(self, namespace: str, ids: Sequence[str]
+                        ) -> list[tuple[Memory, bytes] | None]:
+        """:meth:`get_many` with each memory's vector left packed: the memory without
+        it, and the bytes :func:`~memcore.store.records.unpack_vector` decodes it from."""
+        if not ids:
+            return []
+        _, raws = self._gw.read_current_raw(namespace, ids)
+        return [None if raw is None else
+                (unpack_memory(raw, namespace, i, vector=False), packed_vector(raw))
                 for i, raw in zip(ids, raws, strict=True)]
 
     def find_by_hash(self, namespace: str, content_hash: str) -> str | None:

@@ -228,6 +228,19 @@ def record_vector(blob: bytes) -> np.ndarray | None:
     return vec
 
 
+def packed_vector(blob: bytes) -> bytes:
+    """The packed vector of a record (int8 codes and scale, ~1/30 of the size of the
+    float list :func:`unpack_memory` makes of it); :func:`unpack_vector` decodes it."""
+    start = RECALL.size + BODY.size
+    return blob[start:start + _VEC.size + _VEC.unpack_from(blob, start)[0]]
+
+
+def unpack_vector(packed: bytes) -> list[float] | None:
+    """The ``vector`` :func:`unpack_memory` gives the record of ``packed``, exactly."""
+    vec, _ = dequantize(packed)
+    return None if vec is None else vec.tolist()
+
+
 def record_version(blob: bytes) -> int:
     """Only the record version of a packed record."""
     return int(RECALL.unpack_from(blob, 0)[1])

@@ -388,9 +388,9 @@ class Snapshots:
         if view.table is not None:
             t = view.table
             live = t.live()
-            for row, content_hash in enumerate(t.hashes):
-                if content_hash in hashes and live[row] and t.ids[row] not in staged:
-                    heirs.setdefault(content_hash, t.ids[row])
+            for row in [r for r, h in enumerate(t.hashes) if h in hashes]:
+                if live[row] and t.ids[row] not in staged:
+                    heirs.setdefault(t.hashes[row], t.ids[row])
         else:
             for m in view.memories:
                 if m.live and m.content_hash in hashes and m.id not in staged:

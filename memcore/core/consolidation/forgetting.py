@@ -100,7 +100,7 @@ def summarize_doomed(red: Reducer, doomed: list[int],
         importance = min(1.0, sum(m.importance for m in ms))
         if not ms or not text or importance < cfg.floor:
             continue
-        centroid = np.vstack([m.array for m in ms]).sum(axis=0)
+        centroid = np.vstack([red.by_id.full(m).array for m in ms]).sum(axis=0)
         sources = unique_in_order(s for m in ms for s in m.sources)
         summary = Memory(
             id=new_id(), namespace=red.namespace, text=text,

@@ -3,6 +3,8 @@ over the live set (no model calls)."""
 
 from __future__ import annotations
 
+import operator
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -100,21 +102,33 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
 
     Below 10^4 candidates the pairs come from an exact product; above (or when ``index``,
     the cell index of the previous pass, is given) from a cell index over every table
-    row, returned in ``Plan.index`` so the next pass only adds the new rows."""
-    rows = _survivor_order(table, np.flatnonzero(table.live() & ~table.pinned))
-    exact_groups, absorbed = _exact_groups(table, rows)
-    pool = rows[table.vectors.present[rows] & ~absorbed[rows]]
-    if pool.size < 2:
+    row, returned in ``Plan.index`` so the next pass only adds the new rows. Then only
+    the rows in a pair are put in survivor order and read as vectors, so an incremental
+    pass costs what changed (plus a few column operations over the table)."""
+    free = table.live() & ~table.pinned
+    exact_groups, absorbed = _exact_groups(table, free)
+    in_pool = free & table.vectors.present & ~absorbed
+    size = int(in_pool.sum())
+    if size < 2:
         return Plan(exact_groups, [], index=index)
     weights = np.minimum(table.strength, config.strength_cap).astype(np.float32)
-    if index is None and pool.size < EXACT_PAIRS_BELOW:
+    if index is None and size < EXACT_PAIRS_BELOW:
+        pool = _survivor_order(table, np.flatnonzero(in_pool))
         vectors, space = table.vectors.take(pool), pool  # the matrix's rows are pool rows
         query_rows = None if changed is None else np.flatnonzero(changed[pool]).astype(np.int64)
         i_idx, j_idx, sims = similar_pairs(vectors, config.borderline_threshold,
                                            method="exact", query_rows=query_rows)
-    else:  # the matrix's rows are table rows (no second copy of a million vectors)
-        index, vectors, (i_idx, j_idx, sims) = _cell_pairs(table, pool, config, changed, index)
-        space = np.arange(len(table))
+    else:  # pairs over table rows; the pool is then only the rows in a pair
+        index, (rows_i, rows_j, sims) = _cell_pairs(table, in_pool, config, changed, index)
+        pool = _survivor_order(table, np.unique(np.concatenate([rows_i, rows_j])))
+        pos = np.full(len(table), -1, dtype=np.int64)
+        pos[pool] = np.arange(pool.size)
+        a, b = pos[rows_i], pos[rows_j]
+        lo, hi = np.minimum(a, b), np.maximum(a, b)
+        order = np.lexsort((hi, lo))
+        i_idx, j_idx, sims = lo[order], hi[order], sims[order]
+        space = np.sort(pool)  # table order, as when the matrix held every table row
+        vectors = table.vectors.rows()[space]
     # Memories of two scopes are never merged nor judged against each other.
     i_idx, j_idx, sims = same_scope([table.scopes[r] for r in pool.tolist()],
                                     (i_idx, j_idx, sims))
@@ -135,14 +149,25 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     return Plan(exact_groups, clusters, index=index)
 
 
-def _exact_groups(table: MemoryTable, rows: np.ndarray) -> tuple[list[list[str]], np.ndarray]:
-    """Groups of ids with the same content hash (survivor first), and a mask of the
-    table rows they absorb (every member but the survivor)."""
-    by_hash: dict[str, list[int]] = {}
-    for r in rows.tolist():
-        by_hash.setdefault(table.hashes[r], []).append(r)
-    groups_rows = [rs for rs in by_hash.values() if len(rs) > 1]
+def _exact_groups(table: MemoryTable, free: np.ndarray
+                  ) -> tuple[list[list[str]], np.ndarray]:
+    """Groups of ids of ``free`` rows (live, unpinned) with the same content hash, each in
+    survivor order (survivor first) and ordered by their survivors, and a mask of the
+    table rows they absorb (every member but the survivor). Only rows whose hash occurs
+    twice are ordered (a C-level count over every hash finds them)."""
     absorbed = np.zeros(len(table), dtype=bool)
+    rows = np.flatnonzero(free)
+    hashes = operator.itemgetter(*rows.tolist())(table.hashes) if rows.size > 1 else ()
+    if len(set(hashes)) == len(hashes):
+        return [], absorbed  # the usual case, found by one C-level set
+    twice = {h for h, count in Counter(hashes).items() if count > 1}
+    if not twice:
+        return [], absorbed
+    shared = np.fromiter((h in twice for h in hashes), dtype=bool, count=rows.size)
+    by_hash: dict[str, list[int]] = {}
+    for r in _survivor_order(table, rows[shared]).tolist():
+        by_hash.setdefault(table.hashes[r], []).append(r)
+    groups_rows = list(by_hash.values())
     for rs in groups_rows:
         absorbed[rs[1:]] = True
     return [[table.ids[r] for r in rs] for rs in groups_rows], absorbed
@@ -197,31 +222,28 @@ def _cluster_works(ids: list[str], groups: list[list[int]], pairs: Pairs,
     return list(works.values()) + list(singles.values())
 
 
-def _cell_pairs(table: MemoryTable, pool: np.ndarray, config: ConsolidationConfig,
+def _cell_pairs(table: MemoryTable, in_pool: np.ndarray, config: ConsolidationConfig,
                 changed: np.ndarray | None, index: CellIndex | None
-                ) -> tuple[CellIndex, np.ndarray, Pairs]:
-    """Similar pairs of ``pool`` (as pool positions) through a cell index over every
-    table row. The index lists table rows, whose order never changes between passes
-    (new memories are appended), so the next pass can reuse it and add only new rows."""
-    x = table.vectors.take_all()
+                ) -> tuple[CellIndex, Pairs]:
+    """Similar pairs of pool rows (``in_pool``) as table rows, through a cell index over
+    every table row. The index lists table rows, whose order never changes between
+    passes (new memories are appended), so the next pass can reuse it and add only new
+    rows. The vectors are read from the table's stored codes as needed."""
+    x = table.vectors.rows()
     n = len(table)
     if index is None or index.ntotal > n or index.centroids.shape[1] != x.shape[1]:
-        index = CellIndex.train(x[pool])
-        index.store_vectors = False  # the matrix is ours; a second copy would double memory
+        # Trained on a sample of the pool in survivor order (the sample depends on it).
+        index = CellIndex.train(x, rows=_survivor_order(table, np.flatnonzero(in_pool)))
+        index.store_vectors = False  # the table holds the vectors; FAISS needs no copy
         index.add(x)
     elif index.ntotal < n:
         index.add(x[index.ntotal:])
     query = None
     if changed is not None:
-        query = np.flatnonzero(changed & np.isin(np.arange(n), pool)).astype(np.int64)
+        query = np.flatnonzero(changed & in_pool).astype(np.int64)
     i, j, s = index.pairs(x, config.borderline_threshold, query_rows=query)
-    pos = np.full(n, -1, dtype=np.int64)
-    pos[pool] = np.arange(pool.size)
-    keep = (pos[i] >= 0) & (pos[j] >= 0)
-    a, b = pos[i[keep]], pos[j[keep]]
-    lo, hi, s = np.minimum(a, b), np.maximum(a, b), s[keep]
-    order = np.lexsort((hi, lo))
-    return index, x, (lo[order], hi[order], s[order])
+    keep = in_pool[i] & in_pool[j]
+    return index, (i[keep], j[keep], s[keep])
 
 
 def same_scope(scopes: Sequence[str], pairs: Pairs) -> Pairs:

@@ -8,7 +8,7 @@ from datetime import datetime
 
 import numpy as np
 
-from memcore.core.compare import supersessions
+from memcore.core.compare import may_change, supersessions
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation.forgetting import idle_rows, summarize_doomed, weak_rows
 from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
@@ -27,17 +27,27 @@ from memcore.core.scoring import capped_strength, reinforced_confidence
 from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
 
+VectorOf = Callable[[str], list[float] | None]
+"""The stored vector of a memory a loader returned without it."""
+
 
 class Records(Mapping[str, Memory]):
     """Working copies of a table's memories, materialized from the loader on first use
-    (a pass at 10^6 materializes only what it changes)."""
+    (a pass at 10^6 materializes only what it changes).
 
-    def __init__(self, table: MemoryTable, load: Loader) -> None:
+    With ``vector_of`` the loader's memories come without their vectors (a 384-float
+    list is ~12 KB: a full pass at 10^6 reads ~10^5 memories and changes fewer), and
+    :meth:`full` puts the stored one in before a memory's vector is read or written."""
+
+    def __init__(self, table: MemoryTable, load: Loader, vector_of: VectorOf | None = None
+                 ) -> None:
         self.table = table
         self.load = load
+        self.vector_of = vector_of
         self.cache: dict[str, Memory] = {}
         self.read_versions: dict[str, int] = {}
         self.gone: set[str] = set()
+        self.bare: set[str] = set()  # loaded without their vector so far
 
     def fetch(self, ids: Iterable[str]) -> None:
         """Materialize ``ids`` (batched) that are not materialized yet."""
@@ -51,6 +61,16 @@ class Records(Mapping[str, Memory]):
                 else:
                     self.cache[mid] = memory
                     self.read_versions[mid] = memory.version
+                    if self.vector_of is not None:
+                        self.bare.add(mid)
+
+    def full(self, memory: Memory) -> Memory:
+        """``memory`` with its stored vector (a no-op unless it was loaded without)."""
+        if memory.id in self.bare:
+            self.bare.discard(memory.id)
+            assert self.vector_of is not None
+            memory.vector = self.vector_of(memory.id)
+        return memory
 
     def __getitem__(self, memory_id: str) -> Memory:
         if memory_id not in self.cache:
@@ -75,9 +95,10 @@ class Reducer:
     """Applies one round of changes to working copies, recording an event per change."""
 
     def __init__(self, table: MemoryTable, load: Loader, now: datetime,
-                 config: ConsolidationConfig, actor: Actor) -> None:
+                 config: ConsolidationConfig, actor: Actor,
+                 vector_of: VectorOf | None = None) -> None:
         self.table = table
-        self.by_id = Records(table, load)
+        self.by_id = Records(table, load, vector_of)
         self.now = now
         self.config = config
         self.actor = actor
@@ -94,6 +115,7 @@ class Reducer:
                                       decision=decision, text=text, at=self.now))
 
     def touched(self, m: Memory) -> None:
+        self.by_id.full(m)  # a changed memory is written back whole, vector included
         m.updated_at = self.now
         self.dirty[m.id] = None
         self.unsynced.add(m.id)
@@ -115,6 +137,8 @@ class Reducer:
         members = [self.by_id[i] for i in ids if i in self.by_id and self.by_id[i].live]
         if len(members) < 2:
             return None
+        for m in members:
+            self.by_id.full(m)
         members.sort(key=survivor_key)
         head, rest = members[0], members[1:]
         cfg = self.config
@@ -203,10 +227,13 @@ def reduce_table(table: MemoryTable, load: Loader, plan_: Plan,
                  outcomes: Sequence[ClusterOutcome | None], now: datetime,
                  config: ConsolidationConfig, *,
                  summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
-                 actor: Actor = Actor.CONSOLIDATION) -> PassChanges:
+                 actor: Actor = Actor.CONSOLIDATION, vector_of: VectorOf | None = None
+                 ) -> PassChanges:
     """:func:`reduce` over columns: only the memories it changes are materialized (with
-    ``load``) and returned. ``table`` is updated in place."""
-    red = Reducer(table, load, now, config, actor)
+    ``load``) and returned. ``table`` is updated in place. ``vector_of``: ``load`` leaves
+    vectors out and this gives the stored one of a memory the pass reads or changes the
+    vector of (see :class:`Records`)."""
+    red = Reducer(table, load, now, config, actor, vector_of)
     red.by_id.fetch(plan_.ids())
     apply_merges(red, plan_, outcomes)
     finish(red, summarize)
@@ -281,8 +308,9 @@ def _retire_changed(red: Reducer) -> None:
     row_list = rows.tolist()
     # A fact re-stated later is current as of its last support ("back in Barcelona").
     asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
+    hints = t.text_flags("may_change", may_change)[rows]
     found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
-                          asserted.tolist(), t.relation[rows].tolist())
+                          asserted.tolist(), t.relation[rows].tolist(), hints=hints.tolist())
     red.by_id.fetch(mid for pair in found for mid in pair[:2])
     for old_id, newer_id, reason in found:
         if old_id not in red.by_id or newer_id not in red.by_id:
@@ -342,9 +370,13 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
     if ranked.size <= room:
         return
     scores = retention_scores(t, ranked, now, cfg)
-    order = np.lexsort((ids_array(t.ids[r] for r in ranked.tolist()), t.created_at[ranked],
-                        -scores))
-    over = order[room:]
+    # The rows past the cap in (score desc, oldest, id) order: only rows scoring at most
+    # the cut can be among them, so only those are sorted (not every live memory).
+    drop = ranked.size - room
+    cand = np.flatnonzero(scores <= np.partition(scores, drop - 1)[drop - 1])
+    order = cand[np.lexsort((ids_array(t.ids[r] for r in ranked[cand].tolist()),
+                             t.created_at[ranked[cand]], -scores[cand]))]
+    over = order[order.size - drop:]
     red.by_id.fetch(t.ids[int(ranked[p])] for p in over.tolist())
     for p in over.tolist():
         m = red.record(int(ranked[p]))
