@@ -22,6 +22,7 @@ from memcore.devtools.bench.locomo import (
     raw_text,
     run_locomo,
     settings_with,
+    split_names,
 )
 
 SHARED = Path("/work/shared/data/locomo")
@@ -158,6 +159,10 @@ def test_shared_data_loads() -> None:
     assert len(convs) == 5
     assert sum(c.turns for c in convs) > 2000
     assert all(c.questions for c in convs)
+    tune = load_conversations(SHARED, only=split_names("conv-26, conv-30"))
+    assert [c.name for c in tune] == ["conv-26", "conv-30"]
+    with pytest.raises(ValueError, match="--conversations: no conv-99"):
+        load_conversations(SHARED, only=["conv-99"])
 
 
 def test_carried_credit_needs_the_members_words_and_numbers() -> None:

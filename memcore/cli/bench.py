@@ -65,15 +65,23 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
                                           help="A setting for this run (repeatable)."),
            models: str = typer.Option("offline", "--models",
                                       help="offline | openai (MEMCORE_OPENAI_* settings)."),
+           conversations: str = typer.Option(
+               "", "--conversations",
+               help="Comma-separated file stems (default: all), e.g. conv-26,conv-30."),
            out: Path = typer.Option(..., "--out", dir_okay=False,
                                     help="JSON result (plus .md and .png next to it)."),
            ) -> None:
     """Evidence recall@10 of raw turns, ingested and consolidated memories (LoCoMo)."""
-    from memcore.devtools.bench.locomo import CONTRACT_KEYS, parse_sets, run_locomo
+    from memcore.devtools.bench.locomo import (
+        CONTRACT_KEYS,
+        parse_sets,
+        run_locomo,
+        split_names,
+    )
 
     result = run_locomo(data, embedder=embedder, facts=facts, quick=quick, out=out,
                         overrides=parse_sets(sets), turns_per_add=turns_per_add,
-                        search=search, models=models)
+                        search=search, models=models, conversations=split_names(conversations))
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str))
 
 

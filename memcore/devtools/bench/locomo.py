@@ -192,9 +192,10 @@ def load_conversation(path: Path, *, facts: str = "extracted",
     return result
 
 
-def load_conversations(data_dir: Path, *, facts: str = "extracted", quick: bool = False
-                       ) -> list[Conversation]:
-    """Every LoCoMo JSON file in ``data_dir`` (quick: the first, truncated to 3 sessions)."""
+def load_conversations(data_dir: Path, *, facts: str = "extracted", quick: bool = False,
+                       only: Sequence[str] | None = None) -> list[Conversation]:
+    """Every LoCoMo JSON file in ``data_dir`` (quick: the first, truncated to 3 sessions);
+    ``only``: just the files with these stems (``conv-26``), e.g. a tuning subset."""
     if facts not in FACT_SOURCES:
         raise ValueError(f"facts must be one of {', '.join(FACT_SOURCES)}; got {facts!r}")
     data_dir = Path(data_dir)
@@ -203,6 +204,11 @@ def load_conversations(data_dir: Path, *, facts: str = "extracted", quick: bool 
     files = sorted(data_dir.glob("*.json"))
     if not files:
         raise ValueError(f"--data: no .json files in {data_dir}")
+    if only:
+        missing = sorted(set(only) - {f.stem for f in files})
+        if missing:
+            raise ValueError(f"--conversations: no {', '.join(missing)} in {data_dir}")
+        files = [f for f in files if f.stem in set(only)]
     if quick:
         return [load_conversation(files[0], facts=facts, max_sessions=QUICK_SESSIONS)]
     return [load_conversation(f, facts=facts) for f in files]
@@ -340,18 +346,20 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
                quick: bool = False, out: Path | None = None, redis_url: str | None = None,
                ingest_concurrency: int = 2, overrides: Mapping[str, str] | None = None,
                turns_per_add: int = 1, search: str = "hybrid",
-               models: str = "offline") -> dict[str, Any]:
+               models: str = "offline", conversations: Sequence[str] | None = None
+               ) -> dict[str, Any]:
     """Run the LoCoMo benchmark once and write ``out`` (JSON), ``.md`` and ``.png``.
 
     ``overrides``: settings for this run (``{"add_threshold": "0.6", "consolidation":
     '{"tau_hours": 2160}'}``), given to the workers as ``MEMCORE_*`` variables and to
     the searching client alike; recorded under ``settings`` in the result.
+    ``conversations``: only these (file stems, e.g. ``["conv-26", "conv-30"]``).
     """
     if embedder not in ("hash", "local", "openai"):
         raise ValueError(f"embedder must be hash, local or openai; got {embedder!r}")
     if search not in SEARCH_MODES:
         raise ValueError(f"search must be {' or '.join(SEARCH_MODES)}; got {search!r}")
-    convs = load_conversations(data, facts=facts, quick=quick)
+    convs = load_conversations(data, facts=facts, quick=quick, only=conversations)
     overrides = dict(overrides or {})
     settings_with(overrides, embedder=embedder)  # a bad override fails before any work
     if turns_per_add < 1:
@@ -378,6 +386,7 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
     result["seconds_per_turn"] = result["seconds"] / max(1, result["turns"])
     result["quick"] = quick
     result["settings"] = overrides
+    result["selected"] = [c.name for c in convs]
     result["machine"] = machine()
     if out is not None:
         write_outputs(result, Path(out), markdown(result), plot)
@@ -395,6 +404,12 @@ def settings_with(overrides: Mapping[str, str], **fixed: Any) -> Settings:
         except json.JSONDecodeError:
             data[key] = value
     return Settings.model_validate(data)
+
+
+def split_names(text: str) -> list[str] | None:
+    """``"conv-26, conv-30"`` as ``["conv-26", "conv-30"]``; None for an empty string."""
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    return names or None
 
 
 def parse_sets(items: Sequence[str]) -> dict[str, str]:
@@ -547,12 +562,16 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="a setting for this run, e.g. add_threshold=0.6 or "
                              "consolidation='{\"tau_hours\": 2160}'")
+    parser.add_argument("--conversations", default="",
+                        help="comma-separated file stems to run (default: all), e.g. "
+                             "conv-26,conv-30")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     overrides = parse_sets(args.set)
     result = run_locomo(args.data, embedder=args.embedder, facts=args.facts, quick=args.quick,
                         out=args.out, redis_url=args.redis_url, overrides=overrides,
-                        turns_per_add=args.turns_per_add, search=args.search)
+                        turns_per_add=args.turns_per_add, search=args.search,
+                        conversations=split_names(args.conversations))
     print(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str), flush=True)
     return result
 
