@@ -165,6 +165,26 @@ def test_expiry_closes_not_deletes() -> None:
     assert [e.action for e in result.events] == [AuditAction.EXPIRE]
 
 
+def test_a_dated_event_whose_date_passed_stays_searchable_history() -> None:
+    # "The launch tomorrow (20 June 2023)" happened once its date passed: history, not a
+    # stale state. It stays live (search finds it) but leaves the profile. A fact of
+    # another kind expires as before (test_expiry_closes_not_deletes).
+    ends = EPOCH + timedelta(days=30)
+    launch = make_memory("Jon's launch is on 20 June 2023", [1, 0], explicit=True,
+                         kind=Kind.EVENT, valid_until=ends, expires_at=ends)
+    before = consolidate([launch], EPOCH + timedelta(days=29), s000(), JoinMerger())
+    assert [m.text for m in profile(before.memories, EPOCH + timedelta(days=29), s000())
+            ] == [launch.text]
+    now = EPOCH + timedelta(days=31)
+    result = consolidate(before.memories, now, s000(), JoinMerger())
+    (kept,) = result.memories
+    assert kept.status is Status.ACTIVE and kept.expires_at is None and kept.valid_until == ends
+    assert [e.action for e in result.events] == [AuditAction.EXPIRE]
+    assert profile(result.memories, now, s000()) == []
+    # A second pass leaves the history alone (no event every pass).
+    assert consolidate(result.memories, now, s000(), JoinMerger()).events == []
+
+
 def test_cap_keeps_the_best_and_spares_pinned() -> None:
     mems = [make_memory(f"f{i}", [np.cos(i), np.sin(i)], importance=0.1 * (i + 1),
                         explicit=True) for i in range(6)]
@@ -263,39 +283,43 @@ def _idle_store() -> list:  # type: ignore[type-arg]
     return [*old, *keep]
 
 
-def test_idle_low_importance_candidates_are_summarized_with_their_words() -> None:
+def test_idle_low_importance_candidates_are_forgotten_not_summarized() -> None:
+    # A summary's text is a digest that answers little (strict recall gives it no credit)
+    # and costs words: an unsupported low-value candidate idle for a month is dropped.
     cfg = s000(summary_idle_days=30, summary_threshold=0.9, min_confidence=0.0,
                merge_threshold=1.0, borderline_threshold=1.0)
     now = hours(24 * 60.0)
     result = consolidate(_idle_store(), now, cfg, JoinMerger())
-    (summary,) = [m for m in result.memories if m.kind is Kind.SUMMARY]
-    members = [m for m in result.memories if m.superseded_by == summary.id]
-    assert sorted(m.text for m in members) == [
-        f"Melanie went to a pottery class number {i}" for i in range(4)]
-    assert all(m.status is Status.TOMBSTONED for m in members)
-    assert sorted(summary.sources) == sorted(s for m in members for s in m.sources)
+    assert not [m for m in result.memories if m.kind is Kind.SUMMARY]
+    gone = sorted(m.text for m in result.memories if m.status is Status.TOMBSTONED)
+    assert gone == [f"Melanie went to a pottery class number {i}" for i in range(4)]
+    assert {e.reason for e in result.events if e.action is AuditAction.TOMBSTONE} == {
+        "unsupported candidate unused for 30 days"}
     # Important, recently used and active memories are left as they were.
-    untouched = {m.text: m.status for m in result.memories
-                 if m.kind is not Kind.SUMMARY and m not in members}
+    untouched = {m.text: m.status for m in result.memories if m.text not in gone}
     assert untouched == {"Melanie values her pottery teacher": Status.CANDIDATE,
                          "Melanie bought pottery clay": Status.CANDIDATE,
                          "Melanie teaches pottery": Status.ACTIVE}
-    # Summaries are found by search, never listed as profile facts.
-    assert summary.status is Status.ACTIVE
-    assert summary.id not in {m.id for m in profile(result.memories, now, cfg)}
     off = consolidate(_idle_store(), now, cfg.model_copy(update={"summary_idle_days": 0.0}),
                       JoinMerger())
-    assert not [m for m in off.memories if m.kind is Kind.SUMMARY]
+    assert all(m.live for m in off.memories)
 
 
-def test_large_groups_are_cut_into_summaries_of_bounded_size() -> None:
-    mems = [make_memory(f"Jon visited museum {i}", [1.0, 0.001 * i], importance=0.5,
+def test_fading_memories_are_summarized_in_groups_of_bounded_size() -> None:
+    # Below the floor (importance 0.04 after 60 days): summarized before forgetting.
+    mems = [make_memory(f"Jon visited museum {i}", [1.0, 0.001 * i], importance=0.04,
                         status=Status.CANDIDATE, sources=[f"e{i}"]) for i in range(20)]
-    cfg = s000(summary_idle_days=30, summary_threshold=0.9, summary_max_group=8,
+    cfg = s000(summary_idle_days=0, summary_threshold=0.9, summary_max_group=8, floor=0.05,
                min_confidence=0.0, merge_threshold=1.0, borderline_threshold=1.0)
-    result = consolidate(mems, hours(24 * 60.0), cfg, JoinMerger())
-    sizes = sorted(len(m.sources) for m in result.memories if m.kind is Kind.SUMMARY)
-    assert sizes == [6, 7, 7]
+    now = hours(24 * 60.0)
+    result = consolidate(mems, now, cfg, JoinMerger())
+    summaries = [m for m in result.memories if m.kind is Kind.SUMMARY]
+    assert sorted(len(m.sources) for m in summaries) == [6, 7, 7]
+    members = [m for m in result.memories if m.superseded_by in {s.id for s in summaries}]
+    assert len(members) == 20 and all(m.status is Status.TOMBSTONED for m in members)
+    # Summaries are found by search, never listed as profile facts.
+    assert all(m.status is Status.ACTIVE for m in summaries)
+    assert not {m.id for m in summaries} & {m.id for m in profile(result.memories, now, cfg)}
 
 
 def test_a_short_fact_does_not_chain_distinct_facts_into_one() -> None:

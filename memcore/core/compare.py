@@ -526,10 +526,25 @@ def ends(change: Change, old: str) -> bool:
         return False
     if change.amount and not (numbers(old) or _AMOUNT.search(_clean(old))):
         return False
-    previous = change_of(old)
-    # A fact taking the thing up ("started learning Rust") is what an ending retires.
-    return previous is None or previous.resumes or not any(a & b for a in change.term_sets
-                                       for b in previous.term_sets)
+    return not _reports_change(change, old)
+
+
+_WORD_START = re.compile(r"(?<=[ ,;(])(?=[^\W\d_])")
+
+
+def _reports_change(change: Change, old: str) -> bool:
+    """Does ``old`` itself report ``change``, in its first clause or a later one ("Gina
+    has been down 'cause Gina lost Gina's job" reports the loss of the job too)?"""
+    clean = _clean(old)
+    if not _may_change(clean):
+        return False
+    for start in (0, *(m.start() for m in _WORD_START.finditer(clean))):
+        previous = change_of(clean[start:])
+        # A fact taking the thing up ("started learning Rust") is what an ending retires.
+        if previous is not None and not previous.resumes and any(
+                a & b for a in change.term_sets for b in previous.term_sets):
+            return True
+    return False
 
 
 def _negation_ended(change: Change, old: str, terms: frozenset[str]) -> bool:

@@ -66,9 +66,12 @@ def _unjudged(plan_: Plan, by_id: Mapping[str, Memory], judged: set[tuple[str, s
 
 
 def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig) -> list[Memory]:
-    """The profile: active facts ranked by confidence, at most ``profile_size``."""
-    # Summaries digest many memories; they are found by search, not listed as facts.
+    """The profile: active facts still valid at ``now``, ranked by confidence, at most
+    ``profile_size``."""
+    # Summaries digest many memories; they are found by search, not listed as facts. A
+    # fact whose validity ended (a dated event kept as history) is not current either.
     active = [m for m in memories if m.status is Status.ACTIVE and m.kind is not Kind.SUMMARY
+              and (m.valid_until is None or m.valid_until > now)
               and effective_confidence(m, now, config) >= config.min_confidence]
     active.sort(key=lambda m: (-effective_confidence(m, now, config), m.created_at, m.id))
     return active[: config.profile_size]

@@ -171,6 +171,9 @@ class Reducer:
         head.valid_from = min(froms) if froms else None
         expiries = [m.expires_at for m in members]
         head.expires_at = max(e for e in expiries if e) if all(expiries) else None
+        # Valid while any member is: a merge with an open-ended fact stays open-ended.
+        untils = [m.valid_until for m in members]
+        head.valid_until = max(u for u in untils if u) if all(untils) else None
         self.touched(head)
         for m in rest:
             m.status = Status.TOMBSTONED
@@ -336,10 +339,22 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
         m = red.record(r)
         if m is None or m.expires_at is None:
             continue
-        m.status = Status.SUPERSEDED
-        m.valid_until = m.expires_at
+        until = m.expires_at
+        if m.valid_until is not None:
+            # A fact that said its own date ("the launch tomorrow (20 June 2023)", "learnt
+            # it today (9 July 2023)") is history once the date passed, not a stale state:
+            # it leaves the profile (valid_until is past) but stays a live memory that
+            # search finds. A fact given only a default expiry (a mood, "busy at the
+            # moment") is a state: it is closed.
+            m.valid_until = min(m.valid_until, until)
+            m.expires_at = None
+            why = f"date passed ({until.isoformat()}): kept as history, out of the profile"
+        else:
+            m.status = Status.SUPERSEDED
+            m.valid_until = until
+            why = f"expired at {until.isoformat()}"
         red.touched(m)
-        red.event(AuditAction.EXPIRE, [m.id], [], f"expired at {m.expires_at.isoformat()}")
+        red.event(AuditAction.EXPIRE, [m.id], [], why)
     red.sync()
     candidate = STATUSES.index(Status.CANDIDATE)
     supported = t.explicit | t.pinned | (t.n_sources >= cfg.min_support)
@@ -355,7 +370,9 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
         red.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
     red.sync()
     doomed = weak_rows(red)
-    summarize_doomed(red, [r for r, _ in doomed] + idle_rows(red, doomed), summarize)
+    summarize_doomed(red, [r for r, _ in doomed], summarize)
+    doomed += [(r, f"unsupported candidate unused for {cfg.summary_idle_days:g} days")
+               for r in idle_rows(red, doomed)]
     red.by_id.fetch(t.ids[r] for r, _ in doomed)
     for r, why in doomed:
         m = red.record(r)
