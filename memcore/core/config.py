@@ -64,11 +64,11 @@ class ConsolidationConfig(BaseModel):
                                      "each member's content words, so it stays short)")
     summary_idle_days: float = Field(
         default=30.0, ge=0,
-        description="unsupported candidates unused this long are summarized with similar "
-                    "ones (0: only fading memories are)")
+        description="unsupported candidates unused this long are forgotten, not summarized "
+                    "(0: kept; only fading memories are summarized)")
     summary_idle_max_importance: float = Field(
         default=0.5, ge=0, le=1,
-        description="only idle candidates of at most this importance are summarized")
+        description="only idle candidates of at most this importance are forgotten")
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
     max_pairs_per_memory: int = Field(
         default=3, ge=1,

@@ -1,5 +1,5 @@
-"""Which memories fade: rows below the floor, idle candidates, and the summaries
-that replace them before they are forgotten (summarize-before-forget)."""
+"""Which memories fade: rows below the floor and idle candidates, and the summaries
+that replace the fading ones before they are forgotten (summarize-before-forget)."""
 
 from __future__ import annotations
 
@@ -56,8 +56,8 @@ def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
 
 def idle_rows(red: Reducer, doomed: list[tuple[int, str]]) -> list[int]:
     """Unsupported, low-importance candidates unused for ``summary_idle_days`` (a heap
-    of similar low-value facts that accumulated, docs/design.md); they join the summaries'
-    pool. Important or supported facts keep accumulating support instead."""
+    of low-value facts that accumulated, docs/design.md); the pass forgets them without a
+    summary. Important or supported facts keep accumulating support instead."""
     t, cfg = red.table, red.config
     if cfg.summary_idle_days <= 0:
         return []
