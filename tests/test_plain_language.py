@@ -413,3 +413,70 @@ def test_the_newcomer_classes_through_the_real_stack(client: Client) -> None:
             "User is not teetotal any more."} <= profile, profile
     assert not profile & {"User's cat's name is Mitzi.", "User doesn't drink alcohol.",
                           "User is a radiographer at St. Thomas' hospital."}, profile
+
+
+# --- issue 12, third round: negation, fact + request, announcers, "but now" ------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("I don't take sugar anymore, only honey.",
+     ["Sam doesn't take sugar anymore.", "Sam takes only honey."]),
+    ("I never watch horror films, just comedies.",
+     ["Sam never watches horror films.", "Sam watches just comedies."]),
+    ("I'm not in the choir anymore, only the orchestra.",
+     ["Sam is not in the choir anymore.", "Sam is only in the orchestra."]),
+    ("I don't play squash now, only tennis.",
+     ["Sam doesn't play squash now.", "Sam plays only tennis."]),
+])
+def test_the_item_after_a_negation_is_not_negated(turn: str, kept: list[str]) -> None:
+    assert texts(turn) == kept
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("I'm diabetic, so please don't suggest desserts with sugar.",
+     [("Sam is diabetic.", Kind.KNOWLEDGE),
+      ("Sam asks the assistant not to suggest desserts with sugar.", Kind.PREFERENCE)]),
+    ("I'm new to Python, so please keep examples short.",
+     [("Sam is new to Python.", Kind.KNOWLEDGE),
+      ("Sam asks the assistant to keep examples short.", Kind.PREFERENCE)]),
+    ("I live in Canada so please use metric units.",
+     [("Sam lives in Canada.", Kind.KNOWLEDGE),
+      ("Sam asks the assistant to use metric units.", Kind.PREFERENCE)]),
+])
+def test_a_fact_then_so_please_is_a_fact_and_a_request(turn: str,
+                                                       kept: list[tuple[str, Kind]]) -> None:
+    assert facts(turn) == kept
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Just wanted to say I passed my bar exam.", "Sam passed Sam's bar exam."),
+    ("Wanted to let you know I moved to Leeds.", "Sam moved to Leeds."),
+    ("Thought I'd mention I adopted a greyhound.", "Sam adopted a greyhound."),
+    ("Heads up, I changed my email address.", "Sam changed Sam's email address."),
+    ("Hi! Just want to share that I got engaged.", "Sam got engaged."),
+])
+def test_an_announcing_filler_is_not_the_claim(turn: str, kept: str) -> None:
+    assert texts(turn) == [kept]
+
+
+@pytest.mark.parametrize(("turn", "kept", "old"), [
+    ("I used to work at Siemens but now I work at Bosch.",
+     ["Sam used to work at Siemens.", "Sam now works at Bosch."], "Sam works at Siemens."),
+    ("I used to live in Leeds, but these days I live in York.",
+     ["Sam used to live in Leeds.", "Sam now lives in York."], "Sam lives in Leeds."),
+    ("I used to teach maths but now I'm a paramedic.",
+     ["Sam used to teach maths.", "Sam is now a paramedic."], None),
+])
+def test_but_now_splits_the_past_from_the_present(turn: str, kept: list[str],
+                                                  old: str | None) -> None:
+    assert texts(turn) == kept
+    if old is not None:  # the present part alone retires the fact it replaces
+        assert [o for o, _, _ in supersessions(["old", "new"], [old, kept[1]],
+                                               [1.0, 2.0])] == ["old"]
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Not a huge fan of jazz, to be honest.", "Sam is not a huge fan of jazz."),
+    ("Big fan of board games, tbh.", "Sam is big fan of board games."),
+])
+def test_a_subjectless_fan_claim_has_its_subject(turn: str, kept: str) -> None:
+    assert texts(turn) == [kept]

@@ -35,8 +35,10 @@ _LEADING_FILLER = re.compile(
 # A clause that only announces the statement after it ("I should mention that I have
 # accepted ...", "I wanted to let you know that ..."): the statement is the fact.
 _PREAMBLE = re.compile(
-    r"^(?:i (?:should|must|have to|need to|wanted to|want to|just wanted to|forgot to|meant to)"
-    r" (?:mention|say|tell you|let you know|admit|add|update you|point out)|"
+    r"^(?:(?:i )?(?:should|must|have to|need to|wanted to|want to|just wanted to|forgot to|"
+    r"meant to|just want to) (?:mention|say|tell you|let you know|admit|add|update you|"
+    r"point out|share)|(?:i )?(?:thought|figured) i'?d (?:mention|say|share|tell you|"
+    r"let you know)|(?:just )?(?:a )?(?:quick )?heads[- ]up|fyi|"
     r"let me (?:mention|tell you|add)|you should know|i'?m (?:happy|glad|sad|excited) to "
     r"(?:say|report|share|tell you)|just to let you know|quick update)"
     r"(?: that)?\b[\s,:]*(?=\S)", re.IGNORECASE)
@@ -83,7 +85,9 @@ _VOCATIVE = re.compile(r"^(?!(?:Please|Pls|Thanks|Sorry|Okay|Well|Also|Actually|
                        r"[A-Z][a-z]+,\s+")
 _SUBJECTLESS = re.compile(r"^(?:gonna|going to|planning|hoping|trying|thinking|researching|"
                           r"working|heading|looking|off to|currently|still|just|now based|"
-                          r"back in|back home|officially|now an?|now the)\b", re.I)
+                          r"back in|back home|officially|now an?|now the|"
+                          r"(?:not )?(?:a )?(?:big |huge |great )?fan of|not really into)\b",
+                          re.I)
 # Chat drops the "I" before a past-tense verb: "Moved to Porto", "Replaced my phone".
 _SUBJECTLESS_PAST = re.compile(
     r"^(?:replaced|finished|moved|got|started|switched|dropped|sold|quit|bought|joined|left|"
@@ -251,7 +255,37 @@ _FP = r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b"
 _CONJ = r"(?:and|but|so|plus|while|whereas|although|though|because|since|yet)"
 # A new clause with its own first-person subject: ", I ...", " and I ...", " but my ...".
 _CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+|now\s+)?|\s+{_CONJ}\s+)"
-                           rf"(?={_FP})", re.I)
+                           rf"(?=(?:(?:now|these days|nowadays|currently),?\s+)?{_FP})", re.I)
+# "I'm vegan, so please don't ...": the request after a fact is a claim of its own.
+_REQUEST_SPLIT = re.compile(r"(?:,\s*(?:(?:so|and|but|then)\s+)?|\s+(?:so|and)\s+)"
+                            r"(?=(?:please|pls|plz|kindly)\s+[a-z])", re.I)
+# "I don't drink coffee anymore, only tea": the item after the negation is what the
+# speaker does, not a second thing they don't.
+_NEG_CONTRAST = re.compile(
+    r"^(?P<subj>.*?\b(?:i|i'm|i am|im|we|we're|we are))\s+(?P<neg>don'?t|do not|never|not|"
+    r"no longer)\s+(?P<rest>[^,]+?),\s*(?:but\s+)?(?P<adv>only|just)\s+(?P<x>[^,]+?)"
+    r"(?:\s+(?:now|these days|nowadays))?$", re.I)
+_PREPOSITION = word_set("on in at to with into for from about of")
+
+
+def _contrast(clause: str) -> list[str]:
+    """A negated clause with ", only Y" after it as two claims, the second positive:
+    "I don't eat pork, just chicken" -> "I don't eat pork", "I eat just chicken"."""
+    m = _NEG_CONTRAST.match(clause.strip(" .!"))
+    if not m:
+        return [clause]
+    words = m.group("rest").split()
+    keep: list[str] = []
+    if m.group("neg").lower() != "not" and words:
+        keep.append(words.pop(0))  # the verb after "don't", "never", "no longer"
+    adv = m.group("adv")
+    if words and fold(words[0]) in _PREPOSITION:
+        keep.append(adv)  # "only on Mastodon", "only to jazz"
+        keep.append(words[0])
+    else:
+        keep.append(adv)
+    negated = f"{m.group('subj')} {m.group('neg')} {m.group('rest')}"
+    return [negated, " ".join([m.group("subj"), *keep, m.group("x")])]
 # A new clause about someone named: ", Mateo is 7 and Sofía is 4".
 _NAMED_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=[A-Z][\w\u00c0-\u024f]+ "
                           r"(?:is|was|has|lives|works|loves|likes)\b|the (?:[\w-]+ ){1,2}"
@@ -297,7 +331,8 @@ def split_claims(sentence: str) -> list[str]:
     """
     parts: list[str] = []
     clauses: list[str] = []
-    for clause in _CLAUSE_SPLIT.split(sentence):
+    pieces = [c for part in _REQUEST_SPLIT.split(sentence) for c in _CLAUSE_SPLIT.split(part)]
+    for clause in (c for piece in pieces for c in _contrast(piece)):
         if clauses and _EVALUATION.match(clause.strip(" ,")):
             clauses[-1] = f"{clauses[-1].rstrip(' ,')}, {clause.strip(' ,')}"
         else:
@@ -587,10 +622,15 @@ _ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|
 
 
 # A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
-_ANAPHORA = re.compile(r"\b(?:them|it|those|these|that one|there)\b", re.I)
+_ANAPHORA = re.compile(r"\b(?:them|it|those|these(?! days)|that one|there)\b", re.I)
 
 
-_FRONTED_ADVERB = re.compile(r"^(?P<adv>now|currently|nowadays),?\s+"
+# "..., to be honest": a closing hedge of manner, not part of the claim.
+_TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol)"
+                              r"[\s.!]*$", re.I)
+
+
+_FRONTED_ADVERB = re.compile(r"^(?P<adv>now|currently|nowadays|these days),?\s+"
                              r"(?P<subj>i'm|i am|i've|i have|i|we're|"
                              r"we are|we)\s+", re.I)
 
@@ -601,7 +641,8 @@ def _after_subject(claim: str) -> str:
     m = _FRONTED_ADVERB.match(claim)
     if not m:
         return claim
-    return f"{m.group('subj')} {m.group('adv').lower()} {claim[m.end():]}"
+    adv = "now" if m.group("adv").lower() == "these days" else m.group("adv").lower()
+    return f"{m.group('subj')} {adv} {claim[m.end():]}"
 
 
 def _with_subject(sentence: str) -> str:
@@ -693,7 +734,7 @@ class OfflineExtractor(Metered):
         seen: set[str] = set()
         out: list[ExtractedFact] = []
         for raw in _with_verdicts(split_sentences(episode.text)):
-            sentence = _LEADING_FILLER.sub("", raw).strip(" ,.!-:")
+            sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
             if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
                 sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
             asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
@@ -723,7 +764,7 @@ class OfflineExtractor(Metered):
 
     def _claim_facts(self, claim: str, name: str, episode: Episode, said_by_self: bool
                      ) -> list[ExtractedFact]:
-        claim = _LEADING_FILLER.sub("", claim).strip(" ,.!-:")
+        claim = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", claim)).strip(" ,.!-:")
         claim = _after_subject(_PREAMBLE.sub("", claim))
         if not claim:
             return []
