@@ -39,6 +39,12 @@ def test_get_search_profile_stats(api: Api) -> None:  # noqa: F811
     assert [(v["version"], v["memories"]) for v in versions["versions"]] == [(0, 5)]
     missing = api.call("GET", f"{BASE}/memories/nope", key)
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+    # A body without its "query" names that field (not "body": the field shares its name
+    # with the query-string location FastAPI reports).
+    no_query = api.call("POST", f"{BASE}/search", key, json={"k": 2})
+    assert no_query.status_code == 422, no_query.text
+    assert no_query.json()["error"]["field"] == "query", no_query.text
+    assert "query" in no_query.json()["error"]["message"]
 
 
 def test_list_pages_with_a_stable_cursor(api: Api) -> None:  # noqa: F811

@@ -37,7 +37,11 @@ def respond(status: int, code: str, message: str, field: str | None = None,
 
 
 def _field(loc: Sequence[Any]) -> str:
-    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    # Only the first item says where (body, query string, path): a body field may itself
+    # be called "query" (the search request's), and must still be named.
+    parts = [str(p) for p in loc]
+    if parts and parts[0] in ("body", "query", "path"):
+        parts = parts[1:]
     return ".".join(parts) or "body"
 
 
