@@ -224,7 +224,12 @@ def test_undecodable_message_does_not_kill_the_worker(tmp_path: Path) -> None:
                                "metadata": {"facts": ["Sam keeps bees"]}}])
         report = client.wait(ids, timeout=60)[0]
         stored = [m.text for m in client.store.iter_memories(NS)]
-        left = client.store.client.llen("ingest") + client.store.client.hlen("unacked")
+        # The result is stored before the late ack removes the message from "unacked":
+        # give the ack a moment instead of reading the count in between.
+        deadline = time.monotonic() + 15
+        while (left := client.store.client.llen("ingest") + client.store.client.hlen(
+                "unacked")) and time.monotonic() < deadline:
+            time.sleep(0.1)
         print(f"\n[undecodable messages] {sent} malformed messages sent: worker up: {up}, "
               f"valid task after them: {report['facts']} fact stored, {left} left on the queue")
         assert up and c.alive("ingest")
