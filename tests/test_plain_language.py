@@ -261,7 +261,7 @@ def test_an_ended_habit_is_no_goal_whatever_follows(turn: str, kind: Kind) -> No
 
 def test_now_starts_a_claim_of_its_own() -> None:
     assert texts("I taught at Eton for ten years, now I teach at Harrow.") == [
-        "Sam taught at Eton for ten years.", "Sam teaches at Harrow."]
+        "Sam taught at Eton for ten years.", "Sam now teaches at Harrow."]
     old, new = "Sam works at Eton.", "Sam now works at Harrow."
     assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
 
@@ -480,3 +480,79 @@ def test_but_now_splits_the_past_from_the_present(turn: str, kept: list[str],
 ])
 def test_a_subjectless_fan_claim_has_its_subject(turn: str, kept: str) -> None:
     assert texts(turn) == [kept]
+
+
+# What `make demo` showed a newcomer (session 5): a field of work read as a goal, a closing
+# "by the way" kept in the fact, and "We went again last weekend." alone as an event.
+@pytest.mark.parametrize("turn", [
+    "I work as a machine learning engineer at Acme.",
+    "I'm a deep learning researcher.",
+    "My brother is a machine learning scientist.",
+    "I teach e-learning courses at the college.",
+])
+def test_a_field_named_learning_is_no_goal(turn: str) -> None:
+    assert [kind for _, kind in facts(turn)] and all(
+        kind is not Kind.GOAL for _, kind in facts(turn)), facts(turn)
+
+
+@pytest.mark.parametrize("turn", ["I'm learning Rust in my spare time.",
+                                  "I've started learning Spanish.",
+                                  "I'm learning machine learning on Coursera."])
+def test_learning_something_is_a_goal(turn: str) -> None:
+    assert [kind for _, kind in facts(turn)] == [Kind.GOAL], facts(turn)
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("Radiohead is my favourite band, by the way.", "Radiohead is Sam's favourite band."),
+    ("I got a dog, btw", "Sam got a dog."),
+    ("I'm vegetarian, just so you know.", "Sam is vegetarian."),
+    ("I moved to Porto, FYI.", "Sam moved to Porto."),
+])
+def test_a_closing_aside_is_not_part_of_the_fact(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]
+
+
+@pytest.mark.parametrize(("turn", "together"), [
+    ("I love hiking in the Alps. We went again last weekend.", "hiking in the Alps"),
+    ("I tried the ramen place on Elm Street. I went there again yesterday.", "ramen"),
+    ("I did a half marathon in April. Did it again in October!", "half marathon"),
+])
+def test_a_repeat_stays_with_what_it_repeats(turn: str, together: str) -> None:
+    got = texts(turn)
+    assert all(together in fact for fact in got if "again" in fact), got
+    assert any("again" in fact for fact in got), got
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("My wife and I are expecting our first baby in March.",
+     "Sam is expecting Sam's first baby in March with Sam's wife."),
+    ("My husband and I live in Leeds.", "Sam lives in Leeds with Sam's husband."),
+    ("Me and my brother run a bakery.", "Sam runs a bakery with Sam's brother."),
+    ("Tom and I were roommates in college.", "Sam was roommates in college with Tom."),
+])
+def test_a_shared_subject_keeps_both_and_no_word_is_corrupted(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]
+
+
+def test_a_shared_home_is_still_the_speakers_home() -> None:
+    old, new = texts("My husband and I live in Leeds.")[0], texts("I moved to York.")[0]
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("I quit my job at Spotify, now I freelance.", "Sam now freelances."),
+    ("Now I freelance.", "Sam now freelances."),
+    ("I commute by bike these days.", "Sam commutes by bike these days."),
+])
+def test_a_short_change_of_state_is_kept(turn: str, fact: str) -> None:
+    assert fact in texts(turn)
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("Remind me to call my mom on Sunday.", "Sam wants to be reminded to call Sam's mom"),
+    ("Please remind me to renew my passport next month.",
+     "Sam wants to be reminded to renew Sam's passport"),
+    ("Don't let me forget that my passport expires in May.", "Sam's passport expires in May"),
+])
+def test_a_reminder_says_whose_task_it_is(turn: str, fact: str) -> None:
+    assert [t for t in texts(turn) if t.startswith(fact)], texts(turn)

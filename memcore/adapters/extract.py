@@ -135,7 +135,11 @@ _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (Kind.GOAL, re.compile(
         r"\b(?:want(?:s)? to|wants|plan(?:s|ning)? to|going to|gonna|hope(?:s)? to|aim(?:s|ing)? "
         r"to|trying to|tries to|try to|goal|dream|revising|studying for|preparing for|saving "
-        r"(?:up )?for|working (?:on|towards)|learning|would love to|'d love to|intend|"
+        r"(?:up )?for|working (?:on|towards)|"
+        # "learning" as what the speaker does, not the field in "machine learning engineer"
+        r"(?<!machine )(?<!deep )(?<!reinforcement )(?<!statistical )(?<!e-)learning"
+        r"(?! (?:engineer|scientist|researcher|research|team|model|models|platform|curve)\b)|"
+        r"would love to|'d love to|intend|"
         r"decided to|wish(?:es)? to|keen on|thinking (?:of|about)|looking forward|will start|"
         r"about to|need(?:s)? to|has to|have to)\b", re.I)),
     (Kind.PREFERENCE, re.compile(
@@ -254,7 +258,7 @@ def split_sentences(text: str) -> list[str]:
 _FP = r"(?:i|i'm|im|i've|i'd|i'll|my|we|we're|we've|our)\b"
 _CONJ = r"(?:and|but|so|plus|while|whereas|although|though|because|since|yet)"
 # A new clause with its own first-person subject: ", I ...", " and I ...", " but my ...".
-_CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+|now\s+)?|\s+{_CONJ}\s+)"
+_CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+)?|\s+{_CONJ}\s+)"
                            rf"(?=(?:(?:now|these days|nowadays|currently),?\s+)?{_FP})", re.I)
 # "I'm vegan, so please don't ...": the request after a fact is a claim of its own.
 _REQUEST_SPLIT = re.compile(r"(?:,\s*(?:(?:so|and|but|then)\s+)?|\s+(?:so|and)\s+)"
@@ -309,17 +313,58 @@ _EVALUATION = re.compile(
 _FIRST_OR_ELIDED = re.compile(rf"\b{_FP}|^(?:now|back|officially|finally|just)\b", re.I)
 
 
+# "We went again last weekend": says nothing without the sentence before ("I love hiking
+# in the Alps."), so it stays with it rather than becoming "Sam went again ...".
+_REPEAT_OF_BEFORE = re.compile(
+    r"^(?:(?:and|so)\s+)?(?:(?:i|we)\s+(?:(?:just|even|already)\s+)?(?:go|do|were|was)|"
+    # chat leaves the subject out of a past repeat: "Did it again in October!"
+    r"(?:(?:i|we)\s+)?(?:(?:just|even|already)\s+)?(?:went|did|tried))\s+"
+    r"(?:(?:it|that|there)\s+)?(?:again|once more)\b", re.I)
+
+
 def _with_verdicts(sentences: list[str]) -> list[str]:
     """A sentence that only judges something the sentence before introduced ("I've been
-    learning Rust. I find the borrow checker appealing.") joins it, as a clause does."""
+    learning Rust. I find the borrow checker appealing.") or only repeats it ("... We went
+    again last weekend.") joins it, as a clause does."""
     out: list[str] = []
     for sentence in sentences:
-        if (out and _EVALUATION.match(_LEADING_FILLER.sub("", sentence))
+        bare = _LEADING_FILLER.sub("", sentence)
+        if (out and (_EVALUATION.match(bare) or _REPEAT_OF_BEFORE.match(bare))
                 and not out[-1].endswith("?") and _FIRST_PERSON.search(out[-1])):
             out[-1] = f"{out[-1].rstrip('.!')}, {_LEADING_FILLER.sub('', sentence)}"
         else:
             out.append(sentence)
     return out
+
+
+# "My wife and I are expecting", "Tom and I live", "Me and my brother run": a shared
+# subject. Said as "I ... with X" the fact keeps X and still fills the speaker's slot
+# (a later move supersedes "lives in Leeds with Sam's husband").
+_AND_I = re.compile(r"^(?P<other>(?:(?:[Mm]y|[Oo]ur)\s+[a-z][\w'-]*(?:\s+[a-z][\w'-]*)?)|"
+                    r"[A-Z][\w'-]+)\s+and\s+(?:I|me)\s+(?P<rest>[a-z].+)$")
+_ME_AND = re.compile(r"^(?:[Mm]e|I)\s+and\s+(?P<other>(?:my|our)\s+[a-z][\w'-]*|[A-Z][\w'-]+)"
+                     r"\s+(?P<rest>[a-z].+)$")
+_PLURAL_TO_I = (("are", "am"), ("were", "was"), ("our", "my"), ("ours", "mine"), ("us", "me"),
+                ("we", "I"), ("ourselves", "myself"), ("each other", "each other"))
+_FIRST_CLAUSE_END = re.compile(r",|\s+(?:and|but|so|because|since)\s+")
+
+
+def with_partner(sentence: str) -> str:
+    """A shared first-person subject as "I ... with X": "My wife and I are expecting our
+    first baby in March" -> "I am expecting my first baby in March with my wife"."""
+    m = _AND_I.match(sentence) or _ME_AND.match(sentence)
+    if not m or fold(m.group("other").split()[0]) in _NOT_A_PARTNER:
+        return sentence
+    words = m.group("rest").split(" ")
+    singular = dict(_PLURAL_TO_I)
+    rest = " ".join(singular.get(w.lower(), w) for w in words)
+    end = _FIRST_CLAUSE_END.search(rest)
+    cut = end.start() if end else len(rest.rstrip(" .!"))
+    return f"I {rest[:cut]} with {m.group('other')}{rest[cut:]}"
+
+
+_NOT_A_PARTNER = word_set("""so and but then now yes no ok okay well oh hey hi actually also
+    honestly today yesterday tomorrow""")
 
 
 def split_claims(sentence: str) -> list[str]:
@@ -329,11 +374,13 @@ def split_claims(sentence: str) -> list[str]:
     a list after a listing verb becomes one claim per item ("My hobbies are painting
     and salsa" -> "My hobbies are painting", "My hobbies are salsa").
     """
+    sentence = with_partner(sentence)
     parts: list[str] = []
     clauses: list[str] = []
     pieces = [c for part in _REQUEST_SPLIT.split(sentence) for c in _CLAUSE_SPLIT.split(part)]
     for clause in (c for piece in pieces for c in _contrast(piece)):
-        if clauses and _EVALUATION.match(clause.strip(" ,")):
+        if clauses and (_EVALUATION.match(clause.strip(" ,"))
+                        or _REPEAT_OF_BEFORE.match(clause.strip(" ,"))):
             clauses[-1] = f"{clauses[-1].rstrip(' ,')}, {clause.strip(' ,')}"
         else:
             clauses.append(clause)
@@ -381,8 +428,11 @@ def split_list(clause: str) -> list[str]:
 
 _PLEASE = re.compile(r"\b(?:please|pls|plz|kindly)\b[\s,]*", re.I)
 _REMEMBER = re.compile(r"^(?:(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|never "
-                       r"forget|bear in mind|remind me)(?:\s+that)?|fyi|for the record|just so "
+                       r"forget|bear in mind|remind me|don'?t let me forget)(?:\s+that)?|fyi|"
+                       r"for the record|just so "
                        r"you know)\b[\s,:]*(?=\S)", re.I)
+_REMIND_TO = re.compile(r"^(?:remind me|don'?t let me forget|help me remember)\s+to\s+"
+                        r"(?P<task>\S.*)$", re.I)
 _CALL_ME = re.compile(r"^(?:call me|address me as|refer to me as)\s+(?P<v>[^,;]+?)"
                       r"(?:\s+(?:rather than|instead of|not)\s+[^,;]+)?(?:[,;].*)?$", re.I)
 _STANDING_REQUEST = re.compile(r"^(?:i'?d like you to|i would like you to|i want you to|"
@@ -536,6 +586,9 @@ def request_as_fact(sentence: str, name: str) -> str | None:
         return None
     text = _PLEASE.sub("", text).strip(" ,.!:;")
     text = re.sub(r"^(?:again|also|and|oh|ok|okay|so|btw)\b[\s,:]*", "", text, flags=re.I)
+    reminder = _REMIND_TO.match(text)
+    if reminder:  # "remind me to call my mom on Sunday": a task of the speaker's own
+        return f"I want to be reminded to {reminder.group('task').strip()}"
     remembered = _REMEMBER.match(text)
     if remembered:
         return text[remembered.end():].strip()  # the fact itself, said as a statement
@@ -621,12 +674,18 @@ _ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|
                      re.I)
 
 
+# "I now freelance" (after _after_subject), "I freelance these days": a change of state.
+_NOW_CHANGE = re.compile(r"^(?:i|we)\s+(?:now|currently|nowadays)\s+[a-z]|"
+                         r"\b(?:now|nowadays|these days)$", re.I)
+
+
 # A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
 _ANAPHORA = re.compile(r"\b(?:them|it|those|these(?! days)|that one|there)\b", re.I)
 
 
 # "..., to be honest": a closing hedge of manner, not part of the claim.
-_TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol)"
+_TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol|by the way|"
+                              r"btw|fyi|just so you know)"
                               r"[\s.!]*$", re.I)
 
 
@@ -799,8 +858,8 @@ class OfflineExtractor(Metered):
         terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
         if not (first_person or said_by_self or explicit):
             needed += 2
-        if _ENDING.search(sentence):
-            needed = 1  # "I don't do salsa anymore": short, but it retires a fact
+        if _ENDING.search(sentence) or (first_person and _NOW_CHANGE.search(sentence)):
+            needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
         if len(terms) < needed:
             return None
         if explicit is None:
