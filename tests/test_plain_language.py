@@ -556,3 +556,38 @@ def test_a_short_change_of_state_is_kept(turn: str, fact: str) -> None:
 ])
 def test_a_reminder_says_whose_task_it_is(turn: str, fact: str) -> None:
     assert [t for t in texts(turn) if t.startswith(fact)], texts(turn)
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("I'm Canadian but I live in Tokyo.", "Sam is Canadian."),
+    ("I'm Jewish.", "Sam is Jewish."),
+    ("I'm Japanese, born in Osaka.", "Sam is Japanese, born in Osaka."),
+])
+def test_a_nationality_or_faith_is_no_name(turn: str, fact: str) -> None:
+    got = texts(turn)
+    assert fact in got and not [t for t in got if "name is" in t], got
+
+
+def test_a_name_is_still_a_name() -> None:
+    assert texts("I'm Brian, by the way.") == ["Sam's name is Brian."]
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("I don't have a car.", "Sam doesn't have a car."),
+    ("I never drive.", "Sam never drives."),
+    ("I can't swim.", "Sam can't swim."),
+])
+def test_a_short_standing_negative_is_kept(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]
+
+
+@pytest.mark.parametrize("turn", ["I don't know.", "I don't think so.", "I don't mind.",
+                                  "I don't like it.", "That's not what I meant.",
+                                  "It's not how I remember it."])
+def test_chat_about_the_conversation_is_no_fact(turn: str) -> None:
+    assert texts(turn) == []
+
+
+def test_hating_what_the_assistant_does_is_a_preference() -> None:
+    assert facts("I hate when you use so many emojis.") == [
+        ("Sam asks the assistant not to use so many emojis.", Kind.PREFERENCE)]

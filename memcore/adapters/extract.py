@@ -448,7 +448,8 @@ _WISH = re.compile(
     r"(?:when|if))\s*you\s+(?P<rest>.+)$", re.I)
 # The same, disliked: "I hate it when you apologise", "it annoys me when you ...".
 _UNWISH = re.compile(
-    r"^(?:i (?:really )?(?:hate|dislike|can'?t stand|don'?t like|do not like) it (?:when|if)|"
+    r"^(?:i (?:really )?(?:hate|dislike|can'?t stand|don'?t like|do not like)(?: it)? "
+    r"(?:when|if)|"
     r"it (?:really )?(?:annoys|bothers|irritates|bugs) me (?:when|if))\s+you\s+"
     r"(?P<rest>.+)$", re.I)
 # A standing marker said first ("From now on, answer in English").
@@ -666,6 +667,20 @@ _NAME = re.compile(r"^(?i:i'?m|i am|im|my name is|my name's|call me|this is)\s+"
                    r"(?P<v>[A-Z][\w\u00c0-\u024f'-]+)(?:\s*,\s*(?P<rest>.+))?$")
 _NOT_NAMES = word_set("fine good sorry back here okay ok happy tired not so very really in on "
                       "at the a an from just still also now")
+# "I'm Canadian", "I'm Jewish": capitalized, but who the speaker is, not their name.
+_NOT_NAME_IDENTITIES = word_set("""american canadian mexican brazilian argentinian argentine
+    chilean colombian peruvian venezuelan cuban puerto jamaican haitian british english
+    scottish irish welsh french german italian spanish portuguese dutch belgian swiss
+    austrian swedish norwegian danish finnish icelandic polish czech slovak hungarian
+    romanian bulgarian greek turkish russian ukrainian belarusian serbian croatian bosnian
+    albanian lithuanian latvian estonian georgian armenian chinese japanese korean
+    vietnamese thai filipino filipina indonesian malaysian singaporean indian pakistani
+    bangladeshi nepali sri iranian persian iraqi syrian lebanese israeli palestinian
+    jordanian saudi emirati egyptian moroccan algerian tunisian nigerian ghanaian kenyan
+    ethiopian somali ugandan tanzanian south australian aussie kiwi zealander jewish muslim
+    catholic buddhist hindu sikh mormon protestant orthodox atheist agnostic latino latina
+    latinx hispanic asian african european arab black white native indigenous deaf
+    autistic adhd queer gay lesbian bi bisexual trans nonbinary""")
 _HYPOTHETICAL = re.compile(r"\b(?:if|wish|would be|could be|suppose|imagine|someday)\b", re.I)
 
 
@@ -679,13 +694,24 @@ _NOW_CHANGE = re.compile(r"^(?:i|we)\s+(?:now|currently|nowadays)\s+[a-z]|"
                          r"\b(?:now|nowadays|these days)$", re.I)
 
 
+# "I don't have a car", "I never drive": a standing negative about the speaker, short
+# but a fact (not "I don't know", "I don't think so", "I don't mind").
+_NEGATED_HABIT = re.compile(
+    r"^(?:i|we)\s+(?:don'?t|do not|never|can'?t|cannot)\s+(?!know|think|care|mind|remember|"
+    r"understand|get|see|agree|mean|want|need|like|believe|feel|guess|recall)[a-z]+\b"
+    r"(?!.*\b(?:it|that|this|them)\b)", re.I)
+_META_REMARK = re.compile(r"^(?:that'?s|that is|this is|it'?s|it is)\s+(?:not\s+)?(?:what|how|"
+                          r"why)\s+(?:i|we)\b", re.I)
+
+
 # A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
 _ANAPHORA = re.compile(r"\b(?:them|it|those|these(?! days)|that one|there)\b", re.I)
 
 
 # "..., to be honest": a closing hedge of manner, not part of the claim.
 _TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol|by the way|"
-                              r"btw|fyi|just so you know)"
+                              r"btw|fyi|just so you know|sadly|unfortunately|luckily|"
+                              r"thankfully)"
                               r"[\s.!]*$", re.I)
 
 
@@ -719,7 +745,7 @@ def _is_noise(sentence: str) -> bool:
     """Greetings, small talk, questions, requests and sentences about the listener."""
     if sentence.endswith("?") or _QUESTION_START.match(sentence):
         return True
-    if _SMALL_TALK.match(sentence) or _REQUEST.match(sentence):
+    if _SMALL_TALK.match(sentence) or _REQUEST.match(sentence) or _META_REMARK.match(sentence):
         return True
     if _SECOND_PERSON.search(sentence):
         return True
@@ -838,7 +864,9 @@ class OfflineExtractor(Metered):
         if _is_noise(claim):
             return []
         named = _NAME.match(claim)
-        if named and named.group("v").lower() not in _NOT_NAMES:
+        if (named and named.group("v").lower() not in _NOT_NAMES
+                and fold(named.group("v")) not in _NOT_NAME_IDENTITIES
+                and not named.group("v").lower().endswith(("ese", "ish"))):
             facts = [self._fact(f"{name}'s name is {named.group('v')}", name, episode,
                                 explicit=True, min_terms=1)]
             if named.group("rest"):
@@ -858,7 +886,8 @@ class OfflineExtractor(Metered):
         terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
         if not (first_person or said_by_self or explicit):
             needed += 2
-        if _ENDING.search(sentence) or (first_person and _NOW_CHANGE.search(sentence)):
+        if _ENDING.search(sentence) or (first_person and (
+                _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
             needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
         if len(terms) < needed:
             return None
