@@ -185,6 +185,31 @@ def test_a_dated_event_whose_date_passed_stays_searchable_history() -> None:
     assert consolidate(result.memories, now, s000(), JoinMerger()).events == []
 
 
+def test_history_is_held_to_retention_and_cap_not_to_the_confidence_floor() -> None:
+    # A dated plan whose date passed is history ("Gina lost her job at Door Dash this
+    # month (by 31 January 2023)"): the confidence floor (is it still true now?) does not
+    # forget it, unlike the undated goal of test_half_lives_order_what_survives; it stays
+    # out of the profile. Retention decay and the cap still forget it.
+    ends = EPOCH + timedelta(days=10)
+    plan = make_memory("Gina lost Gina's job this month (by 31 January 2023)", [1, 0],
+                       kind=Kind.GOAL, explicit=True, valid_until=ends, expires_at=ends)
+    goal = make_memory("Gina wants to open a store", [0, 1], kind=Kind.GOAL, explicit=True)
+    now = EPOCH + timedelta(days=150)  # goal half-life 90 d: 0.5 -> 0.16, below 0.3
+    result = consolidate([plan, goal], now, s000(), JoinMerger())
+    status = {m.text: m.status for m in result.memories}
+    assert status == {plan.text: Status.ACTIVE, goal.text: Status.TOMBSTONED}
+    assert profile(result.memories, now, s000()) == []
+    # The retention floor still applies (importance 0.5 decays below 0.2 after ~330 d).
+    late = consolidate(result.memories, EPOCH + timedelta(days=400), s000(floor=0.2),
+                       JoinMerger())
+    assert all(m.status is Status.TOMBSTONED for m in late.memories)
+    # So does the cap: of two history facts, the weaker one goes.
+    old = make_memory("Jon's launch was on 20 June 2023", [0.6, 0.8], importance=0.2,
+                      kind=Kind.EVENT, explicit=True, valid_until=ends, expires_at=ends)
+    capped = consolidate([plan, old], now, s000(cap=1), JoinMerger())
+    assert [m.text for m in capped.live()] == [plan.text]
+
+
 def test_cap_keeps_the_best_and_spares_pinned() -> None:
     mems = [make_memory(f"f{i}", [np.cos(i), np.sin(i)], importance=0.1 * (i + 1),
                         explicit=True) for i in range(6)]

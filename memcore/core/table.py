@@ -193,7 +193,8 @@ class StoredRows:
 
 
 _FLOATS = ("importance", "strength", "confidence")
-_TIMES = ("last_used", "last_supported", "created_at", "updated_at", "expires_at")
+_TIMES = ("last_used", "last_supported", "created_at", "updated_at", "expires_at",
+          "valid_until")
 _SMALL = ("status", "kind", "derived_level")
 _FLAGS = ("pinned", "explicit", "relation")
 
@@ -233,6 +234,7 @@ class MemoryTable:
         self.created_at: np.ndarray
         self.updated_at: np.ndarray
         self.expires_at: np.ndarray
+        self.valid_until: np.ndarray
         self.status: np.ndarray
         self.kind: np.ndarray
         self.derived_level: np.ndarray
@@ -461,6 +463,7 @@ def _fill_row(cols: dict[str, np.ndarray], i: int, m: Memory) -> None:
     cols["created_at"][i] = to_micros(m.created_at)
     cols["updated_at"][i] = to_micros(m.updated_at)
     cols["expires_at"][i] = to_micros(m.expires_at)
+    cols["valid_until"][i] = to_micros(m.valid_until)
     cols["status"][i] = STATUSES.index(Status(m.status))
     cols["kind"][i] = KINDS.index(Kind(m.kind))
     cols["derived_level"][i] = m.derived_level

@@ -292,7 +292,7 @@ def unpack_table(namespace: str, ids: Sequence[str], raws: Sequence[bytes]) -> M
         fmt, version, last_used, strength, _ = RECALL.unpack_from(raw, 0)
         if fmt != FORMAT:
             raise ValueError(f"memory {ids[i]}: unknown record format {fmt}")
-        (importance, confidence, last_supported, created, updated, _, _, expires, _, kind,
+        (importance, confidence, last_supported, created, updated, _, until, expires, _, kind,
          status, flags, derived) = BODY.unpack_from(raw, RECALL.size)
         offset = RECALL.size + BODY.size
         size, scale = _VEC.unpack_from(raw, offset)
@@ -314,6 +314,7 @@ def unpack_table(namespace: str, ids: Sequence[str], raws: Sequence[bytes]) -> M
         cols["created_at"][i] = created
         cols["updated_at"][i] = updated
         cols["expires_at"][i] = expires
+        cols["valid_until"][i] = until
         cols["status"][i] = status
         cols["kind"][i] = kind
         cols["derived_level"][i] = derived

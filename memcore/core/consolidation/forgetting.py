@@ -15,7 +15,7 @@ from memcore.core.consolidation.retention import confidences, retention_scores
 from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
 from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import capped_strength
-from memcore.core.table import KINDS, STATUSES, to_micros
+from memcore.core.table import KINDS, NONE_TIME, STATUSES, to_micros
 
 if TYPE_CHECKING:
     from memcore.core.consolidation.reducer import Reducer
@@ -23,14 +23,22 @@ if TYPE_CHECKING:
 
 def weak_rows(red: Reducer) -> list[tuple[int, str]]:
     """Live rows below the floor (retention or confidence), in row order, with why.
-    Pinned memories and relation edges never decay here (edges lose weight instead)."""
+    Pinned memories and relation edges never decay here (edges lose weight instead).
+
+    History (a live fact whose validity ended: a dated event or plan whose date passed)
+    is held to the retention floor and the cap only. Confidence says how sure the store
+    is that a fact is still true now; history is already out of the profile for that
+    reason, and "Gina lost her job at Door Dash (January 2023)" does not become less
+    true with time. Retention decay and the cap still forget it."""
     t, cfg = red.table, red.config
     rows = np.flatnonzero(t.live() & ~t.pinned & ~t.relation
                           & (t.kind != KINDS.index(Kind.RELATION)))
     scores = retention_scores(t, rows, red.now, cfg)
     low = scores < cfg.floor
     conf = np.full(rows.size, np.inf)
-    rest = np.flatnonzero(~low)
+    until = t.valid_until[rows]
+    history = (until != NONE_TIME) & (until <= to_micros(red.now))
+    rest = np.flatnonzero(~low & ~history)
     conf[rest] = confidences(t, rows[rest], red.now, cfg)
     out: list[tuple[int, str]] = []
     for pos in np.flatnonzero(low | (conf < cfg.min_confidence)).tolist():
