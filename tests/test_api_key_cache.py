@@ -55,6 +55,30 @@ def test_cached_key_reads_no_record_and_revocation_is_seen(
         assert reply.headers["www-authenticate"] == "Bearer"
 
 
+def _calls(r: redis.Redis, command: str) -> int:
+    return int(r.info("commandstats").get(f"cmdstat_{command}", {}).get("calls", 0))
+
+
+def test_search_reads_the_revision_with_the_namespace_state(
+        api: Api, redis_client: redis.Redis) -> None:  # noqa: F811
+    key = api.key("kg-*", role="read")
+    body = {"query": "anything", "k": 3}
+    assert api.call("POST", SEARCH.format("kg-a"), key, json=body).status_code == 200
+    gets, mgets = _calls(redis_client, "get"), _calls(redis_client, "mget")
+    for _ in range(5):
+        assert api.call("POST", SEARCH.format("kg-a"), key, json=body).status_code == 200
+    # The revision came with the namespace state (one MGET per search), not a GET.
+    assert _calls(redis_client, "get") == gets
+    assert _calls(redis_client, "mget") == mgets + 5
+    # A search the searcher rejects (a blank query) still checks the key first: 422
+    # while the key is valid, 401 once it is revoked.
+    blank = {"query": "   ", "k": 3}
+    assert api.call("POST", SEARCH.format("kg-a"), key, json=blank).status_code == 422
+    assert ApiKeyRepository(redis_client).revoke(key.split("_")[1])
+    reply = api.call("POST", SEARCH.format("kg-a"), key, json=blank)
+    assert reply.status_code == 401, reply.text
+
+
 def test_flushed_database_invalidates_cached_keys(redis_client: redis.Redis) -> None:
     repo = ApiKeyRepository(redis_client)
     plain = repo.create(["a"], "read")[1]

@@ -15,8 +15,9 @@ the same whether or not the namespace exists. Routes declare their role with
 Verified keys are cached per process (:class:`KeyCache`). A cached key is trusted only
 after the key revision in Redis is found unchanged; a route marked with
 :func:`confirms_key` does that read itself, in the worker thread it runs in anyway
-(the search: no Redis read and no thread hop in the middleware), every other route has
-the middleware read it first. A denial is never decided on a cached key alone: the key
+(the search: no Redis read and no thread hop in the middleware; the revision is read
+with the namespace state, :func:`key_guard`), every other route has the middleware read
+it first. A denial is never decided on a cached key alone: the key
 is verified afresh first, so a revoked key always gets its 401.
 """
 
@@ -38,8 +39,9 @@ from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memcore.client.errors import error_body
+from memcore.client.search import ReadGuard
 from memcore.core.models import validate_namespace
-from memcore.store.api_keys import ApiKey, ApiKeyRepository, ApiRole, digest
+from memcore.store.api_keys import API_KEYS_REV, ApiKey, ApiKeyRepository, ApiRole, digest
 
 log = logging.getLogger(__name__)
 
@@ -117,21 +119,52 @@ class KeyCache:
     def confirm(self, check: KeyCheck) -> ApiKey | None:
         """The key of ``check`` if it is still valid: unchanged revision (one GET), else
         verified afresh."""
-        if self._keys().revision() == check.revision:
+        return self.confirm_at(check, self._keys().revision())
+
+    def confirm_at(self, check: KeyCheck, revision: str | None) -> ApiKey | None:
+        """:meth:`confirm` with the key revision already read (None: missing or not read;
+        then the key is verified afresh, which reads it)."""
+        if revision is not None and revision == check.revision:
             found = self.cached(check.plain)
             if found is not None and found[1].revision == check.revision:
                 return found[0]
         return self.verify(check.plain)
 
 
+def _pending(scope: Scope) -> tuple[KeyCache, KeyCheck] | None:
+    pending: tuple[KeyCache, KeyCheck] | None = scope.get("state", {}).get(
+        "memcore_key_check")
+    return pending
+
+
+def _revoked() -> HTTPException:
+    return HTTPException(401, UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
+
+
 def confirm_key(scope: Scope) -> None:
     """In a :func:`confirms_key` route (blocking: call it in the worker thread): raise a
     401 if the request (its ASGI ``scope``) was let through on a cached key that has
     since been revoked."""
-    pending: tuple[KeyCache, KeyCheck] | None = scope.get("state", {}).get(
-        "memcore_key_check")
+    pending = _pending(scope)
     if pending is not None and pending[0].confirm(pending[1]) is None:
-        raise HTTPException(401, UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
+        raise _revoked()
+
+
+def key_guard(scope: Scope) -> ReadGuard | None:
+    """:func:`confirm_key` as a search's :class:`~memcore.client.search.ReadGuard`: the
+    key revision is read in the search's first round trip (with the namespace state)
+    instead of one of its own, and checked before any record is read. None: the
+    request's key was verified against Redis already (nothing to confirm)."""
+    pending = _pending(scope)
+    if pending is None:
+        return None
+    cache, check = pending
+
+    def confirm(raw: bytes | None) -> None:
+        if cache.confirm_at(check, None if raw is None else raw.decode()) is None:
+            raise _revoked()
+
+    return ReadGuard(API_KEYS_REV, confirm)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
 from memcore.client.messages import to_episodes
-from memcore.client.search import Searcher, SearchHit
+from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
 from memcore.core.errors import EpisodeNotFound, MemoryNotFound, NamespaceNotFound
@@ -341,8 +341,8 @@ class Client:
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | None = None,
                touch: bool = True, retention_weight: float = 0.05,
-               hybrid: bool = True, filters: Mapping[str, Any] | None = None
-               ) -> list[SearchHit]:
+               hybrid: bool = True, filters: Mapping[str, Any] | None = None,
+               guard: ReadGuard | None = None) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
         similarity (reciprocal rank fusion), lifted a little by retention.
 
@@ -358,12 +358,14 @@ class Client:
 
         Indexes are cached per process and checked on every search against the
         namespace's version, log length and erase epoch in Redis (one round trip), so a
-        write or an erase made by any process is seen by the next search.
+        write or an erase made by any process is seen by the next search. ``guard``
+        (servers): a key read in that same round trip and checked before any record is
+        read (:class:`~memcore.client.search.ReadGuard`).
         """
         return self._searcher.search(namespace, query, k, max_chars=max_chars,
                                      include_inactive=include_inactive, now=now, touch=touch,
                                      retention_weight=retention_weight, hybrid=hybrid,
-                                     filters=filters)
+                                     filters=filters, guard=guard)
 
     def forget_indexes(self, namespace: str | None = None) -> None:
         """Drop this process's search indexes of ``namespace`` (of all, without one); they

@@ -46,6 +46,19 @@ class SearchHit:
 
 
 @dataclass(frozen=True)
+class ReadGuard:
+    """A precondition of a search read with the namespace's state (same round trip):
+    ``check`` gets the value of the string key ``key`` (None: missing, or not read
+    because the search failed before its first read: the check then reads what it
+    needs itself) and raises to stop the search before any record is read. The HTTP API
+    confirms a cached API key this way (the key revision) instead of with a round trip
+    of its own."""
+
+    key: str
+    check: Callable[[bytes | None], None]
+
+
+@dataclass(frozen=True)
 class Ranking:
     """Candidates best first, with the evidence each rank came from."""
 
@@ -188,20 +201,30 @@ class Searcher:
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | None = None,
                touch: bool = True, retention_weight: float = 0.05,
-               hybrid: bool = True, filters: Mapping[str, Any] | None = None
-               ) -> list[SearchHit]:
+               hybrid: bool = True, filters: Mapping[str, Any] | None = None,
+               guard: ReadGuard | None = None) -> list[SearchHit]:
         """See :meth:`memcore.Client.search`."""
-        validate_namespace(namespace)
-        if not isinstance(query, str) or not query.strip():
-            raise ValueError("query: must be a non-empty string")
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            # "5" from a form or a CLI wrapper used to end in a bare TypeError
-            raise ValueError(f"k: expected an integer of at least 1, got {k!r}")
-        wanted = compile_filter(filters)  # a bad filter fails before any read
+        try:
+            validate_namespace(namespace)
+            if not isinstance(query, str) or not query.strip():
+                raise ValueError("query: must be a non-empty string")
+            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+                # "5" from a form or a CLI wrapper used to end in a bare TypeError
+                raise ValueError(f"k: expected an integer of at least 1, got {k!r}")
+            wanted = compile_filter(filters)  # a bad filter fails before any read
+        except ValueError:
+            if guard is not None:  # the guard still comes first (a revoked key: 401)
+                guard.check(None)
+            raise
         now = as_utc(now) if now else utcnow()
         # One round trip says whether the cached indexes are still current (version,
-        # erase epoch, log length: another process may have written or erased).
-        state = self.store.namespace_state(namespace)
+        # erase epoch, log length: another process may have written or erased), and
+        # reads the guard's key.
+        if guard is None:
+            state = self.store.namespace_state(namespace)
+        else:
+            state, (guarded,) = self.store.namespace_state_and(namespace, [guard.key])
+            guard.check(guarded)
         version = state.version
         index = self.vectors.get(namespace, version, epoch=state.epoch,
                                  length=state.order_length)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import redis
+from redis.cluster import RedisCluster
 
 from memcore.core.models import Memory, new_id, validate_identifier, validate_namespace
 from memcore.store import keys, scripts
@@ -53,6 +54,7 @@ class Gateway:
         self.strength_cap = strength_cap
         self.pass_ttl_seconds = pass_ttl_seconds
         self._known: set[str] = set()
+        self._cluster = isinstance(client, RedisCluster)
         if check_durability:
             self.check_durability()
         self.mget_current = LuaScript(client, scripts.MGET_CURRENT)
@@ -128,13 +130,26 @@ class Gateway:
         (one MGET: one slot).
         The token is '' while missing: a never-erased namespace, or one whose erase is
         still in progress (its log length then shows it)."""
-        current, epoch, length, writes = self.client.mget(
-            [keys.current(namespace), keys.generation(namespace), keys.order_len(namespace),
-             keys.writes(namespace)])
-        return NamespaceState(version=int(current) if current is not None else 0,
-                              epoch=epoch.decode() if epoch is not None else "",
-                              order_length=int(length) if length is not None else 0,
-                              writes=writes.decode() if writes is not None else "")
+        return self.namespace_state_and(namespace, ())[0]
+
+    def namespace_state_and(self, namespace: str, extra: Sequence[str]
+                            ) -> tuple[NamespaceState, list[bytes | None]]:
+        """:meth:`namespace_state` and the values of the ``extra`` string keys (None:
+        missing), in the same round trip on a standalone Redis (one MGET: a search
+        confirms its API key there). On a cluster the extra keys live in other slots:
+        a second MGET, after the namespace's own (still one slot, one atomic read)."""
+        names = [keys.current(namespace), keys.generation(namespace),
+                 keys.order_len(namespace), keys.writes(namespace)]
+        if extra and self._cluster:
+            values = [*self.client.mget(names), *self.client.mget(list(extra))]
+        else:
+            values = self.client.mget([*names, *extra])
+        current, epoch, length, writes = values[:4]
+        state = NamespaceState(version=int(current) if current is not None else 0,
+                               epoch=epoch.decode() if epoch is not None else "",
+                               order_length=int(length) if length is not None else 0,
+                               writes=writes.decode() if writes is not None else "")
+        return state, list(values[4:])
 
     def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""

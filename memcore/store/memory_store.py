@@ -106,6 +106,12 @@ class MemoryStore:
         caches compare to know whether anything they hold is stale."""
         return self.gateway.namespace_state(namespace)
 
+    def namespace_state_and(self, namespace: str, extra: Sequence[str]
+                            ) -> tuple[NamespaceState, list[bytes | None]]:
+        """:meth:`namespace_state` plus the values of the string keys ``extra`` (e.g. the
+        API key revision), in the same round trip on a standalone Redis."""
+        return self.gateway.namespace_state_and(namespace, extra)
+
     # --- records: reads ---------------------------------------------------------------
     def namespaces(self) -> list[str]:
         """Every namespace that has data, sorted."""

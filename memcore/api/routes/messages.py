@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Scope
 
-from memcore.api.auth import confirm_key, confirms_key, requires
+from memcore.api.auth import confirms_key, key_guard, requires
 from memcore.api.routes.common import NS, bare, errors
 from memcore.api.schemas import (
     AddRequest,
@@ -76,9 +76,11 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
 def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> bytes:
     """The search's JSON answer (blocking: the key check, Redis, the ranking). Shared by
     the route and :mod:`memcore.api.fastpath`."""
-    confirm_key(scope)  # a key let through from the cache: still unrevoked?
+    # A key let through from the cache: still unrevoked? Checked in the search's first
+    # round trip (with the namespace state), before any record is read.
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
-                               max_chars=body.max_chars, filters=body.filters)
+                               max_chars=body.max_chars, filters=body.filters,
+                               guard=key_guard(scope))
     answer = SearchResponse(results=[SearchResult(memory=bare(h.memory),
                                                   similarity=h.similarity, score=h.score)
                                      for h in hits])
