@@ -330,6 +330,24 @@ def test_idle_low_importance_candidates_are_forgotten_not_summarized() -> None:
     assert all(m.live for m in off.memories)
 
 
+def test_an_idle_remark_that_says_something_specific_is_kept() -> None:
+    # The idle rule forgets short remarks ("Glad it helped ya, Melanie."); one with more
+    # than summary_idle_max_terms content terms says something specific and is kept.
+    cfg = s000(summary_idle_days=30, min_confidence=0.0, merge_threshold=1.0,
+               borderline_threshold=1.0)
+    chat = make_memory("Glad it helped ya, Melanie.", [1.0, 0.0], status=Status.CANDIDATE)
+    said = make_memory("Dance floors help avoid injuries and make dancing more enjoyable.",
+                       [0.0, 1.0], status=Status.CANDIDATE)
+    now = hours(24 * 60.0)
+    result = consolidate([chat, said], now, cfg, JoinMerger())
+    status = {m.text: m.status for m in result.memories}
+    assert status == {chat.text: Status.TOMBSTONED, said.text: Status.CANDIDATE}
+    # The retention floor still forgets it (0.5 * e^(-400/365) = 0.17 < 0.2).
+    late = consolidate(result.memories, hours(24 * 400.0),
+                       cfg.model_copy(update={"floor": 0.2}), JoinMerger())
+    assert {m.text: m.status for m in late.memories}[said.text] is Status.TOMBSTONED
+
+
 def test_fading_memories_are_summarized_in_groups_of_bounded_size() -> None:
     # Below the floor (importance 0.04 after 60 days): summarized before forgetting.
     mems = [make_memory(f"Jon visited museum {i}", [1.0, 0.001 * i], importance=0.04,

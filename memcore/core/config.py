@@ -69,6 +69,11 @@ class ConsolidationConfig(BaseModel):
     summary_idle_max_importance: float = Field(
         default=0.5, ge=0, le=1,
         description="only idle candidates of at most this importance are forgotten")
+    summary_idle_max_terms: int = Field(
+        default=6, ge=0,
+        description="only idle candidates of at most this many content terms are forgotten "
+                    "(short remarks: 'Glad it helped ya'); a longer one says something "
+                    "specific ('Dance floors help avoid injuries') and is kept")
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
     max_pairs_per_memory: int = Field(
         default=3, ge=1,

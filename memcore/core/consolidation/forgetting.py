@@ -12,6 +12,7 @@ import numpy as np
 from memcore.core.consolidation.planning import original_texts, same_scope, unique_in_order
 from memcore.core.consolidation.resolution import merge_metadata, survivor_key
 from memcore.core.consolidation.retention import confidences, retention_scores
+from memcore.core.lexicon import canonical_terms
 from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
 from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import capped_strength
@@ -63,16 +64,20 @@ def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
 
 
 def idle_rows(red: Reducer, doomed: list[tuple[int, str]]) -> list[int]:
-    """Unsupported, low-importance candidates unused for ``summary_idle_days`` (a heap
-    of low-value facts that accumulated, docs/design.md); the pass forgets them without a
-    summary. Important or supported facts keep accumulating support instead."""
+    """Unsupported, low-importance, short candidates unused for ``summary_idle_days`` (a
+    heap of low-value remarks that accumulated, docs/design.md); the pass forgets them
+    without a summary. Important or supported facts keep accumulating support instead,
+    and a remark of more than ``summary_idle_max_terms`` content terms is distinctive
+    enough to keep (seed 002 scores distinctiveness: "user said hi" goes first)."""
     t, cfg = red.table, red.config
     if cfg.summary_idle_days <= 0:
         return []
     cutoff = to_micros(red.now - timedelta(days=cfg.summary_idle_days))
+    most = cfg.summary_idle_max_terms
+    short = t.text_flags(f"terms<={most}", lambda text: len(canonical_terms(text)) <= most)
     rows = (t.live() & ~t.pinned & ~t.relation & (t.derived_level == 0)
             & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff)
-            & (t.importance <= cfg.summary_idle_max_importance + 1e-9))
+            & (t.importance <= cfg.summary_idle_max_importance + 1e-9) & short)
     rows[[r for r, _ in doomed]] = False
     return np.flatnonzero(rows).tolist()
 
