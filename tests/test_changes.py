@@ -135,7 +135,8 @@ def test_named_things_are_never_duplicates() -> None:
 def test_slots_and_changes_parse() -> None:
     slot = slot_of("Ann moved to Porto.")
     assert slot is not None and (slot.name, slot.subject, slot.raw) == ("residence", "ann", "porto")
-    assert slot_of("Ann is a vegetarian.") is None  # a diet, not a job
+    diet = slot_of("Ann is a vegetarian.")  # a diet, not a job
+    assert diet is not None and (diet.name, diet.value) == ("diet", "vegetarian")
     change = change_of("Ann quit the band in the week before 23 March 2026, too much travel.")
     assert change is not None and change.ended == frozenset({"band"})
 

@@ -591,3 +591,88 @@ def test_chat_about_the_conversation_is_no_fact(turn: str) -> None:
 def test_hating_what_the_assistant_does_is_a_preference() -> None:
     assert facts("I hate when you use so many emojis.") == [
         ("Sam asks the assistant not to use so many emojis.", Kind.PREFERENCE)]
+
+
+# A first conversation through the stack (session 5): a new job "started on Monday" was
+# read as a deadline and left the profile the next day; a trailing "please" broke a
+# request; a pet's name in the next sentence was lost.
+TUESDAY = datetime(2026, 6, 9, 10, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("turn", "said"), [
+    ("I started at Manchester Royal Infirmary on Monday.", "on 8 June 2026"),
+    ("My sister arrived on Sunday.", "on 7 June 2026"),
+])
+def test_on_a_weekday_in_the_past_tense_is_when_it_happened(turn: str, said: str) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=turn,
+                 timestamp=TUESDAY)
+    (fact,) = OfflineExtractor().extract_turn(ep)
+    assert said in fact.text and fact.valid_until is None and fact.expires_at is None
+    assert fact.valid_from is not None and fact.valid_from.date() < TUESDAY.date()
+
+
+@pytest.mark.parametrize("turn", ["I have a dentist appointment on Friday.",
+                                  "I booked a table on Friday."])
+def test_on_a_weekday_ahead_is_still_a_deadline(turn: str) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Sam", text=turn,
+                 timestamp=TUESDAY)
+    (fact,) = OfflineExtractor().extract_turn(ep)
+    assert fact.valid_until is not None and fact.valid_until > TUESDAY
+
+
+@pytest.mark.parametrize(("turn", "wanted"), [
+    ("I'm vegetarian, so no meat recipes please.",
+     ["Sam is vegetarian.", "Sam wants no meat recipes."]),
+    ("I like dogs, but no cats please.", ["Sam likes dogs.", "Sam wants no cats."]),
+])
+def test_a_request_after_a_fact_with_please_at_the_end(turn: str, wanted: list[str]) -> None:
+    assert texts(turn) == wanted
+
+
+def test_a_habit_after_and_is_no_request() -> None:
+    got = texts("I live in Oslo, and never go out in winter.")
+    assert got[0].startswith("Sam lives in Oslo") and not [t for t in got if "assistant" in t]
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("We got a puppy! His name is Mango.", "Sam got a puppy named Mango."),
+    ("I have a new boss. Her name is Dana.", "Sam has a new boss named Dana."),
+    ("My sister had a baby girl. Her name's Ivy.", "Sam's sister had a baby girl named Ivy."),
+])
+def test_a_name_in_the_next_sentence_names_what_came_before(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]
+
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("Please don't give me long answers.", "Can you answer in more detail from now on?"),
+    ("Please keep your answers short.", "I'd rather you gave detailed explanations."),
+    ("I prefer detailed answers.", "From now on, keep it brief please."),
+])
+def test_a_changed_answer_length_retires_the_old_one(older: str, newer: str) -> None:
+    old, new = texts(older), texts(newer)
+    assert len(old) == 1 and len(new) == 1, (old, new)
+    assert [o for o, _, _ in supersessions(["old", "new"], old + new, [1.0, 2.0])] == ["old"]
+
+
+def test_the_same_answer_length_said_again_retires_nothing() -> None:
+    old, new = texts("Please keep your answers short."), texts("Don't write long answers.")
+    assert supersessions(["old", "new"], old + new, [1.0, 2.0]) == []
+
+
+@pytest.mark.parametrize(("older", "newer"), [
+    ("I'm vegetarian.", "I actually eat fish now, so I'm pescatarian."),
+    ("I'm vegan.", "I went vegetarian again last year."),
+    ("I'm pescatarian.", "I'm fully vegan now."),
+])
+def test_a_new_diet_retires_the_old_one(older: str, newer: str) -> None:
+    old, new = texts(older), texts(newer)
+    retired = {o for o, _, _ in supersessions(["old", *[f"new{i}" for i in range(len(new))]],
+                                              old + new, [1.0] + [2.0] * len(new))}
+    assert retired == {"old"}, (old, new)
+
+
+def test_a_diet_is_no_job() -> None:
+    assert not [t for t in texts("I'm pescatarian. I work as a nurse.") if "works_as" in t]
+    old, new = texts("I work as a nurse."), texts("I'm pescatarian.")
+    assert supersessions(["old", "new"], old + new, [1.0, 2.0]) == []

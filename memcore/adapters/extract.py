@@ -262,7 +262,11 @@ _CLAUSE_SPLIT = re.compile(rf"(?:,\s*(?:{_CONJ}\s+|then\s+|as\s+)?|\s+{_CONJ}\s+
                            rf"(?=(?:(?:now|these days|nowadays|currently),?\s+)?{_FP})", re.I)
 # "I'm vegan, so please don't ...": the request after a fact is a claim of its own.
 _REQUEST_SPLIT = re.compile(r"(?:,\s*(?:(?:so|and|but|then)\s+)?|\s+(?:so|and)\s+)"
-                            r"(?=(?:please|pls|plz|kindly)\s+[a-z])", re.I)
+                            r"(?=(?:please|pls|plz|kindly)\s+[a-z])|"
+                            # "I'm vegetarian, so no meat recipes please": a request too
+                            r",\s*so\s+(?=(?:no|don'?t|do not|never|avoid)\s+[a-z])|"
+                            r",\s*(?:and|but)\s+(?=(?:no|don'?t|do not)\s+[a-z][^,]*\bplease\b)",
+                            re.I)
 # "I don't drink coffee anymore, only tea": the item after the negation is what the
 # speaker does, not a second thing they don't.
 _NEG_CONTRAST = re.compile(
@@ -322,6 +326,26 @@ _REPEAT_OF_BEFORE = re.compile(
     r"(?:(?:it|that|there)\s+)?(?:again|once more)\b", re.I)
 
 
+# "We got a puppy! His name is Mango.": the name of what the sentence before introduced.
+_ITS_NAME = re.compile(r"^(?i:his|her|its|their)\s+names?(?:\s+(?:is|are)|'s)\s+"
+                       r"(?P<name>[A-Z][\w\u00c0-\u024f'-]*(?:\s+(?:and\s+)?[A-Z][\w'-]*)*)")
+
+
+def _leans_on_before(clause: str) -> bool:
+    """A verdict on, a repeat of, or the name of what the clause before introduced."""
+    return bool(_EVALUATION.match(clause) or _REPEAT_OF_BEFORE.match(clause)
+                or _ITS_NAME.match(clause))
+
+
+def _joined(before: str, clause: str) -> str:
+    """``clause`` said as part of ``before`` ("We got a puppy" + "His name is Mango" ->
+    "We got a puppy named Mango")."""
+    named = _ITS_NAME.match(clause)
+    if named:
+        return f"{before.rstrip(' .!,')} named {named.group('name')}{clause[named.end():]}"
+    return f"{before.rstrip(' .!,')}, {clause}"
+
+
 def _with_verdicts(sentences: list[str]) -> list[str]:
     """A sentence that only judges something the sentence before introduced ("I've been
     learning Rust. I find the borrow checker appealing.") or only repeats it ("... We went
@@ -329,9 +353,9 @@ def _with_verdicts(sentences: list[str]) -> list[str]:
     out: list[str] = []
     for sentence in sentences:
         bare = _LEADING_FILLER.sub("", sentence)
-        if (out and (_EVALUATION.match(bare) or _REPEAT_OF_BEFORE.match(bare))
+        if (out and _leans_on_before(bare)
                 and not out[-1].endswith("?") and _FIRST_PERSON.search(out[-1])):
-            out[-1] = f"{out[-1].rstrip('.!')}, {_LEADING_FILLER.sub('', sentence)}"
+            out[-1] = _joined(out[-1], bare)
         else:
             out.append(sentence)
     return out
@@ -379,9 +403,8 @@ def split_claims(sentence: str) -> list[str]:
     clauses: list[str] = []
     pieces = [c for part in _REQUEST_SPLIT.split(sentence) for c in _CLAUSE_SPLIT.split(part)]
     for clause in (c for piece in pieces for c in _contrast(piece)):
-        if clauses and (_EVALUATION.match(clause.strip(" ,"))
-                        or _REPEAT_OF_BEFORE.match(clause.strip(" ,"))):
-            clauses[-1] = f"{clauses[-1].rstrip(' ,')}, {clause.strip(' ,')}"
+        if clauses and _leans_on_before(clause.strip(" ,")):
+            clauses[-1] = _joined(clauses[-1], clause.strip(" ,"))
         else:
             clauses.append(clause)
     for clause in clauses:

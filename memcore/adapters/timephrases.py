@@ -292,6 +292,16 @@ def resolve(sentence: str, now: datetime) -> TimeInfo:
                 continue
         elif kind == "in" and past and m.group(0).lower().startswith("for"):
             continue  # "worked there for six years": a duration up to now, not a deadline
+        elif (kind == "weekday" and past and m.group(0).lower().startswith("on ")
+              and not _ARRANGING.search(sentence) and not _FUTURE_MARK.search(sentence)):
+            # "I started there on Monday": the Monday just past, when it happened
+            back = (now.weekday() - WEEKDAYS[m.group("wd").lower()]) % 7 or 7
+            day = now - timedelta(days=back)
+            happened = _day_start(day) if happened is None else min(happened, _day_start(day))
+            found = pattern.search(text)
+            if found:
+                text = f"{text[: found.start()]}on {fmt(day)}{text[found.end():]}"
+            continue
         else:
             when = _future(kind, m, now)
         if when is not None and when > now and (deadline is None or when < deadline):

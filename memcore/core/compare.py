@@ -24,7 +24,8 @@ _ADV = (r"(?:(?:has|have|is|was|just|now|currently|still|finally|recently|offici
 _JOB = (r"(?:[a-z-]+(?:er|or|ist|ian|ant|ent|eer|ect|ive|ic)|nurse|chef|doctor|lead|manager|"
         r"waitress|postdoc|intern|ceo|cto|cfo|founder|barista|cook|clerk|pilot|surgeon|tutor|"
         r"coach|editor|artist|assistant|nanny|carer|accountant)")
-_NOT_JOB = word_set("""vegetarian vegan member fan beginner user owner customer brother sister
+_NOT_JOB = word_set("""vegetarian vegan pescatarian pescetarian flexitarian carnivore omnivore
+    member fan beginner user owner customer brother sister
     mother father daughter son partner person lover reader player other introvert extrovert
     christian believer smoker drinker speaker learner parent grandparent grandmother
     grandfather neighbour neighbor friend fighter survivor perfectionist optimist pessimist
@@ -114,6 +115,10 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("favorite", r"^(?P<s>.+?)'s? favou?rite (?P<k>[a-z ]+?) is (?:now )?(?P<v>[^,.;]+)"),
         ("favorite", r"^(?P<s>.+?)'s? favou?rite is (?:now )?(?P<v>[^,.;]+)"),
         ("school", r"^(?P<s>.+?) (?:studies|study|is studying|goes to school) at (?P<v>[^,.;]+)"),
+        # One diet at a time: "is pescatarian" after "is vegetarian" is a change.
+        ("diet", rf"^(?P<s>.+?) {_ADV}(?:is|has become|became|went|has gone) {_ADV}(?:an? )?"
+                 r"(?:strict |full |fully )?(?P<v>vegetarian|vegan|pescatarian|pescetarian|"
+                 r"omnivore|omnivorous|flexitarian|carnivore|keto|paleo)\b"),
     )
 )
 
@@ -160,6 +165,32 @@ def _clean(text: str) -> str:
     text = "".join(c for c in text if not unicodedata.combining(c))
     text = _ABBREVIATION_DOT.sub(lambda m: m.group(1) or "", text)
     return _FRONTED.sub("", re.sub(r"\s+", " ", text))
+
+
+# How long the assistant's answers should be: said many ways ("keep answers short",
+# "don't give me long answers", "answer in more detail from now on"), one value at a time.
+_ANSWER_ASK = re.compile(r"^(?P<s>[^ ]+) (?:asks the assistant|asks for|wants|prefers|likes)\b"
+                         r"(?P<rest>.*\b(?:answers?|responses?|replies|reply|explanations?|"
+                         r"detail|depth|bullet points|keep (?:it|things))\b.*)$")
+_ANSWER_SHORT = re.compile(r"\b(?:short|shorter|brief|briefer|concise|succinct|terse|"
+                           r"to the point)\b")
+_ANSWER_LONG = re.compile(r"\b(?:long|longer|lengthy|detailed|more detail|in detail|in depth|"
+                          r"in-depth|thorough|elaborate|comprehensive)\b")
+
+
+def answer_length(text: str) -> Slot | None:
+    """``answer_length`` = short | long of a preference about the assistant's answers
+    (a negated ask flips it: "not to give long answers" is short), else None."""
+    m = _ANSWER_ASK.match(_clean(text))
+    if not m:
+        return None
+    short, long_ = _ANSWER_SHORT.search(m.group("rest")), _ANSWER_LONG.search(m.group("rest"))
+    if bool(short) == bool(long_):
+        return None  # neither, or both ("short, not long"): not for a rule to read
+    value = "short" if short else "long"
+    if polarity(text) < 0:
+        value = "long" if value == "short" else "short"
+    return Slot("answer_length", _subject(m.group("s")), value, value)
 
 
 def slot_of(text: str) -> Slot | None:
@@ -295,6 +326,9 @@ def relation_for(text: str) -> MemoryRelation | None:
 def relation_of(text: str) -> tuple[str, str, str] | None:
     """``(subject, predicate, object)`` when ``text`` fills a known single-valued slot,
     e.g. "Sam works at Acme" -> ("sam", "works_at", "acme")."""
+    style = answer_length(text)
+    if style is not None:
+        return style.subject, style.name, style.value
     slot = slot_of(text)
     if slot is None or not slot.raw or polarity(text) < 0:
         return None  # "no longer lives in Lisbon" is not lives_in(..., Lisbon)
@@ -592,7 +626,12 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     n = len(ids)
     by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
     for i in range(n):
-        if (slotted is None or slotted[i]) and polarity(texts[i]) > 0:
+        if slotted is not None and not slotted[i]:
+            continue
+        style = answer_length(texts[i])
+        if style is not None:
+            by_key.setdefault((style.name, style.subject), []).append((i, style))
+        elif polarity(texts[i]) > 0:
             for slot in slots_of(texts[i]):
                 if slot.value:
                     by_key.setdefault((slot.name.partition(":")[0], slot.subject),
