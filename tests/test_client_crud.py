@@ -301,3 +301,15 @@ def test_rare_filter_matches_are_read_once_and_follow_every_change(
     assert [h.memory.id for h in hits] == [second.id]
     client.erase(ns, everything=True)
     assert alice() == []
+
+
+def test_a_search_recalls_only_what_it_matched(client: Client) -> None:
+    """Hits after every real match (no shared word, no shared vector component) are
+    returned but not recalled: a search must not strengthen what it did not find."""
+    tea = put(client, "acme", "Sam likes green tea")
+    chess = put(client, "acme", "Sam plays chess on Fridays")
+    hits = client.search("acme", "green tea", k=5)
+    assert [h.memory.id for h in hits][:1] == [tea.id]
+    counts = {m.id: m.recall_count for m in client.store.get_many("acme", [tea.id, chess.id])
+              if m}
+    assert counts == {tea.id: 1, chess.id: 0}

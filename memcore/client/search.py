@@ -241,8 +241,11 @@ class Searcher:
         hits = self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
                            hybrid)
         chosen = fit_budget(hits, k, max_chars)
-        if touch and chosen:
-            ids = [h.memory.id for h in chosen]
+        # Recall strengthens a memory: only hits the query matched count as recalled, not
+        # the ones after every real match (a search for "pets" recalls no pork diet).
+        recalled = [h for h in chosen if (h.score > 0 if hybrid else h.similarity > 0)]
+        if touch and recalled:
+            ids = [h.memory.id for h in recalled]
             if self._touches is not None:
                 self._touches.add(namespace, ids, now)
             else:
