@@ -676,3 +676,11 @@ def test_a_diet_is_no_job() -> None:
     assert not [t for t in texts("I'm pescatarian. I work as a nurse.") if "works_as" in t]
     old, new = texts("I work as a nurse."), texts("I'm pescatarian.")
     assert supersessions(["old", "new"], old + new, [1.0, 2.0]) == []
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("I like long, thorough explanations.", "Sam likes long, thorough explanations."),
+    ("I enjoy cheap, cheerful restaurants.", "Sam enjoys cheap, cheerful restaurants."),
+])
+def test_stacked_adjectives_are_no_list(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]

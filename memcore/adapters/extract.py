@@ -438,6 +438,8 @@ def split_list(clause: str) -> list[str]:
     if not m or not re.search(r"(?:,|\band\b|&)", m.group("items")):
         return [clause]
     items = _LIST_SEP.split(m.group("items"))
+    if len(items) == 2 and not re.search(r"\b(?:and|&)\b", m.group("items")):
+        return [clause]  # "long, thorough explanations": stacked adjectives, not a list
     tail_m = _LIST_TAIL.search(items[-1])
     tail = tail_m.group(0) if tail_m else ""
     if tail:
