@@ -684,3 +684,11 @@ def test_a_diet_is_no_job() -> None:
 ])
 def test_stacked_adjectives_are_no_list(turn: str, fact: str) -> None:
     assert texts(turn) == [fact]
+
+
+def test_preferring_something_over_long_answers_is_no_length_slot() -> None:
+    """'Code examples over long explanations' is a preference for examples: a later
+    'answer in more detail' must not retire it."""
+    old = texts("I prefer code examples in Python over long explanations.")
+    new = texts("Can you answer in more detail from now on?")
+    assert supersessions(["old", "new"], old + new, [1.0, 2.0]) == []

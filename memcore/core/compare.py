@@ -169,24 +169,36 @@ def _clean(text: str) -> str:
 
 # How long the assistant's answers should be: said many ways ("keep answers short",
 # "don't give me long answers", "answer in more detail from now on"), one value at a time.
+# Only a preference about length itself: "code examples over long explanations" prefers
+# something else and keeps no length slot.
 _ANSWER_ASK = re.compile(r"^(?P<s>[^ ]+) (?:asks the assistant|asks for|wants|prefers|likes)\b"
-                         r"(?P<rest>.*\b(?:answers?|responses?|replies|reply|explanations?|"
-                         r"detail|depth|bullet points|keep (?:it|things))\b.*)$")
-_ANSWER_SHORT = re.compile(r"\b(?:short|shorter|brief|briefer|concise|succinct|terse|"
-                           r"to the point)\b")
-_ANSWER_LONG = re.compile(r"\b(?:long|longer|lengthy|detailed|more detail|in detail|in depth|"
-                          r"in-depth|thorough|elaborate|comprehensive)\b")
+                         r"(?P<rest>.*)$")
+_SHORT_WORDS = r"short|shorter|brief|briefer|concise|succinct|terse"
+_LONG_WORDS = (r"long|longer|lengthy|detailed|more detailed|thorough|elaborate|comprehensive|"
+               r"in-depth")
+_ANSWERS = r"(?:answers?|responses?|replies|reply|explanations?)"
+_ANSWER_SHORT = re.compile(rf"\b(?:(?:{_SHORT_WORDS}) {_ANSWERS}|(?:keep|make) (?:it|things|them|"
+                           rf"(?:\w+'s |your |its )?{_ANSWERS}) (?:{_SHORT_WORDS}|to the point)|"
+                           rf"answer (?:briefly|in short|in brief))\b")
+_ANSWER_LONG = re.compile(rf"\b(?:(?:{_LONG_WORDS}) {_ANSWERS}|(?:answer|explain|reply|respond)"
+                          rf"(?: \w+)? (?:in (?:more )?detail|in (?:more )?depth|at length|"
+                          rf"thoroughly))\b")
+_CONTRAST_BEFORE = re.compile(r"\b(?:over|rather than|instead of|than)\s+$")
 
 
 def answer_length(text: str) -> Slot | None:
-    """``answer_length`` = short | long of a preference about the assistant's answers
-    (a negated ask flips it: "not to give long answers" is short), else None."""
+    """``answer_length`` = short | long of a preference about the length of the
+    assistant's answers (a negated ask flips it: "not to give long answers" is short)."""
     m = _ANSWER_ASK.match(_clean(text))
     if not m:
         return None
-    short, long_ = _ANSWER_SHORT.search(m.group("rest")), _ANSWER_LONG.search(m.group("rest"))
+    rest = m.group("rest")
+    short, long_ = _ANSWER_SHORT.search(rest), _ANSWER_LONG.search(rest)
     if bool(short) == bool(long_):
         return None  # neither, or both ("short, not long"): not for a rule to read
+    cue = short or long_
+    if cue is None or _CONTRAST_BEFORE.search(rest[:cue.start()]):
+        return None  # "examples over long explanations": a preference for something else
     value = "short" if short else "long"
     if polarity(text) < 0:
         value = "long" if value == "short" else "short"
