@@ -692,3 +692,29 @@ def test_preferring_something_over_long_answers_is_no_length_slot() -> None:
     old = texts("I prefer code examples in Python over long explanations.")
     new = texts("Can you answer in more detail from now on?")
     assert supersessions(["old", "new"], old + new, [1.0, 2.0]) == []
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("Especially after I failed the military aptitude test recently, I've been stressed.",
+     "Sam failed the military aptitude test recently."),
+    ("After I moved to Paris, I started learning French.", "Sam moved to Paris."),
+])
+def test_a_leading_after_clause_is_the_event_itself(turn: str, fact: str) -> None:
+    assert fact in texts(turn)
+
+
+@pytest.mark.parametrize(("turn", "wanted"), [
+    ("Since we last spoke, some big things have happened. Last week I went to a parade.",
+     ["In the week before 2 March 2026 Sam went to a parade."]),  # was "Sam lasts spoke"
+    ("Sounds like the parade was an awesome experience!", []),
+    ("I'll keep ya posted.", []),
+    ("I moved to the U.S. last year.", ["Sam moved to the U.S. in 2025."]),  # "last year" cut
+])
+def test_chat_openers_and_initialisms(turn: str, wanted: list[str]) -> None:
+    assert texts(turn) == wanted
+
+
+@pytest.mark.parametrize("turn", ["It looks like I'm moving to Berlin.",
+                                  "I feel like I need a break from work."])
+def test_like_as_a_comparison_is_no_preference(turn: str) -> None:
+    assert all(kind is not Kind.PREFERENCE for _, kind in facts(turn)), facts(turn)

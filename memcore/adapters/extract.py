@@ -29,7 +29,8 @@ _LEADING_FILLER = re.compile(
     r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
     r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
-    r"finally|big news|news|guess what)\b[\s,!.:-]*)+",
+    r"finally|big news|news|guess what|since (?:we|i) last (?:spoke|talked|chatted|met))"
+    r"\b[\s,!.:-]*)+",
     re.IGNORECASE,
 )
 # A clause that only announces the statement after it ("I should mention that I have
@@ -66,11 +67,13 @@ _REQUEST = re.compile(
     r"let'?s|let me know|make sure|don'?t forget)\b",
     re.IGNORECASE,
 )
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?d|you'?ll)\b",
+_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?d|you'?ll|ya|"
+                            r"y'all|ur)\b",
                             re.I)
 # Sentences opening with a vague pronoun say nothing self-contained unless the
 # speaker is the subject somewhere in them.
 _VAGUE_START = re.compile(r"^(?:it|it's|that|that's|this|this's|those|these|they|they're|he|"
+                          r"sounds|looks|seems|"
                           r"she|there|there's|here|here's)\b", re.I)
 # "it's X, not Y": a correction names what it replaces, so it is not vague.
 _CORRECTION = re.compile(r"^(?:it'?s|it is|that'?s|that is|they'?re)\s+[^,]+,\s+not\s+\w", re.I)
@@ -114,7 +117,7 @@ _ADVERBS = word_set(
     sometimes even truly absolutely so already finally recently mostly rarely only
     personally genuinely seriously now currently not officially basically normally
     generally mainly hardly barely nearly almost occasionally regularly frequently seldom
-    typically eventually soon then once later happily luckily sadly both all
+    typically eventually soon then once later happily luckily sadly both all last first
     """
 )
 _ADVERB_STEMS = frozenset(stem(a) for a in _ADVERBS)
@@ -143,7 +146,10 @@ _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         r"decided to|wish(?:es)? to|keen on|thinking (?:of|about)|looking forward|will start|"
         r"about to|need(?:s)? to|has to|have to)\b", re.I)),
     (Kind.PREFERENCE, re.compile(
-        r"\b(?:likes?|loves?|enjoys?|prefers?|favou?rite|hates?|dislikes?|can't stand|would rather|"
+        # "like" as a comparison ("looks like", "feel like") is no liking
+        r"\b(?:(?<!looks )(?<!look )(?<!sounds )(?<!seems )(?<!feels )(?<!feel )(?<!felt )"
+        r"(?<!just )(?<!more )(?<!something )(?<!nothing )(?<!anything )likes?|"
+        r"loves?|enjoys?|prefers?|favou?rite|hates?|dislikes?|can't stand|would rather|"
         r"(?:is|am) (?:a )?(?:big )?fan of|into|fond of|passionate about|adores?)\b", re.I)),
     (Kind.TEMPORARY, re.compile(
         r"\b(?:today|tonight|right now|at the moment|this (?:morning|afternoon|evening|week)|"
@@ -231,7 +237,8 @@ def _ends_sentence(before: str, after: str) -> bool:
     if word in _MAYBE_END:
         return after[:1].isupper()
     if _INITIALISM.match(word + ".") and ("." in word or len(word) == 1):
-        return following.strip(",") in _OPENERS
+        # "the U.S. last year": a lower-case opener after an initialism goes on the sentence
+        return following.strip(",") in _OPENERS and (after[:1].isupper() or following == "i")
     return True
 
 
@@ -299,7 +306,9 @@ _NAMED_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=[A-Z][\w\u00c0-\u024
                           r"(?:is|was|has|lives|works|loves|likes)\b|the (?:[\w-]+ ){1,2}"
                           r"(?:is|was|are|were|has) (?:now )?(?:over|done|finished|gone|closed|"
                           r"cancel+ed|sold)\b)")
-_LEADING_CONJ = re.compile(rf"^{_CONJ}\s+", re.I)
+_LEADING_CONJ = re.compile(rf"^(?:{_CONJ}|(?:(?:especially|particularly|even|right|just)\s+)?"
+                           # "Especially after I failed the test, ...": the clause is the event
+                           rf"(?:after|once|ever since)(?=\s+{_FP}))\s+", re.I)
 # ", started a new job as ...": a first-person clause whose "I" chat left out.
 _VERB_SPLIT = re.compile(r",\s*(?:and\s+)?(?=(?:started|moved|got|switched|joined|bought|sold|"
                          r"quit|left|finished|adopted|relocated)\b)", re.I)
