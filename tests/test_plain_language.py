@@ -718,3 +718,14 @@ def test_chat_openers_and_initialisms(turn: str, wanted: list[str]) -> None:
                                   "I feel like I need a break from work."])
 def test_like_as_a_comparison_is_no_preference(turn: str) -> None:
     assert all(kind is not Kind.PREFERENCE for _, kind in facts(turn)), facts(turn)
+
+
+@pytest.mark.parametrize(("turn", "wanted"), [
+    ("Please remember to use metric units.", ["Sam asks the assistant to use metric units."]),
+    ("Don't forget to cite sources.", ["Sam asks the assistant to cite sources."]),
+    ("Remember to water the plants.", ["Sam wants to be reminded to water the plants."]),
+    ("Don't forget to take breaks when you need to destress!", []),  # advice to a friend
+    ("Gotta check the floor quality too.", ["Sam has to check the floor quality too."]),
+])
+def test_remember_to_is_a_request_a_reminder_or_advice(turn: str, wanted: list[str]) -> None:
+    assert texts(turn) == wanted

@@ -86,6 +86,7 @@ _REACTION_WORDS = 8
 _VOCATIVE = re.compile(r"^(?!(?:Please|Pls|Thanks|Sorry|Okay|Well|Also|Actually|Honestly|"
                        r"Seriously|Again|Anyway|Btw|Yes|No|Oh|Hey|Now|Currently)\b)"
                        r"[A-Z][a-z]+,\s+")
+_GOTTA = re.compile(r"^(?:gotta|got to|have to|need to)\s+", re.I)
 _SUBJECTLESS = re.compile(r"^(?:gonna|going to|planning|hoping|trying|thinking|researching|"
                           r"working|heading|looking|off to|currently|still|just|now based|"
                           r"back in|back home|officially|now an?|now the|"
@@ -626,7 +627,17 @@ def request_as_fact(sentence: str, name: str) -> str | None:
         return f"I want to be reminded to {reminder.group('task').strip()}"
     remembered = _REMEMBER.match(text)
     if remembered:
-        return text[remembered.end():].strip()  # the fact itself, said as a statement
+        said = text[remembered.end():].strip()
+        if not re.match(r"(?i)to\s", said):
+            return said  # the fact itself, said as a statement
+        # "remember to use metric units": a request about answers like any imperative;
+        # "remember to water the plants": a reminder of the speaker's own task
+        text = said[3:].strip()
+        if _SECOND_PERSON.search(text):
+            return None  # "don't forget to rest when you need to": advice, no fact
+        first = text.split()[0].lower() if text.split() else ""
+        if first not in _IMPERATIVE and first not in ("always", "never"):
+            return f"I want to be reminded to {text}"
     if not text:
         return None
     call = _CALL_ME.match(text)
@@ -768,6 +779,8 @@ def _with_subject(sentence: str) -> str:
     """Chat drops the subject: "Gonna continue my edu", "Moved to Porto", "Next goal: X"."""
     if _SUBJECTLESS.match(sentence):
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
+    if _GOTTA.match(sentence):  # "Gotta check the floor" -> "I have to check the floor"
+        return _GOTTA.sub("I have to ", sentence, count=1)
     if _SUBJECTLESS_PAST.match(sentence):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if _NEXT_GOAL.match(sentence):
