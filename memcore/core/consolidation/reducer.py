@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
+from typing import cast
 
 import numpy as np
 
@@ -27,8 +28,20 @@ from memcore.core.scoring import capped_strength, reinforced_confidence
 from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
 
-VectorOf = Callable[[str], list[float] | None]
-"""The stored vector of a memory a loader returned without it."""
+VectorOf = Callable[[str], np.ndarray | None]
+"""The stored vector (float32) of a memory a loader returned without it."""
+
+
+def compact_vector(vector: np.ndarray) -> list[float]:
+    """A working copy's vector kept as the float32 array itself, not a float list.
+
+    A full pass at 10^6 changes ~10^5 memories; as lists of 384 Python floats their
+    vectors were ~12 KB each (1.7 GB), as float32 arrays 1.6 KB. Only working copies
+    loaded through ``vector_of`` get one: they are never compared, validated or
+    serialized as JSON; every reader (``Memory.array``, the record codec's
+    ``quantize``, ``Vectors.set``) converts with ``np.asarray(v, dtype=np.float32)``,
+    which gives the same values the list gave."""
+    return cast(list[float], np.asarray(vector, dtype=np.float32))
 
 
 class Records(Mapping[str, Memory]):
@@ -69,8 +82,16 @@ class Records(Mapping[str, Memory]):
         if memory.id in self.bare:
             self.bare.discard(memory.id)
             assert self.vector_of is not None
-            memory.vector = self.vector_of(memory.id)
+            vector = self.vector_of(memory.id)
+            memory.vector = None if vector is None else compact_vector(vector)
         return memory
+
+    def vector_form(self, vector: np.ndarray) -> list[float]:
+        """A new vector for a working copy: compact (see :func:`compact_vector`) when the
+        copies came without vectors, else the float list their other vectors are."""
+        if self.vector_of is not None:
+            return compact_vector(vector)
+        return [float(x) for x in vector]
 
     def __getitem__(self, memory_id: str) -> Memory:
         if memory_id not in self.cache:
@@ -147,7 +168,7 @@ class Reducer:
             centroid = (np.vstack([m.array for m in members]) * weights[:, None]).sum(axis=0)
             norm = float(np.linalg.norm(centroid))
             if norm > 1e-9:
-                head.vector = [float(x) for x in centroid / norm]
+                head.vector = self.by_id.vector_form(centroid / norm)
         sources = unique_in_order(s for m in members for s in m.sources)
         best = max(members, key=lambda m: (m.confidence, len(m.sources)))
         extra = len(sources) - len(set(best.sources))

@@ -35,6 +35,7 @@ from memcore.core.text import content_hash
 from memcore.devtools.bench.common import running_stack
 from memcore.devtools.bench.scale import synthetic_text
 from memcore.store import MemoryStore
+from memcore.store.connect import connect
 
 NAMESPACE = "bench-scale"
 LOAD_CHUNK = 1000
@@ -150,8 +151,21 @@ def _used_mb(r: redis.Redis) -> float:
     return int(r.info("memory")["used_memory"]) / 2**20
 
 
+def _slowest(r: redis.Redis) -> dict[str, Any]:
+    """The slowest command Redis logged since the last call (then the log is cleared)."""
+    entries = r.slowlog_get(1024)
+    r.slowlog_reset()
+    if not entries:
+        return {"seconds": 0.0, "command": None}
+    top = max(entries, key=lambda e: e["duration"])
+    command = top["command"]
+    name = (command.decode(errors="replace") if isinstance(command, bytes) else str(command))
+    return {"seconds": top["duration"] / 1e6, "command": name.split()[0] if name else None}
+
+
 def _pass(client: Client, store: MemoryStore, r: redis.Redis, at: datetime, full: bool,
           worker: int) -> dict[str, Any]:
+    _slowest(r)
     before = _net_in(r)
     cpu = tree_cpu_seconds(worker)
     t0 = time.perf_counter()
@@ -159,7 +173,8 @@ def _pass(client: Client, store: MemoryStore, r: redis.Redis, at: datetime, full
     seconds = time.perf_counter() - t0
     out = {"seconds": seconds, "bytes_written": _net_in(r) - before,
            "worker_cpu_seconds": tree_cpu_seconds(worker) - cpu,
-           "redis_mb": _used_mb(r), "at": at.isoformat()}
+           "redis_mb": _used_mb(r), "at": at.isoformat(),
+           "slowest_redis_command": _slowest(r)}
     if isinstance(report, dict):
         out.update({k: report.get(k) for k in ("to_version", "skipped")})
     out["status"] = store.count_by_status(NAMESPACE)
@@ -182,8 +197,12 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
     settings = Settings()
     with running_stack(None, ingest_concurrency=1, consolidate_concurrency=2, env=env) as stack:
         assert stack.redis_url
-        r = redis.Redis.from_url(stack.redis_url)
+        r = connect(stack.redis_url)
         store = MemoryStore(r, check_durability=False)
+        # Every command over 50 ms is logged: each pass reports its slowest one (a script
+        # that blocks Redis for seconds stalls every client of the server).
+        r.config_set("slowlog-log-slower-than", 50_000)
+        r.config_set("slowlog-max-len", 1024)
         out["store_load_seconds"] = load(store, all_vectors[:n], 0, START, seed)
         out["redis_mb_after_load"] = _used_mb(r)
         _progress({"loaded": n, "seconds": out["store_load_seconds"],
@@ -225,6 +244,8 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
         store_bytes_ratio=first["bytes_written"] / max(1, full["bytes_written"]),
         redis_mb_after_passes=rows[-1]["redis_mb"],
         redis_growth=rows[-1]["redis_mb"] / full["redis_mb"],
+        slowest_redis_command_seconds=max(row["slowest_redis_command"]["seconds"]
+                                          for row in rows),
     )
     # The steady state: the median over the incremental passes after the first one (the
     # first also searches every survivor the full pass merged: they changed since it).
