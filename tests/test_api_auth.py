@@ -151,6 +151,31 @@ def test_probes_and_metrics_need_no_key(api: Api) -> None:  # noqa: F811
     assert api.http.get("/docs").status_code == 200
 
 
+def _sample(text: str, series: str) -> float:
+    """The value of one exposition line ``series value`` in a /metrics page (0: absent)."""
+    for line in text.splitlines():
+        if line.startswith(series + " "):
+            return float(line.rsplit(" ", 1)[1])
+    return 0.0
+
+
+def test_metrics_count_each_request_under_its_route_and_status(api: Api) -> None:  # noqa: F811
+    key = api.key("mt", role="read")
+    route = 'method="POST",route="/v1/namespaces/{ns}/search"'
+    ok = f"memcore_http_requests_total{{{route},status=\"200\"}}"
+    denied = f"memcore_http_requests_total{{{route},status=\"401\"}}"
+    timed = f"memcore_http_request_seconds_count{{{route}}}"
+    before = api.http.get("/metrics").text
+    for _ in range(3):
+        assert api.call("POST", "/v1/namespaces/mt/search", key,
+                        json={"query": "x"}).status_code == 200
+    assert api.call("POST", "/v1/namespaces/mt/search", json={"query": "x"}).status_code == 401
+    after = api.http.get("/metrics").text
+    assert _sample(after, ok) - _sample(before, ok) == 3
+    assert _sample(after, denied) - _sample(before, denied) == 1
+    assert _sample(after, timed) - _sample(before, timed) == 4
+
+
 def test_insecure_dev_is_explicit_and_loud(redis_url: str) -> None:
     import os
     import subprocess

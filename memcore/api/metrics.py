@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -29,6 +30,20 @@ class MetricsMiddleware:
     def __init__(self, app: ASGIApp, *, metrics: ApiMetrics) -> None:
         self.app = app
         self.metrics = metrics
+        # (method, route, status) -> the two labelled children: ``labels()`` validates
+        # and locks on every call, a measurable share of a search's CPU under load.
+        # Bounded by the route templates, methods and statuses (as the series are).
+        self._children: dict[tuple[str, str, int], tuple[Any, Any]] = {}
+
+    def _observe(self, method: str, route: str, status: int, seconds: float) -> None:
+        key = (method, route, status)
+        children = self._children.get(key)
+        if children is None:
+            children = (self.metrics.requests.labels(method, route, str(status)),
+                        self.metrics.latency.labels(method, route))
+            self._children[key] = children
+        children[0].inc()
+        children[1].observe(seconds)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -50,6 +65,4 @@ class MetricsMiddleware:
             if route is None:
                 found = scope.get("route")
                 route = getattr(found, "path", None) or "unmatched"
-            method = scope.get("method", "")
-            self.metrics.requests.labels(method, route, str(status)).inc()
-            self.metrics.latency.labels(method, route).observe(time.perf_counter() - start)
+            self._observe(scope.get("method", ""), route, status, time.perf_counter() - start)
