@@ -729,3 +729,22 @@ def test_like_as_a_comparison_is_no_preference(turn: str) -> None:
 ])
 def test_remember_to_is_a_request_a_reminder_or_advice(turn: str, wanted: list[str]) -> None:
     assert texts(turn) == wanted
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("I work as a nurse at St. Mary's hospital in Leeds.",
+     "I started at Manchester Royal Infirmary on Monday."),
+    ("I work at Google.", "Now I'm at a startup called Lumen."),
+])
+def test_starting_at_a_new_workplace_retires_the_old_one(old: str, new: str) -> None:
+    older, newer = texts(old), texts(new)
+    assert [o for o, _, _ in supersessions(["old", "new"], older + newer, [1.0, 2.0])] == [
+        "old"], (older, newer)
+
+
+@pytest.mark.parametrize("new", ["I started at 9 today.", "I'm now at the airport.",
+                                 "I started at the gym last week."])
+def test_being_somewhere_is_no_new_workplace(new: str) -> None:
+    older, newer = texts("I work at Google."), texts(new)
+    assert supersessions(["old", *["n"] * len(newer)], older + newer,
+                         [1.0] + [2.0] * len(newer)) == [], newer

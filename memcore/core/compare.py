@@ -75,6 +75,14 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("residence", r"^(?P<s>.+?)'s? (?:home|home town|hometown) is (?:in )?(?P<v>[^,.;]+)"),
         ("employer", rf"^(?P<s>.+?) {_ADV}(?:works|work|working|started working|joined|"
                      r"employed) (?:at|for) (?P<v>[^,.;]+)"),
+        # "started at Manchester Royal Infirmary on Monday", "is now at Lumen": a new
+        # workplace (not a time, "started at 9", nor a place one is at for a while)
+        ("employer", rf"^(?P<s>.+?) {_ADV}(?:started|starts|began|is starting|will start) at "
+                     r"(?!\d|the (?:gym|bottom|top|beginning|start|end)\b|home\b|school\b|"
+                     r"noon\b|midnight\b|dawn\b)(?P<v>[^,.;]+)"),
+        ("employer", r"^(?P<s>[^ ]+) is now at (?P<v>(?:a|an) (?:new )?(?:startup|company|firm|"
+                     r"bank|hospital|agency|lab|university|studio|consultancy|clinic|"
+                     r"law firm)\b[^,.;]*)"),
         ("employer", r"^(?P<s>.+?)'s? (?:new |current )?(?:employer|company) is (?:now )?"
                      r"(?P<v>[^,.;]+)"),
         ("job", r"^(?P<s>.+?)'s? (?:job|profession|occupation|role) is (?:as )?(?:an? )?"
