@@ -18,7 +18,7 @@ from memcore.adapters.extract import OfflineExtractor, split_sentences
 from memcore.adapters.offline import OfflineDecider
 from memcore.client.client import Client
 from memcore.consolidate.passes import run_pass
-from memcore.core.compare import Relation, corrected, relate, supersessions
+from memcore.core.compare import Relation, completed_move, corrected, relate, supersessions
 from memcore.core.config import Settings
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Kind, Role, Status
@@ -748,3 +748,38 @@ def test_being_somewhere_is_no_new_workplace(new: str) -> None:
     older, newer = texts("I work at Google."), texts(new)
     assert supersessions(["old", *["n"] * len(newer)], older + newer,
                          [1.0] + [2.0] * len(newer)) == [], newer
+
+
+@pytest.mark.parametrize(("fact", "plan", "done"), [
+    ("Priya moved in the week before 4 June 2026, the new house is lovely.",
+     "Priya is moving to Manchester in June (by 30 June 2026).",
+     "Priya moved to Manchester in the week before 4 June 2026, the new house is lovely."),
+    ("Sam finally moved.", "Sam is thinking about moving to Amsterdam next year.",
+     "Sam finally moved to Amsterdam."),
+])
+def test_a_move_without_a_place_completes_the_plan(fact: str, plan: str, done: str) -> None:
+    assert completed_move(fact, plan) == done
+
+
+@pytest.mark.parametrize(("fact", "plan"), [
+    ("Sam moved to Porto.", "Sam is moving to Lisbon."),  # says where: its own fact
+    ("Sam moved on from that.", "Sam is moving to Lisbon."),
+    ("Sam moved in with Tom.", "Sam is moving to Lisbon."),
+    ("Tom moved last week.", "Sam is moving to Lisbon."),  # someone else
+])
+def test_no_plan_completes_another_move(fact: str, plan: str) -> None:
+    assert completed_move(fact, plan) is None
+
+
+def test_a_planned_move_happens_through_the_write_path(redis_url: str) -> None:
+    store, pipeline, settings = _pipeline(redis_url)
+    _say(pipeline, "mover", ["I live in Leeds.", "Big news: we're moving to Manchester in June.",
+                             "I love long walks.", "We moved last week, the new house is lovely."])
+    memories = {m.text: m for m in store.iter_memories("mover", vectors=False)}
+    (moved,) = [m for t, m in memories.items() if t.startswith("Sam moved to Manchester")]
+    (plan,) = [m for t, m in memories.items() if "moving to Manchester" in t]
+    assert moved.status is Status.ACTIVE and plan.status is Status.SUPERSEDED
+    run_pass(store, "mover", settings.consolidation, build_models(settings).merger,
+             now=T0 + timedelta(days=10))
+    live = {m.text for m in store.iter_memories("mover", vectors=False) if m.live}
+    assert "Sam lives in Leeds." not in live and moved.text in live

@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memcore.adapters.extract import OfflineExtractor, split_sentences
-from memcore.core.compare import Relation, corrected, is_correction, relate
+from memcore.core.compare import Relation, completed_move, corrected, is_correction, relate
 from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
@@ -63,6 +63,11 @@ class OfflineDecider(Metered):
                 if fixed is not None:
                     return Decision(op=Op.DELETE, target=index, text=fixed,
                                     reason=f"corrected: {request.fact!r}")
+        for index, neighbour in enumerate(request.neighbours):
+            done = completed_move(request.fact, neighbour.text)
+            if done is not None:  # the plan happened: it is history, the move a fact
+                return Decision(op=Op.DELETE, target=index, text=done,
+                                reason=f"the planned move happened: {request.fact!r}")
         order = sorted(range(len(request.neighbours)),
                        key=lambda i: -request.neighbours[i].similarity)
         judged = [(i, *relate(request.fact, request.neighbours[i].text)) for i in order]

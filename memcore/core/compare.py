@@ -760,3 +760,38 @@ def corrected(correction: str, old: str) -> str | None:
         text = body[:value.start()] + new + body[value.end():]
         return text if fold(text) != fold(body) else None
     return None
+
+
+# --- a planned move that happened: "moving to Manchester in June", then "we moved" ----
+
+_MOVED_NOWHERE = re.compile(r"^(?P<s>[^ ]+(?: [^ ]+)??) (?P<adv>(?:(?:has|have|just|finally|"
+                            r"officially|now|also) )*)(?:moved|relocated)"
+                            r"(?P<rest>(?! (?:to|into|back|out|from|house|home|on|in with|"
+                            r"in together|here|there|away|abroad|in (?=(?-i:[A-Z])))\b)"
+                            r"(?:[ ,].*)?)$", re.I)
+_PLANNED_MOVE = re.compile(r"^(?P<s>[^ ]+(?: [^ ]+)??) (?:is|are|will be|was|were|plans to be|has "
+                           r"been)? ?(?:(?:thinking (?:of|about)|planning (?:on|to)|going to|"
+                           r"about to|hoping to) )?(?:moving|relocating|move|relocate) "
+                           r"(?:back )?to (?P<place>[A-Z][^,.;()]*?)"
+                           r"(?= (?:in|on|by|next|this|soon|after|before|with|for)\b|[,.;(]|$)")
+
+
+def completed_move(fact: str, plan: str) -> str | None:
+    """``fact`` with the destination ``plan`` named, when ``fact`` says its subject moved
+    without saying where and ``plan`` is the same subject's plan to move somewhere
+    ("Priya moved in the week before 4 June" + "Priya is moving to Manchester in June"
+    -> "Priya moved to Manchester in the week before 4 June"); else None."""
+    done = _MOVED_NOWHERE.match(fact.strip().rstrip("."))
+    planned = _PLANNED_MOVE.match(plan.strip())
+    if not done or not planned or fold(done.group("s")) != fold(planned.group("s")):
+        return None
+    verb = "relocated" if "relocated" in fact.lower() else "moved"
+    return (f"{done.group('s')} {done.group('adv')}{verb} to {planned.group('place').strip()}"
+            f"{done.group('rest')}.")
+
+
+def leans_on_recent(text: str) -> bool:
+    """Whether ``text`` completes or fixes what its speaker said lately (a correction, a
+    move that names no place): the write path shows the decider the speaker's latest
+    memories for it, however unlike them its words are."""
+    return is_correction(text) or bool(_MOVED_NOWHERE.match(text.strip().rstrip(".")))

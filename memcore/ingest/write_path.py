@@ -19,7 +19,7 @@ from datetime import datetime
 import numpy as np
 
 from memcore.adapters import Models, OfflineDecider
-from memcore.core.compare import is_correction, relation_for, relation_of
+from memcore.core.compare import is_correction, leans_on_recent, relation_for, relation_of
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.core.models import (
@@ -221,7 +221,7 @@ class IngestPipeline:
             now = episode.timestamp
             top = near[0].similarity if near else -1.0
             repeat = self._verbatim_repeat(fact.text, near)
-            if is_correction(fact.text):
+            if leans_on_recent(fact.text):
                 recent = self._recent(namespace, version, episode.scope, vec)
                 if recent:
                     seen = {n.memory_id for n in recent}
@@ -371,6 +371,11 @@ class IngestPipeline:
         if decision.text and decision.text != fact.text and is_correction(fact.text):
             # A correction applied to the memory it corrects: the decider wrote the text.
             fact, vec = self._rewritten(namespace, fact, decision.text, target, now)
+        elif decision.text and decision.text != fact.text and leans_on_recent(fact.text):
+            # A move completed by its plan: the new text, the move's own kind and dates.
+            fact = fact.model_copy(update={"text": decision.text,
+                                           "relation": relation_for(decision.text)})
+            vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
                              decision=op.value)
