@@ -783,3 +783,22 @@ def test_a_planned_move_happens_through_the_write_path(redis_url: str) -> None:
              now=T0 + timedelta(days=10))
     live = {m.text for m in store.iter_memories("mover", vectors=False) if m.live}
     assert "Sam lives in Leeds." not in live and moved.text in live
+
+
+@pytest.mark.parametrize(("turn", "fact"), [
+    ("yo. im a backend dev @ stripe", "Sam is a backend dev at stripe."),
+    ("dont like verbose answers", "Sam doesn't like verbose answers."),
+    ("my gf and i just got engaged!!", "Sam just got engaged with Sam's girlfriend."),
+    ("lol no i dont have kids", "Sam doesn't have kids."),
+    ("we r going to japan next month", "Sam is going to japan next month (by 30 April 2026)."),
+    ("can u remember that my wife's name is Ana", "Sam's wife's name is Ana."),
+    ("Love the new house!", "Sam loves the new house."),
+    ("Like I said, I'm allergic to shellfish.", "Sam is allergic to shellfish."),
+])
+def test_chat_spellings(turn: str, fact: str) -> None:
+    assert texts(turn) == [fact]
+
+
+@pytest.mark.parametrize("turn", ["Love you!", "Hate it.", "Like I said, it's fine."])
+def test_chat_spellings_make_no_fact_of_chat(turn: str) -> None:
+    assert texts(turn) == []

@@ -25,11 +25,12 @@ _MAX_FACT_CHARS = 400
 _LEADING_FILLER = re.compile(
     r"^(?:(?:he+y+|hi+|hello+|hiya|yo|oh|ooh|wow|whoa|yeah|yes|yep|nope|ok|okay|so|well|um|uh|"
     # "no" and "right" only as interjections ("No, ..."): "No emojis", "right now" keep them.
-    r"no(?=\s*[,!.:-])|right(?=\s*[,!.:-])|"
+    r"no(?=\s*[,!.:-]|\s+i\b)|right(?=\s*[,!.:-])|"
     r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
     r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
-    r"finally|big news|news|guess what|since (?:we|i) last (?:spoke|talked|chatted|met))"
+    r"finally|big news|news|guess what|since (?:we|i) last (?:spoke|talked|chatted|met)|"
+    r"(?:like|as) i (?:said|mentioned|told you))"
     r"\b[\s,!.:-]*)+",
     re.IGNORECASE,
 )
@@ -56,6 +57,25 @@ _SMALL_TALK = re.compile(
     r"this)|take a look|look at this|check (?:this|it) out)\b",
     re.IGNORECASE,
 )
+# Chat spellings read as words before anything else ("we r going", "my gf and i",
+# "dev @ stripe", "last wk").
+_CHAT_SPELLINGS = tuple((re.compile(p, re.I), r) for p, r in (
+    (r"(?<=\w) @ (?=\w)", " at "), (r"\bwe r\b", "we are"), (r"\bu(?=\s)", "you"),
+    (r"\bur(?=\s)", "your"), (r"\bgf\b", "girlfriend"), (r"\bbf\b", "boyfriend"),
+    (r"\bwk\b", "week"), (r"\bwks\b", "weeks"), (r"\byr\b", "year"), (r"\byrs\b", "years"),
+    (r"\bi(?=\s)", "I"),
+))
+
+
+def chat_spelled_out(text: str) -> str:
+    """``text`` with common chat spellings written out (see ``_CHAT_SPELLINGS``)."""
+    for pattern, word in _CHAT_SPELLINGS:
+        text = pattern.sub(word, text)
+    return text
+
+
+_ASK_TO_REMEMBER = re.compile(r"^(?:can|could|would|will) (?:you|u) (?:please )?(?:remember|note|"
+                              r"keep in mind)(?: that)? (?P<x>.+)$", re.I)
 _QUESTION_START = re.compile(
     r"^(?:what|why|how|where|who|which|whose|do|does|did|are|is|was|were|can|could|would|will|"
     r"should|shall|have|has|any|anything|wanna)\b(?:'s|'re)?\s+(?:you|your|u|we|it|that|there|"
@@ -86,6 +106,10 @@ _REACTION_WORDS = 8
 _VOCATIVE = re.compile(r"^(?!(?:Please|Pls|Thanks|Sorry|Okay|Well|Also|Actually|Honestly|"
                        r"Seriously|Again|Anyway|Btw|Yes|No|Oh|Hey|Now|Currently)\b)"
                        r"[A-Z][a-z]+,\s+")
+_SUBJECTLESS_TASTE = re.compile(r"^(?:(?:don'?t|dont|do not|never|really|totally|kinda) "
+                                r"(?:like|love|enjoy|mind)|(?:really |totally )?(?:love|hate|"
+                                r"prefer|enjoy|dislike|adore|can'?t stand))\s+(?!you\b|u\b|it\b)"
+                                r"\w", re.I)
 _GOTTA = re.compile(r"^(?:gotta|got to|have to|need to)\s+", re.I)
 _SUBJECTLESS = re.compile(r"^(?:gonna|going to|planning|hoping|trying|thinking|researching|"
                           r"working|heading|looking|off to|currently|still|just|now based|"
@@ -779,6 +803,8 @@ def _with_subject(sentence: str) -> str:
     """Chat drops the subject: "Gonna continue my edu", "Moved to Porto", "Next goal: X"."""
     if _SUBJECTLESS.match(sentence):
         return f"I'm {sentence[:1].lower()}{sentence[1:]}"
+    if _SUBJECTLESS_TASTE.match(sentence):  # "dont like verbose answers", "love the new house"
+        return f"I {sentence[:1].lower()}{sentence[1:]}"
     if _GOTTA.match(sentence):  # "Gotta check the floor" -> "I have to check the floor"
         return _GOTTA.sub("I have to ", sentence, count=1)
     if _SUBJECTLESS_PAST.match(sentence):
@@ -865,8 +891,11 @@ class OfflineExtractor(Metered):
         name = episode.speaker.strip() or default
         seen: set[str] = set()
         out: list[ExtractedFact] = []
-        for raw in _with_verdicts(split_sentences(episode.text)):
+        for raw in _with_verdicts(split_sentences(chat_spelled_out(episode.text))):
             sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
+            remember = _ASK_TO_REMEMBER.match(sentence)
+            if remember:  # "can u remember that my wife's name is Ana": a statement
+                raw = sentence = f"please remember that {remember.group('x').rstrip('?')}"
             if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
                 sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
             asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
