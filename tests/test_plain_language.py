@@ -802,3 +802,14 @@ def test_chat_spellings(turn: str, fact: str) -> None:
 @pytest.mark.parametrize("turn", ["Love you!", "Hate it.", "Like I said, it's fine."])
 def test_chat_spellings_make_no_fact_of_chat(turn: str) -> None:
     assert texts(turn) == []
+
+
+@pytest.mark.parametrize(("turn", "wanted"), [
+    ("I'm on a diet, so no desserts.", ["Sam is on a diet.", "Sam wants no desserts."]),
+    ("I'm busy, so please keep it short.",
+     ["Sam is busy.", "Sam asks the assistant to keep it short."]),
+    ("I'm tired, so keep it brief please.",
+     ["Sam is tired.", "Sam asks the assistant to keep it brief."]),
+])
+def test_so_and_a_request_after_a_fact(turn: str, wanted: list[str]) -> None:
+    assert texts(turn) == wanted

@@ -297,7 +297,7 @@ _REQUEST_SPLIT = re.compile(r"(?:,\s*(?:(?:so|and|but|then)\s+)?|\s+(?:so|and)\s
                             r"(?=(?:please|pls|plz|kindly)\s+[a-z])|"
                             # "I'm vegetarian, so no meat recipes please": a request too
                             r",\s*so\s+(?=(?:no|don'?t|do not|never|avoid)\s+[a-z])|"
-                            r",\s*(?:and|but)\s+(?=(?:no|don'?t|do not)\s+[a-z][^,]*\bplease\b)",
+                            r",\s*(?:so|and|but)\s+(?=[a-z][^,]*\bplease\b)",
                             re.I)
 # "I don't drink coffee anymore, only tea": the item after the negation is what the
 # speaker does, not a second thing they don't.
@@ -435,7 +435,10 @@ def split_claims(sentence: str) -> list[str]:
     sentence = with_partner(sentence)
     parts: list[str] = []
     clauses: list[str] = []
-    pieces = [c for part in _REQUEST_SPLIT.split(sentence) for c in _CLAUSE_SPLIT.split(part)]
+    asks = _REQUEST_SPLIT.split(sentence)
+    # "I'm on a diet, so no desserts": what follows "so" is asked of the listener
+    asks[1:] = [a if _PLEASE.search(a) else f"please {a}" for a in asks[1:]]
+    pieces = [c for part in asks for c in _CLAUSE_SPLIT.split(part)]
     for clause in (c for piece in pieces for c in _contrast(piece)):
         if clauses and _leans_on_before(clause.strip(" ,")):
             clauses[-1] = _joined(clauses[-1], clause.strip(" ,"))
@@ -915,7 +918,7 @@ class OfflineExtractor(Metered):
                 continue
             said_by_self = bool(_FIRST_PERSON.search(sentence))
             for n, claim in enumerate(split_claims(sentence)):
-                if n and _ANAPHORA.search(claim):
+                if n and _ANAPHORA.search(claim) and not _PLEASE.search(claim):
                     continue  # "..., my doctor said I don't need them": leans on the clause before
                 for fact in self._claim_facts(claim, name, episode, said_by_self):
                     if fold(fact.text) not in seen:
