@@ -7,6 +7,8 @@ sentences of its own, not only the ones a user reported."""
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -813,3 +815,22 @@ def test_chat_spellings_make_no_fact_of_chat(turn: str) -> None:
 ])
 def test_so_and_a_request_after_a_fact(turn: str, wanted: list[str]) -> None:
     assert texts(turn) == wanted
+
+
+def test_the_sentence_record_in_the_notes_is_what_the_extractor_says(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """notes/benchmarks.md's third-round table comes from `python -m
+    memcore.devtools.phrasings --sentences notes/newcomer-sentences-3.txt`: every line
+    gives facts, none of them with a corrupted verb ("ares", "lasts", "rs")."""
+    from pathlib import Path
+
+    from memcore.devtools.phrasings import main
+
+    path = Path(__file__).parent.parent / "notes" / "newcomer-sentences-3.txt"
+    main(["--sentences", str(path)])
+    got = json.loads(capsys.readouterr().out)
+    assert len(got) == len([line for line in path.read_text().splitlines() if line.strip()])
+    facts_said = [fact for facts in got.values() for fact in facts]
+    assert not [f for f in facts_said if re.search(r"\b(?:ares|lasts|firsts|rs|nows|noes)\b", f)]
+    assert got["My wife and I are expecting our first baby in March."] == [
+        "Sam is expecting Sam's first baby in March with Sam's wife."]

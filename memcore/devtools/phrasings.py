@@ -181,6 +181,18 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def extracted_lines(lines: Sequence[str]) -> dict[str, list[str]]:
+    """Each non-empty line -> the facts the offline extractor makes of it as one user turn
+    (no write path: the sentences' own before/after record)."""
+    from memcore.adapters.extract import OfflineExtractor
+
+    extractor = OfflineExtractor()
+    at = datetime(2026, 9, 15, tzinfo=UTC)
+    return {line: [f.text for f in extractor.extract_turn(Episode(
+        namespace="sentences", role=Role.USER, speaker="Sam", text=line, timestamp=at))]
+        for line in lines if line.strip()}
+
+
 def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
     """Print the cases as Markdown (``--json`` for JSON)."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -189,7 +201,14 @@ def main(argv: Sequence[str] | None = None) -> list[dict[str, Any]]:
                         help="the newcomer's phrasings (second round) instead of the first")
     parser.add_argument("--possessions", type=int, default=0, metavar="N",
                         help="instead: N templated possession turns and one pass")
+    parser.add_argument("--sentences", metavar="FILE",
+                        help="instead: what the extractor makes of each line of FILE, said "
+                             "by 'Sam' on 15 September 2026 (JSON: line -> facts)")
     args = parser.parse_args(argv)
+    if args.sentences:
+        with open(args.sentences, encoding="utf-8") as lines:
+            print(json.dumps(extracted_lines(lines.read().splitlines()), indent=1))
+        return []
     if args.possessions:
         print(json.dumps(possessions(args.possessions)))
         return []
