@@ -199,8 +199,11 @@ def _search_phase(python: str, url: str, key: str, *, workers: int, concurrency:
                                            [{"query": _query(rng), "k": 10} for _ in range(n)])
 
         # Warm up: each server process builds its index of the namespace on its first
-        # searches (and its threads, imports and caches).
-        loadgen.run_in_process(host, port, requests(60 * workers), 4 * workers)
+        # searches (and its threads, imports and caches). As many connections as the
+        # timed run, so that every process gets some (connections are not spread evenly
+        # over the processes) and no index is built while the timed run is measured.
+        loadgen.run_in_process(host, port, requests(max(60 * workers, 10 * concurrency)),
+                               max(4 * workers, concurrency))
         cpu0 = _cpu_seconds(proc.pid)
         timed = loadgen.run_in_process(host, port, requests(searches), concurrency,
                                        keep_replies=True)
