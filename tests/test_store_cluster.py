@@ -18,6 +18,7 @@ from memcore.adapters import build_models
 from memcore.client.client import Client, to_episodes
 from memcore.consolidate import passes
 from memcore.core.config import Settings
+from memcore.core.models import Actor, Memory, Status
 from memcore.devtools.redis_server import (
     RedisClusterServers,
     RedisServer,
@@ -283,3 +284,26 @@ def test_failover_to_a_replica_keeps_the_namespace(broker: RedisServer) -> None:
     finally:
         store.close()
         servers.stop()
+
+
+def test_namespace_state_with_a_key_of_another_slot(cluster: RedisClusterServers) -> None:
+    """A search reads the API key revision with the namespace state: on a cluster the
+    two live in different slots (a second MGET), and both come back."""
+    from memcore.store.api_keys import API_KEYS_REV
+
+    store = MemoryStore.from_url(cluster.url)
+    try:
+        ns = "cl-state"
+        store.client.set(API_KEYS_REV, "rev-1")
+        assert store.client.keyslot(API_KEYS_REV) != store.client.keyslot(  # type: ignore[attr-defined]
+            keys.current(ns))
+        store.add(ns, Memory(namespace=ns, text="I live in Oslo", vector=[1.0, 0.0, 0.0, 0.0],
+                             importance=0.5, last_used=T0, created_at=T0, updated_at=T0,
+                             status=Status.ACTIVE), actor=Actor.INGEST, reason="cluster test")
+        state, extra = store.namespace_state_and(ns, [API_KEYS_REV, "mc:missing"])
+        assert state == store.namespace_state(ns) and state.order_length == 1
+        assert extra == [b"rev-1", None]
+        assert store.erase_namespace(ns, T0) > 0
+    finally:
+        store.client.delete(API_KEYS_REV)
+        store.close()

@@ -137,11 +137,11 @@ class Gateway:
         """:meth:`namespace_state` and the values of the ``extra`` string keys (None:
         missing), in the same round trip on a standalone Redis (one MGET: a search
         confirms its API key there). On a cluster the extra keys live in other slots:
-        a second MGET, after the namespace's own (still one slot, one atomic read)."""
+        one GET each, after the namespace's MGET (still one slot, one atomic read)."""
         names = [keys.current(namespace), keys.generation(namespace),
                  keys.order_len(namespace), keys.writes(namespace)]
         if extra and self._cluster:
-            values = [*self.client.mget(names), *self.client.mget(list(extra))]
+            values = [*self.client.mget(names), *(self.client.get(key) for key in extra)]
         else:
             values = self.client.mget([*names, *extra])
         current, epoch, length, writes = values[:4]
