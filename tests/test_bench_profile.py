@@ -108,3 +108,23 @@ def test_quick_run_through_the_stack(tmp_path: Path, redis_url: str) -> None:
     assert "merge calls per pass" in out.with_suffix(".md").read_text()
     assert "| all |" in out.with_suffix(".md").read_text()
     assert out.with_suffix(".png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_run_resumed_in_parts_keeps_what_it_judged(tmp_path: Path, redis_url: str) -> None:
+    """--max-scenarios 1, then --resume: the second sitting runs only the other scenario,
+    keeps the first one's judgment as it was, and totals both (a slow model's run can be
+    spread over sessions); a third sitting has nothing left to run."""
+    out = tmp_path / "parts.json"
+    first = run_profile(quick=True, out=out, redis_url=redis_url, max_scenarios=1)
+    assert first["scenarios"] == 1
+    (done,) = first["per_scenario"]
+    second = run_profile(quick=True, out=out, redis_url=redis_url, resume=True)
+    assert set(second["per_scenario"]) == {"quick_seed_style", "quick_switches"}
+    assert json.loads(out.read_text())["per_scenario"][done] == json.loads(
+        json.dumps(first["per_scenario"][done]))
+    assert second["facts"] == sum(p["facts"] for p in second["per_scenario"].values())
+    assert second["seconds"] >= first["seconds"]
+    third = run_profile(quick=True, out=out, redis_url=redis_url, resume=True)
+    assert third["per_scenario"] == json.loads(json.dumps(second["per_scenario"]))
+    with pytest.raises(ValueError, match="--resume: .* embedder"):
+        run_profile(quick=True, out=out, redis_url=redis_url, resume=True, embedder="local")

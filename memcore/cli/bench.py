@@ -165,12 +165,20 @@ def profile(models: str = typer.Option("offline", "--models",
                                                        "(default: the bundled ones)."),
             out: Path = typer.Option(..., "--out", dir_okay=False,
                                      help="JSON result (plus .md and .png next to it)."),
+            resume: bool = typer.Option(False, "--resume",
+                                        help="Continue the run in --out: keep its scenarios, "
+                                             "run only the others (same settings)."),
+            max_scenarios: int | None = typer.Option(
+                None, "--max-scenarios", min=1,
+                help="Run at most N scenarios not yet judged (with --resume: a slow model's "
+                     "run spread over several sittings)."),
             ) -> None:
     """Precision and recall of the profile against scenarios' ground truth."""
     from memcore.devtools.bench.profile import CONTRACT_KEYS, run_profile
 
     result = run_profile(models=models, embedder=embedder, quick=quick,
-                         scenarios_dir=scenarios, out=out)
+                         scenarios_dir=scenarios, out=out, resume=resume,
+                         max_scenarios=max_scenarios)
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS if k != "per_scenario"},
                           default=str))
 

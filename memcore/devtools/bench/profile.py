@@ -292,18 +292,60 @@ def messages(scenario: Scenario) -> list[dict[str, Any]]:
             for t in scenario.turns]
 
 
+def _earlier_run(out: Path | None, models: str, embedder: str, quick: bool
+                 ) -> tuple[dict[str, dict[str, Any]], float]:
+    """The scenarios (and seconds) an earlier run of the same settings wrote to ``out``."""
+    if out is None:
+        raise ValueError("--resume: needs --out (the run to continue)")
+    if not Path(out).exists():
+        return {}, 0.0
+    earlier = json.loads(Path(out).read_text(encoding="utf-8"))
+    for key, value in (("models", models), ("embedder", embedder), ("quick", quick)):
+        if earlier.get(key) != value:
+            raise ValueError(f"--resume: {out} was run with {key}={earlier.get(key)!r}, "
+                             f"this run has {value!r}")
+    per = earlier.get("per_scenario", {})
+    if any("counters" not in p for p in per.values()):
+        raise ValueError(f"--resume: {out} was written without per-scenario counters "
+                         "(by an older memcore); run it again whole")
+    return per, float(earlier.get("seconds", 0.0))
+
+
 def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool = False,
                 scenarios_dir: Path | None = None, out: Path | None = None,
-                redis_url: str | None = None, timeout: float | None = None
+                redis_url: str | None = None, timeout: float | None = None,
+                resume: bool = False, max_scenarios: int | None = None
                 ) -> dict[str, Any]:
-    """Run every scenario through a stack, judge the profiles, write ``out`` (+ .md, .png)."""
+    """Run every scenario through a stack, judge the profiles, write ``out`` (+ .md, .png).
+
+    ``resume`` continues the run already in ``out`` (same models, embedder and quick):
+    its scenarios are kept and only the others run; ``max_scenarios`` runs at most that
+    many of them, so a slow model's run can be spread over several sittings. The totals
+    are always over every scenario in ``out``.
+    """
     if embedder not in ("hash", "local", "openai"):
         raise ValueError(f"--embedder: expected hash, local or openai; got {embedder!r}")
+    if max_scenarios is not None and max_scenarios < 1:
+        raise ValueError(f"--max-scenarios: expected at least 1, got {max_scenarios}")
     env = {"MEMCORE_EMBEDDER": embedder, "MEMCORE_EXTRACTOR": "auto", **models_env(models)}
     scenarios = load_scenarios(scenarios_dir, quick=quick)
+    per, seconds_before = _earlier_run(out, models, embedder, quick) if resume else ({}, 0.0)
+    scenarios = [s for s in scenarios if s.name not in per][:max_scenarios]
     timeout = timeout if timeout is not None else task_timeout(models, 900.0)
     t0 = time.perf_counter()
-    per: dict[str, dict[str, Any]] = {}
+    if scenarios:
+        _run_scenarios(scenarios, per, env, embedder, models, redis_url, timeout)
+    result = _result(per, models, embedder, quick, seconds_before + time.perf_counter() - t0)
+    if out is not None:
+        write_outputs(result, Path(out), markdown(result), plot)
+    return result
+
+
+def _run_scenarios(scenarios: list[Scenario], per: dict[str, dict[str, Any]],
+                   env: dict[str, str], embedder: str, models: str, redis_url: str | None,
+                   timeout: float) -> None:
+    """Feed ``scenarios`` through one stack (their turns interleaved), run a pass on each
+    and add its judged profile to ``per``."""
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
         from memcore.core.config import Settings
 
@@ -342,6 +384,11 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
+
+
+def _result(per: dict[str, dict[str, Any]], models: str, embedder: str, quick: bool,
+            seconds: float) -> dict[str, Any]:
+    """Totals (all, held out, tuned) and the run's figures over the judged scenarios."""
     result: dict[str, Any] = totals(list(per.values()))
     held = [p for p in per.values() if p["held_out"]]
     tuned = [p for p in per.values() if not p["held_out"]]
@@ -354,7 +401,7 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
     result["turns"] = sum(p["turns"] for p in per.values())
     result["phrasings"] = {tag: sum(p["tags"].get(tag, 0) for p in per.values())
                            for tag in ("change", "please")}
-    result["seconds"] = time.perf_counter() - t0
+    result["seconds"] = seconds
     result["decisions"] = {op: sum(p["decisions"].get(op, 0) for p in per.values())
                            for op in ("ADD", "UPDATE", "DELETE", "NOOP")}
     # One pass per scenario: the model calls it made against the memories changed since
@@ -366,14 +413,12 @@ def run_profile(*, models: str = "offline", embedder: str = "hash", quick: bool 
     result["merge_calls_per_changed"] = result["merge_calls"] / changed if changed else 0.0
     shadow: dict[str, float] = {}
     for p in per.values():
-        add_counters(shadow, p.pop("counters"))
+        add_counters(shadow, p["counters"])  # kept per scenario: a resumed run adds to it
     result["agreement"] = agreement(shadow)
     turns = max(1, result["turns"])
     result["model_calls_per_turn"] = sum(p["model_calls"] for p in per.values()) / turns
     result["seconds_per_turn"] = result["seconds"] / turns
     result["machine"] = machine()
-    if out is not None:
-        write_outputs(result, Path(out), markdown(result), plot)
     return result
 
 
