@@ -126,5 +126,5 @@ def test_a_run_resumed_in_parts_keeps_what_it_judged(tmp_path: Path, redis_url: 
     assert second["seconds"] >= first["seconds"]
     third = run_profile(quick=True, out=out, redis_url=redis_url, resume=True)
     assert third["per_scenario"] == json.loads(json.dumps(second["per_scenario"]))
-    with pytest.raises(ValueError, match="--resume: .* embedder"):
+    with pytest.raises(ValueError, match=r"--resume: .* embedder"):
         run_profile(quick=True, out=out, redis_url=redis_url, resume=True, embedder="local")
