@@ -11,10 +11,19 @@ import re
 from collections.abc import Sequence
 from datetime import timedelta
 
+from memcore.adapters.person import ADVERB_STEMS as _ADVERB_STEMS
+from memcore.adapters.person import FIRST_PERSON as _FIRST_PERSON
+from memcore.adapters.person import SECOND_PERSON as _SECOND_PERSON
+from memcore.adapters.person import resolve_first_person
+from memcore.adapters.spoken_requests import HABIT_ASK as _HABIT_ASK
+from memcore.adapters.spoken_requests import PLEASE as _PLEASE
+from memcore.adapters.spoken_requests import STANDING as _STANDING
+from memcore.adapters.spoken_requests import STANDING_QUESTION as _STANDING_QUESTION
+from memcore.adapters.spoken_requests import request_as_fact
 from memcore.adapters.timephrases import TimeInfo, resolve
 from memcore.core.compare import relation_for
 from memcore.core.interfaces import ExtractedFact
-from memcore.core.lexicon import content_terms, fold, stem, word_set
+from memcore.core.lexicon import content_terms, fold, word_set
 from memcore.core.models import Episode, Kind, Role
 from memcore.observability.usage import Metered
 
@@ -87,9 +96,6 @@ _REQUEST = re.compile(
     r"let'?s|let me know|make sure|don'?t forget)\b",
     re.IGNORECASE,
 )
-_SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?d|you'?ll|ya|"
-                            r"y'all|ur)\b",
-                            re.I)
 # Sentences opening with a vague pronoun say nothing self-contained unless the
 # speaker is the subject somewhere in them.
 _VAGUE_START = re.compile(r"^(?:it|it's|that|that's|this|this's|those|these|they|they're|he|"
@@ -123,42 +129,6 @@ _SUBJECTLESS_PAST = re.compile(
     r"cut|ran|won|lost|found|spent|decided|booked|signed|handed|accepted|think|swapped|"
     r"ditched|traded|settled|broke|lost|picked up|took up|learned|learnt)\b", re.I)
 _NEXT_GOAL = re.compile(r"^(?:next|new|main|big|my) goal\s*(?::|is)\s*(?:to\s+)?", re.I)
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", re.I)
-
-# Verbs that stay as they are after the subject (modals, past tense, already 3rd person).
-_KEEP_VERB = word_set(
-    """
-    can could will would should shall might must may was did had went got made took saw
-    felt found thought knew told said gave came began bought brought ran met left lost won
-    kept heard read wrote grew became used can't won't couldn't wouldn't didn't wasn't
-    shouldn't chose spoke drove flew ate drank wore sang swam fell held built sent spent
-    taught caught sold paid slept stood understood forgot began rode threw broke woke
-    fought hid lent led meant put set cut let hit hurt quit shut sat
-    """
-)
-_ADVERBS = word_set(
-    """
-    really also just still always never usually often actually totally definitely kinda
-    sometimes even truly absolutely so already finally recently mostly rarely only
-    personally genuinely seriously now currently not officially basically normally
-    generally mainly hardly barely nearly almost occasionally regularly frequently seldom
-    typically eventually soon then once later happily luckily sadly both all last first
-    """
-)
-_ADVERB_STEMS = frozenset(stem(a) for a in _ADVERBS)
-# Multi-word adverbs between a subject and its verb ("I no longer live").
-_ADVERB_PHRASES = ("no longer", "not really", "kind of", "sort of", "at last", "right now",
-                   "from now on", "these days", "nowadays")
-# The user is one of "we": a fact about "us" is a fact about the speaker.
-_CONTRACTIONS = {
-    "i'm": "{n} is", "i am": "{n} is", "i've": "{n} has", "i'd": "{n} would",
-    "i'll": "{n} will", "i was": "{n} was", "i have": "{n} has", "i do": "{n} does",
-    "i don't": "{n} doesn't", "i dont": "{n} doesn't", "im": "{n} is", "ive": "{n} has",
-    "i do not": "{n} does not", "i did not": "{n} did not",
-    "we're": "{n} is", "we've": "{n} has", "we'll": "{n} will", "we'd": "{n} would",
-    "we are": "{n} is", "we were": "{n} was", "we have": "{n} has", "we don't": "{n} doesn't",
-}
-
 _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (Kind.GOAL, re.compile(
         r"\b(?:want(?:s)? to|wants|plan(?:s|ning)? to|going to|gonna|hope(?:s)? to|aim(?:s|ing)? "
@@ -194,48 +164,6 @@ _IMPORTANT = re.compile(
 _EMOTIONAL = re.compile(r"\b(?:love|hate|dream|passion\w*|important|afraid|scared|proud)\b", re.I)
 _HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|kinda|sort of)\b",
                     re.I)
-
-
-_ADVERB_RE = "|".join(sorted([*_ADVERB_PHRASES, *_ADVERBS], key=len, reverse=True))
-# "I <adverbs> <verb>" and "we <adverbs> <verb>", any case of "i" (lower-case typing).
-_SUBJECT_VERB = re.compile(rf"\b(?:[Ii]|[Ww]e) ((?:(?:{_ADVERB_RE}) )*)([A-Za-z']+)")
-
-
-def _third_person(verb: str) -> str:
-    """``love`` -> ``loves``, ``go`` -> ``goes``, ``try`` -> ``tries``."""
-    low = verb.lower()
-    if low in _KEEP_VERB or (low.endswith("ed") and not low.endswith("eed")) or low.endswith("n't"):
-        return verb
-    if low == "have":
-        return "has"
-    if low == "do":
-        return "does"
-    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
-
-
-def resolve_first_person(sentence: str, name: str) -> str:
-    """Rewrite the first person as ``name`` ("I love hiking" -> "Caroline loves hiking")."""
-    text = sentence
-    for phrase, repl in sorted(_CONTRACTIONS.items(), key=lambda kv: -len(kv[0])):
-        text = re.sub(rf"\b{re.escape(phrase)}\b", repl.format(n=name), text, flags=re.I)
-
-    def _subject(match: re.Match[str]) -> str:
-        adverbs, verb = match.group(1) or "", match.group(2)
-        return f"{name} {adverbs}{_third_person(verb)}"
-
-    text = _SUBJECT_VERB.sub(_subject, text)
-    replacements = (
-        (r"\bmyself\b", name), (r"\bmy\b", f"{name}'s"), (r"\bmine\b", f"{name}'s"),
-        (r"\bme\b(?!-)", name), (r"\bwe\b", name), (r"\bour\b", f"{name}'s"),
-        (r"\bus\b", name), (r"\bourselves\b", name), (r"\bI\b", name),
-    )
-    for pattern, repl in replacements:
-        text = re.sub(pattern, repl, text, flags=re.I)
-    return text[:1].upper() + text[1:]
 
 
 # A dot after these ends no sentence: titles and saints before a name ("St. Mary's",
@@ -486,207 +414,6 @@ def split_list(clause: str) -> list[str]:
                               for i in items)):
         return [clause]
     return [f"{m.group('head')}{item}{tail}" for item in items]
-
-
-_PLEASE = re.compile(r"\b(?:please|pls|plz|kindly)\b[\s,]*", re.I)
-_REMEMBER = re.compile(r"^(?:(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|never "
-                       r"forget|bear in mind|remind me|don'?t let me forget)(?:\s+that)?|fyi|"
-                       r"for the record|just so "
-                       r"you know)\b[\s,:]*(?=\S)", re.I)
-_REMIND_TO = re.compile(r"^(?:remind me|don'?t let me forget|help me remember)\s+to\s+"
-                        r"(?P<task>\S.*)$", re.I)
-_CALL_ME = re.compile(r"^(?:call me|address me as|refer to me as)\s+(?P<v>[^,;]+?)"
-                      r"(?:\s+(?:rather than|instead of|not)\s+[^,;]+)?(?:[,;].*)?$", re.I)
-_STANDING_REQUEST = re.compile(r"^(?:i'?d like you to|i would like you to|i want you to|"
-                               r"i need you to)\s+(?P<rest>.+)$", re.I)
-# A wish about how the listener answers ("I'd rather you used metric units", "it'd be
-# great if you kept it short"): a standing request, said politely.
-_WISH = re.compile(
-    r"^(?:(?:i'?d|i would) (?:much )?(?:rather|prefer(?: it)?(?: if)?|like it if|love it if|"
-    r"appreciate it if|be grateful if)|i (?:really )?prefer (?:it )?(?:when|if|that)|"
-    r"it(?:'d| would)? (?:be|help)(?: (?:great|nice|helpful|better|best|good|ideal|easier|"
-    r"lovely|perfect))?(?: for me)? (?:if|when)|it helps(?: me)? (?:if|when)|"
-    r"i (?:really )?prefer (?:that )?(?=you\b)|i (?:really )?(?:like|love|appreciate) it "
-    r"(?:when|if))\s*you\s+(?P<rest>.+)$", re.I)
-# The same, disliked: "I hate it when you apologise", "it annoys me when you ...".
-_UNWISH = re.compile(
-    r"^(?:i (?:really )?(?:hate|dislike|can'?t stand|don'?t like|do not like)(?: it)? "
-    r"(?:when|if)|"
-    r"it (?:really )?(?:annoys|bothers|irritates|bugs) me (?:when|if))\s+you\s+"
-    r"(?P<rest>.+)$", re.I)
-# A standing marker said first ("From now on, answer in English").
-_LEADING_STANDING = re.compile(r"^(?P<m>from now on|going forward|in future|in the future|"
-                               r"always|by default),?\s+", re.I)
-# A question asking for a standing habit ("Could you always use metric units?").
-_STANDING_QUESTION = re.compile(r"^(?:could|can|would|will) you (?:please |kindly )?(?P<rest>.+)$",
-                                re.I)
-# "Don't use emojis", "Never add disclaimers", "Stop apologizing": an imperative about
-# what the listener does is a request even without "please". Only verbs of answering
-# count: "Don't know", "Never been to Peru" are the speaker's own clauses, subject dropped.
-_ANSWER_VERBS = (r"(?:us|add|includ|writ|giv|send|call|say|mention|suggest|recommend|"
-                 r"apologi[sz]|repeat|explain|ask|assum|format|put|start|end|sign|answer|"
-                 r"repl|respond|show|list|quot|cit|translat|summari[sz]|sugarcoat|pad|hedg|"
-                 r"lectur|moraliz|correct|chang|switch|round|convert|bold|capitali[sz]|"
-                 r"abbreviat|shorten|bring|remind|overexplain|rambl|talk|speak|tell|mak|offer|"
-                 r"greet|address|refer|spell|number|label|link|past|print|output|generat|"
-                 r"return|reply|go|leav|skip|swear|curs|emoji)")
-_NEG_IMPERATIVE = re.compile(
-    rf"^(?:(?:don'?t|do not|never|please never)(?: ever)? {_ANSWER_VERBS}[a-z]*\b|"
-    rf"(?:stop|quit|avoid) {_ANSWER_VERBS}[a-z]*ing\b|avoid \w|refrain from \w)", re.I)
-# The listener's verb after "you" in a wish, back to the imperative: "used" -> "use".
-_PAST_TO_BASE = {"wrote": "write", "kept": "keep", "gave": "give", "made": "make",
-                 "sent": "send", "spoke": "speak", "told": "tell", "stuck": "stick",
-                 "put": "put", "went": "go", "began": "begin", "said": "say", "brought": "bring",
-                 "left": "leave", "took": "take", "chose": "choose", "quit": "quit"}
-_WISH_VERB = re.compile(r"^(?:(?:would|could|'d|will|can)\s+)?(?P<neg>(?:didn'?t|did not|"
-                        r"wouldn'?t|would not|don'?t|do not|never|not)\s+)?(?P<adv>(?:always|"
-                        r"just|only|also|generally|usually)\s+)?(?P<verb>[a-z']+)", re.I)
-
-
-def _base_form(verb: str) -> str:
-    """"used", "using" -> "use"; "stopped" -> "stop"; "replied" -> "reply"."""
-    if verb in _PAST_TO_BASE:
-        return _PAST_TO_BASE[verb]
-    if verb.endswith("ied") and len(verb) > 3:
-        return verb[:-3] + "y"
-    for suffix in ("ed", "ing"):
-        if verb.endswith(suffix) and len(verb) > len(suffix) + 1 and verb not in ("bring",
-                                                                                  "sing"):
-            stem_ = verb[: -len(suffix)]
-            if len(stem_) > 2 and stem_[-1] == stem_[-2] and stem_[-1] not in "lsz":
-                return stem_[:-1]  # "stopped" -> "stop"
-            if stem_.endswith(("us", "at", "iz", "is", "ad", "uot", "it", "id", "ov", "bl",
-                               "ang", "rit", "uc", "ag", "rg", "rv", "ur", "ud", "ut", "mat")):
-                return stem_ + "e"  # "used" -> "use", "summarizing" -> "summarize"
-            return stem_
-    return verb
-
-
-def _imperative(rest: str) -> str:
-    """A wish's clause after "you" as an imperative: "used metric units" -> "use metric
-    units", "didn't use emojis" -> "don't use emojis"."""
-    m = _WISH_VERB.match(rest)
-    if not m:
-        return rest
-    verb = _base_form(m.group("verb").lower())
-    negative = "don't " if m.group("neg") else ""
-    return f"{negative}{m.group('adv') or ''}{verb}{rest[m.end():]}"
-
-_IMPERATIVE = word_set(
-    """
-    keep use give write answer explain show make be format include add mention suggest stop
-    switch correct speak reply respond send tell avoid cite put list call address remind
-    check focus limit provide translate summarise summarize offer skip treat consider assume
-    talk recommend describe always only never prefer start try ask reply structure number
-    break label highlight spell quote round convert label go stick leave let quit refrain
-    """
-)
-# "Keep it short": the "it" is the answers, not one thing to fix.
-_KEEP_IT = re.compile(r"^keep (?:it|them|things) (?:short|brief|simple|concise|casual|formal|"
-                      r"light|clean|tight|under)", re.I)
-# "Could you stop ...?", "would you mind using ...": asking for a habit, no marker needed.
-_HABIT_ASK = re.compile(r"^(?:mind |please )?(?=(?:stop|quit|avoid|never|always)\b)|^mind ",
-                        re.I)
-# A bare imperative about answering that says it is for good ("Always answer in English",
-# "Use metric units from now on").
-_IMPERATIVE_HABIT = re.compile(
-    rf"^(?:always |only )?{_ANSWER_VERBS}[a-z]*\b.*\b(?:from now on|going forward|in future|"
-    r"in the future|by default|every time|whenever|always)\b|^always "
-    rf"{_ANSWER_VERBS}[a-z]*\b", re.I)
-# A one-off task rather than a standing preference ("please fix this").
-_ONE_OFF = re.compile(r"^[^,;]*\b(?:this|these|that one|the following|above|below|it|them|"
-                      r"here)\b|\bthat[.!?]*$|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
-                      re.I)
-_STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
-                       r"each time|when|all|any|never|anymore|any more|default|generally|"
-                       r"going forward)\b",
-                       re.I)
-_YOU = (
-    (re.compile(r"\byour\b", re.I), "its"), (re.compile(r"\byou'?re\b", re.I), "it is"),
-    (re.compile(r"\byourself\b", re.I), "itself"),
-)
-_YOU_VERB = re.compile(r"\byou ([a-z']+)", re.I)
-
-
-def _assistant_person(text: str) -> str:
-    """The listener in a request as "it" ("when you review my code" -> "when it reviews")."""
-    for pattern, repl in _YOU:
-        text = pattern.sub(repl, text)
-    text = _YOU_VERB.sub(lambda m: "it " + _third_person(m.group(1)), text)
-    return re.sub(r"\byou\b", "it", text, flags=re.I)
-
-
-def request_as_fact(sentence: str, name: str) -> str | None:
-    """The preference or fact a request carries, in the third person, or None.
-
-    "Please keep your answers short" -> "<name> asks the assistant to keep its answers
-    short"; "please remember that I'm allergic to peanuts" -> "I'm allergic to peanuts"
-    (a plain statement, rewritten later); "please call me Pri" -> "<name> wants to be
-    called Pri". One-off tasks ("please fix this") give None.
-    """
-    text = sentence.strip()
-    marker = _LEADING_STANDING.match(_PLEASE.sub("", text).strip(" ,"))
-    if marker and marker.group("m").lower() != "always":
-        # "From now on, answer in English" -> "please answer in English from now on"
-        rest = _PLEASE.sub("", text).strip(" ,")[marker.end():].rstrip(" .!")
-        if rest.split()[:1] and rest.split()[0].lower() in _IMPERATIVE:
-            text = f"please {rest} {marker.group('m').lower()}"
-    standing = _STANDING_REQUEST.match(text)
-    wish = _WISH.match(text)
-    unwish = _UNWISH.match(text)
-    asked = _STANDING_QUESTION.match(text.rstrip("?"))
-    if standing:
-        text = "please " + standing.group("rest")
-    elif wish:
-        text = "please " + _imperative(wish.group("rest"))
-    elif unwish:
-        text = "please don't " + _imperative(unwish.group("rest"))
-    elif asked and (_STANDING.search(asked.group("rest"))
-                    or _HABIT_ASK.match(asked.group("rest"))):
-        text = "please " + _imperative(_HABIT_ASK.sub("", asked.group("rest")).rstrip("?"))
-    elif (not _PLEASE.search(text) and not _REMEMBER.match(text)
-          and not _NEG_IMPERATIVE.match(text) and not _IMPERATIVE_HABIT.match(text)):
-        return None
-    text = _PLEASE.sub("", text).strip(" ,.!:;")
-    text = re.sub(r"^(?:again|also|and|oh|ok|okay|so|btw)\b[\s,:]*", "", text, flags=re.I)
-    reminder = _REMIND_TO.match(text)
-    if reminder:  # "remind me to call my mom on Sunday": a task of the speaker's own
-        return f"I want to be reminded to {reminder.group('task').strip()}"
-    remembered = _REMEMBER.match(text)
-    if remembered:
-        said = text[remembered.end():].strip()
-        if not re.match(r"(?i)to\s", said):
-            return said  # the fact itself, said as a statement
-        # "remember to use metric units": a request about answers like any imperative;
-        # "remember to water the plants": a reminder of the speaker's own task
-        text = said[3:].strip()
-        if _SECOND_PERSON.search(text):
-            return None  # "don't forget to rest when you need to": advice, no fact
-        first = text.split()[0].lower() if text.split() else ""
-        if first not in _IMPERATIVE and first not in ("always", "never"):
-            return f"I want to be reminded to {text}"
-    if not text:
-        return None
-    call = _CALL_ME.match(text)
-    if call:
-        return f"{name} wants to be called {call.group('v').strip()}"
-    low = text.lower()
-    if _ONE_OFF.search(text) and not _STANDING.search(text) and not _KEEP_IT.match(text):
-        return None
-    body = resolve_first_person(_assistant_person(text), name)
-    body = body[:1].lower() + body[1:]
-    for prefix, template in (("don't ", "{n} asks the assistant not to {r}"),
-                             ("dont ", "{n} asks the assistant not to {r}"),
-                             ("do not ", "{n} asks the assistant not to {r}"),
-                             ("never ", "{n} asks the assistant never to {r}"),
-                             ("no ", "{n} wants no {r}"),
-                             ("without ", "{n} wants no {r}")):
-        if low.startswith(prefix):
-            return template.format(n=name, r=body[len(prefix):])
-    first = low.split()[0]
-    if first in _IMPERATIVE or first.endswith("ly"):
-        return f"{name} asks the assistant to {body}"
-    return f"{name} asks for {body}"
 
 
 # A correction of what was just said ("Sorry, it's Anne, not Anna", "Actually, it's May

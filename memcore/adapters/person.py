@@ -1,0 +1,90 @@
+"""Who a sentence is about: the first person rewritten as the speaker's name
+("I love hiking" -> "Caroline loves hiking"), and the cues of first and second person."""
+
+from __future__ import annotations
+
+import re
+
+from memcore.core.lexicon import stem, word_set
+
+# The listener named ("you", chat's "ya", "ur"): a sentence about the listener.
+SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?d|you'?ll|ya|"
+                           r"y'all|ur)\b", re.I)
+# The speaker named: a sentence about the speaker (or about "us", the speaker included).
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", re.I)
+
+# Verbs that stay as they are after the subject (modals, past tense, already 3rd person).
+_KEEP_VERB = word_set(
+    """
+    can could will would should shall might must may was did had went got made took saw
+    felt found thought knew told said gave came began bought brought ran met left lost won
+    kept heard read wrote grew became used can't won't couldn't wouldn't didn't wasn't
+    shouldn't chose spoke drove flew ate drank wore sang swam fell held built sent spent
+    taught caught sold paid slept stood understood forgot began rode threw broke woke
+    fought hid lent led meant put set cut let hit hurt quit shut sat
+    """
+)
+_ADVERBS = word_set(
+    """
+    really also just still always never usually often actually totally definitely kinda
+    sometimes even truly absolutely so already finally recently mostly rarely only
+    personally genuinely seriously now currently not officially basically normally
+    generally mainly hardly barely nearly almost occasionally regularly frequently seldom
+    typically eventually soon then once later happily luckily sadly both all last first
+    """
+)
+ADVERB_STEMS = frozenset(stem(a) for a in _ADVERBS)
+# Multi-word adverbs between a subject and its verb ("I no longer live").
+_ADVERB_PHRASES = ("no longer", "not really", "kind of", "sort of", "at last", "right now",
+                   "from now on", "these days", "nowadays")
+# The user is one of "we": a fact about "us" is a fact about the speaker.
+_CONTRACTIONS = {
+    "i'm": "{n} is", "i am": "{n} is", "i've": "{n} has", "i'd": "{n} would",
+    "i'll": "{n} will", "i was": "{n} was", "i have": "{n} has", "i do": "{n} does",
+    "i don't": "{n} doesn't", "i dont": "{n} doesn't", "im": "{n} is", "ive": "{n} has",
+    "i do not": "{n} does not", "i did not": "{n} did not",
+    "we're": "{n} is", "we've": "{n} has", "we'll": "{n} will", "we'd": "{n} would",
+    "we are": "{n} is", "we were": "{n} was", "we have": "{n} has", "we don't": "{n} doesn't",
+}
+
+
+_ADVERB_RE = "|".join(sorted([*_ADVERB_PHRASES, *_ADVERBS], key=len, reverse=True))
+# "I <adverbs> <verb>" and "we <adverbs> <verb>", any case of "i" (lower-case typing).
+_SUBJECT_VERB = re.compile(rf"\b(?:[Ii]|[Ww]e) ((?:(?:{_ADVERB_RE}) )*)([A-Za-z']+)")
+
+
+def third_person(verb: str) -> str:
+    """``love`` -> ``loves``, ``go`` -> ``goes``, ``try`` -> ``tries``."""
+    low = verb.lower()
+    if low in _KEEP_VERB or (low.endswith("ed") and not low.endswith("eed")) or low.endswith("n't"):
+        return verb
+    if low == "have":
+        return "has"
+    if low == "do":
+        return "does"
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def resolve_first_person(sentence: str, name: str) -> str:
+    """Rewrite the first person as ``name`` ("I love hiking" -> "Caroline loves hiking")."""
+    text = sentence
+    for phrase, repl in sorted(_CONTRACTIONS.items(), key=lambda kv: -len(kv[0])):
+        text = re.sub(rf"\b{re.escape(phrase)}\b", repl.format(n=name), text, flags=re.I)
+
+    def _subject(match: re.Match[str]) -> str:
+        adverbs, verb = match.group(1) or "", match.group(2)
+        return f"{name} {adverbs}{third_person(verb)}"
+
+    text = _SUBJECT_VERB.sub(_subject, text)
+    replacements = (
+        (r"\bmyself\b", name), (r"\bmy\b", f"{name}'s"), (r"\bmine\b", f"{name}'s"),
+        (r"\bme\b(?!-)", name), (r"\bwe\b", name), (r"\bour\b", f"{name}'s"),
+        (r"\bus\b", name), (r"\bourselves\b", name), (r"\bI\b", name),
+    )
+    for pattern, repl in replacements:
+        text = re.sub(pattern, repl, text, flags=re.I)
+    return text[:1].upper() + text[1:]
