@@ -42,7 +42,7 @@ _LEADING_STANDING = re.compile(r"^(?P<m>from now on|going forward|in future|in t
                                r"always|by default),?\s+", re.I)
 # A question asking for a standing habit ("Could you always use metric units?").
 STANDING_QUESTION = re.compile(r"^(?:could|can|would|will) you (?:please |kindly )?(?P<rest>.+)$",
-                                re.I)
+                               re.I)
 # "Don't use emojis", "Never add disclaimers", "Stop apologizing": an imperative about
 # what the listener does is a request even without "please". Only verbs of answering
 # count: "Don't know", "Never been to Peru" are the speaker's own clauses, subject dropped.
@@ -109,7 +109,7 @@ _KEEP_IT = re.compile(r"^keep (?:it|them|things) (?:short|brief|simple|concise|c
                       r"light|clean|tight|under)", re.I)
 # "Could you stop ...?", "would you mind using ...": asking for a habit, no marker needed.
 HABIT_ASK = re.compile(r"^(?:mind |please )?(?=(?:stop|quit|avoid|never|always)\b)|^mind ",
-                        re.I)
+                       re.I)
 # A bare imperative about answering that says it is for good ("Always answer in English",
 # "Use metric units from now on").
 _IMPERATIVE_HABIT = re.compile(
@@ -121,9 +121,9 @@ _ONE_OFF = re.compile(r"^[^,;]*\b(?:this|these|that one|the following|above|belo
                       r"here)\b|\bthat[.!?]*$|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
                       re.I)
 STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
-                       r"each time|when|all|any|never|anymore|any more|default|generally|"
-                       r"going forward)\b",
-                       re.I)
+                      r"each time|when|all|any|never|anymore|any more|default|generally|"
+                      r"going forward)\b",
+                      re.I)
 _YOU = (
     (re.compile(r"\byour\b", re.I), "its"), (re.compile(r"\byou'?re\b", re.I), "it is"),
     (re.compile(r"\byourself\b", re.I), "itself"),
