@@ -63,7 +63,7 @@ def requires(role: ApiRole) -> Callable[[F], F]:
 
 
 def confirms_key(fn: F) -> F:
-    """Mark a route handler that confirms a cached key itself (:func:`confirm_key`,
+    """Mark a route handler that confirms a cached key itself (:func:`key_guard`,
     before it reads or writes anything): the middleware then lets a cached key through
     without a Redis read."""
     setattr(fn, CONFIRMS_ATTR, True)
@@ -141,17 +141,8 @@ def _revoked() -> HTTPException:
     return HTTPException(401, UNAUTHORIZED, headers={"WWW-Authenticate": "Bearer"})
 
 
-def confirm_key(scope: Scope) -> None:
-    """In a :func:`confirms_key` route (blocking: call it in the worker thread): raise a
-    401 if the request (its ASGI ``scope``) was let through on a cached key that has
-    since been revoked."""
-    pending = _pending(scope)
-    if pending is not None and pending[0].confirm(pending[1]) is None:
-        raise _revoked()
-
-
 def key_guard(scope: Scope) -> ReadGuard | None:
-    """:func:`confirm_key` as a search's :class:`~memcore.client.search.ReadGuard`: the
+    """:class:`~memcore.client.search.ReadGuard` of a search on a cached key: the
     key revision is read in the search's first round trip (with the namespace state)
     instead of one of its own, and checked before any record is read. None: the
     request's key was verified against Redis already (nothing to confirm)."""
