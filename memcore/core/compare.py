@@ -191,12 +191,15 @@ _ANSWER_SHORT = re.compile(rf"\b(?:(?:{_SHORT_WORDS}) {_ANSWERS}|(?:keep|make) (
 _ANSWER_LONG = re.compile(rf"\b(?:(?:{_LONG_WORDS}) {_ANSWERS}|(?:answer|explain|reply|respond)"
                           rf"(?: \w+)? (?:in (?:more )?detail|in (?:more )?depth|at length|"
                           rf"thoroughly))\b")
+_ANSWER_WORDS = re.compile(r"answer|respons|repl|expla|(?:keep|make) (?:it|things|them)", re.I)
 _CONTRAST_BEFORE = re.compile(r"\b(?:over|rather than|instead of|than)\s+$")
 
 
 def answer_length(text: str) -> Slot | None:
     """``answer_length`` = short | long of a preference about the length of the
     assistant's answers (a negated ask flips it: "not to give long answers" is short)."""
+    if not _ANSWER_WORDS.search(text):
+        return None  # most texts: no need to clean and parse them
     m = _ANSWER_ASK.match(_clean(text))
     if not m:
         return None
