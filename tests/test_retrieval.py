@@ -117,6 +117,14 @@ def test_query_expansion_reaches_narrower_words_at_lower_weight() -> None:
     assert [i for i, _ in index.search("Does she have pets?", 3)] == ["cat"]
 
 
+def test_where_someone_lives_reaches_the_words_of_a_move() -> None:
+    index = retrieval.TextIndex()
+    index.add(["settled", "email", "tea"], ["Dana settled in York.",
+                                            "Dana's email is dana@claypot.co.uk.",
+                                            "Dana only drinks tea now."])
+    assert index.search("Where does Dana live?", 3)[0][0] == "settled"
+
+
 def test_fuse_is_reciprocal_rank_fusion() -> None:
     fused = retrieval.fuse([["a", "b"], ["b", "c"]], k=10)
     assert fused == pytest.approx({"a": 1 / 11, "b": 1 / 12 + 1 / 11, "c": 1 / 12})

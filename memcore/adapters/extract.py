@@ -93,7 +93,11 @@ _QUESTION_START = re.compile(
 )
 _REQUEST = re.compile(
     r"^(?:please|pls|can you|could you|would you|will you|tell me|show me|give me|help me|"
-    r"let'?s|let me know|make sure|don'?t forget)\b",
+    r"let'?s|let me know|make sure|don'?t forget|"
+    # "I need gift ideas": asks the listener for something now, says nothing lasting
+    r"i(?: need| could use| want| would love|'d love|'m looking for| am looking for) "
+    r"(?:some |a few |more |any |good |a couple of )?(?:[\w-]+ )?(?:ideas|suggestions|advice|"
+    r"help|tips|recommendations|inspiration|pointers))\b",
     re.IGNORECASE,
 )
 # Sentences opening with a vague pronoun say nothing self-contained unless the
@@ -128,6 +132,10 @@ _SUBJECTLESS_PAST = re.compile(
     r"relocated|went|visited|adopted|passed|graduated|gave up|stopped|tried|took|met|had|"
     r"cut|ran|won|lost|found|spent|decided|booked|signed|handed|accepted|think|swapped|"
     r"ditched|traded|settled|broke|lost|picked up|took up|learned|learnt)\b", re.I)
+# "Wrist is fine now": chat leaves out whose body part it is.
+_BODY_PART_STATE = re.compile(r"^(?:wrist|back|knee|ankle|shoulder|neck|foot|leg|arm|hand|hip|"
+                              r"elbow|head|throat|stomach|tooth|eye|finger|toe|ear)s? (?:is|are|"
+                              r"feels?|has|have)\b", re.I)
 _NEXT_GOAL = re.compile(r"^(?:next|new|main|big|my) goal\s*(?::|is)\s*(?:to\s+)?", re.I)
 _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (Kind.GOAL, re.compile(
@@ -265,9 +273,42 @@ _LEADING_CONJ = re.compile(rf"^(?:{_CONJ}|(?:(?:especially|particularly|even|rig
 # ", started a new job as ...": a first-person clause whose "I" chat left out.
 _VERB_SPLIT = re.compile(r",\s*(?:and\s+)?(?=(?:started|moved|got|switched|joined|bought|sold|"
                          r"quit|left|finished|adopted|relocated)\b)", re.I)
-# "... and she's 6": a clause about someone else (dropped later as vague on its own).
-_PRONOUN_SPLIT = re.compile(r"(?:,\s*|\s+)and\s+(?=(?:she|he|they)(?:'s|'re| is| was| has| are)\b)",
+# "... and she's 6", "..., she's a doctor", "... and he plays the cello": a clause about
+# the person the clause before named (see ``_about_antecedent``).
+_PRONOUN_SPLIT = re.compile(r"(?:(?:,\s*|\s+)and\s+|,\s*)(?=(?:she|he|they)(?:'s|'re| is| was| "
+                            r"has| are| were)\b)|(?:,\s*|\s+)and\s+(?=(?:she|he)\s+[a-z]+s\b)",
                             re.I)
+# Whom such a clause is about: "Our daughter Maya ..." (Maya), "My sister ..." (my sister),
+# "Tom ..." (Tom). The speaker is no antecedent ("I bought shoes and they're great").
+# "My daughter's name is Ella and she's 6", "My best friend is Karim, he's a pilot": Ella, Karim.
+_ANTECEDENT = re.compile(r"^(?:(?P<np>(?:[Mm]y|[Oo]ur)\s+(?:(?:little|older|younger|big|baby|best|"
+                         r"eldest|youngest|oldest)\s+)?[a-z][\w-]*)(?:(?:'s name is|'s name's|"
+                         r" is named| is called| is|,)?\s+(?P<name>[A-Z][\w\u00c0-\u024f'-]+))?|"
+                         r"(?P<bare>[A-Z][\w\u00c0-\u024f-]+))(?:'s\b)?")
+_PRONOUN_START = re.compile(r"^(?P<p>she|he|they)(?P<c>'s|'re)?\b\s*", re.I)
+# After "she's" these words mean "she has", not "she is".
+_HAS_AFTER_S = word_set("been got gotten had")
+
+
+def _about_antecedent(before: str, clause: str) -> str:
+    """``clause`` ("she's obsessed with dinosaurs") with its pronoun replaced by whom
+    ``before`` named ("Our daughter Maya just turned 7" -> "Maya is obsessed with
+    dinosaurs"); as it is when ``before`` names nobody."""
+    pronoun = _PRONOUN_START.match(clause)
+    ante = _ANTECEDENT.match(_LEADING_CONJ.sub("", before.strip(" ,")))
+    if not pronoun or not ante:
+        return clause
+    who = ante.group("name") or ante.group("np") or ante.group("bare")
+    if fold(who) in _NOT_A_PARTNER or fold(who) in _OPENERS:
+        return clause
+    plural = pronoun.group("p").lower() == "they"
+    rest = clause[pronoun.end():]
+    if pronoun.group("c") == "'re" or (plural and pronoun.group("c")):
+        return f"{who} are {rest}"
+    if pronoun.group("c") == "'s":
+        verb = "has" if fold(rest.split(" ", 1)[0]) in _HAS_AFTER_S else "is"
+        return f"{who} {verb} {rest}"
+    return f"{who} {rest}"
 
 
 # "..., I find the borrow checker appealing": a verdict on something the clause before
@@ -323,6 +364,11 @@ def _with_verdicts(sentences: list[str]) -> list[str]:
     return out
 
 
+# Words that open a sentence but name nobody ("So I ...", "Then she ...").
+_NOT_A_PARTNER = word_set("""so and but then now yes no ok okay well oh hey hi actually also
+    honestly today yesterday tomorrow""")
+
+
 # "My wife and I are expecting", "Tom and I live", "Me and my brother run": a shared
 # subject. Said as "I ... with X" the fact keeps X and still fills the speaker's slot
 # (a later move supersedes "lives in Leeds with Sam's husband").
@@ -349,10 +395,6 @@ def with_partner(sentence: str) -> str:
     return f"I {rest[:cut]} with {m.group('other')}{rest[cut:]}"
 
 
-_NOT_A_PARTNER = word_set("""so and but then now yes no ok okay well oh hey hi actually also
-    honestly today yesterday tomorrow""")
-
-
 def split_claims(sentence: str) -> list[str]:
     """One claim per clause: a compound sentence becomes one sentence per subject clause.
 
@@ -374,7 +416,8 @@ def split_claims(sentence: str) -> list[str]:
             clauses.append(clause)
     for clause in clauses:
         for named in _NAMED_SPLIT.split(clause):
-            for part in _PRONOUN_SPLIT.split(named):
+            first, *others = _PRONOUN_SPLIT.split(named)
+            for part in (first, *(_about_antecedent(first, o) for o in others)):
                 parts.extend(_VERB_SPLIT.split(part) if _FIRST_OR_ELIDED.search(sentence)
                              else [part])
     out: list[str] = []
@@ -430,6 +473,11 @@ _CORRECTION_BODY = re.compile(
     r"^i (?:said|wrote|typed) (?P<y3>[^,;]+?),? but (?:i )?meant (?P<x3>[^,;]+)$", re.I)
 _BARE_CORRECTION = re.compile(r"^(?P<x>[^,;]+?),?\s+not\s+(?P<y>[^,;]+)$", re.I)
 _MAX_CORRECTION_WORDS = 5
+# "Maya's into space now", "Tom is at Google now": a statement with its own subject and
+# verb, not a bare corrected value ("Anne", "Tom's birthday", "the 5th").
+_CLAUSE_LIKE = re.compile(r"^\S+(?:'s\s+(?:into|in|at|on|from|not|now|still|just|also|so|very|"
+                          r"really|always|never|a|an|the|going|been|got|doing|getting|\w+ing|"
+                          r"\w+ly)|'re|\s+(?:is|are|was|were|has|have))\s+\S", re.I)
 # Without "not Y" a correction names a value: a number, a date, a name.
 _VALUE_LIKE = re.compile(r"\d|^[A-Z]|\b(?i:january|february|march|april|may|june|july|"
                          r"august|september|october|november|december)\b")
@@ -449,7 +497,8 @@ def correction_claim(raw: str, sentence: str) -> str | None:
     if m:
         x = m.group("x") or m.group("x2") or m.group("x3")
         y = m.group("y") or m.group("y2") or m.group("y3")
-    elif cued and (bare := _BARE_CORRECTION.match(sentence.strip(" .!"))):
+    elif (cued and (bare := _BARE_CORRECTION.match(sentence.strip(" .!")))
+          and not _CLAUSE_LIKE.match(bare.group("x"))):
         x, y = bare.group("x"), bare.group("y")
     else:
         return None
@@ -499,6 +548,14 @@ _NEGATED_HABIT = re.compile(
     r"^(?:i|we)\s+(?:don'?t|do not|never|can'?t|cannot)\s+(?!know|think|care|mind|remember|"
     r"understand|get|see|agree|mean|want|need|like|believe|feel|guess|recall)[a-z]+\b"
     r"(?!.*\b(?:it|that|this|them)\b)", re.I)
+# A sentence opening with a name and its verb ("Biscuit hates the rain", "Maya's into
+# space now"): a fact about someone the speaker knows.
+_NAMED_SUBJECT = re.compile(r"^(?!(?:The|This|That|These|Those|It|There|Here|What|When|Where|Why|"
+                            r"How|Who|Which|Some|Any|Every|Each|All|No|One|Our|My|Your|His|Her|"
+                            r"Their|Its|If|So|But|And|Then|Now|Today|Yesterday|Tomorrow|Last|"
+                            r"Next|Everyone|Everybody|Nobody|Someone)\b)[A-Z][a-z\u00e0-\u024f]+"
+                            r"(?:'s|\s+(?:is|was|has|loves|likes|hates|lives|works|plays|wants|"
+                            r"goes|started|moved|got|turned))\s+\S")
 _META_REMARK = re.compile(r"^(?:that'?s|that is|this is|it'?s|it is)\s+(?:not\s+)?(?:what|how|"
                           r"why)\s+(?:i|we)\b", re.I)
 
@@ -539,6 +596,8 @@ def _with_subject(sentence: str) -> str:
         return _GOTTA.sub("I have to ", sentence, count=1)
     if _SUBJECTLESS_PAST.match(sentence):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
+    if _BODY_PART_STATE.match(sentence):
+        return f"My {sentence[:1].lower()}{sentence[1:]}"
     if _NEXT_GOAL.match(sentence):
         return "My goal is to " + _NEXT_GOAL.sub("", sentence)
     return sentence
@@ -691,7 +750,8 @@ class OfflineExtractor(Metered):
         # Third-person chatter needs more substance than a first-person statement.
         terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
         if not (first_person or said_by_self or explicit):
-            needed += 2
+            # Someone named ("Biscuit hates the rain") is a subject; "It was nice" is not.
+            needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
         if _ENDING.search(sentence) or (first_person and (
                 _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
             needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change

@@ -22,6 +22,9 @@ _KEEP_VERB = word_set(
     shouldn't chose spoke drove flew ate drank wore sang swam fell held built sent spent
     taught caught sold paid slept stood understood forgot began rode threw broke woke
     fought hid lent led meant put set cut let hit hurt quit shut sat
+    tore swore bore froze stole shook bit drew blew dug hung lit slid spun struck stuck
+    stung swung bent bled bred fed fled sped dealt dreamt knelt leapt wept shot sought
+    sank shrank sprang stank rang hid forgave overcame undertook mistook upset
     """
 )
 _ADVERBS = word_set(

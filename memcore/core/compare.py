@@ -378,6 +378,12 @@ _C = r"(?P<s>[^ ]+(?:'s [^ ]+)?) "  # the subject: "sam", "sam's phone"
 _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
     (re.compile(p), g, same) for p, g, same in (
         # Graduating ends studying, and whatever says the degree is still to finish.
+        # "Sam's wrist is fine now", "Sam recovered from the flu": an ailment that ended
+        # ("!": only a fact reporting an ailment of it is stale, not "Sam's back garden").
+        (r"^(?P<s>[^ ]+?)'s (?P<x>[a-z]+) (?:is|are|feels|has|have) (?:now |finally |all |much |"
+         r"a lot |completely |fully |totally )?(?:fine|better|healed|recovered|okay|ok|"
+         r"good as new|back to normal)\b", "x!", True),
+        (rf"^{_C}{_ADV}(?:recovered|healed) from (?P<x>.+)$", "x!", True),
         (rf"^{_C}{_ADV}(?:graduated|finished (?P<x>(?:[a-z]+'s |my |the )?(?:degree|studies|"
          r"bachelor'?s|master'?s|phd|course)))\b", "x=study", True),
         # "cut down to one coffee a day": the old amount of the same thing.
@@ -421,14 +427,15 @@ _CHANGE_HINT = re.compile(r"\b(?:no longer|no more|any ?more|any longer|quit|lef
                           r"moved out|got rid|lost|passed|switched|moved|changed|went|migrated|"
                           r"converted|replaced|swapped|traded|exchanged|ditched|abandoned|"
                           r"instead of|over|died|passed away|done|not|no wait|graduated|"
-                          r"cut down|cut back|reduced|down to|again|started|began|took up)\b",
+                          r"cut down|cut back|reduced|down to|again|started|began|took up|"
+                          r"fine|better|healed|recovered|okay|ok)\b",
                           re.I)
 # The first word of every hint above (a pass screens every live fact each time: a set
 # lookup per word is ~10x cheaper than the alternation's scan of every position).
 _HINT_WORDS = word_set("""no any anymore quit left stopped gave given finished completed sold
     ended retired dropped moved got lost passed switched changed went migrated converted
     replaced swapped traded exchanged ditched abandoned instead over died done not graduated
-    cut reduced down again started began took""")
+    cut reduced down again started began took fine better healed recovered okay ok""")
 _LETTER_RUNS = re.compile(r"[^\W\d_]+")
 
 
@@ -462,6 +469,7 @@ class Change:
     # or "eats meat again"): a negative fact saying no more than one of these sets.
     negated: tuple[frozenset[str], ...] = ()
     resumes: bool = False  # a habit taken up: ``ended`` names it, only negations end
+    ailment: bool = False  # a recovery: only a fact reporting an ailment of it ends
 
     @property
     def term_sets(self) -> tuple[frozenset[str], ...]:
@@ -518,7 +526,7 @@ def change_of(text: str) -> Change | None:
         if not m:
             continue
         resumes = group.endswith("+")
-        name, _, consequence = group.rstrip("#+").partition("=")
+        name, _, consequence = group.rstrip("#+!").partition("=")
         raw = m.group(name) if m.group(name) else ""
         phrase = _object_phrase(_CUT.sub("", raw).strip())
         subject = _subject(m.group("s")) if same and "s" in pattern.groupindex else None
@@ -539,7 +547,8 @@ def change_of(text: str) -> Change | None:
             return Change(subject.split("'s")[0] if subject else None, alternatives[0],
                           phrase or consequence, amount=group.endswith("#"),
                           alternatives=alternatives[1:],
-                          negated=_negations_of(alternatives[0], False))
+                          negated=_negations_of(alternatives[0], False),
+                          ailment=group.endswith("!"))
     return None
 
 
@@ -550,6 +559,9 @@ def _has_term(term: str, terms: frozenset[str]) -> bool:
         and (t.startswith(term) or term.startswith(t)) for t in terms)
 
 
+_AILMENT = re.compile(r"\b(?:hurt|hurts|injur\w*|broke|broken|sprain\w*|strain\w*|pain\w*|ach\w*|"
+                      r"sore|fractur\w*|sick|ill|flu|cold|covid|surgery|operation|twisted|"
+                      r"pulled|tore|torn|bruised|swollen|infect\w*|bad|stiff|killing)\b")
 _AMOUNT = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|a few|several|"
                      r"many|lots of|a lot of)\b")
 
@@ -582,6 +594,8 @@ def ends(change: Change, old: str) -> bool:
     if not any(all(_has_term(t, terms) for t in ended) for ended in change.term_sets):
         return False
     if change.amount and not (numbers(old) or _AMOUNT.search(_clean(old))):
+        return False
+    if change.ailment and not _AILMENT.search(_clean(old)):
         return False
     return not _reports_change(change, old)
 

@@ -44,8 +44,9 @@ _BROADER: dict[str, str] = {
     "career": "job work profession occupation",
     "profession": "job work career occupation",
     "occupation": "job work career profession",
-    "live": "lives living moved move relocated based home city apartment house",
-    "home": "live lives house apartment moved",
+    "live": "lives living moved move relocated based home city apartment house settled "
+            "resides residence address flat town",
+    "home": "live lives house apartment moved settled flat",
     "hobby": "hobbies enjoy enjoys likes love loves play plays painting hiking reading "
              "running cooking gardening photography pottery",
     "hobbies": "hobby enjoy enjoys likes love loves play plays painting hiking reading",

@@ -1,0 +1,154 @@
+"""Memories that stay right in plain language, fourth round (issue 12): what a user says
+about the people and pets they name ("... and she's obsessed with dinosaurs"), a change of
+someone else's interest, a recovery that ends an injury, and asks for help that are no
+facts. Each class is tested on sentences of its own, not only the ones a newcomer typed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memcore.adapters import build_models
+from memcore.adapters.extract import OfflineExtractor
+from memcore.consolidate.passes import run_pass
+from memcore.core.compare import supersessions
+from memcore.core.config import Settings
+from memcore.core.models import Episode, Role, Status
+from memcore.ingest.write_path import IngestPipeline
+from memcore.store import MemoryStore
+
+T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
+
+
+def texts(text: str) -> list[str]:
+    """What the offline extractor keeps of one user turn by "Ann"."""
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Ann", text=text, timestamp=T0)
+    return [f.text for f in OfflineExtractor().extract_turn(ep)]
+
+
+# --- a clause about the person the clause before named ------------------------------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Our daughter Maya just turned 7 and she's obsessed with dinosaurs.",
+     ["Ann's daughter Maya just turned 7.", "Maya is obsessed with dinosaurs."]),
+    ("My son Leo is 12 and he plays the cello.",
+     ["Ann's son Leo is 12.", "Leo plays the cello."]),
+    ("My sister lives in Dublin, she's a doctor.",
+     ["Ann's sister lives in Dublin.", "Ann's sister is a doctor."]),
+    ("My parents live in Cork and they're retired.",
+     ["Ann's parents live in Cork.", "Ann's parents are retired."]),
+    ("My best friend is Karim, he's a pilot.",
+     ["Ann's best friend is Karim.", "Karim is a pilot."]),
+    ("My niece's name is Zoe and she's been learning Welsh.",
+     ["Ann's niece's name is Zoe.", "Zoe has been learning Welsh."]),
+    ("Priya got a new job and she loves the team.",
+     ["Priya got a new job.", "Priya loves the team."]),
+])
+def test_a_pronoun_clause_is_about_whom_the_clause_before_named(turn: str, kept: list[str]
+                                                                ) -> None:
+    assert texts(turn) == kept
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    # the speaker is no antecedent, and "it" still leans on the clause before
+    ("I bought new shoes and they're great.", ["Ann bought new shoes."]),
+    ("Tom works at Google and he loves it.", ["Tom works at Google."]),
+    ("So I asked and she's not sure.", []),
+])
+def test_without_someone_named_the_pronoun_clause_is_no_fact(turn: str, kept: list[str]
+                                                            ) -> None:
+    assert texts(turn) == kept
+
+
+# --- someone named is a subject; a statement is no bare correction ------------------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Biscuit hates the rain.", ["Biscuit hates the rain."]),
+    ("Mateo loves football.", ["Mateo loves football."]),
+    ("Actually, Maya's into space now, not dinosaurs anymore.",
+     ["Maya's into space now, not dinosaurs anymore."]),
+    ("Sorry, Tom is at Google now, not Meta.", ["Tom is at Google now, not Meta."]),
+    # a bare corrected value stays a correction
+    ("Sorry, Tom's birthday, not Ana's.", ["It's Tom's birthday, not Ana's."]),
+    ("Actually, it's Anne, not Anna.", ["It's Anne, not Anna."]),
+])
+def test_a_named_subject_is_kept_and_a_statement_is_no_bare_correction(turn: str,
+                                                                        kept: list[str]) -> None:
+    assert texts(turn) == kept
+
+
+@pytest.mark.parametrize("turn", ["The weather is nice today.", "Weather was nice.",
+                                  "It was great."])
+def test_chatter_without_a_named_subject_stays_out(turn: str) -> None:
+    assert texts(turn) == []
+
+
+# --- asks for help are no facts ------------------------------------------------------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Tom's birthday is on March 3rd, I need gift ideas.", ["Tom's birthday is on March 3rd."]),
+    ("I need some advice on houseplants.", []),
+    ("I could use a few tips for my interview.", []),
+    ("I'm looking for recommendations for a good thriller.", []),
+    ("I need a new laptop for work.", ["Ann needs a new laptop for work."]),
+])
+def test_an_ask_for_help_is_no_fact(turn: str, kept: list[str]) -> None:
+    assert texts(turn) == kept
+
+
+# --- a recovery ends the injury or illness, nothing else ----------------------------------
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ann hurt Ann's wrist.", "Ann's wrist is fine now."),
+    ("Ann has terrible back pain.", "Ann's back is much better now."),
+    ("Ann sprained Ann's ankle playing netball.", "Ann's ankle has healed."),
+    ("Ann has the flu.", "Ann recovered from the flu."),
+    ("Ann broke Ann's arm skiing.", "Ann's arm is fine again."),
+])
+def test_a_recovery_retires_the_ailment(old: str, new: str) -> None:
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ann came back from Paris.", "Ann's back is better now."),
+    ("Ann wears a watch on Ann's wrist.", "Ann's wrist is fine now."),
+    ("Ann's back garden is full of roses.", "Ann's back is better now."),
+    ("Tom hurt Tom's wrist.", "Ann's wrist is fine now."),  # someone else's wrist
+])
+def test_a_recovery_leaves_other_facts(old: str, new: str) -> None:
+    assert supersessions(["old", "new"], [old, new], [1.0, 2.0]) == []
+
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Wrist is fine now, back to throwing!", ["Ann's wrist is fine now, back to throwing."]),
+    ("Knee feels much better now.", ["Ann's knee feels much better now."]),
+])
+def test_chat_about_a_body_part_is_the_speakers(turn: str, kept: list[str]) -> None:
+    assert texts(turn) == kept
+
+
+# --- through the write path ----------------------------------------------------------------
+
+def test_someone_elses_change_and_a_recovery_through_the_write_path(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    turns = ["Our daughter Maya just turned 7 and she's obsessed with dinosaurs.",
+             "I hurt my wrist so I can't throw on the wheel for a few weeks.",
+             "Actually, Maya's into space now, not dinosaurs anymore.",
+             "Wrist is fine now, back to throwing!"]
+    for i, text in enumerate(turns):
+        pipeline.ingest("potter", [Episode(id=f"p-{i}", namespace="potter", role=Role.USER,
+                                           speaker="Dana", text=text,
+                                           timestamp=T0 + timedelta(days=7 * i))])
+    status = {m.text: m.status for m in store.iter_memories("potter", vectors=False)}
+    # the interest changed at once (the write path compares it with Maya's memories)
+    assert status["Maya is obsessed with dinosaurs."] is Status.SUPERSEDED, status
+    # the recovery shares few words with the injury: the pass retires it
+    run_pass(store, "potter", settings.consolidation, build_models(settings).merger,
+             now=T0 + timedelta(days=30))
+    status = {m.text: m.status for m in store.iter_memories("potter", vectors=False)}
+    assert status["Dana hurt Dana's wrist."] is Status.SUPERSEDED, status
+    assert status["Dana's daughter Maya just turned 7."] is not Status.SUPERSEDED, status
+    assert status["Maya's into space now, not dinosaurs anymore."] is not Status.SUPERSEDED
