@@ -44,6 +44,12 @@ def texts(text: str) -> list[str]:
      ["Ann's niece's name is Zoe.", "Zoe has been learning Welsh."]),
     ("Priya got a new job and she loves the team.",
      ["Priya got a new job.", "Priya loves the team."]),
+    ("I met Anna at the gym and she's a physio.",
+     ["Ann met Anna at the gym.", "Anna is a physio."]),
+    ("My son Noah joined a choir and he sang a solo.",
+     ["Ann's son Noah joined a choir.", "Noah sang a solo."]),
+    ("Ravi's restaurant closed, he's now teaching cooking classes.",
+     ["Ravi's restaurant closed.", "Ravi is now teaching cooking classes."]),
 ])
 def test_a_pronoun_clause_is_about_whom_the_clause_before_named(turn: str, kept: list[str]
                                                                 ) -> None:
@@ -152,3 +158,41 @@ def test_someone_elses_change_and_a_recovery_through_the_write_path(redis_url: s
     assert status["Dana hurt Dana's wrist."] is Status.SUPERSEDED, status
     assert status["Dana's daughter Maya just turned 7."] is not Status.SUPERSEDED, status
     assert status["Maya's into space now, not dinosaurs anymore."] is not Status.SUPERSEDED
+
+
+# --- something done in a period still running is no deadline ------------------------------
+
+@pytest.mark.parametrize(("turn", "kept", "happened"), [
+    ("I started a new job this week.", "Ann started a new job in the week of 2 March 2026.",
+     datetime(2026, 3, 2, tzinfo=UTC)),
+    ("I finished the report this morning.", "Ann finished the report on 2 March 2026.",
+     datetime(2026, 3, 2, tzinfo=UTC)),
+    ("We moved house this month.", "Ann moved house in March 2026.",
+     datetime(2026, 3, 1, tzinfo=UTC)),
+    ("We got married this year.", "Ann got married in 2026.", datetime(2026, 1, 1, tzinfo=UTC)),
+])
+def test_done_this_week_or_month_happened_then(turn: str, kept: str, happened: datetime
+                                               ) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Ann", text=turn, timestamp=T0)
+    [fact] = OfflineExtractor().extract_turn(ep)
+    assert (fact.text, fact.valid_from, fact.valid_until) == (kept, happened, None)
+
+
+@pytest.mark.parametrize("turn", ["I have an exam this week.", "I have a deadline this month."])
+def test_still_to_come_this_week_keeps_its_deadline(turn: str) -> None:
+    ep = Episode(id="e", namespace="n", role=Role.USER, speaker="Ann", text=turn, timestamp=T0)
+    [fact] = OfflineExtractor().extract_turn(ep)
+    assert fact.valid_until is not None and fact.valid_until > T0
+
+
+# --- a note to self is a reminder ---------------------------------------------------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Note to self: dentist on the 12th at 3pm.",
+     ["Ann wants to be reminded of this: dentist on the 12th at 3pm."]),
+    ("Reminder - renew the car insurance.",
+     ["Ann wants to be reminded of this: renew the car insurance."]),
+    ("Note that I am left-handed.", ["Ann is left-handed."]),
+])
+def test_a_note_to_self_is_a_reminder(turn: str, kept: list[str]) -> None:
+    assert texts(turn) == kept

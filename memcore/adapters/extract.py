@@ -13,8 +13,8 @@ from datetime import timedelta
 
 from memcore.adapters.person import ADVERB_STEMS as _ADVERB_STEMS
 from memcore.adapters.person import FIRST_PERSON as _FIRST_PERSON
+from memcore.adapters.person import IRREGULAR_PAST, resolve_first_person
 from memcore.adapters.person import SECOND_PERSON as _SECOND_PERSON
-from memcore.adapters.person import resolve_first_person
 from memcore.adapters.spoken_requests import HABIT_ASK as _HABIT_ASK
 from memcore.adapters.spoken_requests import PLEASE as _PLEASE
 from memcore.adapters.spoken_requests import STANDING as _STANDING
@@ -276,8 +276,13 @@ _VERB_SPLIT = re.compile(r",\s*(?:and\s+)?(?=(?:started|moved|got|switched|joine
 # "... and she's 6", "..., she's a doctor", "... and he plays the cello": a clause about
 # the person the clause before named (see ``_about_antecedent``).
 _PRONOUN_SPLIT = re.compile(r"(?:(?:,\s*|\s+)and\s+|,\s*)(?=(?:she|he|they)(?:'s|'re| is| was| "
-                            r"has| are| were)\b)|(?:,\s*|\s+)and\s+(?=(?:she|he)\s+[a-z]+s\b)",
-                            re.I)
+                            r"has| are| were)\b)|(?:,\s*|\s+)and\s+(?=(?:she|he|they)\s+"
+                            rf"(?:[a-z]+s|[a-z]+ed|{'|'.join(sorted(IRREGULAR_PAST))})\b)", re.I)
+# Failing an opening one, the last name inside the clause: "I met Anna at the gym" (Anna).
+_NAME_INSIDE = re.compile(r"(?<=\s)(?!I\b|I'|(?:January|February|March|April|May|June|July|"
+                          r"August|September|October|November|December|Monday|Tuesday|Wednesday|"
+                          r"Thursday|Friday|Saturday|Sunday)\b)[A-Z][a-z\u00e0-\u024f]+(?:-[A-Z]"
+                          r"[a-z]+)?\b(?!')")
 # Whom such a clause is about: "Our daughter Maya ..." (Maya), "My sister ..." (my sister),
 # "Tom ..." (Tom). The speaker is no antecedent ("I bought shoes and they're great").
 # "My daughter's name is Ella and she's 6", "My best friend is Karim, he's a pilot": Ella, Karim.
@@ -295,11 +300,15 @@ def _about_antecedent(before: str, clause: str) -> str:
     ``before`` named ("Our daughter Maya just turned 7" -> "Maya is obsessed with
     dinosaurs"); as it is when ``before`` names nobody."""
     pronoun = _PRONOUN_START.match(clause)
-    ante = _ANTECEDENT.match(_LEADING_CONJ.sub("", before.strip(" ,")))
-    if not pronoun or not ante:
+    if not pronoun:
         return clause
-    who = ante.group("name") or ante.group("np") or ante.group("bare")
-    if fold(who) in _NOT_A_PARTNER or fold(who) in _OPENERS:
+    before = _LEADING_CONJ.sub("", before.strip(" ,"))
+    ante = _ANTECEDENT.match(before)
+    who = (ante.group("name") or ante.group("np") or ante.group("bare")) if ante else None
+    if who is None or fold(who) in _NOT_A_PARTNER or fold(who) in _OPENERS:
+        inside = _NAME_INSIDE.findall(before)
+        who = inside[-1] if inside else None
+    if who is None:
         return clause
     plural = pronoun.group("p").lower() == "they"
     rest = clause[pronoun.end():]
@@ -417,6 +426,7 @@ def split_claims(sentence: str) -> list[str]:
     for clause in clauses:
         for named in _NAMED_SPLIT.split(clause):
             first, *others = _PRONOUN_SPLIT.split(named)
+            # a clause about nobody named ("... and they're great") is dropped later as vague
             for part in (first, *(_about_antecedent(first, o) for o in others)):
                 parts.extend(_VERB_SPLIT.split(part) if _FIRST_OR_ELIDED.search(sentence)
                              else [part])

@@ -13,10 +13,11 @@ SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?d
 # The speaker named: a sentence about the speaker (or about "us", the speaker included).
 FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|me|my|mine|myself|we|we're|our|us)\b", re.I)
 
-# Verbs that stay as they are after the subject (modals, past tense, already 3rd person).
-_KEEP_VERB = word_set(
+# Irregular past forms: they stay as they are after the subject, and they tell a clause
+# about someone ("... and she sang a solo").
+IRREGULAR_PAST = word_set(
     """
-    can could will would should shall might must may was did had went got made took saw
+    was did had went got made took saw
     felt found thought knew told said gave came began bought brought ran met left lost won
     kept heard read wrote grew became used can't won't couldn't wouldn't didn't wasn't
     shouldn't chose spoke drove flew ate drank wore sang swam fell held built sent spent
@@ -25,6 +26,14 @@ _KEEP_VERB = word_set(
     tore swore bore froze stole shook bit drew blew dug hung lit slid spun struck stuck
     stung swung bent bled bred fed fled sped dealt dreamt knelt leapt wept shot sought
     sank shrank sprang stank rang hid forgave overcame undertook mistook upset
+    """
+) - word_set("can't won't couldn't wouldn't didn't wasn't shouldn't read put set cut let "
+             "hit hurt quit shut upset")
+# Verbs that stay as they are after the subject (modals, past tense, already 3rd person).
+_KEEP_VERB = IRREGULAR_PAST | word_set(
+    """
+    can could will would should shall might must may can't won't couldn't wouldn't didn't
+    wasn't shouldn't read put set cut let hit hurt quit shut upset
     """
 )
 _ADVERBS = word_set(

@@ -18,6 +18,8 @@ _REMEMBER = re.compile(r"^(?:(?:please\s+)?(?:remember|note|keep in mind|don'?t 
                        r"you know)\b[\s,:]*(?=\S)", re.I)
 _REMIND_TO = re.compile(r"^(?:remind me|don'?t let me forget|help me remember)\s+to\s+"
                         r"(?P<task>\S.*)$", re.I)
+# "Note to self: dentist on the 12th at 3pm": a reminder of the speaker's own.
+_NOTE_TO_SELF = re.compile(r"^(?:note to self|reminder|memo)\s*[:,-]\s*(?P<note>\S.*)$", re.I)
 _CALL_ME = re.compile(r"^(?:call me|address me as|refer to me as)\s+(?P<v>[^,;]+?)"
                       r"(?:\s+(?:rather than|instead of|not)\s+[^,;]+)?(?:[,;].*)?$", re.I)
 _STANDING_REQUEST = re.compile(r"^(?:i'?d like you to|i would like you to|i want you to|"
@@ -148,6 +150,9 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     called Pri". One-off tasks ("please fix this") give None.
     """
     text = sentence.strip()
+    note = _NOTE_TO_SELF.match(PLEASE.sub("", text).strip(" ,"))
+    if note:
+        return f"I want to be reminded of this: {note.group('note').strip(' .!')}"
     marker = _LEADING_STANDING.match(PLEASE.sub("", text).strip(" ,"))
     if marker and marker.group("m").lower() != "always":
         # "From now on, answer in English" -> "please answer in English from now on"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -266,6 +267,17 @@ def _past(kind: str, m: re.Match[str], now: datetime) -> tuple[datetime, str]:
     return _day_start(when), f"on {fmt(when)}"
 
 
+# A period still running, said of something done in it: (its start, the absolute wording).
+_CURRENT_PERIOD: dict[str, Callable[[datetime], tuple[datetime, str]]] = {
+    "today": lambda now: (_day_start(now), f"on {fmt(now)}"),
+    "this_week": lambda now: (_day_start(now - timedelta(days=now.weekday())),
+                              f"in the week of {fmt(now)}"),
+    "this_month": lambda now: (_day_start(now.replace(day=1)),
+                               f"in {calendar.month_name[now.month]} {now.year}"),
+    "this_year": lambda now: (_day_start(now.replace(month=1, day=1)), f"in {now.year}"),
+}
+
+
 # Relative future phrases get their absolute date appended so the fact stays readable later.
 _RELATIVE = frozenset({"tomorrow", "today", "in", "weekday", "weekend", "next_weekend",
                        "this_week", "next_week", "this_month", "next_month", "next_year"})
@@ -301,6 +313,15 @@ def resolve(sentence: str, now: datetime) -> TimeInfo:
             found = pattern.search(text)
             if found:
                 text = f"{text[: found.start()]}on {fmt(day)}{text[found.end():]}"
+            continue
+        elif kind in _CURRENT_PERIOD and past:
+            # "I started a new job this week", "finished it this morning": it happened in
+            # the period that is still running, so it is no deadline.
+            start, wording = _CURRENT_PERIOD[kind](now)
+            happened = start if happened is None else min(happened, start)
+            found = pattern.search(text)
+            if found:
+                text = f"{text[: found.start()]}{wording}{text[found.end():]}"
             continue
         else:
             when = _future(kind, m, now)
