@@ -190,7 +190,8 @@ def test_extractor_makes_no_call_without_user_turns(server: FakeOpenAI) -> None:
 def test_allow_assistant_lets_assistant_facts_through(server: FakeOpenAI) -> None:
     server.script("/chat/completions", chat({"facts": [{"turn": 0, "text": "Bot fact here."}]}))
     extractor = OpenAIExtractor(config(server), allow_assistant=True)
-    assert [f.text for f in extractor.extract([ep("x y z", Role.ASSISTANT)])] == ["Bot fact here."]
+    said = ep("Here is a bot fact.", Role.ASSISTANT)
+    assert [f.text for f in extractor.extract([said])] == ["Bot fact here."]
 
 
 def test_decider_normal_answer(server: FakeOpenAI) -> None:

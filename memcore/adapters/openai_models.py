@@ -20,6 +20,7 @@ import numpy as np
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
+from memcore.adapters.grounding import ungrounded_words
 from memcore.adapters.openai_client import JSONChat, ModelCallError, OpenAIConfig, dumps
 from memcore.core.interfaces import (
     ClusterOutcome,
@@ -49,6 +50,8 @@ _T0 = "2024-03-02T10:00:00+00:00"
 # Each prompt carries a worked example: small local models (0.5B-1.5B) otherwise answer
 # the user's question instead of extracting, or invent their own output shape. The
 # examples use a name and topics unlike real data so they are not copied into answers.
+_EXAMPLE_SPEAKER = "Ines"
+_EXAMPLE_FACTS = ("Ines moved to Lisbon in February 2024", "Ines is vegetarian")
 _EXTRACT_EXAMPLE = _example(
     {"turns": [
         {"id": 0, "role": "user", "speaker": "Ines", "time": _T0, "source": True,
@@ -58,9 +61,9 @@ _EXTRACT_EXAMPLE = _example(
         {"id": 2, "role": "user", "speaker": "Ines", "time": _T0, "source": True,
          "text": "Thanks!"}]},
     {"facts": [
-        {"turn": 0, "text": "Ines moved to Lisbon in February 2024", "kind": "event",
+        {"turn": 0, "text": _EXAMPLE_FACTS[0], "kind": "event",
          "importance": 7, "explicit": True, "valid_from": "2024-02-01T00:00:00+00:00"},
-        {"turn": 0, "text": "Ines is vegetarian", "kind": "preference", "importance": 7,
+        {"turn": 0, "text": _EXAMPLE_FACTS[1], "kind": "preference", "importance": 7,
          "explicit": True}]})
 
 EXTRACT_PROMPT = f"""You extract long-term memories about the user from conversation turns.
@@ -319,8 +322,26 @@ class OpenAIExtractor(Metered):
                     self.record_error(
                         f"extract: fact cites turn {out.turn}, which may not yield facts")
                     continue
+                rejected = self._ungrounded(out.text.strip(), part)
+                if rejected:
+                    self.record_error(f"extract: {rejected}")
+                    continue
                 facts.append(self._fact(out, part[out.turn]))
         return facts
+
+    @staticmethod
+    def _ungrounded(text: str, part: Sequence[Episode]) -> str | None:
+        """Why a fact is not stored (its text, for the audit log), or None to keep it: a
+        copy of the prompt's worked example, or content words mostly absent from the
+        turns of its call (:mod:`memcore.adapters.grounding`)."""
+        names = {e.speaker for e in part}
+        if text.rstrip(".") in _EXAMPLE_FACTS and _EXAMPLE_SPEAKER not in names:
+            return f"rejected-ungrounded (the prompt's worked example): {text!r}"
+        missing, compared = ungrounded_words(text, [e.text for e in part], names)
+        if 2 * len(missing) > compared:
+            return (f"rejected-ungrounded ({len(missing)} of {compared} content words in "
+                    f"no turn of the call: {', '.join(missing)}): {text!r}")
+        return None
 
     @staticmethod
     def _fact(out: FactOut, episode: Episode) -> ExtractedFact:

@@ -48,7 +48,9 @@ def test_extraction_from_a_short_conversation(llm: OpenAIConfig) -> None:
     assert all(f.source in (turns[0].id, turns[2].id) for f in facts)  # only user turns
     joined = " ".join(f.text for f in facts).lower()
     assert "max" in joined or "spanish" in joined
-    assert extractor.usage.errors == 0 or all("may not yield" in e for e in extractor.errors)
+    # Errors allowed: a fact cited on the assistant's turn, or one not grounded in the
+    # turns (a copy of the prompt's worked example); both are dropped and audited.
+    assert all("may not yield" in e or "rejected-ungrounded" in e for e in extractor.errors)
 
 
 def test_add_for_an_unrelated_fact(llm: OpenAIConfig) -> None:
