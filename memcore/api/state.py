@@ -6,11 +6,10 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import anyio
-import anyio.to_thread
 from fastapi import Request
 
 from memcore.api.auth import KeyCache
+from memcore.api.threads import SearchThreads
 from memcore.core.config import Settings
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.task_log import TaskLog
@@ -33,7 +32,7 @@ class ApiState:
         self._owns_client = client is None
         self._lock = threading.Lock()
         self.key_cache = KeyCache(self.keys)
-        self._search_limiter: anyio.CapacityLimiter | None = None
+        self._search_threads = SearchThreads(settings.api.search_threads)
 
     @property
     def client(self) -> Client:
@@ -50,10 +49,9 @@ class ApiState:
         return self._client
 
     async def run_search(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in a worker thread, at most ``api.search_threads`` at once."""
-        if self._search_limiter is None:  # made in the event loop that uses it
-            self._search_limiter = anyio.CapacityLimiter(self.settings.api.search_threads)
-        return await anyio.to_thread.run_sync(fn, *args, limiter=self._search_limiter)
+        """``fn(*args)`` in one of ``api.search_threads`` threads of this process
+        (:class:`~memcore.api.threads.SearchThreads`; more wait their turn)."""
+        return await self._search_threads.run(fn, *args)
 
     def keys(self) -> ApiKeyRepository:
         """The API key repository on the data Redis."""
@@ -64,7 +62,8 @@ class ApiState:
         return self.client.store.task_log
 
     def close(self) -> None:
-        """Release the Client if this state made it."""
+        """Stop the search threads; release the Client if this state made it."""
+        self._search_threads.close()
         if self._owns_client and self._client is not None:
             self._client.close()
             self._client = None
