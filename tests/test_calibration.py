@@ -28,7 +28,10 @@ def test_local_defaults_match_the_shipped_calibration() -> None:
     from memcore.adapters.local import LocalEmbedder
 
     cal = calibrate(LocalEmbedder(), load_pairs())
-    assert (cal.merge, cal.borderline) == EMBEDDER_THRESHOLDS["local"]
+    # One step of the calibration grid (0.01) of slack: torch and sentence-transformers
+    # releases round MiniLM's cosines differently (0.69 vs 0.70 seen on one machine).
+    shipped = EMBEDDER_THRESHOLDS["local"]
+    assert abs(cal.merge - shipped[0]) <= 0.011 and abs(cal.borderline - shipped[1]) <= 0.011
 
 
 def test_bad_pairs_file_names_the_line(tmp_path: Path) -> None:
