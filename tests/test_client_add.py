@@ -109,3 +109,24 @@ def test_bad_add_arguments_are_named(client: Client) -> None:
         client.add(ns, msg, user_id="not ok!")
     with pytest.raises(ValueError, match="infer: expected a boolean"):
         client.add(ns, msg, infer="no")  # type: ignore[arg-type]
+
+
+def test_a_time_may_be_an_iso_string_and_a_bad_one_is_named(client: Client) -> None:
+    # A newcomer's first script passed timestamp="2026-02-01T10:00:00Z": it raised an
+    # AttributeError from deep inside; consolidate(now=...) already took strings.
+    ns = fresh_ns()
+    ids = client.add(ns, [{"role": "user", "content": "I live in Porto."}],
+                     timestamp="2026-02-01T10:00:00Z")
+    client.wait(ids, timeout=60)
+    [memory] = client.list(ns).memories
+    assert memory.created_at == datetime(2026, 2, 1, 10, tzinfo=UTC)
+    assert [m.text for m in client.profile(ns, now="2026-02-02T00:00:00Z")] == [
+        "User lives in Porto."]
+    assert client.search(ns, "Porto", now="2026-02-02T00:00:00+00:00", touch=False)
+    msg = [{"role": "user", "content": "hi"}]
+    with pytest.raises(ValueError, match=r"^timestamp: 'yesterday' is not an ISO 8601"):
+        client.add(ns, msg, timestamp="yesterday")
+    with pytest.raises(ValueError, match=r"^timestamp: expected a datetime or an ISO 8601"):
+        client.add(ns, msg, timestamp=1700000000)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^now: 'soon' is not an ISO 8601"):
+        client.profile(ns, now="soon")

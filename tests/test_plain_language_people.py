@@ -237,3 +237,18 @@ def test_everyday_paraphrases_are_the_same_fact(a: str, b: str) -> None:
 ])
 def test_different_facts_in_the_same_words_stay_apart(a: str, b: str) -> None:
     assert relate(a, b)[0] is not Relation.SAME
+
+
+# --- a new amount, an opener, a greeting ------------------------------------------------
+
+@pytest.mark.parametrize(("turn", "kept"), [
+    ("Also budget went up to 6000.", ["Budget went up to 6000."]),
+    ("Rent dropped to 900 after the renovation.", ["Rent dropped to 900 after the renovation."]),
+    ("Change of plans: we're going in May instead, Ama's work got busy.",
+     ["Ann is going in May instead, Ama's work got busy."]),
+    ("We're back!", []),
+    ("I'm finally back home.", []),
+    ("I'm back in London now.", ["Ann is back in London now."]),
+])
+def test_a_new_amount_is_kept_and_a_return_greeting_is_not(turn: str, kept: list[str]) -> None:
+    assert texts(turn) == kept

@@ -38,7 +38,8 @@ _LEADING_FILLER = re.compile(
     r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
     r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
-    r"finally|big news|news|guess what|since (?:we|i) last (?:spoke|talked|chatted|met)|"
+    r"finally|big news|news|guess what|change of plans?|plan change|"
+    r"since (?:we|i) last (?:spoke|talked|chatted|met)|"
     r"(?:like|as) i (?:said|mentioned|told you))"
     r"\b[\s,!.:-]*)+",
     re.IGNORECASE,
@@ -56,7 +57,10 @@ _PREAMBLE = re.compile(
 _SMALL_TALK = re.compile(
     r"^(?:good (?:morning|afternoon|evening|night|to see you|to hear|luck)|nice to (?:meet|see)|"
     r"see you|talk (?:to you )?(?:soon|later)|take care|bye|goodbye|have a (?:good|great|nice)|"
-    r"you'?re welcome|no problem|no worries|congrat|that'?s (?:so |really |very )?"
+    r"you'?re welcome|no problem|no worries|congrat|"
+    # "We're back!", "I'm finally back": a greeting, unless it says from where or to what
+    r"(?:i'?m|we'?re|i am|we are) (?:finally |just |now )?back(?: home)?[\s!.]*$|"
+    r"that'?s (?:so |really |very )?"
     r"(?:cool|great|awesome|amazing|nice|good|wonderful|lovely|sweet|fun|interesting|funny|sad|"
     r"tough|true|right)|sounds (?:great|good|fun|amazing|awesome|lovely)|me too|same here|"
     r"i (?:\w+ )?(?:agree|see|know|understand|hear you)(?=[\s,.!]*(?:$|what you mean|right|"
@@ -547,6 +551,13 @@ _ENDING = re.compile(r"\b(?:any ?more|any longer|no longer|no more|quit|stopped|
                      re.I)
 
 
+# "Budget went up to 6000", "rent is now 900": a new amount, short but a change.
+_NEW_AMOUNT = re.compile(r"\b(?:(?:went|gone|goes|go|is|was|has gone) (?:up|down)|increased|"
+                         r"decreased|dropped|rose|risen|fell|fallen|raised|lowered|cut|"
+                         r"(?:is|are) now)\s+(?:to\s+)?(?:about |around |roughly )?[£$€]?\d",
+                         re.I)
+
+
 # "I now freelance" (after _after_subject), "I freelance these days": a change of state.
 _NOW_CHANGE = re.compile(r"^(?:i|we)\s+(?:now|currently|nowadays)\s+[a-z]|"
                          r"\b(?:now|nowadays|these days)$", re.I)
@@ -766,7 +777,7 @@ class OfflineExtractor(Metered):
         if not (first_person or said_by_self or explicit):
             # Someone named ("Biscuit hates the rain") is a subject; "It was nice" is not.
             needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
-        if _ENDING.search(sentence) or (first_person and (
+        if _ENDING.search(sentence) or _NEW_AMOUNT.search(sentence) or (first_person and (
                 _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
             needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
         if len(terms) < needed:

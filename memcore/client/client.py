@@ -31,6 +31,7 @@ from memcore.core.models import (
     Kind,
     Memory,
     Status,
+    as_instant,
     as_utc,
     utcnow,
     validate_identifier,
@@ -106,7 +107,7 @@ class BatchedAdder:
         self.max_turn_bytes = max_turn_bytes
 
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
-            timestamp: datetime | None = None,
+            timestamp: datetime | str | None = None,
             metadata: Mapping[str, Any] | None = None) -> Future[list[str]]:
         """Queue turns; the future resolves to the ids of the tasks that carry them."""
         validate_namespace(namespace)
@@ -177,7 +178,7 @@ class Client:
     # -- write path ---------------------------------------------------------------------
 
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
-            timestamp: datetime | None = None,
+            timestamp: datetime | str | None = None,
             metadata: Mapping[str, Any] | None = None, user_id: str | None = None,
             agent_id: str | None = None, run_id: str | None = None,
             infer: bool = True) -> list[str]:
@@ -339,7 +340,7 @@ class Client:
     # -- reads ----------------------------------------------------------------------------
 
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
-               include_inactive: bool = False, now: datetime | None = None,
+               include_inactive: bool = False, now: datetime | str | None = None,
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
                guard: ReadGuard | None = None) -> list[SearchHit]:
@@ -373,12 +374,12 @@ class Client:
         search sees other processes' writes and erases by itself); it frees memory."""
         self._searcher.invalidate(namespace)
 
-    def profile(self, namespace: str, now: datetime | None = None, *,
+    def profile(self, namespace: str, now: datetime | str | None = None, *,
                 filters: Mapping[str, Any] | None = None) -> list[Memory]:
         """The profile: active facts ranked by confidence (at most 50); ``filters`` choose
         whose (e.g. ``{"user_id": "alice"}``)."""
         wanted = compile_filter(filters)
-        now = as_utc(now) if now else utcnow()
+        now = as_instant(now, "now") if now is not None else utcnow()
         memories = (m for m in self.store.iter_memories(namespace, vectors=False) if wanted(m))
         return profile_of(memories, now, self.settings.consolidation)
 

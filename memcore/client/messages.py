@@ -11,7 +11,7 @@ from pydantic import ValidationError
 from memcore.core.models import (
     Episode,
     Role,
-    as_utc,
+    as_instant,
     check_turn_size,
     turn_limit,
     utcnow,
@@ -24,7 +24,7 @@ MESSAGE_KEYS = frozenset({"role", "content", "text", "speaker", "name", "timesta
 
 
 def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
-                timestamp: datetime | None, metadata: Mapping[str, Any] | None,
+                timestamp: datetime | str | None, metadata: Mapping[str, Any] | None,
                 scopes: Mapping[str, str | None] | None = None, *,
                 max_turn_bytes: int | None = None) -> list[Episode]:
     """Validate chat messages into episodes (an error names the message and field).
@@ -34,7 +34,7 @@ def to_episodes(namespace: str, messages: Iterable[Mapping[str, Any] | Episode],
     that name) bounds each turn's text; None leaves the size to whoever receives the
     episodes.
     """
-    default_time = as_utc(timestamp) if timestamp else utcnow()
+    default_time = as_instant(timestamp, "timestamp") if timestamp is not None else utcnow()
     context = turn_limit(max_turn_bytes) if max_turn_bytes is not None else None
     if metadata is not None:
         validate_episode_metadata(dict(metadata))  # named "metadata", not messages[i]

@@ -22,7 +22,13 @@ from memcore.adapters import Models
 from memcore.core import retrieval
 from memcore.core.config import ConsolidationConfig, Settings
 from memcore.core.filters import Filterable, FilterFields, compile_filter
-from memcore.core.models import LIVE_STATUSES, Memory, as_utc, utcnow, validate_namespace
+from memcore.core.models import (
+    LIVE_STATUSES,
+    Memory,
+    as_instant,
+    utcnow,
+    validate_namespace,
+)
 from memcore.core.scoring import effective_relation_weight, memory_score
 from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
@@ -215,7 +221,7 @@ class Searcher:
         self._fields.invalidate(namespace)
 
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
-               include_inactive: bool = False, now: datetime | None = None,
+               include_inactive: bool = False, now: datetime | str | None = None,
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
                guard: ReadGuard | None = None) -> list[SearchHit]:
@@ -232,7 +238,7 @@ class Searcher:
             if guard is not None:  # the guard still comes first (a revoked key: 401)
                 guard.check(None)
             raise
-        now = as_utc(now) if now else utcnow()
+        now = as_instant(now, "now") if now is not None else utcnow()
         # One round trip says whether the cached indexes are still current (version,
         # erase epoch, log length: another process may have written or erased), and
         # reads the guard's key.

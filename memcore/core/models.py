@@ -65,6 +65,21 @@ def as_utc(value: datetime) -> datetime:
     return value.astimezone(UTC)
 
 
+def as_instant(value: datetime | str, field: str) -> datetime:
+    """``value`` (a datetime, or an ISO 8601 string such as ``"2026-03-01T10:00:00Z"``)
+    as an aware UTC datetime; anything else is a ValueError naming ``field``."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise ValueError(f"{field}: {value!r} is not an ISO 8601 date-time "
+                             "(e.g. 2026-03-01T10:00:00Z)") from None
+    if not isinstance(value, datetime):
+        raise ValueError(f"{field}: expected a datetime or an ISO 8601 string, "
+                         f"got {type(value).__name__}")
+    return as_utc(value)
+
+
 def _check_time(value: datetime) -> datetime:
     value = as_utc(value)
     if not (1900 <= value.year <= 2200):
