@@ -252,3 +252,20 @@ def test_different_facts_in_the_same_words_stay_apart(a: str, b: str) -> None:
 ])
 def test_a_new_amount_is_kept_and_a_return_greeting_is_not(turn: str, kept: list[str]) -> None:
     assert texts(turn) == kept
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Budget is around 5000 pounds for the whole thing.", "Budget went up to 6000."),
+    ("Ann's rent is 900 a month.", "Ann's rent is now 950 a month."),
+    ("Ann's salary is 42000.", "Ann's salary was raised to 45000."),
+])
+def test_a_new_amount_retires_the_old_one(old: str, new: str) -> None:
+    assert [o for o, _, _ in supersessions(["old", "new"], [old, new], [1.0, 2.0])] == ["old"]
+
+
+@pytest.mark.parametrize(("old", "new"), [
+    ("Ann's rent is 900 a month.", "Ann's budget went up to 6000."),  # another amount
+    ("Tom's rent is 700.", "Ann's rent is now 950."),  # someone else's
+])
+def test_other_amounts_stay(old: str, new: str) -> None:
+    assert supersessions(["old", "new"], [old, new], [1.0, 2.0]) == []

@@ -110,6 +110,12 @@ _SLOTS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                      r"(?P<v>[^,.;]+?)(?: (?:last|this|in|on|as|after|because|since|"
                      r"recently|\d)\b.*)?$"),
         ("name", r"^(?P<s>.+?)'s? name is (?P<v>[^,.;]+)"),
+        # "Budget went up to 6000", "Sam's rent is now 950": one amount at a time.
+        ("amount", r"^(?P<s>(?:[^ ]+'s )?(?P<k>budget|rent|salary|pay|mortgage|deposit|"
+                   r"allowance|savings|price)) (?:is|was|went up to|went down to|has gone up to|"
+                   r"has gone down to|increased to|decreased to|dropped to|rose to|fell to|"
+                   r"was raised to|was cut to)(?: now)? (?:about |around |roughly |"
+                   r"approximately |only |just )?(?P<v>[£$€]?\d[\d,.]*k?)\b"),
         ("age", rf"^(?P<s>.+?) {_ADV}(?:is|turned|is turning|will turn) (?P<v>\d+)"
                 r"(?: years old)?\b"),
         ("age", rf"^(?P<s>.+?) {_ADV}(?:is|turned|is turning) (?P<v>{_AGE_WORDS})"
