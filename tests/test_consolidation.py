@@ -210,6 +210,41 @@ def test_history_is_held_to_retention_and_cap_not_to_the_confidence_floor() -> N
     assert [m.text for m in capped.live()] == [plan.text]
 
 
+def test_an_important_explicit_statement_whose_confidence_faded_stays_searchable() -> None:
+    # After 150 days an explicit goal (half-life 90 d: 0.5 -> 0.16) is no longer believed
+    # current and leaves the profile (seed 000). What the user said about a life fact
+    # (importance >= consolidation.history_min_importance, the extractor's important
+    # cue) is not forgotten for that: it stays live, itself, not folded into a digest.
+    # Plain goals fading alike are summarized as before, and a plain one alone is
+    # forgotten (test_half_lives_order_what_survives).
+    now = EPOCH + timedelta(days=150)
+    career = make_memory("Priya is applying to nursing school to change careers", [1, 0, 0],
+                         importance=0.9, kind=Kind.GOAL, explicit=True, sources=["c"])
+    breads = [make_memory(f"Priya wants to bake rye bread, loaf {i}", [0, 1, 0.01 * i],
+                          importance=0.7, kind=Kind.GOAL, explicit=True, sources=[f"b{i}"])
+              for i in range(3)]
+    cfg = s000(merge_threshold=1.0, borderline_threshold=1.0, summary_threshold=0.9)
+    result = consolidate([career, *breads], now, cfg, JoinMerger())
+    by_text = {m.text: m for m in result.memories}
+    kept = by_text[career.text]
+    assert kept.status is Status.ACTIVE and kept.derived_level == 0
+    assert all(by_text[m.text].status is Status.TOMBSTONED for m in breads)
+    (summary,) = [m for m in result.live() if m.kind is Kind.SUMMARY]
+    assert sorted(summary.sources) == ["b0", "b1", "b2"]
+    assert profile(result.memories, now, cfg) == []
+    # A second pass at the same time changes nothing.
+    again = consolidate(result.memories, now, cfg, JoinMerger())
+    assert again.events == []
+    # An unsupported candidate of the same importance, or the setting above 1: forgotten.
+    unsaid = career.model_copy(update={"explicit": False, "sources": ["x", "y"]})
+    for memory, config in ((unsaid, cfg), (career, s000(history_min_importance=1.01))):
+        (gone,) = consolidate([memory], now, config, JoinMerger()).memories
+        assert gone.status is Status.TOMBSTONED
+    # The retention floor still forgets it (0.9 * e^(-150/365) = 0.60 < 0.7).
+    (late,) = consolidate([career], now, s000(floor=0.7), JoinMerger()).memories
+    assert late.status is Status.TOMBSTONED
+
+
 def test_cap_keeps_the_best_and_spares_pinned() -> None:
     mems = [make_memory(f"f{i}", [np.cos(i), np.sin(i)], importance=0.1 * (i + 1),
                         explicit=True) for i in range(6)]

@@ -74,6 +74,12 @@ class ConsolidationConfig(BaseModel):
         description="only idle candidates of at most this many content terms are forgotten "
                     "(short remarks: 'Glad it helped ya'); a longer one says something "
                     "specific ('Dance floors help avoid injuries') and is kept")
+    history_min_importance: float = Field(
+        default=0.8, ge=0, le=1.01,
+        description="an explicit fact of at least this importance (the extractor's "
+                    "important cue: job, home, family, health...) that fades below the "
+                    "confidence floor leaves the profile but is kept, searchable, as history "
+                    "(above 1: forgotten like the rest)")
     relation_weight_floor: float = Field(default=0.05, ge=0, le=1)
     max_pairs_per_memory: int = Field(
         default=3, ge=1,

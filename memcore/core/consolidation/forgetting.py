@@ -16,7 +16,7 @@ from memcore.core.lexicon import canonical_terms
 from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
 from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import capped_strength
-from memcore.core.table import KINDS, NONE_TIME, STATUSES, to_micros
+from memcore.core.table import KINDS, NONE_TIME, STATUSES, MemoryTable, to_micros
 
 if TYPE_CHECKING:
     from memcore.core.consolidation.reducer import Reducer
@@ -30,7 +30,11 @@ def weak_rows(red: Reducer) -> list[tuple[int, str]]:
     is held to the retention floor and the cap only. Confidence says how sure the store
     is that a fact is still true now; history is already out of the profile for that
     reason, and "Gina lost her job at Door Dash (January 2023)" does not become less
-    true with time. Retention decay and the cap still forget it."""
+    true with time. Retention decay and the cap still forget it.
+
+    So is an important explicit statement (:func:`kept_as_history`) whose confidence
+    faded: it leaves the profile, which lists only facts above the confidence floor,
+    but search still finds what the user said."""
     t, cfg = red.table, red.config
     rows = np.flatnonzero(t.live() & ~t.pinned & ~t.relation
                           & (t.kind != KINDS.index(Kind.RELATION)))
@@ -38,7 +42,8 @@ def weak_rows(red: Reducer) -> list[tuple[int, str]]:
     low = scores < cfg.floor
     conf = np.full(rows.size, np.inf)
     until = t.valid_until[rows]
-    history = (until != NONE_TIME) & (until <= to_micros(red.now))
+    history = ((until != NONE_TIME) & (until <= to_micros(red.now))) | kept_as_history(
+        t, rows, cfg.history_min_importance)
     rest = np.flatnonzero(~low & ~history)
     conf[rest] = confidences(t, rows[rest], red.now, cfg)
     out: list[tuple[int, str]] = []
@@ -49,6 +54,22 @@ def weak_rows(red: Reducer) -> list[tuple[int, str]]:
             out.append((int(rows[pos]),
                         f"confidence {conf[pos]:.3f} below {cfg.min_confidence}"))
     return out
+
+
+def kept_as_history(t: MemoryTable, rows: np.ndarray, min_importance: float) -> np.ndarray:
+    """Which ``rows`` are explicit statements of at least ``min_importance``: not
+    forgotten when their confidence fades (only the retention floor and the cap forget
+    them; the profile leaves them out).
+
+    The confidence floor (seed 000) keeps the list of current facts short: a goal not
+    re-stated for months is no longer believed current. Forgetting what the user said
+    is another matter (seed 002: deleting by age "loses context that compounded value";
+    seed 004: importance must be able to keep the rare critical fact). The extractor
+    scores an explicit statement of a life fact (job, home, family, health, adoption:
+    its important cue) at least 0.8; a plain goal ("wants to run a marathon") scores
+    less and is still forgotten, or summarized with its like. Summarizing the important one
+    instead would keep its words in a digest but not the statement itself."""
+    return t.explicit[rows] & (t.importance[rows] >= min_importance - 1e-9)
 
 
 def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
