@@ -110,7 +110,9 @@ def test_no_request_crosses_tenants(api: Api, long_mode: bool) -> None:  # noqa:
                                                                answer.text)
         assert status < 500, (method, path, status, answer.text)
         text = answer.text
-        assert "vault code" not in text and "5521" not in text, (method, path, text)
+        # Not "5521" alone: a random hex memory id may contain it ("...b5655217d"), which
+        # once failed this test with no leak at all.
+        assert "vault code" not in text and "is 5521" not in text, (method, path, text)
         # B's id may only come back echoed in the error about the id the caller sent.
         echoed = memory_id in b_ids and status in (403, 404, 422)
         assert echoed or not any(b in text for b in b_ids), (method, path, text)
