@@ -184,9 +184,10 @@ class Client:
             infer: bool = True) -> list[str]:
         """Enqueue turns for ingestion; returns the Celery task ids.
 
-        ``timestamp`` is when the turns happened (each message may carry its own);
-        without one, the time of this call is used. ``metadata`` and the scopes
-        ``user_id``/``agent_id``/``run_id`` are given to every memory the turns produce.
+        ``timestamp`` is when the turns happened, a datetime or an ISO 8601 string
+        (each message may carry its own); without one, the time of this call is used.
+        ``metadata`` and the scopes ``user_id``/``agent_id``/``run_id`` are given to
+        every memory the turns produce.
         ``infer=False`` stores each user turn verbatim as one memory (no extraction, no
         decision call; exact repeats in the same scope still only reinforce).
         """
