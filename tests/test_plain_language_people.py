@@ -13,10 +13,8 @@ from memcore.adapters import build_models
 from memcore.adapters.extract import OfflineExtractor
 from memcore.consolidate.passes import run_pass
 from memcore.core.compare import Relation, relate, supersessions
-from memcore.core.config import Settings
 from memcore.core.models import Episode, Role, Status
-from memcore.ingest.write_path import IngestPipeline
-from memcore.store import MemoryStore
+from tests.test_plain_language import _pipeline
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
@@ -137,9 +135,7 @@ def test_chat_about_a_body_part_is_the_speakers(turn: str, kept: list[str]) -> N
 # --- through the write path ----------------------------------------------------------------
 
 def test_someone_elses_change_and_a_recovery_through_the_write_path(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    pipeline = IngestPipeline(store, build_models(settings), settings)
+    store, pipeline, settings = _pipeline(redis_url)
     turns = ["Our daughter Maya just turned 7 and she's obsessed with dinosaurs.",
              "I hurt my wrist so I can't throw on the wheel for a few weeks.",
              "Actually, Maya's into space now, not dinosaurs anymore.",
@@ -201,9 +197,7 @@ def test_a_note_to_self_is_a_reminder(turn: str, kept: list[str]) -> None:
 # --- what a user tells about their people is not swept away as an idle remark ---------
 
 def test_a_fact_about_someone_named_outlives_the_idle_rule(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    pipeline = IngestPipeline(store, build_models(settings), settings)
+    store, pipeline, settings = _pipeline(redis_url)
     for i, text in enumerate(["Biscuit hates the rain.", "Bit of a slow one here lately."]):
         pipeline.ingest("dog", [Episode(id=f"d-{i}", namespace="dog", role=Role.USER,
                                         speaker="Dana", text=text, timestamp=T0)])
