@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -94,6 +95,9 @@ EXPANSIONS: Mapping[str, frozenset[str]] = {stem(k): _stems(v) for k, v in _BROA
 EXPANSION_WEIGHT = 0.5
 """An expanded term counts half as much as a term the query said."""
 
+_CONTRIB_CACHE = 4096
+"""At most this many (term, weight) contribution arrays are kept per text index."""
+
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text``: stemmed content words, in order."""
@@ -120,14 +124,22 @@ def query_terms(query: str, expand: bool = True) -> dict[str, float]:
     return weights
 
 
+def _grown(array: np.ndarray, size: int, dtype: np.dtype[Any] | None = None) -> np.ndarray:
+    """``array`` copied into zeros of ``size`` (and ``dtype``, if given)."""
+    grown = np.zeros(size, dtype=array.dtype if dtype is None else dtype)
+    grown[: array.shape[0]] = array
+    return grown
+
+
 class TextIndex:
     """Incremental Okapi BM25 over string ids; re-adding an id replaces its text.
 
     Each document has a slot (its row in the length array); each term keeps its
     postings as a dict (cheap incremental edits) and, once queried, as numpy arrays of
-    slots and term frequencies rebuilt only after the term changed. A query then costs a
-    few vector operations per query term and one partial sort, instead of a Python loop
-    over every posting and a full sort (the API's search budget is about a millisecond).
+    slots and term frequencies rebuilt only after the term changed. Each (term, weight)'s
+    BM25 contributions are kept until the next write, so between writes a query costs
+    one weighted ``bincount`` over its terms' postings, a partial sort and a sort of the
+    few candidates in C (the API's search budget is about a millisecond).
     """
 
     def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
@@ -144,6 +156,16 @@ class TextIndex:
         self._postings: dict[str, dict[int, int]] = {}  # term -> slot -> tf
         self._arrays: dict[str, tuple[np.ndarray, np.ndarray]] = {}  # term -> (slots, tfs)
         self._total_length = 0
+        # (term, weight) -> (slots, weighted BM25 contributions), () for an absent term.
+        # They depend on N and the average length, so every write ends by swapping in a
+        # fresh dict: a search racing a write stores into the discarded one.
+        self._contrib: dict[tuple[str, float], tuple[np.ndarray, np.ndarray] | tuple[()]] = {}
+        # slot -> id as UTF-8 bytes: numpy sorts these in the order of the str ids
+        # (UTF-8 preserves code point order), so ties sort in C. numpy pads with NULs,
+        # so an id ending in NUL would compare equal to its prefix: then sort in Python.
+        self._keys = np.zeros(0, dtype="S1")
+        self._nul_ids = False
+        self._name_array = np.zeros(0, dtype=object)  # slot -> id, to gather in C
 
     def __len__(self) -> int:
         return len(self._docs)
@@ -160,6 +182,18 @@ class TextIndex:
                 grown = np.zeros(max(64, 2 * self._lengths.shape[0]), dtype=np.float64)
                 grown[: self._lengths.shape[0]] = self._lengths
                 self._lengths = grown
+            if slot >= self._name_array.shape[0]:
+                self._name_array = _grown(self._name_array, self._lengths.shape[0])
+            self._name_array[slot] = ident
+            key = ident.encode("utf-8", "surrogatepass")
+            width = self._keys.dtype.itemsize
+            if len(key) > width:
+                self._keys = _grown(self._keys, self._lengths.shape[0],
+                                    np.dtype(f"S{max(len(key), 2 * width)}"))
+            elif slot >= self._keys.shape[0]:
+                self._keys = _grown(self._keys, self._lengths.shape[0])
+            self._keys[slot] = key
+            self._nul_ids = self._nul_ids or ident.endswith("\0")
         return slot
 
     def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
@@ -183,6 +217,7 @@ class TextIndex:
             for term, tf in counts.items():
                 self._postings.setdefault(term, {})[slot] = tf
                 self._arrays.pop(term, None)
+            self._contrib = {}
 
     def remove(self, ident: str) -> None:
         """Forget ``ident`` (no error if unknown)."""
@@ -199,6 +234,7 @@ class TextIndex:
                 posting.pop(slot, None)
                 if not posting:
                     del self._postings[term]
+        self._contrib = {}
 
     def idf(self, term: str) -> float:
         """BM25's idf (the non-negative variant, ``log(1 + (N - df + .5) / (df + .5))``)."""
@@ -217,24 +253,52 @@ class TextIndex:
             arrays = self._arrays[term] = (slots, tfs)
         return arrays
 
+    def _contributions(self, term: str, weight: float, cache: dict[
+            tuple[str, float], tuple[np.ndarray, np.ndarray] | tuple[()]],
+            ) -> tuple[np.ndarray, np.ndarray] | tuple[()]:
+        """``term``'s posting slots and their BM25 contributions times ``weight``
+        (``()``: no document has ``term``), kept in ``cache`` for a float weight."""
+        arrays = self._posting_arrays(term)
+        if arrays is None:
+            entry: tuple[np.ndarray, np.ndarray] | tuple[()] = ()
+        else:
+            slots, tfs = arrays
+            avg = self._total_length / len(self._docs) or 1.0
+            norm = self.k1 * (1 - self.b + self.b * self._lengths[slots] / avg)
+            entry = (slots, (self.idf(term) * weight) * tfs * (self.k1 + 1) / (tfs + norm))
+        # Only a float weight is a key: 1 == 1.0 == np.float32(1), but their products
+        # with the idf may differ in type or rounding.
+        if type(weight) is float:
+            if len(cache) >= _CONTRIB_CACHE:
+                cache.clear()
+            cache[term, weight] = entry
+        return entry
+
     def _dense(self, query: Mapping[str, float] | str) -> np.ndarray | None:
-        """BM25 score per slot (None: no document shares a term with ``query``)."""
+        """BM25 score per slot (None: no document shares a term with ``query``).
+
+        A slot's score is the sum of its terms' contributions in the query's term order
+        (``np.bincount`` adds its weights in input order), as adding term by term into a
+        dense array did; each contribution is computed once per write generation."""
         weights = query_terms(query) if isinstance(query, str) else query
         if not self._docs:
             return None
-        avg = self._total_length / len(self._docs) or 1.0
-        out: np.ndarray | None = None
+        cache = self._contrib
+        slots: list[np.ndarray] = []
+        contributions: list[np.ndarray] = []
         for term, weight in weights.items():
-            arrays = self._posting_arrays(term)
-            if arrays is None:
-                continue
-            slots, tfs = arrays
-            if out is None:
-                out = np.zeros(len(self._names), dtype=np.float64)
-            norm = self.k1 * (1 - self.b + self.b * self._lengths[slots] / avg)
-            # A term's slots are distinct, so fancy-index += adds once per slot.
-            out[slots] += (self.idf(term) * weight) * tfs * (self.k1 + 1) / (tfs + norm)
-        return out
+            entry = cache.get((term, weight)) if type(weight) is float else None
+            if entry is None:
+                entry = self._contributions(term, weight, cache)
+            if entry:
+                slots.append(entry[0])
+                contributions.append(entry[1])
+        if not slots:
+            return None
+        if len(slots) == 1:
+            return np.bincount(slots[0], weights=contributions[0], minlength=len(self._names))
+        return np.bincount(np.concatenate(slots), weights=np.concatenate(contributions),
+                           minlength=len(self._names))
 
     def scores(self, query: Mapping[str, float] | str) -> dict[str, float]:
         """BM25 score of every document sharing a term with ``query`` (others score 0)."""
@@ -244,49 +308,92 @@ class TextIndex:
         hit = np.flatnonzero(dense)
         return {self._names[s]: float(dense[s]) for s in hit.tolist()}
 
-    def search(self, query: Mapping[str, float] | str, k: int,
-               exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
-        """The ``k`` best ``(id, score)`` for ``query``, best first (ties by id)."""
+    def _hits(self, query: Mapping[str, float] | str, k: int,
+              exclude: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The score per slot of ``query`` with ``exclude`` zeroed, and the slots scoring
+        above 0 (both empty when nothing matches)."""
         if k < 1:
             raise ValueError(f"k must be >= 1, got {k}")
         dense = self._dense(query)
         if dense is None:
-            return []
+            return np.zeros(0, dtype=np.float64), np.zeros(0, dtype=np.int64)
         for ident in exclude:
             slot = self._slot.get(ident)
             if slot is not None:
                 dense[slot] = 0.0
-        hit = np.flatnonzero(dense > 0)
-        tied: list[tuple[str, float]] = []
+        return dense, np.flatnonzero(dense > 0)
+
+    def search(self, query: Mapping[str, float] | str, k: int,
+               exclude: Iterable[str] = ()) -> list[tuple[str, float]]:
+        """The ``k`` best ``(id, score)`` for ``query``, best first (ties by id)."""
+        dense, hit = self._hits(query, k, exclude)
+        if not hit.size:
+            return []
         if hit.size > k:
-            # Fewer than k score above the k-th best score; the rest of the k are the
-            # smallest ids among those scoring exactly that (as a full sort by (-score,
-            # id) would order them). Ties are common (short texts, shared terms): sort
-            # their ids alone, in C, rather than every tied hit by a Python key.
-            kth = np.partition(dense[hit], hit.size - k)[hit.size - k]
-            at_cut = hit[dense[hit] == kth]
-            hit = hit[dense[hit] > kth]
-            names = sorted([self._names[s] for s in at_cut.tolist()])[: k - hit.size]
-            tied = [(name, float(kth)) for name in names]
-        scored = [(self._names[s], float(dense[s])) for s in hit.tolist()]
-        scored.sort(key=lambda x: (-x[1], x[0]))
-        return (scored + tied)[:k]
+            # Only the hits scoring at least the k-th best score can be among the k;
+            # ties are common (short texts, shared terms), broken by id.
+            scores = dense[hit]
+            kth = np.partition(scores, hit.size - k)[hit.size - k]
+            hit = hit[scores >= kth]
+        names = self._names
+        if self._nul_ids:
+            scored = [(names[s], float(dense[s])) for s in hit.tolist()]
+            scored.sort(key=lambda x: (-x[1], x[0]))
+            return scored[:k]
+        # Sort by (-score, id) in C: the last key is the primary one.
+        best = hit[np.lexsort((self._keys[hit], -dense[hit]))[:k]]
+        return list(zip(self._name_array[best].tolist(), dense[best].tolist(), strict=True))
 
 
-def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None,
-         k: int = RRF_K) -> dict[str, float]:
-    """Reciprocal rank fusion: ``sum_r w_r / (k + rank_r(id))`` over the rankings
-    (rank 1 is best); an id missing from a ranking gets nothing from it."""
+_RRF_TABLES: dict[tuple[float, int], list[float]] = {}
+
+
+def _rrf_table(weight: float, k: int, length: int) -> list[float]:
+    """``[0.0 + weight / (k + rank) for rank in 1..length]`` (at least), shared across
+    calls for a float weight and an int ``k``; ``0.0 +`` as when the first ranking adds
+    to an empty sum (it turns -0.0 into 0.0)."""
+    cacheable = type(weight) is float and type(k) is int and weight != 0.0
+    table = _RRF_TABLES.get((weight, k)) if cacheable else None
+    if table is None or len(table) < length:
+        table = [0.0 + weight / (k + rank) for rank in range(1, max(length, DEPTH) + 1)]
+        if cacheable:
+            if len(_RRF_TABLES) >= 64:
+                _RRF_TABLES.clear()
+            _RRF_TABLES[weight, k] = table  # replaced, never changed in place (threads)
+    return table
+
+
+def _fuse_weights(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None,
+                  k: float) -> Sequence[float]:
+    """:func:`fuse`'s weights (1 each by default), its arguments checked."""
     if k < 0:
         raise ValueError(f"k must be >= 0, got {k}")
     if weights is None:
         weights = [1.0] * len(rankings)
     if len(weights) != len(rankings):
         raise ValueError(f"weights has {len(weights)} entries for {len(rankings)} rankings")
+    return weights
+
+
+def fuse(rankings: Sequence[Sequence[str]], weights: Sequence[float] | None = None,
+         k: int = RRF_K) -> dict[str, float]:
+    """Reciprocal rank fusion: ``sum_r w_r / (k + rank_r(id))`` over the rankings
+    (rank 1 is best); an id missing from a ranking gets nothing from it."""
     out: dict[str, float] = {}
-    for ranking, weight in zip(rankings, weights, strict=True):
-        for rank, ident in enumerate(ranking, start=1):
-            out[ident] = out.get(ident, 0.0) + weight / (k + rank)
+    get = out.get
+    for ranking, weight in zip(rankings, _fuse_weights(rankings, weights, k), strict=True):
+        if not isinstance(ranking, list | tuple):
+            ranking = list(ranking)
+        table = _rrf_table(weight, k, len(ranking))
+        # The table's "0.0 +" changes no sum: a sum starts at 0.0 and is never -0.0.
+        if not out:
+            # Into an empty sum, in C (unless an id repeats: then rank by rank).
+            out.update(zip(ranking, table, strict=False))  # the table may be longer
+            if len(out) == len(ranking):
+                continue
+            out.clear()
+        for ident, share in zip(ranking, table, strict=False):
+            out[ident] = get(ident, 0.0) + share
     return out
 
 
