@@ -140,13 +140,19 @@ def _same_search(old: _OldTextIndex, new: retrieval.TextIndex, query: Any, k: in
     return got
 
 
-@pytest.mark.parametrize(("seed", "cache_cap", "k1", "b"),
-                         [(1, None, 1.2, 0.75), (2, 3, 1.2, 0.75), (3, None, 0.9, 0.4)])
+@pytest.mark.parametrize(("seed", "cache_cap", "rank_min", "k1", "b"), [
+    (1, None, None, 1.2, 0.75),
+    (2, 3, 1, 1.2, 0.75),  # the cache fills up; ranks are redone at each new id met
+    (3, None, 10**9, 0.9, 0.4),  # never ranked: the ids' bytes sort
+])
 def test_search_and_scores_match_the_old_implementation(
-        seed: int, cache_cap: int | None, k1: float, b: float,
+        seed: int, cache_cap: int | None, rank_min: int | None, k1: float, b: float,
         monkeypatch: pytest.MonkeyPatch) -> None:
-    if cache_cap is not None:  # the cache fills up and restarts all the time
+    if cache_cap is not None:
         monkeypatch.setattr(retrieval, "_CONTRIB_CACHE", cache_cap)
+    if rank_min is not None:
+        monkeypatch.setattr(retrieval, "_RANK_MIN", rank_min)
+        monkeypatch.setattr(retrieval, "_RANK_SLACK", 10**9 if rank_min == 1 else 1)
     rng = random.Random(seed)
     old, new = _OldTextIndex(k1=k1, b=b), retrieval.TextIndex(k1=k1, b=b)
     assert new.search("Lisbon", 5) == old.search("Lisbon", 5) == []
@@ -222,6 +228,7 @@ def test_search_and_scores_match_the_old_implementation(
             assert _exact(new.scores(query).items()) == _exact(old.scores(query).items())
     assert ties > 200 and cut_ties > 50  # the tie-breaking was exercised
     assert same_length > 10
+    assert (new._rank[1] > 0) == (rank_min != 10**9)  # the ids' ranks served (or not)
 
 
 def test_ids_ending_in_nul_sort_like_strings() -> None:

@@ -98,6 +98,11 @@ EXPANSION_WEIGHT = 0.5
 _CONTRIB_CACHE = 4096
 """At most this many (term, weight) contribution arrays are kept per text index."""
 
+_RANK_MIN, _RANK_SLACK = 64, 16
+"""The ids' ranks are recomputed (an argsort of all ids) when a search meets a new id and
+at least max(_RANK_MIN, ranked ids / _RANK_SLACK) are new; until then such a search
+sorts by the ids' bytes."""
+
 
 def terms(text: str) -> list[str]:
     """The index terms of ``text``: stemmed content words, in order."""
@@ -165,6 +170,9 @@ class TextIndex:
         # so an id ending in NUL would compare equal to its prefix: then sort in Python.
         self._keys = np.zeros(0, dtype="S1")
         self._nul_ids = False
+        # The position of each slot's id in str order among the first ``ranked`` slots
+        # (new ids keep the others' order): an int sort key, cheaper than the bytes.
+        self._rank: tuple[np.ndarray, int] = (np.zeros(0, dtype=np.int64), 0)
         self._name_array = np.zeros(0, dtype=object)  # slot -> id, to gather in C
 
     def __len__(self) -> int:
@@ -176,8 +184,7 @@ class TextIndex:
     def _slot_of(self, ident: str) -> int:
         slot = self._slot.get(ident)
         if slot is None:
-            slot = self._slot[ident] = len(self._names)
-            self._names.append(ident)
+            slot = len(self._names)
             if slot >= self._lengths.shape[0]:
                 grown = np.zeros(max(64, 2 * self._lengths.shape[0]), dtype=np.float64)
                 grown[: self._lengths.shape[0]] = self._lengths
@@ -194,6 +201,9 @@ class TextIndex:
                 self._keys = _grown(self._keys, self._lengths.shape[0])
             self._keys[slot] = key
             self._nul_ids = self._nul_ids or ident.endswith("\0")
+            # Last: a search sees the slot once its key and name are in place.
+            self._names.append(ident)
+            self._slot[ident] = slot
         return slot
 
     def add(self, ids: Sequence[str], texts: Sequence[str]) -> None:
@@ -308,6 +318,13 @@ class TextIndex:
         hit = np.flatnonzero(dense)
         return {self._names[s]: float(dense[s]) for s in hit.tolist()}
 
+    def _ranks(self) -> tuple[np.ndarray, int]:
+        """Every slot's rank in the str order of the ids (by their UTF-8 bytes)."""
+        n = len(self._names)
+        rank = np.empty(n, dtype=np.int64)
+        rank[np.argsort(self._keys[:n])] = np.arange(n, dtype=np.int64)
+        return rank, n
+
     def _hits(self, query: Mapping[str, float] | str, k: int,
               exclude: Iterable[str]) -> tuple[np.ndarray, np.ndarray]:
         """The score per slot of ``query`` with ``exclude`` zeroed, and the slots scoring
@@ -335,13 +352,19 @@ class TextIndex:
             scores = dense[hit]
             kth = np.partition(scores, hit.size - k)[hit.size - k]
             hit = hit[scores >= kth]
-        names = self._names
         if self._nul_ids:
+            names = self._names
             scored = [(names[s], float(dense[s])) for s in hit.tolist()]
             scored.sort(key=lambda x: (-x[1], x[0]))
             return scored[:k]
-        # Sort by (-score, id) in C: the last key is the primary one.
-        best = hit[np.lexsort((self._keys[hit], -dense[hit]))[:k]]
+        # Sort by (-score, id) in C: the last key is the primary one; the id's rank when
+        # every candidate has one (hit is ascending), else its bytes.
+        rank, ranked = self._rank
+        if hit[-1] >= ranked and len(self._names) - ranked >= max(_RANK_MIN,
+                                                                  ranked // _RANK_SLACK):
+            rank, ranked = self._rank = self._ranks()
+        ids = rank[hit] if hit[-1] < ranked else self._keys[hit]
+        best = hit[np.lexsort((ids, -dense[hit]))[:k]]
         return list(zip(self._name_array[best].tolist(), dense[best].tolist(), strict=True))
 
 
