@@ -54,14 +54,15 @@ def test_pruned_search_answers_as_the_whole_chunk_does(redis_url: str, floor: fl
     whole._searcher.prune = False
     reads = {"pruned": 0, "whole": 0}
     for name, client in (("pruned", pruned), ("whole", whole)):
-        real = client.store.get_many
+        # Records asked for by the scoring (from Redis or the search's record cache).
+        real = client._searcher._fresh.get_many
 
         def counted(*args: object, _name: str = name, _real: object = real,
                     **kw: object) -> object:
-            reads[_name] += len(args[1])  # type: ignore[arg-type]
+            reads[_name] += len(args[3])  # type: ignore[arg-type]
             return _real(*args, **kw)  # type: ignore[operator]
 
-        client._searcher.store.get_many = counted  # type: ignore[method-assign]
+        client._searcher._fresh.get_many = counted  # type: ignore[method-assign]
     try:
         cases = 0
         for _ in range(40):

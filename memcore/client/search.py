@@ -14,11 +14,14 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
 from memcore.adapters import Models
+from memcore.client.record_cache import SearchRecordCache
 from memcore.core import retrieval
 from memcore.core.config import ConsolidationConfig, Settings
 from memcore.core.filters import Filterable, FilterFields, compile_filter
@@ -85,6 +88,22 @@ def retention_lift(retention_weight: float, config: ConsolidationConfig) -> floa
     if retention_weight <= 0:
         return 1.0
     return 1.0 + retention_weight * max(1.0, config.floor, config.relation_weight_floor)
+
+
+def fused_order(rank: Mapping[str, float], bm25: Mapping[str, float],
+                cosine: Mapping[str, float]) -> list[str]:
+    """The ids of ``rank`` best first: by fused rank, equal ranks (common with RRF) to the
+    stronger text match, then the closer vector, then by id. The order of sorting every
+    id by ``(-rank, -bm25, -cosine, id)``, at a fraction of the cost: one sort by rank
+    in C, then only runs of equal ranks sorted by the rest."""
+    items = sorted(rank.items(), key=itemgetter(1), reverse=True)
+    order: list[str] = []
+    for _, run in groupby(items, key=itemgetter(1)):
+        ids = [mid for mid, _ in run]
+        if len(ids) > 1:
+            ids.sort(key=lambda mid: (-bm25.get(mid, 0.0), -cosine.get(mid, 0.0), mid))
+        order.extend(ids)
+    return order
 
 
 def fit_budget(hits: Sequence[SearchHit], k: int, max_chars: int) -> list[SearchHit]:
@@ -184,6 +203,7 @@ class Searcher:
         self._vectors: IndexCache | None = None
         self._texts = retrieval.TextIndexCache(self._texts_of)
         self._records = RecordMemo()
+        self._fresh = SearchRecordCache()
         self._fields = FilterFieldsCache()
         self._touches: TouchBatcher | None = None
         # Stop reading a chunk once the rest cannot make the top k (see _score); False
@@ -219,6 +239,7 @@ class Searcher:
             self._vectors.invalidate(namespace)
         self._texts.invalidate(namespace)
         self._fields.invalidate(namespace)
+        self._fresh.invalidate(namespace)
 
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | str | None = None,
@@ -260,8 +281,8 @@ class Searcher:
 
         ranking = self._rank(namespace, state, index, query, vec, k,
                              admit if filters is not None else None, hybrid)
-        hits = self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
-                           hybrid)
+        hits = self._score(namespace, state, ranking, index, vec, k, admit, now,
+                           retention_weight, hybrid)
         chosen = fit_budget(hits, k, max_chars)
         # Recall strengthens a memory: only hits the query matched count as recalled, not
         # the ones after every real match (a search for "pets" recalls no pork diet).
@@ -306,16 +327,15 @@ class Searcher:
         for mid, _ in row:
             rank.setdefault(mid, 0.0)  # still returned, after every real match
         bm25 = dict(lexical)
-        order = sorted(rank, key=lambda mid: (-rank[mid], -bm25.get(mid, 0.0),
-                                              -cosine.get(mid, 0.0), mid))
-        return Ranking(order, rank, bm25, cosine)
+        return Ranking(fused_order(rank, bm25, cosine), rank, bm25, cosine)
 
-    def _score(self, namespace: str, ranking: Ranking, index: VectorIndex, vec: np.ndarray,
-               k: int, admit: Admit, now: datetime, retention_weight: float,
-               hybrid: bool) -> list[SearchHit]:
+    def _score(self, namespace: str, state: NamespaceState, ranking: Ranking,
+               index: VectorIndex, vec: np.ndarray, k: int, admit: Admit, now: datetime,
+               retention_weight: float, hybrid: bool) -> list[SearchHit]:
         """Read the ranked records a chunk at a time until ``k`` admitted ones are found;
         score each with its retention. Records come without vectors (decoded once per
-        change, :class:`RecordMemo`); the similarity uses the index's copy of the vector,
+        change, :class:`RecordMemo`), from Redis only when not read since ``state``
+        (:class:`SearchRecordCache`); the similarity uses the index's copy of the vector,
         the same quantized vector the record holds.
 
         A hybrid search reads a chunk's first ``2 k`` records first and stops early once
@@ -337,7 +357,8 @@ class Searcher:
                 if not ids or (lift is not None and len(best) == k
                                and ranking.rank[ids[0]] * lift < best[0]):
                     break
-                records = self.store.get_many(namespace, ids, memo=self._records)
+                records = self._fresh.get_many(self.store, namespace, state, ids,
+                                               self._records)
                 for mid, memory in zip(ids, records, strict=True):
                     if lift is not None and len(best) == k \
                             and ranking.rank[mid] * lift < best[0]:

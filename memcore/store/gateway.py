@@ -126,8 +126,8 @@ class Gateway:
         return raw.decode() if raw is not None else ""
 
     def namespace_state(self, namespace: str) -> NamespaceState:
-        """Version pointer, generation token, order-log length and record-change count
-        (one MGET: one slot).
+        """Version pointer, generation token, order-log length, record-change and
+        recall counts (one MGET: one slot).
         The token is '' while missing: a never-erased namespace, or one whose erase is
         still in progress (its log length then shows it)."""
         return self.namespace_state_and(namespace, ())[0]
@@ -139,17 +139,18 @@ class Gateway:
         confirms its API key there). On a cluster the extra keys live in other slots:
         one GET each, after the namespace's MGET (still one slot, one atomic read)."""
         names = [keys.current(namespace), keys.generation(namespace),
-                 keys.order_len(namespace), keys.writes(namespace)]
+                 keys.order_len(namespace), keys.writes(namespace), keys.recalls(namespace)]
         if extra and self._cluster:
             values = [*self.client.mget(names), *(self.client.get(key) for key in extra)]
         else:
             values = self.client.mget([*names, *extra])
-        current, epoch, length, writes = values[:4]
+        current, epoch, length, writes, recalls = values[:5]
         state = NamespaceState(version=int(current) if current is not None else 0,
                                epoch=epoch.decode() if epoch is not None else "",
                                order_length=int(length) if length is not None else 0,
-                               writes=writes.decode() if writes is not None else "")
-        return state, list(values[4:])
+                               writes=writes.decode() if writes is not None else "",
+                               recalls=recalls.decode() if recalls is not None else "")
+        return state, list(values[5:])
 
     def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""

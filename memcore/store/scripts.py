@@ -20,7 +20,8 @@ return out
 # Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL); the
 # delta op 'touch' is DeltaOp.TOUCH. The first write to a record while version v > 0 is
 # current keeps its previous bytes in v's undo hash (rollback restores them).
-# KEYS: current, pass token, delta. ARGV: ns prefix, now (epoch us), cap, ids...
+# KEYS: current, pass token, delta, recall counter. ARGV: ns prefix, now (epoch us), cap,
+# ids...
 TOUCH = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local passing = redis.call('EXISTS', KEYS[2]) == 1
@@ -46,6 +47,7 @@ for i = 4, #ARGV do
     n = n + 1
   end
 end
+if n > 0 then redis.call('INCR', KEYS[4]) end
 return n
 """
 
