@@ -55,10 +55,13 @@ _NAMED_KIN = re.compile(r"^[^ ]+'s? (?:(?:little|older|younger|eldest|youngest|b
                         r"mum|father|dad|niece|nephew|grandson|granddaughter) (?P<name>[^ ]+)$")
 
 
+_POSSESSIVE_END = re.compile(r"'s$")
+
+
 def _subject(raw: str) -> str:
     """The subject as compared: folded, single-spaced, without a trailing possessive;
     a named relative or pet ("ann's son leo") is compared by the name ("leo")."""
-    subject = re.sub(r"'s$", "", " ".join(raw.split()))
+    subject = _POSSESSIVE_END.sub("", " ".join(raw.split()))
     kin = _NAMED_KIN.match(subject)
     return kin.group("name") if kin else subject
 
@@ -173,12 +176,26 @@ _FRONTED = re.compile(r"^(?:(?:now|currently|nowadays|these days|at the moment|r
                       r"today|so|and|but|also|anyway|well),? )+")
 
 
+_SPACES = re.compile(r"\s+")
+# The words a _FRONTED match starts with.
+_FRONT_WORDS = ("now", "currently", "nowadays", "these days", "at the moment", "right now",
+                "today", "so", "and", "but", "also", "anyway", "well")
+
+
 def _clean(text: str) -> str:
-    # Accents dropped: "Tomás's degree" must tokenize like "Tomas's degree".
-    text = unicodedata.normalize("NFKD", fold(text).strip().rstrip(".!"))
-    text = "".join(c for c in text if not unicodedata.combining(c))
-    text = _ABBREVIATION_DOT.sub(lambda m: m.group(1) or "", text)
-    return _FRONTED.sub("", re.sub(r"\s+", " ", text))
+    # Each step is skipped only where it would change nothing (the fast common case).
+    text = fold(text).strip().rstrip(".!")
+    if not text.isascii():  # ASCII has no decompositions and no combining marks
+        # Accents dropped: "Tomás's degree" must tokenize like "Tomas's degree".
+        text = unicodedata.normalize("NFKD", text)
+        text = "".join(c for c in text if not unicodedata.combining(c))
+    if "." in text:  # every abbreviation dot match is a dot
+        text = _ABBREVIATION_DOT.sub(lambda m: m.group(1) or "", text)
+    # Every whitespace character but " " is unprintable: a printable text without "  "
+    # has only single spaces to squeeze.
+    if "  " in text or not text.isprintable():
+        text = _SPACES.sub(" ", text)
+    return _FRONTED.sub("", text) if text.startswith(_FRONT_WORDS) else text
 
 
 # How long the assistant's answers should be: said many ways ("keep answers short",
@@ -227,10 +244,66 @@ def slot_of(text: str) -> Slot | None:
     return next(_slots(text), None)
 
 
+# The strings one of which each pattern of ``_SLOTS`` (same order) cannot match without,
+# in the cleaned text: a text with none of a pattern's cues is not tried on it (most
+# texts have none at all). tests/test_hashing_fast.py holds every pattern to its cues.
+_SLOT_CUES: tuple[tuple[str, ...], ...] = (
+    ("assistant",),  # answer_language: "asks the assistant to"
+    ("liv", "mov", "relocated", "based", "resid", "settled", "back"),  # residence
+    ("home",),  # residence: "'s home town is"
+    ("work", "join", "employ"),  # employer: "works at", "joined at", "employed by"
+    ("start", "began"),  # employer: "started at"
+    (" is ",),  # employer: "is now at"
+    ("employ", "company"),  # employer: "'s employer is"
+    ("job", "profession", "occupation", "role"),  # job: "'s job is"
+    ("work", "start", "job"),  # job: "works as", "started as", "got a job as"
+    (" is ",),  # job: "is a nurse" (after the subject's space or an adverb's)
+    ("accepted", "took", "landed", "got", "offered", "secured"),  # job: "took a post at"
+    ("accepted", "took", "landed", "hired", "join"),  # job: "was hired as"
+    ("join",),  # employer: "joined Bosch"
+    ("name is",),  # name
+    ("budget", "rent", "salary", "pay", "mortgage", "deposit", "allowance", "savings",
+     "price"),  # amount
+    (" is ", "turn"),  # age: "is 7", "turned 7"
+    (" is ", "turn"),  # age: "is seven"
+    (" years",),  # age: "has 5 years"
+    ("celebrated",),  # age: "celebrated her 7th birthday"
+    (" is ",),  # partner: "is married to"
+    ("favo",),  # favorite: "favourite colour is"
+    ("favo",),  # favorite: "favourite is"
+    ("stud", "goes to school"),  # school: "studies at"
+    ("veg", "pesc", "omnivor", "flexitarian", "carnivore", "keto", "paleo"),  # diet
+)
+_CUES = tuple(sorted({cue for cues in _SLOT_CUES for cue in cues}))
+# Cue -> the indices in ``_SLOTS`` of the patterns it lets through.
+_CUED: dict[str, tuple[int, ...]] = {
+    cue: tuple(i for i, cues in enumerate(_SLOT_CUES) if cue in cues) for cue in _CUES}
+
+
+def _finder(needles: Sequence[str]) -> re.Pattern[str]:
+    """A pattern whose ``findall`` lists every occurrence of ``needles`` (none a prefix of
+    another, so at most one starts at a place), as one zero-width match per place;
+    branches grouped by first letter (faster)."""
+    if any(a != b and b.startswith(a) for a in needles for b in needles):
+        raise ValueError("a needle is a prefix of another")
+    by_first: dict[str, list[str]] = {}
+    for needle in needles:
+        by_first.setdefault(needle[0], []).append(re.escape(needle[1:]))
+    return re.compile("(?=(" + "|".join(f"{re.escape(first)}(?:{'|'.join(rests)})"
+                                        for first, rests in by_first.items()) + "))")
+
+
+_CUE_FINDER = _finder(_CUES)
+
+
 def _slots(text: str) -> Iterator[Slot]:
     """Every slot ``text`` fills, in the order of ``_SLOTS`` (the first is its slot)."""
     clean = _clean(text)
-    for name, pattern in _SLOTS:
+    cues = _CUE_FINDER.findall(clean)
+    if not cues:
+        return  # most texts: no pattern could match
+    for i in sorted({i for cue in cues for i in _CUED[cue]}):
+        name, pattern = _SLOTS[i]
         match = pattern.search(clean)
         if match:
             key = name + (":" + match.group("k") if "k" in pattern.groupindex else "")

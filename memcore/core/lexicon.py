@@ -122,14 +122,15 @@ def is_number(token: str) -> bool:
     return bool(_NUMBER.match(token))
 
 
+@lru_cache(maxsize=65536)
+def _content_stem(token: str) -> str | None:
+    """The stem of a content word; None for a stopword or a negation."""
+    return None if token in STOPWORDS or token in NEGATIONS else stem(token)
+
+
 def content_terms(text: str) -> list[str]:
     """Stemmed content words (no stopwords, no negations), in order."""
-    out = []
-    for tok in tokens(text):
-        if tok in STOPWORDS or tok in NEGATIONS:
-            continue
-        out.append(stem(tok))
-    return out
+    return [term for term in map(_content_stem, tokens(text)) if term is not None]
 
 
 def numbers(text: str) -> frozenset[str]:
