@@ -359,10 +359,12 @@ class Client:
         (``model_copy``) before changing it.
 
         Indexes are cached per process and checked on every search against the
-        namespace's version, log length and erase epoch in Redis (one round trip), so a
-        write or an erase made by any process is seen by the next search. ``guard``
-        (servers): a key read in that same round trip and checked before any record is
-        read (:class:`~memcore.client.search.ReadGuard`).
+        namespace's version, log length and erase epoch in Redis, so a write or an erase
+        made by any process is seen by the next search. An unfiltered search ranks on
+        the cached index and reads that state with its first records (one round trip);
+        when the state shows the index stale, it is brought up to date and the search
+        ranked again. ``guard`` (servers): a key read with the state and checked before
+        any record is used (:class:`~memcore.client.search.ReadGuard`).
         """
         return self._searcher.search(namespace, query, k, max_chars=max_chars,
                                      include_inactive=include_inactive, now=now, touch=touch,

@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from memcore.adapters import Models
-from memcore.client.record_cache import SearchRecordCache
 from memcore.core import retrieval
 from memcore.core.config import ConsolidationConfig, Settings
 from memcore.core.filters import Filterable, FilterFields, compile_filter
@@ -58,7 +57,8 @@ class ReadGuard:
     """A precondition of a search read with the namespace's state (same round trip):
     ``check`` gets the value of the string key ``key`` (None: missing, or not read
     because the search failed before its first read: the check then reads what it
-    needs itself) and raises to stop the search before any record is read. The HTTP API
+    needs itself) and raises to stop the search before any record read with it is
+    decoded or used. The HTTP API
     confirms a cached API key this way (the key revision) instead of with a round trip
     of its own."""
 
@@ -197,7 +197,6 @@ class Searcher:
         self._vectors: IndexCache | None = None
         self._texts = retrieval.TextIndexCache(self._texts_of)
         self._records = RecordMemo()
-        self._fresh = SearchRecordCache()
         self._fields = FilterFieldsCache()
         self._touches: TouchBatcher | None = None
         # Stop reading a chunk once the rest cannot make the top k (see _score); False
@@ -233,7 +232,6 @@ class Searcher:
             self._vectors.invalidate(namespace)
         self._texts.invalidate(namespace)
         self._fields.invalidate(namespace)
-        self._fresh.invalidate(namespace)
 
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False, now: datetime | str | None = None,
@@ -254,29 +252,18 @@ class Searcher:
                 guard.check(None)
             raise
         now = as_instant(now, "now") if now is not None else utcnow()
-        # One round trip says whether the cached indexes are still current (version,
-        # erase epoch, log length: another process may have written or erased), and
-        # reads the guard's key.
-        if guard is None:
-            state = self.store.namespace_state(namespace)
-        else:
-            state, (guarded,) = self.store.namespace_state_and(namespace, [guard.key])
-            guard.check(guarded)
-        version = state.version
-        index = self.vectors.get(namespace, version, epoch=state.epoch,
-                                 length=state.order_length)
-        if len(index) == 0:
-            return []
-        vec = self._embed(query)
 
         def admit(memory: Filterable | None) -> bool:
             return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
                 and wanted(memory)
 
-        ranking = self._rank(namespace, state, index, query, vec, k,
-                             admit if filters is not None else None, hybrid)
-        hits = self._score(namespace, state, ranking, index, vec, k, admit, now,
-                           retention_weight, hybrid)
+        hits, state, vec = None, None, None
+        if filters is None:
+            hits, state, vec = self._search_cached(namespace, query, k, admit, now,
+                                                   retention_weight, hybrid, guard)
+        if hits is None:
+            hits = self._search_checked(namespace, query, k, admit, now, retention_weight,
+                                        hybrid, guard, filters is not None, state, vec)
         chosen = fit_budget(hits, k, max_chars)
         # Recall strengthens a memory: only hits the query matched count as recalled, not
         # the ones after every real match (a search for "pets" recalls no pork diet).
@@ -288,6 +275,63 @@ class Searcher:
             else:
                 self.store.touch(namespace, ids, now, self.settings.consolidation.strength_cap)
         return chosen
+
+    def _search_cached(self, namespace: str, query: str, k: int, admit: Admit,
+                       now: datetime, retention_weight: float, hybrid: bool,
+                       guard: ReadGuard | None
+                       ) -> tuple[list[SearchHit] | None, NamespaceState | None,
+                                  np.ndarray | None]:
+        """One round trip: rank on this process's cached index, then read the namespace's
+        state, the guard's key and the first records to score in one go. Returns the hits,
+        or (no index cached, or the state read shows it is stale: a write or an erase
+        since) None with what was read for :meth:`_search_checked` to go on from."""
+        cached = self.vectors.peek(namespace)
+        if cached is None or len(cached[3]) == 0:
+            return None, None, None
+        epoch, version, length, index = cached
+        assumed = NamespaceState(version=version, epoch=epoch, order_length=length)
+        vec = self._embed(query)
+        ranking = self._rank(namespace, assumed, index, query, vec, k, None, hybrid)
+        first = ranking.order[:self._first_read(k, hybrid)]
+        state, records = self.store.search_read(
+            namespace, first, self._records, guard.key if guard is not None else None,
+            guard.check if guard is not None else None)
+        if (state.epoch, state.version, state.order_length) != (epoch, version, length):
+            return None, state, vec
+        return self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
+                           hybrid, dict(zip(first, records, strict=True))), state, vec
+
+    def _search_checked(self, namespace: str, query: str, k: int, admit: Admit,
+                        now: datetime, retention_weight: float, hybrid: bool,
+                        guard: ReadGuard | None, filtered: bool,
+                        state: NamespaceState | None = None,
+                        vec: np.ndarray | None = None) -> list[SearchHit]:
+        """State first (one round trip says whether the cached indexes are current:
+        version, erase epoch, log length; it reads the guard's key too; skipped when
+        ``state`` was read, guard checked, by :meth:`_search_cached`), indexes brought up
+        to date, then ranking and records."""
+        if state is not None:
+            pass
+        elif guard is None:
+            state = self.store.namespace_state(namespace)
+        else:
+            state, (guarded,) = self.store.namespace_state_and(namespace, [guard.key])
+            guard.check(guarded)
+        index = self.vectors.get(namespace, state.version, epoch=state.epoch,
+                                 length=state.order_length)
+        if len(index) == 0:
+            return []
+        if vec is None:
+            vec = self._embed(query)
+        ranking = self._rank(namespace, state, index, query, vec, k,
+                             admit if filtered else None, hybrid)
+        return self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
+                           hybrid)
+
+    def _first_read(self, k: int, hybrid: bool) -> int:
+        """How many ranked records :meth:`_score` reads first."""
+        step = max(k * 4, 20)
+        return min(step, 2 * k) if hybrid and self.prune else step
 
     def _embed(self, query: str) -> np.ndarray:
         roles = self._models().instrumented
@@ -323,14 +367,14 @@ class Searcher:
         bm25 = dict(lexical)
         return Ranking(fused_order(rank, bm25, cosine), rank, bm25, cosine)
 
-    def _score(self, namespace: str, state: NamespaceState, ranking: Ranking,
-               index: VectorIndex, vec: np.ndarray, k: int, admit: Admit, now: datetime,
-               retention_weight: float, hybrid: bool) -> list[SearchHit]:
+    def _score(self, namespace: str, ranking: Ranking, index: VectorIndex, vec: np.ndarray,
+               k: int, admit: Admit, now: datetime, retention_weight: float, hybrid: bool,
+               read: Mapping[str, Memory | None] | None = None) -> list[SearchHit]:
         """Read the ranked records a chunk at a time until ``k`` admitted ones are found;
         score each with its retention. Records come without vectors (decoded once per
-        change, :class:`RecordMemo`), from Redis only when not read since ``state``
-        (:class:`SearchRecordCache`); the similarity uses the index's copy of the vector,
-        the same quantized vector the record holds.
+        change, :class:`RecordMemo`); the similarity uses the index's copy of the vector,
+        the same quantized vector the record holds. ``read``: records already read with
+        the namespace's state (the first :meth:`_first_read` of the order).
 
         A hybrid search reads a chunk's first ``2 k`` records first and stops early once
         ``k`` hits score more than the next candidate could reach (its fused rank times
@@ -351,8 +395,9 @@ class Searcher:
                 if not ids or (lift is not None and len(best) == k
                                and ranking.rank[ids[0]] * lift < best[0]):
                     break
-                records = self._fresh.get_many(self.store, namespace, state, ids,
-                                               self._records)
+                records = ([read[mid] for mid in ids] if read is not None
+                           and all(mid in read for mid in ids)
+                           else self.store.get_many(namespace, ids, memo=self._records))
                 for mid, memory in zip(ids, records, strict=True):
                     if lift is not None and len(best) == k \
                             and ranking.rank[mid] * lift < best[0]:

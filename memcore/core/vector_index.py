@@ -330,6 +330,16 @@ class IndexCache(NamespaceLRU[VectorIndex]):
         self.drains = drains
         self.dim = dim
 
+    def peek(self, namespace: str) -> tuple[str, int, int, VectorIndex] | None:
+        """The cached index of ``namespace`` as it is, without asking the store whether it
+        is current: ``(epoch, version, log length covered, index)``, or None."""
+        with self._lock:
+            entry = self._entries.get(namespace)
+        if entry is None:
+            return None
+        (epoch, version), offset, index = entry
+        return epoch, version, offset, index
+
     def get(self, namespace: str, version: int, *, epoch: str = "",
             length: int | None = None) -> VectorIndex:
         """The index of ``namespace`` at ``version`` (and erase ``epoch``), synced with

@@ -65,17 +65,13 @@ class NamespaceState:
     """What a reader's per-process caches of a namespace are checked against (one round
     trip, :meth:`MemoryStore.namespace_state`): the current version, the epoch (the
     generation token ``mc:{ns}:gen``: replaced by an erase, a purge or a rollback; '' while
-    missing), the order log's length (every memory write appends to it), the count of
-    committed record changes (``writes``: '' before any; recall bookkeeping not counted)
-    and the count of recall bookkeeping writes (``recalls``: '' before any). Every change
-    to a record moves at least one of them: a reader may keep records read after it until
-    it moves."""
+    missing), the order log's length (every memory write appends to it) and the count of
+    committed record changes (``writes``: '' before any; recall bookkeeping not counted)."""
 
     version: int
     epoch: str
     order_length: int
     writes: str = ""
-    recalls: str = ""
 
 
 @dataclass(frozen=True)

@@ -58,6 +58,7 @@ class Gateway:
         if check_durability:
             self.check_durability()
         self.mget_current = LuaScript(client, scripts.MGET_CURRENT)
+        self.search_script = LuaScript(client, scripts.SEARCH_READ)
         self.touch = LuaScript(client, scripts.TOUCH)
         self.begin_pass = LuaScript(client, scripts.BEGIN_PASS)
         self.cas_commit = LuaScript(client, scripts.PASS_SWAP)
@@ -126,8 +127,8 @@ class Gateway:
         return raw.decode() if raw is not None else ""
 
     def namespace_state(self, namespace: str) -> NamespaceState:
-        """Version pointer, generation token, order-log length, record-change and
-        recall counts (one MGET: one slot).
+        """Version pointer, generation token, order-log length and record-change count
+        (one MGET: one slot).
         The token is '' while missing: a never-erased namespace, or one whose erase is
         still in progress (its log length then shows it)."""
         return self.namespace_state_and(namespace, ())[0]
@@ -138,19 +139,29 @@ class Gateway:
         missing), in the same round trip on a standalone Redis (one MGET: a search
         confirms its API key there). On a cluster the extra keys live in other slots:
         one GET each, after the namespace's MGET (still one slot, one atomic read)."""
-        names = [keys.current(namespace), keys.generation(namespace),
-                 keys.order_len(namespace), keys.writes(namespace), keys.recalls(namespace)]
+        names = _state_keys(namespace)
         if extra and self._cluster:
             values = [*self.client.mget(names), *(self.client.get(key) for key in extra)]
         else:
             values = self.client.mget([*names, *extra])
-        current, epoch, length, writes, recalls = values[:5]
-        state = NamespaceState(version=int(current) if current is not None else 0,
-                               epoch=epoch.decode() if epoch is not None else "",
-                               order_length=int(length) if length is not None else 0,
-                               writes=writes.decode() if writes is not None else "",
-                               recalls=recalls.decode() if recalls is not None else "")
-        return state, list(values[5:])
+        return _state(values[:4]), list(values[4:])
+
+    def search_read(self, namespace: str, ids: Sequence[str], extra: str | None
+                    ) -> tuple[NamespaceState, bytes | None, list[bytes | None]]:
+        """:meth:`namespace_state`, the value of the string key ``extra`` (None: missing
+        or not asked) and the packed records of ``ids``, in one round trip on a
+        standalone Redis (one script; on a cluster ``extra`` is a GET after it)."""
+        validate_namespace(namespace)
+        for memory_id in ids:
+            validate_identifier(memory_id)
+        names = _state_keys(namespace)
+        if extra is not None and not self._cluster:
+            names.append(extra)
+        res = self.search_script(keys=names, args=[keys.prefix(namespace), *ids])
+        guarded = res[4]
+        if extra is not None and self._cluster:
+            guarded = self.client.get(extra)
+        return _state(res[:4]), guarded, list(res[5:])
 
     def current_version(self, namespace: str) -> int:
         """The current snapshot version (0 before any pass)."""
@@ -227,3 +238,17 @@ class Gateway:
         return [unpack_memory(raw, namespace, i) for i, raw in zip(ids, self.load_raw(namespace,
                                                                                       ids),
                                                            strict=True) if raw is not None]
+
+
+def _state_keys(namespace: str) -> list[str]:
+    """The keys :class:`NamespaceState` is read from, in :func:`_state`'s order."""
+    return [keys.current(namespace), keys.generation(namespace), keys.order_len(namespace),
+            keys.writes(namespace)]
+
+
+def _state(values: Sequence[bytes | None]) -> NamespaceState:
+    current, epoch, length, writes = values
+    return NamespaceState(version=int(current) if current is not None else 0,
+                          epoch=epoch.decode() if epoch is not None else "",
+                          order_length=int(length) if length is not None else 0,
+                          writes=writes.decode() if writes is not None else "")

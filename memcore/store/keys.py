@@ -239,12 +239,6 @@ def writes(ns: str) -> str:
     return prefix(ns) + "writes"
 
 
-def recalls(ns: str) -> str:
-    """Counter of recall bookkeeping writes (one per touch call that changed a record):
-    with :func:`writes`, what a reader caching whole records compares."""
-    return prefix(ns) + "recalls"
-
-
 def generation(ns: str) -> str:
     """A token replaced by every change that bypasses the undo hashes (erase, purge,
     rollback, erasing the namespace): a cached table read under another token is stale."""

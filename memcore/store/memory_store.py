@@ -21,7 +21,7 @@ The facade's methods keep the names and signatures callers use; each delegates.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -131,6 +131,16 @@ class MemoryStore:
         leaves ``vector`` None; ``memo``: no vectors, records decoded before and unchanged
         since are reused, see :class:`RecordMemo`)."""
         return self.records.get_many(namespace, ids, vectors=vectors, memo=memo)
+
+    def search_read(self, namespace: str, ids: Sequence[str], memo: RecordMemo,
+                    extra: str | None = None,
+                    check: Callable[[bytes | None], None] | None = None,
+                    ) -> tuple[NamespaceState, list[Memory | None]]:
+        """:meth:`namespace_state` and :meth:`get_many` (with ``memo``) of ``ids`` in one
+        round trip: a search that ranked on its cached index reads both at once. With
+        ``extra``, ``check(its value)`` runs before any record is decoded (a server's
+        API key revision, read in the same round trip on a standalone Redis)."""
+        return self.records.search_read(namespace, ids, memo, extra, check)
 
     def get_many_packed(self, namespace: str, ids: Sequence[str]
                         ) -> list[tuple[Memory, bytes] | None]:

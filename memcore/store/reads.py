@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 
 import numpy as np
 
 from memcore.core.filters import FilterFields
 from memcore.core.models import Memory, Status, validate_namespace
 from memcore.store import keys
-from memcore.store.base import BATCH
+from memcore.store.base import BATCH, NamespaceState
 from memcore.store.gateway import Gateway
 from memcore.store.records import (
     RecordMemo,
@@ -52,6 +52,19 @@ class Records:
         _, raws = self._gw.read_current_raw(namespace, ids)
         return [None if raw is None else memo.decode(raw, namespace, i)
                 for i, raw in zip(ids, raws, strict=True)]
+
+    def search_read(self, namespace: str, ids: Sequence[str], memo: RecordMemo,
+                    extra: str | None = None,
+                    check: Callable[[bytes | None], None] | None = None,
+                    ) -> tuple[NamespaceState, list[Memory | None]]:
+        """The namespace's state and the records of ``ids`` (without vectors, through
+        ``memo``) in one round trip; ``check(value of extra)`` runs first and may raise:
+        then no record is decoded or returned."""
+        state, guarded, raws = self._gw.search_read(namespace, ids, extra)
+        if check is not None:
+            check(guarded)
+        return state, [None if raw is None else memo.decode(raw, namespace, i)
+                       for i, raw in zip(ids, raws, strict=True)]
 
     def get_many_packed(self, namespace: str, ids: Sequence[str]
                         ) -> list[tuple[Memory, bytes] | None]:

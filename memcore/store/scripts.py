@@ -17,11 +17,25 @@ end
 return out
 """
 
+# A search's one round trip: the namespace's state (Gateway.namespace_state's keys), the
+# guard's key (standalone Redis only: on a cluster it lives in another slot) and the
+# records of the ids. KEYS: current, generation, order length, writes[, guard].
+# ARGV: ns prefix, ids... -> {current, generation, length, writes, guard, record, ...}
+SEARCH_READ = """
+local out = {}
+for i = 1, 4 do out[i] = redis.call('GET', KEYS[i]) end
+out[5] = false
+if #KEYS > 4 then out[5] = redis.call('GET', KEYS[5]) end
+for i = 2, #ARGV do
+  out[i + 4] = redis.call('GET', ARGV[1] .. 'm:' .. ARGV[i])
+end
+return out
+"""
+
 # Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL); the
 # delta op 'touch' is DeltaOp.TOUCH. The first write to a record while version v > 0 is
 # current keeps its previous bytes in v's undo hash (rollback restores them).
-# KEYS: current, pass token, delta, recall counter. ARGV: ns prefix, now (epoch us), cap,
-# ids...
+# KEYS: current, pass token, delta. ARGV: ns prefix, now (epoch us), cap, ids...
 TOUCH = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local passing = redis.call('EXISTS', KEYS[2]) == 1
@@ -47,7 +61,6 @@ for i = 4, #ARGV do
     n = n + 1
   end
 end
-if n > 0 then redis.call('INCR', KEYS[4]) end
 return n
 """
 

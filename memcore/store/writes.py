@@ -416,7 +416,7 @@ class Writes:
         if not ids:
             return
         self._gw.touch(keys=[keys.current(namespace), keys.pass_token(namespace),
-                             keys.delta(namespace), keys.recalls(namespace)],
+                             keys.delta(namespace)],
                     args=[keys.prefix(namespace), to_micros(as_utc(now)), float(strength_cap),
                           *ids])
 
