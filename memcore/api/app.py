@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.middleware.body_limit import MAX_BODY_SIZE_SCOPE_KEY
 from starlette.types import Receive, Scope, Send
 
 import memcore
 from memcore.api import errors
 from memcore.api.auth import AuthMiddleware
-from memcore.api.fastpath import SearchFastPath
+from memcore.api.fastpath import SearchFastPath, SearchShortcut
 from memcore.api.metrics import ApiMetrics, MetricsMiddleware
 from memcore.api.routes import health, memories, messages, namespaces
 from memcore.api.state import ApiState
@@ -36,23 +37,30 @@ scopes or a role too low a 403, and neither says whether the namespace exists. E
 
 
 class MemcoreAPI(FastAPI):
-    """FastAPI, with searches handed straight to the middleware stack.
+    """FastAPI, with searches handed straight to the search's shortcut.
 
     ``FastAPI.__call__`` asks, on every request, whether OpenTelemetry is configured
     (its native telemetry): under ``bench api`` that question cost about 4% of a server
-    process's interpreter time per search. For ``POST .../search`` it is asked at most
-    once a second here; while telemetry is off the request goes to the same middleware
-    stack ``Starlette.__call__`` would call, so nothing else changes."""
+    process's interpreter time per search. For ``.../search`` it is asked at most once
+    a second here; while telemetry is off the request goes to
+    :class:`~memcore.api.fastpath.SearchShortcut` (set by :func:`create_app`), which
+    answers a successful search itself and hands everything else to the same middleware
+    stack ``Starlette.__call__`` would call."""
 
     _memcore_otel_at = float("-inf")
     _memcore_otel_on = True
+    memcore_shortcut: SearchShortcut | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] == "http" and self.middleware_stack is not None
                 and not self.root_path and scope["path"].endswith("/search")
                 and not self._otel_enabled()):
             scope["app"] = self
-            await self.middleware_stack(scope, receive, send)
+            if self.memcore_shortcut is not None and not scope.get("root_path") \
+                    and MAX_BODY_SIZE_SCOPE_KEY not in scope and self.max_body_size is None:
+                await self.memcore_shortcut(scope, receive, send, self.middleware_stack)
+            else:
+                await self.middleware_stack(scope, receive, send)
             return
         await super().__call__(scope, receive, send)
 
@@ -101,4 +109,10 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     app.add_middleware(AuthMiddleware, routes=routes, keys=state.key_cache,
                        insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
     app.add_middleware(MetricsMiddleware, metrics=app.state.api_metrics)
+    # Instances of their own, on the same key cache and counters as the stack's.
+    auth = AuthMiddleware(app.router, routes=routes, keys=state.key_cache,
+                          insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
+    app.memcore_shortcut = SearchShortcut(
+        state=state, auth=auth, metrics=MetricsMiddleware(app.router,
+                                                          metrics=app.state.api_metrics))
     return app

@@ -50,6 +50,8 @@ ROLE_ATTR = "__memcore_role__"
 CONFIRMS_ATTR = "__memcore_confirms_key__"
 UNAUTHORIZED = "missing or unknown API key (send 'Authorization: Bearer <key>')"
 _TRICKS = re.compile(r"%2f|%5c|%2e|\\", re.I)
+_RANK = {role: role.rank for role in ApiRole}  # ``ApiRole.rank`` lists the enum per call
+_ROUTES_SEEN = 4096
 
 
 def requires(role: ApiRole) -> Callable[[F], F]:
@@ -223,6 +225,7 @@ class AuthMiddleware:
         self.keys = keys
         self.insecure_dev = insecure_dev
         self.max_body_bytes = max_body_bytes
+        self._routes_seen: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or not scope["path"].startswith("/v1"):
@@ -240,20 +243,46 @@ class AuthMiddleware:
             scope["memcore_route"] = getattr(route, "path", None)
             scope["memcore_path_params"] = params
         endpoint = getattr(route, "endpoint", None)
-        token = self._token(scope)
+        headers = dict(scope["headers"])
+        token = self._token(headers)
         if token and not self.insecure_dev and getattr(endpoint, CONFIRMS_ATTR, False):
             hit = self.keys.cached(token)
             if hit is not None:
-                denied = self._decide(scope, route, params, Principal.of(hit[0]))
+                denied = self._decide(scope, route, params, Principal.of(hit[0]), headers)
                 if denied is None:  # the route confirms the key before it acts
                     scope["state"]["memcore_key_check"] = (self.keys, hit[1])
                     return None
                 # A denial is decided on a freshly verified key (revoked: 401, not 403).
         principal = await self._authenticate(token)
-        return self._decide(scope, route, params, principal)
+        return self._decide(scope, route, params, principal, headers)
+
+    def admit_cached(self, scope: Scope, headers: dict[bytes, bytes]) -> bool:
+        """What :meth:`__call__` decides without I/O, for the search's shortcut
+        (:class:`~memcore.api.fastpath.SearchShortcut`; ``headers``: the request's, as a
+        dict): True if the request goes to a route that confirms its key, with a cached
+        key that :meth:`_decide` lets through; ``scope`` is then marked as
+        :meth:`_check` marks it. False: anything else (no I/O done, nothing decided;
+        the whole middleware decides it). Called outside the middleware: a path the
+        middleware would not check (not ``/v1``) is False too."""
+        if self.insecure_dev or not scope["path"].startswith("/v1"):
+            return False
+        route, params = self._route_cached(scope)
+        if route is None or not getattr(route.endpoint, CONFIRMS_ATTR, False):
+            return False
+        token = self._token(headers)
+        hit = self.keys.cached(token) if token else None
+        if hit is None:
+            return False
+        scope["memcore_route"] = route.path
+        scope["memcore_path_params"] = params
+        if self._decide(scope, route, params, Principal.of(hit[0]), headers) is not None:
+            return False
+        scope["state"]["memcore_key_check"] = (self.keys, hit[1])
+        return True
 
     def _decide(self, scope: Scope, route: Any, params: dict[str, Any],
-                principal: Principal | None) -> ErrorResponse | None:
+                principal: Principal | None,
+                headers: dict[bytes, bytes]) -> ErrorResponse | None:
         if principal is None:
             return ErrorResponse(401, "unauthorized", UNAUTHORIZED,
                                  headers={"WWW-Authenticate": "Bearer"})
@@ -275,20 +304,20 @@ class AuthMiddleware:
                 return ErrorResponse(403, "forbidden",
                                      "this key's scopes do not include the namespace")
         needed = getattr(getattr(route, "endpoint", None), ROLE_ATTR, ApiRole.ADMIN)
-        if principal.role.rank < needed.rank:
+        if _RANK[principal.role] < _RANK[needed]:
             return ErrorResponse(403, "forbidden",
                                  f"this key's role {principal.role.value!r} cannot do this "
                                  f"(needs {needed.value!r})")
-        length = dict(scope["headers"]).get(b"content-length")
+        length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
             return ErrorResponse(413, "too_large",
                                  f"body: larger than {self.max_body_bytes} bytes", "body")
         return None
 
     @staticmethod
-    def _token(scope: Scope) -> str:
-        """The bearer token of the request ('' without one)."""
-        header = dict(scope["headers"]).get(b"authorization", b"").decode("latin-1")
+    def _token(headers: dict[bytes, bytes]) -> str:
+        """The bearer token of the request ('' without one); ``headers``: its headers."""
+        header = headers.get(b"authorization", b"").decode("latin-1")
         scheme, _, token = header.partition(" ")
         return token.strip() if scheme.lower() == "bearer" else ""
 
@@ -306,6 +335,21 @@ class AuthMiddleware:
             if match is Match.FULL:
                 return route, dict(child.get("path_params", {}))
         return None, {}
+
+    def _route_cached(self, scope: Scope) -> tuple[Any, dict[str, Any]]:
+        """:meth:`_route`, remembered per method and path (routes match on nothing else
+        in a scope straight from the server: no root path, no enclosing router). The
+        cache is bounded (cleared when full): paths carry namespaces and ids."""
+        if scope.get("root_path") or "path_params" in scope:
+            return self._route(scope)
+        slot = (scope["method"], scope["path"])
+        found = self._routes_seen.get(slot)
+        if found is None:
+            found = self._route(scope)
+            if len(self._routes_seen) >= _ROUTES_SEEN:
+                self._routes_seen.clear()
+            self._routes_seen[slot] = found
+        return found[0], dict(found[1])
 
     def _limited(self, receive: Receive) -> Receive:
         seen = 0

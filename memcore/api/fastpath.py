@@ -11,16 +11,26 @@ to the FastAPI route, so every error status, message and header is the route's o
 error found here only costs that request its search twice. The route also documents
 the endpoint (OpenAPI) and stays the one and only definition of its answers: both call
 :func:`memcore.api.routes.messages.search_json`.
+
+:class:`SearchShortcut` goes one step further for a search whose key is in the cache:
+``MemcoreAPI`` hands it the request before the middleware stack (Starlette's and
+FastAPI's error, telemetry and body-limit layers, the metrics and authentication
+middleware, each one more coroutine and ``send`` wrapper per request), and it does
+what those layers and :class:`SearchFastPath` would do for a successful search in one
+coroutine. Whatever it does not answer goes through the whole stack as before.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Awaitable, Callable
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memcore.api.auth import AuthMiddleware, BodyTooLarge
+from memcore.api.metrics import STARTED, MetricsMiddleware
 from memcore.api.routes.common import NS_PATTERN
 from memcore.api.routes.messages import search_json
 from memcore.api.schemas import SearchRequest
@@ -28,6 +38,9 @@ from memcore.api.state import ApiState
 
 SEARCH_ROUTE = "/v1/namespaces/{ns}/search"
 _NS_RE = re.compile(NS_PATTERN)
+TRIED = "memcore_search_shortcut_tried"
+"""Scope key: the shortcut read the body and could not answer; the route answers."""
+_HEADERS = [(b"content-type", b"application/json")]
 
 
 class _Fallback(Exception):
@@ -45,41 +58,116 @@ class SearchFastPath:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (scope["type"] != "http" or scope.get("memcore_route") != SEARCH_ROUTE
-                or scope["method"] != "POST"):
+                or scope["method"] != "POST" or scope.get(TRIED)):
             await self.app(scope, receive, send)
             return
         received: list[Message] = []
         try:
             body = await _read_body(receive, received)
-            request = _parse(scope, body)
+            request = _parse(scope, body, dict(scope["headers"]))
             payload = await self.state.run_search(search_json, self.state, scope,
                                                   request[0], request[1])
         except Exception as exc:  # the route answers it, from the same body
             await self.app(scope, _replay(received, receive, exc), send)
             return
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(payload)).encode())]})
-        await send({"type": "http.response.body", "body": payload})
+        await _answer(send, payload)
 
 
-async def _read_body(receive: Receive, received: list[Message]) -> bytes:
-    """The whole request body; every message received is kept in ``received``."""
+class SearchShortcut:
+    """A successful search, answered before the middleware stack (see the module's
+    docstring). ``MemcoreAPI`` calls it for ``POST`` paths ending in ``/search`` with
+    the stack to hand everything else to; it is what the stack's layers do for such a
+    request (there ``SearchFastPath`` answers it):
+
+    - metrics: the request counted and timed under its route template, as
+      :class:`~memcore.api.metrics.MetricsMiddleware` does;
+    - authentication: :meth:`AuthMiddleware.admit_cached
+      <memcore.api.auth.AuthMiddleware.admit_cached>` (a cached key let through,
+      confirmed by the search itself); anything it does not admit (a key not cached,
+      a denial, another route) goes to the stack untouched, body unread;
+    - the body: read within the size limit and parsed as :class:`SearchFastPath` does;
+      a request it cannot answer from it (bad JSON, a rejected field, an error in the
+      search, the size limit, a client gone) goes to the stack with its body replayed
+      and marked (``TRIED``), so that the route answers it, exactly as when
+      :class:`SearchFastPath` falls back (the stack authenticates it again first).
+
+    The error, telemetry and body-limit layers of Starlette and FastAPI act only on an
+    exception or a configuration that this path never sees (``MemcoreAPI`` calls it
+    only while native telemetry is off; an exception leaves it for the stack)."""
+
+    def __init__(self, *, state: ApiState, auth: AuthMiddleware,
+                 metrics: MetricsMiddleware) -> None:
+        self.state = state
+        self.auth = auth
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send,
+                       stack: ASGIApp) -> None:
+        start = time.perf_counter()
+        headers = dict(scope["headers"])
+        if scope["method"] != "POST" or not self.auth.admit_cached(scope, headers) \
+                or scope.get("memcore_route") != SEARCH_ROUTE:
+            _forget(scope, start)
+            await stack(scope, receive, send)
+            return
+        received: list[Message] = []
+        try:
+            body = await _read_body(receive, received, self.auth.max_body_bytes)
+            request = _parse(scope, body, headers)
+            payload = await self.state.run_search(search_json, self.state, scope,
+                                                  request[0], request[1])
+        except Exception as exc:  # the stack's route answers it, from the same body
+            scope[TRIED] = True
+            _forget(scope, start)
+            await stack(scope, _replay(received, receive, exc), send)
+            return
+        try:
+            await _answer(send, payload)
+        finally:
+            self.metrics.observe("POST", SEARCH_ROUTE, 200, time.perf_counter() - start)
+
+
+def _forget(scope: Scope, start: float) -> None:
+    """Before the stack takes the request over: what :meth:`AuthMiddleware.admit_cached`
+    set goes (the stack decides afresh), and the metrics time it from ``start``."""
+    state = scope.get("state", {})
+    state.pop("memcore_key_check", None)
+    state.pop("principal", None)
+    scope[STARTED] = start
+
+
+async def _answer(send: Send, payload: bytes) -> None:
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [*_HEADERS, (b"content-length", str(len(payload)).encode())]})
+    await send({"type": "http.response.body", "body": payload})
+
+
+async def _read_body(receive: Receive, received: list[Message],
+                     limit: int | None = None) -> bytes:
+    """The whole request body; every message received is kept in ``received``. Past
+    ``limit`` bytes: :class:`~memcore.api.auth.BodyTooLarge` (the message that passed
+    it kept too)."""
     chunks = []
+    seen = 0
     while True:
         message = await receive()
         received.append(message)
         if message["type"] != "http.request":
             raise _Fallback()  # a disconnect: the route's body reader handles it
-        chunks.append(message.get("body", b""))
+        chunk = message.get("body", b"")
+        seen += len(chunk)
+        if limit is not None and seen > limit:
+            raise BodyTooLarge(limit)
+        chunks.append(chunk)
         if not message.get("more_body", False):
             return b"".join(chunks)
 
 
-def _parse(scope: Scope, body: bytes) -> tuple[str, SearchRequest]:
+def _parse(scope: Scope, body: bytes, headers: dict[bytes, bytes]) -> tuple[str, SearchRequest]:
     """The namespace and the validated body, as the route would see them (the JSON
-    parsed by ``json.loads`` and validated in Python mode, as FastAPI does)."""
-    content_type = dict(scope["headers"]).get(b"content-type", b"")
+    parsed by ``json.loads`` and validated in Python mode, as FastAPI does);
+    ``headers``: the request's, as a dict."""
+    content_type = headers.get(b"content-type", b"")
     ns = scope.get("memcore_path_params", {}).get("ns")
     if content_type != b"application/json" or not isinstance(ns, str) \
             or not _NS_RE.fullmatch(ns):

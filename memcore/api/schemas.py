@@ -18,8 +18,10 @@ from pydantic import (
     StrictBool,
     StrictInt,
     StrictStr,
+    TypeAdapter,
     model_validator,
 )
+from typing_extensions import TypedDict
 
 from memcore.core.models import AuditEvent, Memory, Role
 
@@ -126,6 +128,23 @@ class SearchResponse(BaseModel):
     """Ranked hits, best first."""
 
     results: list[SearchResult]
+
+
+class _SearchResultDict(TypedDict):
+    memory: Memory
+    similarity: float
+    score: float
+
+
+class _SearchResponseDict(TypedDict):
+    results: list[_SearchResultDict]
+
+
+SEARCH_RESPONSE_JSON = TypeAdapter(_SearchResponseDict)
+"""Serializes a :class:`SearchResponse` given as plain dicts (same fields, same order:
+the same JSON, byte for byte) without building the models first: about a third of the
+cost of answering a search's hits. Give it what the models would hold: ``Memory``
+instances and ``float`` values (nothing is validated or converted)."""
 
 
 class MemoryPage(BaseModel):

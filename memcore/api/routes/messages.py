@@ -8,11 +8,11 @@ from starlette.types import Scope
 from memcore.api.auth import confirms_key, key_guard, requires
 from memcore.api.routes.common import NS, bare, errors
 from memcore.api.schemas import (
+    SEARCH_RESPONSE_JSON,
     AddRequest,
     MemoryIds,
     SearchRequest,
     SearchResponse,
-    SearchResult,
     TaskIds,
     WaitRequest,
     WaitResponse,
@@ -81,12 +81,12 @@ def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> 
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
                                max_chars=body.max_chars, filters=body.filters,
                                guard=key_guard(scope))
-    answer = SearchResponse(results=[SearchResult(memory=bare(h.memory),
-                                                  similarity=h.similarity, score=h.score)
-                                     for h in hits])
-    # Serialized here, once, by pydantic's own serializer: FastAPI would validate the
+    # A SearchResponse, serialized here, once, by pydantic's own serializer, from plain
+    # dicts (the models are not built: SEARCH_RESPONSE_JSON). FastAPI would validate the
     # returned model against response_model again first (the schema stays documented).
-    return answer.model_dump_json().encode()
+    return SEARCH_RESPONSE_JSON.dump_json({"results": [
+        {"memory": bare(h.memory), "similarity": float(h.similarity), "score": float(h.score)}
+        for h in hits]})
 
 
 @router.post("/search", response_model=SearchResponse, responses=errors())
