@@ -7,11 +7,12 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
 from itertools import chain, pairwise
+from typing import cast
 
 import numpy as np
 
 from memcore.core.compare import slot_of
-from memcore.core.lexicon import ANTONYMS, STOPWORDS, content_terms, stem, tokens
+from memcore.core.lexicon import ANTONYMS, STOPWORDS, content_stem, stem, tokens
 from memcore.observability.usage import Metered
 
 # Feature-group weights: whole words carry the meaning, bigrams the word order,
@@ -56,10 +57,17 @@ def _term_features(term: str) -> tuple[tuple[str, float], ...]:
     return (("w:" + term, _UNIGRAM_WEIGHT), *(("c:" + gram, share) for gram in grams))
 
 
-def _terms(text: str) -> list[str]:
-    """The terms features are made of."""
+@lru_cache(maxsize=65536)
+def _term(token: str) -> str | None:
+    """The term of a token: its content stem, antonym verbs mapped to the positive one."""
     # love/enjoy/hate all map to one stem: polarity is the decider's job, not the index's.
-    terms = [ANTONYMS.get(t, t) for t in content_terms(text)]
+    term = content_stem(token)
+    return term if term is None else ANTONYMS.get(term, term)
+
+
+def _terms(text: str) -> list[str]:
+    """The terms features are made of (:func:`content_terms`, through :func:`_term`)."""
+    terms = [term for term in map(_term, tokens(text)) if term is not None]
     if not terms:  # all stopwords ("how are you"): fall back to the raw words
         terms = [stem(t) for t in tokens(text) if t not in STOPWORDS] or tokens(text)
     return terms
@@ -144,18 +152,15 @@ class HashingEmbedder(Metered):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An (n, dim) float32 array of unit rows, one per text."""
         self.count_call()
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        vec = np.empty(self.dim, dtype=np.float64)
+        vecs = np.zeros((len(texts), self.dim), dtype=np.float64)
         for row, text in enumerate(texts):
-            vec.fill(0.0)
-            self._fill(vec, text)
-            out[row] = vec  # float64 -> float32, rounded as astype rounds
-        return out
+            self._fill(vecs[row], text)
+        return vecs.astype(np.float32)
 
     def _fill(self, vec: np.ndarray, text: str) -> None:
         """Write the unit vector of :func:`features` of ``text`` into the zeroed ``vec``
-        (float64): their values summed per bucket in feature order, as ``vec[index] +=
-        value`` feature after feature would sum them, then divided by the norm."""
+        (float64, contiguous): their values added to their buckets in feature order,
+        then divided by the norm."""
         bucket, plan = _coders(self.dim)
         terms = _terms(text)
         plans = [plan(term) for term in terms]
@@ -164,23 +169,20 @@ class HashingEmbedder(Metered):
         for keys, _ in plans:
             seen.update(keys)
             count += len(keys)
-        sums: dict[int, float] = {}
-        get = sums.get
+        # Its float items, written without the overhead of numpy's item assignment.
+        buckets = cast("memoryview[float]", vec.data)
         if len(seen) == count:
             # No feature shared by two terms (the usual case): every term's own weights
             # are the text's, so its cached values are too.
             for _, values in plans:
                 for index, value in values:
-                    sums[index] = get(index, 0.0) + value
+                    buckets[index] += value
             feats = _extras(text, terms)
         else:
             feats = features(text)
         for key, weight in feats.items():
             index, sign = bucket(key)
-            sums[index] = get(index, 0.0) + (sign * _tf(weight) if weight >= 1.0
-                                             else sign * weight)  # _value, inlined
-        for index, value in sums.items():  # (cheaper than one fancy-indexed write)
-            vec[index] = value
+            buckets[index] += sign * _tf(weight) if weight >= 1.0 else sign * weight
         norm = math.sqrt(vec.dot(vec))  # np.linalg.norm's own sum: the same float
         if norm < 1e-12:  # every feature cancelled out (astronomically rare)
             vec[bucket("e:<empty>")[0]] = 1.0

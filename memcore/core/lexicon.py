@@ -123,14 +123,14 @@ def is_number(token: str) -> bool:
 
 
 @lru_cache(maxsize=65536)
-def _content_stem(token: str) -> str | None:
-    """The stem of a content word; None for a stopword or a negation."""
+def content_stem(token: str) -> str | None:
+    """The stem of a content word token; None for a stopword or a negation."""
     return None if token in STOPWORDS or token in NEGATIONS else stem(token)
 
 
 def content_terms(text: str) -> list[str]:
     """Stemmed content words (no stopwords, no negations), in order."""
-    return [term for term in map(_content_stem, tokens(text)) if term is not None]
+    return [term for term in map(content_stem, tokens(text)) if term is not None]
 
 
 def numbers(text: str) -> frozenset[str]:
