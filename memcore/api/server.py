@@ -10,6 +10,7 @@ from types import TracebackType
 import uvicorn
 from fastapi import FastAPI
 
+from memcore.api import processes
 from memcore.api.app import create_app
 from memcore.client.client import Client
 from memcore.core.config import Settings, get_settings
@@ -32,7 +33,8 @@ def make_server(settings: Settings, host: str, port: int, *, insecure_dev: bool 
 def serve(settings: Settings, host: str, port: int, *, workers: int = 1,
           insecure_dev: bool = False, log_level: str = "info") -> None:
     """Serve in the foreground until SIGINT/SIGTERM; ``workers`` > 1 starts that many
-    processes on the same port (each with its own Client and index cache)."""
+    processes on the same port (each with its own Client and index cache, and its own
+    listening socket where the platform allows: :mod:`memcore.api.processes`)."""
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
     if workers == 1:
@@ -44,6 +46,10 @@ def serve(settings: Settings, host: str, port: int, *, workers: int = 1,
         os.environ[_INSECURE_ENV] = "1"
     else:
         os.environ.pop(_INSECURE_ENV, None)
+    if processes.supported():
+        # A listening socket per process: the kernel spreads connections over them.
+        processes.serve_processes(host, port, workers, log_level)
+        return
     uvicorn.run("memcore.api.server:app_from_env", factory=True, host=host, port=port,
                 workers=workers, log_level=log_level, server_header=False,
                 timeout_graceful_shutdown=10)

@@ -1,0 +1,122 @@
+"""``memcore serve --workers 2`` (memcore.api.processes): a listening socket per process,
+so connections are spread over the processes instead of piling onto the first one to
+wake; a process that dies is replaced; a port already served is refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import psutil
+import pytest
+
+from memcore.devtools.redis_server import free_port
+
+pytestmark = pytest.mark.skipif(not hasattr(socket, "SO_REUSEPORT"), reason="no SO_REUSEPORT")
+
+
+def _start(redis_url: str, port: int) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
+                             "127.0.0.1", "--port", str(port), "--workers", "2",
+                             "--log-level", "warning"],
+                            env={**os.environ, "MEMCORE_REDIS_URL": redis_url},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+
+
+def _wait_ready(base: str, proc: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while True:
+        assert proc.poll() is None, "memcore serve exited"
+        try:
+            if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                return
+        except httpx.TransportError:
+            pass
+        assert time.monotonic() < deadline, "memcore serve did not become ready"
+        time.sleep(0.2)
+
+
+def _servers(proc: subprocess.Popen[bytes]) -> list[psutil.Process]:
+    return [p for p in psutil.Process(proc.pid).children()
+            if "resource_tracker" not in " ".join(p.cmdline())]
+
+
+@pytest.fixture()
+def served(redis_url: str) -> Iterator[tuple[str, int, subprocess.Popen[bytes]]]:
+    port = free_port()
+    proc = _start(redis_url, port)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait_ready(base, proc)
+        yield base, port, proc
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def _established(pid: int, port: int) -> int:
+    """Established TCP connections of ``pid`` whose local port is ``port`` (/proc)."""
+    inodes = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state, inode = fields[1], fields[3], fields[9]
+        if state == "01" and int(local.split(":")[1], 16) == port:
+            inodes.add(inode)
+    count = 0
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in inodes:
+            count += 1
+    return count
+
+
+def test_connections_are_spread_over_the_processes(
+        served: tuple[str, int, subprocess.Popen[bytes]]) -> None:
+    base, port, proc = served
+    # 32 keep-alive connections opened in a burst, as 32 agents would.
+    clients = [httpx.Client(base_url=base, timeout=10) for _ in range(32)]
+    try:
+        for client in clients:
+            assert client.get("/healthz").status_code == 200
+        per_process = [_established(p.pid, port) for p in _servers(proc)]
+        assert len(per_process) == 2 and sum(per_process) == 32, per_process
+        # The kernel hashes each connection: both get a share (all 32 on one process
+        # has a chance of 2^-31; fewer than 4 on one, about 10^-6).
+        assert min(per_process) >= 4, per_process
+    finally:
+        for client in clients:
+            client.close()
+
+
+def test_a_dead_process_is_replaced(served: tuple[str, int, subprocess.Popen[bytes]]) -> None:
+    base, _, proc = served
+    time.sleep(10.5)  # past the start-up window: a death after it is replaced
+    victim = _servers(proc)[0]
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(10)
+    deadline = time.monotonic() + 60
+    while len([p for p in _servers(proc) if p.pid != victim.pid]) < 2:
+        assert time.monotonic() < deadline, "no new server process"
+        time.sleep(0.2)
+    _wait_ready(base, proc)
+    assert proc.poll() is None
+
+
+def test_a_port_already_served_is_refused(
+        served: tuple[str, int, subprocess.Popen[bytes]], redis_url: str) -> None:
+    _, port, _ = served
+    second = _start(redis_url, port)
+    _, err = second.communicate(timeout=60)
+    assert second.returncode != 0
+    assert b"address already in use" in err.lower()
