@@ -118,5 +118,17 @@ def test_a_port_already_served_is_refused(
     _, port, _ = served
     second = _start(redis_url, port)
     _, err = second.communicate(timeout=60)
-    assert second.returncode != 0
+    assert second.returncode == 3
     assert b"address already in use" in err.lower()
+    assert b"Traceback" not in err
+
+
+def test_a_port_taken_by_another_program_is_refused(redis_url: str) -> None:
+    with socket.socket() as other:  # a plain listener, as `memcore up` binds its API
+        other.bind(("127.0.0.1", 0))
+        other.listen()
+        proc = _start(redis_url, other.getsockname()[1])
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 3
+    assert b"address already in use" in err.lower()
+    assert b"Traceback" not in err

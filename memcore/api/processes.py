@@ -20,10 +20,12 @@ import logging
 import multiprocessing
 import signal
 import socket
+import sys
 import threading
 import time
 from multiprocessing.process import BaseProcess
 from types import FrameType
+from typing import NoReturn
 
 import uvicorn
 
@@ -54,6 +56,12 @@ def listening_socket(host: str, port: int, backlog: int = 2048) -> socket.socket
     return sock
 
 
+def _refuse(message: str) -> NoReturn:
+    """Stop with uvicorn's start-up failure code and a one-line message, no traceback."""
+    print(f"ERROR: {message}", file=sys.stderr)
+    raise SystemExit(3)
+
+
 def _serve_one(host: str, port: int, log_level: str) -> None:
     """One server process (spawned): its own socket, the app from the environment."""
     try:
@@ -78,13 +86,17 @@ def serve_processes(host: str, port: int, workers: int, log_level: str = "info")
     # Fail here, not in every process, when the port is taken: by a socket without
     # SO_REUSEPORT (the bind fails), or by another server of this user with it (which
     # the bind would join: it answers a connection).
-    listening_socket(host, port).close()
+    try:
+        listening_socket(host, port).close()
+    except OSError as exc:
+        _refuse(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     try:
         socket.create_connection((host, port), timeout=1).close()
     except OSError:
         pass
     else:
-        raise OSError(f"address already in use: a server already listens on {host}:{port}")
+        _refuse(f"cannot listen on {host}:{port}: address already in use (a server "
+                "answers there)")
     context = multiprocessing.get_context("spawn")
     stop = threading.Event()
 
