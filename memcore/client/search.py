@@ -310,13 +310,8 @@ class Searcher:
         version, erase epoch, log length; it reads the guard's key too; skipped when
         ``state`` was read, guard checked, by :meth:`_search_cached`), indexes brought up
         to date, then ranking and records."""
-        if state is not None:
-            pass
-        elif guard is None:
-            state = self.store.namespace_state(namespace)
-        else:
-            state, (guarded,) = self.store.namespace_state_and(namespace, [guard.key])
-            guard.check(guarded)
+        if state is None:
+            state = self._read_state(namespace, guard)
         index = self.vectors.get(namespace, state.version, epoch=state.epoch,
                                  length=state.order_length)
         if len(index) == 0:
@@ -328,10 +323,18 @@ class Searcher:
         return self._score(namespace, ranking, index, vec, k, admit, now, retention_weight,
                            hybrid)
 
+    def _read_state(self, namespace: str, guard: ReadGuard | None) -> NamespaceState:
+        """The namespace's state (one round trip), the guard's key read and checked."""
+        if guard is None:
+            return self.store.namespace_state(namespace)
+        state, (guarded,) = self.store.namespace_state_and(namespace, [guard.key])
+        guard.check(guarded)
+        return state
+
     def _first_read(self, k: int, hybrid: bool) -> int:
-        """How many ranked records :meth:`_score` reads first."""
-        step = max(k * 4, 20)
-        return min(step, 2 * k) if hybrid and self.prune else step
+        """How many ranked records :meth:`_score` reads first: the head of its first
+        chunk (``2 k`` of ``max(4 k, 20)`` when it prunes, the whole chunk otherwise)."""
+        return 2 * k if hybrid and self.prune else max(k * 4, 20)
 
     def _embed(self, query: str) -> np.ndarray:
         roles = self._models().instrumented
