@@ -1,21 +1,29 @@
-"""``memcore serve --workers N``: N server processes, each with a listening socket of its
-own on the same port (``SO_REUSEPORT``), so the kernel spreads new connections over them.
+"""``memcore serve --workers N``: N server processes behind one listening socket, with
+the parent handing each accepted connection to the processes in turn.
 
-uvicorn's multi-process mode hands one shared listening socket to every process. When a
+uvicorn's multi-process mode hands the shared listening socket to every process. When a
 burst of clients connects, the first process to wake accepts every pending connection
 (its event loop accepts until the queue is empty), and long-lived keep-alive connections
 stay where they landed: in 5 of 10 ``memcore bench api``-style runs all 32 connections
 sat on one process, which then used one core of two (about 440 searches/s against 800
-with the load split; notes/benchmarks.md, "bench api, session 7"). With a socket per
-process the kernel hashes each new connection to one of them.
+with the load split; notes/benchmarks.md, "bench api, session 7"). A listening socket
+per process (``SO_REUSEPORT``, session 7) let the kernel hash connections instead, but
+a hash splits 32 connections about 18/14, and the process with 18 answers each of them
+later: its clients made the p95.
 
-The parent only supervises: it starts the processes, starts another when one dies
-after it was up (a process that dies at start, e.g. on a port in use, stops the server
-with its exit code) and passes SIGINT/SIGTERM on.
+So the parent owns the one listening socket (a port in use fails its bind, as with one
+process), accepts, and passes each connection (``SCM_RIGHTS`` over a Unix socket pair)
+to the next process in turn, which serves it with uvicorn's own protocol: 32
+connections are 16 and 16. It costs the parent one ``accept`` and one ``sendmsg`` per
+*connection*, not per request. The parent also supervises: it starts another process
+when one dies after it was up (a process that dies at start stops the server with its
+exit code) and passes SIGINT/SIGTERM on. A process whose parent is gone (its pair
+closed) shuts down on its own.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import multiprocessing
 import signal
@@ -23,6 +31,7 @@ import socket
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from types import FrameType
 from typing import NoReturn
@@ -35,19 +44,21 @@ STARTUP_SECONDS = 10.0
 """A process that exits sooner than this after its start failed to start (the server
 stops); one that exits later is replaced."""
 
+_BACKLOG = 2048
+
 
 def supported() -> bool:
-    """Whether this platform has ``SO_REUSEPORT`` (Linux, the BSDs, macOS)."""
-    return hasattr(socket, "SO_REUSEPORT")
+    """Whether this platform can pass sockets between processes (``socket.send_fds``:
+    Unix)."""
+    return hasattr(socket, "send_fds") and hasattr(socket, "AF_UNIX")
 
 
-def listening_socket(host: str, port: int, backlog: int = 2048) -> socket.socket:
-    """A TCP socket bound to ``host:port`` with ``SO_REUSEPORT``, listening."""
+def listening_socket(host: str, port: int, backlog: int = _BACKLOG) -> socket.socket:
+    """A TCP socket bound to ``host:port``, listening (``OSError`` if the port is taken)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
         sock.listen(backlog)
     except OSError:
@@ -62,18 +73,116 @@ def _refuse(message: str) -> NoReturn:
     raise SystemExit(3)
 
 
-def _serve_one(host: str, port: int, log_level: str) -> None:
-    """One server process (spawned): its own socket, the app from the environment."""
-    try:
-        sock = listening_socket(host, port)
-    except OSError as exc:
-        logging.basicConfig()
-        log.error("cannot listen on %s:%d: %s", host, port, exc)
-        raise SystemExit(3) from exc
-    config = uvicorn.Config("memcore.api.server:app_from_env", factory=True, host=host,
-                            port=port, log_level=log_level, server_header=False,
+class HandedConnectionsServer(uvicorn.Server):
+    """A uvicorn server that listens on nothing: it serves the connections its parent
+    sends over ``channel`` (one byte and one file descriptor per connection)."""
+
+    def __init__(self, config: uvicorn.Config, channel: socket.socket) -> None:
+        super().__init__(config)
+        self.channel = channel
+
+    async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+        await super().startup(sockets=[])  # the app's lifespan; no listener of its own
+        if not self.started:
+            return
+        loop = asyncio.get_running_loop()
+        self.channel.setblocking(False)
+        loop.add_reader(self.channel.fileno(), self._receive, loop)
+
+    def _protocol(self, loop: asyncio.AbstractEventLoop) -> asyncio.Protocol:
+        # What uvicorn's own startup() builds for each connection of its listeners.
+        return self.config.http_protocol_class(  # type: ignore[call-arg]
+            config=self.config, server_state=self.server_state,
+            app_state=self.lifespan.state, _loop=loop)
+
+    def _receive(self, loop: asyncio.AbstractEventLoop) -> None:
+        while True:
+            try:
+                data, fds, _, _ = socket.recv_fds(self.channel, 1, 1)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                data, fds = b"", []
+            if not data:  # the parent is gone: no more connections will come
+                self._stop_receiving(loop)
+                self.should_exit = True
+                return
+            for fd in fds:
+                conn = socket.socket(fileno=fd)
+                if self.should_exit:
+                    conn.close()
+                    continue
+                conn.setblocking(False)
+                loop.create_task(loop.connect_accepted_socket(
+                    lambda: self._protocol(loop), conn))
+
+    def _stop_receiving(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.channel.fileno() >= 0:
+            loop.remove_reader(self.channel.fileno())
+
+    async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+        self._stop_receiving(asyncio.get_running_loop())
+        await super().shutdown(sockets=sockets)
+
+
+def _serve_one(channel: socket.socket, log_level: str) -> None:
+    """One server process (spawned): the app from the environment, serving what arrives
+    on ``channel``."""
+    config = uvicorn.Config("memcore.api.server:app_from_env", factory=True,
+                            log_level=log_level, server_header=False,
                             timeout_graceful_shutdown=10)
-    uvicorn.Server(config).run(sockets=[sock])
+    HandedConnectionsServer(config, channel).run()
+
+
+@dataclass
+class _Child:
+    process: BaseProcess
+    channel: socket.socket  # the parent's end of the pair
+    started: float
+
+
+class _Dispatcher:
+    """Accepts on ``listener`` (in a thread) and hands connections round-robin to the
+    children's channels; a child that cannot take one (dead, restarting) is skipped."""
+
+    def __init__(self, listener: socket.socket, children: list[_Child]) -> None:
+        self.listener = listener
+        self.children = children
+        self.lock = threading.Lock()
+        self.stop = threading.Event()
+        self.turn = 0
+        self.thread = threading.Thread(target=self._accept, name="memcore-api-accept",
+                                       daemon=True)
+
+    def _accept(self) -> None:
+        self.listener.settimeout(0.5)  # wakes to see `stop`
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except TimeoutError:
+                continue
+            except OSError as exc:
+                if self.stop.is_set():
+                    return
+                log.warning("accept failed: %s", exc)
+                time.sleep(0.05)  # e.g. out of file descriptors: do not spin
+                continue
+            with conn:
+                self._hand(conn)
+
+    def _hand(self, conn: socket.socket) -> None:
+        with self.lock:
+            channels = [child.channel for child in self.children]
+            first = self.turn
+            self.turn += 1
+        for i in range(len(channels)):
+            channel = channels[(first + i) % len(channels)]
+            try:
+                socket.send_fds(channel, [b"c"], [conn.fileno()])
+                return
+            except OSError:
+                continue  # that child is gone; the supervisor replaces it
+        log.warning("no server process could take a connection; closed it")
 
 
 def serve_processes(host: str, port: int, workers: int, log_level: str = "info") -> None:
@@ -83,59 +192,60 @@ def serve_processes(host: str, port: int, workers: int, log_level: str = "info")
         raise ValueError(f"workers: must be >= 1, got {workers}")
     if port == 0:
         raise ValueError("port: several server processes need a fixed port, not 0")
-    # Fail here, not in every process, when the port is taken: by a socket without
-    # SO_REUSEPORT (the bind fails), or by another server of this user with it (which
-    # the bind would join: it answers a connection).
     try:
-        listening_socket(host, port).close()
+        listener = listening_socket(host, port)
     except OSError as exc:
         _refuse(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    try:
-        socket.create_connection((host, port), timeout=1).close()
-    except OSError:
-        pass
-    else:
-        _refuse(f"cannot listen on {host}:{port}: address already in use (a server "
-                "answers there)")
     context = multiprocessing.get_context("spawn")
     stop = threading.Event()
 
-    def start() -> tuple[BaseProcess, float]:
-        process = context.Process(target=_serve_one, args=(host, port, log_level),
+    def start() -> _Child:
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        process = context.Process(target=_serve_one, args=(child_end, log_level),
                                   name="memcore-api")
         process.start()
-        return process, time.monotonic()
+        child_end.close()
+        return _Child(process, parent_end, time.monotonic())
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
         stop.set()
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
-    running = [start() for _ in range(workers)]
+    children = [start() for _ in range(workers)]
+    dispatcher = _Dispatcher(listener, children)
+    dispatcher.thread.start()
     failure = 0
     try:
         while not stop.wait(0.5):
-            for i, (process, started) in enumerate(running):
-                if process.is_alive():
+            for i, child in enumerate(children):
+                if child.process.is_alive():
                     continue
-                if time.monotonic() - started < STARTUP_SECONDS:
-                    failure = process.exitcode or 1
-                    log.error("server process %s exited with %s at start", process.pid,
-                              process.exitcode)
+                if time.monotonic() - child.started < STARTUP_SECONDS:
+                    failure = child.process.exitcode or 1
+                    log.error("server process %s exited with %s at start", child.process.pid,
+                              child.process.exitcode)
                     stop.set()
                     break
                 log.warning("server process %s exited with %s; starting another",
-                            process.pid, process.exitcode)
-                running[i] = start()
+                            child.process.pid, child.process.exitcode)
+                replacement = start()
+                with dispatcher.lock:
+                    children[i] = replacement
+                child.channel.close()
     finally:
-        for process, _ in running:
-            if process.is_alive():
-                process.terminate()  # SIGTERM: uvicorn shuts down gracefully
+        dispatcher.stop.set()
+        dispatcher.thread.join(5)
+        listener.close()
+        for child in children:
+            if child.process.is_alive():
+                child.process.terminate()  # SIGTERM: uvicorn shuts down gracefully
         deadline = time.monotonic() + 20
-        for process, _ in running:
-            process.join(max(0.1, deadline - time.monotonic()))
-            if process.is_alive():
-                process.kill()
-                process.join(5)
+        for child in children:
+            child.process.join(max(0.1, deadline - time.monotonic()))
+            if child.process.is_alive():
+                child.process.kill()
+                child.process.join(5)
+            child.channel.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if failure:

@@ -73,11 +73,12 @@ def close(memory: Memory, *, new_id: str, now: datetime) -> Memory:
                  superseded_by=new_id)
 
 
-def touch(memory: Memory, *, now: datetime, strength_cap: float) -> Memory:
-    """Recall bookkeeping: last_used, strength +1 capped, recall_count +1."""
+def touch(memory: Memory, *, now: datetime, strength_cap: float, times: int = 1) -> Memory:
+    """Recall bookkeeping for ``times`` recalls: last_used, strength +times capped,
+    recall_count +times (one version bump, as the TOUCH script writes it)."""
     return memory.model_copy(update={
-        "last_used": as_utc(now), "strength": min(strength_cap, memory.strength + 1.0),
-        "recall_count": memory.recall_count + 1, "version": memory.version + 1})
+        "last_used": as_utc(now), "strength": min(strength_cap, memory.strength + times),
+        "recall_count": memory.recall_count + times, "version": memory.version + 1})
 
 
 def set_pinned(memory: Memory, *, pinned: bool, now: datetime) -> Memory:
@@ -142,7 +143,8 @@ def apply(memory: Memory | None, op: DeltaOp, args: dict[str, Any], *, strength_
     if op is DeltaOp.CLOSE:
         return close(memory, new_id=args["new_id"], now=now)
     if op is DeltaOp.TOUCH:
-        return touch(memory, now=now, strength_cap=float(args.get("cap", strength_cap)))
+        return touch(memory, now=now, strength_cap=float(args.get("cap", strength_cap)),
+                     times=int(args.get("times", 1)))
     if op in (DeltaOp.PIN, DeltaOp.UNPIN):
         return set_pinned(memory, pinned=op is DeltaOp.PIN, now=now)
     if op is DeltaOp.RESTORE:

@@ -32,10 +32,14 @@ end
 return out
 """
 
-# Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL); the
-# delta op 'touch' is DeltaOp.TOUCH. The first write to a record while version v > 0 is
-# current keeps its previous bytes in v's undo hash (rollback restores them).
-# KEYS: current, pass token, delta. ARGV: ns prefix, now (epoch us), cap, ids...
+# Recall bookkeeping in place on the packed header '<BIldI' (see records.RECALL): only
+# its 25 bytes are read (GETRANGE) and rewritten (SETRANGE), not the whole record. Each
+# id comes with how many times it was recalled (a batch of searches found it n times:
+# strength +n capped, recall_count +n, one version bump). The delta op 'touch' is
+# DeltaOp.TOUCH, its args carry 'times'. The first write to a record while version v > 0
+# is current keeps its previous bytes in v's undo hash (rollback restores them).
+# KEYS: current, pass token, delta. ARGV: ns prefix, now (epoch us), cap, (id, times)...
+# -> recalls recorded
 TOUCH = """
 local v = tonumber(redis.call('GET', KEYS[1]) or '0')
 local passing = redis.call('EXISTS', KEYS[2]) == 1
@@ -43,22 +47,24 @@ local now = tonumber(ARGV[2])
 local cap = tonumber(ARGV[3])
 local undo = ARGV[1] .. 'v' .. v .. ':undo'
 local n = 0
-for i = 4, #ARGV do
-  local key = ARGV[1] .. 'm:' .. ARGV[i]
-  local rec = redis.call('GET', key)
-  if rec then
-    if v > 0 and redis.call('HEXISTS', undo, ARGV[i]) == 0 then
-      redis.call('HSET', undo, ARGV[i], rec)
+for i = 4, #ARGV, 2 do
+  local id = ARGV[i]
+  local times = tonumber(ARGV[i + 1])
+  local key = ARGV[1] .. 'm:' .. id
+  local head = redis.call('GETRANGE', key, 0, 24)
+  if #head == 25 then
+    if v > 0 and redis.call('HEXISTS', undo, id) == 0 then
+      redis.call('HSET', undo, id, redis.call('GET', key))
     end
-    local fmt, ver, _, strength, count, pos = struct.unpack('<BIldI', rec)
-    strength = math.min(cap, strength + 1)
-    redis.call('SET', key, struct.pack('<BIldI', fmt, ver + 1, now, strength, count + 1)
-      .. string.sub(rec, pos))
+    local fmt, ver, _, strength, count = struct.unpack('<BIldI', head)
+    strength = math.min(cap, strength + times)
+    redis.call('SETRANGE', key, 0,
+      struct.pack('<BIldI', fmt, ver + 1, now, strength, count + times))
     if passing then
-      redis.call('XADD', KEYS[3], '*', 'id', ARGV[i], 'op', 'touch', 'ver', ver + 1,
-        'args', cjson.encode({now = ARGV[2], cap = ARGV[3]}))
+      redis.call('XADD', KEYS[3], '*', 'id', id, 'op', 'touch', 'ver', ver + 1,
+        'args', cjson.encode({now = ARGV[2], cap = ARGV[3], times = times}))
     end
-    n = n + 1
+    n = n + times
   end
 end
 return n
