@@ -45,6 +45,9 @@ STARTUP_SECONDS = 10.0
 stops); one that exits later is replaced."""
 
 _BACKLOG = 2048
+HAND_SECONDS = 10.0
+"""How long an accepted connection waits for a server process to take it (all of them
+busy starting, or being replaced) before it is closed."""
 
 
 def supported() -> bool:
@@ -172,17 +175,26 @@ class _Dispatcher:
 
     def _hand(self, conn: socket.socket) -> None:
         with self.lock:
-            channels = [child.channel for child in self.children]
             first = self.turn
             self.turn += 1
-        for i in range(len(channels)):
-            channel = channels[(first + i) % len(channels)]
-            try:
-                socket.send_fds(channel, [b"c"], [conn.fileno()])
-                return
-            except OSError:
-                continue  # that child is gone; the supervisor replaces it
-        log.warning("no server process could take a connection; closed it")
+        deadline = time.monotonic() + HAND_SECONDS
+        while not self.stop.is_set():
+            with self.lock:
+                channels = [child.channel for child in self.children]
+            for i in range(len(channels)):
+                try:
+                    # Non-blocking: a process still starting (its pair full of waiting
+                    # connections) or gone must not hold up the others' connections.
+                    socket.send_fds(channels[(first + i) % len(channels)], [b"c"],
+                                    [conn.fileno()], socket.MSG_DONTWAIT)
+                    return
+                except OSError:
+                    continue  # full, or that process is gone (the supervisor replaces it)
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        log.warning("no server process took a connection within %.0f s; closed it",
+                    HAND_SECONDS)
 
 
 def serve_processes(host: str, port: int, workers: int, log_level: str = "info") -> None:

@@ -33,8 +33,9 @@ def make_server(settings: Settings, host: str, port: int, *, insecure_dev: bool 
 def serve(settings: Settings, host: str, port: int, *, workers: int = 1,
           insecure_dev: bool = False, log_level: str = "info") -> None:
     """Serve in the foreground until SIGINT/SIGTERM; ``workers`` > 1 starts that many
-    processes on the same port (each with its own Client and index cache, and its own
-    listening socket where the platform allows: :mod:`memcore.api.processes`)."""
+    processes on the same port (each with its own Client and index cache), the parent
+    handing them connections in turn where the platform can pass sockets between
+    processes (:mod:`memcore.api.processes`)."""
     if workers < 1:
         raise ValueError(f"workers: must be >= 1, got {workers}")
     if workers == 1:
@@ -47,7 +48,7 @@ def serve(settings: Settings, host: str, port: int, *, workers: int = 1,
     else:
         os.environ.pop(_INSECURE_ENV, None)
     if processes.supported():
-        # A listening socket per process: the kernel spreads connections over them.
+        # The parent accepts and hands connections to the processes in turn.
         processes.serve_processes(host, port, workers, log_level)
         return
     uvicorn.run("memcore.api.server:app_from_env", factory=True, host=host, port=port,
