@@ -143,3 +143,46 @@ def test_processes_stop_when_the_parent_is_killed(
     proc.wait(10)
     _, alive = psutil.wait_procs(children, timeout=30)
     assert not alive, [p.pid for p in alive]
+
+
+def _received(channel: socket.socket) -> list[int]:
+    """The ports of the connections waiting on a process's end of its pair."""
+    channel.setblocking(False)
+    ports = []
+    while True:
+        try:
+            _, fds, _, _ = socket.recv_fds(channel, 1, 1)
+        except BlockingIOError:
+            return ports
+        for fd in fds:
+            with socket.socket(fileno=fd) as conn:
+                ports.append(conn.getpeername()[1])
+
+
+def test_the_hand_off_takes_turns_and_skips_a_process_that_is_gone() -> None:
+    from memcore.api.processes import _Child, _Dispatcher
+
+    pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3)]
+    children = [_Child(process=None, channel=parent, started=0.0)  # type: ignore[arg-type]
+                for parent, _ in pairs]
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        dispatcher = _Dispatcher(listener, children)
+        pairs[1][1].close()  # the second process died: its pair is closed
+        clients = [socket.create_connection(listener.getsockname()) for _ in range(6)]
+        try:
+            for _ in clients:
+                conn, _ = listener.accept()
+                with conn:
+                    dispatcher._hand(conn)
+            got = [_received(pairs[i][1]) for i in (0, 2)]
+            ports = [c.getsockname()[1] for c in clients]
+            # Turns 0,1,2,0,1,2: the dead second's turns went to the third.
+            assert got == [[ports[0], ports[3]], [ports[1], ports[2], ports[4], ports[5]]]
+        finally:
+            for c in clients:
+                c.close()
+            for parent, child in pairs:
+                parent.close()
+                child.close()
