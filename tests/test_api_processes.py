@@ -186,3 +186,34 @@ def test_the_hand_off_takes_turns_and_skips_a_process_that_is_gone() -> None:
             for parent, child in pairs:
                 parent.close()
                 child.close()
+
+
+def test_a_process_whose_pair_is_full_is_skipped() -> None:
+    from memcore.api.processes import _Child, _Dispatcher
+
+    pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
+    for parent, _ in pairs:
+        parent.setblocking(False)  # as serve_processes makes them
+    children = [_Child(process=None, channel=parent, started=0.0)  # type: ignore[arg-type]
+                for parent, _ in pairs]
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        dispatcher = _Dispatcher(listener, children)
+        # The first process is slow to start: its pair is full (it reads nothing yet).
+        while True:
+            try:
+                pairs[0][0].send(b"x" * 4096)
+            except BlockingIOError:
+                break
+        client = socket.create_connection(listener.getsockname())
+        try:
+            conn, _ = listener.accept()
+            with conn:
+                dispatcher._hand(conn)  # the first's turn: it goes to the second
+            assert _received(pairs[1][1]) == [client.getsockname()[1]]
+        finally:
+            client.close()
+            for parent, child in pairs:
+                parent.close()
+                child.close()

@@ -183,10 +183,12 @@ class _Dispatcher:
                 channels = [child.channel for child in self.children]
             for i in range(len(channels)):
                 try:
-                    # Non-blocking: a process still starting (its pair full of waiting
-                    # connections) or gone must not hold up the others' connections.
+                    # The pairs are non-blocking (MSG_DONTWAIT is not enough: a send with
+                    # a descriptor still blocked on a full pair): a process still
+                    # starting, its pair full of waiting connections, or gone must not
+                    # hold up the others' connections.
                     socket.send_fds(channels[(first + i) % len(channels)], [b"c"],
-                                    [conn.fileno()], socket.MSG_DONTWAIT)
+                                    [conn.fileno()])
                     return
                 except OSError:
                     continue  # full, or that process is gone (the supervisor replaces it)
@@ -217,6 +219,7 @@ def serve_processes(host: str, port: int, workers: int, log_level: str = "info")
                                   name="memcore-api")
         process.start()
         child_end.close()
+        parent_end.setblocking(False)  # see _Dispatcher._hand
         return _Child(process, parent_end, time.monotonic())
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
