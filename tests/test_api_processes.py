@@ -12,7 +12,9 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import psutil
@@ -159,61 +161,59 @@ def _received(channel: socket.socket) -> list[int]:
                 ports.append(conn.getpeername()[1])
 
 
-def test_the_hand_off_takes_turns_and_skips_a_process_that_is_gone() -> None:
+@contextmanager
+def _handing(processes: int) -> Iterator[tuple[Any, list[tuple[socket.socket, socket.socket]],
+                                             socket.socket]]:
+    """A dispatcher on a local listener handing to ``processes`` socket pairs (parent
+    ends non-blocking, as ``serve_processes`` makes them); yields it, the pairs and the
+    listener."""
     from memcore.api.processes import _Child, _Dispatcher
 
-    pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(3)]
+    pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(processes)]
+    for parent, _ in pairs:
+        parent.setblocking(False)
     children = [_Child(process=None, channel=parent, started=0.0)  # type: ignore[arg-type]
                 for parent, _ in pairs]
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        dispatcher = _Dispatcher(listener, children)
+    try:
+        with socket.socket() as listener:
+            listener.bind(("127.0.0.1", 0))
+            listener.listen()
+            yield _Dispatcher(listener, children), pairs, listener
+    finally:
+        for parent, child in pairs:
+            parent.close()
+            child.close()
+
+
+def _hand_new(dispatcher: Any, listener: socket.socket, n: int) -> list[int]:
+    """``n`` new client connections accepted and handed; their local ports."""
+    clients = [socket.create_connection(listener.getsockname()) for _ in range(n)]
+    ports = [c.getsockname()[1] for c in clients]
+    for _ in clients:
+        conn, _ = listener.accept()
+        with conn:
+            dispatcher._hand(conn)
+    for c in clients:
+        c.close()  # the handed copies stay open on the pairs until received
+    return ports
+
+
+def test_the_hand_off_takes_turns_and_skips_a_process_that_is_gone() -> None:
+    with _handing(3) as (dispatcher, pairs, listener):
         pairs[1][1].close()  # the second process died: its pair is closed
-        clients = [socket.create_connection(listener.getsockname()) for _ in range(6)]
-        try:
-            for _ in clients:
-                conn, _ = listener.accept()
-                with conn:
-                    dispatcher._hand(conn)
-            got = [_received(pairs[i][1]) for i in (0, 2)]
-            ports = [c.getsockname()[1] for c in clients]
-            # Turns 0,1,2,0,1,2: the dead second's turns went to the third.
-            assert got == [[ports[0], ports[3]], [ports[1], ports[2], ports[4], ports[5]]]
-        finally:
-            for c in clients:
-                c.close()
-            for parent, child in pairs:
-                parent.close()
-                child.close()
+        ports = _hand_new(dispatcher, listener, 6)
+        got = [_received(pairs[i][1]) for i in (0, 2)]
+        # Turns 0,1,2,0,1,2: the dead second's turns went to the third.
+        assert got == [[ports[0], ports[3]], [ports[1], ports[2], ports[4], ports[5]]]
 
 
 def test_a_process_whose_pair_is_full_is_skipped() -> None:
-    from memcore.api.processes import _Child, _Dispatcher
-
-    pairs = [socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
-    for parent, _ in pairs:
-        parent.setblocking(False)  # as serve_processes makes them
-    children = [_Child(process=None, channel=parent, started=0.0)  # type: ignore[arg-type]
-                for parent, _ in pairs]
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        dispatcher = _Dispatcher(listener, children)
+    with _handing(2) as (dispatcher, pairs, listener):
         # The first process is slow to start: its pair is full (it reads nothing yet).
         while True:
             try:
                 pairs[0][0].send(b"x" * 4096)
             except BlockingIOError:
                 break
-        client = socket.create_connection(listener.getsockname())
-        try:
-            conn, _ = listener.accept()
-            with conn:
-                dispatcher._hand(conn)  # the first's turn: it goes to the second
-            assert _received(pairs[1][1]) == [client.getsockname()[1]]
-        finally:
-            client.close()
-            for parent, child in pairs:
-                parent.close()
-                child.close()
+        ports = _hand_new(dispatcher, listener, 1)  # the first's turn: to the second
+        assert _received(pairs[1][1]) == ports
