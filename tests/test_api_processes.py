@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -99,6 +100,18 @@ def test_connections_are_split_evenly(
     finally:
         for client in clients:
             client.close()
+
+
+def test_clients_that_leave_at_once_do_not_hurt_the_processes(
+        served: tuple[str, int, subprocess.Popen[bytes]]) -> None:
+    base, port, proc = served
+    for _ in range(50):  # connect, then reset before a request: handed all the same
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        sock.close()
+    with httpx.Client(base_url=base, timeout=10) as client:
+        assert all(client.get("/healthz").status_code == 200 for _ in range(20))
+    assert len(_servers(proc)) == 2 and proc.poll() is None
 
 
 def test_a_dead_process_is_replaced(served: tuple[str, int, subprocess.Popen[bytes]]) -> None:

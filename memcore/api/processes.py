@@ -34,7 +34,7 @@ import time
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from types import FrameType
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import uvicorn
 
@@ -83,6 +83,8 @@ class HandedConnectionsServer(uvicorn.Server):
     def __init__(self, config: uvicorn.Config, channel: socket.socket) -> None:
         super().__init__(config)
         self.channel = channel
+        # The loop keeps only weak references to tasks: these keep the hand-overs alive.
+        self._connecting: set[asyncio.Task[Any]] = set()
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=[])  # the app's lifespan; no listener of its own
@@ -116,8 +118,16 @@ class HandedConnectionsServer(uvicorn.Server):
                     conn.close()
                     continue
                 conn.setblocking(False)
-                loop.create_task(loop.connect_accepted_socket(
+                task = loop.create_task(loop.connect_accepted_socket(
                     lambda: self._protocol(loop), conn))
+                self._connecting.add(task)
+                task.add_done_callback(self._connected)
+
+    def _connected(self, task: asyncio.Task[Any]) -> None:
+        self._connecting.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            # A client that left between the parent's accept and now: nothing to serve.
+            log.debug("a handed connection could not be served: %s", task.exception())
 
     def _stop_receiving(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.channel.fileno() >= 0:
