@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import httpx
@@ -19,6 +18,8 @@ from memcore.api.auth import KeyCache
 from memcore.devtools.redis_server import free_port
 from memcore.store.api_keys import API_KEYS_REV, ApiKeyRepository
 from tests.api_helpers import Api, api  # noqa: F401 - fixture
+from tests.test_api_processes import _start as start_two_processes
+from tests.test_api_processes import _wait_ready as wait_ready
 
 SEARCH = "/v1/namespaces/{}/search"
 
@@ -98,23 +99,10 @@ def test_flushed_database_invalidates_cached_keys(redis_client: redis.Redis) -> 
 def two_workers(redis_url: str) -> Iterator[str]:
     """``memcore serve --workers 2`` on ``redis_url``; yields its base URL."""
     port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
-                             "127.0.0.1", "--port", str(port), "--workers", "2",
-                             "--log-level", "warning"],
-                            env={**os.environ, "MEMCORE_REDIS_URL": redis_url},
-                            start_new_session=True)
+    proc = start_two_processes(redis_url, port)
     base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, "memcore serve exited"
-            try:
-                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "memcore serve did not become ready"
-            time.sleep(0.2)
+        wait_ready(base, proc)
         yield base
     finally:
         proc.terminate()

@@ -42,6 +42,7 @@ TOUCH_CHUNK = 128
 of touches (hundreds of memories every 0.2 s) in one call held every other client's
 search for milliseconds (up to 40 ms in ``bench api``'s Redis slowlog)."""
 
+
 @dataclass
 class WritePlan:
     """What one write op commits: its result, record changes, audit events, and the
