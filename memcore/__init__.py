@@ -12,12 +12,19 @@ __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from memcore.client import Client, SearchHit
-    from memcore.client.errors import AuthError, Invalid, NotFound, RemoteError, Unavailable
+    from memcore.client.errors import (
+        AuthError,
+        Invalid,
+        NotFound,
+        NoWorker,
+        RemoteError,
+        Unavailable,
+    )
     from memcore.client.remote import AsyncRemoteClient, RemoteClient
     from memcore.core.config import Settings
 
-__all__ = ["AsyncRemoteClient", "AuthError", "Client", "Invalid", "NotFound", "RemoteClient",
-           "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
+__all__ = ["AsyncRemoteClient", "AuthError", "Client", "Invalid", "NoWorker", "NotFound",
+           "RemoteClient", "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
 
 _EXPORTS = {
     "Client": "memcore.client",
@@ -30,6 +37,7 @@ _EXPORTS = {
     "NotFound": "memcore.client.errors",
     "Invalid": "memcore.client.errors",
     "Unavailable": "memcore.client.errors",
+    "NoWorker": "memcore.client.errors",
 }
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -176,3 +177,80 @@ def test_waits_that_run_out_answer_202_not_5xx(redis_url: str) -> None:
                 remote.consolidate(NS, wait=True, timeout=1)
     finally:
         gen.close()
+
+
+def _no_worker_error(reply: Any) -> str:
+    assert reply.status_code == 503, reply.text
+    error = reply.json()["error"]
+    assert error["code"] == "no_worker"
+    return str(error["message"])
+
+
+def test_a_wait_no_worker_will_run_answers_503_in_seconds(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker on this broker: a wait would sit out the whole timeout (2 minutes by
+    default) and then answer 202 as if the turns were merely slow. It says what is wrong
+    as soon as the workers were asked, and the turns stay queued."""
+    from memcore import NoWorker, RemoteClient, Unavailable
+    from memcore.client import client as client_module
+    from tests.api_helpers import serve
+
+    monkeypatch.setattr(client_module, "NO_WORKER_CHECK_SECONDS", 0.5)
+    gen = serve(redis_url)  # the default wait timeout: 120 s
+    live = next(gen)
+    try:
+        key = live.key(NS, role="write")
+        added = live.call("POST", f"{BASE}/messages", key,
+                          json={"messages": [{"content": "I relocated to Porto."}],
+                                "wait": True})
+        message = _no_worker_error(added)
+        assert "no Celery worker answered a ping" in message and "memcore up" in message
+        task_id = re.search(r"task ids: ([0-9a-f-]{36})", message).group(1)  # type: ignore[union-attr]
+        queued = live.call("POST", f"{BASE}/tasks/wait", key,
+                           json={"task_ids": [task_id], "timeout": 1})
+        assert queued.json() == {"results": [], "pending": [task_id]}  # still queued
+        waited = live.call("POST", f"{BASE}/tasks/wait", key,
+                           json={"task_ids": [task_id], "timeout": 60})
+        assert task_id in _no_worker_error(waited)
+        put(redis_url, memory("user likes green tea", ns=NS))  # a pass needs data
+        passed = live.call("POST", f"{BASE}/consolidate", key, json={"wait": True})
+        assert "no Celery worker" in _no_worker_error(passed)
+        with RemoteClient(live.url, key) as remote, pytest.raises(NoWorker) as err:
+            remote.wait(remote.add(NS, [{"content": "I like plums."}]), timeout=60)
+        assert isinstance(err.value, Unavailable) and err.value.status == 503
+    finally:
+        gen.close()
+
+
+def test_a_wait_on_a_queue_only_other_workers_consume_names_it(
+        redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker is up but consumes only ``consolidate``: a ping alone would call the
+    ingest tasks merely slow. The answer names the queue and what the workers consume."""
+    from memcore.client import client as client_module
+    from memcore.devtools.stack import LocalStack, worker_command
+    from tests.api_helpers import serve
+
+    monkeypatch.setattr(client_module, "NO_WORKER_CHECK_SECONDS", 0.5)
+    stack = LocalStack(redis_url)
+    stack.spawn("passes", worker_command("consolidate", 1, "passes"))
+    gen = serve(redis_url)
+    live = next(gen)
+    try:
+        key = live.key(NS, role="write")
+        local = client_module.Client(redis_url)
+        try:
+            for _ in range(100):  # the worker answers once it has started
+                if local.celery.control.ping(timeout=0.5):
+                    break
+            else:
+                pytest.fail("the consolidate worker did not start")
+        finally:
+            local.close()
+        added = live.call("POST", f"{BASE}/messages", key,
+                          json={"messages": [{"content": "I like plums."}], "wait": True})
+        message = _no_worker_error(added)
+        assert "no Celery worker consumes the 'ingest' queue" in message
+        assert "passes@" in message and "consumes consolidate" in message
+    finally:
+        gen.close()
+        stack.stop()

@@ -146,3 +146,17 @@ def test_ingest_command_through_real_workers(celery_stack: LocalStack,  # noqa: 
                "--timeout", "120", "--json")
     assert done.exit_code == 0, done.output
     assert isinstance(json.loads(done.stdout), dict)
+
+
+def test_ingest_without_a_worker_stops_in_seconds_and_says_why(
+        redis_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No worker on this Redis: `memcore ingest` used to wait out --timeout (600 s per
+    session by default) and then blame the time. It stops once the workers were asked."""
+    from memcore.client import client as client_module
+
+    monkeypatch.setattr(client_module, "NO_WORKER_CHECK_SECONDS", 0.5)
+    path = tmp_path / "turns.jsonl"
+    path.write_text('{"role": "user", "content": "I relocated to Porto last spring."}\n')
+    result = run(redis_url, "ingest", str(path), "--namespace", "lonely")
+    assert result.exit_code == 1, result.output
+    assert "ingest stopped" in result.output and "no Celery worker answered" in result.output

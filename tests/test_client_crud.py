@@ -220,6 +220,23 @@ def test_waiting_on_a_task_no_worker_consumes_says_so(client: Client,
     assert any("no Celery worker answered" in r.getMessage() for r in caplog.records)
 
 
+def test_a_fail_fast_wait_raises_no_worker_instead_of_waiting_out(
+        client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``fail_fast``: once the workers were asked (twice) and none answered, the wait
+    raises NoWorker (a ConnectionError, as the remote clients' Unavailable) long before its
+    timeout; the task stays queued."""
+    from memcore import NoWorker, Unavailable
+    from memcore.client import client as client_module
+
+    monkeypatch.setattr(client_module, "NO_WORKER_CHECK_SECONDS", 0.5)
+    ids = client.add("lonely", [{"role": "user", "content": "I moved to Berlin."}])
+    with pytest.raises(NoWorker, match="no Celery worker answered a ping") as err:
+        client.wait(ids, timeout=600, queue="ingest", fail_fast=True)
+    assert isinstance(err.value, Unavailable | ConnectionError)
+    assert ids[0] in str(err.value) and "runs once a worker starts" in str(err.value)
+    assert client.celery.backend.get_task_meta(ids[0])["status"] == "PENDING"
+
+
 @pytest.mark.parametrize("status", [Status.ACTIVE, Status.CANDIDATE])
 def test_restoring_a_live_memory_is_refused_not_audited(client: Client, status: Status) -> None:
     """Restore brings back a deleted memory; on a live one it used to "succeed": an

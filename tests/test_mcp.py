@@ -191,3 +191,24 @@ def test_http_needs_a_key_and_enforces_its_scopes(client: Client, http_server: s
         assert "forbidden" in stolen.content[0].text
 
     anyio.run(run)
+
+
+def test_stdio_add_says_when_no_worker_will_store_it(redis_url: str) -> None:
+    """No worker on this Redis: add_memory used to wait its minute and answer done=false,
+    as if storing were merely slow. It answers a tool error naming the cause instead."""
+    from memcore.store import MemoryStore
+
+    store = MemoryStore.from_url(redis_url)
+    try:
+        _, key = store.api_keys.create(["lonely"], "write")
+    finally:
+        store.close()
+
+    async def run() -> None:
+        async with stdio_session(redis_url, "--api-key", key, "--namespace", "lonely") as session:
+            added = await session.call_tool("add_memory", {"text": "I moved to Porto."})
+            assert added.is_error
+            assert "no Celery worker answered a ping" in added.content[0].text
+            assert "runs once a worker starts" in added.content[0].text
+
+    anyio.run(run)

@@ -1,7 +1,8 @@
 """Exceptions to JSON error responses (``{"error": {code, message, field?}}``).
 
 The Client's own exceptions carry the meaning: KeyError -> 404, ValueError -> 422, a
-memory whose status forbids the operation -> 409, Redis unreachable -> 503, a wait that
+memory whose status forbids the operation -> 409, Redis unreachable or a wait on tasks
+no worker will run (:class:`~memcore.client.errors.NoWorker`) -> 503, a wait that
 ran out -> 504, anything else -> 500 (logged, no internals in the body).
 """
 
@@ -17,7 +18,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from memcore.api.auth import BodyTooLarge
-from memcore.client.errors import error_body
+from memcore.client.errors import NoWorker, error_body
 from memcore.core.errors import MemoryStateError
 from memcore.messaging.errors import BROKER_UNREACHABLE
 from memcore.store import StoreConflict
@@ -104,6 +105,11 @@ def _broker_unreachable(_: Request, exc: Exception) -> JSONResponse:
     return respond(503, "unavailable", "the task queue is unreachable; retry later")
 
 
+def _no_worker(_: Request, exc: Exception) -> JSONResponse:
+    log.warning("%s", exc)
+    return respond(503, exc.code if isinstance(exc, NoWorker) else "unavailable", str(exc))
+
+
 def _timeout(_: Request, exc: Exception) -> JSONResponse:
     return respond(504, "timeout", str(exc) or "timed out")
 
@@ -130,6 +136,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(StoreConflict, _conflict)
     app.add_exception_handler(MemoryStateError, _conflict)
     app.add_exception_handler(ValueError, _value_error)
+    app.add_exception_handler(NoWorker, _no_worker)
     app.add_exception_handler(TimeoutError, _timeout)
     for exc_type in UNREACHABLE:
         app.add_exception_handler(exc_type, _unreachable)

@@ -43,9 +43,13 @@ def ingest(file: Path = typer.Argument(..., exists=True, dir_okay=False, readabl
     total = sum(len(b) for b in episodes)
     if total == 0:
         fail(f"{file}: no turns found")
+    from memcore.client.errors import NoWorker
+
     client = open_client()
     try:
         task_ids = _run(client, namespace, episodes, wait, timeout, total, quiet=json_out)
+    except NoWorker as exc:  # said within seconds, not after the whole timeout
+        fail(f"ingest stopped: {exc}")
     except TimeoutError as exc:
         fail(f"ingest did not finish within {timeout:g} s (is an ingest worker running?): {exc}")
     summary = {"namespace": namespace, "file": str(file), "turns": total,
@@ -68,7 +72,8 @@ def _run(client: Client, namespace: str, episodes: list[list[Episode]], wait: bo
         with Progress(console=console(), disable=quiet, transient=False) as progress:
             task = progress.add_task("ingesting" if wait else "enqueueing", total=total)
             return ingest_batches(client, namespace, episodes, wait=wait, timeout=timeout,
-                                  progress=lambda n: progress.advance(task, n))
+                                  progress=lambda n: progress.advance(task, n),
+                                  fail_fast=True)
     except CeleryTimeout as exc:
         raise TimeoutError(str(exc)) from exc
 

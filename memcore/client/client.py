@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
+from memcore.client.errors import NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.core.config import Settings, get_settings
@@ -217,7 +218,7 @@ class Client:
         """Send one namespace's episodes as one ingest task; returns its id."""
         payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes)
         result = self.celery.send_task(task_names.INGEST, args=[payload.model_dump(mode="json")],
-                                       queue="ingest")
+                                       queue=task_names.INGEST_QUEUE)
         return str(result.id)
 
     def batched(self, *, max_turns: int | None = None, max_wait_ms: float | None = None
@@ -240,13 +241,19 @@ class Client:
                          else self.settings.ingest_batch_max_wait_ms))
         return BatchedAdder(coalescer, self.settings.max_turn_bytes)
 
-    def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
+    def wait(self, task_ids: Sequence[str], timeout: float = 300.0, *,
+             queue: str | None = None, fail_fast: bool = False) -> list[Any]:
         """Block until the tasks finish; returns their results (raises on task failure).
 
         Polls the result backend instead of subscribing, so no result object keeps a
         pub/sub subscription alive after the client is closed. A task still waiting after
-        a few seconds (timeouts of 4 s or more) makes it ping the workers once: if none
-        answers, a warning is logged and the TimeoutError says so.
+        a few seconds (timeouts of 4 s or more) makes it ask the workers once whether any
+        consumes ``queue`` (any worker at all without one; ``"ingest"`` for what
+        :meth:`add` enqueues): if none does, a warning is logged and the TimeoutError
+        says so. With ``fail_fast`` it raises :class:`~memcore.client.errors.NoWorker`
+        right then instead (asked twice first: a busy worker may answer late), so a
+        caller learns in seconds that nothing will run its tasks until a worker starts;
+        they stay queued.
         """
         import time
 
@@ -269,7 +276,13 @@ class Client:
                 now = time.monotonic()
                 if check_at is not None and now >= check_at:
                     check_at = None
-                    no_worker = self._no_worker_hint()
+                    no_worker = self._no_worker_hint(queue)
+                    if no_worker and fail_fast:
+                        no_worker = self._no_worker_hint(queue, reply_seconds=2.0)
+                    if no_worker and fail_fast \
+                            and backend.get_task_meta(tid)["status"] not in states.READY_STATES:
+                        raise NoWorker(f"task {tid} is queued but {no_worker}; it runs "
+                                       "once a worker starts")
                     if no_worker:
                         log.warning("task %s still waits after %.0f s: %s", tid, now - start,
                                     no_worker)
@@ -283,17 +296,29 @@ class Client:
             results.append(meta["result"])
         return results
 
-    def _no_worker_hint(self) -> str:
-        """"" if a Celery worker answers a ping within a second, else what to do."""
+    def _no_worker_hint(self, queue: str | None = None, reply_seconds: float = 1.0) -> str:
+        """"" if a Celery worker that consumes ``queue`` (any worker, without one) answers
+        within ``reply_seconds``, else what is wrong and what to do."""
+        start_one = ("start one (`memcore up`, or `celery -A workers.app worker -Q "
+                     "ingest,consolidate`) on this broker")
         try:
-            replies = self.celery.control.ping(timeout=1.0)
+            if queue is None:
+                if self.celery.control.ping(timeout=reply_seconds):
+                    return ""
+                return f"no Celery worker answered a ping: {start_one}"
+            replies = self.celery.control.inspect(timeout=reply_seconds).active_queues() or {}
         except Exception as exc:  # a broker hiccup must not turn a wait into an error
-            log.debug("worker ping failed: %s", exc)
+            log.debug("worker check failed: %s", exc)
             return ""
-        if replies:
+        consumed = {name: sorted(q.get("name", "?") for q in queues or [])
+                    for name, queues in replies.items()}
+        if any(queue in names for names in consumed.values()):
             return ""
-        return ("no Celery worker answered a ping: start one (`memcore up`, or "
-                "`celery -A workers.app worker -Q ingest,consolidate`) on this broker")
+        if not consumed:
+            return f"no Celery worker answered a ping: {start_one}"
+        up = "; ".join(f"{name} consumes {', '.join(names) or 'nothing'}"
+                       for name, names in sorted(consumed.items()))
+        return f"no Celery worker consumes the {queue!r} queue ({up}): {start_one}"
 
     def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
                     now: datetime | None = None, full: bool = False) -> dict[str, Any] | str:

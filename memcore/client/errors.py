@@ -42,6 +42,22 @@ class Unavailable(RemoteError, ConnectionError):
     """503/504, 5xx, or the service cannot be reached."""
 
 
+NO_WORKER = "no_worker"
+"""The error code of :class:`NoWorker` in an HTTP error body."""
+
+
+class NoWorker(Unavailable):
+    """A wait found that no Celery worker consumes the queue its tasks sit in (none
+    answered within seconds). The tasks stay queued and run once a worker starts; the
+    message says how to start one. Raised by :meth:`memcore.Client.wait` with
+    ``fail_fast=True`` and, from the HTTP API's waits (a 503 with code ``no_worker``), by
+    the remote clients, instead of waiting out the whole timeout in silence."""
+
+    def __init__(self, message: str, *, status: int = 503, code: str = NO_WORKER,
+                 field: str | None = None) -> None:
+        super().__init__(message, status=status, code=code, field=field)
+
+
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
     """The JSON body of every error response: ``{"error": {code, message[, field]}}``."""
     err: dict[str, Any] = {"code": code, "message": message}
@@ -65,6 +81,8 @@ def error_for(status: int, body: Any) -> RemoteError:
         cls = NotFound
     elif 400 <= status < 500:
         cls = Invalid
+    elif code == NO_WORKER:
+        cls = NoWorker
     else:
         cls = Unavailable
     return cls(message, status=status, code=code, field=None if field is None else str(field))

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcore.core.models import Episode
+from memcore.messaging.task_names import INGEST_QUEUE
 
 if TYPE_CHECKING:
     from memcore.client.client import Client
@@ -197,9 +198,11 @@ def _located(batch: Batch, error: str) -> str:
 
 def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Episode]], *,
                    wait: bool = True, timeout: float = 600.0,
-                   progress: Callable[[int], None] | None = None) -> list[str]:
+                   progress: Callable[[int], None] | None = None,
+                   fail_fast: bool = False) -> list[str]:
     """Enqueue each batch in order (waiting for each one if ``wait``, so later
-    sessions see earlier ones); returns the Celery task ids."""
+    sessions see earlier ones); returns the Celery task ids. ``fail_fast``: see
+    :meth:`memcore.Client.wait` (no ingest worker: NoWorker within seconds)."""
     task_ids: list[str] = []
     for batch in batches:
         if not batch:
@@ -207,7 +210,7 @@ def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Ep
         ids = client.add(namespace, batch)
         task_ids += ids
         if wait:
-            client.wait(ids, timeout=timeout)
+            client.wait(ids, timeout=timeout, queue=INGEST_QUEUE, fail_fast=fail_fast)
         if progress is not None:
             progress(len(batch))
     return task_ids

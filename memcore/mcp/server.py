@@ -24,8 +24,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from memcore.api.auth import Principal, check_namespace
 from memcore.client.client import Client
+from memcore.client.errors import NoWorker
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
+from memcore.messaging.task_names import INGEST_QUEUE
 from memcore.store.api_keys import ApiKeyRepository, ApiRole
 
 TOOLS = ("add_memory", "search_memory", "list_memories", "get_profile", "delete_memory")
@@ -98,7 +100,10 @@ class MemoryTools:
                                        metadata=metadata, user_id=user_id, agent_id=agent_id,
                                        run_id=run_id, infer=infer)
             try:
-                results = self.client.wait(task_ids, timeout=WAIT_SECONDS)
+                results = self.client.wait(task_ids, timeout=WAIT_SECONDS,
+                                           queue=INGEST_QUEUE, fail_fast=True)
+            except NoWorker as exc:  # queued, but nothing will store it: tell the model
+                raise ToolError(str(exc)) from None
             except TimeoutError:
                 return {"namespace": ns, "task_ids": task_ids, "done": False}
         ids = [mid for result in results for mid in result.get("memory_ids", [])]

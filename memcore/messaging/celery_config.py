@@ -16,8 +16,10 @@ from memcore.core.config import Settings, celery_url, is_cluster_url
 from memcore.messaging.task_names import (
     CONSOLIDATE,
     CONSOLIDATE_BATCH,
+    CONSOLIDATE_QUEUE,
     CONSOLIDATE_REDUCE,
     INGEST,
+    INGEST_QUEUE,
     MAINTAIN,
     SCHEDULE,
 )
@@ -90,15 +92,15 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
         "result_accept_content": ["json"],
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
-        "task_queues": (Queue("ingest"), Queue("consolidate")),
-        "task_default_queue": "ingest",
+        "task_queues": (Queue(INGEST_QUEUE), Queue(CONSOLIDATE_QUEUE)),
+        "task_default_queue": INGEST_QUEUE,
         "task_routes": {
-            INGEST: {"queue": "ingest"},
-            CONSOLIDATE: {"queue": "consolidate"},
-            CONSOLIDATE_BATCH: {"queue": "consolidate"},
-            CONSOLIDATE_REDUCE: {"queue": "consolidate"},
-            SCHEDULE: {"queue": "ingest"},  # light; must not wait behind a long pass
-            MAINTAIN: {"queue": "consolidate"},  # scans whole namespaces, like a pass
+            INGEST: {"queue": INGEST_QUEUE},
+            CONSOLIDATE: {"queue": CONSOLIDATE_QUEUE},
+            CONSOLIDATE_BATCH: {"queue": CONSOLIDATE_QUEUE},
+            CONSOLIDATE_REDUCE: {"queue": CONSOLIDATE_QUEUE},
+            SCHEDULE: {"queue": INGEST_QUEUE},  # light; must not wait behind a long pass
+            MAINTAIN: {"queue": CONSOLIDATE_QUEUE},  # scans whole namespaces, like a pass
         },
         "result_expires": 3600,
         # Task events feed Flower's /api/tasks and its Prometheus metrics.

@@ -7,3 +7,8 @@ CONSOLIDATE_REDUCE = "memcore.consolidate_reduce"
 SCHEDULE = "memcore.schedule_due"
 MAINTAIN = "memcore.maintain"
 NOOP = "memcore.noop"
+
+INGEST_QUEUE = "ingest"
+"""The queue of the write path (INGEST, SCHEDULE): the ingest workers consume it."""
+CONSOLIDATE_QUEUE = "consolidate"
+"""The queue of passes and maintenance: the consolidate workers consume it."""

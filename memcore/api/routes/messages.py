@@ -18,6 +18,8 @@ from memcore.api.schemas import (
     WaitResponse,
 )
 from memcore.api.state import ApiState, current_state
+from memcore.client.errors import NoWorker
+from memcore.messaging.task_names import INGEST_QUEUE
 from memcore.store.api_keys import ApiRole
 
 router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
@@ -31,7 +33,8 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
                  state: ApiState = Depends(current_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
     (``wait=true``: 200 with the memory ids written; still 202 with the task ids if that
-    takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``)."""
+    takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``; 503 ``no_worker`` within
+    seconds when no worker consumes the ingest queue: the turns stay queued)."""
     client = state.client
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
     task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
@@ -41,7 +44,11 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
     if not body.wait:
         return TaskIds(task_ids=task_ids)
     try:
-        results = client.wait(task_ids, timeout=state.settings.api.wait_timeout_seconds)
+        results = client.wait(task_ids, timeout=state.settings.api.wait_timeout_seconds,
+                              queue=INGEST_QUEUE, fail_fast=True)
+    except NoWorker as exc:  # queued, but nothing will store them: say so now (503)
+        raise NoWorker(f"{exc} (task ids: {', '.join(task_ids)}; wait on them with "
+                       "POST .../tasks/wait)") from exc
     except TimeoutError:  # accepted and still running: the caller can wait on the ids
         return TaskIds(task_ids=task_ids)
     response.status_code = 200
@@ -58,7 +65,8 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
 def wait_tasks(body: WaitRequest, ns: str = NS,
                state: ApiState = Depends(current_state)) -> WaitResponse:
     """Block until tasks enqueued for this namespace finish: their results, in order; or,
-    when the timeout runs out first, ``pending`` lists them all."""
+    when the timeout runs out first, ``pending`` lists them all (503 ``no_worker`` within
+    seconds when no worker is up to run them)."""
     owned = state.tasks().owned(ns, body.task_ids)
     for task_id, mine in zip(body.task_ids, owned, strict=True):
         if not mine:
@@ -66,7 +74,7 @@ def wait_tasks(body: WaitRequest, ns: str = NS,
                            "(or is older than a day)")
     timeout = min(body.timeout, state.settings.api.wait_timeout_seconds)
     try:
-        results = state.client.wait(body.task_ids, timeout=timeout)
+        results = state.client.wait(body.task_ids, timeout=timeout, fail_fast=True)
     except TimeoutError:  # not an error of the server: the tasks are still running
         return WaitResponse(results=[], pending=list(body.task_ids))
     return WaitResponse(results=[r if isinstance(r, dict) else {"result": r} for r in results],

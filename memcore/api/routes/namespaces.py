@@ -24,6 +24,7 @@ from memcore.api.schemas import (
 )
 from memcore.api.state import ApiState, current_state
 from memcore.core.models import utcnow
+from memcore.messaging.task_names import CONSOLIDATE_QUEUE
 from memcore.store.api_keys import ApiRole
 
 router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["namespaces"])
@@ -86,7 +87,8 @@ def consolidate(response: Response, ns: str = NS,
     deadline = time.monotonic() + min(body.timeout, state.settings.api.wait_timeout_seconds)
     try:
         left = max(0.0, deadline - time.monotonic())
-        started: dict[str, Any] = client.wait([task_id], timeout=left)[0]
+        started: dict[str, Any] = client.wait([task_id], timeout=left,
+                                              queue=CONSOLIDATE_QUEUE, fail_fast=True)[0]
         # A pass that fanned out as a chord: wait for its reducer too, as Client does.
         report = started if "batches" not in started else client.wait_for_pass(
             ns, started, max(0.0, deadline - time.monotonic()))
