@@ -106,8 +106,9 @@ def _broker_unreachable(_: Request, exc: Exception) -> JSONResponse:
 
 
 def _no_worker(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, NoWorker)
     log.warning("%s", exc)
-    return respond(503, exc.code if isinstance(exc, NoWorker) else "unavailable", str(exc))
+    return respond(503, exc.code, str(exc))
 
 
 def _timeout(_: Request, exc: Exception) -> JSONResponse:
