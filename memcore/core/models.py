@@ -331,6 +331,33 @@ class Relation(BaseModel):
         return f"{self.predicate}({self.subject}, {self.object})"
 
 
+class Frame(BaseModel):
+    """A fact's structure: who (``subject``), which attribute, what value, said how.
+
+    Built by a language pack from the fact's text (docs/design.md, frames); the core
+    compares frames without knowing any language. ``attribute`` is a frame name from
+    :data:`memcore.core.frames.SINGLE_VALUED` or another lower-case name
+    (``owns``, ``relation:sister``, ``instruction:headings``); ``event`` is ``end`` when
+    the fact says its value ended (died, sold, left, quit, healed) and ``correction``
+    when it corrects an earlier value.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    subject: str = Field(min_length=1, max_length=256)
+    attribute: str = Field(min_length=1, max_length=128)
+    value: str = Field(default="", max_length=256)
+    polarity: int = Field(default=1, ge=-1, le=1)
+    single: bool = False
+    event: str = Field(default="", pattern=r"^(|end|correction)$")
+
+    def render(self) -> str:
+        """``attribute(subject) = value`` with its polarity and event, for people."""
+        sign = "not " if self.polarity < 0 else ""
+        event = f" [{self.event}]" if self.event else ""
+        return f"{sign}{self.attribute}({self.subject}) = {self.value}{event}"
+
+
 class Memory(BaseModel):
     """One remembered fact with everything scoring and consolidation need."""
 
@@ -360,6 +387,7 @@ class Memory(BaseModel):
     content_hash: str = ""
     member_texts: list[str] = Field(default_factory=list)
     relation: Relation | None = None
+    frame: Frame | None = None
     created_at: UtcDatetime
     updated_at: UtcDatetime
     version: int = Field(default=0, ge=0)

@@ -196,7 +196,7 @@ _FLOATS = ("importance", "strength", "confidence")
 _TIMES = ("last_used", "last_supported", "created_at", "updated_at", "expires_at",
           "valid_until")
 _SMALL = ("status", "kind", "derived_level")
-_FLAGS = ("pinned", "explicit", "relation")
+_FLAGS = ("pinned", "explicit", "relation", "framed")
 
 
 class MemoryTable:
@@ -241,6 +241,7 @@ class MemoryTable:
         self.pinned: np.ndarray
         self.explicit: np.ndarray
         self.relation: np.ndarray
+        self.framed: np.ndarray  # the memory carries a frame (Memory.frame)
         self.n_sources: np.ndarray
         self.version: np.ndarray
         self._rows: dict[str, int] | None = None
@@ -470,6 +471,7 @@ def _fill_row(cols: dict[str, np.ndarray], i: int, m: Memory) -> None:
     cols["pinned"][i] = m.pinned
     cols["explicit"][i] = m.explicit
     cols["relation"][i] = m.relation is not None
+    cols["framed"][i] = m.frame is not None
     cols["n_sources"][i] = len(set(m.sources))
     cols["version"][i] = m.version
 

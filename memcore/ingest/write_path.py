@@ -21,6 +21,7 @@ import numpy as np
 from memcore.adapters import Models, OfflineDecider
 from memcore.core.compare import is_correction, leans_on_recent, relation_for, relation_of
 from memcore.core.config import Settings
+from memcore.core.frames import retires
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.core.models import (
     FACTS_KEY,
@@ -34,6 +35,7 @@ from memcore.core.models import (
 )
 from memcore.core.text import MinHasher, content_hash, texts_conflict
 from memcore.core.vector_index import IndexCache
+from memcore.language import LanguagePack, language_pack
 from memcore.observability import metrics
 from memcore.observability.instrument import Instruments
 from memcore.store import MemoryStore
@@ -127,10 +129,13 @@ class IngestPipeline:
     """Runs the write path for batches of one namespace's turns."""
 
     def __init__(self, store: MemoryStore, models: Models, settings: Settings,
-                 index_cache: IndexCache | None = None) -> None:
+                 index_cache: IndexCache | None = None,
+                 language: LanguagePack | None = None) -> None:
         self.store = store
         self.models = models
         self.settings = settings
+        # Reads the facts' frames (subject, attribute, value): loaded on first use.
+        self.language = language or language_pack(settings.language, settings.spacy_pipeline)
         self.index_cache = index_cache or IndexCache(store.vectors_since, models.embedder.dim,
                                                      drains=True)
         self.minhash = MinHasher()
@@ -165,7 +170,7 @@ class IngestPipeline:
         trusted = [ep for ep in episodes if self.trusted(ep)]
         origin = {ep.id: ep for ep in episodes}
         if trusted:
-            facts = (self._extract(namespace, trusted, report) if infer
+            facts = (self._framed(self._extract(namespace, trusted, report)) if infer
                      else [verbatim_fact(ep) for ep in trusted])
             report.facts = len(facts)
             if facts:
@@ -181,6 +186,19 @@ class IngestPipeline:
         self._audit_model_errors(namespace, episodes[-1].timestamp)
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
+
+    def _framed(self, facts: list[ExtractedFact]) -> list[ExtractedFact]:
+        """``facts`` with their frames, read by the language pack in one batch (a fact
+        that came with a frame keeps it)."""
+        todo = [i for i, f in enumerate(facts) if f.frame is None]
+        if not todo:
+            return facts
+        frames = self.language.frames([facts[i].text for i in todo])
+        out = list(facts)
+        for i, frame in zip(todo, frames, strict=True):
+            if frame is not None:
+                out[i] = facts[i].model_copy(update={"frame": frame})
+        return out
 
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
                           origin: dict[str, Episode], report: IngestReport, *,
@@ -228,7 +246,12 @@ class IngestPipeline:
                     requests.append((index, fact, vec,
                                      recent + [n for n in near if n.memory_id not in seen]))
                     continue
-            if repeat is not None:
+            changed = self._frame_change(fact, near)
+            if changed is not None:
+                # Same subject and attribute, another value (or its end): the newer fact
+                # supersedes the neighbour it replaces, with no model call.
+                self._apply(namespace, index, fact, vec, near, changed, episode, report)
+            elif repeat is not None:
                 self.store.reinforce(namespace, repeat, source=fact.source, now=now,
                                      reason="near-verbatim repeat (MinHash)",
                                      metadata=inherited(episode))
@@ -244,6 +267,32 @@ class IngestPipeline:
                 requests.append((index, fact, vec, near))
         if requests:
             self._decide(namespace, requests, origin, report)
+
+    @staticmethod
+    def _frame_change(fact: ExtractedFact, near: list[Neighbour]) -> Decision | None:
+        """A DELETE (supersede) of the first neighbour whose frame ``fact``'s frame
+        retires (:func:`memcore.core.frames.retires`), or None."""
+        if fact.frame is None:
+            return None
+        for i, n in enumerate(near):
+            if n.frame is not None and (why := retires(fact.frame, n.frame)) is not None:
+                return Decision(Op.DELETE, target=i, reason=why)
+        return None
+
+    def _checked(self, fact: ExtractedFact, near: list[Neighbour], decision: Decision
+                 ) -> Decision:
+        """``decision`` unless it keeps (NOOP) or rewrites (UPDATE) a neighbour that
+        ``fact``'s frame says it replaces: then the neighbour is superseded instead (a
+        new phone number is not "the same fact" as the old one, however alike)."""
+        if decision.op not in (Op.NOOP, Op.UPDATE) or fact.frame is None:
+            return decision
+        target = decision.target if decision.target is not None else (0 if near else None)
+        if target is None or not 0 <= target < len(near):
+            return decision
+        old = near[target].frame
+        if old is not None and (why := retires(fact.frame, old)) is not None:
+            return Decision(Op.DELETE, target=target, reason=why)
+        return decision
 
     def _worth_a_call(self, text: str, near: list[Neighbour]) -> bool:
         """Does any close neighbour need the decider, or is the fact clearly new?
@@ -276,7 +325,7 @@ class IngestPipeline:
         records = dict(zip(ids, self.store.get_many(namespace, ids, vectors=False), strict=True))
         out: list[list[Neighbour]] = []
         for row, scope in zip(hits, scopes, strict=True):
-            near = [Neighbour(mid, rec.text, float(sim)) for mid, sim in row
+            near = [Neighbour(mid, rec.text, float(sim), rec.frame) for mid, sim in row
                     if (rec := records.get(mid)) is not None and rec.live and rec.scope == scope]
             out.append(near[:s])
         return out
@@ -296,7 +345,7 @@ class IngestPipeline:
                 continue
             stored = index.vector_of(mid)
             similarity = float(np.dot(stored, vec)) if stored is not None else 0.0
-            out.append(Neighbour(mid, rec.text, similarity))
+            out.append(Neighbour(mid, rec.text, similarity, rec.frame))
             if len(out) == RECENT_FOR_CORRECTION:
                 break
         return out
@@ -328,8 +377,8 @@ class IngestPipeline:
             report.compare(OfflineDecider().decide(
                 [DecisionRequest(fact.text, near) for _, fact, _, near in requests]), decisions)
         for (index, fact, vec, near), decision in zip(requests, decisions, strict=True):
-            self._apply(namespace, index, fact, vec, near, decision, origin[fact.source],
-                        report)
+            self._apply(namespace, index, fact, vec, near, self._checked(fact, near, decision),
+                        origin[fact.source], report)
 
     def _apply(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
                near: list[Neighbour], decision: Decision, episode: Episode,
@@ -374,7 +423,8 @@ class IngestPipeline:
         elif decision.text and decision.text != fact.text and leans_on_recent(fact.text):
             # A move completed by its plan: the new text, the move's own kind and dates.
             fact = fact.model_copy(update={"text": decision.text,
-                                           "relation": relation_for(decision.text)})
+                                           "relation": relation_for(decision.text),
+                                           "frame": self.language.frames([decision.text])[0]})
             vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
@@ -388,7 +438,8 @@ class IngestPipeline:
         corrects): the corrected memory's kind and validity, stated explicitly."""
         old = self.store.get(namespace, target.memory_id)
         update: dict[str, object] = {"text": text, "explicit": True,
-                                     "relation": relation_for(text)}
+                                     "relation": relation_for(text),
+                                     "frame": self.language.frames([text])[0]}
         if old is not None:
             update.update(kind=old.kind, importance=max(fact.importance,
                                                         round(old.importance * 10)),
@@ -414,7 +465,8 @@ class IngestPipeline:
             valid_from=fact.valid_from or now, valid_until=fact.valid_until,
             expires_at=fact.expires_at,
             # Model-written facts come without one: the pass's change rules need the slot.
-            relation=fact.relation or relation_for(fact.text), created_at=now, updated_at=now,
+            relation=fact.relation or relation_for(fact.text), frame=fact.frame,
+            created_at=now, updated_at=now,
         )
 
     def _add(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,

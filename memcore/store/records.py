@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from memcore.core.filters import FilterFields
-from memcore.core.models import Episode, Kind, Memory, Relation, Role, Status
+from memcore.core.models import Episode, Frame, Kind, Memory, Relation, Role, Status
 from memcore.core.table import MemoryTable, Vectors, from_micros, micros_time, to_micros
 
 FORMAT = 1
@@ -24,7 +24,7 @@ FORMAT = 1
 # last_used (epoch microseconds), strength, recall_count. Lua spells it '<BIldI'.
 RECALL = struct.Struct("<BIqdI")
 # importance, confidence, then five optional times (INT64_MIN = None), support,
-# kind, status, flags (1 explicit, 2 pinned, 4 has relation), derived_level.
+# kind, status, flags (1 explicit, 2 pinned, 4 has relation, 8 has frame), derived_level.
 BODY = struct.Struct("<ddqqqqqqIBBBB")
 _U32 = struct.Struct("<I")
 _VEC = struct.Struct("<Hf")
@@ -102,6 +102,7 @@ def pack_memory(memory: Memory) -> bytes:
     """Serialize a memory (without id and namespace: both are in the key)."""
     flags = (1 if memory.explicit else 0) | (2 if memory.pinned else 0)
     flags |= 4 if memory.relation is not None else 0
+    flags |= 8 if memory.frame is not None else 0
     out = [
         RECALL.pack(FORMAT, memory.version, to_micros(memory.last_used), float(memory.strength),
                     memory.recall_count),
@@ -122,30 +123,41 @@ def pack_memory(memory: Memory) -> bytes:
         rel = memory.relation
         _put_list(out, [rel.subject, rel.predicate, rel.object])
         out.append(struct.pack("<d", rel.weight))
-    extras = _extras(memory.metadata, memory.user_id, memory.agent_id, memory.run_id)
+    extras = _extras(memory.metadata, memory.user_id, memory.agent_id, memory.run_id,
+                     memory.frame)
     if extras:  # optional tail: records without metadata or scopes keep their old bytes
         _put_str(out, extras)
     return b"".join(out)
 
 
 def _extras(metadata: dict[str, Any], user_id: str | None, agent_id: str | None,
-            run_id: str | None) -> str:
-    """Metadata and scopes as compact JSON ("" when there are none)."""
+            run_id: str | None, frame: Frame | None = None) -> str:
+    """Metadata, scopes and the frame as compact JSON ("" when there are none)."""
     data: dict[str, Any] = {k: v for k, v in (("u", user_id), ("a", agent_id), ("r", run_id))
                             if v is not None}
     if metadata:
         data["m"] = metadata
+    if frame is not None:
+        data["f"] = frame.model_dump(exclude_defaults=True)
     return json.dumps(data, separators=(",", ":"), ensure_ascii=False) if data else ""
 
 
-def _read_extras(blob: bytes, offset: int) -> dict[str, Any]:
-    """The optional tail written by :func:`_extras` (empty when absent)."""
+def _read_extras(blob: bytes, offset: int, *, frame: bool = True) -> dict[str, Any]:
+    """The optional tail written by :func:`_extras` (empty when absent); ``frame=False``
+    leaves the frame out (readers that only filter)."""
     if offset >= len(blob):
-        return {"metadata": {}}
+        return {"metadata": {}, "frame": None} if frame else {"metadata": {}}
     raw, _ = _get_str(blob, offset)
     data = json.loads(raw)
-    return {"metadata": data.get("m", {}), "user_id": data.get("u"),
-            "agent_id": data.get("a"), "run_id": data.get("r")}
+    out = {"metadata": data.get("m", {}), "user_id": data.get("u"),
+           "agent_id": data.get("a"), "run_id": data.get("r")}
+    if frame:
+        out["frame"] = Frame.model_construct(**{**_FRAME_DEFAULTS, **data["f"]}) if "f" in data \
+            else None
+    return out
+
+
+_FRAME_DEFAULTS: dict[str, Any] = {"value": "", "polarity": 1, "single": False, "event": ""}
 
 
 def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
@@ -166,7 +178,7 @@ def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
     if flags & 4:
         offset += 8  # relation weight
     return FilterFields(memory_id, _KINDS[kind], _STATUSES[status], micros_time(created),
-                        micros_time(updated), **_read_extras(blob, offset))
+                        micros_time(updated), **_read_extras(blob, offset, frame=False))
 
 
 def recall_fields(blob: bytes, memory_id: str) -> dict[str, Any]:
@@ -265,7 +277,7 @@ def unpack_episode(blob: bytes, namespace: str, episode_id: str) -> Episode:
     speaker, offset = _get_str(blob, offset)
     meta, offset = _get_str(blob, offset)
     text, offset = _get_str(blob, offset)
-    scopes = _read_extras(blob, offset)
+    scopes = _read_extras(blob, offset, frame=False)
     scopes.pop("metadata")
     return Episode.model_construct(id=episode_id, namespace=namespace, role=_ROLES[role],
                                    speaker=speaker,
@@ -321,6 +333,7 @@ def unpack_table(namespace: str, ids: Sequence[str], raws: Sequence[bytes]) -> M
         cols["explicit"][i] = bool(flags & 1)
         cols["pinned"][i] = bool(flags & 2)
         cols["relation"][i] = bool(flags & 4)
+        cols["framed"][i] = bool(flags & 8)
         cols["n_sources"][i] = len(set(sources))
         cols["version"][i] = version
         texts.append(text)

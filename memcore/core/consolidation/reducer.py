@@ -22,6 +22,8 @@ from memcore.core.consolidation.planning import (
 )
 from memcore.core.consolidation.resolution import merge_metadata, survivor_key
 from memcore.core.consolidation.retention import event_time, retention_scores
+from memcore.core.frames import FramedRow
+from memcore.core.frames import supersessions as frame_supersessions
 from memcore.core.interfaces import ClusterOutcome, Verdict
 from memcore.core.models import Actor, AuditAction, AuditEvent, Memory, Status
 from memcore.core.scoring import capped_strength, reinforced_confidence
@@ -322,8 +324,12 @@ def _retire_changed(red: Reducer) -> None:
 
     The write path only compares a new fact with its nearest neighbours; "moved to
     Porto" and "lives in Lisbon" are rarely near each other, so the pass checks the
-    live facts against the newer ones by the text rules of :func:`supersessions`
-    (slots only on rows flagged as filling one; change phrases behind a keyword filter).
+    live facts against the newer ones: by their frames (:func:`frame_supersessions`:
+    same subject and attribute only) and, unless ``config.text_rules`` is off (a model
+    is configured), by the language's text rules (:func:`supersessions`). A newer fact
+    that would retire more than ``config.max_retired_by_one`` facts at once retires
+    none: it is audited as held (a pattern firing on the wrong span must not wipe a
+    user's memory).
     """
     t = red.table
     rows = np.flatnonzero(t.live() & ~t.pinned & (t.derived_level == 0))
@@ -332,17 +338,46 @@ def _retire_changed(red: Reducer) -> None:
     row_list = rows.tolist()
     # A fact re-stated later is current as of its last support ("back in Barcelona").
     asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
-    hints = t.text_flags("may_change", may_change)[rows]
-    found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
-                          asserted.tolist(), t.relation[rows].tolist(), hints=hints.tolist())
-    red.by_id.fetch(mid for pair in found for mid in pair[:2])
-    for old_id, newer_id, reason in found:
-        if old_id not in red.by_id or newer_id not in red.by_id:
-            continue
-        old, new = red.by_id[old_id], red.by_id[newer_id]
-        if old.live and new.live:
-            red.supersede(old, new, reason)
+    found: list[tuple[str, str, str]] = []
+    if red.config.text_rules is not False:
+        hints = t.text_flags("may_change", may_change)[rows]
+        found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
+                              asserted.tolist(), t.relation[rows].tolist(),
+                              hints=hints.tolist())
+    framed_ids = [t.ids[r] for r, f in zip(row_list, t.framed[rows].tolist(), strict=True) if f]
+    if framed_ids:
+        when = dict(zip([t.ids[r] for r in row_list], asserted.tolist(), strict=True))
+        red.by_id.fetch(framed_ids)
+        framed = [FramedRow(mid, m.frame, when[mid], m.scope) for mid in framed_ids
+                  if (m := red.by_id.get(mid)) is not None and m.frame is not None]
+        by_frames, _ = frame_supersessions(framed, max_retired=len(row_list))
+        known = {old for old, _, _ in found}
+        found += [pair for pair in by_frames if pair[0] not in known]
+    _apply_retirements(red, found)
     red.sync()
+
+
+def _apply_retirements(red: Reducer, found: Sequence[tuple[str, str, str]]) -> None:
+    """Supersede each ``(old, newer, reason)``, except a newer fact's when it would
+    retire more than ``config.max_retired_by_one`` facts: those are held and audited."""
+    by_newer: dict[str, list[tuple[str, str]]] = {}
+    for old_id, newer_id, reason in found:
+        by_newer.setdefault(newer_id, []).append((old_id, reason))
+    limit = red.config.max_retired_by_one
+    red.by_id.fetch(mid for pair in found for mid in pair[:2])
+    for newer_id, olds in by_newer.items():
+        if len(olds) > limit:
+            if newer_id in red.by_id and red.by_id[newer_id].live:
+                red.event(AuditAction.NOOP, [newer_id, *(o for o, _ in olds)], [],
+                          f"held: would retire {len(olds)} facts at once (limit {limit}); "
+                          f"first rule: {olds[0][1]}")
+            continue
+        for old_id, reason in olds:
+            if old_id not in red.by_id or newer_id not in red.by_id:
+                continue
+            old, new = red.by_id[old_id], red.by_id[newer_id]
+            if old.live and new.live:
+                red.supersede(old, new, reason)
 
 
 def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None,

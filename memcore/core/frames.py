@@ -1,0 +1,166 @@
+"""Change from structure: which facts a newer fact retires, judged on frames only.
+
+A frame (:class:`memcore.core.models.Frame`) is a fact's subject, attribute, value,
+polarity and event, written by a language pack. The rules here know no language:
+
+- same subject, same **single-valued** attribute, another value, later in time: the
+  older fact is superseded (``residence(kenji) = berlin`` -> ``= munich``);
+- a later negation of the same subject, attribute and value ends it
+  (``instruction:heading(ben) = use heading`` -> not ...);
+- a later end event (``event="end"``: died, sold, left, quit, healed) ends the facts of
+  the same subject whose value names the ended thing, and the facts whose subject *is*
+  the ended thing (a pet that died);
+- multi-valued attributes never supersede each other.
+
+No rule matches on anything but a frame's subject and attribute (or the ended entity):
+a remark about someone else never retires the user's facts. A newer fact that would
+retire more than :data:`MAX_RETIRED_BY_ONE` facts at once retires none of them; it is
+reported as *held* for the audit (seed 002: erase on request, not on guess).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from memcore.core.models import Frame
+
+# Attributes a subject has one value of at a time (language-independent frame names).
+SINGLE_VALUED = frozenset({
+    "residence", "employer", "job", "name", "age", "birthday", "diet", "school",
+    "contact:phone", "contact:email", "contact:address", "main_language", "reading",
+    "relation:partner", "relation:doctor", "answer_length", "answer_language", "team",
+    "commute", "schedule",
+})
+# A favourite is single-valued per category ("favorite:colour").
+SINGLE_VALUED_PREFIXES = ("favorite:",)
+MAX_RETIRED_BY_ONE = 3
+
+
+def is_single_valued(attribute: str) -> bool:
+    """Does a subject hold one value of ``attribute`` at a time?"""
+    return attribute in SINGLE_VALUED or attribute.startswith(SINGLE_VALUED_PREFIXES)
+
+
+@dataclass(frozen=True)
+class FramedRow:
+    """A live fact as the rules see it: its id, frame and when it was last asserted."""
+
+    id: str
+    frame: Frame
+    time: float
+    scope: str = ""
+
+
+@dataclass(frozen=True)
+class Held:
+    """A newer fact whose retirements were not applied: it matched too many facts."""
+
+    id: str
+    would_retire: tuple[str, ...]
+    reason: str
+
+
+def _words(value: str) -> frozenset[str]:
+    return frozenset(value.split())
+
+
+def values_differ(a: str, b: str) -> bool:
+    """Two values of one attribute that name different things (neither contains the
+    other's words: "munich" and "munich germany" are one value)."""
+    wa, wb = _words(a), _words(b)
+    if not wa or not wb:
+        return False
+    return not (wa <= wb or wb <= wa)
+
+
+def _names_value(ended: str, value: str) -> bool:
+    """Does ``value`` name the ended thing? Its head word (the last one, "the red bike"
+    -> "bike") or every word of a short name must be among ``value``'s words."""
+    ew, vw = ended.split(), _words(value)
+    if not ew or not vw:
+        return False
+    return ew[-1] in vw or (len(ew) <= 3 and set(ew) <= vw)
+
+
+def retires(new: Frame, old: Frame) -> str | None:
+    """Why the (later) fact ``new`` retires ``old``, or None (module docstring rules)."""
+    if old.event or old.polarity < 0:
+        return None  # only affirmative, plain facts are retired by these rules
+    if new.event == "end":
+        if (not new.value and new.attribute == old.attribute
+                and new.subject == old.subject):  # "quit his job": the job ended
+            return f"ended: {new.attribute}({new.subject})"
+        if new.subject == old.subject and _names_value(new.value, old.value):
+            return f"ended: {new.attribute}({new.subject}) = {new.value!r}"
+        # The thing itself ended ("Rex died"): its facts, and having it (by its name).
+        if new.subject == new.value and (old.subject == new.value
+                                         or _names_value(new.value, old.value)):
+            return f"ended: {new.value!r}"
+        return None
+    if new.subject != old.subject or new.attribute != old.attribute:
+        return None
+    if new.polarity < 0:
+        if new.value and not values_differ(new.value, old.value):
+            return f"withdrawn: not {new.attribute}({new.subject}) = {new.value!r}"
+        return None
+    if is_single_valued(new.attribute) and values_differ(new.value, old.value):
+        return (f"{new.attribute} of {new.subject} changed: {old.value!r} -> "
+                f"{new.value!r}")
+    if new.event == "correction" and values_differ(new.value, old.value):
+        return f"corrected: {new.attribute}({new.subject}) = {new.value!r}"
+    return None
+
+
+def supersessions(rows: Sequence[FramedRow], *, max_retired: int = MAX_RETIRED_BY_ONE
+                  ) -> tuple[list[tuple[str, str, str]], list[Held]]:
+    """``(old_id, new_id, reason)`` for every older fact a newer one retires, and the
+    newer facts held back because they would retire more than ``max_retired`` facts.
+
+    Facts only retire facts of their own scope; the newest retiring fact wins.
+    """
+    by_scope: dict[str, list[FramedRow]] = {}
+    for row in rows:
+        by_scope.setdefault(row.scope, []).append(row)
+    retired: dict[str, tuple[FramedRow, str]] = {}
+    held: list[Held] = []
+    for members in by_scope.values():
+        order = {row.id: i for i, row in enumerate(members)}
+        for new in members:
+            found: list[tuple[FramedRow, str]] = []
+            for old in members:
+                if old.id == new.id:
+                    continue
+                earlier = old.time < new.time or (old.time == new.time
+                                                  and order[old.id] < order[new.id])
+                if not earlier:
+                    continue
+                reason = retires(new.frame, old.frame)
+                if reason is not None:
+                    found.append((old, reason))
+            if len(found) > max_retired:
+                held.append(Held(new.id, tuple(o.id for o, _ in found),
+                                 f"would retire {len(found)} facts at once (limit "
+                                 f"{max_retired}): held for review"))
+                continue
+            for old, reason in found:
+                known = retired.get(old.id)
+                if known is None or known[0].time <= new.time:
+                    retired[old.id] = (new, reason)
+    out = [(old_id, new.id, reason) for old_id, (new, reason) in sorted(retired.items())]
+    return out, held
+
+
+def conflict(a: Frame | None, b: Frame | None) -> bool:
+    """Do two frames say different things about one attribute of one subject (never the
+    same fact, whatever their texts' similarity)? Different values of a single-valued
+    attribute, opposite polarities of one value, or one of them ending the other."""
+    if a is None or b is None or a.subject != b.subject:
+        return False
+    if (a.event == "end") != (b.event == "end"):
+        return _names_value(a.value, b.value) or _names_value(b.value, a.value)
+    if a.attribute != b.attribute:
+        return False
+    if a.polarity != b.polarity:
+        return True
+    return is_single_valued(a.attribute) and values_differ(a.value, b.value)

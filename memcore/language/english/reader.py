@@ -1,0 +1,311 @@
+"""One fact's frame from its parse: subject, attribute, value, polarity, event."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memcore.language.english import tables as T
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+RawFrame = tuple[str, str, str, int, str]
+_SUBJECTS = ("nsubj", "nsubjpass")
+_OBJECTS = ("dobj", "obj", "attr", "oprd")
+# Dependents that are not part of a value ("the", "his", "in 2024", "which ...").
+_NOT_VALUE = frozenset({"det", "poss", "case", "punct", "prep", "relcl", "acl", "advcl",
+                        "cc", "neg", "aux", "auxpass", "advmod", "predet", "quantmod"})
+_VALUE_DEPS = frozenset({"compound", "amod", "nummod", "nmod", "flat", "appos", "conj",
+                         "npadvmod", "poss"})
+
+
+def _word(tok: Token) -> str:
+    """A token as values compare it: proper nouns and numbers as written, others by lemma."""
+    if tok.pos_ in ("PROPN", "NUM") or tok.like_num or "@" in tok.text:
+        return tok.text.lower()
+    return tok.lemma_.lower()
+
+
+def _value(tok: Token) -> str:
+    """The value a token heads: the token with its modifiers, names and conjuncts, not
+    its determiners, prepositions or clauses."""
+    words: list[str] = []
+
+    def walk(t: Token) -> None:
+        for child in t.lefts:
+            if child.dep_ in _VALUE_DEPS and child.dep_ != "poss":
+                walk(child)
+        if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN"):
+            return  # "two cats": how many is no part of what
+        if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
+            words.append(_word(t))
+        for child in t.rights:
+            if child.dep_ in _VALUE_DEPS:
+                walk(child)
+
+    walk(tok)
+    return " ".join(w for w in words if w and w not in ("'s", "-"))
+
+
+def _negated(tok: Token) -> bool:
+    """Is the clause headed by ``tok`` negated ("not", "never", "no longer", "anymore")?
+    Its own dependents and those of its complement count, not nested clauses'."""
+    near = list(tok.children)
+    near += [g for c in near if c.dep_ in ("acomp", "attr", "advmod", "npadvmod", "dobj")
+             for g in c.children]
+    return any(c.dep_ == "neg" or c.lower_ in T.NEGATING_ADVERBS for c in near)
+
+
+def _subject(tok: Token) -> tuple[str, Token | None]:
+    """The subject of the clause ``tok`` heads and the subject noun when it is possessed
+    ("Kenji's phone number": ("kenji", number))."""
+    for child in tok.children:
+        if child.dep_ in _SUBJECTS:
+            owner = next((c for c in child.children if c.dep_ == "poss"), None)
+            if child.pos_ == "PROPN" and owner is not None:
+                return child.text.lower(), None  # "Kenji's sister Lin is ...": about Lin
+            name = next((c for c in child.children if c.dep_ in ("appos", "compound")
+                         and c.pos_ == "PROPN"), None)
+            if (owner is not None and name is not None
+                    and child.lemma_.lower() in T.KIN | T.PETS):
+                return name.text.lower(), None  # "Kenji's sister Lin is ...": about Lin
+            if owner is not None and child.pos_ == "NOUN":
+                return owner.text.lower().removesuffix("'s"), child
+            return child.text.lower(), None
+    return "", None
+
+
+def _prep_object(tok: Token, preps: tuple[str, ...] | None = None) -> tuple[str, Token] | None:
+    """The first ``prep -> pobj`` of ``tok`` (optionally only those prepositions)."""
+    for child in tok.children:
+        if child.dep_ in ("prep", "agent", "dative") and (preps is None
+                                                          or child.lower_ in preps):
+            pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if pobj is not None:
+                return child.lower_, pobj
+    return None
+
+
+def _object(tok: Token) -> Token | None:
+    return next((c for c in tok.children if c.dep_ in _OBJECTS), None)
+
+
+def _particle(tok: Token) -> str:
+    return next((c.lower_ for c in tok.children if c.dep_ == "prt"), "")
+
+
+def _usable(value: str) -> bool:
+    return bool(value) and value not in T.NO_VALUE
+
+
+def _kin_or_pet(noun: Token) -> tuple[str, str] | None:
+    """("relation:sister", "lin") for "sister Lin", ("owns", "dog rex") for a pet."""
+    lemma = noun.lemma_.lower()
+    named = next((c for c in noun.children if c.dep_ in ("appos", "compound")
+                  and c.pos_ == "PROPN"), None)
+    for acl in (c for c in noun.children if c.dep_ == "acl"
+                and c.lemma_.lower() in ("name", "call")):  # "a sister named Lin"
+        named = next((c for c in acl.children if c.dep_ in ("oprd", "attr", "dobj")), named)
+    if lemma in T.KIN:
+        return f"relation:{lemma}", named.text.lower() if named is not None else lemma
+    if lemma in T.PETS:
+        return "owns", _value(noun)
+    if noun.pos_ == "PROPN":
+        head = next((c for c in noun.children if c.dep_ == "compound"
+                     and c.lemma_.lower() in T.KIN | T.PETS), None)
+        if head is not None:
+            kind = head.lemma_.lower()
+            return (f"relation:{kind}" if kind in T.KIN else "owns"), _value(noun)
+    return None
+
+
+def _instruction(root: Token, subject: str) -> RawFrame | None:
+    """"<subject> asks the assistant to [not|stop] <verb> <object>"."""
+    xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "ccomp")), None)
+    if xcomp is None:
+        return None
+    polarity = -1 if _negated(xcomp) or _negated(root) else 1
+    verb = xcomp
+    if xcomp.lemma_.lower() in T.WITHDRAW:
+        polarity = -1
+        inner = next((c for c in xcomp.children if c.dep_ in ("xcomp", "pcomp", "ccomp")), None)
+        verb = inner if inner is not None else xcomp
+    target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
+                                   None)
+    if target is None:
+        found = _prep_object(verb)
+        target = found[1] if found else None
+    if target is None:
+        if verb is xcomp and polarity > 0:
+            return subject, f"instruction:{verb.lemma_.lower()}", verb.lemma_.lower(), 1, ""
+        return None
+    key = target.lemma_.lower()
+    return subject, f"instruction:{key}", _value(target), polarity, ""
+
+
+def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | None:
+    """"<subject>'s <noun> is <value>", "<subject> is <diet|age|job>", healed ailments."""
+    polarity = -1 if _negated(root) else 1
+    complement = next((c for c in root.children if c.dep_ in ("attr", "acomp", "oprd")), None)
+    if possessed is not None:
+        noun = possessed.lemma_.lower()
+        if complement is not None and complement.lemma_.lower() in T.HEALED:
+            return subject, "health", _value(possessed), 1, "end"
+        if complement is None:
+            return None
+        value = _value(complement)
+        attribute = _noun_attribute(possessed)
+        if attribute is None:
+            kin = _kin_or_pet(possessed)
+            if kin is None:
+                return None
+            attribute = kin[0]
+            value = complement.text.lower() if complement.pos_ == "PROPN" else value
+        if not _usable(value):
+            return None
+        del noun
+        return subject, attribute, value, polarity, ""
+    if complement is None:
+        found = _prep_object(root, ("in", "at", "from"))
+        based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
+        if based is not None:
+            found = _prep_object(based, ("in", "at"))
+            if found:
+                return subject, "residence", _value(found[1]), polarity, ""
+        return None
+    lemma = complement.lemma_.lower()
+    if lemma in T.DIETS:
+        return subject, "diet", lemma, polarity, ""
+    if complement.like_num or (lemma == "old" and any(c.like_num for c in complement.subtree)):
+        number = next((c.text for c in complement.subtree if c.like_num), "")
+        return (subject, "age", number, polarity, "") if number else None
+    if lemma == "married":
+        found = _prep_object(complement, ("to",))
+        if found:
+            return subject, "relation:partner", _value(found[1]), polarity, ""
+        return None
+    if lemma in T.HEALED and polarity > 0:
+        return None
+    if complement.pos_ == "NOUN" and _is_job(lemma):
+        return subject, "job", _value(complement), polarity, ""
+    return None
+
+
+def _is_job(lemma: str) -> bool:
+    if lemma in T.NOT_JOB:
+        return False
+    return lemma in T.JOB_NOUNS or (len(lemma) > 4 and lemma.endswith(T.JOB_SUFFIXES))
+
+
+def _noun_attribute(noun: Token) -> str | None:
+    lemma = noun.lemma_.lower()
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
+    if mods & T.FAVOURITE:
+        return f"favorite:{lemma}"
+    if lemma in ("address", "number", "id") and mods:
+        for mod in mods:
+            if mod in T.CONTACT_COMPOUNDS:
+                return T.CONTACT_COMPOUNDS[mod]
+    if lemma == "language" and not mods & {"main", "primary", "first", "native"}:
+        return "speaks"
+    return T.NOUN_FRAMES.get(lemma)
+
+
+def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame | None:
+    """Something ended: "sold his bike", "left the club", "Kenji's dog Rex died",
+    "recovered from the flu", "broke up with Sam", "switched from vim to neovim"."""
+    lemma = root.lemma_.lower()
+    particle = _particle(root)
+    target: Token | None = None
+    if lemma in T.SWITCH_VERBS:
+        found = _prep_object(root, ("from",))
+        if found is None and lemma in ("replace", "swap", "trade", "exchange"):
+            target = _object(root)
+        elif found is not None:
+            target = found[1]
+        if target is None:
+            return None
+    elif lemma in T.END_VERBS or (lemma, particle) in T.END_PHRASAL:
+        if (lemma, particle) in (("move", "out"),):
+            found = _prep_object(root, ("of",))
+            target = found[1] if found else None
+        else:
+            target = _object(root)
+        if target is not None and target.pos_ == "VERB":  # "stopped running": the habit
+            return subject, "end", target.lemma_.lower(), 1, "end"
+        if target is None:
+            xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "pcomp")), None)
+            if xcomp is not None:
+                inner = _object(xcomp)
+                value = _value(inner) if inner is not None else xcomp.lemma_.lower()
+                return subject, "end", value, 1, "end"
+            found = _prep_object(root, ("from", "with", "of", "on"))
+            if found is not None:
+                target = found[1]
+        if target is None:
+            if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
+                return subject, "end", _value(possessed), 1, "end"
+            if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended
+                return subject, "end", subject, 1, "end"
+            return None
+    else:
+        return None
+    if target.lemma_.lower() in ("job", "work", "position", "post", "role"):
+        place = _prep_object(target, ("at", "with", "for")) or _prep_object(
+            root, ("at", "with", "for"))
+        if place is None:  # "quit his job": the job ends, whatever it was
+            return subject, "job", "", 1, "end"
+        target = place[1]
+    value = _value(target)
+    if not _usable(value):
+        return None
+    return subject, "end", value, 1, "end"
+
+
+def _clause_root(doc: Doc | Span) -> Token:
+    sent = next(iter(doc.sents), None) if hasattr(doc, "sents") else None
+    return sent.root if sent is not None else doc[0]
+
+
+def read_frame(doc: Doc) -> RawFrame | None:
+    """The frame of a parsed fact text, or None when no table knows its attribute."""
+    if not len(doc):
+        return None
+    root = _clause_root(doc)
+    subject, possessed = _subject(root)
+    if not subject or subject in T.NO_VALUE:
+        return None
+    lemma = root.lemma_.lower()
+    negated = _negated(root)
+    if lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
+                                    for c in root.children if c.dep_ in ("dobj", "dative")):
+        return _instruction(root, subject)
+    if lemma == "be" or root.pos_ == "AUX":
+        return _copula(root, subject, possessed)
+    if not negated:
+        ended = _end_event(root, subject, possessed)
+        if ended is not None:
+            return ended
+    polarity = -1 if negated else 1
+    obj = _object(root)
+    if obj is not None and (lemma, "") in T.VERB_FRAMES:
+        attribute = T.VERB_FRAMES[(lemma, "")]
+        if lemma == "take" and obj.lemma_.lower() not in ("medication", "medicine", "pill"):
+            attribute = "takes"
+        value = _value(obj)
+        return (subject, attribute, value, polarity, "") if _usable(value) else None
+    if obj is not None and lemma in ("have", "get", "own"):
+        kin = _kin_or_pet(obj)
+        if kin is not None:
+            return subject, kin[0], kin[1], polarity, ""
+        value = _value(obj)
+        return (subject, "has", value, polarity, "") if _usable(value) else None
+    for child in root.children:
+        if child.dep_ in ("prep", "agent", "dative"):
+            by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
+            pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if by_prep and pobj is not None:
+                value = _value(pobj)
+                if _usable(value):
+                    return subject, by_prep, value, polarity, ""
+    return None

@@ -1,0 +1,117 @@
+"""The English frame tables: which lemmas make which attribute. Thin on purpose.
+
+Everything else (who the subject is, what the value is, negation, time) comes from
+spaCy's dependency parse and lemmas, not from word lists.
+"""
+
+from __future__ import annotations
+
+# (verb lemma, preposition or "" for a direct object) -> attribute.
+VERB_FRAMES: dict[tuple[str, str], str] = {
+    ("live", "in"): "residence", ("live", "at"): "residence",
+    ("move", "to"): "residence", ("relocate", "to"): "residence",
+    ("settle", "in"): "residence", ("base", "in"): "residence",
+    ("work", "at"): "employer", ("work", "for"): "employer", ("work", "with"): "employer",
+    ("employ", "by"): "employer", ("join", ""): "employer", ("hire", "by"): "employer",
+    ("hire", "at"): "employer",
+    ("work", "as"): "job", ("hire", "as"): "job",
+    ("read", ""): "reading",
+    ("learn", ""): "learning", ("study", ""): "studying", ("study", "at"): "school",
+    ("attend", ""): "school",
+    ("use", ""): "uses", ("speak", ""): "speaks", ("drive", ""): "owns",
+    ("own", ""): "owns", ("buy", ""): "owns", ("adopt", ""): "owns",
+    ("call", ""): "name", ("go", "by"): "name",
+    ("marry", ""): "relation:partner", ("marry", "to"): "relation:partner",
+    ("date", ""): "relation:partner",
+    ("take", ""): "takes", ("train", "for"): "goal",
+}
+
+# Nouns naming an attribute in "<subject>'s <noun> is <value>".
+NOUN_FRAMES: dict[str, str] = {
+    "name": "name", "nickname": "nickname", "age": "age", "birthday": "birthday",
+    "phone": "contact:phone", "number": "contact:phone", "mobile": "contact:phone",
+    "cell": "contact:phone", "email": "contact:email", "e-mail": "contact:email",
+    "mail": "contact:email", "address": "contact:address",
+    "job": "job", "occupation": "job", "profession": "job", "role": "job",
+    "position": "job", "title": "job",
+    "employer": "employer", "company": "employer", "workplace": "employer",
+    "office": "employer",
+    "home": "residence", "hometown": "residence", "city": "residence",
+    "language": "main_language", "diet": "diet", "school": "school",
+    "university": "school", "team": "team", "commute": "commute",
+    "wife": "relation:partner", "husband": "relation:partner",
+    "partner": "relation:partner", "girlfriend": "relation:partner",
+    "boyfriend": "relation:partner", "fiance": "relation:partner",
+    "fiancee": "relation:partner", "spouse": "relation:partner",
+    "doctor": "relation:doctor", "gp": "relation:doctor", "dentist": "relation:dentist",
+    "therapist": "relation:therapist", "physio": "relation:physio",
+    "medication": "medication", "medicine": "medication", "dose": "medication:dose",
+}
+# A contact noun names which contact by its compound ("e-mail address", "home address").
+CONTACT_COMPOUNDS: dict[str, str] = {"email": "contact:email", "e-mail": "contact:email",
+                                     "mail": "contact:email", "phone": "contact:phone",
+                                     "mobile": "contact:phone"}
+# Modifiers that make a noun a favourite ("favourite colour") or the main one.
+FAVOURITE = frozenset({"favourite", "favorite", "fave", "fav"})
+
+# Family and pets: "has a sister", "<subject>'s dog" (multi-valued: relation:<noun>).
+KIN = frozenset({
+    "sister", "brother", "son", "daughter", "child", "kid", "mother", "mom", "mum",
+    "father", "dad", "parent", "grandmother", "grandfather", "grandson", "granddaughter",
+    "grandchild", "aunt", "uncle", "cousin", "niece", "nephew", "friend", "colleague",
+    "boss", "manager", "neighbour", "neighbor", "twin", "stepson", "stepdaughter",
+})
+PETS = frozenset({"dog", "cat", "puppy", "kitten", "rabbit", "hamster", "parrot", "horse",
+                  "fish", "bird", "tortoise", "turtle", "guinea", "pet", "snake", "lizard"})
+
+# Adjectives that are a diet when predicated of a person ("is vegetarian").
+DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "flexitarian",
+                   "omnivore", "carnivore", "keto", "paleo", "teetotal", "sober",
+                   "gluten-free", "kosher", "halal"})
+
+# Verbs whose object (or subject, when intransitive) comes to an end.
+END_VERBS = frozenset({
+    "die", "sell", "leave", "quit", "stop", "finish", "heal", "recover", "cancel",
+    "close", "lose", "divorce", "retire", "graduate", "end", "abandon", "ditch",
+    "drop", "complete", "resign", "shut", "scrap", "pass",
+})
+# "gave up X", "broke up with X", "moved out of X", "got rid of X": verb + particle.
+END_PHRASAL = frozenset({("give", "up"), ("break", "up"), ("move", "out"), ("get", "rid"),
+                         ("pass", "away"), ("drop", "out")})
+# Verbs that replace one value by another: the "from" / replaced object ends.
+SWITCH_VERBS = frozenset({"switch", "move", "change", "go", "migrate", "convert",
+                          "replace", "swap", "trade", "exchange"})
+# Predicates saying an ailment is over ("<subject>'s knee is fine now").
+HEALED = frozenset({"fine", "better", "healed", "recovered", "okay", "ok", "well",
+                    "over", "done", "gone", "finished", "cured"})
+# Instruction verbs that withdraw what follows ("asks the assistant to stop X").
+WITHDRAW = frozenset({"stop", "quit", "drop", "avoid", "skip", "omit", "cut", "ditch",
+                      "remove", "lose"})
+# The speaker asking the assistant ("asks the assistant to ...", "wants ...").
+ASK_VERBS = frozenset({"ask", "tell", "want", "instruct", "request", "prefer", "like"})
+ASSISTANT_WORDS = frozenset({"assistant", "you"})
+# Adverbs that negate a clause ("no longer", "never", "anymore").
+NEGATING_ADVERBS = frozenset({"never", "anymore", "longer"})
+# Job nouns: an attribute noun with one of these endings is an occupation ("is a nurse"
+# is in the list; "is a fan" is not).
+JOB_SUFFIXES = ("er", "or", "ist", "ian", "ant", "ent", "eer", "ect", "ive", "ic", "ee")
+JOB_NOUNS = frozenset({"nurse", "chef", "doctor", "lead", "manager", "waitress", "postdoc",
+                       "intern", "ceo", "cto", "cfo", "founder", "barista", "cook", "clerk",
+                       "pilot", "surgeon", "tutor", "coach", "editor", "artist", "nanny",
+                       "carer", "accountant", "dj", "dev", "engineer", "judge", "lawyer",
+                       "freelancer", "midwife", "paramedic", "vet", "hairdresser",
+                       "electrician", "plumber", "baker", "gardener", "student"})
+NOT_JOB = frozenset({"member", "fan", "beginner", "user", "owner", "customer", "brother",
+                     "sister", "mother", "father", "daughter", "son", "partner", "person",
+                     "lover", "reader", "player", "other", "introvert", "extrovert",
+                     "believer", "smoker", "drinker", "speaker", "learner", "parent",
+                     "grandparent", "grandmother", "grandfather", "neighbour", "neighbor",
+                     "friend", "fighter", "survivor", "perfectionist", "optimist",
+                     "pessimist", "regular", "native", "runner", "swimmer", "walker",
+                     "rider", "cyclist", "patient", "resident", "client", "supporter",
+                     "follower", "subscriber", "volunteer", "tenant", "winner", "loser",
+                     "vegetarian", "vegan", "pescatarian", "diabetic", "asthmatic"})
+# Words that are no value on their own (pronouns, placeholders).
+NO_VALUE = frozenset({"it", "that", "this", "them", "they", "one", "thing", "stuff",
+                      "something", "everything", "anything", "he", "she", "him", "her",
+                      "there", "here", "what", "which", "who"})

