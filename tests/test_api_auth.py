@@ -142,7 +142,7 @@ def test_keys_cli_create_list_revoke(api: Api, redis_client: redis.Redis) -> Non
 def test_probes_and_metrics_need_no_key(api: Api) -> None:  # noqa: F811
     assert api.http.get("/healthz").json()["status"] == "ok"
     ready = api.http.get("/readyz").json()
-    assert ready["checks"] == {"redis": "ok", "broker": "ok"}
+    assert ready["checks"] == {"redis": "ok", "broker": "ok", "publish": "ok"}
     api.call("GET", STATS.format("t"))
     text = api.http.get("/metrics").text
     assert 'route="/v1/namespaces/{ns}/stats",status="401"' in text

@@ -1,9 +1,11 @@
 """Exceptions to JSON error responses (``{"error": {code, message, field?}}``).
 
 The Client's own exceptions carry the meaning: KeyError -> 404, ValueError -> 422, a
-memory whose status forbids the operation -> 409, Redis unreachable or a wait on tasks
-no worker will run (:class:`~memcore.client.errors.NoWorker`) -> 503, a wait that
-ran out -> 504, anything else -> 500 (logged, no internals in the body).
+memory whose status forbids the operation -> 409, Redis unreachable, a wait on tasks no
+worker will run (:class:`~memcore.client.errors.NoWorker`) or a send that found every
+broker connection of the process in use (:class:`~memcore.client.errors.BrokerBusy`) ->
+503 (with a code naming which), a wait that ran out -> 504, anything else -> 500 (logged,
+no internals in the body).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from memcore.api.auth import BodyTooLarge
-from memcore.client.errors import NoWorker, error_body
+from memcore.client.errors import BrokerBusy, NoWorker, error_body
 from memcore.core.errors import MemoryStateError
 from memcore.messaging.errors import BROKER_UNREACHABLE
 from memcore.store import StoreConflict
@@ -111,6 +113,12 @@ def _no_worker(_: Request, exc: Exception) -> JSONResponse:
     return respond(503, exc.code, str(exc))
 
 
+def _broker_busy(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, BrokerBusy)
+    log.warning("%s", exc)
+    return respond(503, exc.code, str(exc), headers={"Retry-After": "1"})
+
+
 def _timeout(_: Request, exc: Exception) -> JSONResponse:
     return respond(504, "timeout", str(exc) or "timed out")
 
@@ -138,6 +146,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(MemoryStateError, _conflict)
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(NoWorker, _no_worker)
+    app.add_exception_handler(BrokerBusy, _broker_busy)
     app.add_exception_handler(TimeoutError, _timeout)
     for exc_type in UNREACHABLE:
         app.add_exception_handler(exc_type, _unreachable)

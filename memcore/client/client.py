@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
-from memcore.client.errors import NoWorker
+from memcore.client.errors import BrokerBusy, NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
+from memcore.client.workers import WorkerCheck, no_worker_hint
 from memcore.core.config import Settings, get_settings
 from memcore.core.consolidation import profile as profile_of
 from memcore.core.errors import EpisodeNotFound, MemoryNotFound, NamespaceNotFound
@@ -51,6 +52,10 @@ log = logging.getLogger(__name__)
 
 NO_WORKER_CHECK_SECONDS = 5.0
 """How long ``Client.wait`` lets a task wait before it asks whether any worker is up."""
+
+BROKER_POOL_TIMEOUT_SECONDS = 5.0
+"""Longest a send waits for a broker connection or producer of the process's pools (all
+``broker_pool_limit`` in use) before it fails with :class:`BrokerBusy`."""
 
 MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
@@ -144,6 +149,8 @@ class Client:
         self.store = MemoryStore.from_url(self.settings.data_url())
         self._models = models
         self._celery: Celery | None = None
+        self.worker_check = WorkerCheck(self._ask_workers)
+        """The no-worker check every :meth:`wait` of this client shares."""
         self._searcher = Searcher(self.store, self.settings, lambda: self.models)
 
     @property
@@ -164,15 +171,10 @@ class Client:
         with _CELERY_LOCK:
             if self._celery is not None:
                 return self._celery
-            from celery import Celery
+            from memcore.client.celery_app import build_app
 
-            from memcore.messaging.celery_config import celery_config, celery_urls
-            from memcore.messaging.transport import install as install_transport
-
-            install_transport()  # survive a lost broker, as the workers do
-            broker, backend = celery_urls(self.settings, self.settings.data_url())
-            app = Celery("memcore-client")
-            app.conf.update(celery_config(self.settings, broker, backend))
+            # Every wait for its pools ends (BrokerBusy), none waits forever.
+            app = build_app(self.settings, BROKER_POOL_TIMEOUT_SECONDS)
             self._celery = app
             return app
 
@@ -216,10 +218,27 @@ class Client:
 
     def _enqueue(self, namespace: str, episodes: list[Episode], *, infer: bool = True) -> str:
         """Send one namespace's episodes as one ingest task; returns its id."""
-        payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes)
-        result = self.celery.send_task(task_names.INGEST, args=[payload.model_dump(mode="json")],
-                                       queue=task_names.INGEST_QUEUE)
-        return str(result.id)
+        # The erase count now: an erase of the namespace after this point drops the turns.
+        payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
+                                erase_fence=self.store.erase_fence(namespace))
+        return self._send(task_names.INGEST, payload.model_dump(mode="json"),
+                          task_names.INGEST_QUEUE)
+
+    def _send(self, name: str, payload: dict[str, Any], queue: str) -> str:
+        """Send one task by name; its id. :class:`BrokerBusy` when the process's broker
+        pools stay exhausted for :data:`BROKER_POOL_TIMEOUT_SECONDS`."""
+        from memcore.messaging.broker import pool_exhausted
+
+        try:
+            return str(self.celery.send_task(name, args=[payload], queue=queue).id)
+        except Exception as exc:
+            if not pool_exhausted(exc):
+                raise
+            limit = self.celery.conf.broker_pool_limit
+            raise BrokerBusy(f"no broker connection free: all {limit} of this process "
+                             f"(broker_pool_limit) stayed in use for "
+                             f"{BROKER_POOL_TIMEOUT_SECONDS:g} s; nothing was sent, "
+                             "retry") from exc
 
     def batched(self, *, max_turns: int | None = None, max_wait_ms: float | None = None
                 ) -> BatchedAdder:
@@ -276,9 +295,13 @@ class Client:
                 now = time.monotonic()
                 if check_at is not None and now >= check_at:
                     check_at = None
-                    no_worker = self._no_worker_hint(queue)
-                    if no_worker and fail_fast:
-                        no_worker = self._no_worker_hint(queue, reply_seconds=2.0)
+                    # One broadcast at a time for every wait of this client, on a
+                    # connection of its own: never one of the send pools (issue 29).
+                    answer = self.worker_check.consumers(1.0)
+                    no_worker = no_worker_hint(answer, queue)
+                    if no_worker and fail_fast:  # ask again: a busy worker answers late
+                        answer = self.worker_check.consumers(2.0, newer_than=answer.asked_at)
+                        no_worker = no_worker_hint(answer, queue)
                     if no_worker and fail_fast \
                             and backend.get_task_meta(tid)["status"] not in states.READY_STATES:
                         raise NoWorker(f"task {tid} is queued but {no_worker}; it runs "
@@ -296,29 +319,37 @@ class Client:
             results.append(meta["result"])
         return results
 
-    def _no_worker_hint(self, queue: str | None = None, reply_seconds: float = 1.0) -> str:
-        """"" if a Celery worker that consumes ``queue`` (any worker, without one) answers
-        within ``reply_seconds``, else what is wrong and what to do."""
-        start_one = ("start one (`memcore up`, or `celery -A workers.app worker -Q "
-                     "ingest,consolidate`) on this broker")
+    def _ask_workers(self, reply_seconds: float) -> dict[str, list[str]]:
+        """``{worker: [queues it consumes]}`` of the workers that answer within
+        ``reply_seconds``, asked on an unpooled connection (see :attr:`worker_check`)."""
+        from memcore.messaging.broker import ask_workers
+
+        conf = self.celery.conf
+        replies = ask_workers(self.celery.connection_for_write(), "active_queues",
+                              reply_seconds, exchange=conf.control_exchange,
+                              accept=conf.accept_content, serializer=conf.task_serializer,
+                              queue_ttl=conf.control_queue_ttl,
+                              queue_expires=conf.control_queue_expires,
+                              queue_exclusive=conf.control_queue_exclusive)
+        return {name: sorted(str(q.get("name", "?")) for q in queues
+                             if isinstance(q, dict))
+                for name, queues in replies.items() if isinstance(queues, list)}
+
+    def publish_check(self, timeout: float = 1.0) -> str:
+        """"ok" if a producer of this process's pool (and its broker connection) can be
+        taken within ``timeout`` seconds, else why not: what ``/readyz`` reports."""
+        from memcore.messaging.broker import pool_exhausted
+
         try:
-            if queue is None:
-                if self.celery.control.ping(timeout=reply_seconds):
-                    return ""
-                return f"no Celery worker answered a ping: {start_one}"
-            replies = self.celery.control.inspect(timeout=reply_seconds).active_queues() or {}
-        except Exception as exc:  # a broker hiccup must not turn a wait into an error
-            log.debug("worker check failed: %s", exc)
-            return ""
-        consumed = {name: sorted(q.get("name", "?") for q in queues or [])
-                    for name, queues in replies.items()}
-        if any(queue in names for names in consumed.values()):
-            return ""
-        if not consumed:
-            return f"no Celery worker answered a ping: {start_one}"
-        up = "; ".join(f"{name} consumes {', '.join(names) or 'nothing'}"
-                       for name, names in sorted(consumed.items()))
-        return f"no Celery worker consumes the {queue!r} queue ({up}): {start_one}"
+            producer = self.celery.producer_pool.acquire(block=True, timeout=timeout)
+        except Exception as exc:
+            if pool_exhausted(exc):
+                limit = self.celery.conf.broker_pool_limit
+                return (f"error: no broker producer free within {timeout:g} s (all {limit} "
+                        "in use)")
+            return f"error: {type(exc).__name__}"
+        producer.release()
+        return "ok"
 
     def consolidate(self, namespace: str, *, wait: bool = True, timeout: float = 600.0,
                     now: datetime | None = None, full: bool = False) -> dict[str, Any] | str:
@@ -337,12 +368,11 @@ class Client:
                                     "consolidate (check the name)")
         payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
         before = self.store.counters(namespace) if wait else {}
-        result = self.celery.send_task(task_names.CONSOLIDATE,
-                                       args=[payload.model_dump(mode="json")],
-                                       queue="consolidate")
+        task_id = self._send(task_names.CONSOLIDATE, payload.model_dump(mode="json"),
+                             task_names.CONSOLIDATE_QUEUE)
         if not wait:
-            return str(result.id)
-        started: dict[str, Any] = self.wait([result.id], timeout=timeout)[0]
+            return task_id
+        started: dict[str, Any] = self.wait([task_id], timeout=timeout)[0]
         report = (self.wait_for_pass(namespace, started, timeout) if "batches" in started
                   else started)
         after = self.store.counters(namespace)

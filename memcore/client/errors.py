@@ -58,6 +58,22 @@ class NoWorker(Unavailable):
         super().__init__(message, status=status, code=code, field=field)
 
 
+BROKER_BUSY = "broker_busy"
+"""The error code of :class:`BrokerBusy` in an HTTP error body."""
+
+
+class BrokerBusy(Unavailable):
+    """The process could not get a broker connection or producer from its pool in time:
+    all of them were in use (``broker_pool_limit`` of them, 10 by default). Nothing was
+    sent; retry. Raised by :meth:`memcore.Client.add` and ``consolidate`` instead of
+    waiting for the pool without end, and, from the HTTP API (a 503 with code
+    ``broker_busy``), by the remote clients."""
+
+    def __init__(self, message: str, *, status: int = 503, code: str = BROKER_BUSY,
+                 field: str | None = None) -> None:
+        super().__init__(message, status=status, code=code, field=field)
+
+
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
     """The JSON body of every error response: ``{"error": {code, message[, field]}}``."""
     err: dict[str, Any] = {"code": code, "message": message}
@@ -83,6 +99,8 @@ def error_for(status: int, body: Any) -> RemoteError:
         cls = Invalid
     elif code == NO_WORKER:
         cls = NoWorker
+    elif code == BROKER_BUSY:
+        cls = BrokerBusy
     else:
         cls = Unavailable
     return cls(message, status=status, code=code, field=None if field is None else str(field))

@@ -23,7 +23,9 @@ def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
              403: "namespace outside the key's scopes, or role too low",
              404: "not found", 409: "conflict with a concurrent change",
              413: "body too large", 422: "invalid input (the field is named)",
-             503: "data store unreachable, or no worker runs the tasks waited on",
+             503: "data store unreachable (unavailable), no worker runs the tasks waited "
+                  "on (no_worker), or every broker connection of the server process "
+                  "stayed in use (broker_busy: retry)",
              504: "the wait ran out"}
     codes = (401, 403, 413, 422, 503, *extra)
     out: dict[int | str, dict[str, Any]] = {

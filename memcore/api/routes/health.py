@@ -10,6 +10,10 @@ from memcore.api.state import ApiState, current_state
 
 router = APIRouter(tags=["operations"])
 
+READY_PUBLISH_SECONDS = 1.0
+"""How long ``/readyz`` waits for a producer of the process's broker pool: a process whose
+sends would wait longer for one is not ready."""
+
 
 @router.get("/healthz", response_model=Health)
 def healthz() -> Health:
@@ -19,7 +23,8 @@ def healthz() -> Health:
 
 @router.get("/readyz", response_model=Health, responses={503: {"model": Health}})
 def readyz(state: ApiState = Depends(current_state)) -> JSONResponse:
-    """Redis and the broker answer (readiness)."""
+    """Redis and the broker answer, and this process can publish: a broker producer of
+    its pool is free within a second (readiness)."""
     checks: dict[str, str] = {}
     try:
         state.client.store.ping()
@@ -32,6 +37,8 @@ def readyz(state: ApiState = Depends(current_state)) -> JSONResponse:
         checks["broker"] = "ok"
     except Exception as exc:
         checks["broker"] = f"error: {type(exc).__name__}"
+    else:  # reachable; but a process whose sends all wait for the pool cannot publish
+        checks["publish"] = state.client.publish_check(READY_PUBLISH_SECONDS)
     ready = all(v == "ok" for v in checks.values())
     body = Health(status="ok" if ready else "unavailable", checks=checks)
     return JSONResponse(body.model_dump(), status_code=200 if ready else 503)
