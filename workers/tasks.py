@@ -7,13 +7,14 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
-from celery import chord
+from celery import Task, chord
 from pydantic import ValidationError
 
 from memcore.consolidate import passes
 from memcore.consolidate.maintenance import run_maintenance
 from memcore.consolidate.scheduling import due_namespaces
 from memcore.core.models import new_id, turn_limit, utcnow
+from memcore.ingest.fence import drop_if_erased
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from workers.app import app
@@ -35,12 +36,18 @@ def _validate(model: type[Any], payload: Any, context: dict[str, Any] | None = N
         raise InvalidPayload(f"invalid {model.__name__}: {fields}") from None
 
 
-@app.task(name=task_names.INGEST, acks_late=True, reject_on_worker_lost=True)
-def ingest(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run the write path for a batch of turns of one namespace."""
+@app.task(name=task_names.INGEST, bind=True, acks_late=True, reject_on_worker_lost=True)
+def ingest(self: Task, payload: dict[str, Any]) -> dict[str, Any]:
+    """Run the write path for a batch of turns of one namespace, unless the namespace
+    was erased after the turns were accepted: then they are dropped (audited, no text)."""
     rt = runtime()
     data: IngestPayload = _validate(IngestPayload, payload,
                                     turn_limit(rt.settings.max_turn_bytes))
+    dropped = drop_if_erased(rt.store, data, task_id=self.request.id, now=utcnow(),
+                             keep_seconds=rt.settings.visibility_timeout)
+    if dropped is not None:
+        return {"episodes": dropped.turns, "new_episodes": 0, "facts": 0, "decisions": {},
+                "model_calls": 0, "memory_ids": [], "dropped_by_erase": dropped.turns}
     report = rt.pipeline.ingest(data.namespace, data.episodes, infer=data.infer)
     return {"episodes": report.episodes, "new_episodes": report.new_episodes,
             "facts": report.facts, "decisions": report.decisions,

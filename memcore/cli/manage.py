@@ -9,6 +9,7 @@ import typer
 from memcore.cli.common import (
     EXIT_USAGE,
     JSON_OPTION,
+    CliError,
     console,
     emit_json,
     fail,
@@ -113,8 +114,18 @@ def erase(namespace: str = typer.Argument(..., help="Namespace."),
     what = (f"memory {memory}" if memory else f"episode {episode}" if episode
             else f"EVERYTHING in namespace {namespace}")
     client = open_client()
-    if everything:
-        require_namespace(client, namespace)  # a typo'd name: say so, write no ERASE event
+    if everything and not client.store.has_namespace(namespace):
+        # Nothing stored: a typo'd name, or every turn of it still queued. No ERASE event
+        # is written, but the erase fence is set, so those queued turns are never stored.
+        if not yes:
+            typer.confirm(f"Namespace {namespace} has no stored data. Drop its turns still "
+                          "queued, if any?", abort=True)
+        client.store.fence_namespace(namespace)
+        try:
+            require_namespace(client, namespace)
+        except CliError as missing:
+            fail(f"{missing}: nothing erased; its erase fence is set, so turns of it "
+                 "accepted before now and still queued will be dropped, not stored")
     if not yes:
         typer.confirm(f"Erase {what}? This cannot be undone", abort=True)
     extra: dict[str, list[str]] = {}

@@ -462,6 +462,8 @@ class AuditAction(StrEnum):
     PROMOTE = "PROMOTE"
     SUMMARIZE = "SUMMARIZE"
     MODEL_ERROR = "MODEL_ERROR"
+    DROP = "DROP"
+    """Turns not stored: accepted before their namespace was erased (no text kept)."""
 
 
 class Actor(StrEnum):

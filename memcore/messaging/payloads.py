@@ -17,6 +17,11 @@ class IngestPayload(BaseModel):
     namespace: Namespace
     episodes: list[Episode] = Field(min_length=1, max_length=256)
     infer: bool = Field(default=True, description="False: store each trusted turn verbatim")
+    erase_fence: int = Field(
+        default=0, ge=0,
+        description="the namespace's erase count when the turns were accepted "
+                    "(MemoryStore.erase_fence): a worker drops them if an erase of the "
+                    "namespace has run since (0: accepted before any erase)")
 
     @model_validator(mode="after")
     def _one_namespace(self) -> IngestPayload:

@@ -33,6 +33,7 @@ from memcore.store.audit import PURGED, AuditLog
 from memcore.store.base import BATCH, DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
 from memcore.store.episodes import Episodes
+from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.records import pack_memory, unpack_memory
 from memcore.store.snapshots import Snapshots
@@ -100,12 +101,13 @@ class Eraser:
     """erase_memory / erase_episode / erase_namespace."""
 
     def __init__(self, gateway: Gateway, snapshots: Snapshots, episodes: Episodes,
-                 audit: AuditLog) -> None:
+                 audit: AuditLog, fences: Fences | None = None) -> None:
         self._gw = gateway
         self._r = gateway.client
         self._snapshots = snapshots
         self._episodes = episodes
         self._audit = audit
+        self._fences = fences or Fences(gateway)
 
     def _erase_live(self, namespace: str, planner: Planner, source: str | None,
                     now: datetime, also: set[str]) -> set[str]:
@@ -382,11 +384,17 @@ class Eraser:
 
     def erase_namespace(self, namespace: str, now: datetime,
                         reason: str = "erase requested", *, missing_ok: bool = False) -> int:
-        """Delete every key of ``namespace`` (stop its writers first); only an ERASE audit
-        event remains, and a new generation token (:func:`keys.generation`). Returns the
-        number of keys deleted; a namespace without any key writes nothing and raises
-        NamespaceNotFound (returns 0 if ``missing_ok``)."""
+        """Delete every key of ``namespace``; only an ERASE audit event remains, and a new
+        generation token (:func:`keys.generation`). Returns the number of keys deleted.
+
+        First the namespace's erase fence advances (memcore.store.fences), so turns of it
+        accepted before this call and still queued are dropped by the workers, never
+        stored; turns accepted afterwards are stored as usual. A namespace without any
+        key gets the fence too (its turns may all still be queued) but no other key, and
+        raises NamespaceNotFound saying so (a typo'd name must not read as erased);
+        ``missing_ok`` returns 0 instead."""
         validate_namespace(namespace)
+        fence = self._fences.advance(namespace)
         deleted = 0
         batch: list[bytes] = []
         memory_ids: set[bytes] = set()
@@ -403,8 +411,10 @@ class Eraser:
         if not deleted:  # a typo'd name must not read as erased, nor leave keys behind
             if missing_ok:
                 return 0
-            raise NamespaceNotFound(f"namespace {namespace!r} has no data: nothing to erase "
-                                    "(check the name)")
+            raise NamespaceNotFound(
+                f"namespace {namespace!r} has no data: nothing stored to erase (check the "
+                f"name); its erase fence is set anyway (erase count {fence}), so turns of "
+                "it accepted before now and still queued will be dropped, not stored")
         self._gw.forget(namespace)
         # A new generation token (random, no data) tells every process's caches (search
         # indexes, pass tables) that what they hold of the namespace is gone, even if it

@@ -3,13 +3,16 @@
 All keys of a namespace share the hash tag ``{<ns>}`` (``mc:{<ns>}:...``) so a
 namespace lives in one Redis Cluster slot and multi-key transactions and scripts
 work there. The only keys outside a namespace are the registry set
-``mc:namespaces`` and the API key hashes ``mc:apikeys`` (memcore.store.api_keys).
+``mc:namespaces``, the API key hashes ``mc:apikeys`` (memcore.store.api_keys) and
+each namespace's erase fence ``mc:fence:{<ns>}`` (same slot; outside ``mc:{<ns>}:*`` so
+erasing the namespace keeps it: memcore.store.fences).
 Namespaces and ids are validated before they reach a key.
 
 Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
 
     mc:namespaces                  SET    every namespace with data
     mc:apikeys                     HASH   API key id -> role, scopes, SHA-256 (api_keys.py)
+    mc:fence:{ns}                  STRING how many times ns was erased whole (fences.py)
     mc:{ns}:current                STRING current version pointer (absent = 0)
     mc:{ns}:vseq                   STRING last version number handed out
     mc:{ns}:versions               ZSET   committed version -> created_at (epoch s)
@@ -44,6 +47,7 @@ rolling back applies the undo hashes newest first (notes/store.md).
     mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
     mc:{ns}:purged                 HASH   id of a purged tombstone -> when (epoch s)
     mc:{ns}:tasks                  ZSET   task ids enqueued over HTTP -> time (task_log.py)
+    mc:{ns}:dropped:<task>         STRING an ingest task whose turns an erase dropped (TTL)
 """
 
 from __future__ import annotations
@@ -248,3 +252,15 @@ def generation(ns: str) -> str:
 def purged(ns: str) -> str:
     """Ids of tombstones purged by maintenance -> when (so restore can say so)."""
     return prefix(ns) + "purged"
+
+
+def erase_fence(ns: str) -> str:
+    """How many times ``ns`` was erased whole (INCR, never deleted). Outside the
+    namespace's prefix, so erasing the namespace keeps it; same hash tag, same slot."""
+    return f"mc:fence:{{{validate_namespace(ns)}}}"
+
+
+def dropped(ns: str, task_id: str) -> str:
+    """Set once the drop of ingest task ``task_id``'s turns was audited (a redelivery of
+    the task is not audited twice)."""
+    return prefix(ns) + "dropped:" + validate_identifier(task_id)

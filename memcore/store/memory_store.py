@@ -9,6 +9,7 @@ connection, the registered scripts and the one commit primitive):
 * ``audit`` (audit.py): the audit stream and its redactable payloads
 * ``snapshots`` (snapshots.py): passes, versions, rollback, gc, index blobs
 * ``eraser`` (erase.py): the right to be forgotten, and the purge of old tombstones
+* ``fences`` (fences.py): each namespace's erase count, so an erase beats queued turns
 * ``maintenance`` (maintenance.py): gc of versions, tombstone purge, audit retention
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
   pass triggers and usage counters
@@ -38,6 +39,7 @@ from memcore.store.connect import connect
 from memcore.store.coordination import Coordination
 from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser, EraseReport
+from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.locks import RenewedLock
 from memcore.store.maintenance import Maintenance, MaintenanceReport
@@ -62,7 +64,9 @@ class MemoryStore:
         self.writes = Writes(self.gateway, self.audit)
         self.episodes = Episodes(self.gateway)
         self.snapshots = Snapshots(self.gateway, self.audit)
-        self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit)
+        self.fences = Fences(self.gateway)
+        self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit,
+                             self.fences)
         self.maintenance = Maintenance(self.gateway, self.snapshots, self.eraser, self.audit)
         self.coordination = Coordination(self.gateway)
         self.reviews = Reviews(self.gateway)
@@ -380,9 +384,27 @@ class MemoryStore:
 
     def erase_namespace(self, namespace: str, now: datetime,
                         reason: str = "erase requested", *, missing_ok: bool = False) -> int:
-        """Delete every key of ``namespace``; only an ERASE audit event remains. A
-        namespace without any key raises NamespaceNotFound unless ``missing_ok``."""
+        """Delete every key of ``namespace``; only an ERASE audit event remains. The
+        erase fence advances first: turns accepted before and still queued are dropped.
+        A namespace without any key (fenced all the same) raises NamespaceNotFound unless
+        ``missing_ok``."""
         return self.eraser.erase_namespace(namespace, now, reason, missing_ok=missing_ok)
+
+    def fence_namespace(self, namespace: str) -> int:
+        """Advance the erase fence of ``namespace`` without erasing anything stored: its
+        turns accepted before now and still queued are dropped. The new erase count."""
+        return self.fences.advance(namespace)
+
+    def erase_fence(self, namespace: str) -> int:
+        """How many times ``namespace`` was erased whole: producers stamp ingest tasks
+        with it, workers drop a task stamped lower (memcore.store.fences)."""
+        return self.fences.current(namespace)
+
+    def record_drop(self, namespace: str, *, turns: int, accepted: int, fence: int,
+                    task_id: str | None, now: datetime, keep_seconds: int) -> bool:
+        """Audit (once per task id) that turns accepted before an erase were dropped."""
+        return self.fences.record_drop(namespace, turns=turns, accepted=accepted, fence=fence,
+                                       task_id=task_id, now=now, keep_seconds=keep_seconds)
 
     def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""
