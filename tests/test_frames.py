@@ -201,3 +201,87 @@ def test_without_a_language_pack_no_frame_is_read(redis_url: str) -> None:
 def test_with_a_model_configured_the_text_rules_are_off() -> None:
     assert Settings(openai_api_key="sk-x").consolidation.text_rules is False
     assert Settings(openai_api_key=None).consolidation.text_rules is True
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("yo. jade here, 22, barista at grindhouse coffee in manchester",
+     ["Jade is 22 years old.", "Jade works as a barista.", "Jade works at Grindhouse Coffee."]),
+    ("im 19, live in manchester, work part time at boardroom skate shop",
+     ["Jade is 19 years old.", "Jade works at Boardroom Skate Shop."]),
+    ("my email is jade@x.org and my number is 0161 555 0123",
+     ["Jade's e-mail address is jade@x.org.", "Jade's phone number is 0161 555 0123."]),
+    ("I work as a nurse at St James's in Dublin.",
+     ["Jade works as a nurse.", "Jade works at St James."]),
+    ("My wife is Ana.", ["Jade's partner is Ana."]),
+    ("I moved to Porto last month.", ["Jade lives in Porto."]),
+    # Someone else's residence, a negation and small talk are no statement of the speaker's.
+    ("My sister lives in Leeds.", []),
+    ("I don't live in Paris anymore.", []),
+    ("Thanks, that was helpful!", []),
+])
+def test_first_person_statements_are_written_from_their_frames(text: str, expected: list[str]
+                                                               ) -> None:
+    (found,) = language_pack("english").statements([("Jade", text)])
+    assert [sentence for _, sentence in found] == expected
+
+
+@pytest.mark.parametrize(("text", "problem"), [
+    ("Richard cannots think how Richard came to confuse the two.", "broken verb form"),
+    ("Javier is but everybody call Javier Javi.", "'be' without a complement"),
+    ("Lena asks for back to short answers code first like before.", "'asks for'"),
+    ("Lena asks the assistant to switch from now on.", "with nothing to switch"),
+    ("Same trust but other building.", "no verb"),
+    ("Ann likes the the beach.", "doubled word"),
+])
+def test_the_grammar_checker_names_what_is_broken(text: str, problem: str) -> None:
+    (found,) = language_pack("english").problems([text])
+    assert found is not None and problem in found, found
+
+
+@pytest.mark.parametrize("text", [
+    "Ruth now volunteers at the library on Thursdays.",
+    "Keith's already put up shelves Dan didn't ask for.",
+    "Richard asks the assistant to refrain from using exclamation marks in its replies.",
+    "Kenji's phone number is 0171 555 0199.",
+    "Ann has had had enough of it.",
+])
+def test_the_grammar_checker_passes_good_sentences(text: str) -> None:
+    assert language_pack("english").problems([text]) == [None]
+
+
+@pytest.mark.parametrize(("question", "reply", "expected"), [
+    ("Which part of Kyoto will you be living in?", "Sakyo ward, near the Kamo river.",
+     "Haruka lives in Sakyo ward, near the Kamo river."),
+    ("Hi! What's your name?", "Haruka Sato", "Haruka's name is Haruka Sato."),
+    ("How old are you?", "41", "Haruka is 41 years old."),
+    ("What's your email?", "yes, h@x.jp", "Haruka's e-mail address is h@x.jp."),
+    ("How long is each class?", "75 minutes",
+     'Asked "How long is each class?", Haruka answered: 75 minutes.'),
+    # A yes/no question, a reply that is a sentence of its own, no question at all.
+    ("Do you want your work email in the template too?", "yes, h@x.jp", None),
+    ("Where do you live?", "I live in Kyoto now.", None),
+    ("Great, thanks.", "Kyoto", None),
+])
+def test_a_bare_answer_is_read_with_the_question(question: str, reply: str,
+                                                 expected: str | None) -> None:
+    (found,) = language_pack("english").answers([("Haruka", question, reply)])
+    assert (found[1] if found else None) == expected
+
+
+def _ep(ns: str, i: int, role: Role, text: str) -> Episode:
+    return Episode(id=f"{ns}-{i}", namespace=ns, role=role,
+                   speaker="Ann" if role is Role.USER else "assistant", text=text,
+                   timestamp=T0 + timedelta(minutes=i))
+
+
+def test_a_bare_answer_in_its_own_task_takes_the_stored_question(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("qa", [_ep("qa", 0, Role.USER, "Hi, can you help me plan a move?")])
+    pipeline.ingest("qa", [_ep("qa", 1, Role.ASSISTANT, "Sure! Where do you live now?")])
+    pipeline.ingest("qa", [_ep("qa", 2, Role.USER, "leeds, near the station")])
+    (memory,) = [m for m in store.iter_memories("qa") if "Leeds" in m.text]
+    assert memory.text == "Ann lives in Leeds, near the station."
+    assert memory.frame is not None and memory.frame.attribute == "residence"
+    assert memory.explicit and memory.status is Status.ACTIVE

@@ -34,7 +34,10 @@ def test_only_conflicts_and_near_duplicates_reach_the_decider(redis_url: str) ->
     assert report.decision_facts == 0, "similar but clearly new: added with no call"
     assert report.decisions == {"ADD": 1}
     report = pipeline.ingest("gate", [turn(2, "I live in Berlin now.")])
-    assert report.decision_facts == 1 and report.decisions == {"DELETE": 1}
+    # Another value of the same single-valued frame: superseded by structure, no call.
+    assert report.decision_facts == 0 and report.decisions == {"DELETE": 1}
+    report = pipeline.ingest("gate", [turn(3, "I live in Berlin now, honestly.")])
+    assert report.decisions == {"NOOP": 1}
 
 
 def test_shadow_decisions_count_agreement_with_the_rules(redis_url: str) -> None:
@@ -42,9 +45,9 @@ def test_shadow_decisions_count_agreement_with_the_rules(redis_url: str) -> None
     store = MemoryStore.from_url(redis_url)
     pipeline = IngestPipeline(store, build_models(settings), settings)
     pipeline.ingest("shadow", [turn(0, "I live in Paris and I love hiking in the Alps.")])
-    report = pipeline.ingest("shadow", [turn(1, "I live in Berlin now.")])
+    report = pipeline.ingest("shadow", [turn(1, "I really love hiking in the Alps.")])
     # The offline decider against itself: every compared decision agrees.
-    assert report.shadow == {"compared": 1, "DELETE.DELETE": 1, "agree": 1, "agree_target": 1}
+    assert report.shadow == {"compared": 1, "NOOP.NOOP": 1, "agree": 1, "agree_target": 1}
     counters = store.counters("shadow")
     assert float(counters["shadow.compared"]) == float(counters["decision_facts"]) == 1
 

@@ -21,7 +21,7 @@ import numpy as np
 from memcore.adapters import Models, OfflineDecider
 from memcore.core.compare import is_correction, leans_on_recent, relation_for, relation_of
 from memcore.core.config import Settings
-from memcore.core.frames import retires
+from memcore.core.frames import retires, values_differ
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.core.models import (
     FACTS_KEY,
@@ -45,6 +45,8 @@ MINHASH_MIN_WORDS = 12
 # latest memories: it corrects what was just said, however unlike it the text is.
 RECENT_FOR_CORRECTION = 5
 MINHASH_JACCARD = 0.9
+# Stored episodes looked back over for the assistant's question a bare answer answers.
+QUESTION_LOOKBACK = 8
 
 
 @dataclass
@@ -58,6 +60,7 @@ class IngestReport:
     model_calls: int = 0
     embedding_calls: int = 0
     decision_facts: int = 0
+    garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
     memory_ids: list[str] = field(default_factory=list)
 
     shadow: dict[str, int] = field(default_factory=dict)
@@ -170,8 +173,10 @@ class IngestPipeline:
         trusted = [ep for ep in episodes if self.trusted(ep)]
         origin = {ep.id: ep for ep in episodes}
         if trusted:
-            facts = (self._framed(self._extract(namespace, trusted, report)) if infer
+            facts = (self._framed(self._extract(namespace, trusted, report), report) if infer
                      else [verbatim_fact(ep) for ep in trusted])
+            if infer and self._rule_extraction:
+                facts = self._with_statements(trusted, facts)
             report.facts = len(facts)
             if facts:
                 self._decide_and_apply(namespace, facts, origin, report, infer=infer)
@@ -187,17 +192,92 @@ class IngestPipeline:
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
 
-    def _framed(self, facts: list[ExtractedFact]) -> list[ExtractedFact]:
-        """``facts`` with their frames, read by the language pack in one batch (a fact
-        that came with a frame keeps it)."""
-        todo = [i for i, f in enumerate(facts) if f.frame is None]
-        if not todo:
+    @property
+    def _rule_extraction(self) -> bool:
+        """The offline extractor is in use (no model configured, no provided facts)."""
+        return not self.settings.openai_api_key and self.settings.extractor == "auto"
+
+    def _with_statements(self, episodes: Sequence[Episode], facts: list[ExtractedFact]
+                         ) -> list[ExtractedFact]:
+        """``facts`` plus the speakers' first-person statements of core attributes
+        (residence, work, age, name, contact, ...) that no fact of the same turn already
+        gives: written from their frames, explicit (seed 000: an explicit statement
+        stands in for support)."""
+        users = [ep for ep in episodes if ep.role is Role.USER]
+        if not users:
             return facts
-        frames = self.language.frames([facts[i].text for i in todo])
+        found = self.language.statements([(ep.speaker.strip() or "User", ep.text)
+                                          for ep in users])
+        asked = self._questions(episodes, users)
+        replies = self.language.answers([(ep.speaker.strip() or "User", asked[ep.id], ep.text)
+                                         for ep in users if ep.id in asked])
+        replied = dict(zip([ep.id for ep in users if ep.id in asked], replies, strict=True))
         out = list(facts)
-        for i, frame in zip(todo, frames, strict=True):
-            if frame is not None:
-                out[i] = facts[i].model_copy(update={"frame": frame})
+        for episode, statements in zip(users, found, strict=True):
+            reply = replied.get(episode.id)
+            if reply is not None:
+                # A bare answer read with its question replaces what was made of it alone.
+                out = [f for f in out if f.source != episode.id]
+                frame, text = reply
+                out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
+                                         explicit=True, source=episode.id, frame=frame))
+                continue
+            known = [f.frame for f in facts if f.source == episode.id and f.frame is not None]
+            for (frame, text), problem in zip(statements,
+                                              self.language.problems([t for _, t in statements]),
+                                              strict=True):
+                if problem is not None or any(
+                        k.subject == frame.subject and k.attribute == frame.attribute
+                        and not values_differ(k.value, frame.value) for k in known):
+                    continue
+                out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
+                                         explicit=True, source=episode.id, frame=frame))
+        return out
+
+    def _questions(self, episodes: Sequence[Episode], users: Sequence[Episode]
+                   ) -> dict[str, str]:
+        """Each user turn's preceding turn of its scope when that is the assistant's
+        (from the batch, else from the stored episodes): what a bare answer answers."""
+        out: dict[str, str] = {}
+        previous: dict[str, Episode] = {}
+        missing: list[Episode] = []
+        for episode in episodes:
+            if episode.role is Role.USER:
+                before = previous.get(episode.scope)
+                if before is None:
+                    missing.append(episode)
+                elif before.role is Role.ASSISTANT:
+                    out[episode.id] = before.text
+            previous[episode.scope] = episode
+        for episode in missing:
+            if len(episode.text) > 200:  # only a short turn can be a bare answer
+                continue
+            recent = self.store.episodes.recent(episode.namespace, QUESTION_LOOKBACK)
+            ids = [e.id for e in recent]
+            if episode.id not in ids:
+                continue
+            older = [e for e in recent[ids.index(episode.id) + 1:] if e.scope == episode.scope]
+            if older and older[0].role is Role.ASSISTANT:
+                out[episode.id] = older[0].text
+        return {k: v for k, v in out.items() if any(ep.id == k for ep in users)}
+
+    def _framed(self, facts: list[ExtractedFact], report: IngestReport) -> list[ExtractedFact]:
+        """``facts`` with their frames, read by the language pack in one batch (a fact
+        that came with a frame keeps it). The rule extractor's facts that are no
+        well-formed sentence ("Richard cannots think ...") are dropped and counted
+        (``facts_garbled``); a model's facts are kept as written."""
+        if not facts:
+            return facts
+        read = self.language.read([f.text for f in facts])
+        out: list[ExtractedFact] = []
+        drop = self._rule_extraction
+        for fact, (frame, problem) in zip(facts, read, strict=True):
+            if drop and problem is not None:
+                report.garbled += 1
+                continue
+            if fact.frame is None and frame is not None:
+                fact = fact.model_copy(update={"frame": frame})
+            out.append(fact)
         return out
 
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
@@ -246,7 +326,7 @@ class IngestPipeline:
                     requests.append((index, fact, vec,
                                      recent + [n for n in near if n.memory_id not in seen]))
                     continue
-            changed = self._frame_change(fact, near)
+            changed = self._frame_change(fact, near) if self._rule_extraction else None
             if changed is not None:
                 # Same subject and attribute, another value (or its end): the newer fact
                 # supersedes the neighbour it replaces, with no model call.
@@ -283,8 +363,11 @@ class IngestPipeline:
                  ) -> Decision:
         """``decision`` unless it keeps (NOOP) or rewrites (UPDATE) a neighbour that
         ``fact``'s frame says it replaces: then the neighbour is superseded instead (a
-        new phone number is not "the same fact" as the old one, however alike)."""
-        if decision.op not in (Op.NOOP, Op.UPDATE) or fact.frame is None:
+        new phone number is not "the same fact" as the old one, however alike). Only
+        the offline rules' decisions are checked: with a model configured its verdict
+        stands."""
+        if (decision.op not in (Op.NOOP, Op.UPDATE) or fact.frame is None
+                or not self._rule_extraction):  # a model's verdict stands
             return decision
         target = decision.target if decision.target is not None else (0 if near else None)
         if target is None or not 0 <= target < len(near):
@@ -394,6 +477,12 @@ class IngestPipeline:
                 target = near[chosen]
         op = decision.op
         why = decision.reason or op.value
+        if (op in (Op.UPDATE, Op.DELETE) and decision.text and decision.text != fact.text
+                and self._rule_extraction and self.language.problems([decision.text])[0]):
+            # The rules' rewrite is no sentence ("Rory works as a laters"): change nothing.
+            report.garbled += 1
+            report.count(Op.NOOP)
+            return
         if op is Op.ADD or (op in (Op.UPDATE, Op.DELETE) and target is None):
             self._add(namespace, index, fact, vec, episode, why, op.value, report,
                       candidate=decision.candidate)
@@ -496,7 +585,7 @@ class IngestPipeline:
         counts: dict[str, float] = {
             "turns": report.episodes, "facts": report.facts,
             "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
-            "decision_facts": report.decision_facts,
+            "decision_facts": report.decision_facts, "facts_garbled": report.garbled,
         }
         for op, n in report.decisions.items():
             counts[f"decisions.{op}"] = n

@@ -24,6 +24,25 @@ class LanguagePack(Protocol):
         """One frame (or None: no known attribute) per text, in one batched call."""
         ...
 
+    def statements(self, turns: Sequence[tuple[str, str]]) -> list[list[tuple[Frame, str]]]:
+        """Per ``(speaker, text)`` turn: the speaker's own statements of core attributes
+        as frames, each with a sentence written from it."""
+        ...
+
+    def problems(self, texts: Sequence[str]) -> list[str | None]:
+        """Per fact text, why it is not a well-formed sentence (None: it is)."""
+        ...
+
+    def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
+        """Each text's frame and grammar problem (one batched call)."""
+        ...
+
+    def answers(self, pairs: Sequence[tuple[str, str, str]]
+                ) -> list[tuple[Frame | None, str] | None]:
+        """Per ``(speaker, question, reply)``: the fact a bare reply to the assistant's
+        question states, or None."""
+        ...
+
 
 class NoLanguage:
     """A pack that reads nothing: every fact is unframed."""
@@ -33,6 +52,23 @@ class NoLanguage:
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """No frames."""
         return [None] * len(texts)
+
+    def statements(self, turns: Sequence[tuple[str, str]]) -> list[list[tuple[Frame, str]]]:
+        """No statements."""
+        return [[] for _ in turns]
+
+    def problems(self, texts: Sequence[str]) -> list[str | None]:
+        """No grammar to check against."""
+        return [None] * len(texts)
+
+    def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
+        """Neither frames nor problems."""
+        return [(None, None)] * len(texts)
+
+    def answers(self, pairs: Sequence[tuple[str, str, str]]
+                ) -> list[tuple[Frame | None, str] | None]:
+        """No answers read."""
+        return [None] * len(pairs)
 
 
 _PACKS: dict[tuple[str, str], LanguagePack] = {}

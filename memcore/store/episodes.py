@@ -66,6 +66,18 @@ class Episodes:
                 return
             start = "(" + entries[-1][0].decode()
 
+    def recent(self, namespace: str, count: int) -> list[Episode]:
+        """The namespace's last ``count`` stored episodes, newest first (erased ones
+        left out): what a turn is read with (the assistant's question before it)."""
+        validate_namespace(namespace)
+        entries = self._r.xrevrange(keys.episodes(namespace), "+", "-", count=count)
+        ids = [f[b"i"].decode() for _, f in entries]
+        if not ids:
+            return []
+        raws = self._r.mget([keys.episode(namespace, i) for i in ids])
+        return [unpack_episode(_split(raw)[1], namespace, episode_id)
+                for episode_id, raw in zip(ids, raws, strict=True) if raw is not None]
+
     def drop(self, namespace: str, episode_id: str) -> bool:
         """Delete an episode's body and stream entry; True if it existed."""
         key = keys.episode(namespace, episode_id)

@@ -14,13 +14,23 @@ from typing import TYPE_CHECKING
 
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
+from memcore.language.english.answers import answer
+from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
+from memcore.language.english.statements import statements
+from memcore.language.english.tables import CHAT_WORDS
 
 if TYPE_CHECKING:
     from spacy.language import Language
 
 _MAX_CHARS = 400  # a fact longer than this is read by its start only
+_MAX_TURN_CHARS = 4000  # a turn longer than this is read by its start only
+
+
+def _spelled(text: str) -> str:
+    """Chat spellings the parser misreads, written out ("im" -> "I'm", "u" -> "you")."""
+    return " ".join(CHAT_WORDS.get(w, w) for w in text.split(" "))
 
 
 class EnglishPack:
@@ -41,16 +51,45 @@ class EnglishPack:
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """One frame per text (None: no known attribute), parsed in one batch."""
+        return [frame for frame, _ in self.read(texts)]
+
+    def problems(self, texts: Sequence[str]) -> list[str | None]:
+        """Per fact text, why it is not a well-formed sentence (None: it is)."""
+        return [why for _, why in self.read(texts)]
+
+    def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
+        """Each text's frame and grammar problem from one parse (one batched call)."""
         if not texts:
             return []
-        out: list[Frame | None] = []
+        out: list[tuple[Frame | None, str | None]] = []
         for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts], batch_size=64):
             raw = read_frame(doc)
-            if raw is None:
-                out.append(None)
-                continue
-            subject, attribute, value, polarity, event = raw
-            out.append(Frame(subject=subject[:256], attribute=attribute[:128],
-                             value=value[:256], polarity=polarity,
-                             single=is_single_valued(attribute), event=event))
+            frame = None
+            if raw is not None:
+                subject, attribute, value, polarity, event = raw
+                frame = Frame(subject=subject[:256], attribute=attribute[:128],
+                              value=value[:256], polarity=polarity,
+                              single=is_single_valued(attribute), event=event)
+            out.append((frame, problem(doc)))
         return out
+
+    def answers(self, pairs: Sequence[tuple[str, str, str]]
+                ) -> list[tuple[Frame | None, str] | None]:
+        """Per ``(speaker, question, reply)``: the fact a bare reply to the assistant's
+        wh-question states (its frame when the question asks for a core attribute),
+        or None (:mod:`.answers`)."""
+        if not pairs:
+            return []
+        texts = [t for _, q, a in pairs for t in (q[-_MAX_CHARS:], _spelled(a)[:_MAX_CHARS])]
+        docs = list(self.nlp.pipe(texts, batch_size=64))
+        return [answer(docs[2 * i], docs[2 * i + 1], speaker)
+                for i, (speaker, _, _) in enumerate(pairs)]
+
+    def statements(self, turns: Sequence[tuple[str, str]]) -> list[list[tuple[Frame, str]]]:
+        """Per ``(speaker, text)`` turn, its first-person statements of core attributes
+        (residence, work, age, name, contact, ...) as frames with a sentence each."""
+        if not turns:
+            return []
+        docs = self.nlp.pipe([_spelled(text)[:_MAX_TURN_CHARS] for _, text in turns],
+                             batch_size=32)
+        return [statements(doc, speaker) for (speaker, _), doc in zip(turns, docs, strict=True)]

@@ -40,11 +40,55 @@ def _value(tok: Token) -> str:
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             words.append(_word(t))
         for child in t.rights:
-            if child.dep_ in _VALUE_DEPS:
+            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
                 walk(child)
 
     walk(tok)
     return " ".join(w for w in words if w and w not in ("'s", "-"))
+
+
+def surface(tok: Token) -> str:
+    """The value ``tok`` heads as written (same tokens as :func:`_value`)."""
+    keep: list[Token] = []
+
+    def walk(t: Token) -> None:
+        for child in t.lefts:
+            if child.dep_ in _VALUE_DEPS and child.dep_ != "poss":
+                walk(child)
+        if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN") and t.head.i != t.i:
+            return
+        if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
+            keep.append(t)
+        for child in t.rights:
+            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
+                walk(child)
+
+    walk(tok)
+    keep.sort(key=lambda t: t.i)
+    out = ""
+    for i, t in enumerate(keep):
+        gap = i > 0 and (keep[i - 1].i != t.i - 1 or keep[i - 1].whitespace_)
+        out += (" " if gap else "") + t.text
+    return out
+
+
+def _contactish(tok: Token) -> bool:
+    return tok.like_num or tok.like_email or any(c.isdigit() for c in tok.text) or \
+        tok.text in ("+", "-", "(", ")")
+
+
+def contact_value(tok: Token) -> str:
+    """A phone number, e-mail or address as written: the run of number-like tokens
+    around ``tok`` ("0171 555 0199" is parsed as three), else its subtree."""
+    if not _contactish(tok):
+        span = tok.doc[tok.left_edge.i:tok.right_edge.i + 1]
+        return span.text.strip(" .,;")
+    start = end = tok.i
+    while start > 0 and _contactish(tok.doc[start - 1]):
+        start -= 1
+    while end + 1 < len(tok.doc) and _contactish(tok.doc[end + 1]):
+        end += 1
+    return tok.doc[start:end + 1].text.strip(" .,;")
 
 
 def _negated(tok: Token) -> bool:
@@ -157,10 +201,14 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
         attribute = _noun_attribute(possessed)
         if attribute is None:
             kin = _kin_or_pet(possessed)
-            if kin is None:
-                return None
+            if kin is None or complement.pos_ != "PROPN":
+                # "Kenji's sister is a doctor": about the sister
+                owned = f"{subject}'s {noun}"
+                return _copula(root, owned, None) if kin is not None else None
             attribute = kin[0]
-            value = complement.text.lower() if complement.pos_ == "PROPN" else value
+            value = complement.text.lower()
+        if attribute.startswith("contact:"):
+            value = contact_value(complement).lower()
         if not _usable(value):
             return None
         del noun
@@ -176,9 +224,11 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     lemma = complement.lemma_.lower()
     if lemma in T.DIETS:
         return subject, "diet", lemma, polarity, ""
-    if complement.like_num or (lemma == "old" and any(c.like_num for c in complement.subtree)):
-        number = next((c.text for c in complement.subtree if c.like_num), "")
-        return (subject, "age", number, polarity, "") if number else None
+    if complement.like_num:  # "is 31", "am seventy-four"
+        return subject, "age", _value(complement), polarity, ""
+    if lemma == "old" and any(c.like_num for c in complement.subtree):  # "is 31 years old"
+        number = next((c for c in complement.subtree if c.like_num), None)
+        return (subject, "age", _value(number), polarity, "") if number is not None else None
     if lemma == "married":
         found = _prep_object(complement, ("to",))
         if found:
@@ -186,7 +236,8 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
         return None
     if lemma in T.HEALED and polarity > 0:
         return None
-    if complement.pos_ == "NOUN" and _is_job(lemma):
+    articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
+    if complement.pos_ == "NOUN" and _is_job(lemma) and (articled or lemma in T.JOB_NOUNS):
         return subject, "job", _value(complement), polarity, ""
     return None
 
@@ -271,16 +322,28 @@ def read_frame(doc: Doc) -> RawFrame | None:
     """The frame of a parsed fact text, or None when no table knows its attribute."""
     if not len(doc):
         return None
-    root = _clause_root(doc)
+    return read_clause(_clause_root(doc))
+
+
+def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
+                ) -> RawFrame | None:
+    """The frame of the clause ``root`` heads; ``inherited``: the subject of a clause
+    that has none of its own ("I'm 19, live in Leeds": "live" shares "I")."""
     subject, possessed = _subject(root)
+    if not subject:
+        subject, possessed = inherited
     if not subject or subject in T.NO_VALUE:
         return None
     lemma = root.lemma_.lower()
     negated = _negated(root)
+    copula = lemma == "be" or root.pos_ == "AUX"
+    if possessed is not None and not copula and lemma not in T.HEALED_VERBS:
+        # "my sister lives in Leeds": about the sister, not the speaker
+        subject, possessed = f"{subject}'s {possessed.lemma_.lower()}", None
     if lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
                                     for c in root.children if c.dep_ in ("dobj", "dative")):
         return _instruction(root, subject)
-    if lemma == "be" or root.pos_ == "AUX":
+    if copula:
         return _copula(root, subject, possessed)
     if not negated:
         ended = _end_event(root, subject, possessed)
@@ -303,9 +366,21 @@ def read_frame(doc: Doc) -> RawFrame | None:
     for child in root.children:
         if child.dep_ in ("prep", "agent", "dative"):
             by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
+            if by_prep == "residence" and obj is not None:
+                continue  # "moved the repo to ...": something else moved, not the subject
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
             if by_prep and pobj is not None:
                 value = _value(pobj)
                 if _usable(value):
                     return subject, by_prep, value, polarity, ""
     return None
+
+
+def subject_of(root: Token) -> tuple[str, Token | None]:
+    """The subject of the clause ``root`` heads (see :func:`_subject`)."""
+    return _subject(root)
+
+
+def value_of(tok: Token) -> str:
+    """The normalized value ``tok`` heads (what frames compare)."""
+    return _value(tok)

@@ -84,6 +84,8 @@ SWITCH_VERBS = frozenset({"switch", "move", "change", "go", "migrate", "convert"
 # Predicates saying an ailment is over ("<subject>'s knee is fine now").
 HEALED = frozenset({"fine", "better", "healed", "recovered", "okay", "ok", "well",
                     "over", "done", "gone", "finished", "cured"})
+# Verbs whose possessed subject is still the owner's ailment ("my knee healed").
+HEALED_VERBS = frozenset({"heal", "recover", "improve", "clear"})
 # Instruction verbs that withdraw what follows ("asks the assistant to stop X").
 WITHDRAW = frozenset({"stop", "quit", "drop", "avoid", "skip", "omit", "cut", "ditch",
                       "remove", "lose"})
@@ -115,3 +117,13 @@ NOT_JOB = frozenset({"member", "fan", "beginner", "user", "owner", "customer", "
 NO_VALUE = frozenset({"it", "that", "this", "them", "they", "one", "thing", "stuff",
                       "something", "everything", "anything", "he", "she", "him", "her",
                       "there", "here", "what", "which", "who"})
+
+# Chat spellings the parser misreads, by whole word (case-sensitive: "U" stays).
+CHAT_WORDS: dict[str, str] = {
+    "im": "I'm", "i'm": "I'm", "i": "I", "ive": "I've", "i've": "I've", "id": "I'd",
+    "ill": "I'll", "u": "you", "ur": "your", "r": "are", "n": "and", "dont": "don't",
+    "doesnt": "doesn't", "cant": "can't", "wont": "won't", "isnt": "isn't",
+    "didnt": "didn't", "wk": "week", "wks": "weeks", "yr": "year", "yrs": "years",
+    "gf": "girlfriend", "bf": "boyfriend", "bc": "because", "tho": "though",
+    "thx": "thanks", "pls": "please", "plz": "please", "rn": "right now",
+}

@@ -1,0 +1,71 @@
+"""Is a fact's sentence well formed? A checker over the parse, not over strings.
+
+A fact is a statement the profile shows people and a model: "Richard cannots think
+...", "Javier is but everybody call ...", "Lena asks for back to short answers" or
+a verbless scrap ("Same trust but other building.") helps nobody. The checker names
+the first problem it finds; the write path drops the rule extractor's facts that have
+one, and a test holds every fact of the benchmarks to it.
+"""
+
+from __future__ import annotations
+
+from itertools import pairwise
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+_AUXILIARIES = ("can", "cannot", "could", "would", "should", "must", "might", "shall",
+                "may", "are", "were", "was", "have", "do", "did", "is", "am")
+# An auxiliary given a third-person "-s" ("cannots", "ares"): a broken verb form.
+BROKEN_FORMS = frozenset(a + "s" for a in _AUXILIARIES) | {"haves", "doeses", "wases"}
+_COMPLEMENTS = frozenset({"attr", "acomp", "oprd", "prep", "xcomp", "ccomp", "advmod",
+                          "npadvmod", "dobj", "agent", "advcl", "neg"})
+_FOLLOWS_ASK_FOR = frozenset({"DET", "NOUN", "PROPN", "ADJ", "NUM", "PRON"})
+_DOUBLED_OK = frozenset({"that", "had", "very", "so", "bye", "ha", "no"})
+_SCRAP_WORDS = 6
+
+
+def _asks_for_a_thing(tok: Token) -> bool:
+    """ "asks for X": X must start a noun phrase ("asks for back to ..." does not)."""
+    nxt = tok.nbor(1) if tok.i + 1 < len(tok.doc) else None
+    if nxt is None or nxt.is_punct:  # "... didn't ask for.": the thing came before
+        return True
+    return nxt.pos_ in _FOLLOWS_ASK_FOR and nxt.lower_ not in ("it", "ye")
+
+
+def problem(doc: Doc) -> str | None:
+    """The first problem of a parsed fact sentence, or None when it reads well."""
+    words = [t for t in doc if not t.is_punct and not t.is_space]
+    if not words:
+        return "empty"
+    for tok in words:
+        if tok.lower_ in BROKEN_FORMS and tok.pos_ != "PROPN":
+            return f"broken verb form {tok.text!r}"
+    for a, b in pairwise(doc):
+        if a.lower_ == b.lower_ and a.is_alpha and a.lower_ not in _DOUBLED_OK:
+            return f"doubled word {a.text!r}"
+    if (len(words) <= _SCRAP_WORDS and not any(t.pos_ in ("VERB", "AUX") for t in words)
+            and not any(t.lower_ in ("'s", "\u2019s") for t in words)):
+        return "no verb"  # a short scrap ("Bit terrified."); longer ones may be mis-tagged
+    for sent in doc.sents:
+        root = sent.root
+        children = list(root.children)
+        if root.pos_ == "AUX" and root.lemma_ == "be" and not any(
+                c.dep_ in _COMPLEMENTS for c in children):
+            return "'be' without a complement"
+        for tok in sent:
+            if tok.lower_ == "for" and tok.head.lemma_ == "ask" and tok.i > 0 \
+                    and tok.nbor(-1).lemma_ == "ask" and not _asks_for_a_thing(tok):
+                return "'asks for' without a thing asked for"
+            if tok.dep_ == "xcomp" and tok.head.lemma_ == "ask" and tok.pos_ == "VERB":
+                kept = [c for c in tok.children if c.dep_ not in ("aux", "punct")
+                        and not (c.dep_ == "prep" and c.lower_ == "from"
+                                 and any(g.lower_ == "now" for g in c.children))]
+                if not kept and tok.lemma_ not in _ASKS_ALONE:
+                    return f"'asks the assistant to {tok.text}' with nothing to {tok.text}"
+    return None
+
+
+# Asks that need no object ("asks the assistant to slow down" has a particle; these not).
+_ASKS_ALONE = frozenset({"stop", "relax", "wait", "hurry", "listen", "smile", "rhyme"})
