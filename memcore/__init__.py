@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from memcore.client import Client, SearchHit
     from memcore.client.errors import (
         AuthError,
+        BrokerBusy,
         Invalid,
         NotFound,
         NoWorker,
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
     from memcore.client.remote import AsyncRemoteClient, RemoteClient
     from memcore.core.config import Settings
 
-__all__ = ["AsyncRemoteClient", "AuthError", "Client", "Invalid", "NoWorker", "NotFound",
+__all__ = ["AsyncRemoteClient", "AuthError", "BrokerBusy", "Client", "Invalid", "NoWorker",
+           "NotFound",
            "RemoteClient", "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
 
 _EXPORTS = {
@@ -38,6 +40,7 @@ _EXPORTS = {
     "Invalid": "memcore.client.errors",
     "Unavailable": "memcore.client.errors",
     "NoWorker": "memcore.client.errors",
+    "BrokerBusy": "memcore.client.errors",
 }
 
 

@@ -262,7 +262,8 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         import urllib.request
 
         with urllib.request.urlopen(f"http://127.0.0.1:{api_port}/readyz", timeout=10) as r:
-            assert json.loads(r.read())["checks"] == {"redis": "ok", "broker": "ok"}
+            assert json.loads(r.read())["checks"] == {"redis": "ok", "broker": "ok",
+                                                      "publish": "ok"}
         proc.send_signal(signal.SIGINT)
         # Warm shutdown of four processes can take a while on a loaded 2-core machine.
         # Wait for the process itself, then read what it printed (a reader thread, so a
