@@ -285,3 +285,23 @@ def test_a_bare_answer_in_its_own_task_takes_the_stored_question(redis_url: str)
     assert memory.text == "Ann lives in Leeds, near the station."
     assert memory.frame is not None and memory.frame.attribute == "residence"
     assert memory.explicit and memory.status is Status.ACTIVE
+
+
+def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    config = settings.consolidation.model_copy(update={"text_rules": False})
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    texts = ["Ann's phone number is 0171 555 0100.", "Ann's phone number is 0171 555 0199."]
+    for i, (text, vec) in enumerate(zip(texts, models.embedder.embed(texts), strict=True)):
+        at = T0 + timedelta(days=i)
+        store.add("pm", Memory(namespace="pm", text=text, vector=[float(x) for x in vec],
+                               last_used=at, created_at=at, updated_at=at, explicit=True,
+                               status=Status.ACTIVE,
+                               frame=_f("contact:phone", text.split(" is ")[1].rstrip("."))),
+                  actor=Actor.INGEST, reason="test")
+    run_pass(store, "pm", config, models.merger, now=T0 + timedelta(days=30))
+    by_text = {m.text: m for m in store.iter_memories("pm")}
+    assert by_text[texts[1]].status is Status.ACTIVE
+    assert by_text[texts[0]].status is Status.SUPERSEDED
+    assert not any(e.action is AuditAction.MERGE for _, e in store.audit.scan("pm"))
