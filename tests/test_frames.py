@@ -305,3 +305,41 @@ def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None
     assert by_text[texts[1]].status is Status.ACTIVE
     assert by_text[texts[0]].status is Status.SUPERSEDED
     assert not any(e.action is AuditAction.MERGE for _, e in store.audit.scan("pm"))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Let Ann correct what Ann said earlier: it was Porto.", "It's Porto."),
+    ("Sorry, Ann meant Thursday.", "It's Thursday."),
+    ("Ann meant the blue one, not the red one.", "It's blue one, not red one."),
+    ("Ann meant well.", None),
+    ("It meant a lot to Ann.", None),
+    ("Correction: the party is on Saturday.", None),  # a statement of its own
+])
+def test_corrections_are_read_from_the_parse(text: str, expected: str | None) -> None:
+    assert language_pack("english").corrections([text]) == [expected]
+
+
+@pytest.mark.parametrize(("first", "correction", "now_live", "gone"), [
+    ("We are flying to Lisbon in May.", "Let me correct what I said earlier: it was Porto.",
+     "Ann is flying to Porto in May.", "Lisbon"),
+    ("My dentist appointment is on Tuesday.", "Sorry, I meant Thursday.",
+     "Ann's dentist appointment is on Thursday.", "Tuesday"),
+])
+def test_a_correction_replaces_the_value_and_is_no_fact_itself(
+        redis_url: str, first: str, correction: str, now_live: str, gone: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("co", [_ep("co", 0, Role.USER, first)])
+    pipeline.ingest("co", [_ep("co", 1, Role.USER, correction)])
+    live = [m.text for m in store.iter_memories("co") if m.live]
+    assert live == [now_live], live
+    assert not any(gone in t or "correct" in t or t.startswith("It's") for t in live)
+
+
+def test_a_correction_that_corrects_nothing_is_not_stored(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("cn", [_ep("cn", 0, Role.USER, "Sorry, I meant Thursday.")])
+    assert list(store.iter_memories("cn")) == []

@@ -813,6 +813,10 @@ _PROPER = re.compile(r"(?<!^)(?<![.!?] )\b[A-Z][\w\u00c0-\u024f-]*(?:\s+[A-Z][\w
                      r"(?!'s\b)")
 
 
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_WEEKDAY = re.compile(rf"(?i:{_WEEKDAYS})")
+# A weekday in a fact, with the calendar date the extractor resolved it to, if any.
+_WEEKDAY_IN = re.compile(rf"\b(?i:{_WEEKDAYS})\b(?: \(\d{{1,2}} [A-Z][a-z]+ \d{{4}}\))?")
 _NAME_VALUE = re.compile(r"[A-Z][\w\u00c0-\u024f-]*(?:\s+[A-Z][\w\u00c0-\u024f-]*){0,3}")
 _CALENDAR_WORD = re.compile(rf"(?i:{_MONTH_NAMES}|monday|tuesday|wednesday|thursday|friday|"
                             r"saturday|sunday)")
@@ -859,6 +863,13 @@ def corrected(correction: str, old: str) -> str | None:
         if len(spans) != 1:
             return None
         text = body[:spans[0].start()] + counted.group("n") + body[spans[0].end():]
+        return text if fold(text) != fold(body) else None
+    if _WEEKDAY.fullmatch(new):
+        # "It's Thursday" corrects the only weekday, and the date resolved from it.
+        days = list(_WEEKDAY_IN.finditer(body))
+        if len(days) != 1:
+            return None
+        text = body[:days[0].start()] + new + body[days[0].end():]
         return text if fold(text) != fold(body) else None
     for kind in (_DATE, _NUMBER, _PROPER):
         if kind is _PROPER:

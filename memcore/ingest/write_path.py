@@ -268,9 +268,13 @@ class IngestPipeline:
         (``facts_garbled``); a model's facts are kept as written."""
         if not facts:
             return facts
+        drop = self._rule_extraction
+        if drop:  # "Sorry, Ann meant Thursday." is the correction "It's Thursday."
+            facts = [f.model_copy(update={"text": fixed, "explicit": True}) if fixed else f
+                     for f, fixed in zip(facts, self.language.corrections(
+                         [f.text for f in facts]), strict=True)]
         read = self.language.read([f.text for f in facts])
         out: list[ExtractedFact] = []
-        drop = self._rule_extraction
         for fact, (frame, problem) in zip(facts, read, strict=True):
             if drop and problem is not None:
                 report.garbled += 1
@@ -337,6 +341,8 @@ class IngestPipeline:
                                      metadata=inherited(episode))
                 report.count(Op.NOOP)
                 report.memory_ids.append(repeat)
+            elif self._lone_correction(fact):
+                report.count(Op.NOOP)
             elif top < (self.settings.add_threshold or 0.0):
                 self._add(namespace, index, fact, vec, episode, "no similar memory", None,
                           report)
@@ -347,6 +353,13 @@ class IngestPipeline:
                 requests.append((index, fact, vec, near))
         if requests:
             self._decide(namespace, requests, origin, report)
+
+    def _lone_correction(self, fact: ExtractedFact) -> bool:
+        """A rule-read correction ("It's Thursday.") about to be stored on its own: it
+        corrected nothing it could find, and says nothing by itself (issue 26, class 3).
+        "It's X, not Y." names both values and is kept."""
+        return (self._rule_extraction and is_correction(fact.text)
+                and ", not " not in fact.text)
 
     @staticmethod
     def _frame_change(fact: ExtractedFact, near: list[Neighbour]) -> Decision | None:
@@ -481,6 +494,9 @@ class IngestPipeline:
                 and self._rule_extraction and self.language.problems([decision.text])[0]):
             # The rules' rewrite is no sentence ("Rory works as a laters"): change nothing.
             report.garbled += 1
+            report.count(Op.NOOP)
+            return
+        if op is Op.ADD and self._lone_correction(fact):
             report.count(Op.NOOP)
             return
         if op is Op.ADD or (op in (Op.UPDATE, Op.DELETE) and target is None):

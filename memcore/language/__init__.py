@@ -37,6 +37,10 @@ class LanguagePack(Protocol):
         """Each text's frame and grammar problem (one batched call)."""
         ...
 
+    def corrections(self, texts: Sequence[str]) -> list[str | None]:
+        """Per fact text, the correction it makes as "It's X[, not Y].", or None."""
+        ...
+
     def answers(self, pairs: Sequence[tuple[str, str, str]]
                 ) -> list[tuple[Frame | None, str] | None]:
         """Per ``(speaker, question, reply)``: the fact a bare reply to the assistant's
@@ -64,6 +68,10 @@ class NoLanguage:
     def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
         """Neither frames nor problems."""
         return [(None, None)] * len(texts)
+
+    def corrections(self, texts: Sequence[str]) -> list[str | None]:
+        """No corrections read."""
+        return [None] * len(texts)
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]
                 ) -> list[tuple[Frame | None, str] | None]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
 from memcore.language.english.answers import answer
+from memcore.language.english.corrections import correction
 from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
@@ -56,6 +57,12 @@ class EnglishPack:
     def problems(self, texts: Sequence[str]) -> list[str | None]:
         """Per fact text, why it is not a well-formed sentence (None: it is)."""
         return [why for _, why in self.read(texts)]
+
+    def corrections(self, texts: Sequence[str]) -> list[str | None]:
+        """Per fact text, the correction it makes as "It's X[, not Y]." ("Sorry, Ann
+        meant Thursday." -> "It's Thursday."), or None (:mod:`.corrections`)."""
+        return [correction(doc) for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts],
+                                                         batch_size=64)]
 
     def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
         """Each text's frame and grammar problem from one parse (one batched call)."""
