@@ -22,8 +22,11 @@ from typing import Any
 import redis
 
 from memcore.client.client import Client
+from memcore.core.models import Memory
 from memcore.devtools.redis_server import RedisServer, start_redis
 from memcore.devtools.stack import LocalStack, worker_command
+from memcore.store import MemoryStore
+from memcore.store.unlisted import unlisted_sources
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SHORT_VISIBILITY = 10  # seconds: a killed worker's messages come back quickly
@@ -166,6 +169,12 @@ def expected_shared_support(turns: int, repeat_every: int) -> dict[str, set[str]
         if repeat_every and t % repeat_every == 0:
             out.setdefault(shared_fact(t // repeat_every % 5), set()).add(f"turn-{t}")
     return out
+
+
+def counted_sources(store: MemoryStore, namespace: str, memory: Memory) -> set[str]:
+    """Every turn ``memory`` counts: those its record lists and those it no longer lists
+    (a record lists its newest MAX_SOURCES; memcore.store.unlisted keeps the rest)."""
+    return set(memory.sources) | unlisted_sources(store.client, namespace, [memory.id])
 
 
 def all_values(client: redis.Redis, pattern: str = "*") -> Iterator[tuple[bytes, bytes]]:

@@ -19,6 +19,7 @@ from memcore.core.models import Actor, Memory
 from tests.test_reliability_common import (
     T0,
     cluster,
+    counted_sources,
     expected_shared_support,
     fact_text,
     turn_messages,
@@ -91,7 +92,8 @@ def test_concurrent_ingest_and_consolidation(tmp_path: Path, long_mode: bool) ->
         wrong = [m.text for m in memories if m.text in distinct and (
             m.sources != [distinct[m.text]] or m.support != 1)]
         wrong += [m.text for m in memories if m.text in shared and (
-            set(m.sources) != shared[m.text] or m.support != len(shared[m.text]))]
+            counted_sources(client.store, ns, m) != shared[m.text]
+            or m.support != len(shared[m.text]))]
         merged = sum(1 for m in memories if m.member_texts)
         print(f"\n[concurrent ingest + consolidation] {len(distinct) + len(shared):,} facts from "
               f"{turns:,} turns ({len(ids)} tasks) written during {passes['committed']} "

@@ -12,6 +12,7 @@ from memcore.client.client import Client
 from tests.test_reliability_common import (
     SHORT_VISIBILITY,
     cluster,
+    counted_sources,
     expected_shared_support,
     fact_text,
     turn_messages,
@@ -67,7 +68,8 @@ def test_ingest_worker_sigkilled_repeatedly(tmp_path: Path, long_mode: bool) -> 
         lost_facts = len((expected | set(shared)) - set(by_text))
         dup_facts = sum(n - 1 for n in by_text.values() if n > 1)
         wrong_support = [m.text for m in memories if m.text in shared and (
-            set(m.sources) != shared[m.text] or m.support != len(shared[m.text]))]
+            counted_sources(client.store, ns, m) != shared[m.text]
+            or m.support != len(shared[m.text]))]
         wrong_support += [m.text for m in memories if m.text in expected and m.support != 1]
         print(f"\n[ingest SIGKILL] {c.kills} kills, {turns:,} turns, "
               f"{len(expected) + len(shared):,} distinct facts, {len(task_ids)} tasks, "

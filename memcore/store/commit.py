@@ -85,6 +85,11 @@ class ScriptBatch:
         """HSET of one field."""
         self._op("HSET", self._key(key), field, value)
 
+    def sadd(self, key: str, members: Sequence[str]) -> None:
+        """SADD of ``members`` (nothing queued when there are none)."""
+        if members:
+            self._op("SADD", self._key(key), len(members), *members)
+
     def zadd(self, key: str, mapping: Mapping[str, float], nx: bool = False) -> None:
         """ZADD NX (the only form the write path uses)."""
         if not nx:

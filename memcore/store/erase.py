@@ -23,6 +23,7 @@ from memcore.core.models import (
     AuditAction,
     AuditEvent,
     Memory,
+    Status,
     as_utc,
     validate_identifier,
     validate_namespace,
@@ -37,6 +38,7 @@ from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.records import pack_memory, unpack_memory
 from memcore.store.snapshots import Snapshots
+from memcore.store.unlisted import unlisted_key, unlisted_sources
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +63,8 @@ def plan_erase(memories: dict[str, Memory], *, memory_id: str | None, source: st
     """Which records go (victims) and which lose a source (changed), within one version.
 
     A memory goes if it is the target, if it was merged into a victim (its text is one of
-    the victim's member texts), or if it loses its last source.
+    the victim's member texts, or it is tombstoned pointing at the victim: a record keeps
+    only its newest member texts), or if it loses its last source.
     """
     victims: set[str] = set()
     changed: dict[str, Memory] = {}
@@ -86,7 +89,8 @@ def plan_erase(memories: dict[str, Memory], *, memory_id: str | None, source: st
         for m in memories.values():
             if m.id in victims:
                 continue
-            if m.superseded_by == vid and m.text in victim.member_texts:
+            if m.superseded_by == vid and (m.text in victim.member_texts
+                                           or m.status is Status.TOMBSTONED):
                 todo.append(m.id)
             elif vid in m.sources:
                 kept = ops.drop_source(changed.get(m.id, m), source=vid, now=now)
@@ -139,6 +143,8 @@ class Eraser:
             changes += [Change(memories[i], m) for i, m in changed.items()]
             batch = gw.batch(namespace)
             queue_changes(batch, namespace, current, changes, owners, passing=False, undo=False)
+            for v in victims:  # the source ids a victim counted but no longer listed
+                batch.delete(unlisted_key(namespace, v))
             if token is not None:  # the running pass replays these onto what it staged
                 entries = [DeltaEntry(v, DeltaOp.ERASE, 0, {"now": now}) for v in victims]
                 if source:
@@ -363,7 +369,9 @@ class Eraser:
         now = as_utc(now)
         memories = self._latest_records(namespace, memory_id)
         victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=now)
-        candidates = sorted({s for v in victims for s in memories[v].sources})
+        # Every turn a removed record counted: the ids it lists and those it unlisted.
+        candidates = sorted({s for v in victims for s in memories[v].sources}
+                            | unlisted_sources(self._r, namespace, victims))
         episodes = [s for s in candidates if self._episodes.drop(namespace, s)]
         gone = set(episodes)
         orphaned = sorted(m.id for m in memories.values() if m.id not in victims

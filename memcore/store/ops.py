@@ -11,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from memcore.core.bounds import Capped, bound_record
 from memcore.core.models import Memory, Status, as_utc, union_metadata
 from memcore.core.text import content_hash
 from memcore.store.base import DeltaOp
@@ -25,7 +26,11 @@ def _bump(memory: Memory, now: datetime, **changes: Any) -> Memory:
 
 
 def _with_source(memory: Memory, source: str, now: datetime) -> dict[str, Any]:
-    """Support bookkeeping for a source not seen before (empty when already present)."""
+    """Support bookkeeping for a source not seen before (empty when already present).
+
+    The sources list grows past :data:`~memcore.core.bounds.MAX_SOURCES` here; the
+    callers bound the new record (:func:`~memcore.core.bounds.bound_record`), which
+    unlists the oldest while ``support`` keeps counting them."""
     if not source or source in memory.sources:
         return {}
     return {
@@ -43,6 +48,14 @@ def update(memory: Memory, *, text: str, vector: list[float] | None, source: str
     None when ``source`` was already counted and the text is unchanged: a redelivered
     UPDATE must not count strength twice.
     """
+    out = updated(memory, text=text, vector=vector, source=source, now=now,
+                  strength_cap=strength_cap)
+    return None if out is None else out[0]
+
+
+def updated(memory: Memory, *, text: str, vector: list[float] | None, source: str,
+            now: datetime, strength_cap: float) -> tuple[Memory, Capped] | None:
+    """:func:`update`, with what bounding the new record dropped."""
     if source and source in memory.sources and \
             content_hash(text, memory.scope) == memory.content_hash:
         return None
@@ -51,20 +64,30 @@ def update(memory: Memory, *, text: str, vector: list[float] | None, source: str
                    strength=min(strength_cap, memory.strength + 1.0))
     if vector is not None:
         changes["vector"] = vector
-    return _bump(memory, now, **changes)
+    return bound_record(_bump(memory, now, **changes))
 
 
 def reinforce(memory: Memory, *, source: str, now: datetime,
               metadata: dict[str, Any] | None = None) -> Memory | None:
     """NOOP-reinforce: support +1, confidence +0.25, the repeat's ``metadata`` joined to
     the memory's (:func:`union_metadata`); None if ``source`` was already counted (a
-    memory's metadata is the union of its sources', each counted once)."""
+    memory's metadata is the union of its sources', each counted once). The record stays
+    within its bounds (:mod:`memcore.core.bounds`): the oldest sources are unlisted, the
+    oldest metadata values of a full key dropped."""
+    out = reinforced(memory, source=source, now=now, metadata=metadata)
+    return None if out is None else out[0]
+
+
+def reinforced(memory: Memory, *, source: str, now: datetime,
+               metadata: dict[str, Any] | None = None) -> tuple[Memory, Capped] | None:
+    """:func:`reinforce`, with what bounding the new record dropped. Linear in the
+    (bounded) record, so the 10,000th repeat costs what the 100th did."""
     changes = _with_source(memory, source, now)
     if changes and metadata:
         changes["metadata"] = union_metadata([memory.metadata or {}, metadata])
     if not changes:
         return None
-    return _bump(memory, now, **changes)
+    return bound_record(_bump(memory, now, **changes))
 
 
 def close(memory: Memory, *, new_id: str, now: datetime) -> Memory:

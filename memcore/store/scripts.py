@@ -222,7 +222,7 @@ return out
 # key the ops name, referred to by index. ARGV: version, token ('' = none), number of
 # checks, (key index, sha1 or 'xlen0' for an empty stream)..., then ops:
 #   SET k value | DEL k | HSET k field value | HINCRBY k field n | INCRBYFLOAT k n
-#   ZADDNX k score member | XADD k nfields field value ...
+#   ZADDNX k score member | SADD k n member ... | XADD k nfields field value ...
 #   AUDIT k payload-prefix payload nfields field value ...
 #   ORDER k chunk-prefix chunk-size nids id ...
 #   UNDO k undo-key field: keep k's bytes ('' = absent) in undo-key unless field is there
@@ -268,6 +268,12 @@ while i <= #ARGV do
     redis.call('SET', key, string.format('%.17g', sum)); i = i + 3
   elseif op == 'ZADDNX' then
     redis.call('ZADD', key, 'NX', ARGV[i + 2], ARGV[i + 3]); i = i + 4
+  elseif op == 'SADD' then
+    local n = tonumber(ARGV[i + 2])
+    for j = i + 3, i + 2 + n, 1000 do  -- unpack has a stack limit (~8,000 values)
+      redis.call('SADD', key, unpack(ARGV, j, math.min(j + 999, i + 2 + n)))
+    end
+    i = i + 3 + n
   elseif op == 'XADD' then
     local f, nxt = fields(i + 2)
     redis.call('XADD', key, '*', unpack(f)); i = nxt

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 
 import redis
 
+from memcore.core.bounds import Capped, unlisted_count
 from memcore.core.errors import MemoryNotFound, MemoryStateError
 from memcore.core.models import (
     Actor,
@@ -29,6 +30,7 @@ from memcore.core.models import (
     validate_metadata,
     validate_namespace,
 )
+from memcore.core.text import content_hash as hash_of
 from memcore.store import keys, ops
 from memcore.store.audit import AuditLog
 from memcore.store.base import DeltaEntry, DeltaOp, PurgedError
@@ -36,6 +38,7 @@ from memcore.store.changes import Change, queue_changes
 from memcore.store.commit import ScriptBatch
 from memcore.store.gateway import Gateway
 from memcore.store.records import to_micros, unpack_memory
+from memcore.store.unlisted import unlisted_key
 
 TOUCH_CHUNK = 128
 """Memories per TOUCH script call. A script blocks Redis while it runs; a server's batch
@@ -52,6 +55,8 @@ class WritePlan:
     changes: list[Change] = field(default_factory=list)
     events: list[AuditEvent] = field(default_factory=list)
     pending: float = 0.0
+    unlisted: dict[str, list[str]] = field(default_factory=dict)
+    """Memory id -> source ids its new record no longer lists (memcore.store.unlisted)."""
 
 
 class Reader:
@@ -111,6 +116,18 @@ class Reader:
         raw = self.raw_owners[content_hash]
         return None if raw is None else raw.decode()
 
+    def counted(self, memory: Memory, source: str) -> bool:
+        """Has ``memory`` counted ``source`` already? Listed sources are checked in the
+        record; a capped record (support counts more than it lists) also asks the set of
+        its unlisted ids. That set only changes in a commit that changes the record, so
+        the record's check at commit covers this read too."""
+        if not source or source in memory.sources:
+            return bool(source)
+        if not unlisted_count(memory):
+            return False
+        self.lazy += 1
+        return bool(self.client.sismember(unlisted_key(self.ns, memory.id), source))
+
     def check_all(self, batch: ScriptBatch) -> None:
         """Add a check for every key read."""
         for memory_id, raw in self.raw.items():
@@ -160,6 +177,8 @@ class Writes:
             batch = gw.batch(namespace)
             queue_changes(batch, namespace, version, result.changes, reader.owners,
                           token is not None)
+            for memory_id, sources in result.unlisted.items():
+                batch.sadd(unlisted_key(namespace, memory_id), sources)
             self._audit.queue(batch, result.events)
             if result.pending:
                 batch.incrbyfloat(keys.pending(namespace), result.pending)
@@ -244,11 +263,15 @@ class Writes:
                         reason: str, decision: str | None) -> WritePlan:
         cur = twin
         entries = []
+        capped = Capped()
         meta = memory.metadata or None
         for source in memory.sources:
-            nxt = ops.reinforce(cur, source=source, now=memory.updated_at, metadata=meta)
-            if nxt is not None:
-                cur = nxt
+            if rd.counted(cur, source):
+                continue
+            out = ops.reinforced(cur, source=source, now=memory.updated_at, metadata=meta)
+            if out is not None:
+                cur, step = out
+                capped.add(step)
                 args: dict[str, object] = {"source": source, "now": memory.updated_at}
                 if meta:
                     args["metadata"] = meta
@@ -256,9 +279,11 @@ class Writes:
         if not entries:
             return WritePlan(twin)
         event = AuditEvent(action=AuditAction.NOOP, namespace=rd.ns, before=[twin.id],
-                           after=[twin.id], reason=f"same text as {twin.id}: {reason}",
+                           after=[twin.id],
+                           reason=_noted(f"same text as {twin.id}: {reason}", capped),
                            actor=actor, decision=decision, at=memory.updated_at)
-        return WritePlan(cur, [Change(twin, cur, entries)], [event])
+        return WritePlan(cur, [Change(twin, cur, entries)], [event],
+                         unlisted=_unlisted(twin.id, capped))
 
     def update(self, namespace: str, memory_id: str, *, text: str, vector: list[float] | None,
                source: str, now: datetime, reason: str, decision: str | None = None,
@@ -270,17 +295,22 @@ class Writes:
 
         def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
-            new = ops.update(old, text=text, vector=vector, source=source, now=now,
-                             strength_cap=self._gw.strength_cap)
-            if new is None:  # redelivered: this source already updated it to this text
+            # A source the record counted but no longer lists counts as listed would.
+            seen = source not in old.sources and rd.counted(old, source)
+            if seen and hash_of(text, old.scope) == old.content_hash:
+                return WritePlan(old)  # redelivered: this source already updated it
+            out = ops.updated(old, text=text, vector=vector, source="" if seen else source,
+                              now=now, strength_cap=self._gw.strength_cap)
+            if out is None:  # redelivered: this source already updated it to this text
                 return WritePlan(old)
+            new, capped = out
             entry = DeltaEntry(memory_id, DeltaOp.UPDATE, new.version,
                                {"text": text, "vector": new.vector, "source": source, "now": now})
             event = AuditEvent(action=AuditAction.UPDATE, namespace=namespace, before=[memory_id],
-                               after=[memory_id], reason=reason, actor=actor,
+                               after=[memory_id], reason=_noted(reason, capped), actor=actor,
                                decision=decision, text=text, at=now)
             return WritePlan(new, [Change(old, new, [entry], reindex=vector is not None)], [event],
-                        pending=new.importance * 10)
+                             pending=new.importance * 10, unlisted=_unlisted(memory_id, capped))
 
         return self.transact(namespace, plan, ids=[memory_id])
 
@@ -324,17 +354,21 @@ class Writes:
 
         def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
-            new = ops.reinforce(old, source=source, now=now, metadata=meta)
-            if new is None:
+            if rd.counted(old, source):
                 return WritePlan(old)
+            out = ops.reinforced(old, source=source, now=now, metadata=meta)
+            if out is None:
+                return WritePlan(old)
+            new, capped = out
             args: dict[str, object] = {"source": source, "now": now}
             if meta:
                 args["metadata"] = meta
             entry = DeltaEntry(memory_id, DeltaOp.REINFORCE, new.version, args)
             event = AuditEvent(action=AuditAction.NOOP, namespace=namespace, before=[memory_id],
-                               after=[memory_id], reason=reason, actor=actor, decision=decision,
-                               at=now)
-            return WritePlan(new, [Change(old, new, [entry])], [event])
+                               after=[memory_id], reason=_noted(reason, capped), actor=actor,
+                               decision=decision, at=now)
+            return WritePlan(new, [Change(old, new, [entry])], [event],
+                             unlisted=_unlisted(memory_id, capped))
 
         return self.transact(namespace, plan, ids=[memory_id])
 
@@ -430,6 +464,15 @@ class Writes:
             for memory_id, times in recalls[lo:lo + TOUCH_CHUNK]:
                 args += [memory_id, times]
             self._gw.touch(keys=names, args=args)
+
+
+def _noted(reason: str, capped: Capped) -> str:
+    """An audit reason, plus what bounding the record dropped (never silently)."""
+    return f"{reason}; {capped.note()}" if capped else reason
+
+
+def _unlisted(memory_id: str, capped: Capped) -> dict[str, list[str]]:
+    return {memory_id: capped.sources} if capped.sources else {}
 
 
 def _refuse_deleted(memory: Memory, verb: str) -> None:

@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from memcore.core.bounds import text_fits
 from memcore.core.consolidation.planning import original_texts, same_scope, unique_in_order
-from memcore.core.consolidation.resolution import merge_metadata, survivor_key
+from memcore.core.consolidation.resolution import merge_lists, survivor_key
 from memcore.core.consolidation.retention import confidences, retention_scores
 from memcore.core.lexicon import canonical_terms
 from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
@@ -132,20 +133,19 @@ def summarize_doomed(red: Reducer, doomed: list[int],
         # A summary carries the pooled value of what it replaces; one that would itself
         # fall below the floor is not worth keeping.
         importance = min(1.0, sum(m.importance for m in ms))
-        if not ms or not text or importance < cfg.floor:
+        if not ms or not text or not text_fits(text) or importance < cfg.floor:
             continue
         centroid = np.vstack([red.by_id.full(m).array for m in ms]).sum(axis=0)
-        sources = unique_in_order(s for m in ms for s in m.sources)
+        lists = merge_lists(sorted(ms, key=survivor_key))  # bounded (memcore.core.bounds)
         summary = Memory(
             id=new_id(), namespace=red.namespace, text=text,
             vector=[float(x) for x in centroid / max(float(np.linalg.norm(centroid)), 1e-9)],
             importance=importance, last_used=red.now, last_supported=red.now,
             strength=capped_strength(sum(m.strength for m in ms), cfg.strength_cap),
             confidence=max(cfg.new_confidence, max(m.confidence for m in ms)),
-            kind=Kind.SUMMARY, sources=sources, support=len(sources), status=Status.ACTIVE,
-            derived_level=1, created_at=red.now, updated_at=red.now,
-            member_texts=unique_in_order(t for m in ms for t in original_texts(m)),
-            metadata=merge_metadata(sorted(ms, key=survivor_key)),
+            kind=Kind.SUMMARY, sources=lists.sources, support=lists.support,
+            status=Status.ACTIVE, derived_level=1, created_at=red.now, updated_at=red.now,
+            member_texts=lists.member_texts, metadata=lists.metadata,
             user_id=ms[0].user_id, agent_id=ms[0].agent_id, run_id=ms[0].run_id,
         )
         summaries.append(summary)
@@ -153,6 +153,8 @@ def summarize_doomed(red: Reducer, doomed: list[int],
             m.status = Status.TOMBSTONED
             m.superseded_by = summary.id
             red.touched(m)
+        note = lists.capped.note()
         red.event(AuditAction.SUMMARIZE, [m.id for m in ms], [summary.id],
-                  f"{len(ms)} fading memories summarized before forgetting", text=text)
+                  f"{len(ms)} fading memories summarized before forgetting"
+                  + (f"; {note}" if note else ""), text=text)
     red.add(summaries)
