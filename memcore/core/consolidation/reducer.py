@@ -9,6 +9,7 @@ from typing import cast
 
 import numpy as np
 
+from memcore.core.bounds import text_fits
 from memcore.core.compare import may_change, supersessions
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation.forgetting import idle_rows, summarize_doomed, weak_rows
@@ -17,10 +18,9 @@ from memcore.core.consolidation.planning import (
     Loader,
     Plan,
     copies_loader,
-    original_texts,
     unique_in_order,
 )
-from memcore.core.consolidation.resolution import merge_metadata, survivor_key
+from memcore.core.consolidation.resolution import merge_lists, survivor_key
 from memcore.core.consolidation.retention import event_time, retention_scores
 from memcore.core.frames import FramedRow, conflict
 from memcore.core.frames import supersessions as frame_supersessions
@@ -174,18 +174,21 @@ class Reducer:
         sources = unique_in_order(s for m in members for s in m.sources)
         best = max(members, key=lambda m: (m.confidence, len(m.sources)))
         extra = len(sources) - len(set(best.sources))
-        head.member_texts = unique_in_order(t for m in members for t in original_texts(m))
-        head.metadata = merge_metadata(members)
-        # Without a written merge (exact duplicates, a pair judged the same), keep the
-        # most informative of the texts rather than whichever record survives.
+        lists = merge_lists(members)  # bounded (memcore.core.bounds)
+        head.member_texts = lists.member_texts
+        head.metadata = lists.metadata
+        # Without a written merge (exact duplicates, a pair judged the same, a merged
+        # text past a turn's size), keep the most informative of the texts rather than
+        # whichever record survives.
+        text = text if text and text_fits(text) else None
         head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
         head.content_hash = content_hash(head.text, head.scope)
         head.importance = max(m.importance for m in members)
         head.last_used = max(m.last_used for m in members)
         head.last_supported = max((m.last_supported or m.last_used) for m in members)
         head.strength = capped_strength(sum(m.strength for m in members), cfg.strength_cap)
-        head.sources = sources
-        head.support = len(sources)
+        head.sources = lists.sources
+        head.support = lists.support
         head.confidence = reinforced_confidence(best.confidence, extra, cfg.support_step)
         head.explicit = any(m.explicit for m in members)
         head.recall_count = sum(m.recall_count for m in members)
@@ -202,7 +205,9 @@ class Reducer:
             m.status = Status.TOMBSTONED
             m.superseded_by = head.id
             self.touched(m)
-        self.event(AuditAction.MERGE, [m.id for m in members], [head.id], reason, text=head.text)
+        note = lists.capped.note()
+        self.event(AuditAction.MERGE, [m.id for m in members], [head.id],
+                   f"{reason}; {note}" if note else reason, text=head.text)
         return head.id
 
     def contradict(self, a_id: str, b_id: str, reason: str) -> None:
