@@ -246,6 +246,28 @@ class Erased(BaseModel):
     erased: int
 
 
+class ForgetBody(Strict):
+    """``POST /v1/namespaces/{ns}/forget``: what the user asked to forget, as said
+    ("please forget my address", "that") or as a phrase ("my home address")."""
+
+    text: str = Field(min_length=1, max_length=2000)
+    user_id: Id | None = Field(default=None, description="scope: only this user's memories")
+    agent_id: Id | None = None
+    run_id: Id | None = None
+
+
+class Forgotten(BaseModel):
+    """What a forget request erased: ids and counts, never the erased text."""
+
+    kind: str = Field(description="attribute | entity | turn | everything | unread "
+                                  "(not read as a request: nothing erased)")
+    matched: int
+    erased: int = Field(description="memories erased")
+    memory_ids: list[str]
+    turns_erased: list[str]
+    over_limit: int = Field(description="matches kept: more than a request may erase")
+
+
 class UpdateRequest(Strict):
     """``PATCH /v1/namespaces/{ns}/memories/{id}``: new text and/or metadata."""
 

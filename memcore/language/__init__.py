@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol, runtime_checkable
 
+from memcore.core.forget import ForgetRequest
 from memcore.core.models import Frame
 
 
@@ -47,6 +48,15 @@ class LanguagePack(Protocol):
         question states, or None."""
         ...
 
+    def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
+        """Per user turn, its request to forget something (None: it asks none)."""
+        ...
+
+    def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
+        """Per text, the names it gives a person it names by one of ``words``
+        ("Ann's ex Daniel" -> {"daniel"}), lower-case."""
+        ...
+
 
 class NoLanguage:
     """A pack that reads nothing: every fact is unframed."""
@@ -77,6 +87,14 @@ class NoLanguage:
                 ) -> list[tuple[Frame | None, str] | None]:
         """No answers read."""
         return [None] * len(pairs)
+
+    def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
+        """No requests read (forgetting is then the API's and the MCP tool's erase)."""
+        return [None] * len(turns)
+
+    def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
+        """No names read."""
+        return [set() for _ in texts]
 
 
 _PACKS: dict[tuple[str, str], LanguagePack] = {}

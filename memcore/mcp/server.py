@@ -1,5 +1,5 @@
 """memcore as an MCP server: add_memory, search_memory, list_memories, get_profile,
-delete_memory, over stdio or streamable HTTP, authenticated with an API key.
+delete_memory, forget, over stdio or streamable HTTP, authenticated with an API key.
 
 The key decides everything a call may touch, as on the HTTP API: a tool's namespace
 must match one of the key's scopes, and adding or deleting needs the ``write`` role.
@@ -27,10 +27,12 @@ from memcore.client.client import Client
 from memcore.client.errors import NoWorker
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
+from memcore.ingest.forget import forget_text
 from memcore.messaging.task_names import INGEST_QUEUE
 from memcore.store.api_keys import ApiKeyRepository, ApiRole
 
-TOOLS = ("add_memory", "search_memory", "list_memories", "get_profile", "delete_memory")
+TOOLS = ("add_memory", "search_memory", "list_memories", "get_profile", "delete_memory",
+         "forget")
 WAIT_SECONDS = 60.0
 """How long add_memory waits for the workers before answering with the task ids only."""
 
@@ -144,6 +146,17 @@ class MemoryTools:
             memory = self.client.delete(ns, memory_id)
         return {"namespace": ns, "deleted": memory.id, "status": memory.status.value}
 
+    def forget(self, text: str, namespace: str | None = None, user_id: str | None = None,
+               agent_id: str | None = None, run_id: str | None = None) -> dict[str, Any]:
+        ns = self.namespace(namespace, ApiRole.WRITE)
+        with _clear_errors():
+            outcome = forget_text(self.client.store, self.client.models.embedder,
+                                  self.client.settings, ns, text, user_id=user_id,
+                                  agent_id=agent_id, run_id=run_id)
+        out = outcome.as_dict()
+        out.pop("turn_id", None)
+        return {"namespace": ns, **out}
+
 
 def memory_json(memory: Memory) -> dict[str, Any]:
     """What a tool shows of a memory (no vector, no internal bookkeeping)."""
@@ -195,6 +208,12 @@ def build_server(tools: MemoryTools, *, transport: Literal["stdio", "http"],
         "delete_memory": (tools.delete_memory,
                           "Delete a memory by id (restorable by an operator). Needs a write "
                           "key."),
+        "forget": (tools.forget,
+                   "Forget for good what the user asked you to forget: text is the request "
+                   "or what it names (\"please forget my address\", \"everything about my "
+                   "ex\", \"that\" = their last message). Erases the matching memories of "
+                   "that user_id/agent_id/run_id and the turns they came from (at most 20); "
+                   "audited without the text. Needs a write key."),
     }
     for name in TOOLS:
         fn, description = described[name]

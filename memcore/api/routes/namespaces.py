@@ -15,6 +15,8 @@ from memcore.api.schemas import (
     ConsolidateStarted,
     Erased,
     EraseRequest,
+    ForgetBody,
+    Forgotten,
     MemoryList,
     RollbackRequest,
     RollbackResponse,
@@ -24,6 +26,7 @@ from memcore.api.schemas import (
 )
 from memcore.api.state import ApiState, current_state
 from memcore.core.models import utcnow
+from memcore.ingest.forget import forget_text
 from memcore.messaging.task_names import CONSOLIDATE_QUEUE
 from memcore.store.api_keys import ApiRole
 
@@ -107,6 +110,23 @@ def erase(body: EraseRequest, ns: str = NS, state: ApiState = Depends(current_st
     count = client.erase(ns, memory_id=body.memory_id, episode_id=body.episode_id,
                          keep_sources=body.keep_sources)
     return Erased(erased=count)
+
+
+@router.post("/forget", response_model=Forgotten, responses=errors())
+@requires(ApiRole.WRITE)
+def forget(body: ForgetBody, ns: str = NS,
+           state: ApiState = Depends(current_state)) -> Forgotten:
+    """Forget what the user asked to forget, as a request said in a turn would
+    (memcore.ingest.forget): the scope's memories the text names are erased for good with
+    the turns they came from; "that" is the scope's latest user turn; at most 20
+    memories per request; audited without the erased text."""
+    client = state.client
+    outcome = forget_text(client.store, client.models.embedder, client.settings, ns,
+                          body.text, user_id=body.user_id, agent_id=body.agent_id,
+                          run_id=body.run_id)
+    out = outcome.as_dict()
+    out.pop("turn_id", None)
+    return Forgotten.model_validate(out)
 
 
 @router.delete("", response_model=Erased, responses=errors(404))

@@ -12,9 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from memcore.core.forget import ForgetRequest
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
 from memcore.language.english.answers import answer
+from memcore.language.english.forget import forget_request, linked_names
 from memcore.language.english.corrections import correction
 from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
@@ -100,3 +102,18 @@ class EnglishPack:
         docs = self.nlp.pipe([_spelled(text)[:_MAX_TURN_CHARS] for _, text in turns],
                              batch_size=32)
         return [statements(doc, speaker) for (speaker, _), doc in zip(turns, docs, strict=True)]
+
+    def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
+        """Per user turn, its request to forget (:mod:`.forget`), or None. Spans index
+        the turn's own text (chat spellings are not rewritten here)."""
+        if not turns:
+            return []
+        return [forget_request(doc)
+                for doc in self.nlp.pipe([t[:_MAX_TURN_CHARS] for t in turns], batch_size=32)]
+
+    def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
+        """Per text, the names it gives a person it names by one of ``words``."""
+        if not texts:
+            return []
+        return [linked_names(doc, words)
+                for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts], batch_size=64)]

@@ -1,0 +1,119 @@
+"""Forget requests said in a conversation (issue 28): what a language pack reads and the
+language-free rules that match a request's target against memories.
+
+A language pack (:meth:`memcore.language.LanguagePack.forget_requests`) reads a user
+turn and gives a :class:`ForgetRequest`: where in the turn the request was said, what it
+names (:class:`ForgetTarget`: an attribute such as ``contact:address``, or an entity or
+topic by its words) and whether it refers back ("forget that", "I shouldn't have told
+you that"). The write path (:mod:`memcore.ingest.forget`) resolves it against the
+speaker's memories of the same scope and erases the clear matches.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, field
+
+from memcore.core.models import Frame
+
+MAX_ERASED_BY_REQUEST = 20
+"""At most this many memories are erased for one forget request (the best matches);
+more matches are left alone and the audit says how many were over the limit."""
+
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def words_of(text: str) -> frozenset[str]:
+    """The lower-case word forms of a text (letters and digits), as targets match them."""
+    return frozenset(_WORDS.findall(text.lower()))
+
+
+@dataclass(frozen=True)
+class ForgetTarget:
+    """What a request names: "my home address", "everything about my ex"."""
+
+    phrase: str
+    """As written (for the caller; never written to the audit)."""
+    attribute: str | None = None
+    """The frame attribute the phrase names (``contact:address``), None: an entity/topic."""
+    words: tuple[frozenset[str], ...] = ()
+    """The phrase's content words, each as its forms: a memory mentioning one form of
+    every word matches ("passport number")."""
+    related: frozenset[str] = frozenset()
+    """Words of the topic a general word names ("medical" -> diabetes, insulin, ...): a
+    memory mentioning any of them matches."""
+    person: bool = False
+    """The phrase names a person ("my ex", "Daniel"): the names the matched memories give
+    that person match too."""
+    mine: bool = True
+    """Said of the speaker's own ("my address"): a framed memory matches only when its
+    subject is the speaker."""
+
+    @property
+    def kind(self) -> str:
+        """``attribute`` or ``entity`` (what the audit records, never the words)."""
+        return "attribute" if self.attribute else "entity"
+
+
+@dataclass(frozen=True)
+class ForgetRequest:
+    """One user turn's request to forget (a turn carries at most one, its targets many)."""
+
+    sentences: tuple[tuple[int, int], ...]
+    """Character spans of the turn's sentences that carry the request (never facts)."""
+    targets: tuple[ForgetTarget, ...] = ()
+    refers_back: bool = False
+    """"that", "it", "what I said": what the speaker said just before."""
+    earlier: tuple[int, int] | None = None
+    """When the request refers back inside its own turn ("My PIN is 4821, forget it."):
+    the span of that turn it refers to; None: the previous user turn."""
+    everything: bool = False
+    """"forget everything (I told you)": the scope's memories, up to the limit."""
+
+    @property
+    def kind(self) -> str:
+        """What the request is about, for the audit: ``attribute``, ``entity``,
+        ``turn`` (a back-reference) or ``everything``."""
+        if self.targets:
+            kinds = sorted({t.kind for t in self.targets})
+            return "+".join(kinds)
+        if self.everything:
+            return "everything"
+        return "turn"
+
+
+@dataclass
+class ForgetMatch:
+    """A memory a target matched and how."""
+
+    memory_id: str
+    how: str  # "frame" | "words" | "topic" | "name" | "meaning"
+    strength: float = 1.0
+    names: set[str] = field(default_factory=set)
+
+
+def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str]) -> bool:
+    """The memory's frame gives the attribute the target names (of the speaker, when the
+    target says "my")."""
+    if target.attribute is None or frame is None or frame.attribute != target.attribute:
+        return False
+    return not target.mine or frame.subject in speakers
+
+
+def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
+    """Every content word of the target is in ``words`` (one of its forms)."""
+    return bool(target.words) and all(forms & words for forms in target.words)
+
+
+def topic_matches(target: ForgetTarget, words: frozenset[str]) -> bool:
+    """A word of the target's topic is in ``words``."""
+    return bool(target.related & words)
+
+
+def conflicting_attribute(target: ForgetTarget, frame: Frame | None) -> bool:
+    """The memory is framed as another attribute than the one the target names ("my
+    address" is not the e-mail address, though both say "address")."""
+    return (target.attribute is not None and frame is not None
+            and frame.attribute != target.attribute and frame.attribute.split(":")[0]
+            == target.attribute.split(":")[0])

@@ -1,0 +1,339 @@
+"""Forget on request, inside the conversation (issue 28, items 1-3 and 5).
+
+A user turn that asks to forget something ("please forget my address", "I shouldn't
+have told you that", "forget everything about my ex") is read by the language pack
+(:meth:`LanguagePack.forget_requests`). Its request sentences never become facts: the
+turn is stored and read for facts without them (and without the part of the same turn
+a request refers back to: "My PIN is 4821, forget it"; a turn left empty is stored as
+:data:`REQUEST_MARKER`). After the batch's facts are written, in the same task (so
+before the task is acknowledged), the request is resolved against the speaker's live
+and candidate memories of the same namespace and scope only:
+
+- a target naming an attribute ("my address") matches memories framed with it
+  (:class:`memcore.core.models.Frame`), of the speaker when it says "my";
+- a target naming an entity or topic matches memories mentioning every word of it, a
+  word of the topic a general word names ("medical information"), or close in meaning
+  (cosine >= :data:`MEANING_MIN` against the embedded phrase, through the namespace's
+  vector index); a person ("my ex") also matches the memories naming the names the
+  matched ones give that person ("Ann's ex Daniel" -> memories about Daniel);
+- "that" / "it" / "what I said" is the previous user turn of the scope (with the
+  assistant turns after it), or the earlier part of the same turn;
+- "forget everything (I told you)" is every memory of the scope.
+
+Each match is erased with the store's complete erase path
+(:meth:`MemoryStore.erase_memory_and_sources`: the memory, what was merged into it,
+its vectors, index blobs, snapshots and the turns it came from; a referred-back turn
+with :meth:`MemoryStore.erase_episode`). At most :data:`MAX_ERASED_BY_REQUEST` memories
+go per request (the best matches; the rest are kept and counted). One ERASE audit
+entry per request says that it was a forget request, the turn id that asked, what kind
+of thing (attribute, entity, turn, everything) and how many memories and turns were
+erased, or that nothing matched; never a text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+
+from memcore.core.config import Settings
+from memcore.core.forget import (
+    MAX_ERASED_BY_REQUEST,
+    ForgetMatch,
+    ForgetRequest,
+    ForgetTarget,
+    conflicting_attribute,
+    frame_matches,
+    topic_matches,
+    words_match,
+    words_of,
+)
+from memcore.core.interfaces import Embedder
+from memcore.core.models import (
+    LIVE_STATUSES,
+    Actor,
+    AuditAction,
+    AuditEvent,
+    Episode,
+    Memory,
+    Role,
+    as_utc,
+    scope_key,
+    utcnow,
+    validate_namespace,
+)
+from memcore.core.vector_index import IndexCache
+from memcore.language import LanguagePack, language_pack
+from memcore.store import MemoryStore
+
+REQUEST_MARKER = "[forget request]"
+"""What a turn that was nothing but a forget request is stored as (never a fact)."""
+MEANING_MIN = 0.7
+"""The cosine a memory needs with a target's embedded phrase to match by meaning alone."""
+MEANING_K = 20
+"""Nearest neighbours of the phrase looked at for a match by meaning."""
+LOOKBACK = 32
+"""Stored turns of the namespace looked back over for the turn "that" refers to."""
+_STRENGTH = {"frame": 1.0, "words": 0.9, "name": 0.8, "topic": 0.7, "everything": 0.5}
+
+
+@dataclass
+class ForgetOutcome:
+    """What one forget request did (ids only: no text)."""
+
+    turn_id: str | None
+    kind: str
+    erased: list[str] = field(default_factory=list)
+    """Memory ids erased (the matches and what the erase path took with them)."""
+    turns: list[str] = field(default_factory=list)
+    """Turn (episode) ids erased."""
+    matched: int = 0
+    over_limit: int = 0
+    """Matches left alone: more than :data:`MAX_ERASED_BY_REQUEST` matched."""
+
+    def as_dict(self) -> dict[str, object]:
+        """For a task result, the HTTP API and the MCP tool."""
+        return {"turn_id": self.turn_id, "kind": self.kind, "matched": self.matched,
+                "erased": len(self.erased), "memory_ids": self.erased,
+                "turns_erased": self.turns, "over_limit": self.over_limit}
+
+
+def read_requests(language: LanguagePack, episodes: Sequence[Episode]
+                  ) -> tuple[list[Episode], dict[str, ForgetRequest]]:
+    """The user turns' forget requests (by turn id), and the turns as they are stored and
+    read for facts: without their request sentences and the part of the same turn a
+    request refers back to (:data:`REQUEST_MARKER` when nothing else is left)."""
+    users = [ep for ep in episodes if ep.role is Role.USER and ep.text.strip()]
+    if not users:
+        return list(episodes), {}
+    found = language.forget_requests([ep.text for ep in users])
+    requests = {ep.id: r for ep, r in zip(users, found, strict=True) if r is not None}
+    if not requests:
+        return list(episodes), {}
+    out: list[Episode] = []
+    for ep in episodes:
+        request = requests.get(ep.id)
+        if request is None:
+            out.append(ep)
+            continue
+        spans = sorted([*request.sentences, *([request.earlier] if request.earlier else [])])
+        kept, last = [], 0
+        for start, end in spans:
+            kept.append(ep.text[last:max(start, last)])
+            last = max(last, end)
+        kept.append(ep.text[last:])
+        text = " ".join(" ".join(kept).split())
+        out.append(ep.model_copy(update={"text": text if text.strip(" .,;:!?-")
+                                         else REQUEST_MARKER}))
+    return out, requests
+
+
+def _marked_only(text: str) -> bool:
+    """A stored turn that was nothing but a forget request."""
+    return text == REQUEST_MARKER
+
+
+class Forgetter:
+    """Resolves forget requests against a scope's memories and erases the matches."""
+
+    def __init__(self, store: MemoryStore, embedder: Embedder, language: LanguagePack,
+                 index_cache: IndexCache | None = None,
+                 limit: int = MAX_ERASED_BY_REQUEST) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.language = language
+        self.index_cache = index_cache or IndexCache(store.vectors_since, embedder.dim)
+        self.limit = limit
+
+    # -- the write path's entry ------------------------------------------------------
+
+    def apply(self, namespace: str, episodes: Sequence[Episode],
+              requests: dict[str, ForgetRequest]) -> list[ForgetOutcome]:
+        """Resolve and erase each request of the batch (in turn order), audited."""
+        out = []
+        for ep in episodes:
+            request = requests.get(ep.id)
+            if request is not None:
+                out.append(self.resolve_and_erase(namespace, request, scope=ep.scope,
+                                                  speaker=ep.speaker, turn=ep,
+                                                  now=ep.timestamp))
+        return out
+
+    # -- the HTTP API's and MCP tool's entry --------------------------------------------
+
+    def forget_text(self, namespace: str, text: str, *, now: datetime,
+                    user_id: str | None = None, agent_id: str | None = None,
+                    run_id: str | None = None, speaker: str = "") -> ForgetOutcome:
+        """Forget what ``text`` asks or names ("please forget my address", "my address",
+        "that"), in the scope ``user_id/agent_id/run_id``: as a request said in a turn of
+        that scope (a back-reference is the scope's latest user turn)."""
+        request = self.language.forget_requests([text])[0]
+        if request is None:
+            request = self.language.forget_requests([f"Forget {text.strip()}"])[0]
+        scope = scope_key(user_id, agent_id, run_id)
+        if request is None:
+            self._audit(namespace, None, "unread", 0, [], [], 0, now)
+            return ForgetOutcome(turn_id=None, kind="unread")
+        return self.resolve_and_erase(namespace, request, scope=scope, speaker=speaker,
+                                      turn=None, now=now)
+
+    # -- resolution ------------------------------------------------------------------
+
+    def resolve_and_erase(self, namespace: str, request: ForgetRequest, *, scope: str,
+                          speaker: str, turn: Episode | None, now: datetime
+                          ) -> ForgetOutcome:
+        """Resolve ``request`` within ``scope`` and erase what it names (audited)."""
+        now = as_utc(now)
+        turn_id = turn.id if turn is not None else None
+        outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
+        episodes: list[str] = []
+        if request.refers_back and request.earlier is None:
+            episodes = self._referred_turns(namespace, scope, turn)
+        memories = [m for m in self.store.iter_memories(namespace, LIVE_STATUSES,
+                                                        vectors=False) if m.scope == scope]
+        matches: list[ForgetMatch] = []
+        if request.targets or request.everything:
+            matches = self._matches(namespace, request, memories, speaker)
+        outcome.matched = len(matches) + len(episodes)
+        chosen = matches[:self.limit]
+        outcome.over_limit = len(matches) - len(chosen)
+        reason = f"forget request{f' in turn {turn_id}' if turn_id else ''} ({request.kind})"
+        erased: set[str] = set()
+        gone: set[str] = set()
+        for episode_id in episodes:
+            carried = [m.id for m in memories if episode_id in m.sources]
+            if self.store.erase_episode(namespace, episode_id, now, reason=reason):
+                gone.add(episode_id)
+                erased.update(i for i in carried if self.store.get(namespace, i) is None)
+        for match in chosen:
+            if match.memory_id in erased or self.store.get(namespace,
+                                                           match.memory_id) is None:
+                continue
+            report = self.store.erase_memory_and_sources(namespace, match.memory_id, now,
+                                                         reason=reason)
+            erased.update(report.removed)
+            gone.update(report.episodes)
+        outcome.erased = sorted(erased)
+        outcome.turns = sorted(gone)
+        self._audit(namespace, turn_id, request.kind, outcome.matched, outcome.erased,
+                    outcome.turns, outcome.over_limit, now, unstored=request.earlier is not None)
+        return outcome
+
+    def _referred_turns(self, namespace: str, scope: str, turn: Episode | None) -> list[str]:
+        """The turns "that" refers to: the scope's previous user turn that was not itself
+        only a forget request, and the scope's assistant turns after it (its reply may
+        repeat it). Without a turn (the API), the scope's latest user turn."""
+        recent = [e for e in self.store.episodes.recent(namespace, LOOKBACK) if e.scope == scope]
+        if turn is not None:
+            ids = [e.id for e in recent]
+            recent = recent[ids.index(turn.id) + 1:] if turn.id in ids else []
+        out: list[str] = []
+        for e in recent:  # newest first
+            if e.role is Role.USER:
+                if _marked_only(e.text):
+                    continue
+                out.append(e.id)
+                return out
+            out.append(e.id)
+        return []  # no user turn to refer to: erase nothing
+
+    def _matches(self, namespace: str, request: ForgetRequest, memories: Sequence[Memory],
+                 speaker: str) -> list[ForgetMatch]:
+        """The memories ``request`` names, best first."""
+        if request.everything and not request.targets:
+            return [ForgetMatch(m.id, "everything", _STRENGTH["everything"])
+                    for m in sorted(memories, key=lambda m: m.created_at, reverse=True)]
+        speakers = {s for s in {(speaker or "").strip().lower(), "user"} if s}
+        by_id = {m.id: m for m in memories}
+        words = {m.id: words_of(m.text) for m in memories}
+        found: dict[str, ForgetMatch] = {}
+
+        def take(mid: str, how: str, strength: float | None = None) -> None:
+            """Keep ``mid``'s strongest match."""
+            score = _STRENGTH[how] if strength is None else strength
+            if mid not in found or found[mid].strength < score:
+                found[mid] = ForgetMatch(mid, how, score)
+
+        for target in request.targets:
+            hits: list[str] = []
+            for m in memories:
+                if frame_matches(target, m.frame, speakers):
+                    take(m.id, "frame")
+                    hits.append(m.id)
+                elif conflicting_attribute(target, m.frame):
+                    continue
+                elif words_match(target, words[m.id]):
+                    take(m.id, "words")
+                    hits.append(m.id)
+                elif topic_matches(target, words[m.id]):
+                    take(m.id, "topic")
+                    hits.append(m.id)
+            for mid, similarity in self._by_meaning(namespace, target, by_id):
+                if not conflicting_attribute(target, by_id[mid].frame):
+                    take(mid, "meaning", similarity)
+                    hits.append(mid)
+            if target.person and hits:
+                self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
+                            speakers, take)
+        return sorted(found.values(), key=lambda x: (-x.strength, x.memory_id))
+
+    def _names(self, target: ForgetTarget, hits: Sequence[Memory],
+               memories: Sequence[Memory], words: dict[str, frozenset[str]],
+               speakers: set[str], take: Callable[[str, str], None]) -> None:
+        """Memories naming the names the matched ones give the target's person."""
+        forms = frozenset().union(*target.words) if target.words else frozenset()
+        names: set[str] = set()
+        for found in self.language.linked_names([m.text for m in hits], forms):
+            names |= found
+        names -= speakers
+        if not names:
+            return
+        for m in memories:
+            if names & words[m.id]:
+                take(m.id, "name")
+
+    def _by_meaning(self, namespace: str, target: ForgetTarget, by_id: dict[str, Memory]
+                    ) -> list[tuple[str, float]]:
+        """Memories of the scope (``by_id``) within :data:`MEANING_MIN` of the phrase."""
+        if not by_id:
+            return []
+        index = self.index_cache.get(namespace, self.store.current_version(namespace),
+                                     epoch=self.store.generation(namespace))
+        if len(index) == 0:
+            return []
+        vec = np.asarray(self.embedder.embed([target.phrase])[0], dtype=np.float32)
+        hits = index.search(vec[None, :], MEANING_K)[0]
+        return [(mid, float(sim)) for mid, sim in hits if mid in by_id and sim >= MEANING_MIN]
+
+    def _audit(self, namespace: str, turn_id: str | None, kind: str, matched: int,
+               erased: list[str], turns: list[str], over: int, now: datetime, *,
+               unstored: bool = False) -> None:
+        who = f"turn {turn_id}" if turn_id else "the API (forget)"
+        if unstored and not erased and not turns:
+            what = "what it referred to in its own turn was never stored"
+        elif not erased and not turns:
+            what = ("nothing matched: nothing erased" if matched == 0
+                    else f"{matched} matched, nothing erased")
+        else:
+            what = f"{len(erased)} memories and {len(turns)} turns erased"
+        if over:
+            what += (f"; {over} more matches kept (over the limit of {self.limit} "
+                     "a request may erase)")
+        self.store.append_audit([AuditEvent(
+            action=AuditAction.ERASE, namespace=namespace, before=list(erased),
+            reason=f"forget request on the request of {who}; kind: {kind}; {what}",
+            actor=Actor.USER, at=now)])
+
+
+def forget_text(store: MemoryStore, embedder: Embedder, settings: Settings, namespace: str,
+                text: str, *, user_id: str | None = None, agent_id: str | None = None,
+                run_id: str | None = None) -> ForgetOutcome:
+    """Forget what ``text`` asks or names in the scope ``user_id/agent_id/run_id``, as a
+    request said in a turn would (the HTTP API's ``POST .../forget`` and the MCP tool
+    ``forget``), with the settings' language pack."""
+    validate_namespace(namespace)
+    language = language_pack(settings.language, settings.spacy_pipeline)
+    return Forgetter(store, embedder, language).forget_text(
+        namespace, text, now=utcnow(), user_id=user_id, agent_id=agent_id, run_id=run_id)

@@ -1,0 +1,335 @@
+"""Requests to forget, read from a user turn's dependency parse (issue 28).
+
+A request is a clause addressed to the assistant (imperative, or "you" as the subject:
+"Please forget my address", "Can you delete my medical information?", "I want you to
+remove that") whose verb is a forgetting verb, or a keeping verb negated ("don't
+remember that", "please don't keep my address"), or the speaker's regret of having
+said it ("I shouldn't have told you that"). Not requests: the speaker's own forgetting
+("I always forget my keys"), a reminder ("don't forget my dentist appointment"), the
+past ("you forgot my birthday"), and "forget it" dismissing something ("forget it, it
+doesn't matter"). The object gives the target: a noun phrase ("my home address",
+"everything about my ex", "what I said about my breakup") or a back-reference ("that",
+"it", "what I told you").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memcore.core.forget import ForgetRequest, ForgetTarget
+from memcore.language.english import tables as T
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+# Verbs that ask to forget; the ones after the first set also name code, files and
+# lists, so a bare "delete that" needs a word of memory ("from your memory").
+FORGET_VERBS = frozenset({"forget", "erase", "scratch", "unlearn", "disregard"})
+REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge"})
+KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
+                        "memorise", "retain", "log"})
+SAY_VERBS = frozenset({"tell", "say", "share", "mention", "give", "write", "type"})
+ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"})
+BACK = frozenset({"that", "it", "this", "those", "these"})
+EVERYTHING = frozenset({"everything", "all", "anything"})
+ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
+# Nouns that only point at what follows ("the part about", "my medical information").
+GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
+                     "part", "bit", "fact", "facts", "record", "records", "mention",
+                     "everything", "anything", "all"})
+MEMORY_WORDS = frozenset({"memory", "memories", "record", "records", "note", "notes",
+                          "mind", "database", "file", "files"})
+PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
+                                   "boyfriend", "fiance", "fiancee", "spouse", "crush",
+                                   "date", "doctor", "therapist"}))
+# General words that name a topic, and the words its facts use.
+_MEDICAL = frozenset({
+    "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness",
+    "disease", "disorder", "diabetes", "diabetic", "insulin", "asthma", "asthmatic",
+    "cancer", "chemo", "chemotherapy", "depression", "depressed", "anxiety", "adhd",
+    "autism", "autistic", "bipolar", "epilepsy", "migraine", "migraines", "allergy",
+    "allergic", "medication", "medications", "medicine", "pill", "pills", "prescription",
+    "prescribed", "dose", "surgery", "therapy", "therapist", "hospital", "doctor",
+    "symptom", "symptoms", "pregnant", "pregnancy", "hiv", "std", "infection", "arthritis",
+    "ibs", "crohn", "ptsd", "ocd", "insomnia", "blood", "pressure", "cholesterol",
+    "antidepressant", "antidepressants", "sertraline", "metformin", "inhaler"})
+_BREAKUP = frozenset({"ex", "breakup", "break", "broke", "split", "divorce", "divorced",
+                      "separated", "dumped", "heartbreak"})
+_MONEY = frozenset({"bank", "account", "salary", "debt", "debts", "loan", "mortgage",
+                    "income", "iban", "card", "credit", "savings", "finances", "money"})
+_IDENTITY = frozenset({"passport", "ssn", "social", "security", "insurance", "licence",
+                       "license", "national", "id", "identity"})
+TOPICS: dict[str, frozenset[str]] = {
+    "medical": _MEDICAL, "health": _MEDICAL, "condition": _MEDICAL, "diagnosis": _MEDICAL,
+    "illness": _MEDICAL, "medication": _MEDICAL, "breakup": _BREAKUP,
+    "relationship": _BREAKUP, "divorce": _BREAKUP, "financial": _MONEY, "finance": _MONEY,
+    "money": _MONEY, "bank": _MONEY, "identity": _IDENTITY, "id": _IDENTITY,
+}
+# What dismisses an offer in the same or the next sentence ("forget it, it doesn't
+# matter", "never mind", "no worries").
+_DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
+
+
+def _forms(tok: Token) -> frozenset[str]:
+    lemma, lower = tok.lemma_.lower(), tok.lower_
+    return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower})
+
+
+def _attribute(noun: Token) -> str | None:
+    """The frame attribute a target noun names ("home address" -> contact:address);
+    numbers and ids of something else ("passport number") name none."""
+    lemma = noun.lemma_.lower()
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
+    if lemma in ("address", "number", "id") and mods & T.CONTACT_COMPOUNDS.keys():
+        return T.CONTACT_COMPOUNDS[sorted(mods & T.CONTACT_COMPOUNDS.keys())[0]]
+    if lemma in ("number", "id") and mods:
+        return None
+    if lemma in T.KIN or lemma in ("ex",):
+        return None
+    return T.NOUN_FRAMES.get(lemma)
+
+
+def _target(noun: Token) -> ForgetTarget | None:
+    """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
+    if noun.lower_ in BACK or noun.lower_ in T.NO_VALUE - EVERYTHING:
+        return None
+    parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
+    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
+    content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
+               and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "VERB")]
+    related: set[str] = set()
+    for t in (*parts, noun):
+        related |= TOPICS.get(t.lemma_.lower(), frozenset())
+    words = tuple(_forms(t) for t in content)
+    if not words and not related:
+        return None
+    first = min([noun.i, *(c.i for c in noun.children if c.dep_ in ("poss", "det", "amod",
+                                                                     "compound"))])
+    phrase = noun.doc[first:noun.i + 1].text
+    person = noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS
+    return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+                        related=frozenset(related), person=person,
+                        mine=mine or noun.pos_ != "PROPN")
+
+
+def _targets(noun: Token) -> list[ForgetTarget]:
+    """``noun`` and its conjuncts ("my address and my phone number") as targets."""
+    out = []
+    for tok in (noun, *(c for c in noun.subtree if c.dep_ == "conj" and c.head.i != c.i)):
+        target = _target(tok)
+        if target is not None:
+            out.append(target)
+    return out
+
+
+def _about(tok: Token) -> Token | None:
+    """The object of "about" under ``tok`` ("everything about my ex")."""
+    for prep in tok.children:
+        if prep.dep_ == "prep" and prep.lower_ in ABOUT:
+            pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+            if pobj is not None:
+                return pobj
+    return None
+
+
+def _said(tok: Token) -> Token | None:
+    """A clause "(what) I said/told you ..." under ``tok``."""
+    for c in tok.children:
+        if c.dep_ in ("ccomp", "relcl", "acl") and c.lemma_.lower() in SAY_VERBS \
+                and any(s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
+            return c
+    return None
+
+
+def _from_memory(verb: Token) -> bool:
+    """"... from your memory / records / notes"."""
+    for prep in verb.children:
+        if prep.dep_ == "prep" and prep.lower_ in ("from", "out", "off") \
+                and any(p.lower_ in MEMORY_WORDS for p in prep.subtree):
+            return True
+    return False
+
+
+def _addressed(verb: Token) -> bool:
+    """The clause asks the assistant: imperative ("forget ...", "please delete ..."),
+    "you" as its subject in the present ("can you forget", "you should not keep"), or
+    "I want/need/would like you to ..."; not the past, not the speaker's own."""
+    if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG"):
+        return False
+    if any(a.dep_ == "aux" and a.tag_ == "VBD" and a.lemma_ == "do" for a in verb.children):
+        return False  # "did you forget"
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is not None:
+        return subject.lower_ == "you"
+    return verb.dep_ != "xcomp"  # "I want to forget about him": the speaker's own wish
+
+
+def _dismissed(sent: Span, verb: Token) -> bool:
+    """"forget it" dismissing something: said with "(it) doesn't matter", "never mind",
+    "no worries", "no need" in the same sentence or the next one."""
+    doc = sent.doc
+    end = sent.end
+    nxt = next((s for s in doc.sents if s.start == end), None)
+    for span in (sent, nxt):
+        if span is None:
+            continue
+        for tok in span:
+            lemma = tok.lemma_.lower()
+            neg = any(c.dep_ == "neg" or c.lower_ == "no" for c in tok.children)
+            if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
+                                          or any(c.lower_ == "no" for c in tok.children)):
+                return True
+            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children):
+                return True
+            if tok.lower_ in ("nevermind", "whatever"):
+                return True
+    return False
+
+
+def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | None:
+    """The sentence's request: its verb, targets, whether it refers back, whether it
+    asks for everything; None when the sentence asks nothing to be forgotten."""
+    for verb in sent:
+        lemma = verb.lemma_.lower()
+        if lemma not in FORGET_VERBS | REMOVE_VERBS | KEEP_VERBS | SAY_VERBS:
+            continue
+        if verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX") or \
+                (verb.pos_ != "VERB" and verb.i != sent.start and verb.dep_ != "ROOT"):
+            continue
+        negated = any(c.dep_ == "neg" or c.lower_ in ("never",) for c in verb.children)
+        if lemma in SAY_VERBS:
+            # "I shouldn't have told you that": the speaker regrets having said it.
+            subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+            auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
+            if not (negated and subject is not None and subject.lower_ == "i"
+                    and "have" in auxes and auxes & {"should", "would", "must"}):
+                continue
+        elif lemma in KEEP_VERBS:
+            if not negated or not _addressed(verb):  # "don't remember that"
+                continue
+        else:
+            if negated or not _addressed(verb):  # "don't forget my appointment"
+                continue
+        obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
+                    and c.lower_ not in ("you", "me")), None)
+        said = _said(verb)
+        head = verb.head
+        if said is None and verb.dep_ in ("intj", "advmod", "dep", "advcl") \
+                and head.lemma_.lower() in SAY_VERBS and any(
+                    c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
+            said = head  # "Forget I said that." (parsed with "Forget" under "said")
+            obj = None
+        targets: list[ForgetTarget] = []
+        back = everything = False
+        if obj is not None and obj.lower_ in EVERYTHING:
+            about = _about(obj) or _about(verb)
+            everything = about is None
+            targets = _targets(about) if about is not None else []
+            if about is not None and not targets:
+                continue
+        elif (obj is not None and obj.lower_ == "what") or (obj is None and said is not None):
+            clause = said if said is not None else obj
+            assert clause is not None
+            about = _about(clause)
+            targets = _targets(about) if about is not None else []
+            back = not targets
+        elif obj is not None and obj.lower_ in BACK:
+            if lemma == "forget" and obj.lower_ == "it" and _dismissed(sent, verb):
+                continue
+            if lemma in REMOVE_VERBS and not _from_memory(verb):
+                continue  # "delete that" may be code or a list
+            back = True
+        elif obj is not None:
+            about = _about(obj) if obj.lemma_.lower() in GENERIC else None
+            targets = _targets(about if about is not None else obj)
+            if not targets:
+                continue
+            if lemma in REMOVE_VERBS and not _from_memory(verb) and not any(
+                    c.dep_ == "poss" and c.lower_ == "my" for c in
+                    (about if about is not None else obj).children):
+                continue  # "delete the old config file": not about the speaker
+        else:
+            about = _about(verb)  # "forget about my ex"
+            if about is None or lemma not in FORGET_VERBS | SAY_VERBS:
+                continue
+            targets = _targets(about)
+            if not targets:
+                continue
+        if lemma in SAY_VERBS and not back and not targets:
+            continue
+        return verb, targets, back, everything
+    return None
+
+
+_REQUEST_DEPS = frozenset({"aux", "neg", "intj", "dobj", "obj", "dative", "prep", "advmod",
+                           "punct", "ccomp", "xcomp", "prt", "npadvmod", "nsubj", "cc",
+                           "discourse", "mark"})
+
+
+def _content(tokens: Sequence[Token]) -> bool:
+    """Something was said (a noun, a number or a verb other than a greeting)."""
+    return any(t.pos_ in ("NOUN", "PROPN", "NUM", "VERB") or
+               (t.pos_ == "AUX" and t.lemma_ == "be") for t in tokens)
+
+
+def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
+    """What a back-reference refers to inside its own turn: the rest of the request's
+    sentence before the request ("My PIN is 4821, forget it"), else the sentence before
+    it when that says something; None: the previous turn."""
+    own = {verb.i} | {t.i for c in verb.children if c.dep_ in _REQUEST_DEPS
+                      and not (c.dep_ == "nsubj" and c.lower_ != "you")
+                      and not (c.dep_ == "ccomp" and c.lemma_.lower() not in SAY_VERBS)
+                      for t in c.subtree}
+    left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct]
+    if left and _content(left):
+        return sent.start_char, left[-1].idx + len(left[-1].text)
+    before = [s for s in doc.sents if s.end_char <= sent.start_char and s.text.strip()]
+    if before and _content(list(before[-1])):
+        return before[-1].start_char, before[-1].end_char
+    return None
+
+
+def forget_request(doc: Doc) -> ForgetRequest | None:
+    """The turn's request to forget, or None."""
+    spans: list[tuple[int, int]] = []
+    targets: list[ForgetTarget] = []
+    back = everything = False
+    earlier: tuple[int, int] | None = None
+    for sent in doc.sents:
+        found = _request_in(sent)
+        if found is None:
+            continue
+        verb, found_targets, found_back, found_everything = found
+        start = sent.start_char
+        spans.append((start, sent.end_char))
+        targets += found_targets
+        everything = everything or found_everything
+        if found_back and not back:
+            back = True
+            earlier = _earlier(doc, sent, verb)
+    if not spans:
+        return None
+    return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
+                         earlier=earlier, everything=everything and not targets)
+
+
+def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
+    """Names given to a person the text names by one of ``words``: "Ann's ex Daniel",
+    "Daniel, Ann's ex", "Ann's ex is (called) Daniel" -> {"daniel"}."""
+    out: set[str] = set()
+    for tok in doc:
+        if tok.lemma_.lower() not in words and tok.lower_ not in words:
+            continue
+        near = [*tok.children, tok.head]
+        if tok.dep_ in ("nsubj", "nsubjpass"):
+            verb = tok.head
+            near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
+            near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
+                     for g in c.children if g.dep_ in ("oprd", "attr")]
+        for n in near:
+            if n.pos_ == "PROPN" and n.i != tok.i and n.dep_ != "poss":
+                out.add(n.lower_)
+                out |= {c.lower_ for c in n.children if c.dep_ == "compound"
+                        and c.pos_ == "PROPN"}
+    return out
