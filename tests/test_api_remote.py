@@ -155,14 +155,15 @@ def test_async_remote_client(live: Api) -> None:
 
 def test_erase_over_http_leaves_nothing(live: Api) -> None:
     ns = _ns()
-    secret = f"SECRET-{uuid.uuid4().hex} my locker code is 7781"
+    # Not a credential: "code 7781" or "SECRET-<hex>" would be masked before storing.
+    secret = f"PRIVATE-{uuid.uuid4().hex} my locker number is 7781"
     r = redis.Redis.from_url(live.redis_url)
     r.config_set("rdbcompression", "no")  # DUMP shows raw bytes
     try:
         with RemoteClient(live.url, live.key(ns, role="admin")) as remote:
             ids = remote.add(ns, [{"role": "user", "content": secret}])
             assert remote.wait(ids, timeout=120)[0]["memory_ids"]
-            assert remote.search(ns, "locker code")
+            assert remote.search(ns, "locker number")
             needle = secret.encode()
             assert any(needle in (r.dump(k) or b"") for k in r.scan_iter(match=f"mc:{{{ns}}}:*"))
             assert remote.erase(ns, everything=True) > 0

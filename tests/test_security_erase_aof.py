@@ -38,7 +38,9 @@ def _wait_rewrite(store: MemoryStore) -> None:
 def test_erase_rewrites_the_aof(what: str) -> None:
     with running_redis(appendfsync="always") as server:
         try:
-            s = Settings(redis_url=server.url, extractor="provided")
+            # The secret must reach the AOF to be erased from it: codes are masked by
+            # default (issue 28), so this deployment keeps them.
+            s = Settings(redis_url=server.url, extractor="provided", redact_secrets=False)
             store = MemoryStore.from_url(server.url)
             pipeline = IngestPipeline(store, build_models(s), s)
             ns = "aof"

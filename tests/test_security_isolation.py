@@ -188,9 +188,9 @@ def test_erase_leaves_no_text_or_vector_bytes_anywhere(tmp_path: Path) -> None:
         c.wait_ready({"ingest", "consolidate"})
         client = Client(c.url)
         ns = f"erase-{uuid.uuid4().hex[:6]}"
-        secret = "Sam's locker code is zebra-quartz-7781"
+        secret = "Sam's locker number is zebra-quartz-7781"
         turns = [{"role": "user", "id": f"e{i}", "content": text} for i, text in enumerate(
-            ["I live in Paris.", "My locker code is zebra-quartz-7781.", "I prefer tea.",
+            ["I live in Paris.", "My locker number is zebra-quartz-7781.", "I prefer tea.",
              "I play the cello."])]
         client.wait(client.add(ns, turns, timestamp=T0), timeout=60)
         victim = [m for m in client.store.iter_memories(ns) if "zebra" in m.text]
@@ -198,11 +198,11 @@ def test_erase_leaves_no_text_or_vector_bytes_anywhere(tmp_path: Path) -> None:
         vec = np.asarray(victim[0].vector, dtype=np.float32)
         client.consolidate(ns, timeout=60, full=True)  # snapshot v1 (v0 kept for rollback)
         client.wait(client.add(ns, [{"role": "user", "id": "e9",
-                                     "content": "My locker code is zebra-quartz-7781."}],
+                                     "content": "My locker number is zebra-quartz-7781."}],
                                timestamp=T0), timeout=60)
         version = client.store.current_version(ns)
         client.store.store_index_blob(ns, version, vec.tobytes() * 3)  # a stored index
-        client.search(ns, "locker code", k=3)
+        client.search(ns, "locker number", k=3)
         r = client.store.client
         needles = {"text": b"zebra-quartz", "float32 vector": vec.tobytes()[:64],
                    "int8 vector": quantize(vec)[6:70]}

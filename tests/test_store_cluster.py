@@ -38,8 +38,8 @@ T = TypeVar("T")
 
 def turns(i: int) -> list[dict[str, object]]:
     return [
-        {"role": "user", "id": f"a{i}", "content": f"My locker code is {SECRET}-{i}.",
-         "metadata": {"facts": [f"My locker code is {SECRET}-{i}"]}},
+        {"role": "user", "id": f"a{i}", "content": f"My locker number is {SECRET}-{i}.",
+         "metadata": {"facts": [f"My locker number is {SECRET}-{i}"]}},
         {"role": "user", "id": f"b{i}", "content": "I live in Oslo. I like jazz.",
          "metadata": {"facts": ["I live in Oslo", "I like jazz"]}},
         {"role": "user", "id": f"c{i}", "content": "I live in Oslo, near the fjord.",

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
     "preference": 180.0,
@@ -172,6 +172,15 @@ class Settings(BaseSettings):
         default=0.0, ge=0, description="simulated latency per offline model call (benchmarks)"
     )
     max_turn_bytes: int = Field(default=32 * 1024, ge=1)
+    redact_secrets: bool = Field(
+        default=True,
+        description="mask passwords, PINs and one-time codes, API keys and tokens, card, "
+                    "IBAN and bank account numbers and national ID numbers in turns "
+                    "before they are queued, stored or extracted (memcore.core.secrets)")
+    redact_secrets_exempt_namespaces: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="namespaces (comma-separated; shell patterns such as vault-*) whose "
+                    "turns are kept as sent: no secret is masked there")
     ingest_batch_max_turns: int = Field(
         default=32, ge=1, le=256, description="Client.batched(): most turns in one task")
     ingest_batch_max_wait_ms: float = Field(
@@ -188,6 +197,19 @@ class Settings(BaseSettings):
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     metrics_port: int | None = None
     api: ApiConfig = Field(default_factory=ApiConfig)
+
+    @field_validator("redact_secrets_exempt_namespaces", mode="before")
+    @classmethod
+    def _namespace_list(cls, value: Any) -> Any:
+        """``a,b`` (the environment's form) or a JSON list, as a list of names."""
+        if isinstance(value, str):
+            text = value.strip()
+            if text.startswith("["):
+                import json
+
+                return json.loads(text)
+            return [part.strip() for part in text.split(",") if part.strip()]
+        return value
 
     @model_validator(mode="after")
     def _embedder_thresholds(self) -> Self:

@@ -464,6 +464,8 @@ class AuditAction(StrEnum):
     MODEL_ERROR = "MODEL_ERROR"
     DROP = "DROP"
     """Turns not stored: accepted before their namespace was erased (no text kept)."""
+    REDACT = "REDACT"
+    """Secrets masked in a turn before it was stored: their kinds, never the values."""
 
 
 class Actor(StrEnum):
