@@ -343,3 +343,29 @@ def test_a_correction_that_corrects_nothing_is_not_stored(redis_url: str) -> Non
     pipeline = IngestPipeline(store, build_models(settings), settings)
     pipeline.ingest("cn", [_ep("cn", 0, Role.USER, "Sorry, I meant Thursday.")])
     assert list(store.iter_memories("cn")) == []
+
+
+@pytest.mark.parametrize(("text", "frame"), [
+    # An ending with no object names what ended by its attribute, never the speaker.
+    ("Ann broke up in February 2026.", "relation:partner(ann) =  [end]"),
+    ("Ann retired last year.", "job(ann) =  [end]"),
+    ("Ann quit.", None),
+    ("The bakery closed.", "end(bakery) = bakery [end]"),
+])
+def test_an_ending_without_an_object_never_ends_its_subject(text: str, frame: str | None
+                                                            ) -> None:
+    (got,) = language_pack("english").frames([text])
+    assert (got.render() if got else None) == frame
+
+
+def test_a_breakup_ends_the_partner_not_the_user(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    for i, text in enumerate(["I have a cat called Miso.", "My boyfriend is Sam.",
+                              "I live in Leeds.", "My ex and I broke up last month."]):
+        pipeline.ingest("bu", [_turn("bu", i, text)])
+    run_pass(store, "bu", settings.consolidation, models.merger, now=T0 + timedelta(days=60))
+    retired = {m.text for m in store.iter_memories("bu") if m.status is Status.SUPERSEDED}
+    assert not any("Miso" in t or "Leeds" in t for t in retired), retired

@@ -35,6 +35,8 @@ from memcore.core.models import (
 )
 from memcore.core.text import MinHasher, content_hash, texts_conflict
 from memcore.core.vector_index import IndexCache
+from memcore.ingest.forget import Forgetter, read_requests
+from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
 from memcore.observability import metrics
 from memcore.observability.instrument import Instruments
@@ -62,6 +64,7 @@ class IngestReport:
     decision_facts: int = 0
     garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
     memory_ids: list[str] = field(default_factory=list)
+    forgotten: list[dict[str, object]] = field(default_factory=list)  # forget requests
 
     shadow: dict[str, int] = field(default_factory=dict)
 
@@ -167,8 +170,13 @@ class IngestPipeline:
                 check_turn_size(episode.text, self.settings.max_turn_bytes)
             except ValueError as exc:
                 raise ValueError(f"episodes.{i}.text: {exc}") from None
+        # Secrets are masked before anything is stored or extracted (issue 28).
+        episodes, secrets = mask_turns(self.settings, namespace, episodes)
+        # Forget requests (issue 28): their sentences are never stored nor read for facts.
+        episodes, forget = read_requests(self.language, episodes)
         report = IngestReport(episodes=len(episodes))
         fresh = self.store.add_episodes(episodes)
+        audit_redactions(self.store, namespace, episodes, fresh, secrets)
         report.new_episodes = sum(fresh)
         trusted = [ep for ep in episodes if self.trusted(ep)]
         origin = {ep.id: ep for ep in episodes}
@@ -180,6 +188,10 @@ class IngestPipeline:
             report.facts = len(facts)
             if facts:
                 self._decide_and_apply(namespace, facts, origin, report, infer=infer)
+        if forget:  # erased in this task, before it is acknowledged (memcore.ingest.forget)
+            report.forgotten = [o.as_dict() for o in Forgetter(
+                self.store, self.models.embedder, self.language,
+                self.index_cache).apply(namespace, episodes, forget)]
         self._count(namespace, report)
         return report
 
@@ -269,18 +281,19 @@ class IngestPipeline:
         if not facts:
             return facts
         drop = self._rule_extraction
-        if drop:  # "Sorry, Ann meant Thursday." is the correction "It's Thursday."
-            facts = [f.model_copy(update={"text": fixed, "explicit": True}) if fixed else f
-                     for f, fixed in zip(facts, self.language.corrections(
-                         [f.text for f in facts]), strict=True)]
-        read = self.language.read([f.text for f in facts])
         out: list[ExtractedFact] = []
-        for fact, (frame, problem) in zip(facts, read, strict=True):
-            if drop and problem is not None:
+        for fact, reading in zip(facts, self.language.read([f.text for f in facts]),
+                                 strict=True):
+            if drop and reading.correction:
+                # "Sorry, Ann meant Thursday." is the correction "It's Thursday."
+                out.append(fact.model_copy(update={"text": reading.correction,
+                                                   "explicit": True}))
+                continue
+            if drop and reading.problem is not None:
                 report.garbled += 1
                 continue
-            if fact.frame is None and frame is not None:
-                fact = fact.model_copy(update={"frame": frame})
+            if fact.frame is None and reading.frame is not None:
+                fact = fact.model_copy(update={"frame": reading.frame})
             out.append(fact)
         return out
 

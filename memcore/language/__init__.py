@@ -9,10 +9,18 @@ models; ``none`` gives no frames (the frame rules then never fire).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 from memcore.core.forget import ForgetRequest
 from memcore.core.models import Frame
+
+
+class Reading(NamedTuple):
+    """What a pack reads in one fact text."""
+
+    frame: Frame | None  # its structure (None: no known attribute)
+    problem: str | None  # why it is no well-formed sentence (None: it is)
+    correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
 
 
 @runtime_checkable
@@ -34,8 +42,8 @@ class LanguagePack(Protocol):
         """Per fact text, why it is not a well-formed sentence (None: it is)."""
         ...
 
-    def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
-        """Each text's frame and grammar problem (one batched call)."""
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        """Each text's frame, grammar problem and correction (one batched call)."""
         ...
 
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
@@ -75,9 +83,9 @@ class NoLanguage:
         """No grammar to check against."""
         return [None] * len(texts)
 
-    def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
-        """Neither frames nor problems."""
-        return [(None, None)] * len(texts)
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        """Nothing read."""
+        return [Reading(None, None, None)] * len(texts)
 
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
         """No corrections read."""

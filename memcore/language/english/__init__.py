@@ -15,9 +15,10 @@ from typing import TYPE_CHECKING
 from memcore.core.forget import ForgetRequest
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
+from memcore.language import Reading
 from memcore.language.english.answers import answer
-from memcore.language.english.forget import forget_request, linked_names
 from memcore.language.english.corrections import correction
+from memcore.language.english.forget import forget_request, linked_names
 from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
@@ -54,23 +55,23 @@ class EnglishPack:
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """One frame per text (None: no known attribute), parsed in one batch."""
-        return [frame for frame, _ in self.read(texts)]
+        return [r.frame for r in self.read(texts)]
 
     def problems(self, texts: Sequence[str]) -> list[str | None]:
         """Per fact text, why it is not a well-formed sentence (None: it is)."""
-        return [why for _, why in self.read(texts)]
+        return [r.problem for r in self.read(texts)]
 
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
         """Per fact text, the correction it makes as "It's X[, not Y]." ("Sorry, Ann
         meant Thursday." -> "It's Thursday."), or None (:mod:`.corrections`)."""
-        return [correction(doc) for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts],
-                                                         batch_size=64)]
+        return [r.correction for r in self.read(texts)]
 
-    def read(self, texts: Sequence[str]) -> list[tuple[Frame | None, str | None]]:
-        """Each text's frame and grammar problem from one parse (one batched call)."""
+    def read(self, texts: Sequence[str]) -> list[Reading]:
+        """Each text's frame, grammar problem and correction from one parse (one
+        batched call)."""
         if not texts:
             return []
-        out: list[tuple[Frame | None, str | None]] = []
+        out: list[Reading] = []
         for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts], batch_size=64):
             raw = read_frame(doc)
             frame = None
@@ -79,7 +80,7 @@ class EnglishPack:
                 frame = Frame(subject=subject[:256], attribute=attribute[:128],
                               value=value[:256], polarity=polarity,
                               single=is_single_valued(attribute), event=event)
-            out.append((frame, problem(doc)))
+            out.append(Reading(frame, problem(doc), correction(doc)))
         return out
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]

@@ -294,6 +294,10 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
             if found is not None:
                 target = found[1]
         if target is None:
+            if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
+                return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
+            if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
+                return None
             if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
                 return subject, "end", _value(possessed), 1, "end"
             if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended

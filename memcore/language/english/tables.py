@@ -78,6 +78,13 @@ END_VERBS = frozenset({
 # "gave up X", "broke up with X", "moved out of X", "got rid of X": verb + particle.
 END_PHRASAL = frozenset({("give", "up"), ("break", "up"), ("move", "out"), ("get", "rid"),
                          ("pass", "away"), ("drop", "out")})
+# End verbs whose subject itself ends when they have no object ("Rex died", "the shop
+# closed"); any other end verb without an object names nothing that ended ("Ann quit").
+SELF_ENDING = frozenset({"die", "pass", "close", "end", "shut", "finish", "disband"})
+# End verbs without an object that end one attribute of their subject.
+ENDED_ATTRIBUTE: dict[tuple[str, str], str] = {("break", "up"): "relation:partner",
+                                               ("divorce", ""): "relation:partner",
+                                               ("retire", ""): "job", ("resign", ""): "job"}
 # Verbs that replace one value by another: the "from" / replaced object ends.
 SWITCH_VERBS = frozenset({"switch", "move", "change", "go", "migrate", "convert",
                           "replace", "swap", "trade", "exchange"})
