@@ -19,6 +19,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:{ns}:building               ZSET   version being written by a pass -> started
     mc:{ns}:m:<id>                 STRING one packed memory record, as of the current version
     mc:{ns}:h:<hash>               STRING content hash -> id of a live memory
+    mc:{ns}:xs:<id>                SET    source ids <id> counts but no longer lists (unlisted.py)
     mc:{ns}:olen                   STRING length of the insertion-order log
     mc:{ns}:o:<chunk>              LIST   insertion-order log, ORDER_CHUNK ids per list
     mc:{ns}:stats                  HASH   status -> count
