@@ -85,6 +85,9 @@ def test_negations_end_events_and_corrections() -> None:
     assert retires(_f("instruction:heading", "heading", polarity=-1), use) is not None
     assert retires(_f("end", "bike", event="end"), _f("owns", "red bike")) is not None
     assert retires(_f("end", "bike", event="end"), _f("owns", "car")) is None
+    # Modifiers tell two things apart: selling the old car keeps the new one.
+    assert retires(_f("end", "old car", event="end"), _f("owns", "new car red seat")) is None
+    assert retires(_f("end", "red bike", event="end"), _f("owns", "red bike")) is not None
     # A pet that died: the facts about it end, by its name as their subject.
     assert retires(_f("end", "rex", subject="rex", event="end"),
                    _f("likes", "beach", subject="rex")) is not None

@@ -75,12 +75,13 @@ def values_differ(a: str, b: str) -> bool:
 
 
 def _names_value(ended: str, value: str) -> bool:
-    """Does ``value`` name the ended thing? Its head word (the last one, "the red bike"
-    -> "bike") or every word of a short name must be among ``value``'s words."""
+    """Does ``value`` name the ended thing? A bare head ("bike") names any value with
+    that word; with modifiers every word must be there ("old car" does not name "new
+    car red seat ibiza": the modifiers tell the two apart)."""
     ew, vw = ended.split(), _words(value)
     if not ew or not vw:
         return False
-    return ew[-1] in vw or (len(ew) <= 3 and set(ew) <= vw)
+    return ew[-1] in vw if len(ew) == 1 else set(ew) <= vw
 
 
 def retires(new: Frame, old: Frame) -> str | None:
