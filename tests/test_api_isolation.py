@@ -49,6 +49,8 @@ ENDPOINTS: list[tuple[str, str, str, Any]] = [
     ("POST", "/erase", "write", st.one_of(
         st.fixed_dictionaries({"memory_id": st.just("{id}")}),
         st.fixed_dictionaries({"episode_id": st.sampled_from(["e1", "e-b"])}))),
+    ("POST", "/forget", "write", st.fixed_dictionaries(
+        {"text": st.sampled_from(["my address", "what I said about the trip"])})),
 ]
 OWN = ["a-1", "a-2", "a-new"]
 FOREIGN = ["b-1", "b-2"]
