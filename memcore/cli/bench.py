@@ -16,7 +16,7 @@ import typer
 from memcore.cli.common import handles_errors
 
 bench_app = typer.Typer(help="Benchmarks: scale, locomo, ingest, footprint, api, profile, "
-                             "growth.",
+                             "growth, forget.",
                         no_args_is_help=True)
 
 
@@ -202,6 +202,21 @@ def growth(facts: int = typer.Option(2000, "--facts", min=10, help="Distinct fac
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}))
 
 
+@handles_errors
+def forget(cases: Path | None = typer.Option(None, "--cases", dir_okay=False,
+                                             help="JSON list of cases (default: the bundled "
+                                                  "memcore/data/forget_cases.json)."),
+           out: Path = typer.Option(..., "--out", dir_okay=False,
+                                    help="JSON result (plus .md next to it)."),
+           ) -> None:
+    """Forget requests inside the conversation: honoured, negatives kept, over-deletions,
+    key scans (real workers)."""
+    from memcore.devtools.bench.forget import CONTRACT_KEYS, run_forget
+
+    result = run_forget(cases_path=cases, out=out)
+    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS if k != "per_case"}))
+
+
 def register(app: typer.Typer) -> None:
     """Add the ``bench`` group (and its commands) to ``app``."""
     bench_app.command("scale")(scale)
@@ -211,4 +226,5 @@ def register(app: typer.Typer) -> None:
     bench_app.command("api")(api)
     bench_app.command("profile")(profile)
     bench_app.command("growth")(growth)
+    bench_app.command("forget")(forget)
     app.add_typer(bench_app, name="bench")

@@ -1,0 +1,379 @@
+"""``bench forget``: are requests to forget honoured inside the conversation (issue 28)?
+
+Input: a JSON list of cases (default ``memcore/data/forget_cases.json``, or ``--cases
+FILE``). A case is ``{"name", "kind": "request" | "negative", "turns": [{"role",
+"text"}], "secret": [...], "keep": [...]}``: ``secret`` strings must not survive a
+request, ``keep`` strings must still be remembered. ``speaker`` and ``user_id`` are
+optional (default ``Sam`` and ``sam``); other keys (notes, tags) are kept in the
+per-case row and otherwise ignored.
+
+Each case gets a fresh namespace. Its turns go through the real stack (``Client.add``
+-> Celery ingest workers -> Redis), one turn per task, in order, each stamped a minute
+after the one before (the cases advance together, one round of turns at a time); then
+a consolidation pass runs. Judging uses this module's own rules, never the feature's
+code, and compares case-insensitively:
+
+- *request honoured*: no secret string in any live memory's text, in the texts of
+  ``Client.search``'s top 10 for the secret, or in the value of any Redis key of the
+  namespace (``mc:{ns}:*``; strings by GET, hashes by HGETALL, lists by LRANGE, sets by
+  SMEMBERS, sorted sets by ZRANGE, streams by XRANGE). Keys outside every namespace (the
+  broker's and the result backend's) are scanned too and their hits counted apart
+  (``outside_key_hits``).
+- *request stored as a fact*: a live memory of a request case containing one of the
+  words forget/forgot/delete/remove/erase (any ending).
+- *over-deletion*: a keep string in no live memory. Each is split into ``keep_lost``
+  (some live memory held it after one of the case's turns) and ``keep_never_stored``
+  (none ever did: an extraction miss, not an erase).
+- *negative kept*: a negative case with every keep string live; ``negatives_read_as_
+  requests`` counts negatives whose audit has a forget request (``forget_audits``: the
+  ERASE entries "forget request on the request of <turn>", one per request read).
+
+recall = requests honoured / requests; precision = cases without a lost keep string /
+cases (an innocent memory erased is a lost keep string).
+
+Run: ``memcore bench forget --out bench/forget.json`` (``--cases FILE``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import re
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import redis
+
+from memcore.client.client import Client
+from memcore.core.models import AuditAction, Role
+from memcore.devtools.bench.common import (
+    machine,
+    markdown_table,
+    running_stack,
+    write_outputs,
+)
+
+CONTRACT_KEYS = ("cases", "requests", "requests_honoured", "negatives", "negatives_kept",
+                 "over_deletions", "requests_stored_as_facts", "key_scan_hits", "recall",
+                 "precision", "per_case")
+KINDS = ("request", "negative")
+T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+REQUEST_WORDS = re.compile(r"\b(forget|forgot|delet|remov|eras)[a-z]*", re.IGNORECASE)
+SEARCH_K = 10
+
+
+@dataclass
+class Case:
+    """One case: turns, the strings that must go and the strings that must stay."""
+
+    name: str
+    kind: str
+    turns: list[dict[str, str]]
+    secret: list[str]
+    keep: list[str]
+    speaker: str = "Sam"
+    user_id: str = "sam"
+    extra: dict[str, Any] = field(default_factory=dict)
+    namespace: str = ""
+
+
+def _strings(raw: Any, where: str) -> list[str]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(s, str) and s.strip() for s in raw):
+        raise ValueError(f"{where}: expected a list of non-empty strings")
+    return [s.strip() for s in raw]
+
+
+def parse_case(data: Any, where: str) -> Case:
+    """A case from its JSON object (an error names the bad field)."""
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: expected an object")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"{where}.name: expected a non-empty string")
+    kind = data.get("kind")
+    if kind not in KINDS:
+        raise ValueError(f"{where}.kind: expected one of {', '.join(KINDS)}, got {kind!r}")
+    turns = data.get("turns")
+    if not isinstance(turns, list) or not turns:
+        raise ValueError(f"{where}.turns: expected a non-empty list")
+    checked = []
+    for i, turn in enumerate(turns):
+        if not isinstance(turn, Mapping):
+            raise ValueError(f"{where}.turns[{i}]: expected an object")
+        try:
+            role = Role(str(turn.get("role", "user")))
+        except ValueError as exc:
+            raise ValueError(f"{where}.turns[{i}].role: {exc}") from exc
+        text = turn.get("text", turn.get("content"))
+        if not isinstance(text, str) or not text.strip():
+            raise ValueError(f"{where}.turns[{i}].text: expected a non-empty string")
+        checked.append({"role": role.value, "text": text})
+    secret = _strings(data.get("secret"), f"{where}.secret")
+    keep = _strings(data.get("keep"), f"{where}.keep")
+    if kind == "request" and not secret:
+        raise ValueError(f"{where}.secret: a request case needs at least one secret string")
+    extra = {k: v for k, v in data.items()
+             if k not in {"name", "kind", "turns", "secret", "keep", "speaker", "user_id"}}
+    return Case(name=name, kind=str(kind), turns=checked, secret=secret, keep=keep,
+                speaker=str(data.get("speaker") or "Sam"),
+                user_id=str(data.get("user_id") or "sam"), extra=extra)
+
+
+def load_cases(path: Path | None = None) -> list[Case]:
+    """The cases in ``path`` (default: the bundled ``memcore/data/forget_cases.json``)."""
+    if path is None:
+        resource = resources.files("memcore.data").joinpath("forget_cases.json")
+        if not resource.is_file():
+            raise ValueError("no bundled memcore/data/forget_cases.json: pass --cases FILE")
+        text, origin = resource.read_text(encoding="utf-8"), "forget_cases.json"
+    else:
+        if not Path(path).is_file():
+            raise ValueError(f"--cases: {path} is not a file")
+        text, origin = Path(path).read_text(encoding="utf-8"), str(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{origin}: invalid JSON ({exc})") from exc
+    if isinstance(data, Mapping) and isinstance(data.get("cases"), list):
+        data = data["cases"]  # {"cases": [...]} is accepted too
+    if not isinstance(data, list) or not data:
+        raise ValueError(f"{origin}: expected a non-empty JSON list of cases")
+    cases = [parse_case(c, f"{origin}[{i}]") for i, c in enumerate(data)]
+    names = [c.name for c in cases]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{origin}: two cases share a name")
+    return cases
+
+
+def messages(case: Case) -> list[dict[str, Any]]:
+    """The case's turns as ``Client.add`` messages, a minute apart."""
+    return [{"role": t["role"], "content": t["text"],
+             "timestamp": T0 + timedelta(minutes=i),
+             "speaker": case.speaker if t["role"] == Role.USER.value else t["role"]}
+            for i, t in enumerate(case.turns)]
+
+
+def contains(haystack: str, needle: str) -> bool:
+    """``needle`` in ``haystack``, case-insensitively."""
+    return needle.casefold() in haystack.casefold()
+
+
+def key_values(client: redis.Redis, key: bytes) -> list[bytes]:
+    """Every byte string a key holds (its members, fields and values, by type)."""
+    kind = client.type(key)
+    if kind == b"string":
+        return [client.get(key) or b""]
+    if kind == b"hash":
+        return [b for kv in client.hgetall(key).items() for b in kv]
+    if kind == b"list":
+        return list(client.lrange(key, 0, -1))
+    if kind == b"set":
+        return list(client.smembers(key))
+    if kind == b"zset":
+        return list(client.zrange(key, 0, -1))
+    if kind == b"stream":
+        return [b for _, fields in client.xrange(key) for kv in fields.items() for b in kv]
+    return []
+
+
+def scan_keys(client: redis.Redis, pattern: str, needles: Sequence[str]
+              ) -> dict[str, list[str]]:
+    """``{needle: [keys whose values hold it]}`` over the keys matching ``pattern``."""
+    wanted = [(n, n.casefold().encode()) for n in needles]
+    hits: dict[str, list[str]] = {n: [] for n in needles}
+    for key in client.scan_iter(match=pattern, count=1000):
+        blob = b"\0".join(key_values(client, key)).decode("utf-8", "replace").casefold()
+        for needle, want in wanted:
+            if want.decode() in blob:
+                hits[needle].append(key.decode("utf-8", "replace"))
+    return hits
+
+
+def live_texts(client: Client, ns: str) -> list[str]:
+    """The namespace's live memories' texts."""
+    return [m.text for m in client.store.iter_memories(ns, vectors=False) if m.live]
+
+
+def judge(case: Case, live: Sequence[str], searched: Mapping[str, Sequence[str]],
+          key_hits: Mapping[str, Sequence[str]], ever_live: set[str],
+          forget_audits: int) -> dict[str, Any]:
+    """One case's row (module docstring)."""
+    secret_live = [s for s in case.secret if any(contains(t, s) for t in live)]
+    secret_searched = [s for s in case.secret if any(contains(t, s) for t in searched[s])]
+    secret_keys = {s: list(keys) for s, keys in key_hits.items() if keys}
+    missing = [k for k in case.keep if not any(contains(t, k) for t in live)]
+    lost = [k for k in missing if k in ever_live]
+    facts = ([t for t in live if REQUEST_WORDS.search(t)] if case.kind == "request" else [])
+    honoured = not secret_live and not secret_searched and not secret_keys
+    return {
+        "kind": case.kind, "turns": len(case.turns), "secret": case.secret,
+        "keep": case.keep, "honoured": honoured if case.kind == "request" else None,
+        "secret_live": secret_live, "secret_in_search": secret_searched,
+        "secret_in_keys": secret_keys, "key_scan_hits": sum(map(len, secret_keys.values())),
+        "keep_missing": missing, "keep_lost": lost,
+        "keep_never_stored": [k for k in missing if k not in lost],
+        "kept": not missing, "request_facts": facts, "forget_audits": forget_audits,
+        "live": list(live), **({"extra": case.extra} if case.extra else {}),
+    }
+
+
+def totals(per: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """The run's figures over the judged cases."""
+    requests = [p for p in per.values() if p["kind"] == "request"]
+    negatives = [p for p in per.values() if p["kind"] == "negative"]
+    honoured = sum(1 for p in requests if p["honoured"])
+    lost_cases = sum(1 for p in per.values() if p["keep_lost"])
+    return {
+        "cases": len(per), "requests": len(requests), "requests_honoured": honoured,
+        "negatives": len(negatives),
+        "negatives_kept": sum(1 for p in negatives if p["kept"]),
+        "negatives_read_as_requests": sum(1 for p in negatives if p["forget_audits"]),
+        "keep_strings": sum(len(p["keep"]) for p in per.values()),
+        "over_deletions": sum(len(p["keep_missing"]) for p in per.values()),
+        "keep_lost": sum(len(p["keep_lost"]) for p in per.values()),
+        "keep_never_stored": sum(len(p["keep_never_stored"]) for p in per.values()),
+        "requests_stored_as_facts": sum(1 for p in requests if p["request_facts"]),
+        "key_scan_hits": sum(p["key_scan_hits"] for p in per.values()),
+        "secret_live": sum(len(p["secret_live"]) for p in per.values()),
+        "secret_in_search": sum(len(p["secret_in_search"]) for p in per.values()),
+        "recall": honoured / len(requests) if requests else 0.0,
+        "precision": (len(per) - lost_cases) / len(per) if per else 0.0,
+    }
+
+
+def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
+               redis_url: str | None = None, timeout: float = 300.0) -> dict[str, Any]:
+    """Run every case through a stack, judge it, write ``out`` (+ .md)."""
+    cases = load_cases(cases_path)
+    run = uuid.uuid4().hex[:8]
+    for i, case in enumerate(cases):
+        case.namespace = f"forget-{run}-{i:03d}"
+    env = {"MEMCORE_EMBEDDER": "hash", "MEMCORE_EXTRACTOR": "auto",
+           "MEMCORE_OPENAI_API_KEY": ""}
+    t0 = time.perf_counter()
+    per: dict[str, dict[str, Any]] = {}
+    outside: dict[str, dict[str, list[str]]] = {}
+    with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
+        from memcore.core.config import Settings
+
+        settings = Settings(redis_url=stack.redis_url, embedder="hash", openai_api_key=None)
+        client = Client(settings=settings)
+        try:
+            ever_live: dict[str, set[str]] = {c.name: set() for c in cases}
+            queues = [messages(c) for c in cases]
+            for i in range(max(len(q) for q in queues)):
+                ids: list[str] = []
+                for c, q in zip(cases, queues, strict=True):
+                    if i < len(q):
+                        ids += client.add(c.namespace, [q[i]], user_id=c.user_id)
+                client.wait(ids, timeout=timeout)
+                for c, q in zip(cases, queues, strict=True):
+                    if i < len(q):
+                        live = live_texts(client, c.namespace)
+                        ever_live[c.name].update(k for k in c.keep
+                                                 if any(contains(t, k) for t in live))
+            raw: redis.Redis = client.store.client
+            for c in cases:
+                last = T0 + timedelta(minutes=len(c.turns))
+                if client.store.has_namespace(c.namespace):
+                    client.consolidate(c.namespace, now=last + timedelta(hours=1),
+                                       timeout=timeout)
+                live = live_texts(client, c.namespace)
+                searched = {s: [h.memory.text for h in client.search(
+                    c.namespace, s, k=SEARCH_K, touch=False)] for s in c.secret}
+                hits = scan_keys(raw, f"mc:{{{c.namespace}}}:*", c.secret)
+                audits = sum(1 for e in client.store.audit_tail(c.namespace, 500)
+                             if e.action is AuditAction.ERASE
+                             and e.reason.startswith("forget request on the request of"))
+                per[c.name] = judge(c, live, searched, hits, ever_live[c.name], audits)
+            # The broker's and result backend's keys (outside every namespace).
+            secrets = sorted({s for c in cases for s in c.secret})
+            for key in raw.scan_iter(count=1000):
+                name = key.decode("utf-8", "replace")
+                if name.startswith("mc:"):
+                    continue
+                blob = b"\0".join(key_values(raw, key)).decode("utf-8", "replace").casefold()
+                for s in secrets:
+                    if s.casefold() in blob:
+                        outside.setdefault(s, {}).setdefault("keys", []).append(name)
+        finally:
+            gc.collect()  # drop finished AsyncResults while their backend is still up
+            client.close()
+    result: dict[str, Any] = totals(per)
+    result["outside_key_hits"] = sum(len(v["keys"]) for v in outside.values())
+    result["outside_keys"] = outside
+    result["per_case"] = per
+    result["cases_file"] = str(cases_path) if cases_path else "memcore/data/forget_cases.json"
+    result["turns"] = sum(p["turns"] for p in per.values())
+    result["seconds"] = time.perf_counter() - t0
+    result["models"] = "offline"
+    result["embedder"] = "hash"
+    result["machine"] = machine()
+    if out is not None:
+        write_outputs(result, Path(out), markdown(result))
+    return result
+
+
+def _cell(values: Sequence[str]) -> str:
+    return "; ".join(v.replace("|", "/") for v in values) or ""
+
+
+def markdown(result: Mapping[str, Any]) -> str:
+    """Totals, then one row per case and the live memories of every failing case."""
+    head = ("requests honoured", "negatives kept", "over-deletions (lost / never stored)",
+            "requests stored as facts", "key-scan hits", "recall", "precision")
+    row = (f"{result['requests_honoured']} / {result['requests']}",
+           f"{result['negatives_kept']} / {result['negatives']}",
+           f"{result['over_deletions']} ({result['keep_lost']} / "
+           f"{result['keep_never_stored']}) of {result['keep_strings']}",
+           result["requests_stored_as_facts"], result["key_scan_hits"],
+           result["recall"], result["precision"])
+    per = [(name, p["kind"], p["turns"],
+            "" if p["honoured"] is None else ("yes" if p["honoured"] else "NO"),
+            _cell(p["secret_live"]), _cell(p["secret_in_search"]), p["key_scan_hits"],
+            _cell(p["keep_lost"]), _cell(p["keep_never_stored"]), len(p["request_facts"]),
+            p["forget_audits"])
+           for name, p in result["per_case"].items()]
+    failing = [f"- {name} ({p['kind']}): " + (" / ".join(p["live"]) or "(no live memory)")
+               for name, p in result["per_case"].items()
+               if p["honoured"] is False or p["keep_missing"] or p["request_facts"]
+               or (p["kind"] == "negative" and p["forget_audits"])]
+    m = result["machine"]
+    return "\n".join([
+        f"# bench forget ({result['models']} models, {result['embedder']} embedder)", "",
+        f"{result['cases']} cases ({result['requests']} requests, {result['negatives']} "
+        f"negatives), {result['turns']} turns from {result['cases_file']}; "
+        f"{result['seconds']:.0f} s on {m['cores']} cores. Negatives read as requests: "
+        f"{result['negatives_read_as_requests']}. Secret strings in keys outside the "
+        f"namespaces (broker, results): {result['outside_key_hits']}.", "",
+        markdown_table(head, [row]), "",
+        markdown_table(("case", "kind", "turns", "honoured", "secret live",
+                        "secret in search top 10", "key hits", "keep lost",
+                        "keep never stored", "request facts", "forget audits"), per), "",
+        "## Live memories of the cases with a failure", "", *(failing or ["(none)"]), ""])
+
+
+def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
+    """``python -m memcore.devtools.bench.forget --out FILE [--cases FILE]``."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cases", type=Path, default=None)
+    parser.add_argument("--redis-url", default=None)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args(argv)
+    result = run_forget(cases_path=args.cases, out=args.out, redis_url=args.redis_url)
+    print(json.dumps({k: result[k] for k in CONTRACT_KEYS if k != "per_case"}), flush=True)
+    return result
+
+
+if __name__ == "__main__":
+    main()
