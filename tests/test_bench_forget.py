@@ -11,7 +11,13 @@ import pytest
 import redis
 
 from memcore.devtools.bench.common import missing_keys
-from memcore.devtools.bench.forget import CONTRACT_KEYS, load_cases, run_forget, scan_keys
+from memcore.devtools.bench.forget import (
+    CONTRACT_KEYS,
+    has_secret,
+    load_cases,
+    run_forget,
+    scan_keys,
+)
 
 CASES: list[dict[str, Any]] = [
     {"name": "address_next_turn", "kind": "request",
@@ -63,6 +69,9 @@ def test_scan_reads_every_type(redis_client: redis.Redis) -> None:
     assert sorted(hits["larkspur"]) == sorted(f"mc:{{scan}}:{k}"
                                               for k in ("s", "h", "l", "set", "z", "x"))
     assert hits["absent"] == []
+    redis_client.set("mc:{scan}:id", "ae6ec118-556f-4ef3-bd58-547c39fe0b65 a43b")
+    assert "mc:{scan}:id" not in scan_keys(redis_client, "mc:{scan}:*", ["43"])["43"]
+    assert has_secret("Sam is 43.", "43") and not has_secret("2043", "43")
 
 
 def test_run_through_the_stack(tmp_path: Path, redis_url: str) -> None:

@@ -11,7 +11,9 @@ Each case gets a fresh namespace. Its turns go through the real stack (``Client.
 -> Celery ingest workers -> Redis), one turn per task, in order, each stamped a minute
 after the one before (the cases advance together, one round of turns at a time); then
 a consolidation pass runs. Judging uses this module's own rules, never the feature's
-code, and compares case-insensitively:
+code, and compares case-insensitively (a secret string only where it is not part of a
+longer run of letters and digits, so '43' is no hit inside a hex id; a keep string
+anywhere):
 
 - *request honoured*: no secret string in any live memory's text, in the texts of
   ``Client.search``'s top 10 for the secret, or in the value of any Redis key of the
@@ -20,7 +22,8 @@ code, and compares case-insensitively:
   broker's and the result backend's) are scanned too and their hits counted apart
   (``outside_key_hits``).
 - *request stored as a fact*: a live memory of a request case containing one of the
-  words forget/forgot/delete/remove/erase (any ending).
+  words forget/forgot/delete/remove/erase (any ending); ``requests_stored_as_facts_broad``
+  also counts scratch/remember/keep/told/ask(s) (tests/test_forget.py's list).
 - *over-deletion*: a keep string in no live memory. Each is split into ``keep_lost``
   (some live memory held it after one of the case's turns) and ``keep_never_stored``
   (none ever did: an extraction miss, not an erase).
@@ -66,6 +69,10 @@ CONTRACT_KEYS = ("cases", "requests", "requests_honoured", "negatives", "negativ
 KINDS = ("request", "negative")
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 REQUEST_WORDS = re.compile(r"\b(forget|forgot|delet|remov|eras)[a-z]*", re.IGNORECASE)
+BROAD_REQUEST_WORDS = re.compile(
+    r"\b(forget|forgot|delet|remov|eras|scratch|remember|keep|told|asks?\b)[a-z]*",
+    re.IGNORECASE)
+"""tests/test_forget.py's request words: a looser count of request-like live memories."""
 SEARCH_K = 10
 
 
@@ -163,8 +170,15 @@ def messages(case: Case) -> list[dict[str, Any]]:
 
 
 def contains(haystack: str, needle: str) -> bool:
-    """``needle`` in ``haystack``, case-insensitively."""
+    """``needle`` in ``haystack``, case-insensitively (keep strings: any substring)."""
     return needle.casefold() in haystack.casefold()
+
+
+def has_secret(haystack: str, secret: str) -> bool:
+    """``secret`` in ``haystack``, case-insensitively, not inside a longer run of letters
+    and digits: a short secret ('43', '512') is no hit inside a hex id or a UUID."""
+    return re.search(r"(?<![^\W_])" + re.escape(secret.casefold()) + r"(?![^\W_])",
+                     haystack.casefold()) is not None
 
 
 def key_values(client: redis.Redis, key: bytes) -> list[bytes]:
@@ -188,12 +202,11 @@ def key_values(client: redis.Redis, key: bytes) -> list[bytes]:
 def scan_keys(client: redis.Redis, pattern: str, needles: Sequence[str]
               ) -> dict[str, list[str]]:
     """``{needle: [keys whose values hold it]}`` over the keys matching ``pattern``."""
-    wanted = [(n, n.casefold().encode()) for n in needles]
     hits: dict[str, list[str]] = {n: [] for n in needles}
     for key in client.scan_iter(match=pattern, count=1000):
-        blob = b"\0".join(key_values(client, key)).decode("utf-8", "replace").casefold()
-        for needle, want in wanted:
-            if want.decode() in blob:
+        blob = b"\0".join(key_values(client, key)).decode("utf-8", "replace")
+        for needle in needles:
+            if has_secret(blob, needle):
                 hits[needle].append(key.decode("utf-8", "replace"))
     return hits
 
@@ -207,12 +220,14 @@ def judge(case: Case, live: Sequence[str], searched: Mapping[str, Sequence[str]]
           key_hits: Mapping[str, Sequence[str]], ever_live: set[str],
           forget_audits: int) -> dict[str, Any]:
     """One case's row (module docstring)."""
-    secret_live = [s for s in case.secret if any(contains(t, s) for t in live)]
-    secret_searched = [s for s in case.secret if any(contains(t, s) for t in searched[s])]
+    secret_live = [s for s in case.secret if any(has_secret(t, s) for t in live)]
+    secret_searched = [s for s in case.secret if any(has_secret(t, s) for t in searched[s])]
     secret_keys = {s: list(keys) for s, keys in key_hits.items() if keys}
     missing = [k for k in case.keep if not any(contains(t, k) for t in live)]
     lost = [k for k in missing if k in ever_live]
     facts = ([t for t in live if REQUEST_WORDS.search(t)] if case.kind == "request" else [])
+    broad = ([t for t in live if BROAD_REQUEST_WORDS.search(t)] if case.kind == "request"
+             else [])
     honoured = not secret_live and not secret_searched and not secret_keys
     return {
         "kind": case.kind, "turns": len(case.turns), "secret": case.secret,
@@ -221,7 +236,8 @@ def judge(case: Case, live: Sequence[str], searched: Mapping[str, Sequence[str]]
         "secret_in_keys": secret_keys, "key_scan_hits": sum(map(len, secret_keys.values())),
         "keep_missing": missing, "keep_lost": lost,
         "keep_never_stored": [k for k in missing if k not in lost],
-        "kept": not missing, "request_facts": facts, "forget_audits": forget_audits,
+        "kept": not missing, "request_facts": facts, "request_facts_broad": broad,
+        "forget_audits": forget_audits,
         "live": list(live), **({"extra": case.extra} if case.extra else {}),
     }
 
@@ -242,6 +258,8 @@ def totals(per: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
         "keep_lost": sum(len(p["keep_lost"]) for p in per.values()),
         "keep_never_stored": sum(len(p["keep_never_stored"]) for p in per.values()),
         "requests_stored_as_facts": sum(1 for p in requests if p["request_facts"]),
+        "requests_stored_as_facts_broad": sum(1 for p in requests
+                                              if p.get("request_facts_broad")),
         "key_scan_hits": sum(p["key_scan_hits"] for p in per.values()),
         "secret_live": sum(len(p["secret_live"]) for p in per.values()),
         "secret_in_search": sum(len(p["secret_in_search"]) for p in per.values()),
@@ -301,9 +319,9 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
                 name = key.decode("utf-8", "replace")
                 if name.startswith("mc:"):
                     continue
-                blob = b"\0".join(key_values(raw, key)).decode("utf-8", "replace").casefold()
+                blob = b"\0".join(key_values(raw, key)).decode("utf-8", "replace")
                 for s in secrets:
-                    if s.casefold() in blob:
+                    if has_secret(blob, s):
                         outside.setdefault(s, {}).setdefault("keys", []).append(name)
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
@@ -354,7 +372,9 @@ def markdown(result: Mapping[str, Any]) -> str:
         f"negatives), {result['turns']} turns from {result['cases_file']}; "
         f"{result['seconds']:.0f} s on {m['cores']} cores. Negatives read as requests: "
         f"{result['negatives_read_as_requests']}. Secret strings in keys outside the "
-        f"namespaces (broker, results): {result['outside_key_hits']}.", "",
+        f"namespaces (broker, results): {result['outside_key_hits']}. Requests with a "
+        f"request-like live memory by the broader word list (scratch, remember, keep, told, "
+        f"ask): {result['requests_stored_as_facts_broad']}.", "",
         markdown_table(head, [row]), "",
         markdown_table(("case", "kind", "turns", "honoured", "secret live",
                         "secret in search top 10", "key hits", "keep lost",
