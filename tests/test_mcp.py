@@ -27,6 +27,8 @@ from tests.celery_stack import celery_stack, fresh_ns, stack_client  # noqa: F40
 
 TRANSCRIPT = os.environ.get("MEMCORE_MCP_TRANSCRIPT")
 """If set, the stdio test writes its exchange there (tool list, one add, one search)."""
+FORGET_TRANSCRIPT = os.environ.get("MEMCORE_MCP_FORGET_TRANSCRIPT")
+"""If set, the stdio forget test writes its exchange there (adds, forget, search, list)."""
 
 
 @pytest.fixture()
@@ -106,6 +108,55 @@ def test_stdio_tools_add_search_list_profile_delete(client: Client) -> None:
     assert client.get(ns, transcript[1]["response"]["memory_ids"][0]) is not None
     if TRANSCRIPT:
         Path(TRANSCRIPT).write_text(json.dumps(transcript, indent=2) + "\n")
+
+
+def test_stdio_forget_erases_what_it_names(client: Client) -> None:
+    """The ``forget`` tool (issue 28, item 5) over stdio: the memory it names is gone from
+    the list, from search and from every key of the namespace; the other one stays."""
+    from memcore.devtools.bench.forget import scan_keys
+
+    ns = fresh_ns("mcp")
+    _, key = client.store.api_keys.create([ns], "write", "mcp-forget-test")
+    transcript: list[dict[str, Any]] = []
+
+    async def call(session: ClientSession, tool: str, args: dict[str, Any]) -> Any:
+        answer = payload(await session.call_tool(tool, args))
+        transcript.append({"request": f"tools/call {tool}", "arguments": args,
+                           "response": answer})
+        return answer
+
+    async def run() -> None:
+        async with stdio_session(client.settings.redis_url or "", "--api-key", key,
+                                 "--namespace", ns) as session:
+            for text in ("I live in Lisbon.", "My home address is 14 Larkspur Lane, Bristol."):
+                added = await call(session, "add_memory", {"text": text, "user_id": "alice"})
+                assert added["done"] and added["memory_ids"]
+            listed = await call(session, "list_memories", {"filters": {"user_id": "alice"}})
+            assert any("Larkspur" in m["text"] for m in listed["memories"])
+            forgot = await call(session, "forget", {"text": "my home address",
+                                                    "user_id": "alice"})
+            assert forgot["namespace"] == ns and forgot["kind"] == "attribute"
+            assert forgot["erased"] >= 1 and forgot["turns_erased"]
+            assert "Larkspur" not in json.dumps(forgot)  # ids and counts only
+            found = await call(session, "search_memory", {"query": "Larkspur Lane address",
+                                                          "filters": {"user_id": "alice"}})
+            assert not any("Larkspur" in r["text"] for r in found["results"])
+            left = await call(session, "list_memories", {"filters": {"user_id": "alice"}})
+            texts = [m["text"] for m in left["memories"]]
+            assert texts and not any("Larkspur" in t for t in texts)
+            assert any("Lisbon" in t for t in texts)
+            nothing = await call(session, "forget", {"text": "please forget my passport "
+                                                     "number", "user_id": "alice"})
+            assert nothing["erased"] == 0
+
+    anyio.run(run)
+    hits = scan_keys(client.store.client, f"mc:{{{ns}}}:*", ["Larkspur", "Lisbon"])
+    transcript.append({"key scan": f"mc:{{{ns}}}:* (every key's values by type)",
+                       "keys holding 'Larkspur'": hits["Larkspur"],
+                       "keys holding 'Lisbon'": len(hits["Lisbon"])})
+    assert hits["Larkspur"] == [] and hits["Lisbon"]
+    if FORGET_TRANSCRIPT:
+        Path(FORGET_TRANSCRIPT).write_text(json.dumps(transcript, indent=2) + "\n")
 
 
 def test_stdio_refuses_a_missing_or_revoked_key(client: Client) -> None:
