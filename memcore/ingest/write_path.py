@@ -181,8 +181,14 @@ class IngestPipeline:
         trusted = [ep for ep in episodes if self.trusted(ep)]
         origin = {ep.id: ep for ep in episodes}
         if trusted:
-            facts = (self._framed(self._extract(namespace, trusted, report), report) if infer
-                     else [verbatim_fact(ep) for ep in trusted])
+            if infer:
+                extracted = self._extract(namespace, trusted, report)
+                self.language.prepare(  # one parse call for the turns and their facts
+                    [ep.text for ep in trusted if ep.role is Role.USER]
+                    if self._rule_extraction else [], [f.text for f in extracted])
+                facts = self._framed(extracted, report)
+            else:
+                facts = [verbatim_fact(ep) for ep in trusted]
             if infer and self._rule_extraction:
                 facts = self._with_statements(trusted, facts)
             report.facts = len(facts)

@@ -18,7 +18,7 @@ from memcore.core.models import Frame
 from memcore.language import Reading
 from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
-from memcore.language.english.forget import forget_request, linked_names
+from memcore.language.english.forget import forget_request, linked_names, may_ask_to_forget
 from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
@@ -27,9 +27,11 @@ from memcore.language.english.tables import CHAT_WORDS
 
 if TYPE_CHECKING:
     from spacy.language import Language
+    from spacy.tokens import Doc
 
 _MAX_CHARS = 400  # a fact longer than this is read by its start only
 _MAX_TURN_CHARS = 4000  # a turn longer than this is read by its start only
+_PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
 
 
 def _spelled(text: str) -> str:
@@ -45,6 +47,29 @@ class EnglishPack:
     def __init__(self, pipeline: str | None = None) -> None:
         self._pipeline_name = pipeline
         self._nlp: Language | None = None
+        self._docs: dict[str, Doc] = {}  # recent parses by text (see parse)
+
+    def parse(self, texts: Sequence[str]) -> list[Doc]:
+        """The parses of ``texts``: a text parsed lately (a turn read for statements,
+        then for a forget request, then as an answer) is not parsed again; the others
+        in one batch (a single text without ``pipe``'s per-call set-up)."""
+        out: list[Doc | None] = [self._docs.get(t) for t in texts]
+        todo = list(dict.fromkeys(t for t, d in zip(texts, out, strict=True) if d is None))
+        if todo:
+            docs = ([self.nlp(todo[0])] if len(todo) == 1
+                    else list(self.nlp.pipe(todo, batch_size=64)))
+            fresh = dict(zip(todo, docs, strict=True))
+            if len(self._docs) + len(fresh) > _PARSE_CACHE:
+                self._docs.clear()  # rare: a cache of the last few batches is enough
+            self._docs.update(fresh)
+            out = [d if d is not None else fresh[t] for t, d in zip(texts, out, strict=True)]
+        return [d for d in out if d is not None]
+
+    def prepare(self, turns: Sequence[str], facts: Sequence[str]) -> None:
+        """Parse a batch's user turns and facts in one call, ahead of the reads that
+        need them (each ``nlp`` call has a set-up cost of several documents' parse)."""
+        self.parse([*(_spelled(t)[:_MAX_TURN_CHARS] for t in turns),
+                    *(f[:_MAX_CHARS] for f in facts)])
 
     @property
     def nlp(self) -> Language:
@@ -72,7 +97,7 @@ class EnglishPack:
         if not texts:
             return []
         out: list[Reading] = []
-        for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts], batch_size=64):
+        for doc in self.parse([t[:_MAX_CHARS] for t in texts]):
             raw = read_frame(doc)
             frame = None
             if raw is not None:
@@ -91,7 +116,7 @@ class EnglishPack:
         if not pairs:
             return []
         texts = [t for _, q, a in pairs for t in (q[-_MAX_CHARS:], _spelled(a)[:_MAX_CHARS])]
-        docs = list(self.nlp.pipe(texts, batch_size=64))
+        docs = self.parse(texts)
         return [answer(docs[2 * i], docs[2 * i + 1], speaker)
                 for i, (speaker, _, _) in enumerate(pairs)]
 
@@ -100,8 +125,7 @@ class EnglishPack:
         (residence, work, age, name, contact, ...) as frames with a sentence each."""
         if not turns:
             return []
-        docs = self.nlp.pipe([_spelled(text)[:_MAX_TURN_CHARS] for _, text in turns],
-                             batch_size=32)
+        docs = self.parse([_spelled(text)[:_MAX_TURN_CHARS] for _, text in turns])
         return [statements(doc, speaker) for (speaker, _), doc in zip(turns, docs, strict=True)]
 
     def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
@@ -109,12 +133,18 @@ class EnglishPack:
         the turn's own text (chat spellings are not rewritten here)."""
         if not turns:
             return []
-        return [forget_request(doc)
-                for doc in self.nlp.pipe([t[:_MAX_TURN_CHARS] for t in turns], batch_size=32)]
+        # Only a turn with a forgetting word (or a negated keeping/telling one) can ask:
+        # the others (nearly all) are not parsed for it.
+        screened = [i for i, t in enumerate(turns) if may_ask_to_forget(t)]
+        out: list[ForgetRequest | None] = [None] * len(turns)
+        docs = self.parse([turns[i][:_MAX_TURN_CHARS] for i in screened])
+        for i, doc in zip(screened, docs, strict=True):
+            out[i] = forget_request(doc)
+        return out
 
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
         """Per text, the names it gives a person it names by one of ``words``."""
         if not texts:
             return []
         return [linked_names(doc, words)
-                for doc in self.nlp.pipe([t[:_MAX_CHARS] for t in texts], batch_size=64)]
+                for doc in self.parse([t[:_MAX_CHARS] for t in texts])]

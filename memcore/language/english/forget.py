@@ -30,6 +30,23 @@ REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
 SAY_VERBS = frozenset({"tell", "say", "share", "mention", "give", "write", "type"})
+# The screen before parsing a turn for a request (:func:`may_ask_to_forget`): a word
+# starting like a forgetting verb, or a keeping/telling verb with a negation.
+_FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
+                 "clear", "purg")
+_NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot"})
+
+
+def may_ask_to_forget(text: str) -> bool:
+    """False when ``text`` cannot hold a request to forget (no verb of
+    ``FORGET_VERBS``/``REMOVE_VERBS`` in any form, and no negated keeping or telling):
+    most turns are not parsed for one."""
+    words = text.lower().replace("\u2019", "'").split()
+    if any(w.strip("\"'.,!?:;()").startswith(_FORGET_STEMS) for w in words):
+        return True
+    return any(w.strip("\"'.,!?:;()") in _NEGATIONS or w.endswith("n't") for w in words)
+
+
 ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"})
 BACK = frozenset({"that", "it", "this", "those", "these"})
 EVERYTHING = frozenset({"everything", "all", "anything"})
