@@ -46,6 +46,11 @@ def test_workers_count_every_role(celery_stack: LocalStack) -> None:  # noqa: F8
     client.wait(client.add(ns, [{"role": "user", "speaker": "Sam", "id": "p2",
                                  "content": "I moved to Berlin."}],
                            timestamp=EPOCH + timedelta(days=30)), timeout=60)
+    # A near repeat of it (same frame, same value) is the decider's to judge: the move
+    # itself superseded Paris by its frame, with no call.
+    client.wait(client.add(ns, [{"role": "user", "speaker": "Sam", "id": "p3",
+                                 "content": "I have moved to Berlin."}],
+                           timestamp=EPOCH + timedelta(days=31)), timeout=60)
     for memory in _pass_memories(pass_ns):
         client.store.add(pass_ns, memory, actor=Actor.USER, reason="test")
     done = client.consolidate(pass_ns, now=hours(8760), timeout=120)

@@ -10,7 +10,8 @@ from memcore import AsyncRemoteClient, Client, RemoteClient
 # Local-only: they hand out the process' own machinery, or a report type the HTTP erase
 # folds into its count.
 LOCAL_ONLY = {"batched", "celery", "models", "store", "settings", "erase_memory",
-              "forget_indexes", "wait_for_pass", "defer_touches"}  # this process's caches, chords
+              "forget_indexes", "wait_for_pass", "defer_touches",  # this process's caches, chords
+              "publish_check"}  # this process's broker pool (what its /readyz reports)
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:
