@@ -6,9 +6,10 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_process_init
+from celery.signals import worker_init, worker_process_init
 
 from memcore.core.config import get_settings
+from memcore.language import language_pack
 from memcore.observability.metrics import start_metrics_server
 from workers.config import celery_config, celery_urls
 
@@ -27,6 +28,15 @@ def create_app() -> Celery:
 
 
 app = create_app()
+
+
+@worker_init.connect
+def _load_language(**_: Any) -> None:
+    """The language pack's parser loads once, in the worker's main process before the
+    pool forks: the children share it (copy on write) instead of each loading its own
+    on its first turn."""
+    settings = get_settings()
+    language_pack(settings.language, settings.spacy_pipeline).load()
 
 
 @worker_process_init.connect

@@ -50,6 +50,11 @@ class LanguagePack(Protocol):
         """Read a batch's user turns and facts ahead, in one call (optional speed-up)."""
         ...
 
+    def load(self) -> None:
+        """Load what reading needs now (a worker does it before its pool forks, so the
+        children share it instead of each loading its own)."""
+        ...
+
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
         """Per fact text, the correction it makes as "It's X[, not Y].", or None."""
         ...
@@ -93,6 +98,9 @@ class NoLanguage:
 
     def prepare(self, turns: Sequence[str], facts: Sequence[str]) -> None:
         """Nothing to read ahead."""
+
+    def load(self) -> None:
+        """Nothing to load."""
 
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
         """No corrections read."""

@@ -71,6 +71,10 @@ class EnglishPack:
         self.parse([*(_spelled(t)[:_MAX_TURN_CHARS] for t in turns),
                     *(f[:_MAX_CHARS] for f in facts)])
 
+    def load(self) -> None:
+        """Load the spaCy pipeline now (about 0.6 s) and run it once."""
+        self.parse(["I live in Leeds."])
+
     @property
     def nlp(self) -> Language:
         """The spaCy pipeline, loaded on first use (about 0.6 s)."""
