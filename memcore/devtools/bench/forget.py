@@ -299,7 +299,9 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
                         live = live_texts(client, c.namespace)
                         ever_live[c.name].update(k for k in c.keep
                                                  if any(contains(t, k) for t in live))
-            raw: redis.Redis = client.store.client
+            # A connection of the bench's own to read every key as stored (an inspection,
+            # like the security tests' scans; memcore itself reads data via the store).
+            raw: redis.Redis = redis.Redis.from_url(settings.data_url())
             for c in cases:
                 last = T0 + timedelta(minutes=len(c.turns))
                 if client.store.has_namespace(c.namespace):
@@ -323,6 +325,7 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
                 for s in secrets:
                     if has_secret(blob, s):
                         outside.setdefault(s, {}).setdefault("keys", []).append(name)
+            raw.close()
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
