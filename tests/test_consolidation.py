@@ -13,6 +13,7 @@ from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation import consolidate, profile
 from memcore.core.interfaces import Verdict
 from memcore.core.models import AuditAction, Kind, Status
+from memcore.language.english.text_rules import ENGLISH_TEXT
 from tests.helpers import EPOCH, JoinMerger, hours, make_memory
 
 
@@ -349,7 +350,7 @@ def test_idle_low_importance_candidates_are_forgotten_not_summarized() -> None:
     cfg = s000(summary_idle_days=30, summary_threshold=0.9, min_confidence=0.0,
                merge_threshold=1.0, borderline_threshold=1.0)
     now = hours(24 * 60.0)
-    result = consolidate(_idle_store(), now, cfg, JoinMerger())
+    result = consolidate(_idle_store(), now, cfg, JoinMerger(), rules=ENGLISH_TEXT)
     assert not [m for m in result.memories if m.kind is Kind.SUMMARY]
     gone = sorted(m.text for m in result.memories if m.status is Status.TOMBSTONED)
     assert gone == [f"Melanie went to a pottery class number {i}" for i in range(4)]

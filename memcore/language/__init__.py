@@ -13,6 +13,7 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 from memcore.core.forget import ForgetRequest
 from memcore.core.models import Frame
+from memcore.core.text_rules import PLAIN, TextRules
 
 
 class Reading(NamedTuple):
@@ -28,6 +29,7 @@ class LanguagePack(Protocol):
     """Reads the structure of short fact texts in one language."""
 
     name: str
+    text_rules: TextRules  # what the core asks of the language (search terms, guards)
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """One frame (or None: no known attribute) per text, in one batched call."""
@@ -79,6 +81,7 @@ class NoLanguage:
     """A pack that reads nothing: every fact is unframed."""
 
     name = "none"
+    text_rules: TextRules = PLAIN
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """No frames."""
@@ -141,3 +144,14 @@ def language_pack(name: str = "english", pipeline: str = "") -> LanguagePack:
             raise ValueError(f"language: unknown language pack {name!r} (english | none)")
         _PACKS[key] = pack
     return pack
+
+
+def text_rules(name: str = "english") -> TextRules:
+    """The text rules of the pack called ``name``, without loading its parser."""
+    if name == "none":
+        return PLAIN
+    if name == "english":
+        from memcore.language.english.text_rules import ENGLISH_TEXT
+
+        return ENGLISH_TEXT
+    raise ValueError(f"language: unknown language pack {name!r} (english | none)")

@@ -10,7 +10,6 @@ from typing import cast
 import numpy as np
 
 from memcore.core.bounds import text_fits
-from memcore.core.compare import may_change, supersessions
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation.forgetting import idle_rows, summarize_doomed, weak_rows
 from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
@@ -29,6 +28,7 @@ from memcore.core.models import Actor, AuditAction, AuditEvent, Memory, Status
 from memcore.core.scoring import capped_strength, reinforced_confidence
 from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
+from memcore.core.text_rules import PLAIN, TextRules
 
 VectorOf = Callable[[str], np.ndarray | None]
 """The stored vector (float32) of a memory a loader returned without it."""
@@ -119,8 +119,9 @@ class Reducer:
 
     def __init__(self, table: MemoryTable, load: Loader, now: datetime,
                  config: ConsolidationConfig, actor: Actor,
-                 vector_of: VectorOf | None = None) -> None:
+                 vector_of: VectorOf | None = None, rules: TextRules = PLAIN) -> None:
         self.table = table
+        self.rules = rules  # the language's text rules (see _retire_changed)
         self.by_id = Records(table, load, vector_of)
         self.now = now
         self.config = config
@@ -247,10 +248,11 @@ class Reducer:
 def reduce(memories: Sequence[Memory], plan_: Plan, outcomes: Sequence[ClusterOutcome | None],
            now: datetime, config: ConsolidationConfig, *,
            summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
-           actor: Actor = Actor.CONSOLIDATION) -> ConsolidationResult:
+           actor: Actor = Actor.CONSOLIDATION, rules: TextRules = PLAIN) -> ConsolidationResult:
     """Apply a planned round and the merger's outcomes, then expiry, support, floor, cap."""
     changes = reduce_table(MemoryTable.from_memories(memories), copies_loader(memories), plan_,
-                           outcomes, now, config, summarize=summarize, actor=actor)
+                           outcomes, now, config, summarize=summarize, actor=actor,
+                           rules=rules)
     return ConsolidationResult(overlay(memories, changes.changed), changes.events)
 
 
@@ -258,13 +260,13 @@ def reduce_table(table: MemoryTable, load: Loader, plan_: Plan,
                  outcomes: Sequence[ClusterOutcome | None], now: datetime,
                  config: ConsolidationConfig, *,
                  summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
-                 actor: Actor = Actor.CONSOLIDATION, vector_of: VectorOf | None = None
-                 ) -> PassChanges:
+                 actor: Actor = Actor.CONSOLIDATION, vector_of: VectorOf | None = None,
+                 rules: TextRules = PLAIN) -> PassChanges:
     """:func:`reduce` over columns: only the memories it changes are materialized (with
     ``load``) and returned. ``table`` is updated in place. ``vector_of``: ``load`` leaves
     vectors out and this gives the stored one of a memory the pass reads or changes the
     vector of (see :class:`Records`)."""
-    red = Reducer(table, load, now, config, actor, vector_of)
+    red = Reducer(table, load, now, config, actor, vector_of, rules)
     red.by_id.fetch(plan_.ids())
     apply_merges(red, plan_, outcomes)
     finish(red, summarize)
@@ -358,10 +360,10 @@ def _retire_changed(red: Reducer) -> None:
     asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
     found: list[tuple[str, str, str]] = []
     if red.config.text_rules is not False:
-        hints = t.text_flags("may_change", may_change)[rows]
-        found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
-                              asserted.tolist(), t.relation[rows].tolist(),
-                              hints=hints.tolist())
+        hints = t.text_flags(f"{red.rules.name}:may_change", red.rules.may_change)[rows]
+        found = red.rules.supersessions([t.ids[r] for r in row_list],
+                                        [t.texts[r] for r in row_list], asserted.tolist(),
+                                        t.relation[rows].tolist(), hints=hints.tolist())
     framed_ids = [t.ids[r] for r, f in zip(row_list, t.framed[rows].tolist(), strict=True) if f]
     if framed_ids:
         when = dict(zip([t.ids[r] for r in row_list], asserted.tolist(), strict=True))

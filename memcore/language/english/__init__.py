@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from memcore.core.forget import ForgetRequest
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
+from memcore.core.text_rules import TextRules
 from memcore.language import Reading
 from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
@@ -24,6 +25,7 @@ from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.statements import statements
 from memcore.language.english.tables import CHAT_WORDS
+from memcore.language.english.text_rules import ENGLISH_TEXT
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -43,6 +45,7 @@ class EnglishPack:
     """English frames (spaCy ``en_core_web_sm``: tagger, parser, lemmatizer)."""
 
     name = "english"
+    text_rules: TextRules = ENGLISH_TEXT
 
     def __init__(self, pipeline: str | None = None) -> None:
         self._pipeline_name = pipeline
