@@ -5,19 +5,25 @@ writing in another language gets no English supersession, stemming or merge guar
 from __future__ import annotations
 
 import ast
+from datetime import UTC, datetime
 from pathlib import Path
 
+from memcore.adapters import build_models
+from memcore.client.client import Client
 from memcore.core import retrieval
-from memcore.core.config import ConsolidationConfig
+from memcore.core.config import ConsolidationConfig, Settings
 from memcore.core.consolidation import consolidate
-from memcore.core.models import Status
+from memcore.core.models import Episode, Role, Status
 from memcore.core.text_rules import PLAIN, PlainText, TextRules
+from memcore.ingest.write_path import IngestPipeline
 from memcore.language import NoLanguage, language_pack, text_rules
 from memcore.language.english.compare import relation_for
 from memcore.language.english.text_rules import ENGLISH_TEXT
+from memcore.store import MemoryStore
 from tests.helpers import JoinMerger, hours, make_memory
 
 ROOT = Path(__file__).resolve().parent.parent
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 def test_both_rule_sets_meet_the_protocol() -> None:
@@ -82,3 +88,20 @@ def test_the_core_holds_no_language_pack_and_no_english_module() -> None:
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and node.module:
                 assert not node.module.startswith("memcore.language"), path
+
+
+def test_a_namespace_without_a_language_masks_by_shape_and_searches_by_word(
+        redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None, language="none")
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    text = "Vivo en Lisboa con mi gata Luna. Tarjeta 4111 1111 1111 1111, contraseña: Zq7!"
+    pipeline.ingest("es", [Episode(id="e1", namespace="es", role=Role.USER, speaker="Ana",
+                                   text=text, timestamp=T0)])
+    stored = " ".join(m.text for m in store.iter_memories("es"))
+    assert "Lisboa" in stored and "4111" not in stored  # a card has a shape in any language
+    client = Client(settings=settings)
+    try:
+        assert any("Lisboa" in h.memory.text for h in client.search("es", "Lisboa", k=3))
+    finally:
+        client.close()
