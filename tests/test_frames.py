@@ -208,7 +208,8 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("yo. jade here, 22, barista at grindhouse coffee in manchester",
-     ["Jade is 22 years old.", "Jade works as a barista.", "Jade works at Grindhouse Coffee."]),
+     ["Jade's name is Jade.", "Jade is 22 years old.", "Jade works as a barista.",
+      "Jade works at Grindhouse Coffee."]),
     ("im 19, live in manchester, work part time at boardroom skate shop",
      ["Jade is 19 years old.", "Jade works at Boardroom Skate Shop."]),
     ("my email is jade@x.org and my number is 0161 555 0123",
@@ -221,6 +222,17 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("My sister lives in Leeds.", []),
     ("I don't live in Paris anymore.", []),
     ("Thanks, that was helpful!", []),
+    # Verbless self-introductions: the speaker's name, "<name> here" or "name's <name>".
+    ("Jade, 41, bus driver out of Leicester.",
+     ["Jade's name is Jade.", "Jade is 41 years old.", "Jade works as a bus driver.",
+      "Jade lives in Leicester."]),
+    ("hiya. name's Jade, 33, florist",
+     ["Jade's name is Jade.", "Jade is 33 years old.", "Jade works as a florist."]),
+    ("Hello! I'm Jade.", ["Jade's name is Jade."]),
+    # A place, a date or a relative opening a verbless sentence is no introduction.
+    ("Lisbon, 28 degrees, heaven.", []),
+    ("Grandad, 90 on Sunday!", []),
+    ("Jade, the kids say hello", []),
 ])
 def test_first_person_statements_are_written_from_their_frames(text: str, expected: list[str]
                                                                ) -> None:

@@ -237,12 +237,16 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     if lemma in T.HEALED and polarity > 0:
         return None
     articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
-    if complement.pos_ == "NOUN" and _is_job(lemma) and (articled or lemma in T.JOB_NOUNS):
+    if (complement.pos_ == "PROPN" and subject in ("i", "me") and not list(complement.lefts)
+            and not any(c.dep_ == "prep" for c in complement.children)):
+        return subject, "name", _word(complement), polarity, ""  # "I'm Dave"
+    if complement.pos_ == "NOUN" and is_job(lemma) and (articled or lemma in T.JOB_NOUNS):
         return subject, "job", _value(complement), polarity, ""
     return None
 
 
-def _is_job(lemma: str) -> bool:
+def is_job(lemma: str) -> bool:
+    """Is a noun with this lemma an occupation ("nurse", "driver"; not "fan")?"""
     if lemma in T.NOT_JOB:
         return False
     return lemma in T.JOB_NOUNS or (len(lemma) > 4 and lemma.endswith(T.JOB_SUFFIXES))
