@@ -229,6 +229,14 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("hiya. name's Jade, 33, florist",
      ["Jade's name is Jade.", "Jade is 33 years old.", "Jade works as a florist."]),
     ("Hello! I'm Jade.", ["Jade's name is Jade."]),
+    ("I'm Jade, staff nurse at the Royal Free.",
+     ["Jade works as a staff nurse.", "Jade works at Royal Free."]),
+    ("I went part-time as a pharmacist after the twins.", ["Jade works as a pharmacist."]),
+    ("Hi, I'm Jade, I'm a plumber.", ["Jade works as a plumber.", "Jade's name is Jade."]),
+    ("I am baker since 2019.", ["Jade works as a baker."]),
+    # What others say of the speaker is no statement of the speaker's.
+    ("My dad says I'm a hopeless cook.", []),
+    ("She thought I was the new carer.", []),
     # A place, a date or a relative opening a verbless sentence is no introduction.
     ("Lisbon, 28 degrees, heaven.", []),
     ("Grandad, 90 on Sunday!", []),

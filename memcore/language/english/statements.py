@@ -69,14 +69,27 @@ def _written(attribute: str, text: str) -> str:
     return text
 
 
+def _speaker_is(subject: tuple[str, Token | None]) -> bool:
+    """The subject is the speaker ("I"), not something of theirs ("my husband")."""
+    return subject[0] in FIRST_PERSON and subject[1] is None
+
+
 def _clauses(sent: Span) -> list[tuple[Token, tuple[str, Token | None]]]:
-    """The sentence's clauses with the subject a subject-less one shares."""
+    """The sentence's clauses with the subject a subject-less one shares: the root,
+    its conjoined verbs, and clauses the speaker states inside a clause of their own
+    ("I'm Bev, I teach Year 2": "'m" hangs under "teach"), not ones reported of
+    someone else ("she thought I was the new carer")."""
     root = sent.root
     shared = subject_of(root)
     out: list[tuple[Token, tuple[str, Token | None]]] = [(root, ("", None))]
     for tok in root.subtree:
-        if tok.dep_ == "conj" and tok.pos_ in ("VERB", "AUX") and tok.head.i != tok.i:
+        if tok.i == root.i or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        if tok.dep_ == "conj" and tok.head.i != tok.i:
             out.append((tok, shared))
+        elif tok.dep_ in ("ccomp", "parataxis") and tok.head.i == root.i and \
+                _speaker_is(shared) and _speaker_is(subject_of(tok)):
+            out.append((tok, ("", None)))
     return out
 
 
@@ -152,6 +165,20 @@ def _place(head: Token, speaker: str) -> list[tuple[Frame, str]]:
     return []
 
 
+def _name_token(clause: Token) -> Token | None:
+    return next((c for c in clause.children if c.dep_ in ("attr", "acomp")
+                 and c.pos_ == "PROPN"), None)
+
+
+def _appositive_job(name: Token, speaker: str) -> list[tuple[Frame, str]]:
+    """The job (and employer) set beside a name: "Marcus, political reporter at X"."""
+    for tok in name.children:
+        if tok.dep_ == "appos" and tok.pos_ == "NOUN" and is_job(tok.lemma_.lower()):
+            words = _job_words(tok)
+            return [framed(speaker, "job", words.lower(), words), *_employer(tok, tok, speaker)]
+    return []
+
+
 def _employer(clause: Token, job: Token, speaker: str) -> list[tuple[Frame, str]]:
     """The employer named with a job ("a nurse at St James's", "barista at X")."""
     for head in (job, clause):
@@ -190,16 +217,23 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
             if (subject not in FIRST_PERSON or attribute not in TEMPLATES or polarity < 0
                     or event or not value):
                 continue
-            tok = _value_token(clause, value)
+            tok = _name_token(clause) if attribute == "name" else _value_token(clause, value)
             if tok is None:
+                continue
+            if attribute == "name":  # "I'm Marcus, political reporter at the Courier"
+                found.append(framed(speaker, attribute, value, tok.text))
+                found += _appositive_job(tok, speaker)
                 continue
             if attribute.startswith("contact:"):  # a number or address as written
                 written = contact_value(tok)
                 found.append(framed(speaker, attribute, value, written))
                 continue
-            found.append(framed(speaker, attribute, value, surface(tok)))
-            if attribute == "job":
+            if attribute == "job":  # the noun and its own modifiers ("staff nurse")
+                words = _job_words(tok)
+                found.append(framed(speaker, attribute, words.lower(), words))
                 found += _employer(clause, tok, speaker)
+                continue
+            found.append(framed(speaker, attribute, value, surface(tok)))
         for frame, text in found:
             key = (frame.attribute, frame.value)
             if key not in seen:
