@@ -392,3 +392,21 @@ def test_a_breakup_ends_the_partner_not_the_user(redis_url: str) -> None:
     run_pass(store, "bu", settings.consolidation, models.merger, now=T0 + timedelta(days=60))
     retired = {m.text for m in store.iter_memories("bu") if m.status is Status.SUPERSEDED}
     assert not any("Miso" in t or "Leeds" in t for t in retired), retired
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Kenji is a nurse.", "nurse"),
+    ("Kenji is now architect for the payments team.", "architect"),  # article dropped
+    ("Kenji is the Herald's science correspondent.", "science correspondent"),
+    ("I am teacher.", "teacher"),
+])
+def test_a_job_is_read_with_or_without_an_article(text: str, value: str) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert frame is not None and (frame.attribute, frame.value) == ("job", value)
+
+
+@pytest.mark.parametrize("text", ["Ann is my supervisor.", "Dan is the other driver.",
+                                  "The problem is the printer.", "Tom is Richard's father."])
+def test_a_person_or_a_thing_named_by_a_noun_is_no_job(text: str) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert frame is None or frame.attribute != "job"

@@ -240,8 +240,14 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     if (complement.pos_ == "PROPN" and subject in ("i", "me") and not list(complement.lefts)
             and not any(c.dep_ == "prep" for c in complement.children)):
         return subject, "name", _word(complement), polarity, ""  # "I'm Dave"
-    if (complement.pos_ == "NOUN" and is_job(lemma) and (articled or lemma in T.JOB_NOUNS)) \
-            or (complement.dep_ == "acomp" and lemma in T.JOB_NOUNS):  # "I am chef"
+    # "is a nurse", "is the Courier's health correspondent", "is architect" (an article
+    # dropped, as many non-native speakers do), "I am chef" (parsed as an adjective).
+    bare = complement.tag_ == "NN" and not any(
+        c.dep_ == "det" or (c.dep_ == "poss" and c.pos_ == "PRON")  # "my boss": a person
+        for c in complement.children)
+    if (complement.pos_ == "NOUN" and is_job(lemma)
+            and (articled or bare or lemma in T.JOB_NOUNS)) \
+            or (complement.dep_ == "acomp" and lemma in T.JOB_NOUNS):
         return subject, "job", _value(complement), polarity, ""
     return None
 
