@@ -114,6 +114,10 @@ class SearchRequest(Strict):
     filters: Filters | None = Field(default=None, description="the filter language")
     include_inactive: StrictBool = False
     max_chars: StrictInt = Field(default=4000, ge=1, le=1_000_000)
+    as_of: datetime | None = Field(default=None, description="search the memories valid at "
+                                   "this instant (ISO 8601) instead of the live ones")
+    include_history: StrictBool = Field(default=False, description="each hit with the values "
+                                        "its fact replaced (earlier), oldest first")
 
 
 class SearchResult(BaseModel):
@@ -122,6 +126,9 @@ class SearchResult(BaseModel):
     memory: Memory
     similarity: float
     score: float
+    earlier: list[Memory] = Field(default_factory=list,
+                                  description="with include_history: the values the fact "
+                                  "replaced, oldest first")
 
 
 class SearchResponse(BaseModel):
@@ -134,6 +141,7 @@ class _SearchResultDict(TypedDict):
     memory: Memory
     similarity: float
     score: float
+    earlier: list[Memory]
 
 
 class _SearchResponseDict(TypedDict):

@@ -40,6 +40,7 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.core.secrets import redact_episodes
+from memcore.core.timeline import earlier_values, predecessors, valid_at, version_at
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.store import EraseReport, MemoryStore
@@ -404,9 +405,18 @@ class Client:
                include_inactive: bool = False, now: datetime | str | None = None,
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
-               guard: ReadGuard | None = None) -> list[SearchHit]:
+               guard: ReadGuard | None = None, as_of: datetime | str | None = None,
+               include_history: bool = False) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
         similarity (reciprocal rank fusion), lifted a little by retention.
+
+        ``as_of`` (a datetime or ISO 8601 string) searches the memories valid at that
+        instant instead of the live ones (:mod:`memcore.core.timeline`: values
+        superseded since count, memories stored later do not; ``include_inactive`` is
+        then ignored), chosen before ranking like ``filters``; retention is scored at
+        ``as_of`` (unless ``now`` is given) and nothing is touched.
+        ``include_history`` gives each hit the values its fact replaced
+        (``SearchHit.earlier``, oldest first; one scan of the superseded memories).
 
         ``hybrid=False`` ranks by cosine similarity alone (plus retention), as before
         hybrid retrieval existed. Superseded and tombstoned memories are left out
@@ -429,7 +439,8 @@ class Client:
         return self._searcher.search(namespace, query, k, max_chars=max_chars,
                                      include_inactive=include_inactive, now=now, touch=touch,
                                      retention_weight=retention_weight, hybrid=hybrid,
-                                     filters=filters, guard=guard)
+                                     filters=filters, guard=guard, as_of=as_of,
+                                     include_history=include_history)
 
     def forget_indexes(self, namespace: str | None = None) -> None:
         """Drop this process's search indexes of ``namespace`` (of all, without one); they
@@ -438,21 +449,49 @@ class Client:
         self._searcher.invalidate(namespace)
 
     def profile(self, namespace: str, now: datetime | str | None = None, *,
-                filters: Mapping[str, Any] | None = None) -> list[Memory]:
+                filters: Mapping[str, Any] | None = None,
+                as_of: datetime | str | None = None) -> list[Memory]:
         """The profile: active facts ranked by confidence (at most 50); ``filters`` choose
-        whose (e.g. ``{"user_id": "alice"}``)."""
+        whose (e.g. ``{"user_id": "alice"}``). ``as_of``: the profile as it stood then,
+        from the facts valid at that instant (values superseded since included)."""
         wanted = compile_filter(filters)
-        now = as_instant(now, "now") if now is not None else utcnow()
+        instant = as_instant(as_of, "as_of") if as_of is not None else None
+        now = as_instant(now, "now") if now is not None else instant or utcnow()
         memories = (m for m in self.store.iter_memories(namespace, vectors=False) if wanted(m))
+        if instant is not None:
+            return profile_of(memories, instant, self.settings.consolidation, as_of=True)
         return profile_of(memories, now, self.settings.consolidation)
 
-    def get(self, namespace: str, memory_id: str) -> Memory | None:
-        """One memory by id (any status)."""
-        return self.store.get(namespace, memory_id)
+    def get(self, namespace: str, memory_id: str, *,
+            as_of: datetime | str | None = None) -> Memory | None:
+        """One memory by id (any status). ``as_of``: the value of its fact valid at that
+        instant instead (itself, an earlier value it replaced, or a later one that
+        replaced it), None if none was valid then."""
+        if as_of is None:
+            return self.store.get(namespace, memory_id)
+        instant = as_instant(as_of, "as_of")
+        validate_identifier(memory_id)
+        memories = list(self.store.iter_memories(
+            namespace, {*LIVE_STATUSES, Status.SUPERSEDED}, vectors=False))
+        return version_at(memory_id, {m.id: m for m in memories}, predecessors(memories),
+                          instant)
 
-    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
-        """Every audited change of a memory, through merges and supersessions."""
-        return self.store.history(namespace, memory_id)
+    def earlier(self, namespace: str, memory_id: str) -> list[Memory]:
+        """The values the fact ``memory_id`` replaced, oldest first ("lived in Paris
+        2019-2024" before "lives in Berlin"): each a superseded memory whose
+        ``valid_from``/``valid_until`` say when it held."""
+        validate_namespace(namespace)
+        validate_identifier(memory_id)
+        return earlier_values(memory_id, predecessors(self.store.iter_memories(
+            namespace, {Status.SUPERSEDED}, vectors=False)))
+
+    def history(self, namespace: str, memory_id: str, *,
+                as_of: datetime | str | None = None) -> list[AuditEvent]:
+        """Every audited change of a memory, through merges and supersessions;
+        ``as_of``: only those made at or before that instant."""
+        instant = as_instant(as_of, "as_of") if as_of is not None else None
+        events = self.store.history(namespace, memory_id)
+        return events if instant is None else [e for e in events if e.at <= instant]
 
     def stats(self, namespace: str) -> dict[str, Any]:
         """Counts by status, counters and the snapshot version."""
@@ -562,10 +601,12 @@ class Client:
     def list(self, namespace: str, *, status: Status | str | None = None,
              kind: Kind | str | None = None, filters: Mapping[str, Any] | None = None,
              include_inactive: bool = False, limit: int = 100,
-             cursor: str | None = None) -> MemoryPage:
+             cursor: str | None = None, as_of: datetime | str | None = None) -> MemoryPage:
         """One page of memories, oldest first (by ``created_at``, then id).
 
-        Live memories only unless ``status`` is given or ``include_inactive``. Pass the
+        Live memories only unless ``status`` is given or ``include_inactive``; with
+        ``as_of``, the memories valid at that instant (:mod:`memcore.core.timeline`),
+        narrowed by ``status`` if given. Pass the
         returned ``next_cursor`` to get the next page: the cursor is a position, not an
         offset, so memories written or deleted meanwhile never repeat or skip one.
         Memories are returned without vectors.
@@ -576,12 +617,16 @@ class Client:
         want_status = _enum_arg(Status, status, "status")
         want_kind = _enum_arg(Kind, kind, "kind")
         wanted = compile_filter(filters)
+        instant = as_instant(as_of, "as_of") if as_of is not None else None
         after = decode_cursor(cursor) if cursor else None
         found: list[FilterFields] = []
         for fields in self.store.iter_filter_fields(namespace):  # cheap: no whole records
             if want_status is not None and fields.status is not want_status:
                 continue
-            if want_status is None and not include_inactive and \
+            if instant is not None:
+                if not valid_at(fields, instant):
+                    continue
+            elif want_status is None and not include_inactive and \
                     fields.status not in LIVE_STATUSES:
                 continue
             if want_kind is not None and fields.kind is not want_kind:

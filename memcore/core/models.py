@@ -442,6 +442,11 @@ class Memory(BaseModel):
         """Candidate or active: part of the current set."""
         return self.status in LIVE_STATUSES
 
+    @property
+    def event_at(self) -> datetime:
+        """When the fact happened: its ``valid_from``, else when it was stored."""
+        return self.valid_from or self.created_at
+
 
 class AuditAction(StrEnum):
     """Every kind of change the audit log records."""

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Scope
 
 from memcore.api.auth import confirms_key, key_guard, requires
-from memcore.api.routes.common import NS, bare, errors
+from memcore.api.routes.common import NS, bare, bare_all, errors
 from memcore.api.schemas import (
     SEARCH_RESPONSE_JSON,
     AddRequest,
@@ -88,13 +88,14 @@ def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> 
     # round trip (with the namespace state), before any record is read.
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
                                max_chars=body.max_chars, filters=body.filters,
-                               guard=key_guard(scope))
+                               guard=key_guard(scope), as_of=body.as_of,
+                               include_history=body.include_history)
     # A SearchResponse, serialized here, once, by pydantic's own serializer, from plain
     # dicts (the models are not built: SEARCH_RESPONSE_JSON). FastAPI would validate the
     # returned model against response_model again first (the schema stays documented).
     return SEARCH_RESPONSE_JSON.dump_json({"results": [
-        {"memory": bare(h.memory), "similarity": float(h.similarity), "score": float(h.score)}
-        for h in hits]})
+        {"memory": bare(h.memory), "similarity": float(h.similarity), "score": float(h.score),
+         "earlier": bare_all(h.earlier)} for h in hits]})
 
 
 @router.post("/search", response_model=SearchResponse, responses=errors())
