@@ -77,6 +77,10 @@ class AddRequest(Strict):
     run_id: Id | None = Field(default=None, description="scope: the run / session")
     infer: StrictBool = Field(default=True, description="false: store user turns verbatim")
     wait: StrictBool = Field(default=False, description="block until stored; returns memory ids")
+    expires_at: datetime | None = Field(default=None, description="the memories leave search "
+                                        "and profile at this instant (ISO 8601)")
+    ttl_seconds: FiniteFloat | None = Field(default=None, gt=0, description="or: that many "
+                                            "seconds after each turn's timestamp")
 
 
 class TaskIds(BaseModel):
@@ -281,11 +285,15 @@ class UpdateRequest(Strict):
 
     text: str | None = Field(default=None, min_length=1, max_length=32768)
     metadata: Metadata | None = None
+    expires_at: datetime | None = Field(default=None, description="expire at this instant")
+    ttl_seconds: FiniteFloat | None = Field(default=None, gt=0,
+                                            description="or: that many seconds from now")
 
     @model_validator(mode="after")
     def _something(self) -> UpdateRequest:
-        if self.text is None and self.metadata is None:
-            raise ValueError("text: give text or metadata to change")
+        if self.text is None and self.metadata is None and self.expires_at is None \
+                and self.ttl_seconds is None:
+            raise ValueError("text: give text, metadata, expires_at or ttl_seconds to change")
         return self
 
 

@@ -40,7 +40,13 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.core.secrets import redact_episodes
-from memcore.core.timeline import earlier_values, predecessors, valid_at, version_at
+from memcore.core.timeline import (
+    earlier_values,
+    expiry_of,
+    predecessors,
+    valid_at,
+    version_at,
+)
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.store import EraseReport, MemoryStore
@@ -186,7 +192,8 @@ class Client:
             timestamp: datetime | str | None = None,
             metadata: Mapping[str, Any] | None = None, user_id: str | None = None,
             agent_id: str | None = None, run_id: str | None = None,
-            infer: bool = True) -> list[str]:
+            infer: bool = True, expires_at: datetime | str | None = None,
+            ttl_seconds: float | None = None) -> list[str]:
         """Enqueue turns for ingestion; returns the Celery task ids.
 
         ``timestamp`` is when the turns happened, a datetime or an ISO 8601 string
@@ -195,6 +202,11 @@ class Client:
         every memory the turns produce.
         ``infer=False`` stores each user turn verbatim as one memory (no extraction, no
         decision call; exact repeats in the same scope still only reinforce).
+        ``expires_at`` (an instant) or ``ttl_seconds`` (counted from each turn's
+        timestamp) gives the memories the turns create an expiry: from then on they are
+        out of search and profile, and maintenance tombstones them (restorable within
+        ``consolidation.tombstone_grace_days``, audited EXPIRE). A turn that only
+        repeats an existing memory leaves that memory's expiry as it was.
         """
         validate_namespace(namespace)
         if isinstance(messages, (str, bytes, Mapping)):
@@ -215,6 +227,9 @@ class Client:
                                max_turn_bytes=self.settings.max_turn_bytes)
         if not episodes:
             raise ValueError("messages: at least one message is required")
+        if expires_at is not None or ttl_seconds is not None:
+            episodes = [e.model_copy(update={"expires_at": expiry_of(
+                expires_at, ttl_seconds, e.timestamp)}) for e in episodes]
         return [self._enqueue(namespace, episodes[start:start + MAX_BATCH], infer=infer)
                 for start in range(0, len(episodes), MAX_BATCH)]
 
@@ -227,8 +242,7 @@ class Client:
         # The erase count now: an erase of the namespace after this point drops the turns.
         payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
                                 erase_fence=self.store.erase_fence(namespace))
-        return self._send(task_names.INGEST, payload.model_dump(mode="json"),
-                          task_names.INGEST_QUEUE)
+        return self._send(task_names.INGEST, payload.wire(), task_names.INGEST_QUEUE)
 
     def _send(self, name: str, payload: dict[str, Any], queue: str) -> str:
         """Send one task by name; its id. :class:`BrokerBusy` when the process's broker
@@ -510,17 +524,22 @@ class Client:
         return self.store.unpin(namespace, memory_id, utcnow())
 
     def update(self, namespace: str, memory_id: str, *, text: str | None = None,
-               metadata: Mapping[str, Any] | None = None) -> Memory:
-        """Edit a memory's text (re-embedded) and/or replace its metadata; audited as an
-        UPDATE by the user. Scopes cannot be changed (metadata may not name them)."""
+               metadata: Mapping[str, Any] | None = None,
+               expires_at: datetime | str | None = None,
+               ttl_seconds: float | None = None) -> Memory:
+        """Edit a memory's text (re-embedded), replace its metadata and/or give it an
+        expiry (``expires_at``, or ``ttl_seconds`` from now: see :meth:`add`); audited as
+        an UPDATE by the user. Scopes cannot be changed (metadata may not name them)."""
         validate_namespace(namespace)
+        now = utcnow()
+        expiry = expiry_of(expires_at, ttl_seconds, now)
         vector = None
         if text is not None:
             if not isinstance(text, str):
                 raise ValueError(f"text: expected a string, got {type(text).__name__}")
             vector = [float(x) for x in self.models.embedder.embed([text])[0]]
-        return self.store.edit(namespace, memory_id, now=utcnow(), text=text, vector=vector,
-                               metadata=metadata)
+        return self.store.edit(namespace, memory_id, now=now, text=text, vector=vector,
+                               metadata=metadata, expires_at=expiry)
 
     def delete(self, namespace: str, memory_id: str) -> Memory:
         """Delete a memory: it is tombstoned (out of search and list, restorable with

@@ -85,8 +85,14 @@ class Calls:
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
             user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, infer: bool = True) -> Call[list[str]]:
+            run_id: str | None = None, infer: bool = True,
+            expires_at: datetime | str | None = None,
+            ttl_seconds: float | None = None) -> Call[list[str]]:
         body: dict[str, Any] = {"messages": [_message(m) for m in messages], "infer": infer}
+        if expires_at is not None:
+            body["expires_at"] = as_instant(expires_at, "expires_at").isoformat()
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
         for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
             if value is not None:
                 body[name] = value
@@ -173,8 +179,13 @@ class Calls:
                     Memory.model_validate)
 
     def update(self, namespace: str, memory_id: str, *, text: str | None,
-               metadata: Mapping[str, Any] | None) -> Call[Memory]:
+               metadata: Mapping[str, Any] | None, expires_at: datetime | str | None = None,
+               ttl_seconds: float | None = None) -> Call[Memory]:
         body: dict[str, Any] = {}
+        if expires_at is not None:
+            body["expires_at"] = as_instant(expires_at, "expires_at").isoformat()
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
         if text is not None:
             body["text"] = text
         if metadata is not None:
@@ -274,11 +285,15 @@ class RemoteClient:
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
             user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, infer: bool = True) -> list[str]:
-        """Enqueue turns for ingestion; returns the task ids (see :meth:`wait`)."""
+            run_id: str | None = None, infer: bool = True,
+            expires_at: datetime | str | None = None,
+            ttl_seconds: float | None = None) -> list[str]:
+        """Enqueue turns for ingestion; returns the task ids (see :meth:`wait`);
+        ``expires_at``/``ttl_seconds``: the memories' expiry."""
         return self._run(self._calls.add(namespace, messages, timestamp=timestamp,
                                          metadata=metadata, user_id=user_id,
-                                         agent_id=agent_id, run_id=run_id, infer=infer))
+                                         agent_id=agent_id, run_id=run_id, infer=infer,
+                                         expires_at=expires_at, ttl_seconds=ttl_seconds))
 
     def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until tasks enqueued by this client finish; their results, in order."""
@@ -347,9 +362,12 @@ class RemoteClient:
         return self._run(self._calls.manage("restore", namespace, memory_id))
 
     def update(self, namespace: str, memory_id: str, *, text: str | None = None,
-               metadata: Mapping[str, Any] | None = None) -> Memory:
-        """Edit a memory's text (re-embedded) or metadata, as the user."""
-        return self._run(self._calls.update(namespace, memory_id, text=text, metadata=metadata))
+               metadata: Mapping[str, Any] | None = None,
+               expires_at: datetime | str | None = None,
+               ttl_seconds: float | None = None) -> Memory:
+        """Edit a memory's text (re-embedded), metadata or expiry, as the user."""
+        return self._run(self._calls.update(namespace, memory_id, text=text, metadata=metadata,
+                                            expires_at=expires_at, ttl_seconds=ttl_seconds))
 
     def delete(self, namespace: str, memory_id: str) -> Memory:
         """Tombstone a memory (restorable)."""
@@ -413,11 +431,16 @@ class AsyncRemoteClient:
     async def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
                   timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
                   user_id: str | None = None, agent_id: str | None = None,
-                  run_id: str | None = None, infer: bool = True) -> list[str]:
-        """Enqueue turns for ingestion; returns the task ids."""
+                  run_id: str | None = None, infer: bool = True,
+                  expires_at: datetime | str | None = None,
+                  ttl_seconds: float | None = None) -> list[str]:
+        """Enqueue turns for ingestion; returns the task ids (``expires_at``/
+        ``ttl_seconds``: the memories' expiry)."""
         return await self._run(self._calls.add(namespace, messages, timestamp=timestamp,
                                                metadata=metadata, user_id=user_id,
-                                               agent_id=agent_id, run_id=run_id, infer=infer))
+                                               agent_id=agent_id, run_id=run_id, infer=infer,
+                                               expires_at=expires_at,
+                                               ttl_seconds=ttl_seconds))
 
     async def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until tasks enqueued by this client finish; their results, in order."""
@@ -486,10 +509,13 @@ class AsyncRemoteClient:
         return await self._run(self._calls.manage("restore", namespace, memory_id))
 
     async def update(self, namespace: str, memory_id: str, *, text: str | None = None,
-                     metadata: Mapping[str, Any] | None = None) -> Memory:
-        """Edit a memory's text or metadata, as the user."""
+                     metadata: Mapping[str, Any] | None = None,
+                     expires_at: datetime | str | None = None,
+                     ttl_seconds: float | None = None) -> Memory:
+        """Edit a memory's text, metadata or expiry, as the user."""
         return await self._run(self._calls.update(namespace, memory_id, text=text,
-                                                  metadata=metadata))
+                                                  metadata=metadata, expires_at=expires_at,
+                                                  ttl_seconds=ttl_seconds))
 
     async def delete(self, namespace: str, memory_id: str) -> Memory:
         """Tombstone a memory (restorable)."""

@@ -31,7 +31,7 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.core.scoring import effective_relation_weight, memory_score
-from memcore.core.timeline import earlier_values, predecessors, valid_at
+from memcore.core.timeline import earlier_values, expired, predecessors, valid_at
 from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
 
@@ -267,7 +267,8 @@ class Searcher:
                 return False
             if instant is not None:  # the set valid then replaces the live set
                 return valid_at(memory, instant) and wanted(memory)
-            return (include_inactive or memory.status in LIVE_STATUSES) and wanted(memory)
+            return (include_inactive or memory.status in LIVE_STATUSES) \
+                and not expired(memory, now) and wanted(memory)
 
         hits, state, vec = None, None, None
         filtered = filters is not None or instant is not None

@@ -63,6 +63,8 @@ class Filterable(Protocol):
     @property
     def expires_at(self) -> datetime | None: ...
     @property
+    def expiry_given(self) -> bool: ...
+    @property
     def event_at(self) -> datetime: ...
     @property
     def metadata(self) -> dict[str, Any]: ...
@@ -85,6 +87,7 @@ class FilterFields:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     expires_at: datetime | None = None
+    expiry_given: bool = False
 
     @property
     def event_at(self) -> datetime:

@@ -10,7 +10,8 @@ valid at an instant is a filter over the records, with no second copy of history
 - its validity interval covers the instant: ``valid_from`` (if any) at or before it,
   ``valid_until`` (if any) after it, and ``expires_at`` (if any) after it;
 - it is live, or superseded with a closed interval (the value it had before it was
-  replaced). Tombstoned memories are left out: a tombstone is a user's delete, a merge
+  replaced), or tombstoned by the expiry the caller gave it (it held until then).
+  Other tombstoned memories are left out: a tombstone is a user's delete, a merge
   (the survivor carries the fact) or forgetting, and none of them records when the
   memory left, so an ``as_of`` answer could not say whether it was still there; a
   deleted memory must not come back through a question about the past either.
@@ -21,17 +22,16 @@ A superseded memory with no ``valid_until`` (never written so; defensive) is lef
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from memcore.core.filters import Filterable
-from memcore.core.models import LIVE_STATUSES, Memory, Status, as_utc
+from memcore.core.models import LIVE_STATUSES, Memory, Status, as_instant, as_utc
 
 
 def valid_at(memory: Filterable, instant: datetime) -> bool:
     """Whether ``memory`` belonged to the memory set valid at ``instant`` (see the module)."""
     instant = as_utc(instant)
-    if memory.status not in LIVE_STATUSES and not (
-            memory.status is Status.SUPERSEDED and memory.valid_until is not None):
+    if memory.status not in LIVE_STATUSES and not closed(memory):
         return False
     if as_utc(memory.created_at) > instant:
         return False
@@ -41,6 +41,16 @@ def valid_at(memory: Filterable, instant: datetime) -> bool:
         if end is not None and as_utc(end) <= instant:
             return False
     return True
+
+
+def closed(memory: Filterable) -> bool:
+    """Not live, but with a known end: superseded (``valid_until``), or tombstoned by
+    the caller's expiry (at or after ``expires_at``; a delete before it is a delete)."""
+    if memory.status is Status.SUPERSEDED:
+        return memory.valid_until is not None
+    return (memory.status is Status.TOMBSTONED and memory.expiry_given
+            and memory.expires_at is not None
+            and as_utc(memory.expires_at) <= as_utc(memory.updated_at))
 
 
 def predecessors(memories: Iterable[Memory]) -> dict[str, list[Memory]]:
@@ -85,3 +95,31 @@ def version_at(memory_id: str, records: Mapping[str, Memory],
     valid = [m for m in every.values() if valid_at(m, instant)]
     valid.sort(key=lambda m: (as_utc(m.event_at), m.id))
     return valid[-1] if valid else None
+
+
+def expired(memory: Filterable, now: datetime) -> bool:
+    """Whether the expiry the caller gave ``memory`` has passed at ``now``: it is out of
+    search and profile from then on, before maintenance tombstones it."""
+    return memory.expiry_given and memory.expires_at is not None \
+        and as_utc(memory.expires_at) <= as_utc(now)
+
+
+MAX_TTL_SECONDS = 100 * 365 * 86400
+"""Longest ``ttl_seconds`` accepted (a century; longer is a mistake, not a plan)."""
+
+
+def expiry_of(expires_at: datetime | str | None, ttl_seconds: float | None,
+              start: datetime) -> datetime | None:
+    """The expiry a caller asked for: ``expires_at`` as given, or ``start`` plus
+    ``ttl_seconds``; None for neither. A ValueError names the field at fault."""
+    if expires_at is not None and ttl_seconds is not None:
+        raise ValueError("ttl_seconds: give expires_at or ttl_seconds, not both")
+    if expires_at is not None:
+        return as_instant(expires_at, "expires_at")
+    if ttl_seconds is None:
+        return None
+    if isinstance(ttl_seconds, bool) or not isinstance(ttl_seconds, int | float) \
+            or not 0 < ttl_seconds <= MAX_TTL_SECONDS:
+        raise ValueError(f"ttl_seconds: expected a number of seconds above 0 and at most "
+                         f"{MAX_TTL_SECONDS}, got {ttl_seconds!r}")
+    return as_utc(start) + timedelta(seconds=float(ttl_seconds))

@@ -82,8 +82,9 @@ def earlier(ns: str = NS, memory_id: str = MEMORY_ID,
 @requires(ApiRole.WRITE)
 def update_memory(body: UpdateRequest, ns: str = NS, memory_id: str = MEMORY_ID,
                   state: ApiState = Depends(current_state)) -> Memory:
-    """Edit the text (re-embedded) or metadata; audited as a user edit."""
-    return bare(state.client.update(ns, memory_id, text=body.text, metadata=body.metadata))
+    """Edit the text (re-embedded), metadata or expiry; audited as a user edit."""
+    return bare(state.client.update(ns, memory_id, text=body.text, metadata=body.metadata,
+                                    expires_at=body.expires_at, ttl_seconds=body.ttl_seconds))
 
 
 @router.delete("/{memory_id}", response_model=Memory, responses=errors(404, 409))

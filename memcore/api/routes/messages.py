@@ -39,7 +39,8 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
     task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
                           user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
-                          infer=body.infer)
+                          infer=body.infer, expires_at=body.expires_at,
+                          ttl_seconds=body.ttl_seconds)
     state.tasks().record(ns, task_ids)
     if not body.wait:
         return TaskIds(task_ids=task_ids)
