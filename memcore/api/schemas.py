@@ -122,6 +122,8 @@ class SearchRequest(Strict):
                                    "this instant (ISO 8601) instead of the live ones")
     include_history: StrictBool = Field(default=False, description="each hit with the values "
                                         "its fact replaced (earlier), oldest first")
+    time_hint: StrictBool = Field(default=False, description="a relative time in the query "
+                                  "(last week, in March) becomes a filter on event_at")
 
 
 class SearchResult(BaseModel):

@@ -60,11 +60,15 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
            as_of: str | None = AS_OF_OPTION,
            history: bool = typer.Option(False, "--include-history",
                                         help="Show the values each fact replaced."),
+           time_hint: bool = typer.Option(False, "--time-hint",
+                                          help="Read 'last week', 'in March' in QUERY as a "
+                                               "filter on when the memories happened."),
            json_out: bool = JSON_OPTION) -> None:
     """Memories most similar to QUERY (live ones, or those valid at --as-of)."""
     client = open_client()
     hits = client.search(namespace, query, k=k, touch=touch,
-                         as_of=parse_time(as_of, "--as-of"), include_history=history)
+                         as_of=parse_time(as_of, "--as-of"), include_history=history,
+                         time_hint=time_hint)
     if not hits:
         require_namespace(client, namespace)
     if json_out:

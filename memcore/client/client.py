@@ -420,7 +420,7 @@ class Client:
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
                guard: ReadGuard | None = None, as_of: datetime | str | None = None,
-               include_history: bool = False) -> list[SearchHit]:
+               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
         similarity (reciprocal rank fusion), lifted a little by retention.
 
@@ -431,6 +431,9 @@ class Client:
         ``as_of`` (unless ``now`` is given) and nothing is touched.
         ``include_history`` gives each hit the values its fact replaced
         (``SearchHit.earlier``, oldest first; one scan of the superseded memories).
+        ``time_hint`` turns a relative time in the query ("last week", "in March",
+        "3 days ago"), resolved against ``now``, into a filter on ``event_at`` chosen
+        before ranking, and ranks the rest of the query (:mod:`memcore.core.timehint`).
 
         ``hybrid=False`` ranks by cosine similarity alone (plus retention), as before
         hybrid retrieval existed. Superseded and tombstoned memories are left out
@@ -454,7 +457,7 @@ class Client:
                                      include_inactive=include_inactive, now=now, touch=touch,
                                      retention_weight=retention_weight, hybrid=hybrid,
                                      filters=filters, guard=guard, as_of=as_of,
-                                     include_history=include_history)
+                                     include_history=include_history, time_hint=time_hint)
 
     def forget_indexes(self, namespace: str | None = None) -> None:
         """Drop this process's search indexes of ``namespace`` (of all, without one); they

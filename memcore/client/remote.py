@@ -141,8 +141,8 @@ class Calls:
 
     def search(self, namespace: str, query: str, k: int, *, max_chars: int,
                include_inactive: bool, filters: Mapping[str, Any] | None,
-               as_of: datetime | str | None = None, include_history: bool = False
-               ) -> Call[list[SearchHit]]:
+               as_of: datetime | str | None = None, include_history: bool = False,
+               time_hint: bool = False) -> Call[list[SearchHit]]:
         body: dict[str, Any] = {"query": query, "k": k, "max_chars": max_chars,
                                 "include_inactive": include_inactive}
         if filters is not None:
@@ -151,6 +151,8 @@ class Calls:
             body["as_of"] = _instant(as_of)
         if include_history:
             body["include_history"] = True
+        if time_hint:
+            body["time_hint"] = True
         return Call("POST", _ns(namespace, "search"), _hits, body)
 
     def profile(self, namespace: str, as_of: datetime | str | None = None
@@ -314,13 +316,14 @@ class RemoteClient:
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False,
                filters: Mapping[str, Any] | None = None, as_of: datetime | str | None = None,
-               include_history: bool = False) -> list[SearchHit]:
+               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
         """Memories ranked by hybrid search (BM25 + vector) plus a little retention
         (``as_of``: among those valid then; ``include_history``: with earlier values)."""
         return self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
                                             include_inactive=include_inactive,
                                             filters=filters, as_of=as_of,
-                                            include_history=include_history))
+                                            include_history=include_history,
+                                            time_hint=time_hint))
 
     def profile(self, namespace: str, *, as_of: datetime | str | None = None) -> list[Memory]:
         """Active facts ranked by confidence (``as_of``: as they stood then)."""
@@ -461,13 +464,15 @@ class AsyncRemoteClient:
                      include_inactive: bool = False,
                      filters: Mapping[str, Any] | None = None,
                      as_of: datetime | str | None = None,
-                     include_history: bool = False) -> list[SearchHit]:
+                     include_history: bool = False,
+                     time_hint: bool = False) -> list[SearchHit]:
         """Memories ranked by hybrid search (BM25 + vector) plus a little retention
         (``as_of``: among those valid then; ``include_history``: with earlier values)."""
         return await self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
                                                   include_inactive=include_inactive,
                                                   filters=filters, as_of=as_of,
-                                                  include_history=include_history))
+                                                  include_history=include_history,
+                                                  time_hint=time_hint))
 
     async def profile(self, namespace: str, *,
                       as_of: datetime | str | None = None) -> list[Memory]:

@@ -31,6 +31,7 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.core.scoring import effective_relation_weight, memory_score
+from memcore.core.timehint import resolve_time
 from memcore.core.timeline import earlier_values, expired, predecessors, valid_at
 from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
@@ -242,13 +243,14 @@ class Searcher:
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
                guard: ReadGuard | None = None, as_of: datetime | str | None = None,
-               include_history: bool = False) -> list[SearchHit]:
+               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
         """See :meth:`memcore.Client.search`."""
         try:
             validate_namespace(namespace)
             instant = as_instant(as_of, "as_of") if as_of is not None else None
-            if not isinstance(include_history, bool):
-                raise ValueError(f"include_history: expected a boolean, got {include_history!r}")
+            for flag, value in (("include_history", include_history), ("time_hint", time_hint)):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{flag}: expected a boolean, got {value!r}")
             if not isinstance(query, str) or not query.strip():
                 raise ValueError("query: must be a non-empty string")
             if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
@@ -261,6 +263,11 @@ class Searcher:
             raise
         # Retention is scored as it stood at ``as_of``.
         now = as_instant(now, "now") if now is not None else instant or utcnow()
+        hint = resolve_time(query, now) if time_hint else None
+        if hint is not None:  # "last week": a filter on event_at, chosen before ranking
+            filters = hint.filter() if filters is None else {"and": [dict(filters),
+                                                                     hint.filter()]}
+            wanted, query = compile_filter(filters), hint.query
 
         def admit(memory: Filterable | None) -> bool:
             if memory is None:

@@ -90,7 +90,8 @@ def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> 
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
                                max_chars=body.max_chars, filters=body.filters,
                                guard=key_guard(scope), as_of=body.as_of,
-                               include_history=body.include_history)
+                               include_history=body.include_history,
+                               time_hint=body.time_hint)
     # A SearchResponse, serialized here, once, by pydantic's own serializer, from plain
     # dicts (the models are not built: SEARCH_RESPONSE_JSON). FastAPI would validate the
     # returned model against response_model again first (the schema stays documented).
