@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
 from memcore import Client, RemoteClient
-from memcore.core.models import Actor, Memory, Status, utcnow
+from memcore.core.models import Memory, utcnow
 from memcore.core.timehint import resolve_time
 from tests.api_helpers import Api, serve
+from tests.test_time_queries import client, put  # noqa: F401 - the fixture
 
 NOW = datetime(2026, 5, 20, 12, 0, tzinfo=UTC)  # a Wednesday
 
@@ -46,22 +46,7 @@ def test_words_that_only_look_like_dates_are_not_hints(query: str) -> None:
     assert resolve_time(query, NOW) is None
 
 
-@pytest.fixture()
-def client(redis_url: str) -> Iterator[Client]:
-    c = Client(redis_url)
-    yield c
-    c.close()
-
-
-def put(client: Client, ns: str, text: str, when: datetime, **fields: Any) -> Memory:
-    vec = [float(x) for x in client.models.embedder.embed([text])[0]]
-    m = Memory(namespace=ns, text=text, vector=vec, last_used=when, created_at=when,
-               updated_at=when, valid_from=when, status=Status.ACTIVE, explicit=True,
-               confidence=0.9, sources=[f"ep-{text}"], **fields)
-    return client.store.add(ns, m, actor=Actor.INGEST, reason="test")
-
-
-def trips(client: Client, ns: str, now: datetime) -> Memory:
+def trips(client: Client, ns: str, now: datetime) -> Memory:  # noqa: F811
     """Twenty trip memories over the last months; the one said last week returned."""
     last_week = now - timedelta(days=8)
     for i in range(20):
@@ -70,7 +55,8 @@ def trips(client: Client, ns: str, now: datetime) -> Memory:
     return put(client, ns, "A day in Sintra should be part of the holiday", last_week)
 
 
-def test_a_relative_time_in_the_question_filters_before_ranking(client: Client) -> None:
+def test_a_relative_time_in_the_question_filters_before_ranking(
+        client: Client) -> None:  # noqa: F811
     sintra = trips(client, "sam", NOW)
     question = "what did Sam say about the trip last week?"
     plain = client.search("sam", question, k=3, now=NOW, touch=False)
