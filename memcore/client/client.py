@@ -483,7 +483,8 @@ class Client:
             as_of: datetime | str | None = None) -> Memory | None:
         """One memory by id (any status). ``as_of``: the value of its fact valid at that
         instant instead (itself, an earlier value it replaced, or a later one that
-        replaced it), None if none was valid then."""
+        replaced it), None if none was valid then; it reads the namespace's live and
+        superseded records (one scan)."""
         if as_of is None:
             return self.store.get(namespace, memory_id)
         instant = as_instant(as_of, "as_of")
@@ -496,7 +497,7 @@ class Client:
     def earlier(self, namespace: str, memory_id: str) -> list[Memory]:
         """The values the fact ``memory_id`` replaced, oldest first ("lived in Paris
         2019-2024" before "lives in Berlin"): each a superseded memory whose
-        ``valid_from``/``valid_until`` say when it held."""
+        ``valid_from``/``valid_until`` say when it held (one scan of the superseded)."""
         validate_namespace(namespace)
         validate_identifier(memory_id)
         return earlier_values(memory_id, predecessors(self.store.iter_memories(
