@@ -309,6 +309,9 @@ class Episode(BaseModel):
     user_id: Identifier | None = None
     agent_id: Identifier | None = None
     run_id: Identifier | None = None
+    expires_at: UtcDatetime | None = None
+    """The caller's expiry for the memories this turn produces (``ttl_seconds`` or
+    ``expires_at`` on add); not stored with the turn."""
 
     @property
     def scope(self) -> str:
@@ -380,6 +383,11 @@ class Memory(BaseModel):
     valid_from: UtcDatetime | None = None
     valid_until: UtcDatetime | None = None
     expires_at: UtcDatetime | None = None
+    expiry_given: bool = False
+    """``expires_at`` was given by the caller (``ttl_seconds``/``expires_at`` on add, or
+    an update): the memory leaves search and profile at that instant and is tombstoned
+    (restorable, audited EXPIRE); an expiry the extractor guessed is the pass's to
+    handle (docs/design.md)."""
     status: Status = Status.CANDIDATE
     superseded_by: str | None = None
     derived_level: int = Field(default=0, ge=0, le=1)
@@ -441,6 +449,11 @@ class Memory(BaseModel):
     def live(self) -> bool:
         """Candidate or active: part of the current set."""
         return self.status in LIVE_STATUSES
+
+    @property
+    def event_at(self) -> datetime:
+        """When the fact happened: its ``valid_from``, else when it was stored."""
+        return self.valid_from or self.created_at
 
 
 class AuditAction(StrEnum):

@@ -593,7 +593,9 @@ class IngestPipeline:
             explicit=fact.explicit,
             status=Status.ACTIVE if fact.explicit else Status.CANDIDATE,
             valid_from=fact.valid_from or now, valid_until=fact.valid_until,
-            expires_at=fact.expires_at,
+            # The caller's expiry (ttl_seconds / expires_at on add) wins over a guessed one.
+            expires_at=episode.expires_at or fact.expires_at,
+            expiry_given=episode.expires_at is not None,
             # Model-written facts come without one: the pass's change rules need the slot.
             relation=fact.relation or relation_for(fact.text), frame=fact.frame,
             created_at=now, updated_at=now,

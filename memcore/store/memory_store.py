@@ -242,10 +242,15 @@ class MemoryStore:
 
     def edit(self, namespace: str, memory_id: str, *, now: datetime, text: str | None = None,
              vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
-             reason: str = "edited by the user") -> Memory:
-        """A user's edit of text (with its vector) and/or metadata, audited."""
+             reason: str = "edited by the user", expires_at: datetime | None = None) -> Memory:
+        """A user's edit of text (with its vector), metadata and/or expiry, audited."""
         return self.writes.edit(namespace, memory_id, now=now, text=text, vector=vector,
-                                metadata=metadata, reason=reason)
+                                metadata=metadata, reason=reason, expires_at=expires_at)
+
+    def expire(self, namespace: str, memory_id: str, now: datetime) -> Memory | None:
+        """Tombstone a memory whose caller-given expiry passed, audited EXPIRE (None: no
+        longer due)."""
+        return self.writes.expire(namespace, memory_id, now)
 
     def touch(self, namespace: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:
