@@ -23,6 +23,7 @@ def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
              403: "namespace outside the key's scopes, or role too low",
              404: "not found", 409: "conflict with a concurrent change",
              413: "body too large", 422: "invalid input (the field is named)",
+             429: "the ingest backlog is full (backpressure): retry after Retry-After",
              503: "data store unreachable (unavailable), no worker runs the tasks waited "
                   "on (no_worker), or every broker connection of the server process "
                   "stayed in use (broker_busy: retry)",
