@@ -429,6 +429,11 @@ class MemoryStore:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""
         return self.eraser.rewrite_aof(wait)
 
+    def rewrite_files(self, wait: float = 30.0) -> None:
+        """Rewrite the AOF and, where RDB snapshots are kept, ``dump.rdb``: what every
+        erase does, so erased bytes leave the disk too."""
+        self.eraser.rewrite_files(wait)
+
     # --- maintenance ------------------------------------------------------------------
     def maintain(self, namespace: str, now: datetime, *, snapshot_grace_days: float,
                  tombstone_grace_days: float, audit_retention_days: float
