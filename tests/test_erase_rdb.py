@@ -23,6 +23,7 @@ from memcore.devtools.redis_server import running_redis
 from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 from tests.test_reliability_common import T0
+from tests.test_security_erase_aof import erase_secret
 
 SECRET = "OKAPI-9182-locker-code"
 # rdbcompression no: LZF would hide the text from a byte scan (of the RDB preamble of the
@@ -74,12 +75,7 @@ def test_erase_rewrites_dump_rdb_and_the_aof(what: str) -> None:
             _idle(store, 1)
             before = _holding(server.directory)
             saves = store.client.info("persistence")["rdb_saves"]
-            if what == "memory":
-                (mid,) = [m.id for m in store.iter_memories(ns) if SECRET in m.text]
-                store.erase_memory(ns, mid, utcnow())
-                store.erase_episode(ns, "t1", utcnow())  # the turn's own text holds it too
-            else:
-                store.erase_namespace(ns, utcnow())
+            erase_secret(store, ns, what, SECRET)
             _idle(store, saves + 1)
             after = _holding(server.directory)
             print(f"\n[erase {what} + RDB] files holding the secret before the erase: "

@@ -338,20 +338,11 @@ class Eraser:
 
     @staticmethod
     def _save_node(node: redis.Redis, wait: float) -> bool:
-        deadline = time.monotonic() + wait
         try:
             points = str(node.config_get("save").get("save", "")).strip()
-            saves = int(node.info("persistence").get("rdb_saves", 0))
-            if not points and not saves:
+            if not points and not int(node.info("persistence").get("rdb_saves", 0)):
                 return False  # no dump.rdb is written: nothing to rewrite
-            while True:
-                try:
-                    node.bgsave(schedule=True)
-                    return True
-                except redis.ResponseError as exc:
-                    if "in progress" not in str(exc) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
+            return _start_in_background(lambda: node.bgsave(schedule=True), wait)
         except redis.ResponseError as exc:
             log.warning("erase: BGSAVE refused (%s); dump.rdb keeps erased bytes until "
                         "Redis saves again", exc)
@@ -359,18 +350,10 @@ class Eraser:
 
     @staticmethod
     def _rewrite_node(node: redis.Redis, wait: float) -> bool:
-        deadline = time.monotonic() + wait
         try:
             if int(node.info("persistence").get("aof_enabled", 0)) != 1:
                 return False
-            while True:
-                try:
-                    node.bgrewriteaof()
-                    return True
-                except redis.ResponseError as exc:
-                    if "in progress" not in str(exc) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
+            return _start_in_background(node.bgrewriteaof, wait)
         except redis.ResponseError as exc:
             log.warning("erase: BGREWRITEAOF refused (%s); the AOF keeps erased bytes until "
                         "Redis rewrites it", exc)
@@ -473,3 +456,18 @@ class Eraser:
         self.rewrite_files()
         metrics.record_memory_change("erased", len(memory_ids), namespace)
         return deleted
+
+
+def _start_in_background(command: Callable[[], object], wait: float) -> bool:
+    """Run a BGSAVE/BGREWRITEAOF ``command``; one already in progress may have started
+    before the erase, so it is waited out (up to ``wait`` seconds) and ours started after.
+    Raises the server's refusal."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            command()
+            return True
+        except redis.ResponseError as exc:
+            if "in progress" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
