@@ -2,6 +2,8 @@
 
 Order of checks, so that a status code never depends on data the caller may not see:
 
+0. more than one ``Authorization`` header -> 400 naming it (which one a proxy or the
+   server would read differs: none is);
 1. ``Authorization: Bearer <key>`` missing or unknown -> 401;
 2. path tricks (encoded slashes, ``.``/``..`` segments) -> 422 naming ``path``;
 3. ``{ns}`` not a legal namespace (a glob, ``..``) -> 422 naming ``ns``;
@@ -214,6 +216,11 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"body: larger than {limit} bytes")
 
 
+def authorization_headers(scope: Scope) -> int:
+    """How many ``Authorization`` headers the request has (the key check reads one)."""
+    return sum(1 for name, _ in scope["headers"] if name.lower() == b"authorization")
+
+
 class AuthMiddleware:
     """Authenticate, authorize and size-limit every ``/v1`` request."""
 
@@ -238,6 +245,10 @@ class AuthMiddleware:
         await self.app(scope, self._limited(receive), send)
 
     async def _check(self, scope: Scope) -> ErrorResponse | None:
+        sent = authorization_headers(scope)
+        if sent > 1:  # which one would count is up to each proxy and server: refuse both
+            return ErrorResponse(400, "invalid", f"Authorization: the header was sent {sent} "
+                                 "times; send exactly one", "Authorization")
         route, params = self._route(scope)
         if route is not None:  # the metrics label, even for a 401
             scope["memcore_route"] = getattr(route, "path", None)
@@ -264,7 +275,8 @@ class AuthMiddleware:
         :meth:`_check` marks it. False: anything else (no I/O done, nothing decided;
         the whole middleware decides it). Called outside the middleware: a path the
         middleware would not check (not ``/v1``) is False too."""
-        if self.insecure_dev or not scope["path"].startswith("/v1"):
+        if self.insecure_dev or not scope["path"].startswith("/v1") \
+                or authorization_headers(scope) > 1:
             return False
         route, params = self._route_cached(scope)
         if route is None or not getattr(route.endpoint, CONFIRMS_ATTR, False):
