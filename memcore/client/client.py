@@ -267,20 +267,20 @@ class Client:
     def _admit(self, namespace: str, task_ids: list[str]) -> None:
         """Count the tasks into the ingest backlog, or raise :class:`Backpressure` when
         that would pass ``queue_limit`` or ``queue_limit_per_namespace``."""
-        limits = self.settings
+        settings = self.settings
         full = self.store.reserve_backlog(
-            namespace, task_ids, namespace_limit=limits.queue_limit_per_namespace,
-            total_limit=limits.queue_limit,
+            namespace, task_ids, namespace_limit=settings.queue_limit_per_namespace,
+            total_limit=settings.queue_limit,
             # A task lost with its broker never ends: its entry ages out instead.
-            stale_seconds=BACKLOG_STALE_FACTOR * limits.visibility_timeout)
+            stale_seconds=BACKLOG_STALE_FACTOR * settings.visibility_timeout)
         if full is None:
             return
-        mine = limits.queue_limit_per_namespace and \
-            full.namespace + len(task_ids) > limits.queue_limit_per_namespace
+        mine = settings.queue_limit_per_namespace and \
+            full.namespace + len(task_ids) > settings.queue_limit_per_namespace
         where = (f"namespace {namespace!r} has {full.namespace} ingest tasks waiting "
-                 f"(queue_limit_per_namespace {limits.queue_limit_per_namespace})" if mine
+                 f"(queue_limit_per_namespace {settings.queue_limit_per_namespace})" if mine
                  else f"{full.total} ingest tasks wait in all (queue_limit "
-                      f"{limits.queue_limit})")
+                      f"{settings.queue_limit})")
         raise Backpressure(f"workers are behind: {where}; nothing was accepted, retry in "
                            f"{RETRY_AFTER_SECONDS:g} s", retry_after=RETRY_AFTER_SECONDS)
 

@@ -405,6 +405,10 @@ class Memory(BaseModel):
     user_id: Identifier | None = None
     agent_id: Identifier | None = None
     run_id: Identifier | None = None
+    capped: dict[str, Any] | None = Field(
+        default=None,
+        description="which bounds the record has reached (memcore.core.bounds.record_caps): "
+                    "filled in the HTTP API's answers, not stored; None: none")
 
     @field_validator("vector")
     @classmethod
