@@ -8,7 +8,8 @@ Order of checks, so that a status code never depends on data the caller may not 
 2. path tricks (encoded slashes, ``.``/``..`` segments) -> 422 naming ``path``;
 3. ``{ns}`` not a legal namespace (a glob, ``..``) -> 422 naming ``ns``;
 4. ``{ns}`` outside the key's scopes, or the route needs a higher role -> 403;
-5. body larger than the limit -> 413.
+5. body larger than the limit -> 413;
+6. a query parameter the route does not take -> 400 naming it (memcore.api.query_params).
 
 All of it happens before the body is read or the namespace is touched, so a 403 is
 the same whether or not the namespace exists. Routes declare their role with
@@ -40,6 +41,8 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memcore.api.query_params import allowed as allowed_query
+from memcore.api.query_params import unknown as unknown_query
 from memcore.client.errors import error_body
 from memcore.client.search import ReadGuard
 from memcore.core.models import validate_namespace
@@ -239,10 +242,22 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         denied = await self._check(scope)
+        if denied is None:
+            denied = self._check_query(scope)
         if denied is not None:
             await denied(scope, receive, send)
             return
         await self.app(scope, self._limited(receive), send)
+
+    def _check_query(self, scope: Scope) -> ErrorResponse | None:
+        """A 400 naming the query parameters the route does not take (None: all known)."""
+        route = self._route(scope)[0] if scope.get("query_string") else None
+        stray = unknown_query(route, scope["query_string"]) if route is not None else []
+        if not stray:
+            return None
+        takes = ", ".join(sorted(allowed_query(route))) or "none"
+        return ErrorResponse(400, "invalid", f"query: unknown parameter(s) {', '.join(stray)} "
+                             f"(this route takes: {takes})", f"query.{stray[0]}")
 
     async def _check(self, scope: Scope) -> ErrorResponse | None:
         sent = authorization_headers(scope)
@@ -276,7 +291,7 @@ class AuthMiddleware:
         the whole middleware decides it). Called outside the middleware: a path the
         middleware would not check (not ``/v1``) is False too."""
         if self.insecure_dev or not scope["path"].startswith("/v1") \
-                or authorization_headers(scope) > 1:
+                or authorization_headers(scope) > 1 or scope.get("query_string"):
             return False
         route, params = self._route_cached(scope)
         if route is None or not getattr(route.endpoint, CONFIRMS_ATTR, False):
