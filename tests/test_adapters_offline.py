@@ -155,7 +155,7 @@ def test_summary_keeps_each_members_own_content_within_a_limit() -> None:
 
 def test_summary_carries_every_members_dates_names_and_numbers() -> None:
     from memcore.adapters.offline import summarize_group
-    from memcore.core.lexicon import canonical_terms, numbers
+    from memcore.language.english.lexicon import canonical_terms, numbers
 
     members = ["Melanie ran a charity race for mental health on 20 May 2023.",
                "Melanie signed up for a pottery class in July.",

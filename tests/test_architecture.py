@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "memcore.core": set(),
     "memcore.observability": CORE,
     "memcore.messaging": CORE,
-    "memcore.adapters": BASE,
+    "memcore.adapters": BASE | {"memcore.language"},  # the offline models are English
     "memcore.language": CORE,
     "memcore.store": BASE,
     "memcore.ingest": SERVICES,

@@ -10,10 +10,8 @@ import numpy as np
 import pytest
 
 from memcore.adapters.offline import OfflineMerger
-from memcore.core.compare import Relation, change_of, relate, slot_of
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation import plan, reduce, resolve
-from memcore.core.lexicon import numbers, polarity
 from memcore.core.table import STATUSES
 from memcore.devtools.bench.scale import (
     CONTRACT_KEYS,
@@ -27,6 +25,8 @@ from memcore.devtools.bench.scale import (
     synthetic_vectors,
     table_loader,
 )
+from memcore.language.english.compare import Relation, change_of, relate, slot_of
+from memcore.language.english.lexicon import numbers, polarity
 
 
 def test_quick_run_writes_json_markdown_and_plot(tmp_path: Path) -> None:

@@ -11,12 +11,12 @@ from memcore.adapters.hashing import HashingEmbedder
 from memcore.core.calibration import calibrate, load_pairs
 from memcore.core.config import EMBEDDER_THRESHOLDS, Settings
 from memcore.core.consolidation import plan
-from memcore.core.text import texts_conflict
+from memcore.language.english.text_rules import ENGLISH_TEXT, texts_conflict
 from tests.helpers import make_memory
 
 
 def test_hash_defaults_match_the_shipped_calibration() -> None:
-    cal = calibrate(HashingEmbedder(), load_pairs())
+    cal = calibrate(HashingEmbedder(), load_pairs(), rules=ENGLISH_TEXT)
     assert (cal.merge, cal.borderline) == EMBEDDER_THRESHOLDS["hash"]
     assert cal.auto_merge_precision == 1.0
     assert cal.borderline_recall >= 0.9 and cal.contradiction_recall >= 0.9
@@ -27,7 +27,7 @@ def test_hash_defaults_match_the_shipped_calibration() -> None:
 def test_local_defaults_match_the_shipped_calibration() -> None:
     from memcore.adapters.local import LocalEmbedder
 
-    cal = calibrate(LocalEmbedder(), load_pairs())
+    cal = calibrate(LocalEmbedder(), load_pairs(), rules=ENGLISH_TEXT)
     # One step of the calibration grid (0.01) of slack: torch and sentence-transformers
     # releases round MiniLM's cosines differently (0.69 vs 0.70 seen on one machine).
     shipped = EMBEDDER_THRESHOLDS["local"]
@@ -60,7 +60,7 @@ def test_negations_and_changed_numbers_are_never_auto_merged() -> None:
     assert not texts_conflict("Sam likes hiking.", "Sam enjoys hiking.")
     a = make_memory("Sam likes hiking.", [1.0, 0.0])
     b = make_memory("Sam does not like hiking.", [1.0, 0.001])
-    p = plan([a, b], Settings().consolidation)
+    p = plan([a, b], Settings().consolidation, rules=ENGLISH_TEXT)
     assert all(len(w.members) < 2 for w in p.clusters)
     assert any(w.pairs for w in p.clusters), "the pair goes to the model instead"
 

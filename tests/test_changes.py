@@ -13,13 +13,13 @@ from memcore.adapters import build_models
 from memcore.adapters.offline import OfflineDecider
 from memcore.adapters.timephrases import resolve
 from memcore.consolidate.passes import run_pass
-from memcore.core.compare import Relation, change_of, relate, slot_of, supersessions
 from memcore.core.config import Settings
 from memcore.core.consolidation import profile
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Role, Status
-from memcore.core.text import texts_conflict
 from memcore.ingest.write_path import IngestPipeline
+from memcore.language.english.compare import Relation, change_of, relate, slot_of, supersessions
+from memcore.language.english.text_rules import texts_conflict
 from memcore.store import MemoryStore
 
 T0 = datetime(2026, 1, 5, tzinfo=UTC)

@@ -208,7 +208,8 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
 
 @pytest.mark.parametrize(("text", "expected"), [
     ("yo. jade here, 22, barista at grindhouse coffee in manchester",
-     ["Jade is 22 years old.", "Jade works as a barista.", "Jade works at Grindhouse Coffee."]),
+     ["Jade's name is Jade.", "Jade is 22 years old.", "Jade works as a barista.",
+      "Jade works at Grindhouse Coffee."]),
     ("im 19, live in manchester, work part time at boardroom skate shop",
      ["Jade is 19 years old.", "Jade works at Boardroom Skate Shop."]),
     ("my email is jade@x.org and my number is 0161 555 0123",
@@ -221,6 +222,25 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("My sister lives in Leeds.", []),
     ("I don't live in Paris anymore.", []),
     ("Thanks, that was helpful!", []),
+    # Verbless self-introductions: the speaker's name, "<name> here" or "name's <name>".
+    ("Jade, 41, bus driver out of Leicester.",
+     ["Jade's name is Jade.", "Jade is 41 years old.", "Jade works as a bus driver.",
+      "Jade lives in Leicester."]),
+    ("hiya. name's Jade, 33, florist",
+     ["Jade's name is Jade.", "Jade is 33 years old.", "Jade works as a florist."]),
+    ("Hello! I'm Jade.", ["Jade's name is Jade."]),
+    ("I'm Jade, staff nurse at the Royal Free.",
+     ["Jade works as a staff nurse.", "Jade works at Royal Free."]),
+    ("I went part-time as a pharmacist after the twins.", ["Jade works as a pharmacist."]),
+    ("Hi, I'm Jade, I'm a plumber.", ["Jade works as a plumber.", "Jade's name is Jade."]),
+    ("I am baker since 2019.", ["Jade works as a baker."]),
+    # What others say of the speaker is no statement of the speaker's.
+    ("My dad says I'm a hopeless cook.", []),
+    ("She thought I was the new carer.", []),
+    # A place, a date or a relative opening a verbless sentence is no introduction.
+    ("Lisbon, 28 degrees, heaven.", []),
+    ("Grandad, 90 on Sunday!", []),
+    ("Jade, the kids say hello", []),
 ])
 def test_first_person_statements_are_written_from_their_frames(text: str, expected: list[str]
                                                                ) -> None:
@@ -372,3 +392,21 @@ def test_a_breakup_ends_the_partner_not_the_user(redis_url: str) -> None:
     run_pass(store, "bu", settings.consolidation, models.merger, now=T0 + timedelta(days=60))
     retired = {m.text for m in store.iter_memories("bu") if m.status is Status.SUPERSEDED}
     assert not any("Miso" in t or "Leeds" in t for t in retired), retired
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Kenji is a nurse.", "nurse"),
+    ("Kenji is now architect for the payments team.", "architect"),  # article dropped
+    ("Kenji is the Herald's science correspondent.", "science correspondent"),
+    ("I am teacher.", "teacher"),
+])
+def test_a_job_is_read_with_or_without_an_article(text: str, value: str) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert frame is not None and (frame.attribute, frame.value) == ("job", value)
+
+
+@pytest.mark.parametrize("text", ["Ann is my supervisor.", "Dan is the other driver.",
+                                  "The problem is the printer.", "Tom is Richard's father."])
+def test_a_person_or_a_thing_named_by_a_noun_is_no_job(text: str) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert frame is None or frame.attribute != "job"

@@ -24,9 +24,11 @@ import numpy as np
 import pytest
 
 from memcore.adapters.hashing import HashingEmbedder, features
-from memcore.core import compare
-from memcore.core.compare import Slot, slot_of, slots_of
-from memcore.core.lexicon import (
+from memcore.devtools.bench.api import _QUERIES
+from memcore.devtools.bench.footprint import _FACTS, _SUBJECTS, _W, _X, _Y, _Z, fact_text
+from memcore.language.english import compare
+from memcore.language.english.compare import Slot, slot_of, slots_of
+from memcore.language.english.lexicon import (
     ANTONYMS,
     NEGATIONS,
     STOPWORDS,
@@ -35,8 +37,6 @@ from memcore.core.lexicon import (
     stem,
     tokens,
 )
-from memcore.devtools.bench.api import _QUERIES
-from memcore.devtools.bench.footprint import _FACTS, _SUBJECTS, _W, _X, _Y, _Z, fact_text
 
 DATA = Path(__file__).resolve().parents[1] / "memcore" / "data"
 

@@ -184,7 +184,7 @@ def test_a_copy_shares_codes_read_only_and_leaves_the_original_alone() -> None:
 
 
 def test_text_flags_follow_set_row_append_patch_and_copies() -> None:
-    from memcore.core.compare import may_change
+    from memcore.language.english.compare import may_change
 
     texts = ["Sam plays in the band", "Sam quit the band", "tea", "Ana no longer drinks coffee",
              "coffee"]

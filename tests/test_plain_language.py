@@ -20,12 +20,18 @@ from memcore.adapters.extract import OfflineExtractor, split_sentences
 from memcore.adapters.offline import OfflineDecider
 from memcore.client.client import Client
 from memcore.consolidate.passes import run_pass
-from memcore.core.compare import Relation, completed_move, corrected, relate, supersessions
 from memcore.core.config import Settings
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Kind, Role, Status
 from memcore.devtools.stack import LocalStack
 from memcore.ingest.write_path import IngestPipeline
+from memcore.language.english.compare import (
+    Relation,
+    completed_move,
+    corrected,
+    relate,
+    supersessions,
+)
 from memcore.store import MemoryStore
 from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 

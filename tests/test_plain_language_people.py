@@ -12,8 +12,8 @@ import pytest
 from memcore.adapters import build_models
 from memcore.adapters.extract import OfflineExtractor
 from memcore.consolidate.passes import run_pass
-from memcore.core.compare import Relation, relate, supersessions
 from memcore.core.models import Episode, Role, Status
+from memcore.language.english.compare import Relation, relate, supersessions
 from tests.test_plain_language import _pipeline
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)

@@ -17,10 +17,11 @@ from memcore.core import retrieval
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Memory, Status, utcnow
 from memcore.core.vector_index import VectorIndex
+from memcore.language.english import text_rules as en
 
 
 def test_bm25_scores_match_the_formula() -> None:
-    index = retrieval.TextIndex(k1=1.2, b=0.75)
+    index = retrieval.TextIndex(rules=en.ENGLISH_TEXT, k1=1.2, b=0.75)
     index.add(["a", "b", "c"], ["red apples and red cherries", "green apples", "blue sky"])
     # Terms are stems (stopwords dropped): "a" has 4 (red, appl, red, cherry).
     n, avg = 3, (4 + 2 + 2) / 3
@@ -33,7 +34,7 @@ def test_bm25_scores_match_the_formula() -> None:
 
 
 def test_text_index_replaces_and_removes() -> None:
-    index = retrieval.TextIndex()
+    index = retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     index.add(["a"], ["Maria lives in Lisbon"])
     index.add(["a"], ["Maria lives in Porto"])
     assert len(index) == 1 and index.search("Lisbon", 3) == []
@@ -44,7 +45,7 @@ def test_text_index_replaces_and_removes() -> None:
 
 
 def test_text_index_rejects_bad_input() -> None:
-    index = retrieval.TextIndex()
+    index = retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     with pytest.raises(ValueError, match="ids has 1 entries but texts has 2"):
         index.add(["a"], ["x", "y"])
     with pytest.raises(ValueError, match="ids must be a sequence"):
@@ -54,18 +55,18 @@ def test_text_index_rejects_bad_input() -> None:
     with pytest.raises(ValueError, match="k must be >= 1"):
         index.search("x", 0)
     with pytest.raises(ValueError, match="b must be in"):
-        retrieval.TextIndex(b=2)
+        retrieval.TextIndex(b=2, rules=en.ENGLISH_TEXT)
 
 
 def _reference_bm25(docs: dict[str, str], query: str, k1: float = 1.2,
                     b: float = 0.75) -> dict[str, float]:
     """Okapi BM25 written out term by term, the way the index computed it before it
     kept numpy postings: the vectorized index must agree with it."""
-    counts = {i: retrieval.terms(t) for i, t in docs.items()}
+    counts = {i: en.terms(t) for i, t in docs.items()}
     n = len(docs)
     avg = sum(len(c) for c in counts.values()) / n
     out: dict[str, float] = {}
-    for term, weight in retrieval.query_terms(query).items():
+    for term, weight in en.query_terms(query).items():
         df = sum(1 for c in counts.values() if term in c)
         if not df:
             continue
@@ -85,7 +86,7 @@ def test_vectorized_bm25_agrees_with_the_formula_after_edits() -> None:
     words = ["red", "apple", "green", "cat", "dog", "job", "nurse", "Lisbon", "Porto",
              "marathon", "pottery", "guitar", "teacher", "lives", "works", "loves", "runs"]
     docs = {f"m{i}": " ".join(rng.choices(words, k=rng.randint(1, 9))) for i in range(300)}
-    index = retrieval.TextIndex()
+    index = retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     index.add(list(docs), list(docs.values()))
     for i in rng.sample(range(300), 60):  # rewrites and removals after the first queries
         index.search("cat", 3)
@@ -109,16 +110,16 @@ def test_vectorized_bm25_agrees_with_the_formula_after_edits() -> None:
 
 
 def test_query_expansion_reaches_narrower_words_at_lower_weight() -> None:
-    weights = retrieval.query_terms("pets")
-    assert weights["pet"] == 1.0 and weights["cat"] == retrieval.EXPANSION_WEIGHT
-    assert retrieval.query_terms("pets", expand=False) == {"pet": 1.0}
-    index = retrieval.TextIndex()
+    weights = en.query_terms("pets")
+    assert weights["pet"] == 1.0 and weights["cat"] == en.EXPANSION_WEIGHT
+    assert en.query_terms("pets", expand=False) == {"pet": 1.0}
+    index = retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     index.add(["cat", "car"], ["Maria has a cat named Luna", "Maria drives a red car"])
     assert [i for i, _ in index.search("Does she have pets?", 3)] == ["cat"]
 
 
 def test_where_someone_lives_reaches_the_words_of_a_move() -> None:
-    index = retrieval.TextIndex()
+    index = retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     index.add(["settled", "email", "tea"], ["Dana settled in York.",
                                             "Dana's email is dana@claypot.co.uk.",
                                             "Dana only drinks tea now."])
@@ -142,7 +143,7 @@ def test_text_index_cache_follows_the_vector_index() -> None:
         fetched.append(list(ids))
         return [texts.get(i) for i in ids]
 
-    cache = retrieval.TextIndexCache(fetch)
+    cache = retrieval.TextIndexCache(fetch, rules=en.ENGLISH_TEXT)
     vectors = VectorIndex(4)
     vectors.add(["a", "b"], np.eye(4, dtype=np.float32)[:2])
     index = cache.get("ns", 1, vectors)

@@ -21,16 +21,17 @@ import numpy as np
 import pytest
 
 from memcore.core import retrieval
-from memcore.core.lexicon import stem
 from memcore.devtools.bench.api import _QUERIES, _query
 from memcore.devtools.bench.footprint import fact_text
+from memcore.language.english import text_rules as en
+from memcore.language.english.lexicon import stem
 
 
 class _OldTextIndex(retrieval.TextIndex):
     """TextIndex with the scoring and ranking of before the contribution cache."""
 
     def _dense(self, query: Mapping[str, float] | str) -> np.ndarray | None:
-        weights = retrieval.query_terms(query) if isinstance(query, str) else query
+        weights = en.query_terms(query) if isinstance(query, str) else query
         if not self._docs:
             return None
         avg = self._total_length / len(self._docs) or 1.0
@@ -88,7 +89,7 @@ _WORDS = sorted({w for text in (*_QUERIES, "Caroline Melanie Jon Gina Sam Priya 
                                 "Lisbon Oslo Denver Kyoto Nairobi Lyon nurse teacher data "
                                 "engineer carpenter chef pottery rock climbing baking bread "
                                 "chess salsa dancing Biscuit Luna Pepper Milo",
-                                *retrieval._BROADER, *retrieval._BROADER.values(),
+                                *en._BROADER, *en._BROADER.values(),
                                 "the a of and is was apple red green sky note 7 42 2024")
                  for w in text.replace("{", " ").replace("}", " ").replace("?", " ").split()})
 _WEIGHTS: tuple[Any, ...] = (1.0, 1.0, 1.0, 0.5, 0.5, 0.25, 2.0, 1, 3, 0.0, -0.0, -0.5,
@@ -126,7 +127,7 @@ def _query_of(rng: random.Random) -> Mapping[str, float] | str:
     if kind == 2:
         return " ".join(rng.choices(_WORDS, k=rng.randint(1, 6)))
     if kind == 3:  # the API's path: expanded terms, in their order
-        return retrieval.query_terms(_query(rng))
+        return en.query_terms(_query(rng))
     terms = [stem(w.lower()) for w in rng.choices(_WORDS, k=rng.randint(1, 25))]
     terms += rng.choices(["no-such-term", "zzz"], k=rng.randint(0, 2))
     return {t: rng.choice(_WEIGHTS) for t in terms}
@@ -154,7 +155,8 @@ def test_search_and_scores_match_the_old_implementation(
         monkeypatch.setattr(retrieval, "_RANK_MIN", rank_min)
         monkeypatch.setattr(retrieval, "_RANK_SLACK", 10**9 if rank_min == 1 else 1)
     rng = random.Random(seed)
-    old, new = _OldTextIndex(k1=k1, b=b), retrieval.TextIndex(k1=k1, b=b)
+    old = _OldTextIndex(rules=en.ENGLISH_TEXT, k1=k1, b=b)
+    new = retrieval.TextIndex(rules=en.ENGLISH_TEXT, k1=k1, b=b)
     assert new.search("Lisbon", 5) == old.search("Lisbon", 5) == []
     ids: list[str] = []
     texts: list[str] = []
@@ -191,7 +193,7 @@ def test_search_and_scores_match_the_old_implementation(
                     length = sum(old._docs[ident].values())
                     for _ in range(50):
                         text = _text(rng, step)
-                        if len(retrieval.terms(text)) == length:
+                        if len(en.terms(text)) == length:
                             same_length += 1
                             old.add([ident], [text])
                             new.add([ident], [text])
@@ -233,7 +235,7 @@ def test_search_and_scores_match_the_old_implementation(
 
 def test_ids_ending_in_nul_sort_like_strings() -> None:
     """numpy's byte strings drop trailing NULs, so such ids are sorted in Python."""
-    old, new = _OldTextIndex(), retrieval.TextIndex()
+    old, new = _OldTextIndex(rules=en.ENGLISH_TEXT), retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     ids = ["a", "a\0", "a\0\0", "a\0b", "b", "\0", "", "ab", "a\x01"]
     for index in (old, new):
         index.add(ids, ["Luna the dog"] * len(ids))
@@ -252,7 +254,7 @@ def test_ids_sort_by_code_point_like_str() -> None:
     # Ids that differ in their last character only, after jumps in the longest length
     # (the key array widens), added one by one: the first ones tie with the batch.
     jumps = ["a", "q" * 39 + "b", "q" * 39 + "a", "r" * 199 + "b", "r" * 199 + "a", "é" * 70]
-    old, new = _OldTextIndex(), retrieval.TextIndex()
+    old, new = _OldTextIndex(rules=en.ENGLISH_TEXT), retrieval.TextIndex(rules=en.ENGLISH_TEXT)
     for index in (old, new):
         for ident in jumps:
             index.add([ident], ["Luna the dog"])

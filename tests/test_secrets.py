@@ -44,17 +44,15 @@ from memcore.core.secrets import (
     PIN,
     PRIVATE_KEY,
     TOKEN,
-    find_secrets,
     iban_ok,
     luhn_ok,
-    redact,
-    redact_episode,
     redaction_applies,
 )
 from memcore.devtools.redis_server import RedisServer, running_redis, start_redis
 from memcore.devtools.stack import LocalStack
 from memcore.ingest.redaction import redaction_events
 from memcore.ingest.write_path import IngestPipeline
+from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.store import MemoryStore
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
@@ -185,6 +183,26 @@ NOT_SECRETS = [
     "My student number is 20231234",
     "My license plate is AB12 CDE",
 ]
+
+
+def find_secrets(text: str) -> list[secrets.Found]:
+    """The detector with the English cues, as the English pack configures it."""
+    return secrets.find_secrets(text, ENGLISH_SECRET_CUES)
+
+
+def redact(text: str, max_bytes: int | None = None) -> tuple[str, list[str]]:
+    return secrets.redact(text, max_bytes, ENGLISH_SECRET_CUES)
+
+
+def redact_episode(episode: Episode) -> tuple[Episode, list[str]]:
+    return secrets.redact_episode(episode, cues=ENGLISH_SECRET_CUES)
+
+
+def test_without_a_language_only_the_shapes_are_masked() -> None:
+    text = "my password is Hunter2Zq, card 4111 1111 1111 1111"
+    masked, kinds = secrets.redact(text)
+    assert kinds == [CARD] and "Hunter2Zq" in masked and "4111" not in masked
+
 
 
 @pytest.mark.parametrize(("kind", "text", "value"), CASES + SHORT_CASES,

@@ -15,6 +15,7 @@ from memcore.consolidate.maintenance import run_maintenance
 from memcore.consolidate.scheduling import due_namespaces
 from memcore.core.models import new_id, turn_limit, utcnow
 from memcore.ingest.fence import drop_if_erased
+from memcore.language import text_rules
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from workers.app import app
@@ -84,7 +85,8 @@ def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
         return {"namespace": data.namespace, "pass_id": pass_id, "skipped": "finished"}
     now = data.now or utcnow()
     started = passes.start_pass(rt.store, data.namespace, pass_id, now,
-                                rt.settings.consolidation, full=data.full)
+                                rt.settings.consolidation, full=data.full,
+                                rules=text_rules(rt.settings.language))
     if started is None:
         done = passes.pass_finished(rt.store, data.namespace, pass_id)
         return {"namespace": data.namespace, "pass_id": pass_id,
@@ -92,7 +94,8 @@ def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
     if not started.batches:
         report = passes.finish_pass(rt.store, data.namespace, pass_id, [],
                                     rt.settings.consolidation, rt.models.merger,
-                                    done_ttl=rt.settings.visibility_timeout)
+                                    done_ttl=rt.settings.visibility_timeout,
+                                    rules=text_rules(rt.settings.language))
         return {"namespace": data.namespace, "pass_id": pass_id, "to_version": report.to_version,
                 "events": report.events}
     header = [consolidate_batch.s(data.namespace, pass_id, a, b) for a, b in started.batches]
@@ -120,7 +123,8 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
     rt = runtime()
     report = passes.finish_pass(rt.store, namespace, pass_id, results,
                                 rt.settings.consolidation, rt.models.merger,
-                                done_ttl=rt.settings.visibility_timeout)
+                                done_ttl=rt.settings.visibility_timeout,
+                                rules=text_rules(rt.settings.language))
     return {"namespace": namespace, "pass_id": pass_id, "from_version": report.from_version,
             "to_version": report.to_version, "events": report.events,
             "failed_batches": report.failed_batches, "skipped": report.skipped}

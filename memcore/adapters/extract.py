@@ -21,10 +21,10 @@ from memcore.adapters.spoken_requests import STANDING as _STANDING
 from memcore.adapters.spoken_requests import STANDING_QUESTION as _STANDING_QUESTION
 from memcore.adapters.spoken_requests import request_as_fact
 from memcore.adapters.timephrases import TimeInfo, resolve
-from memcore.core.compare import relation_for
 from memcore.core.interfaces import ExtractedFact
-from memcore.core.lexicon import content_terms, fold, word_set
 from memcore.core.models import Episode, Kind, Role
+from memcore.language.english.compare import relation_for
+from memcore.language.english.lexicon import content_terms, fold, word_set
 from memcore.observability.usage import Metered
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+-\s+(?=[A-Z])")
@@ -475,7 +475,7 @@ def split_list(clause: str) -> list[str]:
 
 # A correction of what was just said ("Sorry, it's Anne, not Anna", "Actually, it's May
 # 5", "I meant Porto"): kept as "It's X[, not Y]" for the decider to apply to the fact
-# it corrects (see memcore.core.compare.corrected).
+# it corrects (see memcore.language.english.compare.corrected).
 _CORRECTION_CUE = re.compile(r"^(?:actually|sorry|oops|correction|my bad|my mistake|no wait|"
                              r"wait|i mean|i meant|scratch that|typo|err|erm|rather|no)\b",
                              re.I)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from memcore.core.lexicon import canonical_terms, word_set
+from memcore.language.english.lexicon import canonical_terms, word_set
 
 _PREFIX = 5
 # Words a faithful rewrite of a turn adds: dates resolved against the turn's time, ages

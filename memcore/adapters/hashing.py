@@ -11,8 +11,8 @@ from typing import cast
 
 import numpy as np
 
-from memcore.core.compare import slot_of
-from memcore.core.lexicon import ANTONYMS, STOPWORDS, content_stem, stem, tokens
+from memcore.language.english.compare import slot_of
+from memcore.language.english.lexicon import ANTONYMS, STOPWORDS, content_stem, stem, tokens
 from memcore.observability.usage import Metered
 
 # Feature-group weights: whole words carry the meaning, bigrams the word order,

@@ -1,6 +1,6 @@
 """Deterministic offline decider and merger (and the extractor, re-exported).
 
-Both judge pairs with :func:`memcore.core.compare.relate`, so the write
+Both judge pairs with :func:`memcore.language.english.compare.relate`, so the write
 path and consolidation agree on what counts as the same fact or a contradiction.
 """
 
@@ -10,7 +10,6 @@ from collections import Counter
 from collections.abc import Sequence
 
 from memcore.adapters.extract import OfflineExtractor, split_sentences
-from memcore.core.compare import Relation, completed_move, corrected, is_correction, relate
 from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
@@ -19,7 +18,14 @@ from memcore.core.interfaces import (
     Op,
     Verdict,
 )
-from memcore.core.lexicon import canonical_terms, content_terms, fold, numbers
+from memcore.language.english.compare import (
+    Relation,
+    completed_move,
+    corrected,
+    is_correction,
+    relate,
+)
+from memcore.language.english.lexicon import canonical_terms, content_terms, fold, numbers
 from memcore.observability.usage import Metered
 
 __all__ = ["OfflineDecider", "OfflineExtractor", "OfflineMerger", "verdict"]

@@ -31,8 +31,8 @@ from memcore.core.interfaces import (
     Op,
     Verdict,
 )
-from memcore.core.lexicon import canonical_terms
 from memcore.core.models import Episode, Kind, Role
+from memcore.language.english.lexicon import canonical_terms
 from memcore.observability.usage import Metered
 
 _DATA_NOT_INSTRUCTIONS = (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from memcore.core.lexicon import stem, word_set
+from memcore.language.english.lexicon import stem, word_set
 
 # The listener named ("you", chat's "ya", "ur"): a sentence about the listener.
 SECOND_PERSON = re.compile(r"\b(?:you|your|yours|yourself|you'?re|you'?ve|you'?d|you'?ll|ya|"

@@ -9,7 +9,7 @@ import re
 from memcore.adapters.person import SECOND_PERSON as _SECOND_PERSON
 from memcore.adapters.person import resolve_first_person
 from memcore.adapters.person import third_person as _third_person
-from memcore.core.lexicon import word_set
+from memcore.language.english.lexicon import word_set
 
 PLEASE = re.compile(r"\b(?:please|pls|plz|kindly)\b[\s,]*", re.I)
 _REMEMBER = re.compile(r"^(?:(?:please\s+)?(?:remember|note|keep in mind|don'?t forget|never "

@@ -24,6 +24,7 @@ def calibrate(pairs: Path | None = typer.Option(
     from memcore.core.calibration import calibrate as run
     from memcore.core.calibration import load_pairs
     from memcore.core.config import get_settings
+    from memcore.language import text_rules
 
     settings = get_settings()
     if embedder:
@@ -32,7 +33,7 @@ def calibrate(pairs: Path | None = typer.Option(
         labelled = load_pairs(pairs)
     except ValueError as exc:
         fail(f"{pairs}: {exc}", 2)
-    result = run(build_embedder(settings), labelled)
+    result = run(build_embedder(settings), labelled, rules=text_rules(settings.language))
     if json_out:
         emit_json(result.as_dict())
         return

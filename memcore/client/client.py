@@ -40,6 +40,7 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.core.secrets import redact_episodes
+from memcore.language import secret_cues
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.store import EraseReport, MemoryStore
@@ -252,7 +253,8 @@ class Client:
                 episodes, _ = redact_episodes(
                     namespace, episodes, enabled=self.settings.redact_secrets,
                     exempt=self.settings.redact_secrets_exempt_namespaces,
-                    max_bytes=self.settings.max_turn_bytes)
+                    max_bytes=self.settings.max_turn_bytes,
+                    cues=secret_cues(self.settings.language))
                 # The erase count now: an erase of the namespace after this drops the turns.
                 payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
                                         erase_fence=self.store.erase_fence(namespace))

@@ -31,6 +31,7 @@ from memcore.core.models import (
 )
 from memcore.core.scoring import effective_relation_weight, memory_score
 from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
+from memcore.language import text_rules
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
 
 log = logging.getLogger(__name__)
@@ -195,7 +196,8 @@ class Searcher:
         self.settings = settings
         self._models = models  # built on first use: a producer that never searches skips it
         self._vectors: IndexCache | None = None
-        self._texts = retrieval.TextIndexCache(self._texts_of)
+        self._texts = retrieval.TextIndexCache(self._texts_of,
+                                                rules=text_rules(settings.language))
         self._records = RecordMemo()
         self._fields = FilterFieldsCache()
         self._touches: TouchBatcher | None = None

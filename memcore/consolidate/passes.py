@@ -34,10 +34,15 @@ from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verd
 from memcore.core.models import Actor, Memory, utcnow
 from memcore.core.partition import CellIndex
 from memcore.core.table import MemoryTable, to_micros
+from memcore.core.text_rules import TextRules
+from memcore.language import text_rules
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
 from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
 from memcore.store.records import dequantize
+
+ENGLISH = text_rules("english")
+"""The text rules a pass uses unless told (``MEMCORE_LANGUAGE``'s default)."""
 
 log = logging.getLogger(__name__)
 
@@ -371,7 +376,7 @@ def pass_finished(store: MemoryStore, namespace: str, pass_id: str) -> bool:
 
 def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
                config: ConsolidationConfig, batch_size: int = BATCH_SIZE,
-               full: bool = False) -> StartedPass | None:
+               full: bool = False, rules: TextRules = ENGLISH) -> StartedPass | None:
     """Take the namespace's pass lock, read snapshot v and stash the plan.
 
     Unless ``full``, only memories written or changed since the last pass are searched
@@ -392,7 +397,7 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
         assert view.table is not None
         changed = None if full else changed_since_last_pass(store, namespace, view.table)
         cells = None if changed is None else _cells(store, namespace, view.version)
-        plan_ = plan_table(view.table, config, changed=changed, index=cells)
+        plan_ = plan_table(view.table, config, changed=changed, index=cells, rules=rules)
         n_changed = count_changed(view.table, changed)
         view.table = None  # free the columns before the plan is written
         _stash(store, namespace, pass_id, view.version, now, plan_, batch_size, n_changed)
@@ -454,7 +459,7 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
 def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
                 batch_results: Sequence[Sequence[dict[str, object] | None] | None],
                 config: ConsolidationConfig, merger: Merger,
-                done_ttl: int = PLAN_TTL) -> PassReport:
+                done_ttl: int = PLAN_TTL, rules: TextRules = ENGLISH) -> PassReport:
     """Reduce, write v+1, replay writes made meanwhile, swap, release the lock.
 
     The pass id is remembered as finished for ``done_ttl`` seconds (the workers pass
@@ -489,7 +494,8 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
             assert view.table is not None
             loader = PackedLoader(store, namespace)
             reduced = reduce_table(view.table, loader.load, plan_, outcomes, now, config,
-                                   summarize=counted.summarize, vector_of=loader.vector)
+                                   summarize=counted.summarize, vector_of=loader.vector,
+                                   rules=rules)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
         report.merge_calls += counted.calls
@@ -511,7 +517,8 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
 
 
 def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, merger: Merger,
-             now: datetime | None = None, pass_id: str | None = None) -> PassReport:
+             now: datetime | None = None, pass_id: str | None = None, *,
+             rules: TextRules = ENGLISH) -> PassReport:
     """A complete pass in this process (merge rounds until stable), under the lock."""
     t0 = time.perf_counter()
     now = now or utcnow()
@@ -526,7 +533,7 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
         instrumented = instrument_merger(merger)
         counted = CountingMerger(instrumented)
         try:
-            result = consolidate(view.memories, now, config, counted)
+            result = consolidate(view.memories, now, config, counted, rules=rules)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
         report = PassReport(namespace, lock.token, view.version,

@@ -25,7 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from memcore.core.interfaces import Embedder
-from memcore.core.text import texts_conflict
+from memcore.core.text_rules import PLAIN, TextRules
 
 BORDERLINE_RECALL = 0.9
 CONTRADICTION_KINDS = frozenset({"negation", "number", "value"})
@@ -87,13 +87,15 @@ def _ceil2(x: float) -> float:
     return math.ceil(x * 100 + 1e-9) / 100
 
 
-def calibrate(embedder: Embedder, pairs: Sequence[LabelledPair]) -> Calibration:
-    """Derive merge and borderline thresholds for ``embedder`` from labelled pairs."""
+def calibrate(embedder: Embedder, pairs: Sequence[LabelledPair], *,
+              rules: TextRules = PLAIN) -> Calibration:
+    """Derive merge and borderline thresholds for ``embedder`` from labelled pairs
+    (``rules``: the language's merge guard, which the thresholds work beside)."""
     va = embedder.embed([p.a for p in pairs])
     vb = embedder.embed([p.b for p in pairs])
     sims = np.einsum("ij,ij->i", va, vb).astype(float)
     dup = np.array([p.duplicate for p in pairs])
-    guarded = np.array([texts_conflict(p.a, p.b) for p in pairs])
+    guarded = np.array([rules.conflict(p.a, p.b) for p in pairs])
     unguarded_neg = sims[~dup & ~guarded]
     merge = _ceil2(float(unguarded_neg.max()) + 0.005) if unguarded_neg.size else 0.9
     merge = min(max(merge, 0.5), 0.99)

@@ -6,10 +6,9 @@ alone misses a question whose words the memory shares but whose embedding drifts
 (names, rare words with the hashing embedder); BM25 alone misses paraphrases. RRF
 needs no score calibration between the two, so it works for every embedder.
 
-Terms are the lexicon's stemmed content words, so "moved"/"moving" and "jobs"/"job"
-meet. A query is also expanded with a small table of broader words ("pets" ->
-cat, dog, ...; "job" -> work, career, ...): the everyday categories a person asks
-about by their general name while the memory names the instance.
+Terms and query terms come from a language's :class:`~memcore.core.text_rules.TextRules`
+(English stems words and expands a query with broader words; without a language the
+words are the terms).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.core.lexicon import content_terms, stem, tokens, word_set
+from memcore.core.text_rules import PLAIN, TextRules
 from memcore.core.vector_index import NamespaceLRU, VectorIndex
 
 RRF_K = 10
@@ -32,69 +31,6 @@ of each list count for more."""
 DEPTH = 100
 """How many candidates each ranking contributes to the fusion (per query)."""
 
-# Broader word -> narrower words a memory may use instead. Kept to everyday categories
-# a profile is asked about; each side is stemmed at import.
-_BROADER: dict[str, str] = {
-    "pet": "cat cats dog dogs puppy kitten hamster rabbit parrot bird fish turtle guinea "
-           "pig pony horse snake lizard",
-    "animal": "cat dog puppy kitten hamster rabbit parrot bird fish turtle horse snake",
-    "job": "work works worked working career profession occupation employed employer "
-           "hired role position engineer nurse teacher designer developer manager doctor "
-           "counselor lawyer",
-    "work": "job career profession occupation employed employer office",
-    "career": "job work profession occupation",
-    "profession": "job work career occupation",
-    "occupation": "job work career profession",
-    "live": "lives living moved move relocated based home city apartment house settled "
-            "resides residence address flat town",
-    "home": "live lives house apartment moved settled flat",
-    "hobby": "hobbies enjoy enjoys likes love loves play plays painting hiking reading "
-             "running cooking gardening photography pottery",
-    "hobbies": "hobby enjoy enjoys likes love loves play plays painting hiking reading",
-    "family": "mother father mom dad sister brother son daughter wife husband kids children "
-              "parents grandma grandmother grandfather",
-    "kid": "son daughter children child kids",
-    "children": "son daughter kids child",
-    "partner": "wife husband girlfriend boyfriend spouse fiance",
-    "spouse": "wife husband partner",
-    "sport": "football soccer basketball tennis running swimming hiking cycling yoga",
-    "music": "song songs guitar piano violin concert band sing singing",
-    "instrument": "guitar piano violin drums flute cello saxophone",
-    "food": "eat eats cook cooking dish meal restaurant",
-    "allergy": "allergic allergies",
-    "allergic": "allergy allergies",
-    "study": "studying school university college degree course exam class",
-    "school": "study university college degree course class",
-    "book": "books read reading novel author",
-    "read": "book books novel reading",
-    "travel": "trip trips traveled visited visit vacation journey",
-    "trip": "travel traveled visited vacation journey",
-    "car": "drive drives vehicle",
-    "friend": "friends buddy pal",
-    "math": "mathematics algebra calculus geometry statistics arithmetic",
-}
-
-# Idioms whose words mislead term matching ("do for a living" is not about where one
-# lives): when the phrase occurs, its words are replaced by these terms.
-_PHRASES: dict[str, str] = {
-    "for a living": "job work career",
-    "line of work": "job work career",
-    "where is she from": "born grew hometown",
-    "where is he from": "born grew hometown",
-    "where are you from": "born grew hometown",
-}
-
-
-def _stems(words: str) -> frozenset[str]:
-    return frozenset(stem(w) for w in word_set(words))
-
-
-EXPANSIONS: Mapping[str, frozenset[str]] = {stem(k): _stems(v) for k, v in _BROADER.items()}
-"""Stemmed broader term -> the stemmed narrower terms it also matches."""
-
-EXPANSION_WEIGHT = 0.5
-"""An expanded term counts half as much as a term the query said."""
-
 _CONTRIB_CACHE = 4096
 """At most this many (term, weight) contribution arrays are kept per text index."""
 
@@ -102,31 +38,6 @@ _RANK_MIN, _RANK_SLACK = 64, 16
 """The ids' ranks are recomputed (an argsort of all ids) when a search meets a new id and
 at least max(_RANK_MIN, ranked ids / _RANK_SLACK) are new; until then such a search
 sorts by the ids' bytes."""
-
-
-def terms(text: str) -> list[str]:
-    """The index terms of ``text``: stemmed content words, in order."""
-    return content_terms(text)
-
-
-def query_terms(query: str, expand: bool = True) -> dict[str, float]:
-    """Query term -> weight (1 for said terms, :data:`EXPANSION_WEIGHT` for expansions)."""
-    weights: dict[str, float] = {}
-    if expand:
-        folded = " ".join(tokens(query))
-        for phrase, meaning in _PHRASES.items():
-            if phrase in folded:
-                folded = folded.replace(phrase, " ")
-                for term in terms(meaning):
-                    weights[term] = 1.0
-        query = folded
-    for term in terms(query):
-        weights[term] = 1.0
-    if expand:
-        for term in list(weights):
-            for extra in EXPANSIONS.get(term, ()):
-                weights.setdefault(extra, EXPANSION_WEIGHT)
-    return weights
 
 
 def _grown(array: np.ndarray, size: int, dtype: np.dtype[Any] | None = None) -> np.ndarray:
@@ -147,13 +58,15 @@ class TextIndex:
     few candidates in C (the API's search budget is about a millisecond).
     """
 
-    def __init__(self, *, k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, *, k1: float = 1.2, b: float = 0.75,
+                 rules: TextRules = PLAIN) -> None:
         if k1 < 0:
             raise ValueError(f"k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:
             raise ValueError(f"b must be in [0, 1], got {b}")
         self.k1 = k1
         self.b = b
+        self.rules = rules
         self._docs: dict[str, Counter[str]] = {}
         self._slot: dict[str, int] = {}  # id -> slot; kept when the id is re-indexed
         self._names: list[str] = []  # slot -> id
@@ -218,7 +131,7 @@ class TextIndex:
             if not isinstance(text, str):
                 raise ValueError(f"texts[{i}] must be a string")
             self.remove(ident)
-            counts = Counter(terms(text))
+            counts = Counter(self.rules.terms(text))
             self._docs[ident] = counts
             slot = self._slot_of(ident)
             length = sum(counts.values())
@@ -290,7 +203,7 @@ class TextIndex:
         A slot's score is the sum of its terms' contributions in the query's term order
         (``np.bincount`` adds its weights in input order), as adding term by term into a
         dense array did; each contribution is computed once per write generation."""
-        weights = query_terms(query) if isinstance(query, str) else query
+        weights = self.rules.query_terms(query) if isinstance(query, str) else query
         if not self._docs:
             return None
         cache = self._contrib
@@ -433,9 +346,11 @@ class TextIndexCache(NamespaceLRU[TextIndex]):
     (``None`` for a memory that is gone). A new snapshot version starts afresh.
     """
 
-    def __init__(self, fetch_texts: FetchTexts, *, max_namespaces: int = 64) -> None:
+    def __init__(self, fetch_texts: FetchTexts, *, max_namespaces: int = 64,
+                 rules: TextRules = PLAIN) -> None:
         super().__init__(max_namespaces)
         self._fetch = fetch_texts
+        self.rules = rules
 
     def get(self, namespace: str, version: int, vectors: VectorIndex, *,
             epoch: str = "") -> TextIndex:
@@ -445,7 +360,7 @@ class TextIndexCache(NamespaceLRU[TextIndex]):
         with self._lock:
             entry = self._entries.get(namespace)
             if entry is None or entry[0] != generation or entry[1] > vectors.rows:
-                entry = (generation, 0, TextIndex())
+                entry = (generation, 0, TextIndex(rules=self.rules))
             _, seen, index = entry
             ids = list(dict.fromkeys(vectors.ids_from(seen)))
             if ids:

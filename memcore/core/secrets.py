@@ -1,4 +1,4 @@
-"""Secrets in conversation turns, found and masked before anything is stored (issue 28).
+"""Secrets in conversation turns, found and masked before anything is stored.
 
 Passwords, PINs and one-time codes, API keys and tokens, payment card numbers, IBANs and
 bank account numbers, and national ID numbers never become memories: the write path
@@ -16,9 +16,9 @@ Two sorts of detector:
   its allocation rules) and a UK National Insurance number.
 - **Cues**: a value right after a word that names it ("my password is X", "pw: X",
   "code 123456", "OTP", "PIN", "account number", "passport number", "api key"). The
-  cue words are English and live in one table, :data:`ENGLISH_CUES`, with the words
-  that say a value is *not* one (:data:`ENGLISH_NOT_VALUES`, :data:`ENGLISH_NOT_SECRET_CODES`).
-  Without a cue only the shapes apply, in any language.
+  cue words belong to a language: a :class:`SecretCues` given by the language pack
+  (English: :mod:`memcore.language.english.secret_cues`). Without cues only the
+  shapes apply, in any language.
 
 Masking errs on the side of hiding: a word after "password is" that is no password
 ("my password is hunter2" masks ``hunter2``; "my password is too short" masks nothing
@@ -54,83 +54,55 @@ MARKER = "[redacted: {kind}]"
 MARKER_RE = re.compile(r"\[redacted: (" + "|".join(re.escape(k) for k in KINDS) + r")\]")
 """A marker left in place of a secret; its group is the kind."""
 
-# --- the English cue table -----------------------------------------------------------
-# Each cue is a regular expression (case-insensitive, matched at word starts) naming
-# what the value after it is. Shapes need none of this.
-ENGLISH_CUES: dict[str, tuple[str, ...]] = {
-    PASSWORD: (r"pass\s?words?", r"passwd", r"pwd", r"pw", r"p/w", r"pass\s?phrase",
-               r"wi-?fi\s+key"),
-    PIN: (r"pin(?:\s+(?:code|number|no\.?))?",),
-    CODE: (r"otp", r"one[\s-]time\s+(?:pass\s?(?:code|word)|code|pin)", r"2fa(?:\s+code)?",
-           r"mfa(?:\s+code)?", r"passcode", r"verification\s+code",
-           r"security\s+code", r"auth(?:entication|orization)?\s+code", r"login\s+code",
-           r"sms\s+code", r"access\s+code", r"code"),
-    API_KEY: (r"(?:api|access|secret|private|client|app|signing|encryption|master|"
-              r"licen[cs]e)?[\s_-]?(?:access[\s_-]?)?(?:key|secret)s?",),
-    TOKEN: (r"(?:api|access|auth|refresh|bearer|session|personal\s+access|id)?[\s_-]?"
-            r"tokens?", r"bearer"),
-    CARD: (r"(?:credit|debit|bank|payment)?\s?card(?:\s+(?:number|no\.?|num|#))?",
-           r"visa", r"master\s?card", r"amex", r"cc"),
-    CARD_CODE: (r"cvv2?", r"cvc2?", r"cid", r"card\s+(?:security\s+|verification\s+)?code"),
-    IBAN: (r"iban",),
-    ACCOUNT: (r"(?:bank\s+|checking\s+|savings\s+|current\s+)?account(?:\s+(?:number|no\.?|"
-              r"num|nr\.?|#))?", r"acct\.?(?:\s+(?:number|no\.?|#))?", r"a/c",
-              r"routing\s+(?:number|no\.?)", r"aba(?:\s+number)?", r"sort\s+code", r"bsb"),
-    NATIONAL_ID: (r"ssn", r"social\s+security(?:\s+(?:number|no\.?|#))?",
-                  r"social\s+insurance(?:\s+(?:number|no\.?))?", r"sin",
-                  r"national\s+(?:id|identity|identification|insurance)(?:\s+(?:number|no\.?|"
-                  r"card\s+number))?", r"ni\s+number", r"nino",
-                  r"(?:personal\s+)?id(?:entity|entification)?\s+(?:number|no\.?|card\s+number)",
-                  r"passport(?:\s+(?:number|no\.?|#))?",
-                  r"driver'?s?\s+licen[cs]e(?:\s+(?:number|no\.?|#))?",
-                  r"licen[cs]e\s+(?:number|no\.?)", r"tax\s+(?:id|number|identification"
-                  r"(?:\s+number)?)", r"tin", r"itin", r"nhs\s+number", r"medicare\s+number",
-                  r"aadhaa?r(?:\s+number)?", r"pan(?:\s+number)?", r"nric", r"dni", r"nie",
-                  r"nif", r"cpf", r"curp", r"bsn", r"pesel", r"personnummer",
-                  r"codice\s+fiscale", r"steuer-?id"),
-}
+# --- a language's cue words -------------------------------------------------------
 
-ENGLISH_LINKS = (r"is", r"was", r"are", r"were", r"will\s+be", r"has\s+been",
-                 r"now", r"still", r"just", r"currently", r"actually", r"again", r"set\s+to",
-                 r"changed\s+to", r"to", r"of", r"number", r"no\.?", r"nr\.?", r"num",
-                 r"equals", r"reads")
-"""Words between a cue and its value ("password *is now* X")."""
+@dataclass(frozen=True)
+class SecretCues:
+    """A language's words that name a secret before (or after) its value.
 
-ENGLISH_LEADS = (r"for", r"to", r"of", r"on", r"at", r"in", r"into", r"with")
-"""Prepositions that open a phrase between a cue and its link ("the password *for the
-wifi at home* is X")."""
+    ``cues``: per kind, regular expressions (case-insensitive, at word starts) naming
+    what the value after them is; ``links``: words between a cue and its value
+    ("password *is now* X"); ``leads``: prepositions opening a phrase between a cue and
+    its link ("the password *for the wifi* is X"), which ends at one of ``copulas``;
+    ``not_values``: words after a cue that are no value ("my password is *too* short");
+    ``not_secret_codes``: words before a bare "code" that make it no secret ("zip
+    code"); ``reversed``: a pattern for a value before its cue ("X is my password",
+    groups ``a`` or ``b`` for the value and ``cue`` for the cue word).
+    """
 
-ENGLISH_NOT_VALUES = frozenset({
-    "a", "an", "the", "my", "your", "his", "her", "its", "our", "their", "this", "that",
-    "these", "those", "it", "i", "me", "we", "you", "he", "she", "they", "not", "no",
-    "none", "nothing", "never", "too", "very", "so", "quite", "really", "also", "even",
-    "only", "same", "different", "wrong", "right", "correct", "incorrect", "invalid",
-    "valid", "weak", "strong", "secure", "safe", "long", "short", "easy", "hard",
-    "simple", "complicated", "complex", "new", "old", "expired", "saved", "stored",
-    "written", "taped", "somewhere", "secret", "private", "required", "needed", "missing",
-    "lost", "forgotten", "changed", "reset", "updated", "blank", "empty", "case",
-    "sensitive", "case-sensitive", "protected", "encrypted", "hidden", "shared", "known",
-    "unknown", "something", "anything", "everything", "what", "which", "who",
-    "how", "why", "when", "where", "whatever", "and", "or", "but", "if", "on", "in", "at",
-    "under", "behind", "inside", "with", "without", "from", "by", "for", "of", "to", "as",
-    "into", "onto", "near", "above", "below", "over", "there", "here", "like", "just",
-    "still", "now", "set", "being", "been", "be", "is", "was", "are", "were", "will",
-    "stolen", "leaked", "compromised", "fine", "ok", "okay", "good", "bad", "great",
-    "terrible", "generic", "default"
-})
-"""Words after a cue that are no value ("my password is *too* short")."""
+    cues: Mapping[str, tuple[str, ...]]
+    links: tuple[str, ...]
+    leads: tuple[str, ...]
+    copulas: tuple[str, ...]
+    not_values: frozenset[str]
+    not_secret_codes: frozenset[str]
+    reversed: str
+    code_word: str = "code"
 
-ENGLISH_NOT_SECRET_CODES = frozenset({
-    "zip", "postal", "post", "area", "country", "dialing", "dialling", "calling", "phone",
-    "error", "status", "exit", "return", "http", "response", "promo", "promotional",
-    "discount", "coupon", "voucher", "referral", "invite", "invitation", "tracking",
-    "product", "item", "sku", "bar", "qr", "source", "dress", "morse", "colour", "color",
-    "language", "airport", "iata", "icao", "course", "class", "flight", "booking",
-    "reservation", "confirmation", "reference", "order", "tax", "hs", "icd", "cpt",
-    "zone", "time", "station", "bus", "route", "room", "building", "seat",
-    "swift", "bic", "bank", "sort"
-})
-"""Words before "code" that make it no secret ("zip code", "error code")."""
+    def __post_init__(self) -> None:
+        unknown = set(self.cues) - set(KINDS)
+        if unknown:
+            raise ValueError(f"cues: unknown secret kinds {sorted(unknown)}")
+        # Compiled once per language (the dataclass is frozen, so set through object).
+        link = _alternation(self.links)
+        compiled = {
+            "patterns": tuple(
+                (kind, re.compile(r"(?<![A-Za-z0-9])" + _alternation(words)
+                                  + r"(?![A-Za-z0-9])", re.I))
+                for kind, words in self.cues.items()),
+            # After the cue: any of ":", "=", "#", dashes and link words, in any order.
+            "connect": re.compile(r"(?:\s*[:=#\u2013-]+\s*|\s*['\u2019]s(?![A-Za-z])|\s+"
+                                  + link + r"(?![A-Za-z])|\s+)*", re.I),
+            "lead": re.compile(r"\s+" + _alternation(self.leads) + r"(?:\s+[^\s:=]+){1,5}?"
+                               r"(?=\s+" + _alternation(self.copulas) + r"\b|\s*[:=])", re.I),
+            "reversed": re.compile(self.reversed, re.I),
+        }
+        object.__setattr__(self, "_compiled", compiled)
+
+    def pattern(self, name: str) -> Any:
+        """A compiled pattern of these cues (``patterns``, ``connect``, ``lead``,
+        ``reversed``)."""
+        return self.__dict__["_compiled"][name]
 
 
 # --- checks ---------------------------------------------------------------------------
@@ -279,12 +251,6 @@ def _alternation(patterns: Sequence[str]) -> str:
     return "(?:" + "|".join(patterns) + ")"
 
 
-_LINK = _alternation(ENGLISH_LINKS)
-# After the cue: any of ":", "=", "#", dashes and link words, in any order.
-_CONNECT = re.compile(r"(?:\s*[:=#\u2013-]+\s*|\s*['\u2019]s(?![A-Za-z])|\s+" + _LINK
-                      + r"(?![A-Za-z])|\s+)*", re.I)
-_LEAD_PHRASE = re.compile(r"\s+" + _alternation(ENGLISH_LEADS) + r"(?:\s+[^\s:=]+){1,5}?"
-                          r"(?=\s+(?:is|was|are|were|will\s+be|has\s+been)\b|\s*[:=])", re.I)
 _OPEN_QUOTES = "\"'\u201c\u2018\u00ab"
 _CLOSE_QUOTES = "\"'\u201d\u2019\u00bb"
 _QUOTED = re.compile(f"[{_OPEN_QUOTES}](?P<v>[^{_CLOSE_QUOTES}\\n]{{1,512}})[{_CLOSE_QUOTES}]")
@@ -306,13 +272,14 @@ def _plain_value(text: str, pos: int) -> tuple[int, int] | None:
     return (pos, end) if end > pos else None
 
 
-def _password_value(text: str, pos: int, bare: bool) -> tuple[int, int] | None:
+def _password_value(text: str, pos: int, bare: bool, not_values: frozenset[str]
+                    ) -> tuple[int, int] | None:
     span = _plain_value(text, pos)
     if span is None:
         return None
     value = text[span[0]:span[1]]
     word = value.lower()
-    if len(value) < 3 or word in ENGLISH_NOT_VALUES or value.startswith("[redacted"):
+    if len(value) < 3 or word in not_values or value.startswith("[redacted"):
         return None
     if bare and (len(value) < 4 or not re.search(r"[\d\W_]", value)):
         return None  # "password hunter2" masks; "password manager" does not
@@ -408,7 +375,6 @@ def _iban_value(text: str, pos: int) -> tuple[int, int] | None:
 
 ValueReader = Callable[[str, int, bool], "tuple[int, int] | None"]
 _READERS: dict[str, ValueReader] = {
-    PASSWORD: _password_value,
     PIN: lambda t, p, b: _digits_value(t, p, 4, 8),
     CODE: _code_value,
     API_KEY: _key_value,
@@ -419,37 +385,38 @@ _READERS: dict[str, ValueReader] = {
     ACCOUNT: lambda t, p, b: _grouped_value(t, p, 6, letters=False),
     NATIONAL_ID: lambda t, p, b: _grouped_value(t, p, 4, letters=True),
 }
-"""How the value after each kind's cue is read: (text, position, no link word) -> span."""
+"""How the value after each kind's cue is read: (text, position, no link word) -> span
+(a password's reader also needs the language's words that are no value)."""
 
 
-_CUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (kind, re.compile(r"(?<![A-Za-z0-9])" + _alternation(cues) + r"(?![A-Za-z0-9])", re.I))
-    for kind, cues in ENGLISH_CUES.items())
 _WORD_BEFORE = re.compile(r"([A-Za-z-]+)\W{0,3}$")
-_REVERSED = re.compile(
-    r"(?:\buse\s+(?P<a>\S{1,128})\s+as\s+(?:the|my|our|a)\s+(?:new\s+)?|"
-    r"(?<!\S)(?P<b>\S{3,128})\s+(?:is|was)\s+(?:my|the|our)\s+(?:new\s+)?(?:\w+\s+)?)"
-    r"(?P<cue>pass\s?word|passcode|pin)\b(?!\s+(?:manager|hint|policy|reset|rule))", re.I)
 
 
-def _cued(text: str) -> Iterator[Found]:
-    for kind, pattern in _CUE_PATTERNS:
-        read = _READERS[kind]
+def _reader(kind: str, cues: SecretCues) -> ValueReader:
+    if kind == PASSWORD:
+        return lambda t, p, b: _password_value(t, p, b, cues.not_values)
+    return _READERS[kind]
+
+
+def _cued(text: str, cues: SecretCues) -> Iterator[Found]:
+    connect, lead_phrase = cues.pattern("connect"), cues.pattern("lead")
+    for kind, pattern in cues.pattern("patterns"):
+        read = _reader(kind, cues)
         reach = 0  # the end of this kind's last value: a cue inside it is part of it
         for cue in pattern.finditer(text):
             if cue.start() < reach:
                 continue
-            if kind == CODE and cue.group().lower() == "code":
+            if kind == CODE and cue.group().lower() == cues.code_word:
                 before = _WORD_BEFORE.search(text, max(0, cue.start() - 64), cue.start())
-                if before and before.group(1).lower() in ENGLISH_NOT_SECRET_CODES:
+                if before and before.group(1).lower() in cues.not_secret_codes:
                     continue
             span = None
-            lead = _LEAD_PHRASE.match(text, cue.end())
+            lead = lead_phrase.match(text, cue.end())
             if lead:  # "password for the wifi is X"
-                after = _CONNECT.match(text, lead.end())
+                after = connect.match(text, lead.end())
                 span = read(text, after.end() if after else lead.end(), False)
             if span is None:
-                after = _CONNECT.match(text, cue.end())
+                after = connect.match(text, cue.end())
                 pos = after.end() if after else cue.end()
                 linked = pos > cue.end() and bool(re.search(r"[:=#]|[A-Za-z]",
                                                             text[cue.end():pos]))
@@ -457,10 +424,10 @@ def _cued(text: str) -> Iterator[Found]:
             if span is not None and span[1] > span[0]:
                 reach = span[1]
                 yield Found(kind, *span, cue=cue.start())
-    for m in _REVERSED.finditer(text):
+    for m in cues.pattern("reversed").finditer(text):
         group = "a" if m.group("a") else "b"
         value = m.group(group).strip(_TRAILING)
-        if (value.lower() in ENGLISH_NOT_VALUES or len(value) < 3
+        if (value.lower() in cues.not_values or len(value) < 3
                 or not (re.search(r"[\d\W_]", value) or m.group("a"))):
             continue
         start = m.start(group) + m.group(group).index(value)
@@ -469,9 +436,11 @@ def _cued(text: str) -> Iterator[Found]:
                     start, start + len(value), cue=m.start("cue"))
 
 
-def find_secrets(text: str) -> list[Found]:
-    """The secrets in ``text``, in order, overlaps merged (the earlier one's kind)."""
-    found = sorted([*_shapes(text), *_cued(text)], key=lambda f: (f.start, -f.end, f.cue))
+def find_secrets(text: str, cues: SecretCues | None = None) -> list[Found]:
+    """The secrets in ``text``, in order, overlaps merged (the earlier one's kind):
+    found by their shapes, and by ``cues`` (a language's; None: shapes only)."""
+    cued = _cued(text, cues) if cues is not None else ()
+    found = sorted([*_shapes(text), *cued], key=lambda f: (f.start, -f.end, f.cue))
     masked = [m.span() for m in MARKER_RE.finditer(text)]
     merged: list[Found] = []
     for f in found:
@@ -485,13 +454,14 @@ def find_secrets(text: str) -> list[Found]:
     return merged
 
 
-def redact(text: str, max_bytes: int | None = None) -> tuple[str, list[str]]:
+def redact(text: str, max_bytes: int | None = None, cues: SecretCues | None = None
+           ) -> tuple[str, list[str]]:
     """``text`` with each secret replaced by its marker, and the kinds replaced.
 
     With ``max_bytes``, if the markers would make a text that fits grow past it, each
     secret is replaced by as many ``*`` instead (never longer than the text).
     """
-    found = find_secrets(text)
+    found = find_secrets(text, cues)
     if not found:
         return text, []
     out = _replace(text, found, lambda f: MARKER.format(kind=f.kind))
@@ -533,20 +503,20 @@ def episode_marked(episode: Episode) -> list[str]:
     return kinds
 
 
-def redact_episode(episode: Episode, max_bytes: int | None = None
-                   ) -> tuple[Episode, list[str]]:
+def redact_episode(episode: Episode, max_bytes: int | None = None,
+                   cues: SecretCues | None = None) -> tuple[Episode, list[str]]:
     """``episode`` with the secrets of its text and of the facts a producer attached
     (``metadata.facts``) masked; the kinds masked (none: the same object back)."""
-    text, kinds = redact(episode.text, max_bytes)
+    text, kinds = redact(episode.text, max_bytes, cues)
     facts = _facts(episode.metadata)
     masked_facts: list[Any] | None = None
     if facts is not None:
         masked_facts = []
         for item in facts:
             if isinstance(item, str):
-                item, more = redact(item)
+                item, more = redact(item, cues=cues)
             elif isinstance(item, Mapping) and isinstance(item.get("text"), str):
-                new_text, more = redact(item["text"])
+                new_text, more = redact(item["text"], cues=cues)
                 item = {**item, "text": new_text} if more else item
             else:
                 more = []
@@ -567,11 +537,11 @@ def redaction_applies(namespace: str, enabled: bool, exempt: Sequence[str]) -> b
 
 
 def redact_episodes(namespace: str, episodes: Sequence[Episode], *, enabled: bool,
-                    exempt: Sequence[str], max_bytes: int | None = None
-                    ) -> tuple[list[Episode], list[list[str]]]:
+                    exempt: Sequence[str], max_bytes: int | None = None,
+                    cues: SecretCues | None = None) -> tuple[list[Episode], list[list[str]]]:
     """Each episode masked (see :func:`redact_episode`) unless ``namespace`` is exempt,
     and per episode the kinds masked now."""
     if not redaction_applies(namespace, enabled, exempt):
         return list(episodes), [[] for _ in episodes]
-    pairs = [redact_episode(ep, max_bytes) for ep in episodes]
+    pairs = [redact_episode(ep, max_bytes, cues) for ep in episodes]
     return [ep for ep, _ in pairs], [kinds for _, kinds in pairs]

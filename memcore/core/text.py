@@ -63,24 +63,3 @@ class MinHasher:
     def jaccard(sig_a: np.ndarray, sig_b: np.ndarray) -> float:
         """Estimated Jaccard similarity of two signatures."""
         return float(np.mean(sig_a == sig_b))
-
-
-def texts_conflict(a: str, b: str) -> bool:
-    """True if two near-identical texts differ in negation or in the numbers they state,
-    or name different things ("a dog called Luna" and "a dog called Coco"), or one says
-    the other's thing has ended or been replaced ("uses Firefox" and "uses Chrome
-    instead of Firefox").
-
-    Such pairs stay close in embedding space, so they are never auto-merged; the
-    model (or the offline rules) judges them instead.
-    """
-    from memcore.core.compare import change_of, ends, names_differ
-    from memcore.core.lexicon import numbers, polarity
-
-    if polarity(a) != polarity(b) or numbers(a) != numbers(b) or names_differ(a, b):
-        return True
-    for new, old in ((a, b), (b, a)):
-        change = change_of(new)
-        if change is not None and ends(change, old):
-            return True
-    return False

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from memcore.core.config import Settings
 from memcore.core.models import Actor, AuditAction, AuditEvent, Episode
 from memcore.core.secrets import episode_marked, redact_episodes
+from memcore.language import secret_cues
 from memcore.store import MemoryStore
 
 
@@ -29,7 +30,8 @@ def mask_turns(settings: Settings, namespace: str, episodes: Sequence[Episode]
     earlier = [episode_marked(ep) for ep in episodes]
     masked, now = redact_episodes(namespace, episodes, enabled=settings.redact_secrets,
                                   exempt=settings.redact_secrets_exempt_namespaces,
-                                  max_bytes=settings.max_turn_bytes)
+                                  max_bytes=settings.max_turn_bytes,
+                                  cues=secret_cues(settings.language))
     return masked, [a + b for a, b in zip(earlier, now, strict=True)]
 
 

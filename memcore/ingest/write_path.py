@@ -19,7 +19,6 @@ from datetime import datetime
 import numpy as np
 
 from memcore.adapters import Models, OfflineDecider
-from memcore.core.compare import is_correction, leans_on_recent, relation_for, relation_of
 from memcore.core.config import Settings
 from memcore.core.frames import retires, values_differ
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
@@ -33,11 +32,17 @@ from memcore.core.models import (
     Status,
     check_turn_size,
 )
-from memcore.core.text import MinHasher, content_hash, texts_conflict
+from memcore.core.text import MinHasher, content_hash
 from memcore.core.vector_index import IndexCache
 from memcore.ingest.forget import Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
+from memcore.language.english.compare import (
+    is_correction,
+    leans_on_recent,
+    relation_for,
+    relation_of,
+)
 from memcore.observability import metrics
 from memcore.observability.instrument import Instruments
 from memcore.store import MemoryStore
@@ -422,7 +427,8 @@ class IngestPipeline:
         for n in near:
             if n.similarity < add:
                 break
-            if n.similarity >= merge or texts_conflict(text, n.text) or same_slot(text, n.text):
+            if (n.similarity >= merge or self.language.text_rules.conflict(text, n.text)
+                    or same_slot(text, n.text)):
                 return True
         return False
 

@@ -13,6 +13,8 @@ from typing import NamedTuple, Protocol, runtime_checkable
 
 from memcore.core.forget import ForgetRequest
 from memcore.core.models import Frame
+from memcore.core.secrets import SecretCues
+from memcore.core.text_rules import PLAIN, TextRules
 
 
 class Reading(NamedTuple):
@@ -28,6 +30,8 @@ class LanguagePack(Protocol):
     """Reads the structure of short fact texts in one language."""
 
     name: str
+    text_rules: TextRules  # what the core asks of the language (search terms, guards)
+    secret_cues: SecretCues | None  # words that name a secret before its value
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """One frame (or None: no known attribute) per text, in one batched call."""
@@ -79,6 +83,8 @@ class NoLanguage:
     """A pack that reads nothing: every fact is unframed."""
 
     name = "none"
+    text_rules: TextRules = PLAIN
+    secret_cues: SecretCues | None = None  # secrets are then found by their shapes only
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
         """No frames."""
@@ -141,3 +147,26 @@ def language_pack(name: str = "english", pipeline: str = "") -> LanguagePack:
             raise ValueError(f"language: unknown language pack {name!r} (english | none)")
         _PACKS[key] = pack
     return pack
+
+
+def secret_cues(name: str = "english") -> SecretCues | None:
+    """The secret cue words of the pack called ``name`` (None: shapes only), without
+    loading its parser."""
+    if name == "none":
+        return None
+    if name == "english":
+        from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
+
+        return ENGLISH_SECRET_CUES
+    raise ValueError(f"language: unknown language pack {name!r} (english | none)")
+
+
+def text_rules(name: str = "english") -> TextRules:
+    """The text rules of the pack called ``name``, without loading its parser."""
+    if name == "none":
+        return PLAIN
+    if name == "english":
+        from memcore.language.english.text_rules import ENGLISH_TEXT
+
+        return ENGLISH_TEXT
+    raise ValueError(f"language: unknown language pack {name!r} (english | none)")

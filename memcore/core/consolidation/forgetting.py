@@ -13,7 +13,6 @@ from memcore.core.bounds import text_fits
 from memcore.core.consolidation.planning import original_texts, same_scope, unique_in_order
 from memcore.core.consolidation.resolution import merge_lists, survivor_key
 from memcore.core.consolidation.retention import confidences, retention_scores
-from memcore.core.lexicon import canonical_terms
 from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
 from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import capped_strength
@@ -96,7 +95,8 @@ def idle_rows(red: Reducer, doomed: list[tuple[int, str]]) -> list[int]:
         return []
     cutoff = to_micros(red.now - timedelta(days=cfg.summary_idle_days))
     most = cfg.summary_idle_max_terms
-    short = t.text_flags(f"terms<={most}", lambda text: len(canonical_terms(text)) <= most)
+    terms = red.rules.canonical_terms
+    short = t.text_flags(f"{red.rules.name}:terms<={most}", lambda text: len(terms(text)) <= most)
     rows = (t.live() & ~t.pinned & ~t.relation & (t.derived_level == 0)
             & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff)
             & (t.importance <= cfg.summary_idle_max_importance + 1e-9) & short)

@@ -16,11 +16,13 @@ from memcore.core.interfaces import Merger
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.scoring import effective_confidence
 from memcore.core.table import MemoryTable
+from memcore.core.text_rules import PLAIN, TextRules
 
 
 def consolidate(memories: Sequence[Memory], now: datetime, config: ConsolidationConfig,
                 merger: Merger, *, max_rounds: int = 8,
-                actor: Actor = Actor.CONSOLIDATION) -> ConsolidationResult:
+                actor: Actor = Actor.CONSOLIDATION, rules: TextRules = PLAIN
+                ) -> ConsolidationResult:
     """One complete pass in process: merge rounds until stable, then decay, floor and cap.
 
     Merging moves centroids, which can bring two survivors above the threshold; the
@@ -28,11 +30,11 @@ def consolidate(memories: Sequence[Memory], now: datetime, config: Consolidation
     at the same ``now`` changes nothing.
     """
     table = MemoryTable.from_memories(memories)
-    red = Reducer(table, copies_loader(memories), now, config, actor)
+    red = Reducer(table, copies_loader(memories), now, config, actor, rules=rules)
     changed: np.ndarray | None = None
     judged: set[tuple[str, str]] = set()
     for _ in range(max_rounds):
-        p = plan_table(table, config, changed=changed)
+        p = plan_table(table, config, changed=changed, rules=rules)
         red.by_id.fetch(p.ids())
         p = _unjudged(p, red.by_id, judged)
         outcomes = resolve(p, red.by_id, merger)

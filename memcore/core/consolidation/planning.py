@@ -21,7 +21,7 @@ from memcore.core.partition import (
     similar_pairs,
 )
 from memcore.core.table import MemoryTable, ids_array
-from memcore.core.text import texts_conflict
+from memcore.core.text_rules import PLAIN, TextRules
 
 
 @dataclass
@@ -83,21 +83,24 @@ def _survivor_order(table: MemoryTable, rows: np.ndarray) -> np.ndarray:
 
 
 def plan(memories: Sequence[Memory], config: ConsolidationConfig,
-         changed: set[str] | None = None) -> Plan:
+         changed: set[str] | None = None, *, rules: TextRules = PLAIN) -> Plan:
     """Partition the live set into exact-duplicate groups, clusters and borderline pairs.
 
     ``changed``: ids written since the last pass; when given, only those are searched
     against the rest (an incremental pass), so the cost follows what changed.
+    ``rules``: the language's text rules (two near-identical texts they see conflict
+    are never merged without a judgment).
     """
     table = MemoryTable.from_memories(memories)
     mask = None
     if changed is not None:
         mask = np.fromiter((mid in changed for mid in table.ids), dtype=bool, count=len(table))
-    return plan_table(table, config, changed=mask)
+    return plan_table(table, config, changed=mask, rules=rules)
 
 
 def plan_table(table: MemoryTable, config: ConsolidationConfig,
-               changed: np.ndarray | None = None, *, index: CellIndex | None = None) -> Plan:
+               changed: np.ndarray | None = None, *, index: CellIndex | None = None,
+               rules: TextRules = PLAIN) -> Plan:
     """:func:`plan` over columns. ``changed``: mask of rows written since the last pass.
 
     Below 10^4 candidates the pairs come from an exact product; above (or when ``index``,
@@ -132,7 +135,7 @@ def plan_table(table: MemoryTable, config: ConsolidationConfig,
     # Memories of two scopes are never merged nor judged against each other.
     i_idx, j_idx, sims = same_scope([table.scopes[r] for r in pool.tolist()],
                                     (i_idx, j_idx, sims))
-    strong = _strong_pairs(table, pool, (i_idx, j_idx, sims), config.merge_threshold)
+    strong = _strong_pairs(table, pool, (i_idx, j_idx, sims), config.merge_threshold, rules)
     rank = np.empty(len(table), dtype=np.int64)  # table row -> matrix row
     rank[space] = np.arange(space.size)
     at = np.full(len(table), -1, dtype=np.int64)  # table row -> pool position
@@ -174,14 +177,14 @@ def _exact_groups(table: MemoryTable, free: np.ndarray
 
 
 def _strong_pairs(table: MemoryTable, pool: np.ndarray, pairs: Pairs,
-                  merge_threshold: float) -> np.ndarray:
+                  merge_threshold: float, rules: TextRules) -> np.ndarray:
     """Mask of the pairs similar enough to merge without a model call; negations and
     changed numbers sit close in embedding space, so conflicting texts never auto-merge."""
     i_idx, j_idx, sims = pairs
     strong = sims >= merge_threshold
     for n in np.flatnonzero(strong).tolist():
         a, b = int(pool[i_idx[n]]), int(pool[j_idx[n]])
-        if texts_conflict(table.texts[a], table.texts[b]):
+        if rules.conflict(table.texts[a], table.texts[b]):
             strong[n] = False
     return strong
 

@@ -10,7 +10,6 @@ from typing import cast
 import numpy as np
 
 from memcore.core.bounds import text_fits
-from memcore.core.compare import may_change, supersessions
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation.forgetting import idle_rows, summarize_doomed, weak_rows
 from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
@@ -25,10 +24,11 @@ from memcore.core.consolidation.retention import event_time, retention_scores
 from memcore.core.frames import FramedRow, conflict
 from memcore.core.frames import supersessions as frame_supersessions
 from memcore.core.interfaces import ClusterOutcome, Verdict
-from memcore.core.models import Actor, AuditAction, AuditEvent, Memory, Status
+from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status
 from memcore.core.scoring import capped_strength, reinforced_confidence
 from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
+from memcore.core.text_rules import PLAIN, TextRules
 
 VectorOf = Callable[[str], np.ndarray | None]
 """The stored vector (float32) of a memory a loader returned without it."""
@@ -119,8 +119,9 @@ class Reducer:
 
     def __init__(self, table: MemoryTable, load: Loader, now: datetime,
                  config: ConsolidationConfig, actor: Actor,
-                 vector_of: VectorOf | None = None) -> None:
+                 vector_of: VectorOf | None = None, rules: TextRules = PLAIN) -> None:
         self.table = table
+        self.rules = rules  # the language's text rules (see _retire_changed)
         self.by_id = Records(table, load, vector_of)
         self.now = now
         self.config = config
@@ -181,6 +182,10 @@ class Reducer:
         # text past a turn's size), keep the most informative of the texts rather than
         # whichever record survives.
         text = text if text and text_fits(text) else None
+        done = fulfilment(members)
+        if done is not None:  # a plan merged with its fulfilment keeps the fulfilment
+            head.kind, text = done.kind, done.text
+            reason = f"{reason}; plan fulfilled"
         head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
         head.content_hash = content_hash(head.text, head.scope)
         head.importance = max(m.importance for m in members)
@@ -247,10 +252,11 @@ class Reducer:
 def reduce(memories: Sequence[Memory], plan_: Plan, outcomes: Sequence[ClusterOutcome | None],
            now: datetime, config: ConsolidationConfig, *,
            summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
-           actor: Actor = Actor.CONSOLIDATION) -> ConsolidationResult:
+           actor: Actor = Actor.CONSOLIDATION, rules: TextRules = PLAIN) -> ConsolidationResult:
     """Apply a planned round and the merger's outcomes, then expiry, support, floor, cap."""
     changes = reduce_table(MemoryTable.from_memories(memories), copies_loader(memories), plan_,
-                           outcomes, now, config, summarize=summarize, actor=actor)
+                           outcomes, now, config, summarize=summarize, actor=actor,
+                           rules=rules)
     return ConsolidationResult(overlay(memories, changes.changed), changes.events)
 
 
@@ -258,13 +264,13 @@ def reduce_table(table: MemoryTable, load: Loader, plan_: Plan,
                  outcomes: Sequence[ClusterOutcome | None], now: datetime,
                  config: ConsolidationConfig, *,
                  summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None = None,
-                 actor: Actor = Actor.CONSOLIDATION, vector_of: VectorOf | None = None
-                 ) -> PassChanges:
+                 actor: Actor = Actor.CONSOLIDATION, vector_of: VectorOf | None = None,
+                 rules: TextRules = PLAIN) -> PassChanges:
     """:func:`reduce` over columns: only the memories it changes are materialized (with
     ``load``) and returned. ``table`` is updated in place. ``vector_of``: ``load`` leaves
     vectors out and this gives the stored one of a memory the pass reads or changes the
     vector of (see :class:`Records`)."""
-    red = Reducer(table, load, now, config, actor, vector_of)
+    red = Reducer(table, load, now, config, actor, vector_of, rules)
     red.by_id.fetch(plan_.ids())
     apply_merges(red, plan_, outcomes)
     finish(red, summarize)
@@ -276,6 +282,18 @@ def overlay(memories: Sequence[Memory], changed: Sequence[Memory]) -> list[Memor
     by_id = {m.id: m for m in changed}
     out = [by_id.pop(m.id, m) for m in memories]
     return out + list(by_id.values())
+
+
+def fulfilment(members: Sequence[Memory]) -> Memory | None:
+    """The member that fulfils the plans among ``members``: the newest one that is no
+    plan (a goal), stated after every plan ("thinking about a bike" -> "bought the
+    bike"); None when no member is a plan or none came after them."""
+    plans = [m for m in members if m.kind is Kind.GOAL]
+    if not plans:
+        return None
+    last_plan = max(m.created_at for m in plans)
+    later = [m for m in members if m.kind is not Kind.GOAL and m.created_at > last_plan]
+    return max(later, key=lambda m: (m.created_at, m.id)) if later else None
 
 
 def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:
@@ -358,10 +376,10 @@ def _retire_changed(red: Reducer) -> None:
     asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
     found: list[tuple[str, str, str]] = []
     if red.config.text_rules is not False:
-        hints = t.text_flags("may_change", may_change)[rows]
-        found = supersessions([t.ids[r] for r in row_list], [t.texts[r] for r in row_list],
-                              asserted.tolist(), t.relation[rows].tolist(),
-                              hints=hints.tolist())
+        hints = t.text_flags(f"{red.rules.name}:may_change", red.rules.may_change)[rows]
+        found = red.rules.supersessions([t.ids[r] for r in row_list],
+                                        [t.texts[r] for r in row_list], asserted.tolist(),
+                                        t.relation[rows].tolist(), hints=hints.tolist())
     framed_ids = [t.ids[r] for r, f in zip(row_list, t.framed[rows].tolist(), strict=True) if f]
     if framed_ids:
         when = dict(zip([t.ids[r] for r in row_list], asserted.tolist(), strict=True))

@@ -32,7 +32,6 @@ from typing import Any
 
 from memcore.client.client import Client
 from memcore.core.config import Settings
-from memcore.core.lexicon import canonical_terms, numbers
 from memcore.core.models import LIVE_STATUSES, Actor, Memory, Status
 from memcore.devtools.bench.common import (
     add_counters,
@@ -49,6 +48,7 @@ from memcore.devtools.bench.common import (
     write_outputs,
 )
 from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
+from memcore.language.english.lexicon import canonical_terms, numbers
 
 CONTRACT_KEYS = (
     "conversations", "questions", "embedder", "facts", "raw", "ingested", "consolidated",

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 from memcore.core.forget import ForgetRequest
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
+from memcore.core.secrets import SecretCues
+from memcore.core.text_rules import TextRules
 from memcore.language import Reading
 from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
@@ -22,8 +24,10 @@ from memcore.language.english.forget import forget_request, linked_names, may_as
 from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
+from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.statements import statements
 from memcore.language.english.tables import CHAT_WORDS
+from memcore.language.english.text_rules import ENGLISH_TEXT
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -43,6 +47,8 @@ class EnglishPack:
     """English frames (spaCy ``en_core_web_sm``: tagger, parser, lemmatizer)."""
 
     name = "english"
+    text_rules: TextRules = ENGLISH_TEXT
+    secret_cues: SecretCues | None = ENGLISH_SECRET_CUES
 
     def __init__(self, pipeline: str | None = None) -> None:
         self._pipeline_name = pipeline

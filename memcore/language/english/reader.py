@@ -237,12 +237,23 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     if lemma in T.HEALED and polarity > 0:
         return None
     articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
-    if complement.pos_ == "NOUN" and _is_job(lemma) and (articled or lemma in T.JOB_NOUNS):
+    if (complement.pos_ == "PROPN" and subject in ("i", "me") and not list(complement.lefts)
+            and not any(c.dep_ == "prep" for c in complement.children)):
+        return subject, "name", _word(complement), polarity, ""  # "I'm Dave"
+    # "is a nurse", "is the Courier's health correspondent", "is architect" (an article
+    # dropped, as many non-native speakers do), "I am chef" (parsed as an adjective).
+    bare = complement.tag_ == "NN" and not any(
+        c.dep_ == "det" or (c.dep_ == "poss" and c.pos_ == "PRON")  # "my boss": a person
+        for c in complement.children)
+    if (complement.pos_ == "NOUN" and is_job(lemma)
+            and (articled or bare or lemma in T.JOB_NOUNS)) \
+            or (complement.dep_ == "acomp" and lemma in T.JOB_NOUNS):
         return subject, "job", _value(complement), polarity, ""
     return None
 
 
-def _is_job(lemma: str) -> bool:
+def is_job(lemma: str) -> bool:
+    """Is a noun with this lemma an occupation ("nurse", "driver"; not "fan")?"""
     if lemma in T.NOT_JOB:
         return False
     return lemma in T.JOB_NOUNS or (len(lemma) > 4 and lemma.endswith(T.JOB_SUFFIXES))
@@ -377,7 +388,22 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
                 value = _value(pobj)
                 if _usable(value):
                     return subject, by_prep, value, polarity, ""
+    job = _as_job(root)
+    if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
+        return subject, "job", _value(job), polarity, ""
     return None
+
+
+def _as_job(root: Token) -> Token | None:
+    """The occupation an "as a <job>" phrase of the clause names, if any."""
+    found = _prep_object(root, ("as",))
+    if found is None:
+        return None
+    noun = found[1]
+    lemma = noun.lemma_.lower()
+    articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in noun.children)
+    return noun if noun.pos_ == "NOUN" and is_job(lemma) and (
+        articled or lemma in T.JOB_NOUNS) else None
 
 
 def subject_of(root: Token) -> tuple[str, Token | None]:

@@ -17,6 +17,7 @@ from memcore.core.models import Frame
 from memcore.language.english import tables as T
 from memcore.language.english.reader import (
     contact_value,
+    is_job,
     read_clause,
     subject_of,
     surface,
@@ -68,33 +69,114 @@ def _written(attribute: str, text: str) -> str:
     return text
 
 
+def _speaker_is(subject: tuple[str, Token | None]) -> bool:
+    """The subject is the speaker ("I"), not something of theirs ("my husband")."""
+    return subject[0] in FIRST_PERSON and subject[1] is None
+
+
 def _clauses(sent: Span) -> list[tuple[Token, tuple[str, Token | None]]]:
-    """The sentence's clauses with the subject a subject-less one shares."""
+    """The sentence's clauses with the subject a subject-less one shares: the root,
+    its conjoined verbs, and clauses the speaker states inside a clause of their own
+    ("I'm Bev, I teach Year 2": "'m" hangs under "teach"), not ones reported of
+    someone else ("she thought I was the new carer")."""
     root = sent.root
     shared = subject_of(root)
     out: list[tuple[Token, tuple[str, Token | None]]] = [(root, ("", None))]
     for tok in root.subtree:
-        if tok.dep_ == "conj" and tok.pos_ in ("VERB", "AUX") and tok.head.i != tok.i:
+        if tok.i == root.i or tok.pos_ not in ("VERB", "AUX"):
+            continue
+        if tok.dep_ == "conj" and tok.head.i != tok.i:
             out.append((tok, shared))
+        elif tok.dep_ in ("ccomp", "parataxis") and tok.head.i == root.i and \
+                _speaker_is(shared) and _speaker_is(subject_of(tok)):
+            out.append((tok, ("", None)))
     return out
+
+
+def _introduced(sent: Span, speaker: str) -> Token | None:
+    """The name a verbless self-introduction opens with ("Dave, 47, driver in Hull",
+    "jade here, barista ...", "Name's Carl, 52, ..."), or None: the sentence has no
+    verb, and its first word (after greetings) is a name that is the speaker's, or is
+    followed by "here", or follows "name's"."""
+    if any(t.tag_ in _FINITE for t in sent):  # "based in Leeds" is no clause of its own
+        return None
+    words = [t for t in sent if not t.is_punct and t.pos_ != "INTJ"]
+    named = False
+    while words and words[0].lower_ in T.INTRO_LEADS:
+        named = named or words[0].lower_ == "name"
+        words = words[1:]
+    if not words or words[0].pos_ != "PROPN" or words[0].ent_type_ not in ("PERSON", ""):
+        return None
+    name = words[0]
+    here = len(words) > 1 and words[1].lower_ == "here"
+    if named or here or name.lower_ == speaker.lower().split(" ")[0]:
+        return name
+    return None
+
+
+_FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
+
+
+def _job_words(tok: Token) -> str:
+    """A job noun with its own modifiers only ("HGV driver", "civil engineer")."""
+    start = tok.i
+    while start > tok.sent.start and tok.doc[start - 1].dep_ in ("compound", "amod") and \
+            tok.doc[start - 1].head.i in range(start, tok.i + 1):
+        start -= 1
+    return tok.doc[start:tok.i + 1].text
+
+
+def _age(tok: Token) -> bool:
+    return tok.like_num and tok.text.isdigit() and 10 <= int(tok.text) <= 110
 
 
 def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
-    """A verbless self-introduction: "jade here, 22, barista at grindhouse coffee"."""
-    root = sent.root
-    if root.pos_ in ("VERB", "AUX") or not any(c.lower_ == "here" for c in root.children):
+    """A verbless self-introduction: "jade here, 22, barista at grindhouse coffee",
+    "Dave, 47, HGV driver out of Swindon": the name, an age, a job (with the employer
+    it names) and the place the job or the speaker is in."""
+    name = _introduced(sent, speaker)
+    if name is None:
         return []
-    out: list[tuple[Frame, str]] = []
-    for tok in root.subtree:
-        if tok.i == root.i or tok.head.i != root.i or tok.dep_ not in ("appos", "conj",
-                                                                        "npadvmod"):
+    out: list[tuple[Frame, str]] = [framed(speaker, "name", name.text.lower(), name.text)]
+    for tok in sent:
+        if tok.i == name.i or tok.dep_ in ("pobj", "compound", "amod", "poss"):
             continue
-        if tok.like_num and tok.text.isdigit() and 10 <= int(tok.text) <= 110:
+        if _age(tok) and tok.dep_ in ("appos", "npadvmod", "conj", "ROOT") and \
+                tok.head.i in (name.i, sent.root.i, tok.i):
             out.append(framed(speaker, "age", tok.text, tok.text))
-        elif tok.pos_ == "NOUN" and tok.lemma_.lower() in T.JOB_NOUNS:
-            out.append(framed(speaker, "job", value_of(tok), surface(tok)))
+        elif (tok.pos_ == "NOUN" and is_job(tok.lemma_.lower())
+              and tok.dep_ in ("ROOT", "appos", "conj", "npadvmod")):
+            words = _job_words(tok)
+            out.append(framed(speaker, "job", words.lower(), words))
             out += _employer(tok, tok, speaker)
+            out += _place(tok, speaker)
     return out
+
+
+def _place(head: Token, speaker: str) -> list[tuple[Frame, str]]:
+    """Where a job is: "driver *out of Swindon*", "plumber *in Hull*", "nurse ..., *based
+    in Leeds*" (a place name, not "in a band")."""
+    for tok in head.subtree:
+        if tok.dep_ == "pobj" and tok.pos_ == "PROPN" and tok.head.lower_ in T.PLACE_PREPS:
+            prep = tok.head
+            if prep.head.i == head.i or prep.head.lemma_.lower() == "base" or (
+                    prep.head.dep_ == "prep" and prep.head.head.i == head.i):
+                return [framed(speaker, "residence", value_of(tok), surface(tok))]
+    return []
+
+
+def _name_token(clause: Token) -> Token | None:
+    return next((c for c in clause.children if c.dep_ in ("attr", "acomp")
+                 and c.pos_ == "PROPN"), None)
+
+
+def _appositive_job(name: Token, speaker: str) -> list[tuple[Frame, str]]:
+    """The job (and employer) set beside a name: "Marcus, political reporter at X"."""
+    for tok in name.children:
+        if tok.dep_ == "appos" and tok.pos_ == "NOUN" and is_job(tok.lemma_.lower()):
+            words = _job_words(tok)
+            return [framed(speaker, "job", words.lower(), words), *_employer(tok, tok, speaker)]
+    return []
 
 
 def _employer(clause: Token, job: Token, speaker: str) -> list[tuple[Frame, str]]:
@@ -135,16 +217,23 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
             if (subject not in FIRST_PERSON or attribute not in TEMPLATES or polarity < 0
                     or event or not value):
                 continue
-            tok = _value_token(clause, value)
+            tok = _name_token(clause) if attribute == "name" else _value_token(clause, value)
             if tok is None:
+                continue
+            if attribute == "name":  # "I'm Marcus, political reporter at the Courier"
+                found.append(framed(speaker, attribute, value, tok.text))
+                found += _appositive_job(tok, speaker)
                 continue
             if attribute.startswith("contact:"):  # a number or address as written
                 written = contact_value(tok)
                 found.append(framed(speaker, attribute, value, written))
                 continue
-            found.append(framed(speaker, attribute, value, surface(tok)))
-            if attribute == "job":
+            if attribute == "job":  # the noun and its own modifiers ("staff nurse")
+                words = _job_words(tok)
+                found.append(framed(speaker, attribute, words.lower(), words))
                 found += _employer(clause, tok, speaker)
+                continue
+            found.append(framed(speaker, attribute, value, surface(tok)))
         for frame, text in found:
             key = (frame.attribute, frame.value)
             if key not in seen:

@@ -120,6 +120,12 @@ NOT_JOB = frozenset({"member", "fan", "beginner", "user", "owner", "customer", "
                      "rider", "cyclist", "patient", "resident", "client", "supporter",
                      "follower", "subscriber", "volunteer", "tenant", "winner", "loser",
                      "vegetarian", "vegan", "pescatarian", "diabetic", "asthmatic"})
+# Words before the name in a self-introduction ("*name's* Carl, 52, ...").
+INTRO_LEADS = frozenset({"hi", "hey", "hello", "yo", "morning", "evening", "name", "'s",
+                         "it", "this", "is"})
+# Prepositions that place a job or a person ("driver out of Swindon", "in Hull").
+PLACE_PREPS = frozenset({"in", "of", "near"})
+
 # Words that are no value on their own (pronouns, placeholders).
 NO_VALUE = frozenset({"it", "that", "this", "them", "they", "one", "thing", "stuff",
                       "something", "everything", "anything", "he", "she", "him", "her",

@@ -13,8 +13,15 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from memcore.core.lexicon import canonical_terms, fold, numbers, polarity, stem, word_set
 from memcore.core.models import Relation as MemoryRelation
+from memcore.language.english.lexicon import (
+    canonical_terms,
+    fold,
+    numbers,
+    polarity,
+    stem,
+    word_set,
+)
 
 # Exclusive predicates: a subject has one value at a time, so a new value
 # retires the old one. Each pattern captures (subject, value).
