@@ -187,6 +187,11 @@ class Stats(BaseModel):
     version: int
     status: dict[str, int]
     counters: dict[str, float]
+    backlog: dict[str, int] = Field(
+        default_factory=dict,
+        description="ingest tasks accepted and not finished: namespace, total")
+    queues: dict[str, int] = Field(default_factory=dict,
+                                   description="messages waiting per broker queue")
 
 
 class VersionOut(BaseModel):

@@ -176,6 +176,10 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
             out.print("counters: " + ", ".join(
                 f"{k} {v:g}" for k, v in sorted(data["counters"].items())))
         out.print(f"pending importance: {data['pending_importance']:g}")
+        backlog = data["backlog"]
+        out.print(f"ingest backlog: {backlog['namespace']} task(s) of this namespace, "
+                  f"{backlog['total']} in all; queues: " + (", ".join(
+                      f"{k} {v}" for k, v in sorted(data["queues"].items())) or "unreadable"))
     if not known:
         fail(f"namespace {namespace!r} has no data")
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
-from memcore.client.errors import BrokerBusy, NoWorker
+from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.client.workers import WorkerCheck, no_worker_hint
@@ -55,6 +55,8 @@ from memcore.store import EraseReport, MemoryStore
 if TYPE_CHECKING:
     from celery import Celery
 
+    from memcore.observability.metrics import QueueLagCollector
+
 _CELERY_LOCK = threading.Lock()
 
 log = logging.getLogger(__name__)
@@ -68,6 +70,13 @@ BROKER_POOL_TIMEOUT_SECONDS = 5.0
 
 MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
+
+RETRY_AFTER_SECONDS = 2.0
+"""What :class:`Backpressure` (HTTP: ``Retry-After``) tells a refused producer to wait."""
+
+BACKLOG_STALE_FACTOR = 2
+"""A backlog entry older than this many visibility timeouts is a task lost with its
+broker (a live one is delivered again within one): it no longer counts."""
 
 
 MAX_LIST = 1000
@@ -83,6 +92,13 @@ class MemoryPage:
 
 def _position(memory: Memory | FilterFields) -> tuple[datetime, str]:
     return (as_utc(memory.created_at), memory.id)
+
+
+def new_task_id() -> str:
+    """A Celery task id, chosen before the task is sent (the backlog counts it first)."""
+    import uuid
+
+    return str(uuid.uuid4())
 
 
 def encode_cursor(memory: Memory | FilterFields) -> str:
@@ -158,6 +174,7 @@ class Client:
         self.store = MemoryStore.from_url(self.settings.data_url())
         self._models = models
         self._celery: Celery | None = None
+        self._queues: QueueLagCollector | None = None
         self.worker_check = WorkerCheck(self._ask_workers)
         """The no-worker check every :meth:`wait` of this client shares."""
         self._searcher = Searcher(self.store, self.settings, lambda: self.models)
@@ -231,28 +248,69 @@ class Client:
         if expires_at is not None or ttl_seconds is not None:
             episodes = [e.model_copy(update={"expires_at": expiry_of(
                 expires_at, ttl_seconds, e.timestamp)}) for e in episodes]
-        return [self._enqueue(namespace, episodes[start:start + MAX_BATCH], infer=infer)
-                for start in range(0, len(episodes), MAX_BATCH)]
+        return self._enqueue_all(namespace, [episodes[start:start + MAX_BATCH]
+                                             for start in range(0, len(episodes), MAX_BATCH)],
+                                 infer=infer)
 
     def _enqueue(self, namespace: str, episodes: list[Episode], *, infer: bool = True) -> str:
         """Send one namespace's episodes as one ingest task; returns its id."""
-        # Secrets are masked before the turns reach the broker (issue 28; workers mask too).
-        episodes, _ = redact_episodes(namespace, episodes, enabled=self.settings.redact_secrets,
-                                      exempt=self.settings.redact_secrets_exempt_namespaces,
-                                      max_bytes=self.settings.max_turn_bytes,
-                                      cues=secret_cues(self.settings.language))
-        # The erase count now: an erase of the namespace after this point drops the turns.
-        payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
-                                erase_fence=self.store.erase_fence(namespace))
-        return self._send(task_names.INGEST, payload.wire(), task_names.INGEST_QUEUE)
+        return self._enqueue_all(namespace, [episodes], infer=infer)[0]
 
-    def _send(self, name: str, payload: dict[str, Any], queue: str) -> str:
+    def _enqueue_all(self, namespace: str, batches: Sequence[list[Episode]], *,
+                     infer: bool = True) -> list[str]:
+        """Send each batch as one ingest task; their ids. All or none are admitted to the
+        backlog first (:class:`Backpressure` when it is full: nothing is sent)."""
+        task_ids = [new_task_id() for _ in batches]
+        self._admit(namespace, task_ids)
+        sent = 0
+        try:
+            for task_id, episodes in zip(task_ids, batches, strict=True):
+                # Secrets are masked before the turns reach the broker (workers mask too).
+                episodes, _ = redact_episodes(
+                    namespace, episodes, enabled=self.settings.redact_secrets,
+                    exempt=self.settings.redact_secrets_exempt_namespaces,
+                    max_bytes=self.settings.max_turn_bytes,
+                    cues=secret_cues(self.settings.language))
+                # The erase count now: an erase of the namespace after this drops the turns.
+                payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
+                                        erase_fence=self.store.erase_fence(namespace))
+                self._send(task_names.INGEST, payload.wire(),
+                           task_names.INGEST_QUEUE, task_id=task_id)
+                sent += 1
+        finally:
+            if sent < len(task_ids):  # never sent: no worker will take them out
+                self.store.release_backlog(namespace, task_ids[sent:])
+        return task_ids
+
+    def _admit(self, namespace: str, task_ids: list[str]) -> None:
+        """Count the tasks into the ingest backlog, or raise :class:`Backpressure` when
+        that would pass ``queue_limit`` or ``queue_limit_per_namespace``."""
+        settings = self.settings
+        full = self.store.reserve_backlog(
+            namespace, task_ids, namespace_limit=settings.queue_limit_per_namespace,
+            total_limit=settings.queue_limit,
+            # A task lost with its broker never ends: its entry ages out instead.
+            stale_seconds=BACKLOG_STALE_FACTOR * settings.visibility_timeout)
+        if full is None:
+            return
+        mine = settings.queue_limit_per_namespace and \
+            full.namespace + len(task_ids) > settings.queue_limit_per_namespace
+        where = (f"namespace {namespace!r} has {full.namespace} ingest tasks waiting "
+                 f"(queue_limit_per_namespace {settings.queue_limit_per_namespace})" if mine
+                 else f"{full.total} ingest tasks wait in all (queue_limit "
+                      f"{settings.queue_limit})")
+        raise Backpressure(f"workers are behind: {where}; nothing was accepted, retry in "
+                           f"{RETRY_AFTER_SECONDS:g} s", retry_after=RETRY_AFTER_SECONDS)
+
+    def _send(self, name: str, payload: dict[str, Any], queue: str, *,
+              task_id: str | None = None) -> str:
         """Send one task by name; its id. :class:`BrokerBusy` when the process's broker
         pools stay exhausted for :data:`BROKER_POOL_TIMEOUT_SECONDS`."""
         from memcore.messaging.broker import pool_exhausted
 
         try:
-            return str(self.celery.send_task(name, args=[payload], queue=queue).id)
+            return str(self.celery.send_task(name, args=[payload], queue=queue,
+                                              task_id=task_id).id)
         except Exception as exc:
             if not pool_exhausted(exc):
                 raise
@@ -514,10 +572,27 @@ class Client:
         return events if instant is None else [e for e in events if e.at <= instant]
 
     def stats(self, namespace: str) -> dict[str, Any]:
-        """Counts by status, counters and the snapshot version."""
+        """Counts by status, counters and the snapshot version; ``backlog``: ingest tasks
+        accepted and not finished (of the namespace, and ``total``: what the queue limits
+        compare), ``queues``: messages waiting in each broker queue (empty if the broker
+        cannot be read)."""
+        depth = self.store.backlog_depth(namespace)
         return {"namespace": namespace, "version": self.store.current_version(namespace),
                 "status": self.store.count_by_status(namespace),
-                "counters": self.store.counters(namespace)}
+                "counters": self.store.counters(namespace),
+                "backlog": {"namespace": depth.namespace, "total": depth.total},
+                "queues": self.queue_lengths()}
+
+    def queue_lengths(self) -> dict[str, int]:
+        """Messages waiting in each broker queue (``ingest``, ``consolidate``); empty when
+        the broker cannot be read."""
+        from memcore.messaging.celery_config import celery_urls
+        from memcore.observability.metrics import QueueLagCollector
+
+        if self._queues is None:
+            self._queues = QueueLagCollector(celery_urls(self.settings,
+                                                         self.settings.data_url())[0])
+        return self._queues.lengths()
 
     # -- management -------------------------------------------------------------------------
 
@@ -620,6 +695,9 @@ class Client:
         if self._celery is not None:
             self._celery.close()
             self._celery = None
+        if self._queues is not None:
+            self._queues.close()
+            self._queues = None
         self.store.close()
 
     # Last in the class: a method named ``list`` shadows the builtin in later annotations.

@@ -251,7 +251,7 @@ def _answer(call: Call[T], response: httpx.Response) -> T:
             body: Any = response.json()
         except ValueError:
             body = response.text
-        raise error_for(response.status_code, body)
+        raise error_for(response.status_code, body, response.headers.get("Retry-After"))
     return call.parse(response.json())
 
 

@@ -40,7 +40,7 @@ def run_maintenance(store: MemoryStore, settings: Settings, now: datetime
                      report.audit_trimmed)
         reports.append(report)
     if any(r.tombstones_purged for r in reports):
-        store.rewrite_aof()
+        store.rewrite_files()
     return reports
 
 

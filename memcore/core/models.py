@@ -96,9 +96,15 @@ def _check_text(value: str, limit: int | None = MAX_TEXT_BYTES) -> str:
         raise ValueError("text is not valid UTF-8 (lone surrogate)") from exc
     if limit is not None and size > limit:
         raise ValueError(f"text is {size} bytes; the limit is {limit}")
-    if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
+    if has_control_characters(value):
         raise ValueError("text contains control characters")
     return value
+
+
+def has_control_characters(value: str) -> bool:
+    """True if ``value`` holds a control character other than tab, newline and carriage
+    return (NUL, ESC, ...): refused in turns, memory texts and metadata strings alike."""
+    return any(ord(c) < 32 and c not in "\t\n\r" for c in value)
 
 
 def turn_limit(max_turn_bytes: int) -> dict[str, int]:
@@ -231,6 +237,10 @@ def _check_meta_string(item: str, where: str) -> None:
         item.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(f"{where}: not valid UTF-8 (lone surrogate)") from exc
+    if has_control_characters(item):
+        # As in turns: NUL and ESC bytes would reach logs and the inspector's HTML raw.
+        raise ValueError(f"{where}: contains control characters (only tab, newline and "
+                         "carriage return are allowed)")
 
 
 def scope_key(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
@@ -403,6 +413,10 @@ class Memory(BaseModel):
     user_id: Identifier | None = None
     agent_id: Identifier | None = None
     run_id: Identifier | None = None
+    capped: dict[str, Any] | None = Field(
+        default=None,
+        description="which bounds the record has reached (memcore.core.bounds.record_caps): "
+                    "filled in the HTTP API's answers, not stored; None: none")
 
     @field_validator("vector")
     @classmethod

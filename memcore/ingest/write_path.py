@@ -626,7 +626,9 @@ class IngestPipeline:
 
     def _count(self, namespace: str, report: IngestReport) -> None:
         counts: dict[str, float] = {
-            "turns": report.episodes, "facts": report.facts,
+            # Turns stored for the first time: a resent turn id (a client's retry, a
+            # redelivered task) is not a new turn.
+            "turns": report.new_episodes, "facts": report.facts,
             "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
             "decision_facts": report.decision_facts, "facts_garbled": report.garbled,
         }

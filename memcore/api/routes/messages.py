@@ -27,14 +27,15 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
 
 @router.post("/messages", status_code=202, response_model=TaskIds | MemoryIds,
              responses={200: {"model": MemoryIds, "description": "stored (wait=true)"},
-                        **errors()})
+                        **errors(429)})
 @requires(ApiRole.WRITE)
 def add_messages(body: AddRequest, response: Response, ns: str = NS,
                  state: ApiState = Depends(current_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
     (``wait=true``: 200 with the memory ids written; still 202 with the task ids if that
     takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``; 503 ``no_worker`` within
-    seconds when no worker consumes the ingest queue: the turns stay queued)."""
+    seconds when no worker consumes the ingest queue: the turns stay queued). 429 with
+    ``Retry-After`` when the ingest backlog is at its limit: nothing was accepted."""
     client = state.client
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
     task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
