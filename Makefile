@@ -36,7 +36,7 @@ models: $(STAMP)
 	$(BIN)/memcore models fetch --model $(LLM_MODEL)
 
 test-models: models
-	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q --models --timeout=3600 tests/models
+	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q -n 0 --models --timeout=3600 tests/models
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
