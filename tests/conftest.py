@@ -31,9 +31,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 # Tests that SIGKILL workers or Redis, restart them, or assert wall-clock bounds: under
-# pytest-xdist (``-n 2``, see pyproject.toml) they form one unit of work, so they run one
-# after another on one worker, never two at once; every other file is a unit of its own
-# (its module fixtures start once). The serial unit is the longest: it is scheduled first.
+# pytest-xdist (``make test`` runs ``pytest -n 2``) they form one unit of work, so they
+# run one after another on one worker, never two at once; every other file is a unit of
+# its own (its module fixtures start once). The serial unit is the longest: it goes first.
 SERIAL_FILES = frozenset({
     "test_reliability_concurrent.py", "test_reliability_ingest_kill.py",
     "test_reliability_models.py", "test_reliability_redelivery.py",
@@ -59,6 +59,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
         def _split_scope(self, nodeid: str) -> str:
             return _work_unit(nodeid)
 
+    config.option.loadscopereorder = False  # units in collection order: the serial one first
     return ByUnit(config, log)
 
 
