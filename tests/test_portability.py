@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -249,3 +250,36 @@ def test_bad_file_names_the_line_and_field_and_writes_nothing(
         assert "truncated" in result.output and field in result.output
     assert not store.has_namespace("dst")
     store.close()
+
+
+def readme_block() -> str:
+    """The shell block of the README's "Export and import" section."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### Export and import", 1)[1].split("\n## ", 1)[0]
+    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    return str(block)
+
+
+def test_readme_export_import_commands_run_as_written(redis_url: str, tmp_path: Path) -> None:
+    """The README's commands, run by bash with the real `memcore`, between two Redis
+    servers (only the two URLs are swapped for the test servers)."""
+    put(redis_url, memory("Alice lives in Lyon", ns="alice"), memory("Alice plays chess",
+                                                                     ns="alice", pinned=True))
+    script = readme_block()
+    assert "--resume" in script and "--with-episodes" in script
+    with running_redis() as other:
+        script = script.replace("redis://localhost:6379/0", redis_url)
+        script = script.replace("redis://localhost:6380/0", other.url)
+        bindir = Path(sys.executable).parent
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+        env["PATH"] = f"{bindir}{os.pathsep}{env.get('PATH', '')}"
+        env["PYTHONPATH"] = str(Path(__file__).parent.parent)
+        done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stdout + done.stderr
+        source, target = MemoryStore.from_url(redis_url), MemoryStore.from_url(other.url)
+        assert comparable(target, "alice") == comparable(source, "alice")
+        assert len(comparable(target, "alice")) == 2
+        assert audit_of(target, "alice") == audit_of(source, "alice")
+        source.close()
+        target.close()
