@@ -43,7 +43,7 @@ def test_export_streams_ndjson_and_import_round_trips(api: Api) -> None:  # noqa
     assert bad.status_code == 422
     error = bad.json()["error"]
     assert error["field"] == "importance" and error["message"].startswith("line 2: importance")
-    assert not store.has_namespace("other")
+    assert not store.records.has_namespace("other")
     missing = api.call("GET", "/v1/namespaces/nothing-here/export", admin)
     assert missing.status_code == 404
     store.close()

@@ -40,7 +40,8 @@ def schema() -> dict[str, Any]:
 
 def comparable(store: MemoryStore, namespace: str) -> dict[str, dict[str, Any]]:
     """Every record of ``namespace`` (vectors included) without the namespace."""
-    return {m.id: m.model_dump(exclude={"namespace"}) for m in store.iter_memories(namespace)}
+    return {m.id: m.model_dump(exclude={"namespace"})
+            for m in store.records.iter_memories(namespace)}
 
 
 def audit_of(store: MemoryStore, namespace: str) -> list[dict[str, Any]]:
@@ -56,13 +57,13 @@ def rich_namespace(url: str) -> MemoryStore:
                   memory("Sam drives a red car", agent_id="bot", run_id="r1"))
     later = T0 + timedelta(days=3)
     berlin = memory("Sam lives in Berlin", user_id="sam", sources=("e3",))
-    store.supersede(NS, a.id, berlin.model_copy(update={"created_at": later,
+    store.writes.supersede(NS, a.id, berlin.model_copy(update={"created_at": later,
                                                         "updated_at": later,
                                                         "last_used": later}),
                     now=later, reason="moved")
-    store.tombstone(NS, c.id, later, "deleted by the user")
-    store.pin(NS, b.id, later)
-    store.add_episodes([Episode(id="e1", namespace=NS, role=Role.USER, speaker="Sam",
+    store.writes.tombstone(NS, c.id, later, "deleted by the user")
+    store.writes.pin(NS, b.id, later)
+    store.episodes.add_episodes([Episode(id="e1", namespace=NS, role=Role.USER, speaker="Sam",
                                 text="I live in Paris.", timestamp=T0, user_id="sam",
                                 metadata={"k": "v"})])
     return store
@@ -113,7 +114,7 @@ def test_round_trip_between_two_redis_servers(celery_stack: LocalStack,  # noqa:
                   "id": "c1"}]]):
             source.wait(source.add(ns, batch, timestamp=T0 + timedelta(days=10 * day)),
                         timeout=60)
-        memories = list(source.store.iter_memories(ns))
+        memories = list(source.store.records.iter_memories(ns))
         tea = next(m for m in memories if "tea" in m.text)
         source.pin(ns, tea.id)
         assert Status.SUPERSEDED in {m.status for m in memories}
@@ -130,13 +131,14 @@ def test_round_trip_between_two_redis_servers(celery_stack: LocalStack,  # noqa:
         profile = [m.model_dump(exclude={"namespace"}) for m in source.profile(ns, now)]
         records = comparable(source.store, ns)
         audit = audit_of(source.store, ns)
-        episodes = [e.model_dump(exclude={"namespace"}) for e in source.store.iter_episodes(ns)]
+        episodes = [e.model_dump(exclude={"namespace"})
+                    for e in source.store.episodes.iter_episodes(ns)]
 
         out = tmp_path / "export.jsonl"
         result = run(celery_stack.redis_url, "export", ns, "--out", str(out), "--with-episodes")
         assert result.exit_code == 0, result.output
         assert run(celery_stack.redis_url, "erase", ns, "--all", "--yes").exit_code == 0
-        assert not source.store.has_namespace(ns) or not list(source.store.iter_memories(ns))
+        assert not list(source.store.records.iter_memories(ns)), "erased at the source"
 
         result = run(redis_url, "import", str(out), "--namespace", "moved", "--json")
         assert result.exit_code == 0, result.output
@@ -147,11 +149,11 @@ def test_round_trip_between_two_redis_servers(celery_stack: LocalStack,  # noqa:
         assert comparable(target.store, "moved") == records
         assert audit_of(target.store, "moved") == audit
         assert [e.model_dump(exclude={"namespace"})
-                for e in target.store.iter_episodes("moved")] == episodes
+                for e in target.store.episodes.iter_episodes("moved")] == episodes
         assert searches(target, "moved") == before
         assert [m.model_dump(exclude={"namespace"}) for m in target.profile("moved", now)] \
             == profile
-        assert target.store.namespaces() == ["moved"], "nothing written under the old name"
+        assert target.store.records.namespaces() == ["moved"], "nothing written under the old name"
 
         again = run(redis_url, "import", str(out), "--namespace", "moved", "--json")
         assert again.exit_code == 0, again.output
@@ -175,7 +177,7 @@ def big_export(path: Path, n: int) -> tuple[dict[str, dict[str, Any]], int]:
     with running_redis() as other:
         store = MemoryStore.from_url(other.url)
         for start in range(0, n, 500):
-            store.add_new("src", mems[start:start + 500], actor=Actor.USER, reason="load")
+            store.writes.add_new("src", mems[start:start + 500], actor=Actor.USER, reason="load")
         path.write_text("\n".join(export_lines(store, "src")) + "\n")
         records, audit = comparable(store, "src"), len(audit_of(store, "src"))
         store.close()
@@ -217,7 +219,7 @@ def test_kill_mid_import_then_resume_loses_and_duplicates_nothing(
     assert report["added"] + len(partial) == len(records)
     assert comparable(store, "dst") == records
     assert len(audit_of(store, "dst")) == audit, "no audit event lost or doubled"
-    assert store.count_by_status("dst")["active"] == len(records)
+    assert store.records.count_by_status("dst")["active"] == len(records)
     ids, _, _ = store.records.vectors_since("dst", 0, 0)
     assert sorted(ids) == sorted(records), "each memory once in the search order log"
     store.close()
@@ -248,7 +250,7 @@ def test_bad_file_names_the_line_and_field_and_writes_nothing(
         assert f"line {line}: {field}" in result.output
     else:
         assert "truncated" in result.output and field in result.output
-    assert not store.has_namespace("dst")
+    assert not store.records.has_namespace("dst")
     store.close()
 
 

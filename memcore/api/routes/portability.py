@@ -49,7 +49,7 @@ def export(ns: str = NS, with_episodes: bool = Query(False, description="also th
            state: ApiState = Depends(current_state)) -> StreamingResponse:
     """Stream the namespace as a memcore-export file (README: Export and import)."""
     store = state.client.store
-    if not store.has_namespace(ns):
+    if not store.records.has_namespace(ns):
         raise NamespaceNotFound(f"namespace {ns!r} has no data")
     lines = export_lines(store, ns, with_episodes=with_episodes)
 
@@ -60,8 +60,11 @@ def export(ns: str = NS, with_episodes: bool = Query(False, description="also th
     return StreamingResponse(body(), media_type=NDJSON)
 
 
+# The body is documented as text/plain (what OpenAPI tools can send); it is read as the
+# NDJSON file whatever its Content-Type.
 @router.post("/import", response_model=ImportOut, responses=errors(409), openapi_extra={
-    "requestBody": {"required": True, "content": {NDJSON: {"schema": {"type": "string"}}}}})
+    "requestBody": {"required": True, "description": "the memcore-export file (NDJSON)",
+                    "content": {"text/plain": {"schema": {"type": "string"}}}}})
 @requires(ApiRole.ADMIN)
 async def import_(request: Request, ns: str = NS,
                   resume: bool = Query(False, description="continue an import of this "
