@@ -285,3 +285,25 @@ def test_readme_export_import_commands_run_as_written(redis_url: str, tmp_path: 
         assert audit_of(target, "alice") == audit_of(source, "alice")
         source.close()
         target.close()
+
+
+def test_an_id_holding_another_memory_is_a_conflict_not_an_overwrite(
+        redis_url: str, tmp_path: Path) -> None:
+    store = rich_namespace(redis_url)
+    lines = list(export_lines(store, NS))
+    path = tmp_path / "a.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert run(redis_url, "import", str(path), "--namespace", "dst").exit_code == 0
+    before = comparable(store, "dst")
+    first = json.loads(lines[1])
+    changed = [lines[0].replace(json.loads(lines[0])["export_id"], "another1"),
+               json.dumps(first | {"text": "something else entirely", "content_hash": ""}),
+               *lines[2:]]
+    path.write_text("\n".join(changed) + "\n")
+    result = run(redis_url, "import", str(path), "--namespace", "dst")
+    assert result.exit_code == 2
+    assert f"memory {first['id']}: already stored with another text" in result.output
+    assert comparable(store, "dst") == before
+    bad_out = run(redis_url, "export", NS, "--out", str(tmp_path / "no" / "such" / "x.jsonl"))
+    assert bad_out.exit_code == 1 and "--out: cannot write" in bad_out.output
+    store.close()

@@ -12,6 +12,7 @@ from memcore.cli.common import (
     JSON_OPTION,
     console,
     emit_json,
+    fail,
     handles_errors,
     open_client,
     require_namespace,
@@ -39,11 +40,14 @@ def export(namespace: str = typer.Argument(..., help="Namespace to export."),
             return
         count = 0
         partial = out.with_name(out.name + ".part")
-        with partial.open("w", encoding="utf-8") as fh:
-            for line in lines:
-                fh.write(line + "\n")
-                count += 1
-        partial.replace(out)  # a half-written export never has the final name
+        try:
+            with partial.open("w", encoding="utf-8") as fh:
+                for line in lines:
+                    fh.write(line + "\n")
+                    count += 1
+            partial.replace(out)  # a half-written export never has the final name
+        except OSError as exc:
+            fail(f"--out: cannot write {out}: {exc.strerror or exc}")
         console().print(f"exported {namespace} to {out} ({count} lines)", highlight=False)
     finally:
         client.close()
