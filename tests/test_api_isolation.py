@@ -37,6 +37,7 @@ ENDPOINTS: list[tuple[str, str, str, Any]] = [
     ("PATCH", "/memories/{id}", "write", st.just({"text": "edited by A"})),
     ("DELETE", "/memories/{id}", "write", None),
     ("GET", "/memories/{id}/history", "read", None),
+    ("GET", "/memories/{id}/earlier", "read", None),
     ("POST", "/memories/{id}/pin", "write", None),
     ("POST", "/memories/{id}/unpin", "write", None),
     ("POST", "/memories/{id}/restore", "write", None),

@@ -187,7 +187,7 @@ class IngestPipeline:
         origin = {ep.id: ep for ep in episodes}
         if trusted:
             if infer:
-                extracted = self._extract(namespace, trusted, report)
+                extracted = self._extract(namespace, self._resolved(trusted), report)
                 self.language.prepare(  # one parse call for the turns and their facts
                     [ep.text for ep in trusted if ep.role is Role.USER]
                     if self._rule_extraction else [], [f.text for f in extracted])
@@ -214,6 +214,20 @@ class IngestPipeline:
         self._audit_model_errors(namespace, episodes[-1].timestamp)
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
+
+    def _resolved(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """What the rule extractor reads: user turns with the "he"/"she" the language
+        pack can resolve inside the turn named (a model reads the turn as it is; the
+        stored turn is never changed)."""
+        if not self._rule_extraction:
+            return list(episodes)
+        users = [i for i, ep in enumerate(episodes) if ep.role is Role.USER]
+        texts = self.language.referents([episodes[i].text for i in users])
+        out = list(episodes)
+        for i, text in zip(users, texts, strict=True):
+            if text != out[i].text:
+                out[i] = out[i].model_copy(update={"text": text})
+        return out
 
     @property
     def _rule_extraction(self) -> bool:
@@ -593,7 +607,9 @@ class IngestPipeline:
             explicit=fact.explicit,
             status=Status.ACTIVE if fact.explicit else Status.CANDIDATE,
             valid_from=fact.valid_from or now, valid_until=fact.valid_until,
-            expires_at=fact.expires_at,
+            # The caller's expiry (ttl_seconds / expires_at on add) wins over a guessed one.
+            expires_at=episode.expires_at or fact.expires_at,
+            expiry_given=episode.expires_at is not None,
             # Model-written facts come without one: the pass's change rules need the slot.
             relation=fact.relation or relation_for(fact.text), frame=fact.frame,
             created_at=now, updated_at=now,
@@ -624,7 +640,9 @@ class IngestPipeline:
 
     def _count(self, namespace: str, report: IngestReport) -> None:
         counts: dict[str, float] = {
-            "turns": report.episodes, "facts": report.facts,
+            # Turns stored for the first time: a resent turn id (a client's retry, a
+            # redelivered task) is not a new turn.
+            "turns": report.new_episodes, "facts": report.facts,
             "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
             "decision_facts": report.decision_facts, "facts_garbled": report.garbled,
         }

@@ -424,15 +424,21 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
     red.sync()
     _retire_changed(red)
     now_us = to_micros(now)
-    expired = np.flatnonzero(t.live() & ~t.pinned & (t.expires_at != NONE_TIME)
+    expired = np.flatnonzero(t.live() & (t.expires_at != NONE_TIME)
                              & (t.expires_at <= now_us))
     red.by_id.fetch(t.ids[r] for r in expired.tolist())
     for r in expired.tolist():
         m = red.record(r)
-        if m is None or m.expires_at is None:
+        # Pinning exempts from a guessed expiry, not from the one the caller gave.
+        if m is None or m.expires_at is None or (m.pinned and not m.expiry_given):
             continue
         until = m.expires_at
-        if m.valid_until is not None:
+        if m.expiry_given:
+            # The caller's expiry: the memory goes (restorable), as maintenance does it.
+            m.status = Status.TOMBSTONED
+            why = (f"expired at {until.isoformat()} (expiry given by the caller): "
+                   "tombstoned, restorable")
+        elif m.valid_until is not None:
             # A fact that said its own date ("the launch tomorrow (20 June 2023)", "learnt
             # it today (9 July 2023)") is history once the date passed, not a stale state:
             # it leaves the profile (valid_until is past) but stays a live memory that
