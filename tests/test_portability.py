@@ -89,7 +89,7 @@ def test_export_lines_follow_the_schema_and_cover_the_model(redis_url: str) -> N
     for name, model, extra in (("memory", Memory, {"vector_q8"}), ("episode", Episode, set()),
                                ("audit", AuditEvent, set())):
         assert set(defs[name]["properties"]) == \
-            set(model.model_fields) - {"namespace", "vector"} | {"type"} | extra, name
+            set(model.model_fields) - {"namespace", "vector", "capped"} | {"type"} | extra, name
     # A line the schema refuses: unknown field, importance out of range.
     bad = json.loads(lines[1]) | {"importance": 7}
     assert list(validator.iter_errors(bad))
@@ -306,4 +306,35 @@ def test_an_id_holding_another_memory_is_a_conflict_not_an_overwrite(
     assert comparable(store, "dst") == before
     bad_out = run(redis_url, "export", NS, "--out", str(tmp_path / "no" / "such" / "x.jsonl"))
     assert bad_out.exit_code == 1 and "--out: cannot write" in bad_out.output
+    store.close()
+
+
+def test_as_of_export_holds_what_was_valid_then(redis_url: str, tmp_path: Path) -> None:
+    """Paris was superseded by Berlin at T0+3d: an export as of T0+1d holds Paris (its
+    record as it is now, superseded since) and not Berlin, and as_of reads of the import
+    answer as the source's do."""
+    store = rich_namespace(redis_url)
+    then = T0 + timedelta(days=1)
+    path = tmp_path / "then.jsonl"
+    result = run(redis_url, "export", NS, "--out", str(path), "--as-of", then.isoformat())
+    assert result.exit_code == 0, result.output
+    lines = [json.loads(x) for x in path.read_text().splitlines()]
+    assert lines[0]["as_of"] == then.isoformat()
+    texts = {x["text"] for x in lines if x.get("type") == "memory"}
+    assert "Sam lives in Paris" in texts and "Sam lives in Berlin" not in texts
+    assert "Sam drives a red car" not in texts, "tombstoned by the user: not in as_of reads"
+    assert all(datetime.fromisoformat(x["at"]) <= then for x in lines if x.get("type") == "audit")
+    assert run(redis_url, "import", str(path), "--namespace", "then").exit_code == 0
+    client = Client(redis_url)
+    try:
+        for query in ("Where does Sam live?", "tea"):
+            source = [(h.memory.id, round(h.score, 9)) for h in
+                      client.search(NS, query, k=5, as_of=then, now=then, touch=False)]
+            copy = [(h.memory.id, round(h.score, 9)) for h in
+                    client.search("then", query, k=5, as_of=then, now=then, touch=False)]
+            assert copy == source and source, query
+    finally:
+        client.close()
+    bad = run(redis_url, "export", NS, "--as-of", "last tuesday")
+    assert bad.exit_code == 2 and "--as-of" in bad.output
     store.close()

@@ -15,6 +15,7 @@ from memcore.cli.common import (
     fail,
     handles_errors,
     open_client,
+    parse_time,
     require_namespace,
 )
 
@@ -24,7 +25,10 @@ def export(namespace: str = typer.Argument(..., help="Namespace to export."),
            out: Path | None = typer.Option(None, "--out", "-o", dir_okay=False,
                                            help="File to write (default: stdout)."),
            with_episodes: bool = typer.Option(False, "--with-episodes",
-                                              help="Also export the raw turns.")) -> None:
+                                              help="Also export the raw turns."),
+           as_of: str | None = typer.Option(None, "--as-of",
+                                            help="ISO time: only the memories valid then, "
+                                                 "turns and audit up to then.")) -> None:
     """Write a namespace as a memcore-export JSONL file: memories of every status with
     their history and vectors, pins, scopes, metadata and the audit log (README: Export
     and import)."""
@@ -33,7 +37,8 @@ def export(namespace: str = typer.Argument(..., help="Namespace to export."),
     client = open_client()
     try:
         require_namespace(client, namespace)
-        lines = export_lines(client.store, namespace, with_episodes=with_episodes)
+        lines = export_lines(client.store, namespace, with_episodes=with_episodes,
+                             as_of=parse_time(as_of, "--as-of"))
         if out is None:
             for line in lines:
                 sys.stdout.write(line + "\n")

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime
 
-from memcore.core.models import AuditEvent, Episode, Memory, utcnow, validate_namespace
+from memcore.core.models import (
+    AuditEvent,
+    Episode,
+    Memory,
+    as_instant,
+    utcnow,
+    validate_namespace,
+)
+from memcore.core.timeline import valid_at
 from memcore.store import MemoryStore
 from memcore.store.portable import (
     ExportFormatError,
@@ -35,13 +44,20 @@ LineSource = Callable[[], Iterable[str]]
 """Opens the file's lines afresh (an import reads them twice)."""
 
 
-def export_lines(store: MemoryStore, namespace: str, *, with_episodes: bool = False
-                 ) -> Iterator[str]:
-    """The export file of ``namespace``, line by line (no newlines)."""
+def export_lines(store: MemoryStore, namespace: str, *, with_episodes: bool = False,
+                 as_of: datetime | None = None) -> Iterator[str]:
+    """The export file of ``namespace``, line by line (no newlines).
+
+    ``as_of``: only the memories valid at that instant (:func:`memcore.core.timeline.
+    valid_at`, what ``search(as_of=...)`` reads), each as its record is now, and the
+    turns and audit events up to then; as_of reads of the import at that instant answer
+    as the source's do."""
     validate_namespace(namespace)
-    yield Header.new(namespace, utcnow(), with_episodes).line()
+    instant = None if as_of is None else as_instant(as_of, "as_of")
+    yield Header.new(namespace, utcnow(), with_episodes, instant).line()
     count = 0
-    ids = [f.id for f in store.records.iter_filter_fields(namespace)]
+    ids = [f.id for f in store.records.iter_filter_fields(namespace)
+           if instant is None or valid_at(f, instant)]
     for start in range(0, len(ids), READ_CHUNK):
         for item in store.records.get_many_packed(namespace, ids[start:start + READ_CHUNK]):
             if item is not None:  # erased since the id was listed
@@ -49,11 +65,13 @@ def export_lines(store: MemoryStore, namespace: str, *, with_episodes: bool = Fa
                 yield memory_line(*item)
     if with_episodes:
         for episode in store.episodes.iter_episodes(namespace):
-            count += 1
-            yield episode_line(episode)
+            if instant is None or episode.timestamp <= instant:
+                count += 1
+                yield episode_line(episode)
     for _, event in store.audit.scan(namespace):
-        count += 1
-        yield audit_line(event)
+        if instant is None or event.at <= instant:
+            count += 1
+            yield audit_line(event)
     yield end_line(count)
 
 

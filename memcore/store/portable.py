@@ -47,17 +47,21 @@ class Header:
     namespace: str
     exported_at: str
     with_episodes: bool
+    as_of: str | None = None
+    """The instant an ``--as-of`` export was taken at (None: the current version whole)."""
 
     def line(self) -> str:
         """The header as its JSON line."""
         return _dumps({"format": FORMAT, "version": FORMAT_VERSION, "export_id": self.export_id,
                        "namespace": self.namespace, "exported_at": self.exported_at,
-                       "with_episodes": self.with_episodes})
+                       "with_episodes": self.with_episodes, "as_of": self.as_of})
 
     @classmethod
-    def new(cls, namespace: str, now: datetime, with_episodes: bool) -> Header:
+    def new(cls, namespace: str, now: datetime, with_episodes: bool,
+            as_of: datetime | None = None) -> Header:
         """A header with a fresh export id."""
-        return cls(uuid.uuid4().hex, namespace, now.isoformat(), with_episodes)
+        return cls(uuid.uuid4().hex, namespace, now.isoformat(), with_episodes,
+                   None if as_of is None else as_of.isoformat())
 
 
 def _dumps(data: Mapping[str, Any]) -> str:
@@ -66,7 +70,7 @@ def _dumps(data: Mapping[str, Any]) -> str:
 
 def memory_line(memory: Memory, packed: bytes | None = None) -> str:
     """A memory as its line; ``packed``: its packed vector as stored (else packed here)."""
-    data = memory.model_dump(mode="json", exclude={"namespace", "vector"})
+    data = memory.model_dump(mode="json", exclude={"namespace", "vector", "capped"})
     if packed is None:
         packed = packed_vector(pack_memory(memory))
     vec = unpack_vector(packed)
@@ -118,12 +122,14 @@ def parse_header(text: str, line: int = 1) -> Header:
         validate_identifier(data["export_id"])
     except ValueError as exc:
         raise ExportFormatError(line, "export_id", str(exc)) from exc
+    if not isinstance(data.get("as_of"), str | None):
+        raise ExportFormatError(line, "as_of", "expected a time or null")
     extra = set(data) - {"format", "version", "export_id", "namespace", "exported_at",
-                         "with_episodes"}
+                         "with_episodes", "as_of"}
     if extra:
         raise ExportFormatError(line, sorted(extra)[0], "unknown field")
     return Header(data["export_id"], data["namespace"], data["exported_at"],
-                  data["with_episodes"])
+                  data["with_episodes"], data.get("as_of"))
 
 
 def _field(exc: ValidationError) -> tuple[str, str]:
@@ -151,6 +157,8 @@ def parse_record(text: str, line: int, namespace: str) -> Record:
     if "namespace" in data:
         raise ExportFormatError(line, "namespace", "records carry no namespace (the import "
                                                    "names it)")
+    if kind == "memory" and "capped" in data:
+        raise ExportFormatError(line, "capped", "unknown field (not part of a stored record)")
     try:
         if kind == "episode":
             return Episode.model_validate({**data, "namespace": namespace})

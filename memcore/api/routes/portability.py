@@ -4,6 +4,7 @@ format of ``memcore export`` / ``memcore import`` (memcore.store.portable)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.concurrency import run_in_threadpool
@@ -46,12 +47,15 @@ class ImportOut(BaseModel):
                          "description": "the memcore-export file, one JSON object a line"}})
 @requires(ApiRole.ADMIN)
 def export(ns: str = NS, with_episodes: bool = Query(False, description="also the raw turns"),
+           as_of: datetime | None = Query(None, description="only the memories valid at "
+                                                          "this instant; turns and audit "
+                                                          "up to it"),
            state: ApiState = Depends(current_state)) -> StreamingResponse:
     """Stream the namespace as a memcore-export file (README: Export and import)."""
     store = state.client.store
     if not store.records.has_namespace(ns):
         raise NamespaceNotFound(f"namespace {ns!r} has no data")
-    lines = export_lines(store, ns, with_episodes=with_episodes)
+    lines = export_lines(store, ns, with_episodes=with_episodes, as_of=as_of)
 
     def body() -> Iterator[bytes]:
         for line in lines:
