@@ -52,6 +52,8 @@ ENDPOINTS: list[tuple[str, str, str, Any]] = [
         st.fixed_dictionaries({"episode_id": st.sampled_from(["e1", "e-b"])}))),
     ("POST", "/forget", "write", st.fixed_dictionaries(
         {"text": st.sampled_from(["my address", "what I said about the trip"])})),
+    ("GET", "/export", "admin", None),
+    ("POST", "/import", "admin", st.just({"format": "memcore-export", "version": 1})),
 ]
 OWN = ["a-1", "a-2", "a-new"]
 FOREIGN = ["b-1", "b-2"]
@@ -136,11 +138,11 @@ def test_role_names_match_the_routes() -> None:
     """Every /v1 route declares its role, and the table above covers every route."""
     from memcore.api.app import create_app
     from memcore.api.auth import ROLE_ATTR
-    from memcore.api.routes import memories, messages, namespaces
+    from memcore.api.routes import memories, messages, namespaces, portability
     from memcore.core.config import Settings
 
     declared = {}
-    for module in (messages, memories, namespaces):
+    for module in (messages, memories, namespaces, portability):
         for route in module.router.routes:
             role = getattr(route.endpoint, ROLE_ATTR)  # type: ignore[attr-defined]
             assert isinstance(role, ApiRole)

@@ -21,6 +21,7 @@ from memcore.cli import (
     manage,
     mcp_cmd,
     models,
+    portability,
     read,
     review,
     serve,
@@ -46,7 +47,7 @@ def root(redis_url: str | None = typer.Option(
 
 
 for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve, mcp_cmd,
-                models):
+                models, portability):
     _module.register(app)
 
 

@@ -52,6 +52,7 @@ rolling back applies the undo hashes newest first (notes/store.md).
     mc:{ns}:purged                 HASH   id of a purged tombstone -> when (epoch s)
     mc:{ns}:tasks                  ZSET   task ids enqueued over HTTP -> time (task_log.py)
     mc:{ns}:dropped:<task>         STRING an ingest task whose turns an erase dropped (TTL)
+    mc:{ns}:import:<export id>     STRING last line of that export file imported (imports.py)
 """
 
 from __future__ import annotations
@@ -278,3 +279,9 @@ def dropped(ns: str, task_id: str) -> str:
     """Set once the drop of ingest task ``task_id``'s turns was audited (a redelivery of
     the task is not audited twice)."""
     return prefix(ns) + "dropped:" + validate_identifier(task_id)
+
+
+def import_marker(ns: str, export_id: str) -> str:
+    """The last line of export file ``export_id`` committed into ``ns`` (the resume
+    marker of ``memcore import``)."""
+    return prefix(ns) + "import:" + validate_identifier(export_id)

@@ -15,6 +15,7 @@ connection, the registered scripts and the one commit primitive):
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
   pass triggers and usage counters
 * ``reviews`` (reviews.py): stored precision reviews
+* ``imports`` (imports.py): export files written back, resumably (portable.py: format)
 * ``api_keys`` (api_keys.py) and ``task_log`` (task_log.py): the HTTP service's keys and
   its record of which task belongs to which namespace
 
@@ -43,6 +44,7 @@ from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser, EraseReport
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
+from memcore.store.imports import Importer
 from memcore.store.locks import RenewedLock
 from memcore.store.maintenance import Maintenance, MaintenanceReport
 from memcore.store.reads import Records
@@ -73,6 +75,7 @@ class MemoryStore:
         self.maintenance = Maintenance(self.gateway, self.snapshots, self.eraser, self.audit)
         self.coordination = Coordination(self.gateway)
         self.reviews = Reviews(self.gateway)
+        self.imports = Importer(self.gateway, self.audit, self.episodes)
         self.api_keys = ApiKeyRepository(client)
         self.task_log = TaskLog(client)
 

@@ -1,0 +1,169 @@
+"""Export a namespace to a ``memcore-export`` file and import one (memcore.store.portable).
+
+Export streams lines straight from the store (memories with every status, optionally
+episodes, then the audit log). Import reads a file twice: first every line is checked
+(a bad file stops before anything is written, naming the line and field), then chunks
+are committed by the store's :class:`~memcore.store.imports.Importer`, each with the
+resume marker, so a killed import resumes after its last whole chunk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import asdict, dataclass
+from datetime import datetime
+
+from memcore.core.models import (
+    AuditEvent,
+    Episode,
+    Memory,
+    as_instant,
+    utcnow,
+    validate_namespace,
+)
+from memcore.core.timeline import valid_at
+from memcore.store import MemoryStore
+from memcore.store.portable import (
+    ExportFormatError,
+    Header,
+    audit_line,
+    end_line,
+    episode_line,
+    memory_line,
+    parse_header,
+    parse_record,
+)
+
+READ_CHUNK = 500
+"""Memories read per round trip while exporting."""
+
+IMPORT_CHUNK = 500
+"""Lines per import commit (the resume granularity)."""
+
+LineSource = Callable[[], Iterable[str]]
+"""Opens the file's lines afresh (an import reads them twice)."""
+
+
+def export_lines(store: MemoryStore, namespace: str, *, with_episodes: bool = False,
+                 as_of: datetime | None = None) -> Iterator[str]:
+    """The export file of ``namespace``, line by line (no newlines).
+
+    ``as_of``: only the memories valid at that instant (:func:`memcore.core.timeline.
+    valid_at`, what ``search(as_of=...)`` reads), each as its record is now, and the
+    turns and audit events up to then; as_of reads of the import at that instant answer
+    as the source's do."""
+    validate_namespace(namespace)
+    instant = None if as_of is None else as_instant(as_of, "as_of")
+    yield Header.new(namespace, utcnow(), with_episodes, instant).line()
+    count = 0
+    ids = [f.id for f in store.records.iter_filter_fields(namespace)
+           if instant is None or valid_at(f, instant)]
+    for start in range(0, len(ids), READ_CHUNK):
+        for item in store.records.get_many_packed(namespace, ids[start:start + READ_CHUNK]):
+            if item is not None:  # erased since the id was listed
+                count += 1
+                yield memory_line(*item)
+    if with_episodes:
+        for episode in store.episodes.iter_episodes(namespace):
+            if instant is None or episode.timestamp <= instant:
+                count += 1
+                yield episode_line(episode)
+    for _, event in store.audit.scan(namespace):
+        if instant is None or event.at <= instant:
+            count += 1
+            yield audit_line(event)
+    yield end_line(count)
+
+
+@dataclass
+class ImportReport:
+    """What an import did."""
+
+    namespace: str
+    export_id: str
+    source_namespace: str
+    lines: int
+    resumed_after: int
+    added: int = 0
+    existing: int = 0
+    episodes: int = 0
+    audit: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        """JSON-ready."""
+        return asdict(self)
+
+
+def check_file(lines: Iterable[str], namespace: str) -> tuple[Header, int]:
+    """Check every line of an export file; its header and number of lines."""
+    header: Header | None = None
+    records = 0
+    end: int | None = None
+    number = 0
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            raise ExportFormatError(number, "(line)", "empty line")
+        if header is None:
+            header = parse_header(text, number)
+            continue
+        if end is not None:
+            raise ExportFormatError(number, "type", "a line after the end line")
+        parsed = parse_record(text, number, namespace)
+        if isinstance(parsed, int):
+            end = parsed
+            if end != records:
+                raise ExportFormatError(number, "records", f"the end line counts {end} "
+                                        f"records but the file has {records}")
+        else:
+            records += 1
+    if header is None:
+        raise ExportFormatError(1, "format", "empty file (no header line)")
+    if end is None:
+        raise ExportFormatError(number + 1, "type", "no end line: the file is truncated")
+    return header, number
+
+
+def import_lines(store: MemoryStore, namespace: str, source: LineSource, *,
+                 resume: bool = False, chunk: int = IMPORT_CHUNK,
+                 progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Import an export file into ``namespace`` (the file's own namespace is ignored).
+
+    ``resume``: continue an import of this file that stopped; without it, an import of
+    the same file that stopped midway is refused (re-running a finished one adds
+    nothing). ``progress(lines_done, lines_total)`` is called after each chunk."""
+    validate_namespace(namespace)
+    if chunk < 1:
+        raise ValueError(f"chunk: must be >= 1, got {chunk}")
+    header, total = check_file(source(), namespace)
+    done = store.imports.progress(namespace, header.export_id)
+    if 0 < done < total and not resume:
+        raise ValueError(f"an import of this file ({header.export_id}) into {namespace!r} "
+                         f"stopped after line {done} of {total}: run it again with --resume")
+    report = ImportReport(namespace, header.export_id, header.namespace, total, done)
+    if progress is not None:
+        progress(done, total)
+    memories: list[Memory] = []
+    episodes: list[Episode] = []
+    events: list[AuditEvent] = []
+    for number, text in enumerate(source(), 1):
+        if number <= max(done, 1):
+            continue  # the header, or committed before the resume
+        parsed = parse_record(text, number, namespace)
+        if isinstance(parsed, Memory):
+            memories.append(parsed)
+        elif isinstance(parsed, Episode):
+            episodes.append(parsed)
+        elif isinstance(parsed, AuditEvent):
+            events.append(parsed)
+        if number - max(done, 1) >= chunk or number == total:
+            result = store.imports.write(namespace, header.export_id, number, memories,
+                                         episodes, events, utcnow())
+            report.added += result.added
+            report.existing += result.existing
+            report.episodes += result.episodes
+            report.audit += result.audit
+            memories, episodes, events = [], [], []
+            done = number
+            if progress is not None:
+                progress(done, total)
+    return report
