@@ -20,6 +20,7 @@ import httpx
 from pydantic_core import to_jsonable_python
 
 from memcore.client.client import MemoryPage, SearchHit
+from memcore.client.context import ContextBlock
 from memcore.client.errors import RemoteError, Unavailable, error_for
 from memcore.core.models import AuditEvent, Episode, Memory
 
@@ -143,6 +144,14 @@ class Calls:
 
     def profile(self, namespace: str) -> Call[list[Memory]]:
         return Call("GET", _ns(namespace, "profile"), _memories)
+
+    def context(self, namespace: str, query: str, max_tokens: int, *,
+                now: datetime | str | None, filters: Mapping[str, Any] | None
+                ) -> Call[ContextBlock]:
+        body = {"query": query, "max_tokens": max_tokens, "now": now,
+                "filters": None if filters is None else dict(filters)}
+        return Call("POST", _ns(namespace, "context"), ContextBlock.from_dict,
+                    {k: v for k, v in body.items() if v is not None})
 
     def get(self, namespace: str, memory_id: str) -> Call[Memory | None]:
         return Call("GET", _ns(namespace, "memories", memory_id), Memory.model_validate,
@@ -284,6 +293,14 @@ class RemoteClient:
         """Active facts ranked by confidence."""
         return self._run(self._calls.profile(namespace))
 
+    def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
+                now: datetime | str | None = None,
+                filters: Mapping[str, Any] | None = None) -> ContextBlock:
+        """A prompt-ready block for ``query`` within ``max_tokens`` (see
+        :meth:`memcore.Client.context`)."""
+        return self._run(self._calls.context(namespace, query, max_tokens, now=now,
+                                             filters=filters))
+
     def get(self, namespace: str, memory_id: str) -> Memory | None:
         """One memory by id (any status), or None."""
         return self._run(self._calls.get(namespace, memory_id))
@@ -410,6 +427,13 @@ class AsyncRemoteClient:
     async def profile(self, namespace: str) -> list[Memory]:
         """Active facts ranked by confidence."""
         return await self._run(self._calls.profile(namespace))
+
+    async def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
+                      now: datetime | str | None = None,
+                      filters: Mapping[str, Any] | None = None) -> ContextBlock:
+        """A prompt-ready block for ``query`` within ``max_tokens``."""
+        return await self._run(self._calls.context(namespace, query, max_tokens, now=now,
+                                                   filters=filters))
 
     async def get(self, namespace: str, memory_id: str) -> Memory | None:
         """One memory by id (any status), or None."""
