@@ -168,3 +168,24 @@ def test_assembly_admits_by_usefulness_and_keeps_previous_with_its_fact() -> Non
     assert count_tokens(text) <= 150
     assert text.splitlines()[:3] == [HEADERS["profile"], chosen[0].line, chosen[1].line]
     assert assembly.render([], HEADERS) == ""
+
+
+def test_cli_context_prints_the_block_and_names_a_missing_namespace(redis_url: str) -> None:
+    from tests.cli_helpers import run, run_json
+
+    local = Client(redis_url)
+    try:
+        moved(local, "cli-ctx")
+        expected = local.context("cli-ctx", "Where do I live?", 120, now=NOW)
+    finally:
+        local.close()
+    args = ("context", "cli-ctx", "Where do I live?", "--max-tokens", "120",
+            "--now", NOW.isoformat())
+    shown = run(redis_url, *args)
+    assert shown.exit_code == 0, shown.output
+    assert shown.stdout == expected.text
+    assert run_json(redis_url, *args)["parts"] == [p.as_dict() for p in expected.parts]
+    bad = run(redis_url, "context", "cli-ctx", "home", "--max-tokens", "10")
+    assert bad.exit_code == 2 and "max_tokens" in bad.output
+    missing = run(redis_url, "context", "no-such-ns", "home")
+    assert missing.exit_code == 1 and "namespace 'no-such-ns' has no data" in missing.output
