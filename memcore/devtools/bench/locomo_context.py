@@ -133,7 +133,7 @@ def context_markdown(context: Mapping[str, Any]) -> str:
     """The figures as a table: one row per budget and method."""
     from memcore.devtools.bench.common import markdown_table
 
-    rows = [(budget, method, f["inside"], f["inside_strict"], f["evidence"], f["tokens"])
+    rows = [(budget, method, f["inside"], f["inside_strict"], f["evidence"], round(f["tokens"]))
             for budget, by in context["by_budget"].items() for method, f in by.items()]
     return "\n".join([
         f"## Evidence inside a context of B {context['tokenizer']} tokens", "",
