@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 import tiktoken
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memcore.client.client import Client
 from memcore.client.context import MAX_TOKENS, MIN_TOKENS, ContextBlock
@@ -189,3 +191,31 @@ def test_cli_context_prints_the_block_and_names_a_missing_namespace(redis_url: s
     assert bad.exit_code == 2 and "max_tokens" in bad.output
     missing = run(redis_url, "context", "no-such-ns", "home")
     assert missing.exit_code == 1 and "namespace 'no-such-ns' has no data" in missing.output
+
+
+_WORDS = ["Berlin", "tea", "🙂", "naïve", "\u00a0", "2026-03-01", "ok", "x" * 40, "!!", "Ünïcode"]
+
+
+@given(st.lists(st.tuples(st.sampled_from(["profile", "relevant"]),
+                          st.lists(st.sampled_from(_WORDS), min_size=1, max_size=30),
+                          st.integers(0, 2)), max_size=40),
+       st.integers(MIN_TOKENS, 600))
+@settings(max_examples=60, deadline=None)
+def test_any_pieces_fit_the_budget_exactly_counted(
+        spec: list[tuple[str, list[str], int]], budget: int) -> None:
+    profile, relevant, previous = [], [], {}
+    for i, (section, words, olds) in enumerate(spec):
+        piece = assembly.Piece(f"m{i}", section, "- " + " ".join(words))
+        (profile if section == "profile" else relevant).append(piece)
+        previous[piece.memory_id] = [assembly.Piece(f"m{i}-old{j}", "previous",
+                                                    "  - previously: " + " ".join(words[:j + 1]),
+                                                    of=piece.memory_id) for j in range(olds)]
+    order = assembly.admission_order(profile, relevant, previous, budget, count_tokens)
+    chosen = assembly.fit(order, HEADERS, budget, count_tokens)
+    assert chosen == assembly.fit(order, HEADERS, budget, count_tokens)
+    assert count_tokens(assembly.render(chosen, HEADERS)) <= budget
+    ids = [p.memory_id for p in chosen]
+    assert len(ids) == len(set(ids))
+    for p in chosen:  # an earlier value only with its fact, right after it or its siblings
+        if p.of is not None:
+            assert p.of in ids and ids.index(p.of) < ids.index(p.memory_id)
