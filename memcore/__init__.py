@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from memcore.client import Client, SearchHit
     from memcore.client.errors import (
         AuthError,
+        Backpressure,
         BrokerBusy,
         Invalid,
         NotFound,
@@ -24,8 +25,8 @@ if TYPE_CHECKING:
     from memcore.client.remote import AsyncRemoteClient, RemoteClient
     from memcore.core.config import Settings
 
-__all__ = ["AsyncRemoteClient", "AuthError", "BrokerBusy", "Client", "Invalid", "NoWorker",
-           "NotFound",
+__all__ = ["AsyncRemoteClient", "AuthError", "Backpressure", "BrokerBusy", "Client", "Invalid",
+           "NoWorker", "NotFound",
            "RemoteClient", "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
 
 _EXPORTS = {
@@ -41,6 +42,7 @@ _EXPORTS = {
     "Unavailable": "memcore.client.errors",
     "NoWorker": "memcore.client.errors",
     "BrokerBusy": "memcore.client.errors",
+    "Backpressure": "memcore.client.errors",
 }
 
 

@@ -32,11 +32,15 @@ ENDPOINTS: list[tuple[str, str, str, Any]] = [
     ("POST", "/search", "read", st.fixed_dictionaries(
         {"query": st.sampled_from(["vault code", "plums", "secret"]),
          "k": st.integers(1, 20), "include_inactive": st.booleans()})),
+    ("POST", "/context", "read", st.fixed_dictionaries(
+        {"query": st.sampled_from(["vault code", "plums", "secret"]),
+         "max_tokens": st.integers(50, 500)})),
     ("GET", "/memories", "read", None),
     ("GET", "/memories/{id}", "read", None),
     ("PATCH", "/memories/{id}", "write", st.just({"text": "edited by A"})),
     ("DELETE", "/memories/{id}", "write", None),
     ("GET", "/memories/{id}/history", "read", None),
+    ("GET", "/memories/{id}/earlier", "read", None),
     ("POST", "/memories/{id}/pin", "write", None),
     ("POST", "/memories/{id}/unpin", "write", None),
     ("POST", "/memories/{id}/restore", "write", None),

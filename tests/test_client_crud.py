@@ -125,7 +125,7 @@ def test_update_edits_text_and_metadata_audited_as_user(client: Client) -> None:
     with pytest.raises(ValueError, match=r"metadata\.user_id: reserved"):
         client.update(ns, m.id, metadata={"user_id": "mallory"})
     assert client.get(ns, m.id).user_id == "alice"  # type: ignore[union-attr]
-    with pytest.raises(ValueError, match="give text or metadata"):
+    with pytest.raises(ValueError, match="give text, metadata or an expiry"):
         client.update(ns, m.id)
     with pytest.raises(MemoryNotFound, match="'nope' not found in namespace 'acme'"):
         client.update(ns, "nope", text="x")

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memcore.core.config import ConsolidationConfig
 from memcore.core.consolidation import consolidate, profile
 from memcore.core.interfaces import Verdict
-from memcore.core.models import AuditAction, Kind, Status
+from memcore.core.models import AuditAction, Kind, Memory, Status
 from memcore.language.english.text_rules import ENGLISH_TEXT
 from tests.helpers import EPOCH, JoinMerger, hours, make_memory
 
@@ -422,3 +422,21 @@ def test_a_short_fact_does_not_chain_distinct_facts_into_one() -> None:
     assert len(live) == 3, live  # the short one went into one of them
     assert {m.text for m in longer} == set(live)
     assert sorted(s for m in result.live() for s in m.sources) == ["e0", "e1", "e2", "e3"]
+
+
+def _plan_and_purchase(plan_h: float, bought_h: float) -> list[Memory]:
+    return [make_memory("Sam is thinking about buying a road bike.", [1.0, 0.0], 0.6, plan_h,
+                        kind=Kind.GOAL),
+            make_memory("Sam bought a road bike.", [1.0, 0.0], 0.6, bought_h, kind=Kind.EVENT)]
+
+
+def test_a_plan_merged_with_its_fulfilment_keeps_the_fulfilment() -> None:
+    result = consolidate(_plan_and_purchase(0.0, 48.0), hours(72), seed_config(), JoinMerger())
+    (kept,) = result.live()
+    assert (kept.kind, kept.text) == (Kind.EVENT, "Sam bought a road bike.")
+    merge = next(e for e in result.events if e.action is AuditAction.MERGE)
+    assert "plan fulfilled" in merge.reason
+    # Bought first, then planning another: no fulfilment, the merger's text stands.
+    (later,) = consolidate(_plan_and_purchase(96.0, 48.0), hours(120), seed_config(),
+                           JoinMerger()).live()
+    assert later.text == "Sam bought a road bike.; Sam is thinking about buying a road bike."

@@ -196,6 +196,8 @@ def test_compose_redis_durability() -> None:
     cmd = " ".join(redis["command"])
     assert "--appendonly yes" in cmd
     assert "--appendfsync everysec" in cmd
+    assert redis["command"][redis["command"].index("--save") + 1] == "", \
+        "no RDB snapshot may keep erased bytes"
     assert "--maxmemory-policy noeviction" in cmd
     assert "--maxmemory " in cmd, "noeviction means nothing without a maxmemory"
     volume = redis["volumes"][0].split(":")
@@ -428,7 +430,8 @@ def test_redis_statefulset_is_durable() -> None:
     redis = by_kind("StatefulSet")["redis"]
     assert redis["spec"]["volumeClaimTemplates"][0]["metadata"]["name"] == "data"
     conf = by_kind("ConfigMap")["redis-config"]["data"]["redis.conf"]
-    for line in ("appendonly yes", "appendfsync everysec", "maxmemory-policy noeviction"):
+    for line in ("appendonly yes", "appendfsync everysec", 'save ""',
+                 "maxmemory-policy noeviction"):
         assert re.search(rf"^{line}$", conf, re.M), line
     args = containers(redis)[0]["args"]
     assert "$(REDIS_PASSWORD)" in args, "in-cluster Redis requires the Secret's password"

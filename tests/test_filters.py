@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from memcore.core.filters import (
     FIELDS,
     OPERATORS,
+    TIME_FIELDS,
     FilterError,
     compile_filter,
     matches,
@@ -31,8 +32,13 @@ scope = st.one_of(st.none(), st.sampled_from(["alice", "bob"]))
 @st.composite
 def memories(draw: st.DrawFn) -> Memory:
     created = T0 + timedelta(hours=draw(st.integers(0, 100)))
+    start = draw(st.one_of(st.none(), st.integers(0, 100)))
+    end = draw(st.one_of(st.none(), st.integers(0, 100)))
+    valid_from = None if start is None else T0 + timedelta(hours=start)
+    valid_until = None if end is None else (valid_from or T0) + timedelta(hours=end)
     return Memory(
         namespace="ns", text="some fact", last_used=created, created_at=created,
+        valid_from=valid_from, valid_until=valid_until,
         updated_at=created + timedelta(hours=draw(st.integers(0, 5))),
         kind=draw(st.sampled_from(list(Kind))), status=draw(st.sampled_from(list(Status))),
         user_id=draw(scope), agent_id=draw(scope), run_id=draw(scope),
@@ -50,7 +56,7 @@ def leaves(draw: st.DrawFn) -> dict[str, Any]:
         value, ops = draw(st.sampled_from([k.value for k in Kind])), ["eq", "ne", "in", "nin"]
     elif field == "status":
         value, ops = draw(st.sampled_from([s.value for s in Status])), ["eq", "ne", "in", "nin"]
-    elif field in ("created_at", "updated_at"):
+    elif field in TIME_FIELDS:
         value = (T0 + timedelta(hours=draw(st.integers(0, 100)))).isoformat()
         ops = ["eq", "ne", "gt", "gte", "lt", "lte"]
     else:
@@ -134,6 +140,13 @@ def test_first_class_fields(m: Memory, who: str, kind: Kind, status: Status, h: 
     at = T0 + timedelta(hours=h)
     assert matches(m, {"created_at": {"gte": at.isoformat()}}) is (m.created_at >= at)
     assert matches(m, {"updated_at": {"lt": at}}) is (m.updated_at < at)
+    # Validity bounds: a missing one fails every comparison (and matches null).
+    assert matches(m, {"valid_from": {"lte": at}}) is (m.valid_from is not None
+                                                      and m.valid_from <= at)
+    assert matches(m, {"valid_to": {"gt": at}}) is (m.valid_until is not None
+                                                   and m.valid_until > at)
+    assert matches(m, {"valid_until": None}) is (m.valid_until is None)
+    assert matches(m, {"event_at": {"gte": at}}) is ((m.valid_from or m.created_at) >= at)
 
 
 @settings(max_examples=200, deadline=None)

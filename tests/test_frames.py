@@ -40,7 +40,9 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji sold his bike.", "end(kenji) = bike [end]"),
     ("Kenji's dog Rex died.", "end(rex) = rex [end]"),
     ("Kenji asks the assistant to use headings in answers.",
-     "instruction:heading(kenji) = heading"),
+     "instruction:heading(kenji) = heading in answer"),
+    ("Kenji asks the assistant to use pytest for tests.",
+     "instruction:test(kenji) = pytest for test"),
     ("Kenji asks the assistant to stop using headings.",
      "not instruction:heading(kenji) = heading"),
     ("Kenji is no longer vegetarian.", "not diet(kenji) = vegetarian"),
@@ -410,3 +412,15 @@ def test_a_job_is_read_with_or_without_an_article(text: str, value: str) -> None
 def test_a_person_or_a_thing_named_by_a_noun_is_no_job(text: str) -> None:
     (frame,) = language_pack("english").frames([text])
     assert frame is None or frame.attribute != "job"
+
+
+def test_the_latest_instruction_about_a_thing_governs_it() -> None:
+    pack = language_pack("english")
+    java, kotlin, tests_ = pack.frames([
+        "Kenji asks the assistant to give code examples in Java.",
+        "Kenji asks the assistant to give examples in Kotlin, not Java.",
+        "Kenji asks the assistant to use pytest for tests."])
+    assert java is not None and kotlin is not None and tests_ is not None
+    assert retires(kotlin, java) is not None  # same thing (examples), another instruction
+    assert retires(tests_, java) is None  # about tests, not examples
+    assert retires(java, java) is None  # a restatement retires nothing

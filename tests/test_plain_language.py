@@ -113,6 +113,8 @@ def test_a_fact_with_an_abbreviation_keeps_its_slot() -> None:
     ("Can you stop adding emojis?", "Sam asks the assistant to stop adding emojis."),
     ("From now on, reply in Portuguese.",
      "Sam asks the assistant to reply in Portuguese from now on."),
+    ("So from now please write dates as YYYY-MM-DD.",
+     "Sam asks the assistant to write dates as YYYY-MM-DD from now."),
     ("Always answer with sources.", "Sam asks the assistant to always answer with sources."),
 ])
 def test_wishes_and_negative_imperatives_are_preferences(turn: str, fact: str) -> None:

@@ -34,6 +34,16 @@ def _wait_rewrite(store: MemoryStore) -> None:
     raise TimeoutError("AOF rewrite did not finish")
 
 
+def erase_secret(store: MemoryStore, ns: str, what: str, secret: str) -> None:
+    """Erase the memory holding ``secret`` and its turn t1, or the whole namespace."""
+    if what == "memory":
+        (mid,) = [m.id for m in store.iter_memories(ns) if secret in m.text]
+        store.erase_memory(ns, mid, utcnow())
+        store.erase_episode(ns, "t1", utcnow())  # the turn's own text holds it too
+    else:
+        store.erase_namespace(ns, utcnow())
+
+
 @pytest.mark.parametrize("what", ["memory", "namespace"])
 def test_erase_rewrites_the_aof(what: str) -> None:
     with running_redis(appendfsync="always") as server:
@@ -50,12 +60,7 @@ def test_erase_rewrites_the_aof(what: str) -> None:
                 {"role": "user", "id": "t2", "content": "other",
                  "metadata": {"facts": ["Sam likes jazz"]}}], T0, None))
             before = SECRET.encode() in _aof_bytes(server.directory)
-            if what == "memory":
-                (mid,) = [m.id for m in store.iter_memories(ns) if SECRET in m.text]
-                store.erase_memory(ns, mid, utcnow())
-                store.erase_episode(ns, "t1", utcnow())  # the turn's own text holds it too
-            else:
-                store.erase_namespace(ns, utcnow())
+            erase_secret(store, ns, what, SECRET)
             _wait_rewrite(store)
             after = SECRET.encode() in _aof_bytes(server.directory)
             kept = [m.text for m in store.iter_memories(ns)]

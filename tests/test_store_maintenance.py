@@ -157,7 +157,8 @@ def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:  #
                                          queue="consolidate").get(timeout=120)
         mine = [r for r in result if r["namespace"] == ns]
         assert mine == [{"namespace": ns, "versions_dropped": [0, 1],
-                         "tombstones_purged": [ids["old"]], "audit_trimmed": 0}]
+                         "tombstones_purged": [ids["old"]], "audit_trimmed": 0,
+                         "expired": []}]
         with pytest.raises(PurgedError, match="purged"):
             client.restore(ns, ids["old"])
         out = run(celery_stack.redis_url, "restore", ns, ids["old"])

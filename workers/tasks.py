@@ -19,7 +19,7 @@ from memcore.language import text_rules
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from workers.app import app
-from workers.runtime import runtime
+from workers.runtime import Runtime, runtime
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +42,24 @@ def ingest(self: Task, payload: dict[str, Any]) -> dict[str, Any]:
     """Run the write path for a batch of turns of one namespace, unless the namespace
     was erased after the turns were accepted: then they are dropped (audited, no text)."""
     rt = runtime()
+    try:
+        return _ingest(rt, payload, self.request.id)
+    finally:  # stored, dropped or failed: no longer waiting (a redelivery removes nothing)
+        namespace = payload.get("namespace") if isinstance(payload, dict) else None
+        if isinstance(namespace, str) and self.request.id:
+            try:
+                rt.store.release_backlog(namespace, [self.request.id])
+            except ValueError:  # an invalid name was never counted
+                pass
+            except Exception as exc:  # the entry ages out; the task's outcome stands
+                log.warning("ingest task %s: backlog entry not removed: %s",
+                            self.request.id, exc)
+
+
+def _ingest(rt: Runtime, payload: dict[str, Any], task_id: str | None) -> dict[str, Any]:
     data: IngestPayload = _validate(IngestPayload, payload,
                                     turn_limit(rt.settings.max_turn_bytes))
-    dropped = drop_if_erased(rt.store, data, task_id=self.request.id, now=utcnow(),
+    dropped = drop_if_erased(rt.store, data, task_id=task_id, now=utcnow(),
                              keep_seconds=rt.settings.visibility_timeout)
     if dropped is not None:
         return {"episodes": dropped.turns, "new_episodes": 0, "facts": 0, "decisions": {},

@@ -40,8 +40,9 @@ _UNWISH = re.compile(
     r"it (?:really )?(?:annoys|bothers|irritates|bugs) me (?:when|if))\s+you\s+"
     r"(?P<rest>.+)$", re.I)
 # A standing marker said first ("From now on, answer in English").
-_LEADING_STANDING = re.compile(r"^(?P<m>from now on|going forward|in future|in the future|"
-                               r"always|by default),?\s+", re.I)
+_LEADING_STANDING = re.compile(r"^(?:(?:so|ok|okay|and|also),?\s+)?(?P<m>from now(?: on)?|"
+                               r"from today(?: on)?|starting (?:now|today)|going forward|"
+                               r"in future|in the future|always|by default),?\s+", re.I)
 # A question asking for a standing habit ("Could you always use metric units?").
 STANDING_QUESTION = re.compile(r"^(?:could|can|would|will) you (?:please |kindly )?(?P<rest>.+)$",
                                re.I)
@@ -115,16 +116,16 @@ HABIT_ASK = re.compile(r"^(?:mind |please )?(?=(?:stop|quit|avoid|never|always)\
 # A bare imperative about answering that says it is for good ("Always answer in English",
 # "Use metric units from now on").
 _IMPERATIVE_HABIT = re.compile(
-    rf"^(?:always |only )?{_ANSWER_VERBS}[a-z]*\b.*\b(?:from now on|going forward|in future|"
+    rf"^(?:always |only )?{_ANSWER_VERBS}[a-z]*\b.*\b(?:from now(?: on)?|going forward|in future|"
     r"in the future|by default|every time|whenever|always)\b|^always "
     rf"{_ANSWER_VERBS}[a-z]*\b", re.I)
 # A one-off task rather than a standing preference ("please fix this").
 _ONE_OFF = re.compile(r"^[^,;]*\b(?:this|these|that one|the following|above|below|it|them|"
                       r"here)\b|\bthat[.!?]*$|^(?:help|fix|check|find|look|read|draft|compare|calculate)\b",
                       re.I)
-STANDING = re.compile(r"\b(?:always|from now on|in future|in the future|whenever|every time|"
-                      r"each time|when|all|any|never|anymore|any more|default|generally|"
-                      r"going forward)\b",
+STANDING = re.compile(r"\b(?:always|from now(?: on)?|from today|in future|in the future|"
+                      r"whenever|every time|each time|when|all|any|never|anymore|any more|"
+                      r"default|generally|going forward)\b",
                       re.I)
 _YOU = (
     (re.compile(r"\byour\b", re.I), "its"), (re.compile(r"\byou'?re\b", re.I), "it is"),

@@ -2,11 +2,14 @@
 
 Order of checks, so that a status code never depends on data the caller may not see:
 
+0. more than one ``Authorization`` header -> 400 naming it (which one a proxy or the
+   server would read differs: none is);
 1. ``Authorization: Bearer <key>`` missing or unknown -> 401;
 2. path tricks (encoded slashes, ``.``/``..`` segments) -> 422 naming ``path``;
 3. ``{ns}`` not a legal namespace (a glob, ``..``) -> 422 naming ``ns``;
 4. ``{ns}`` outside the key's scopes, or the route needs a higher role -> 403;
-5. body larger than the limit -> 413.
+5. body larger than the limit -> 413;
+6. a query parameter the route does not take -> 400 naming it (memcore.api.query_params).
 
 All of it happens before the body is read or the namespace is touched, so a 403 is
 the same whether or not the namespace exists. Routes declare their role with
@@ -38,6 +41,8 @@ from starlette.exceptions import HTTPException
 from starlette.routing import BaseRoute, Match
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from memcore.api.query_params import allowed as allowed_query
+from memcore.api.query_params import unknown as unknown_query
 from memcore.client.errors import error_body
 from memcore.client.search import ReadGuard
 from memcore.core.models import validate_namespace
@@ -214,6 +219,11 @@ class BodyTooLarge(HTTPException):
         super().__init__(413, f"body: larger than {limit} bytes")
 
 
+def authorization_headers(scope: Scope) -> int:
+    """How many ``Authorization`` headers the request has (the key check reads one)."""
+    return sum(1 for name, _ in scope["headers"] if name.lower() == b"authorization")
+
+
 class AuthMiddleware:
     """Authenticate, authorize and size-limit every ``/v1`` request."""
 
@@ -232,12 +242,28 @@ class AuthMiddleware:
             await self.app(scope, receive, send)
             return
         denied = await self._check(scope)
+        if denied is None:
+            denied = self._check_query(scope)
         if denied is not None:
             await denied(scope, receive, send)
             return
         await self.app(scope, self._limited(receive), send)
 
+    def _check_query(self, scope: Scope) -> ErrorResponse | None:
+        """A 400 naming the query parameters the route does not take (None: all known)."""
+        route = self._route(scope)[0] if scope.get("query_string") else None
+        stray = unknown_query(route, scope["query_string"]) if route is not None else []
+        if not stray:
+            return None
+        takes = ", ".join(sorted(allowed_query(route))) or "none"
+        return ErrorResponse(400, "invalid", f"query: unknown parameter(s) {', '.join(stray)} "
+                             f"(this route takes: {takes})", f"query.{stray[0]}")
+
     async def _check(self, scope: Scope) -> ErrorResponse | None:
+        sent = authorization_headers(scope)
+        if sent > 1:  # which one would count is up to each proxy and server: refuse both
+            return ErrorResponse(400, "invalid", f"Authorization: the header was sent {sent} "
+                                 "times; send exactly one", "Authorization")
         route, params = self._route(scope)
         if route is not None:  # the metrics label, even for a 401
             scope["memcore_route"] = getattr(route, "path", None)
@@ -264,7 +290,8 @@ class AuthMiddleware:
         :meth:`_check` marks it. False: anything else (no I/O done, nothing decided;
         the whole middleware decides it). Called outside the middleware: a path the
         middleware would not check (not ``/v1``) is False too."""
-        if self.insecure_dev or not scope["path"].startswith("/v1"):
+        if self.insecure_dev or not scope["path"].startswith("/v1") \
+                or authorization_headers(scope) > 1 or scope.get("query_string"):
             return False
         route, params = self._route_cached(scope)
         if route is None or not getattr(route.endpoint, CONFIRMS_ATTR, False):

@@ -4,13 +4,16 @@ The Client's own exceptions carry the meaning: KeyError -> 404, ValueError -> 42
 memory whose status forbids the operation -> 409, Redis unreachable, a wait on tasks no
 worker will run (:class:`~memcore.client.errors.NoWorker`) or a send that found every
 broker connection of the process in use (:class:`~memcore.client.errors.BrokerBusy`) ->
-503 (with a code naming which), a wait that ran out -> 504, anything else -> 500 (logged,
+503 (with a code naming which), a full ingest backlog
+(:class:`~memcore.client.errors.Backpressure`) -> 429 with ``Retry-After``, a wait that
+ran out -> 504, anything else -> 500 (logged,
 no internals in the body).
 """
 
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -20,7 +23,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
 
 from memcore.api.auth import BodyTooLarge
-from memcore.client.errors import BrokerBusy, NoWorker, error_body
+from memcore.client.errors import Backpressure, BrokerBusy, NoWorker, error_body
 from memcore.core.errors import MemoryStateError
 from memcore.messaging.errors import BROKER_UNREACHABLE
 from memcore.store import StoreConflict
@@ -119,6 +122,13 @@ def _broker_busy(_: Request, exc: Exception) -> JSONResponse:
     return respond(503, exc.code, str(exc), headers={"Retry-After": "1"})
 
 
+def _backpressure(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, Backpressure)
+    # Retry-After takes whole seconds (RFC 9110).
+    return respond(429, exc.code, str(exc),
+                   headers={"Retry-After": str(max(1, math.ceil(exc.retry_after)))})
+
+
 def _timeout(_: Request, exc: Exception) -> JSONResponse:
     return respond(504, "timeout", str(exc) or "timed out")
 
@@ -146,6 +156,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(MemoryStateError, _conflict)
     app.add_exception_handler(ValueError, _value_error)
     app.add_exception_handler(NoWorker, _no_worker)
+    app.add_exception_handler(Backpressure, _backpressure)
     app.add_exception_handler(BrokerBusy, _broker_busy)
     app.add_exception_handler(TimeoutError, _timeout)
     for exc_type in UNREACHABLE:

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from memcore.client import Client
+from memcore.store.errors import UNREACHABLE
 
 STARTED = "memcore_started"
 """Scope key: when the request reached the app (``time.perf_counter()``), set by the
@@ -24,6 +30,30 @@ class ApiMetrics:
         self.latency = Histogram("memcore_http_request_seconds",
                                  "Time from request to the last byte of the response.",
                                  ["method", "route"], buckets=_BUCKETS, registry=self.registry)
+
+
+class QueueCollector(Collector):
+    """Read at scrape time: ``memcore_queue_lag{queue}`` (messages waiting in each broker
+    queue, as the workers' metrics show it) and ``memcore_ingest_backlog`` (ingest tasks
+    accepted and not finished, all namespaces: what ``MEMCORE_QUEUE_LIMIT`` compares)."""
+
+    def __init__(self, client: Client) -> None:
+        self.client = client
+
+    def collect(self) -> Iterable[Metric]:
+        """The two gauges (each left out when its Redis cannot be read)."""
+        lag = GaugeMetricFamily("memcore_queue_lag", "Messages waiting in the broker queue.",
+                                labels=["queue"])
+        for queue, length in self.client.queue_lengths().items():
+            lag.add_metric([queue], float(length))
+        backlog = GaugeMetricFamily(
+            "memcore_ingest_backlog",
+            "Ingest tasks accepted and not finished, all namespaces (queue_limit).")
+        try:
+            backlog.add_metric([], float(self.client.store.backlog_depth().total))
+        except UNREACHABLE:  # /metrics answers without it while Redis is away
+            return [lag]
+        return [lag, backlog]
 
 
 class MetricsMiddleware:

@@ -77,6 +77,10 @@ class AddRequest(Strict):
     run_id: Id | None = Field(default=None, description="scope: the run / session")
     infer: StrictBool = Field(default=True, description="false: store user turns verbatim")
     wait: StrictBool = Field(default=False, description="block until stored; returns memory ids")
+    expires_at: datetime | None = Field(default=None, description="the memories leave search "
+                                        "and profile at this instant (ISO 8601)")
+    ttl_seconds: FiniteFloat | None = Field(default=None, gt=0, description="or: that many "
+                                            "seconds after each turn's timestamp")
 
 
 class TaskIds(BaseModel):
@@ -114,6 +118,12 @@ class SearchRequest(Strict):
     filters: Filters | None = Field(default=None, description="the filter language")
     include_inactive: StrictBool = False
     max_chars: StrictInt = Field(default=4000, ge=1, le=1_000_000)
+    as_of: datetime | None = Field(default=None, description="search the memories valid at "
+                                   "this instant (ISO 8601) instead of the live ones")
+    include_history: StrictBool = Field(default=False, description="each hit with the values "
+                                        "its fact replaced (earlier), oldest first")
+    time_hint: StrictBool = Field(default=False, description="a relative time in the query "
+                                  "(last week, in March) becomes a filter on event_at")
 
 
 class SearchResult(BaseModel):
@@ -122,6 +132,9 @@ class SearchResult(BaseModel):
     memory: Memory
     similarity: float
     score: float
+    earlier: list[Memory] = Field(default_factory=list,
+                                  description="with include_history: the values the fact "
+                                  "replaced, oldest first")
 
 
 class SearchResponse(BaseModel):
@@ -134,6 +147,7 @@ class _SearchResultDict(TypedDict):
     memory: Memory
     similarity: float
     score: float
+    earlier: list[Memory]
 
 
 class _SearchResponseDict(TypedDict):
@@ -173,6 +187,11 @@ class Stats(BaseModel):
     version: int
     status: dict[str, int]
     counters: dict[str, float]
+    backlog: dict[str, int] = Field(
+        default_factory=dict,
+        description="ingest tasks accepted and not finished: namespace, total")
+    queues: dict[str, int] = Field(default_factory=dict,
+                                   description="messages waiting per broker queue")
 
 
 class VersionOut(BaseModel):
@@ -273,11 +292,15 @@ class UpdateRequest(Strict):
 
     text: str | None = Field(default=None, min_length=1, max_length=32768)
     metadata: Metadata | None = None
+    expires_at: datetime | None = Field(default=None, description="expire at this instant")
+    ttl_seconds: FiniteFloat | None = Field(default=None, gt=0,
+                                            description="or: that many seconds from now")
 
     @model_validator(mode="after")
     def _something(self) -> UpdateRequest:
-        if self.text is None and self.metadata is None:
-            raise ValueError("text: give text or metadata to change")
+        if self.text is None and self.metadata is None and self.expires_at is None \
+                and self.ttl_seconds is None:
+            raise ValueError("text: give text, metadata, expires_at or ttl_seconds to change")
         return self
 
 

@@ -29,7 +29,8 @@ def ingest(file: Path = typer.Argument(..., exists=True, dir_okay=False, readabl
 
     JSONL lines are {role, content|text, speaker?, timestamp?, id?, session?}; turns
     without a timestamp get the current time. LoCoMo files use dia_id as the episode
-    id (D1:3 -> D1-3) and the session's date-time as timestamp.
+    id (D1:3 -> D1-3) and the session's date-time as timestamp. A batch refused
+    because the ingest backlog is full is sent again after a wait, up to --timeout.
     """
     from memcore.core.config import get_settings
     from memcore.core.models import validate_namespace
@@ -43,13 +44,15 @@ def ingest(file: Path = typer.Argument(..., exists=True, dir_okay=False, readabl
     total = sum(len(b) for b in episodes)
     if total == 0:
         fail(f"{file}: no turns found")
-    from memcore.client.errors import NoWorker
+    from memcore.client.errors import Backpressure, NoWorker
 
     client = open_client()
     try:
         task_ids = _run(client, namespace, episodes, wait, timeout, total, quiet=json_out)
     except NoWorker as exc:  # said within seconds, not after the whole timeout
         fail(f"ingest stopped: {exc}")
+    except Backpressure as exc:  # the workers stayed behind for the whole timeout
+        fail(f"ingest stopped: the backlog stayed full for {timeout:g} s: {exc}")
     except TimeoutError as exc:
         fail(f"ingest did not finish within {timeout:g} s (is an ingest worker running?): {exc}")
     summary = {"namespace": namespace, "file": str(file), "turns": total,
@@ -71,9 +74,11 @@ def _run(client: Client, namespace: str, episodes: list[list[Episode]], wait: bo
     try:
         with Progress(console=console(), disable=quiet, transient=False) as progress:
             task = progress.add_task("ingesting" if wait else "enqueueing", total=total)
-            return ingest_batches(client, namespace, episodes, wait=wait, timeout=timeout,
-                                  progress=lambda n: progress.advance(task, n),
-                                  fail_fast=True)
+            return ingest_batches(
+                client, namespace, episodes, wait=wait, timeout=timeout,
+                progress=lambda n: progress.advance(task, n), fail_fast=True,
+                on_wait=lambda exc, s: typer.echo(  # stderr: --json keeps stdout clean
+                    f"backlog full, retrying in {s:.1f} s ({exc})", err=True))
     except CeleryTimeout as exc:
         raise TimeoutError(str(exc)) from exc
 

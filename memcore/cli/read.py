@@ -19,7 +19,20 @@ from memcore.cli.common import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from memcore.core.models import Memory
+
+
+AS_OF_OPTION = typer.Option(None, "--as-of",
+                            help="ISO time: as the memories were valid then.")
+
+
+def span(memory: Memory) -> str:
+    """A memory's validity interval, e.g. ``2019-03-01 .. 2024-06-01``."""
+    def day(value: datetime | None) -> str:
+        return value.date().isoformat() if value is not None else ""
+    return f"{day(memory.valid_from or memory.created_at)} .. {day(memory.valid_until)}"
 
 
 def _row(memory: Memory) -> list[str]:
@@ -44,14 +57,23 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
            k: int = typer.Option(10, "-k", "--k", min=1, help="Most results."),
            touch: bool = typer.Option(False, "--touch/--no-touch",
                                       help="Record the recall (strength +1, last_used)."),
+           as_of: str | None = AS_OF_OPTION,
+           history: bool = typer.Option(False, "--include-history",
+                                        help="Show the values each fact replaced."),
+           time_hint: bool = typer.Option(False, "--time-hint",
+                                          help="Read 'last week', 'in March' in QUERY as a "
+                                               "filter on when the memories happened."),
            json_out: bool = JSON_OPTION) -> None:
-    """Memories most similar to QUERY (live ones only)."""
+    """Memories most similar to QUERY (live ones, or those valid at --as-of)."""
     client = open_client()
-    hits = client.search(namespace, query, k=k, touch=touch)
+    hits = client.search(namespace, query, k=k, touch=touch,
+                         as_of=parse_time(as_of, "--as-of"), include_history=history,
+                         time_hint=time_hint)
     if not hits:
         require_namespace(client, namespace)
     if json_out:
-        emit_json([{**memory_json(h.memory), "similarity": h.similarity, "score": h.score}
+        emit_json([{**memory_json(h.memory), "similarity": h.similarity, "score": h.score,
+                    **({"earlier": [memory_json(m) for m in h.earlier]} if history else {})}
                    for h in hits])
         return
     from rich.table import Table
@@ -60,7 +82,8 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
     for col in ("id", "text", "kind", "similarity", "score"):
         table.add_column(col, overflow="fold")
     for h in hits:
-        table.add_row(h.memory.id, h.memory.text, h.memory.kind.value, f"{h.similarity:.3f}",
+        text = h.memory.text + "".join(f"\n  earlier: {m.text} ({span(m)})" for m in h.earlier)
+        table.add_row(h.memory.id, text, h.memory.kind.value, f"{h.similarity:.3f}",
                       f"{h.score:.3f}")
     console().print(table)
 
@@ -90,10 +113,11 @@ def context(namespace: str = typer.Argument(..., help="Namespace."),
 @handles_errors
 def profile(namespace: str = typer.Argument(..., help="Namespace."),
             now: str | None = typer.Option(None, "--now", help="ISO time to decay to."),
+            as_of: str | None = AS_OF_OPTION,
             json_out: bool = JSON_OPTION) -> None:
     """The profile: active facts ranked by confidence (at most 50)."""
     client = open_client()
-    facts = client.profile(namespace, now=parse_time(now))
+    facts = client.profile(namespace, now=parse_time(now), as_of=parse_time(as_of, "--as-of"))
     if not facts:
         require_namespace(client, namespace)
     if json_out:
@@ -105,11 +129,14 @@ def profile(namespace: str = typer.Argument(..., help="Namespace."),
 @handles_errors
 def show(namespace: str = typer.Argument(..., help="Namespace."),
          memory_id: str = typer.Argument(..., metavar="ID", help="Memory id."),
+         as_of: str | None = AS_OF_OPTION,
          json_out: bool = JSON_OPTION) -> None:
-    """One memory with every field (exit 1 if it does not exist)."""
-    memory = open_client().get(namespace, memory_id)
+    """One memory with every field (exit 1 if it does not exist); with --as-of, the value
+    of its fact valid then."""
+    memory = open_client().get(namespace, memory_id, as_of=parse_time(as_of, "--as-of"))
     if memory is None:
-        fail(f"memory {memory_id!r} not found in namespace {namespace!r}")
+        fail(f"memory {memory_id!r} not found in namespace {namespace!r}"
+             + ("" if as_of is None else f" valid at {as_of}"))
     data = memory_json(memory)
     if json_out:
         emit_json(data)
@@ -127,9 +154,11 @@ def show(namespace: str = typer.Argument(..., help="Namespace."),
 @handles_errors
 def history(namespace: str = typer.Argument(..., help="Namespace."),
             memory_id: str = typer.Argument(..., metavar="ID", help="Memory id."),
+            as_of: str | None = AS_OF_OPTION,
             json_out: bool = JSON_OPTION) -> None:
-    """Every audited change of a memory, through merges and supersessions (exit 1 if none)."""
-    events = open_client().history(namespace, memory_id)
+    """Every audited change of a memory, through merges and supersessions (exit 1 if none);
+    with --as-of, those made by then."""
+    events = open_client().history(namespace, memory_id, as_of=parse_time(as_of, "--as-of"))
     if not events:
         fail(f"no history for {memory_id!r} in namespace {namespace!r}")
     if json_out:
@@ -169,6 +198,10 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
             out.print("counters: " + ", ".join(
                 f"{k} {v:g}" for k, v in sorted(data["counters"].items())))
         out.print(f"pending importance: {data['pending_importance']:g}")
+        backlog = data["backlog"]
+        out.print(f"ingest backlog: {backlog['namespace']} task(s) of this namespace, "
+                  f"{backlog['total']} in all; queues: " + (", ".join(
+                      f"{k} {v}" for k, v in sorted(data["queues"].items())) or "unreadable"))
     if not known:
         fail(f"namespace {namespace!r} has no data")
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
-from memcore.client.errors import BrokerBusy, NoWorker
+from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.client.workers import WorkerCheck, no_worker_hint
@@ -40,6 +40,13 @@ from memcore.core.models import (
     validate_namespace,
 )
 from memcore.core.secrets import redact_episodes
+from memcore.core.timeline import (
+    earlier_values,
+    expiry_of,
+    predecessors,
+    valid_at,
+    version_at,
+)
 from memcore.language import secret_cues
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
@@ -49,6 +56,7 @@ if TYPE_CHECKING:
     from celery import Celery
 
     from memcore.client.context import ContextBlock
+    from memcore.observability.metrics import QueueLagCollector
 
 _CELERY_LOCK = threading.Lock()
 
@@ -64,6 +72,13 @@ BROKER_POOL_TIMEOUT_SECONDS = 5.0
 MAX_BATCH = 256
 """Most turns in one ingest task from ``Client.add``."""
 
+RETRY_AFTER_SECONDS = 2.0
+"""What :class:`Backpressure` (HTTP: ``Retry-After``) tells a refused producer to wait."""
+
+BACKLOG_STALE_FACTOR = 2
+"""A backlog entry older than this many visibility timeouts is a task lost with its
+broker (a live one is delivered again within one): it no longer counts."""
+
 
 MAX_LIST = 1000
 
@@ -78,6 +93,13 @@ class MemoryPage:
 
 def _position(memory: Memory | FilterFields) -> tuple[datetime, str]:
     return (as_utc(memory.created_at), memory.id)
+
+
+def new_task_id() -> str:
+    """A Celery task id, chosen before the task is sent (the backlog counts it first)."""
+    import uuid
+
+    return str(uuid.uuid4())
 
 
 def encode_cursor(memory: Memory | FilterFields) -> str:
@@ -153,6 +175,7 @@ class Client:
         self.store = MemoryStore.from_url(self.settings.data_url())
         self._models = models
         self._celery: Celery | None = None
+        self._queues: QueueLagCollector | None = None
         self.worker_check = WorkerCheck(self._ask_workers)
         """The no-worker check every :meth:`wait` of this client shares."""
         self._searcher = Searcher(self.store, self.settings, lambda: self.models)
@@ -188,7 +211,8 @@ class Client:
             timestamp: datetime | str | None = None,
             metadata: Mapping[str, Any] | None = None, user_id: str | None = None,
             agent_id: str | None = None, run_id: str | None = None,
-            infer: bool = True) -> list[str]:
+            infer: bool = True, expires_at: datetime | str | None = None,
+            ttl_seconds: float | None = None) -> list[str]:
         """Enqueue turns for ingestion; returns the Celery task ids.
 
         ``timestamp`` is when the turns happened, a datetime or an ISO 8601 string
@@ -197,6 +221,11 @@ class Client:
         every memory the turns produce.
         ``infer=False`` stores each user turn verbatim as one memory (no extraction, no
         decision call; exact repeats in the same scope still only reinforce).
+        ``expires_at`` (an instant) or ``ttl_seconds`` (counted from each turn's
+        timestamp) gives the memories the turns create an expiry: from then on they are
+        out of search and profile, and maintenance tombstones them (restorable within
+        ``consolidation.tombstone_grace_days``, audited EXPIRE). A turn that only
+        repeats an existing memory leaves that memory's expiry as it was.
         """
         validate_namespace(namespace)
         if isinstance(messages, (str, bytes, Mapping)):
@@ -217,29 +246,72 @@ class Client:
                                max_turn_bytes=self.settings.max_turn_bytes)
         if not episodes:
             raise ValueError("messages: at least one message is required")
-        return [self._enqueue(namespace, episodes[start:start + MAX_BATCH], infer=infer)
-                for start in range(0, len(episodes), MAX_BATCH)]
+        if expires_at is not None or ttl_seconds is not None:
+            episodes = [e.model_copy(update={"expires_at": expiry_of(
+                expires_at, ttl_seconds, e.timestamp)}) for e in episodes]
+        return self._enqueue_all(namespace, [episodes[start:start + MAX_BATCH]
+                                             for start in range(0, len(episodes), MAX_BATCH)],
+                                 infer=infer)
 
     def _enqueue(self, namespace: str, episodes: list[Episode], *, infer: bool = True) -> str:
         """Send one namespace's episodes as one ingest task; returns its id."""
-        # Secrets are masked before the turns reach the broker (issue 28; workers mask too).
-        episodes, _ = redact_episodes(namespace, episodes, enabled=self.settings.redact_secrets,
-                                      exempt=self.settings.redact_secrets_exempt_namespaces,
-                                      max_bytes=self.settings.max_turn_bytes,
-                                      cues=secret_cues(self.settings.language))
-        # The erase count now: an erase of the namespace after this point drops the turns.
-        payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
-                                erase_fence=self.store.erase_fence(namespace))
-        return self._send(task_names.INGEST, payload.model_dump(mode="json"),
-                          task_names.INGEST_QUEUE)
+        return self._enqueue_all(namespace, [episodes], infer=infer)[0]
 
-    def _send(self, name: str, payload: dict[str, Any], queue: str) -> str:
+    def _enqueue_all(self, namespace: str, batches: Sequence[list[Episode]], *,
+                     infer: bool = True) -> list[str]:
+        """Send each batch as one ingest task; their ids. All or none are admitted to the
+        backlog first (:class:`Backpressure` when it is full: nothing is sent)."""
+        task_ids = [new_task_id() for _ in batches]
+        self._admit(namespace, task_ids)
+        sent = 0
+        try:
+            for task_id, episodes in zip(task_ids, batches, strict=True):
+                # Secrets are masked before the turns reach the broker (workers mask too).
+                episodes, _ = redact_episodes(
+                    namespace, episodes, enabled=self.settings.redact_secrets,
+                    exempt=self.settings.redact_secrets_exempt_namespaces,
+                    max_bytes=self.settings.max_turn_bytes,
+                    cues=secret_cues(self.settings.language))
+                # The erase count now: an erase of the namespace after this drops the turns.
+                payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
+                                        erase_fence=self.store.erase_fence(namespace))
+                self._send(task_names.INGEST, payload.wire(),
+                           task_names.INGEST_QUEUE, task_id=task_id)
+                sent += 1
+        finally:
+            if sent < len(task_ids):  # never sent: no worker will take them out
+                self.store.release_backlog(namespace, task_ids[sent:])
+        return task_ids
+
+    def _admit(self, namespace: str, task_ids: list[str]) -> None:
+        """Count the tasks into the ingest backlog, or raise :class:`Backpressure` when
+        that would pass ``queue_limit`` or ``queue_limit_per_namespace``."""
+        settings = self.settings
+        full = self.store.reserve_backlog(
+            namespace, task_ids, namespace_limit=settings.queue_limit_per_namespace,
+            total_limit=settings.queue_limit,
+            # A task lost with its broker never ends: its entry ages out instead.
+            stale_seconds=BACKLOG_STALE_FACTOR * settings.visibility_timeout)
+        if full is None:
+            return
+        mine = settings.queue_limit_per_namespace and \
+            full.namespace + len(task_ids) > settings.queue_limit_per_namespace
+        where = (f"namespace {namespace!r} has {full.namespace} ingest tasks waiting "
+                 f"(queue_limit_per_namespace {settings.queue_limit_per_namespace})" if mine
+                 else f"{full.total} ingest tasks wait in all (queue_limit "
+                      f"{settings.queue_limit})")
+        raise Backpressure(f"workers are behind: {where}; nothing was accepted, retry in "
+                           f"{RETRY_AFTER_SECONDS:g} s", retry_after=RETRY_AFTER_SECONDS)
+
+    def _send(self, name: str, payload: dict[str, Any], queue: str, *,
+              task_id: str | None = None) -> str:
         """Send one task by name; its id. :class:`BrokerBusy` when the process's broker
         pools stay exhausted for :data:`BROKER_POOL_TIMEOUT_SECONDS`."""
         from memcore.messaging.broker import pool_exhausted
 
         try:
-            return str(self.celery.send_task(name, args=[payload], queue=queue).id)
+            return str(self.celery.send_task(name, args=[payload], queue=queue,
+                                              task_id=task_id).id)
         except Exception as exc:
             if not pool_exhausted(exc):
                 raise
@@ -408,9 +480,21 @@ class Client:
                include_inactive: bool = False, now: datetime | str | None = None,
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
-               guard: ReadGuard | None = None) -> list[SearchHit]:
+               guard: ReadGuard | None = None, as_of: datetime | str | None = None,
+               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
         similarity (reciprocal rank fusion), lifted a little by retention.
+
+        ``as_of`` (a datetime or ISO 8601 string) searches the memories valid at that
+        instant instead of the live ones (:mod:`memcore.core.timeline`: values
+        superseded since count, memories stored later do not; ``include_inactive`` is
+        then ignored), chosen before ranking like ``filters``; retention is scored at
+        ``as_of`` (unless ``now`` is given) and nothing is touched.
+        ``include_history`` gives each hit the values its fact replaced
+        (``SearchHit.earlier``, oldest first; one scan of the superseded memories).
+        ``time_hint`` turns a relative time in the query ("last week", "in March",
+        "3 days ago"), resolved against ``now``, into a filter on ``event_at`` chosen
+        before ranking, and ranks the rest of the query (:mod:`memcore.core.timehint`).
 
         ``hybrid=False`` ranks by cosine similarity alone (plus retention), as before
         hybrid retrieval existed. Superseded and tombstoned memories are left out
@@ -433,7 +517,8 @@ class Client:
         return self._searcher.search(namespace, query, k, max_chars=max_chars,
                                      include_inactive=include_inactive, now=now, touch=touch,
                                      retention_weight=retention_weight, hybrid=hybrid,
-                                     filters=filters, guard=guard)
+                                     filters=filters, guard=guard, as_of=as_of,
+                                     include_history=include_history, time_hint=time_hint)
 
     def forget_indexes(self, namespace: str | None = None) -> None:
         """Drop this process's search indexes of ``namespace`` (of all, without one); they
@@ -442,12 +527,17 @@ class Client:
         self._searcher.invalidate(namespace)
 
     def profile(self, namespace: str, now: datetime | str | None = None, *,
-                filters: Mapping[str, Any] | None = None) -> list[Memory]:
+                filters: Mapping[str, Any] | None = None,
+                as_of: datetime | str | None = None) -> list[Memory]:
         """The profile: active facts ranked by confidence (at most 50); ``filters`` choose
-        whose (e.g. ``{"user_id": "alice"}``)."""
+        whose (e.g. ``{"user_id": "alice"}``). ``as_of``: the profile as it stood then,
+        from the facts valid at that instant (values superseded since included)."""
         wanted = compile_filter(filters)
-        now = as_instant(now, "now") if now is not None else utcnow()
+        instant = as_instant(as_of, "as_of") if as_of is not None else None
+        now = as_instant(now, "now") if now is not None else instant or utcnow()
         memories = (m for m in self.store.iter_memories(namespace, vectors=False) if wanted(m))
+        if instant is not None:
+            return profile_of(memories, instant, self.settings.consolidation, as_of=True)
         return profile_of(memories, now, self.settings.consolidation)
 
     def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
@@ -469,19 +559,60 @@ class Client:
         return build_context(self.store, self.settings, hits, namespace, query,
                              max_tokens=max_tokens, now=now, filters=filters)
 
-    def get(self, namespace: str, memory_id: str) -> Memory | None:
-        """One memory by id (any status)."""
-        return self.store.get(namespace, memory_id)
+    def get(self, namespace: str, memory_id: str, *,
+            as_of: datetime | str | None = None) -> Memory | None:
+        """One memory by id (any status). ``as_of``: the value of its fact valid at that
+        instant instead (itself, an earlier value it replaced, or a later one that
+        replaced it), None if none was valid then; it reads the namespace's live and
+        superseded records (one scan)."""
+        if as_of is None:
+            return self.store.get(namespace, memory_id)
+        instant = as_instant(as_of, "as_of")
+        validate_identifier(memory_id)
+        memories = list(self.store.iter_memories(
+            namespace, {*LIVE_STATUSES, Status.SUPERSEDED}, vectors=False))
+        return version_at(memory_id, {m.id: m for m in memories}, predecessors(memories),
+                          instant)
 
-    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
-        """Every audited change of a memory, through merges and supersessions."""
-        return self.store.history(namespace, memory_id)
+    def earlier(self, namespace: str, memory_id: str) -> list[Memory]:
+        """The values the fact ``memory_id`` replaced, oldest first ("lived in Paris
+        2019-2024" before "lives in Berlin"): each a superseded memory whose
+        ``valid_from``/``valid_until`` say when it held (one scan of the superseded)."""
+        validate_namespace(namespace)
+        validate_identifier(memory_id)
+        return earlier_values(memory_id, predecessors(self.store.iter_memories(
+            namespace, {Status.SUPERSEDED}, vectors=False)))
+
+    def history(self, namespace: str, memory_id: str, *,
+                as_of: datetime | str | None = None) -> list[AuditEvent]:
+        """Every audited change of a memory, through merges and supersessions;
+        ``as_of``: only those made at or before that instant."""
+        instant = as_instant(as_of, "as_of") if as_of is not None else None
+        events = self.store.history(namespace, memory_id)
+        return events if instant is None else [e for e in events if e.at <= instant]
 
     def stats(self, namespace: str) -> dict[str, Any]:
-        """Counts by status, counters and the snapshot version."""
+        """Counts by status, counters and the snapshot version; ``backlog``: ingest tasks
+        accepted and not finished (of the namespace, and ``total``: what the queue limits
+        compare), ``queues``: messages waiting in each broker queue (empty if the broker
+        cannot be read)."""
+        depth = self.store.backlog_depth(namespace)
         return {"namespace": namespace, "version": self.store.current_version(namespace),
                 "status": self.store.count_by_status(namespace),
-                "counters": self.store.counters(namespace)}
+                "counters": self.store.counters(namespace),
+                "backlog": {"namespace": depth.namespace, "total": depth.total},
+                "queues": self.queue_lengths()}
+
+    def queue_lengths(self) -> dict[str, int]:
+        """Messages waiting in each broker queue (``ingest``, ``consolidate``); empty when
+        the broker cannot be read."""
+        from memcore.messaging.celery_config import celery_urls
+        from memcore.observability.metrics import QueueLagCollector
+
+        if self._queues is None:
+            self._queues = QueueLagCollector(celery_urls(self.settings,
+                                                         self.settings.data_url())[0])
+        return self._queues.lengths()
 
     # -- management -------------------------------------------------------------------------
 
@@ -494,17 +625,22 @@ class Client:
         return self.store.unpin(namespace, memory_id, utcnow())
 
     def update(self, namespace: str, memory_id: str, *, text: str | None = None,
-               metadata: Mapping[str, Any] | None = None) -> Memory:
-        """Edit a memory's text (re-embedded) and/or replace its metadata; audited as an
-        UPDATE by the user. Scopes cannot be changed (metadata may not name them)."""
+               metadata: Mapping[str, Any] | None = None,
+               expires_at: datetime | str | None = None,
+               ttl_seconds: float | None = None) -> Memory:
+        """Edit a memory's text (re-embedded), replace its metadata and/or give it an
+        expiry (``expires_at``, or ``ttl_seconds`` from now: see :meth:`add`); audited as
+        an UPDATE by the user. Scopes cannot be changed (metadata may not name them)."""
         validate_namespace(namespace)
+        now = utcnow()
+        expiry = expiry_of(expires_at, ttl_seconds, now)
         vector = None
         if text is not None:
             if not isinstance(text, str):
                 raise ValueError(f"text: expected a string, got {type(text).__name__}")
             vector = [float(x) for x in self.models.embedder.embed([text])[0]]
-        return self.store.edit(namespace, memory_id, now=utcnow(), text=text, vector=vector,
-                               metadata=metadata)
+        return self.store.edit(namespace, memory_id, now=now, text=text, vector=vector,
+                               metadata=metadata, expires_at=expiry)
 
     def delete(self, namespace: str, memory_id: str) -> Memory:
         """Delete a memory: it is tombstoned (out of search and list, restorable with
@@ -579,16 +715,21 @@ class Client:
         if self._celery is not None:
             self._celery.close()
             self._celery = None
+        if self._queues is not None:
+            self._queues.close()
+            self._queues = None
         self.store.close()
 
     # Last in the class: a method named ``list`` shadows the builtin in later annotations.
     def list(self, namespace: str, *, status: Status | str | None = None,
              kind: Kind | str | None = None, filters: Mapping[str, Any] | None = None,
              include_inactive: bool = False, limit: int = 100,
-             cursor: str | None = None) -> MemoryPage:
+             cursor: str | None = None, as_of: datetime | str | None = None) -> MemoryPage:
         """One page of memories, oldest first (by ``created_at``, then id).
 
-        Live memories only unless ``status`` is given or ``include_inactive``. Pass the
+        Live memories only unless ``status`` is given or ``include_inactive``; with
+        ``as_of``, the memories valid at that instant (:mod:`memcore.core.timeline`),
+        narrowed by ``status`` if given. Pass the
         returned ``next_cursor`` to get the next page: the cursor is a position, not an
         offset, so memories written or deleted meanwhile never repeat or skip one.
         Memories are returned without vectors.
@@ -599,12 +740,16 @@ class Client:
         want_status = _enum_arg(Status, status, "status")
         want_kind = _enum_arg(Kind, kind, "kind")
         wanted = compile_filter(filters)
+        instant = as_instant(as_of, "as_of") if as_of is not None else None
         after = decode_cursor(cursor) if cursor else None
         found: list[FilterFields] = []
         for fields in self.store.iter_filter_fields(namespace):  # cheap: no whole records
             if want_status is not None and fields.status is not want_status:
                 continue
-            if want_status is None and not include_inactive and \
+            if instant is not None:
+                if not valid_at(fields, instant):
+                    continue
+            elif want_status is None and not include_inactive and \
                     fields.status not in LIVE_STATUSES:
                 continue
             if want_kind is not None and fields.kind is not want_kind:

@@ -74,6 +74,22 @@ class BrokerBusy(Unavailable):
         super().__init__(message, status=status, code=code, field=field)
 
 
+BACKPRESSURE = "backpressure"
+"""The error code of :class:`Backpressure` in an HTTP error body."""
+
+
+class Backpressure(Unavailable):
+    """The ingest backlog is at its limit (``MEMCORE_QUEUE_LIMIT`` for all namespaces,
+    ``MEMCORE_QUEUE_LIMIT_PER_NAMESPACE`` for one): the workers are behind, nothing was
+    accepted; retry after ``retry_after`` seconds. Raised by :meth:`memcore.Client.add`
+    and, from the HTTP API (a 429 with ``Retry-After``), by the remote clients."""
+
+    def __init__(self, message: str, *, status: int = 429, code: str = BACKPRESSURE,
+                 field: str | None = None, retry_after: float = 1.0) -> None:
+        super().__init__(message, status=status, code=code, field=field)
+        self.retry_after = retry_after
+
+
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
     """The JSON body of every error response: ``{"error": {code, message[, field]}}``."""
     err: dict[str, Any] = {"code": code, "message": message}
@@ -82,8 +98,9 @@ def error_body(code: str, message: str, field: str | None = None) -> dict[str, A
     return {"error": err}
 
 
-def error_for(status: int, body: Any) -> RemoteError:
-    """The typed error for an HTTP error response (``body`` as decoded JSON, or text)."""
+def error_for(status: int, body: Any, retry_after: str | None = None) -> RemoteError:
+    """The typed error for an HTTP error response (``body`` as decoded JSON, or text;
+    ``retry_after`` the response's ``Retry-After`` header, if any)."""
     err = body.get("error") if isinstance(body, dict) else None
     if isinstance(err, dict):
         message, code = str(err.get("message", "")), str(err.get("code", ""))
@@ -91,6 +108,13 @@ def error_for(status: int, body: Any) -> RemoteError:
     else:
         message, code, field = (str(body)[:500] or f"HTTP {status}"), "", None
     cls: type[RemoteError]
+    if status == 429:
+        try:
+            wait = max(0.0, float(retry_after)) if retry_after else 1.0
+        except ValueError:
+            wait = 1.0
+        return Backpressure(message, status=status, code=code or BACKPRESSURE,
+                            field=None if field is None else str(field), retry_after=wait)
     if status in (401, 403):
         cls = AuthError
     elif status == 404:

@@ -22,7 +22,7 @@ from pydantic_core import to_jsonable_python
 from memcore.client.client import MemoryPage, SearchHit
 from memcore.client.context import ContextBlock
 from memcore.client.errors import RemoteError, Unavailable, error_for
-from memcore.core.models import AuditEvent, Episode, Memory
+from memcore.core.models import AuditEvent, Episode, Memory, as_instant
 
 T = TypeVar("T")
 
@@ -73,7 +73,8 @@ def _memories(data: Any) -> list[Memory]:
 
 def _hits(data: Any) -> list[SearchHit]:
     return [SearchHit(Memory.model_validate(r["memory"]), float(r["similarity"]),
-                      float(r["score"])) for r in data["results"]]
+                      float(r["score"]), tuple(_memories({"memories": r.get("earlier", [])})))
+            for r in data["results"]]
 
 
 class Calls:
@@ -85,8 +86,14 @@ class Calls:
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
             user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, infer: bool = True) -> Call[list[str]]:
+            run_id: str | None = None, infer: bool = True,
+            expires_at: datetime | str | None = None,
+            ttl_seconds: float | None = None) -> Call[list[str]]:
         body: dict[str, Any] = {"messages": [_message(m) for m in messages], "infer": infer}
+        if expires_at is not None:
+            body["expires_at"] = as_instant(expires_at, "expires_at").isoformat()
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
         for name, value in (("user_id", user_id), ("agent_id", agent_id), ("run_id", run_id)):
             if value is not None:
                 body[name] = value
@@ -134,16 +141,24 @@ class Calls:
                     timeout=timeout + 30 if wait else None)
 
     def search(self, namespace: str, query: str, k: int, *, max_chars: int,
-               include_inactive: bool, filters: Mapping[str, Any] | None
-               ) -> Call[list[SearchHit]]:
+               include_inactive: bool, filters: Mapping[str, Any] | None,
+               as_of: datetime | str | None = None, include_history: bool = False,
+               time_hint: bool = False) -> Call[list[SearchHit]]:
         body: dict[str, Any] = {"query": query, "k": k, "max_chars": max_chars,
                                 "include_inactive": include_inactive}
         if filters is not None:
             body["filters"] = dict(filters)
+        if as_of is not None:
+            body["as_of"] = _instant(as_of)
+        if include_history:
+            body["include_history"] = True
+        if time_hint:
+            body["time_hint"] = True
         return Call("POST", _ns(namespace, "search"), _hits, body)
 
-    def profile(self, namespace: str) -> Call[list[Memory]]:
-        return Call("GET", _ns(namespace, "profile"), _memories)
+    def profile(self, namespace: str, as_of: datetime | str | None = None
+                ) -> Call[list[Memory]]:
+        return Call("GET", _ns(namespace, "profile"), _memories, params=_as_of(as_of))
 
     def context(self, namespace: str, query: str, max_tokens: int, *,
                 now: datetime | str | None, filters: Mapping[str, Any] | None
@@ -153,13 +168,19 @@ class Calls:
         return Call("POST", _ns(namespace, "context"), ContextBlock.from_dict,
                     {k: v for k, v in body.items() if v is not None})
 
-    def get(self, namespace: str, memory_id: str) -> Call[Memory | None]:
+    def get(self, namespace: str, memory_id: str, as_of: datetime | str | None = None
+            ) -> Call[Memory | None]:
         return Call("GET", _ns(namespace, "memories", memory_id), Memory.model_validate,
-                    none_on_404=True)
+                    none_on_404=True, params=_as_of(as_of))
 
-    def history(self, namespace: str, memory_id: str) -> Call[list[AuditEvent]]:
+    def earlier(self, namespace: str, memory_id: str) -> Call[list[Memory]]:
+        return Call("GET", _ns(namespace, "memories", memory_id, "earlier"), _memories)
+
+    def history(self, namespace: str, memory_id: str, as_of: datetime | str | None = None
+                ) -> Call[list[AuditEvent]]:
         return Call("GET", _ns(namespace, "memories", memory_id, "history"),
-                    lambda d: [AuditEvent.model_validate(e) for e in d["events"]])
+                    lambda d: [AuditEvent.model_validate(e) for e in d["events"]],
+                    params=_as_of(as_of))
 
     def stats(self, namespace: str) -> Call[dict[str, Any]]:
         return Call("GET", _ns(namespace, "stats"), dict)
@@ -169,8 +190,13 @@ class Calls:
                     Memory.model_validate)
 
     def update(self, namespace: str, memory_id: str, *, text: str | None,
-               metadata: Mapping[str, Any] | None) -> Call[Memory]:
+               metadata: Mapping[str, Any] | None, expires_at: datetime | str | None = None,
+               ttl_seconds: float | None = None) -> Call[Memory]:
         body: dict[str, Any] = {}
+        if expires_at is not None:
+            body["expires_at"] = as_instant(expires_at, "expires_at").isoformat()
+        if ttl_seconds is not None:
+            body["ttl_seconds"] = ttl_seconds
         if text is not None:
             body["text"] = text
         if metadata is not None:
@@ -182,14 +208,15 @@ class Calls:
 
     def list(self, namespace: str, *, status: str | None, kind: str | None,
              filters: Mapping[str, Any] | None, include_inactive: bool, limit: int,
-             cursor: str | None) -> Call[MemoryPage]:
+             cursor: str | None, as_of: datetime | str | None = None) -> Call[MemoryPage]:
         import json
 
         params = {"status": None if status is None else str(status),
                   "kind": None if kind is None else str(kind),
                   "include_inactive": "true" if include_inactive else None,
                   "limit": limit, "cursor": cursor,
-                  "filters": None if filters is None else json.dumps(dict(filters))}
+                  "filters": None if filters is None else json.dumps(dict(filters)),
+                  **_as_of(as_of)}
         return Call("GET", _ns(namespace, "memories"),
                     lambda d: MemoryPage(_memories(d), d["next_cursor"]), params=params)
 
@@ -211,6 +238,16 @@ class Calls:
         return Call("POST", _ns(namespace, "rollback"), dict, {"version": version})
 
 
+def _instant(value: datetime | str) -> str:
+    """``value`` as the ISO 8601 string the API reads (a bad one: ValueError naming as_of)."""
+    return as_instant(value, "as_of").isoformat()
+
+
+def _as_of(value: datetime | str | None) -> dict[str, str]:
+    """The ``as_of`` query parameter (none without a value)."""
+    return {} if value is None else {"as_of": _instant(value)}
+
+
 def _headers(api_key: str | None) -> dict[str, str]:
     return {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
@@ -223,7 +260,7 @@ def _answer(call: Call[T], response: httpx.Response) -> T:
             body: Any = response.json()
         except ValueError:
             body = response.text
-        raise error_for(response.status_code, body)
+        raise error_for(response.status_code, body, response.headers.get("Retry-After"))
     return call.parse(response.json())
 
 
@@ -259,11 +296,15 @@ class RemoteClient:
     def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
             timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
             user_id: str | None = None, agent_id: str | None = None,
-            run_id: str | None = None, infer: bool = True) -> list[str]:
-        """Enqueue turns for ingestion; returns the task ids (see :meth:`wait`)."""
+            run_id: str | None = None, infer: bool = True,
+            expires_at: datetime | str | None = None,
+            ttl_seconds: float | None = None) -> list[str]:
+        """Enqueue turns for ingestion; returns the task ids (see :meth:`wait`);
+        ``expires_at``/``ttl_seconds``: the memories' expiry."""
         return self._run(self._calls.add(namespace, messages, timestamp=timestamp,
                                          metadata=metadata, user_id=user_id,
-                                         agent_id=agent_id, run_id=run_id, infer=infer))
+                                         agent_id=agent_id, run_id=run_id, infer=infer,
+                                         expires_at=expires_at, ttl_seconds=ttl_seconds))
 
     def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until tasks enqueued by this client finish; their results, in order."""
@@ -283,15 +324,19 @@ class RemoteClient:
     # -- reads ------------------------------------------------------------------------------
     def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                include_inactive: bool = False,
-               filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
-        """Memories ranked by hybrid search (BM25 + vector) plus a little retention."""
+               filters: Mapping[str, Any] | None = None, as_of: datetime | str | None = None,
+               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
+        """Memories ranked by hybrid search (BM25 + vector) plus a little retention
+        (``as_of``: among those valid then; ``include_history``: with earlier values)."""
         return self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
                                             include_inactive=include_inactive,
-                                            filters=filters))
+                                            filters=filters, as_of=as_of,
+                                            include_history=include_history,
+                                            time_hint=time_hint))
 
-    def profile(self, namespace: str) -> list[Memory]:
-        """Active facts ranked by confidence."""
-        return self._run(self._calls.profile(namespace))
+    def profile(self, namespace: str, *, as_of: datetime | str | None = None) -> list[Memory]:
+        """Active facts ranked by confidence (``as_of``: as they stood then)."""
+        return self._run(self._calls.profile(namespace, as_of))
 
     def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
                 now: datetime | str | None = None,
@@ -301,13 +346,19 @@ class RemoteClient:
         return self._run(self._calls.context(namespace, query, max_tokens, now=now,
                                              filters=filters))
 
-    def get(self, namespace: str, memory_id: str) -> Memory | None:
-        """One memory by id (any status), or None."""
-        return self._run(self._calls.get(namespace, memory_id))
+    def get(self, namespace: str, memory_id: str, *,
+            as_of: datetime | str | None = None) -> Memory | None:
+        """One memory by id (any status), or None (``as_of``: its fact's value then)."""
+        return self._run(self._calls.get(namespace, memory_id, as_of))
 
-    def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
-        """Every audited change of a memory."""
-        return self._run(self._calls.history(namespace, memory_id))
+    def earlier(self, namespace: str, memory_id: str) -> list[Memory]:
+        """The values the fact replaced, oldest first."""
+        return self._run(self._calls.earlier(namespace, memory_id))
+
+    def history(self, namespace: str, memory_id: str, *,
+                as_of: datetime | str | None = None) -> list[AuditEvent]:
+        """Every audited change of a memory (``as_of``: made by then)."""
+        return self._run(self._calls.history(namespace, memory_id, as_of))
 
     def stats(self, namespace: str) -> dict[str, Any]:
         """Counts by status, counters and the snapshot version."""
@@ -331,9 +382,12 @@ class RemoteClient:
         return self._run(self._calls.manage("restore", namespace, memory_id))
 
     def update(self, namespace: str, memory_id: str, *, text: str | None = None,
-               metadata: Mapping[str, Any] | None = None) -> Memory:
-        """Edit a memory's text (re-embedded) or metadata, as the user."""
-        return self._run(self._calls.update(namespace, memory_id, text=text, metadata=metadata))
+               metadata: Mapping[str, Any] | None = None,
+               expires_at: datetime | str | None = None,
+               ttl_seconds: float | None = None) -> Memory:
+        """Edit a memory's text (re-embedded), metadata or expiry, as the user."""
+        return self._run(self._calls.update(namespace, memory_id, text=text, metadata=metadata,
+                                            expires_at=expires_at, ttl_seconds=ttl_seconds))
 
     def delete(self, namespace: str, memory_id: str) -> Memory:
         """Tombstone a memory (restorable)."""
@@ -350,11 +404,13 @@ class RemoteClient:
 
     def list(self, namespace: str, *, status: str | None = None, kind: str | None = None,
              filters: Mapping[str, Any] | None = None, include_inactive: bool = False,
-             limit: int = 100, cursor: str | None = None) -> MemoryPage:
-        """One page of memories, oldest first; pass ``next_cursor`` back for the next."""
+             limit: int = 100, cursor: str | None = None,
+             as_of: datetime | str | None = None) -> MemoryPage:
+        """One page of memories, oldest first; pass ``next_cursor`` back for the next
+        (``as_of``: those valid then)."""
         return self._run(self._calls.list(namespace, status=status, kind=kind, filters=filters,
                                           include_inactive=include_inactive, limit=limit,
-                                          cursor=cursor))
+                                          cursor=cursor, as_of=as_of))
 
     def rollback(self, namespace: str, version: int) -> dict[str, Any]:
         """Point the namespace back at a committed version (admin)."""
@@ -395,11 +451,16 @@ class AsyncRemoteClient:
     async def add(self, namespace: str, messages: Sequence[Mapping[str, Any] | Episode], *,
                   timestamp: datetime | None = None, metadata: Mapping[str, Any] | None = None,
                   user_id: str | None = None, agent_id: str | None = None,
-                  run_id: str | None = None, infer: bool = True) -> list[str]:
-        """Enqueue turns for ingestion; returns the task ids."""
+                  run_id: str | None = None, infer: bool = True,
+                  expires_at: datetime | str | None = None,
+                  ttl_seconds: float | None = None) -> list[str]:
+        """Enqueue turns for ingestion; returns the task ids (``expires_at``/
+        ``ttl_seconds``: the memories' expiry)."""
         return await self._run(self._calls.add(namespace, messages, timestamp=timestamp,
                                                metadata=metadata, user_id=user_id,
-                                               agent_id=agent_id, run_id=run_id, infer=infer))
+                                               agent_id=agent_id, run_id=run_id, infer=infer,
+                                               expires_at=expires_at,
+                                               ttl_seconds=ttl_seconds))
 
     async def wait(self, task_ids: Sequence[str], timeout: float = 300.0) -> list[Any]:
         """Block until tasks enqueued by this client finish; their results, in order."""
@@ -418,15 +479,22 @@ class AsyncRemoteClient:
 
     async def search(self, namespace: str, query: str, k: int = 10, *, max_chars: int = 4000,
                      include_inactive: bool = False,
-                     filters: Mapping[str, Any] | None = None) -> list[SearchHit]:
-        """Memories ranked by hybrid search (BM25 + vector) plus a little retention."""
+                     filters: Mapping[str, Any] | None = None,
+                     as_of: datetime | str | None = None,
+                     include_history: bool = False,
+                     time_hint: bool = False) -> list[SearchHit]:
+        """Memories ranked by hybrid search (BM25 + vector) plus a little retention
+        (``as_of``: among those valid then; ``include_history``: with earlier values)."""
         return await self._run(self._calls.search(namespace, query, k, max_chars=max_chars,
                                                   include_inactive=include_inactive,
-                                                  filters=filters))
+                                                  filters=filters, as_of=as_of,
+                                                  include_history=include_history,
+                                                  time_hint=time_hint))
 
-    async def profile(self, namespace: str) -> list[Memory]:
-        """Active facts ranked by confidence."""
-        return await self._run(self._calls.profile(namespace))
+    async def profile(self, namespace: str, *,
+                      as_of: datetime | str | None = None) -> list[Memory]:
+        """Active facts ranked by confidence (``as_of``: as they stood then)."""
+        return await self._run(self._calls.profile(namespace, as_of))
 
     async def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
                       now: datetime | str | None = None,
@@ -435,13 +503,19 @@ class AsyncRemoteClient:
         return await self._run(self._calls.context(namespace, query, max_tokens, now=now,
                                                    filters=filters))
 
-    async def get(self, namespace: str, memory_id: str) -> Memory | None:
-        """One memory by id (any status), or None."""
-        return await self._run(self._calls.get(namespace, memory_id))
+    async def get(self, namespace: str, memory_id: str, *,
+                  as_of: datetime | str | None = None) -> Memory | None:
+        """One memory by id (any status), or None (``as_of``: its fact's value then)."""
+        return await self._run(self._calls.get(namespace, memory_id, as_of))
 
-    async def history(self, namespace: str, memory_id: str) -> list[AuditEvent]:
-        """Every audited change of a memory."""
-        return await self._run(self._calls.history(namespace, memory_id))
+    async def earlier(self, namespace: str, memory_id: str) -> list[Memory]:
+        """The values the fact replaced, oldest first."""
+        return await self._run(self._calls.earlier(namespace, memory_id))
+
+    async def history(self, namespace: str, memory_id: str, *,
+                      as_of: datetime | str | None = None) -> list[AuditEvent]:
+        """Every audited change of a memory (``as_of``: made by then)."""
+        return await self._run(self._calls.history(namespace, memory_id, as_of))
 
     async def stats(self, namespace: str) -> dict[str, Any]:
         """Counts by status, counters and the snapshot version."""
@@ -464,10 +538,13 @@ class AsyncRemoteClient:
         return await self._run(self._calls.manage("restore", namespace, memory_id))
 
     async def update(self, namespace: str, memory_id: str, *, text: str | None = None,
-                     metadata: Mapping[str, Any] | None = None) -> Memory:
-        """Edit a memory's text or metadata, as the user."""
+                     metadata: Mapping[str, Any] | None = None,
+                     expires_at: datetime | str | None = None,
+                     ttl_seconds: float | None = None) -> Memory:
+        """Edit a memory's text, metadata or expiry, as the user."""
         return await self._run(self._calls.update(namespace, memory_id, text=text,
-                                                  metadata=metadata))
+                                                  metadata=metadata, expires_at=expires_at,
+                                                  ttl_seconds=ttl_seconds))
 
     async def delete(self, namespace: str, memory_id: str) -> Memory:
         """Tombstone a memory (restorable)."""
@@ -485,12 +562,14 @@ class AsyncRemoteClient:
     async def list(self, namespace: str, *, status: str | None = None,
                    kind: str | None = None, filters: Mapping[str, Any] | None = None,
                    include_inactive: bool = False, limit: int = 100,
-                   cursor: str | None = None) -> MemoryPage:
-        """One page of memories, oldest first; pass ``next_cursor`` back for the next."""
+                   cursor: str | None = None,
+                   as_of: datetime | str | None = None) -> MemoryPage:
+        """One page of memories, oldest first; pass ``next_cursor`` back for the next
+        (``as_of``: those valid then)."""
         return await self._run(self._calls.list(namespace, status=status, kind=kind,
                                                 filters=filters,
                                                 include_inactive=include_inactive,
-                                                limit=limit, cursor=cursor))
+                                                limit=limit, cursor=cursor, as_of=as_of))
 
     async def rollback(self, namespace: str, version: int) -> dict[str, Any]:
         """Point the namespace back at a committed version (admin)."""

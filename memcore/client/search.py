@@ -12,7 +12,7 @@ import logging
 import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -25,11 +25,14 @@ from memcore.core.filters import Filterable, FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
     Memory,
+    Status,
     as_instant,
     utcnow,
     validate_namespace,
 )
 from memcore.core.scoring import effective_relation_weight, memory_score
+from memcore.core.timehint import resolve_time
+from memcore.core.timeline import earlier_values, expired, predecessors, valid_at
 from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
 from memcore.language import text_rules
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
@@ -51,6 +54,8 @@ class SearchHit:
     memory: Memory
     similarity: float
     score: float
+    earlier: tuple[Memory, ...] = ()
+    """With ``include_history``: the values this fact replaced, oldest first."""
 
 
 @dataclass(frozen=True)
@@ -239,10 +244,15 @@ class Searcher:
                include_inactive: bool = False, now: datetime | str | None = None,
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
-               guard: ReadGuard | None = None) -> list[SearchHit]:
+               guard: ReadGuard | None = None, as_of: datetime | str | None = None,
+               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
         """See :meth:`memcore.Client.search`."""
         try:
             validate_namespace(namespace)
+            instant = as_instant(as_of, "as_of") if as_of is not None else None
+            for flag, value in (("include_history", include_history), ("time_hint", time_hint)):
+                if not isinstance(value, bool):
+                    raise ValueError(f"{flag}: expected a boolean, got {value!r}")
             if not isinstance(query, str) or not query.strip():
                 raise ValueError("query: must be a non-empty string")
             if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
@@ -253,20 +263,35 @@ class Searcher:
             if guard is not None:  # the guard still comes first (a revoked key: 401)
                 guard.check(None)
             raise
-        now = as_instant(now, "now") if now is not None else utcnow()
+        # Retention is scored as it stood at ``as_of``.
+        now = as_instant(now, "now") if now is not None else instant or utcnow()
+        hint = resolve_time(query, now) if time_hint else None
+        if hint is not None:  # "last week": a filter on event_at, chosen before ranking
+            filters = hint.filter() if filters is None else {"and": [dict(filters),
+                                                                     hint.filter()]}
+            wanted, query = compile_filter(filters), hint.query
 
         def admit(memory: Filterable | None) -> bool:
-            return memory is not None and (include_inactive or memory.status in LIVE_STATUSES) \
-                and wanted(memory)
+            if memory is None:
+                return False
+            if instant is not None:  # the set valid then replaces the live set
+                return valid_at(memory, instant) and wanted(memory)
+            return (include_inactive or memory.status in LIVE_STATUSES) \
+                and not expired(memory, now) and wanted(memory)
 
         hits, state, vec = None, None, None
-        if filters is None:
+        filtered = filters is not None or instant is not None
+        if not filtered:
             hits, state, vec = self._search_cached(namespace, query, k, admit, now,
                                                    retention_weight, hybrid, guard)
         if hits is None:
             hits = self._search_checked(namespace, query, k, admit, now, retention_weight,
-                                        hybrid, guard, filters is not None, state, vec)
+                                        hybrid, guard, filtered, state, vec)
         chosen = fit_budget(hits, k, max_chars)
+        if include_history and chosen:
+            chosen = self._with_history(namespace, chosen)
+        # A question about the past recalls nothing now: no recall bookkeeping.
+        touch = touch and instant is None
         # Recall strengthens a memory: only hits the query matched count as recalled, not
         # the ones after every real match (a search for "pets" recalls no pork diet).
         recalled = [h for h in chosen if (h.score > 0 if hybrid else h.similarity > 0)]
@@ -277,6 +302,12 @@ class Searcher:
             else:
                 self.store.touch(namespace, ids, now, self.settings.consolidation.strength_cap)
         return chosen
+
+    def _with_history(self, namespace: str, hits: list[SearchHit]) -> list[SearchHit]:
+        """``hits`` with the values each fact replaced (one scan of the superseded)."""
+        before = predecessors(self.store.iter_memories(namespace, {Status.SUPERSEDED},
+                                                       vectors=False))
+        return [replace(h, earlier=tuple(earlier_values(h.memory.id, before))) for h in hits]
 
     def _search_cached(self, namespace: str, query: str, k: int, admit: Admit,
                        now: datetime, retention_weight: float, hybrid: bool,

@@ -35,6 +35,7 @@ from memcore.core.models import (
     MAX_METADATA_BYTES,
     MAX_METADATA_KEYS,
     MAX_METADATA_LIST,
+    MAX_METADATA_STRING,
     MAX_TEXT_BYTES,
     Memory,
 )
@@ -91,6 +92,35 @@ class Capped:
 def unlisted_count(memory: Memory) -> int:
     """How many of the turns ``support`` counts the record no longer lists (0: none)."""
     return max(0, memory.support - len(memory.sources)) if memory.sources else 0
+
+
+def record_caps(memory: Memory) -> dict[str, Any] | None:
+    """Which bounds ``memory``'s record has reached (None: none), as the HTTP API's memory
+    JSON (``capped``) and the inspector show it:
+
+    * ``sources_unlisted``: how many source turns ``support`` counts that the record no
+      longer lists (exact);
+    * ``metadata_keys_full``: keys holding :data:`MAX_VALUES_PER_KEY` values, and
+      ``metadata_full``: true at ``MAX_METADATA_KEYS`` keys or within one value of
+      ``MAX_METADATA_BYTES``; ``member_texts_full``: true at :data:`MAX_MEMBER_TEXTS`.
+      A full list drops its oldest value for each new one; which values went is in the
+      write's audit event (:meth:`Capped.note`, ``history``).
+    """
+    out: dict[str, Any] = {}
+    unlisted = unlisted_count(memory)
+    if unlisted:
+        out["sources_unlisted"] = unlisted
+    metadata = memory.metadata or {}
+    full = sorted(key for key, value in metadata.items()
+                  if isinstance(value, list) and len(value) >= MAX_VALUES_PER_KEY)
+    if full:
+        out["metadata_keys_full"] = full
+    if metadata and (len(metadata) >= MAX_METADATA_KEYS or sum(
+            _size(k, v) for k, v in metadata.items()) > MAX_METADATA_BYTES - MAX_METADATA_STRING):
+        out["metadata_full"] = True
+    if len(memory.member_texts) >= MAX_MEMBER_TEXTS:
+        out["member_texts_full"] = True
+    return out or None
 
 
 def bound_sources(sources: Sequence[str]) -> tuple[list[str], list[str]]:

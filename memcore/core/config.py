@@ -172,6 +172,13 @@ class Settings(BaseSettings):
         default=0.0, ge=0, description="simulated latency per offline model call (benchmarks)"
     )
     max_turn_bytes: int = Field(default=32 * 1024, ge=1)
+    queue_limit: int = Field(
+        default=10_000, ge=0,
+        description="most ingest tasks accepted and not yet finished, all namespaces "
+                    "together; an add past it is refused (HTTP 429, Backpressure); 0: none")
+    queue_limit_per_namespace: int = Field(
+        default=1_000, ge=0,
+        description="the same limit for one namespace; 0: none")
     redact_secrets: bool = Field(
         default=True,
         description="mask passwords, PINs and one-time codes, API keys and tokens, card, "

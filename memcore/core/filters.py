@@ -4,7 +4,9 @@ A filter is a JSON object. ``{"field": value}`` is equality; ``{"field": {"op": 
 applies operators (several in one object must all hold); ``{"and": [...]}``,
 ``{"or": [...]}`` and ``{"not": {...}}`` combine filters, and several keys in one
 object are AND-ed. Fields: ``user_id``, ``agent_id``, ``run_id``, ``kind``,
-``status``, ``created_at``, ``updated_at`` and ``metadata.<key>``. Operators: ``eq``,
+``status``, the times ``created_at``, ``updated_at``, ``valid_from``, ``valid_until``
+(alias ``valid_to``) and ``event_at`` (when the fact happened: ``valid_from``, else
+``created_at``), and ``metadata.<key>``. Operators: ``eq``,
 ``ne``, ``in``, ``nin``, ``gt``, ``gte``, ``lt``, ``lte``, ``contains``.
 
 Semantics (MongoDB's, which Mem0 users know):
@@ -15,8 +17,12 @@ Semantics (MongoDB's, which Mem0 users know):
   element matches (equality with a list compares the whole list);
 - ``contains`` is a substring test on a string field and membership on a list;
 - ``gt``/``gte``/``lt``/``lte`` compare numbers with numbers, strings with strings and
-  times with times (ISO 8601 strings are read as times for ``created_at``/``updated_at``);
-  values of another type never match (a boolean is not a number).
+  times with times (ISO 8601 strings are read as times for the time fields); values of
+  another type never match (a boolean is not a number). An open validity bound (no
+  ``valid_until``) is a missing field: ``{"valid_until": null}`` finds the open ones.
+
+Every filter is applied before ranking (see :mod:`memcore.client.search`), so a time
+filter finds old memories that many newer, closer ones would push out of a top ``k``.
 
 Any other field or operator raises :class:`FilterError` naming it. A filter only ever
 narrows what the caller's namespace already holds: there is no namespace field.
@@ -51,6 +57,16 @@ class Filterable(Protocol):
     @property
     def updated_at(self) -> datetime: ...
     @property
+    def valid_from(self) -> datetime | None: ...
+    @property
+    def valid_until(self) -> datetime | None: ...
+    @property
+    def expires_at(self) -> datetime | None: ...
+    @property
+    def expiry_given(self) -> bool: ...
+    @property
+    def event_at(self) -> datetime: ...
+    @property
     def metadata(self) -> dict[str, Any]: ...
 
 
@@ -68,11 +84,22 @@ class FilterFields:
     agent_id: str | None = None
     run_id: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    expires_at: datetime | None = None
+    expiry_given: bool = False
+
+    @property
+    def event_at(self) -> datetime:
+        """When the fact happened: its ``valid_from``, else when it was stored."""
+        return self.valid_from or self.created_at
 
 
 Predicate = Callable[[Filterable], bool]
 
-TIME_FIELDS = ("created_at", "updated_at")
+TIME_FIELDS = ("created_at", "updated_at", "valid_from", "valid_until", "event_at")
+ALIASES = {"valid_to": "valid_until"}
+"""Other names a filter may use for a field (the bi-temporal literature's ``valid_to``)."""
 ENUM_FIELDS: dict[str, tuple[str, ...]] = {"kind": tuple(k.value for k in Kind),
                                           "status": tuple(s.value for s in Status)}
 FIELDS = (*SCOPE_FIELDS, "kind", "status", *TIME_FIELDS)
@@ -148,6 +175,7 @@ def _all(parts: list[Predicate]) -> Predicate:
 
 
 def _getter(field: str, where: str) -> Callable[[Filterable], Any]:
+    field = ALIASES.get(field, field)
     if field.startswith(METADATA_PREFIX):
         key = field[len(METADATA_PREFIX):]
         if not key:
@@ -158,7 +186,10 @@ def _getter(field: str, where: str) -> Callable[[Filterable], Any]:
     if field in ENUM_FIELDS:
         return lambda m: str(getattr(m, field).value)
     if field in TIME_FIELDS:
-        return lambda m: as_utc(getattr(m, field))
+        def when(m: Filterable) -> Any:
+            value = getattr(m, field)
+            return _MISSING if value is None else as_utc(value)
+        return when
     raise FilterError(f"{where}: unknown field {field!r} (fields: {', '.join(FIELDS)}, "
                       f"{METADATA_PREFIX}<key>)")
 
@@ -166,6 +197,7 @@ def _getter(field: str, where: str) -> Callable[[Filterable], Any]:
 def _field(field: str, cond: Any, where: str, counter: list[int]) -> Predicate:
     here = f"{where}.{field}"
     get = _getter(field, here)
+    field = ALIASES.get(field, field)
     if isinstance(cond, Mapping):
         if not cond:
             raise FilterError(f"{here}: empty operator object")
@@ -208,7 +240,8 @@ def _operator(field: str, op: str, arg: Any, where: str,
             raise FilterError(f"{where}: expected a string, got {type(arg).__name__}")
         return lambda v: _contains(v, arg)
     if field in SCOPE_FIELDS or field in ENUM_FIELDS:
-        raise FilterError(f"{where}: {op} applies to created_at, updated_at and metadata fields")
+        raise FilterError(f"{where}: {op} applies to time fields ({', '.join(TIME_FIELDS)}) "
+                          "and metadata fields")
     bound = _value(field, arg, where, allow_null=False, allow_list=False)
     if isinstance(bound, bool):
         raise FilterError(f"{where}: expected a number, string or time, got a boolean")

@@ -32,8 +32,9 @@ SINGLE_VALUED = frozenset({
     "relation:partner", "relation:doctor", "answer_length", "answer_language", "team",
     "commute", "schedule",
 })
-# A favourite is single-valued per category ("favorite:colour").
-SINGLE_VALUED_PREFIXES = ("favorite:",)
+# A favourite is single-valued per category ("favorite:colour"); an instruction per thing
+# it is about ("instruction:example"): the latest one about examples governs them.
+SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:")
 MAX_RETIRED_BY_ONE = 3
 
 

@@ -96,9 +96,15 @@ def _check_text(value: str, limit: int | None = MAX_TEXT_BYTES) -> str:
         raise ValueError("text is not valid UTF-8 (lone surrogate)") from exc
     if limit is not None and size > limit:
         raise ValueError(f"text is {size} bytes; the limit is {limit}")
-    if any(ord(c) < 32 and c not in "\t\n\r" for c in value):
+    if has_control_characters(value):
         raise ValueError("text contains control characters")
     return value
+
+
+def has_control_characters(value: str) -> bool:
+    """True if ``value`` holds a control character other than tab, newline and carriage
+    return (NUL, ESC, ...): refused in turns, memory texts and metadata strings alike."""
+    return any(ord(c) < 32 and c not in "\t\n\r" for c in value)
 
 
 def turn_limit(max_turn_bytes: int) -> dict[str, int]:
@@ -231,6 +237,10 @@ def _check_meta_string(item: str, where: str) -> None:
         item.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise ValueError(f"{where}: not valid UTF-8 (lone surrogate)") from exc
+    if has_control_characters(item):
+        # As in turns: NUL and ESC bytes would reach logs and the inspector's HTML raw.
+        raise ValueError(f"{where}: contains control characters (only tab, newline and "
+                         "carriage return are allowed)")
 
 
 def scope_key(user_id: str | None, agent_id: str | None, run_id: str | None) -> str:
@@ -309,6 +319,9 @@ class Episode(BaseModel):
     user_id: Identifier | None = None
     agent_id: Identifier | None = None
     run_id: Identifier | None = None
+    expires_at: UtcDatetime | None = None
+    """The caller's expiry for the memories this turn produces (``ttl_seconds`` or
+    ``expires_at`` on add); not stored with the turn."""
 
     @property
     def scope(self) -> str:
@@ -380,6 +393,11 @@ class Memory(BaseModel):
     valid_from: UtcDatetime | None = None
     valid_until: UtcDatetime | None = None
     expires_at: UtcDatetime | None = None
+    expiry_given: bool = False
+    """``expires_at`` was given by the caller (``ttl_seconds``/``expires_at`` on add, or
+    an update): the memory leaves search and profile at that instant and is tombstoned
+    (restorable, audited EXPIRE); an expiry the extractor guessed is the pass's to
+    handle (docs/design.md)."""
     status: Status = Status.CANDIDATE
     superseded_by: str | None = None
     derived_level: int = Field(default=0, ge=0, le=1)
@@ -395,6 +413,10 @@ class Memory(BaseModel):
     user_id: Identifier | None = None
     agent_id: Identifier | None = None
     run_id: Identifier | None = None
+    capped: dict[str, Any] | None = Field(
+        default=None,
+        description="which bounds the record has reached (memcore.core.bounds.record_caps): "
+                    "filled in the HTTP API's answers, not stored; None: none")
 
     @field_validator("vector")
     @classmethod
@@ -441,6 +463,11 @@ class Memory(BaseModel):
     def live(self) -> bool:
         """Candidate or active: part of the current set."""
         return self.status in LIVE_STATUSES
+
+    @property
+    def event_at(self) -> datetime:
+        """When the fact happened: its ``valid_from``, else when it was stored."""
+        return self.valid_from or self.created_at
 
 
 class AuditAction(StrEnum):

@@ -16,6 +16,7 @@ Two formats:
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +30,7 @@ from memcore.messaging.task_names import INGEST_QUEUE
 
 if TYPE_CHECKING:
     from memcore.client.client import Client
+    from memcore.client.errors import Backpressure
 
 Message = dict[str, Any]
 LOCOMO_TIME_FORMAT = "%I:%M %p on %d %B, %Y"
@@ -199,15 +201,21 @@ def _located(batch: Batch, error: str) -> str:
 def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Episode]], *,
                    wait: bool = True, timeout: float = 600.0,
                    progress: Callable[[int], None] | None = None,
-                   fail_fast: bool = False) -> list[str]:
+                   fail_fast: bool = False,
+                   on_wait: Callable[[Backpressure, float], None] | None = None) -> list[str]:
     """Enqueue each batch in order (waiting for each one if ``wait``, so later
     sessions see earlier ones); returns the Celery task ids. ``fail_fast``: see
-    :meth:`memcore.Client.wait` (no ingest worker: NoWorker within seconds)."""
+    :meth:`memcore.Client.wait` (no ingest worker: NoWorker within seconds). A batch
+    refused by back-pressure is sent again after the wait the refusal asks, for up to
+    ``timeout`` seconds (memcore.client.backoff), ``on_wait`` told of each wait."""
+    from memcore.client.backoff import patiently
+
     task_ids: list[str] = []
     for batch in batches:
         if not batch:
             continue
-        ids = client.add(namespace, batch)
+        ids = patiently(functools.partial(client.add, namespace, batch),
+                        give_up_after=timeout, on_wait=on_wait)
         task_ids += ids
         if wait:
             client.wait(ids, timeout=timeout, queue=INGEST_QUEUE, fail_fast=fail_fast)

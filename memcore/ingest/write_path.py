@@ -593,7 +593,9 @@ class IngestPipeline:
             explicit=fact.explicit,
             status=Status.ACTIVE if fact.explicit else Status.CANDIDATE,
             valid_from=fact.valid_from or now, valid_until=fact.valid_until,
-            expires_at=fact.expires_at,
+            # The caller's expiry (ttl_seconds / expires_at on add) wins over a guessed one.
+            expires_at=episode.expires_at or fact.expires_at,
+            expiry_given=episode.expires_at is not None,
             # Model-written facts come without one: the pass's change rules need the slot.
             relation=fact.relation or relation_for(fact.text), frame=fact.frame,
             created_at=now, updated_at=now,
@@ -624,7 +626,9 @@ class IngestPipeline:
 
     def _count(self, namespace: str, report: IngestReport) -> None:
         counts: dict[str, float] = {
-            "turns": report.episodes, "facts": report.facts,
+            # Turns stored for the first time: a resent turn id (a client's retry, a
+            # redelivered task) is not a new turn.
+            "turns": report.new_episodes, "facts": report.facts,
             "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
             "decision_facts": report.decision_facts, "facts_garbled": report.garbled,
         }

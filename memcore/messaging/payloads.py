@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -22,6 +23,16 @@ class IngestPayload(BaseModel):
         description="the namespace's erase count when the turns were accepted "
                     "(MemoryStore.erase_fence): a worker drops them if an erase of the "
                     "namespace has run since (0: accepted before any erase)")
+
+    def wire(self) -> dict[str, Any]:
+        """The JSON-ready task argument. A turn without an expiry is sent without the
+        ``expires_at`` key, so workers of the release before it (whose Episode rejects
+        unknown keys) still take such turns during a rolling upgrade."""
+        data = self.model_dump(mode="json")
+        for episode in data["episodes"]:
+            if episode.get("expires_at") is None:
+                episode.pop("expires_at", None)
+        return data
 
     @model_validator(mode="after")
     def _one_namespace(self) -> IngestPayload:

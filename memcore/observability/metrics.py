@@ -186,19 +186,28 @@ class QueueLagCollector(Collector):
         family = GaugeMetricFamily(
             "memcore_queue_lag", "Messages waiting in the broker queue.", labels=["queue"]
         )
+        lengths = self.lengths()
+        if not lengths:
+            return []
+        for queue, length in lengths.items():
+            family.add_metric([queue], float(length))
+        return [family]
+
+    def lengths(self) -> dict[str, int]:
+        """Messages waiting in each queue (one round trip); empty if the broker is
+        unreachable."""
+        pipe = self._client.pipeline(transaction=False)
+        for queue in self.queues:
+            for key in _queue_keys(queue):
+                pipe.llen(key)
         try:
-            pipe = self._client.pipeline(transaction=False)
-            for queue in self.queues:
-                for key in _queue_keys(queue):
-                    pipe.llen(key)
             lengths = pipe.execute()
         except redis.RedisError as exc:
             log.warning("queue lag not readable from the broker: %s", exc)
-            return []
+            return {}
         per_queue = len(_KOMBU_PRIORITY_STEPS) + 1
-        for i, queue in enumerate(self.queues):
-            family.add_metric([queue], float(sum(lengths[i * per_queue : (i + 1) * per_queue])))
-        return [family]
+        return {queue: int(sum(lengths[i * per_queue : (i + 1) * per_queue]))
+                for i, queue in enumerate(self.queues)}
 
     def close(self) -> None:
         """Close the broker connection pool."""

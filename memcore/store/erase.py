@@ -271,7 +271,7 @@ class Eraser:
         self._audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=namespace, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])
-        self.rewrite_aof()
+        self.rewrite_files()
         metrics.record_memory_change("erased", len(victims), namespace)
         return victims
 
@@ -280,7 +280,7 @@ class Eraser:
         version and a pass in flight. Nothing cascades: memories merged into them or
         citing them stay. The audit keeps that they existed and why (reasons stay, texts
         become ``[purged]``) plus one PURGE event; ``restore`` then says they were purged.
-        The caller rewrites the AOF (once for a whole maintenance run)."""
+        The caller rewrites the AOF and dump.rdb (once for a whole maintenance run)."""
         validate_namespace(namespace)
         for memory_id in ids:
             validate_identifier(memory_id)
@@ -318,20 +318,42 @@ class Eraser:
         """
         return all([self._rewrite_node(node, wait) for node in self._gw.nodes()])
 
+    def rewrite_files(self, wait: float = 30.0) -> None:
+        """After an erase: rewrite the AOF (:meth:`rewrite_aof`) and, where RDB snapshots
+        are configured, write a new ``dump.rdb`` (:meth:`save_snapshot`), so erased bytes
+        leave every file Redis keeps."""
+        self.rewrite_aof(wait)
+        self.save_snapshot(wait)
+
+    def save_snapshot(self, wait: float = 30.0) -> bool:
+        """Ask Redis for a new RDB snapshot (``BGSAVE``) where it keeps one: ``save``
+        points are configured, or this server wrote a snapshot since it started. The old
+        ``dump.rdb`` holds erased text and vectors until the next save point, which may be
+        an hour away. A save already running may predate the erase: it is waited out (up
+        to ``wait`` seconds) and a new one started; behind an AOF rewrite (just started
+        by :meth:`rewrite_aof`) the save is scheduled to follow it. Returns True if a save
+        was started or scheduled everywhere a snapshot is kept, False if none is kept or
+        the command is refused (managed Redis)."""
+        return all([self._save_node(node, wait) for node in self._gw.nodes()])
+
+    @staticmethod
+    def _save_node(node: redis.Redis, wait: float) -> bool:
+        try:
+            points = str(node.config_get("save").get("save", "")).strip()
+            if not points and not int(node.info("persistence").get("rdb_saves", 0)):
+                return False  # no dump.rdb is written: nothing to rewrite
+            return _start_in_background(lambda: node.bgsave(schedule=True), wait)
+        except redis.ResponseError as exc:
+            log.warning("erase: BGSAVE refused (%s); dump.rdb keeps erased bytes until "
+                        "Redis saves again", exc)
+            return False
+
     @staticmethod
     def _rewrite_node(node: redis.Redis, wait: float) -> bool:
-        deadline = time.monotonic() + wait
         try:
             if int(node.info("persistence").get("aof_enabled", 0)) != 1:
                 return False
-            while True:
-                try:
-                    node.bgrewriteaof()
-                    return True
-                except redis.ResponseError as exc:
-                    if "in progress" not in str(exc) or time.monotonic() > deadline:
-                        raise
-                    time.sleep(0.05)
+            return _start_in_background(node.bgrewriteaof, wait)
         except redis.ResponseError as exc:
             log.warning("erase: BGREWRITEAOF refused (%s); the AOF keeps erased bytes until "
                         "Redis rewrites it", exc)
@@ -431,6 +453,21 @@ class Eraser:
         self._audit.append([AuditEvent(action=AuditAction.ERASE, namespace=namespace,
                                             reason=f"namespace erased: {reason}",
                                             actor=Actor.USER, at=as_utc(now))])
-        self.rewrite_aof()
+        self.rewrite_files()
         metrics.record_memory_change("erased", len(memory_ids), namespace)
         return deleted
+
+
+def _start_in_background(command: Callable[[], object], wait: float) -> bool:
+    """Run a BGSAVE/BGREWRITEAOF ``command``; one already in progress may have started
+    before the erase, so it is waited out (up to ``wait`` seconds) and ours started after.
+    Raises the server's refusal."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            command()
+            return True
+        except redis.ResponseError as exc:
+            if "in progress" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)

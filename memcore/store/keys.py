@@ -3,9 +3,10 @@
 All keys of a namespace share the hash tag ``{<ns>}`` (``mc:{<ns>}:...``) so a
 namespace lives in one Redis Cluster slot and multi-key transactions and scripts
 work there. The only keys outside a namespace are the registry set
-``mc:namespaces``, the API key hashes ``mc:apikeys`` (memcore.store.api_keys) and
-each namespace's erase fence ``mc:fence:{<ns>}`` (same slot; outside ``mc:{<ns>}:*`` so
-erasing the namespace keeps it: memcore.store.fences).
+``mc:namespaces``, the API key hashes ``mc:apikeys`` (memcore.store.api_keys), the
+ingest backlog ``mc:backlog`` and each namespace's erase fence ``mc:fence:{<ns>}`` and
+backlog ``mc:backlog:{<ns>}`` (same slot; outside ``mc:{<ns>}:*`` so erasing the
+namespace keeps them: memcore.store.fences, memcore.store.backlog).
 Namespaces and ids are validated before they reach a key.
 
 Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
@@ -13,6 +14,8 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:namespaces                  SET    every namespace with data
     mc:apikeys                     HASH   API key id -> role, scopes, SHA-256 (api_keys.py)
     mc:fence:{ns}                  STRING how many times ns was erased whole (fences.py)
+    mc:backlog                     ZSET   ingest task id -> accepted at, until done (backlog.py)
+    mc:backlog:{ns}                ZSET   the same, of one namespace (kept by an erase)
     mc:{ns}:current                STRING current version pointer (absent = 0)
     mc:{ns}:vseq                   STRING last version number handed out
     mc:{ns}:versions               ZSET   committed version -> created_at (epoch s)
@@ -259,6 +262,16 @@ def erase_fence(ns: str) -> str:
     """How many times ``ns`` was erased whole (INCR, never deleted). Outside the
     namespace's prefix, so erasing the namespace keeps it; same hash tag, same slot."""
     return f"mc:fence:{{{validate_namespace(ns)}}}"
+
+
+BACKLOG = "mc:backlog"
+"""Every ingest task accepted and not yet finished (memcore.store.backlog)."""
+
+
+def backlog(ns: str) -> str:
+    """The ingest tasks of ``ns`` accepted and not yet finished. Outside the namespace's
+    prefix: its tasks still queued when it is erased are still work to do."""
+    return f"mc:backlog:{{{validate_namespace(ns)}}}"
 
 
 def dropped(ns: str, task_id: str) -> str:

@@ -23,6 +23,8 @@ class MaintenanceReport:
     versions_dropped: list[int] = field(default_factory=list)
     tombstones_purged: list[str] = field(default_factory=list)
     audit_trimmed: int = 0
+    expired: list[str] = field(default_factory=list)
+    """Memories whose caller-given expiry passed, tombstoned by this run."""
 
 
 class Maintenance:

@@ -10,6 +10,7 @@ connection, the registered scripts and the one commit primitive):
 * ``snapshots`` (snapshots.py): passes, versions, rollback, gc, index blobs
 * ``eraser`` (erase.py): the right to be forgotten, and the purge of old tombstones
 * ``fences`` (fences.py): each namespace's erase count, so an erase beats queued turns
+* ``backlog`` (backlog.py): ingest tasks accepted and not yet finished (back-pressure)
 * ``maintenance`` (maintenance.py): gc of versions, tombstone purge, audit retention
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
   pass triggers and usage counters
@@ -34,6 +35,7 @@ from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
 from memcore.core.table import MemoryTable
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
+from memcore.store.backlog import Backlog, Depth
 from memcore.store.base import NamespaceState, PassView, VersionInfo
 from memcore.store.connect import connect
 from memcore.store.coordination import Coordination
@@ -65,6 +67,7 @@ class MemoryStore:
         self.episodes = Episodes(self.gateway)
         self.snapshots = Snapshots(self.gateway, self.audit)
         self.fences = Fences(self.gateway)
+        self.backlog = Backlog(self.gateway.client)
         self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit,
                              self.fences)
         self.maintenance = Maintenance(self.gateway, self.snapshots, self.eraser, self.audit)
@@ -242,10 +245,15 @@ class MemoryStore:
 
     def edit(self, namespace: str, memory_id: str, *, now: datetime, text: str | None = None,
              vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
-             reason: str = "edited by the user") -> Memory:
-        """A user's edit of text (with its vector) and/or metadata, audited."""
+             reason: str = "edited by the user", expires_at: datetime | None = None) -> Memory:
+        """A user's edit of text (with its vector), metadata and/or expiry, audited."""
         return self.writes.edit(namespace, memory_id, now=now, text=text, vector=vector,
-                                metadata=metadata, reason=reason)
+                                metadata=metadata, reason=reason, expires_at=expires_at)
+
+    def expire(self, namespace: str, memory_id: str, now: datetime) -> Memory | None:
+        """Tombstone a memory whose caller-given expiry passed, audited EXPIRE (None: no
+        longer due)."""
+        return self.writes.expire(namespace, memory_id, now)
 
     def touch(self, namespace: str, ids: Sequence[str], now: datetime,
               strength_cap: float = 10.0) -> None:
@@ -406,9 +414,30 @@ class MemoryStore:
         return self.fences.record_drop(namespace, turns=turns, accepted=accepted, fence=fence,
                                        task_id=task_id, now=now, keep_seconds=keep_seconds)
 
+    def reserve_backlog(self, namespace: str, task_ids: Sequence[str], *,
+                        namespace_limit: int, total_limit: int,
+                        stale_seconds: float) -> Depth | None:
+        """Count ingest tasks about to be sent into the backlog, unless a limit (0: none)
+        would be passed: then the depth found, and nothing counted (backlog.py)."""
+        return self.backlog.reserve(namespace, task_ids, namespace_limit=namespace_limit,
+                                    total_limit=total_limit, stale_seconds=stale_seconds)
+
+    def release_backlog(self, namespace: str, task_ids: Sequence[str]) -> None:
+        """Take finished (or unsent) ingest tasks out of the backlog."""
+        self.backlog.release(namespace, task_ids)
+
+    def backlog_depth(self, namespace: str | None = None) -> Depth:
+        """Ingest tasks accepted and not finished, of ``namespace`` and of all."""
+        return self.backlog.depth(namespace)
+
     def rewrite_aof(self, wait: float = 30.0) -> bool:
         """Ask Redis to rewrite its append-only file, so erased bytes leave the disk too."""
         return self.eraser.rewrite_aof(wait)
+
+    def rewrite_files(self, wait: float = 30.0) -> None:
+        """Rewrite the AOF and, where RDB snapshots are kept, ``dump.rdb``: what every
+        erase does, so erased bytes leave the disk too."""
+        self.eraser.rewrite_files(wait)
 
     # --- maintenance ------------------------------------------------------------------
     def maintain(self, namespace: str, now: datetime, *, snapshot_grace_days: float,

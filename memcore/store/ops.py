@@ -13,6 +13,7 @@ from typing import Any
 
 from memcore.core.bounds import Capped, bound_record
 from memcore.core.models import Memory, Status, as_utc, union_metadata
+from memcore.core.table import from_micros
 from memcore.core.text import content_hash
 from memcore.store.base import DeltaOp
 
@@ -110,13 +111,19 @@ def set_pinned(memory: Memory, *, pinned: bool, now: datetime) -> Memory:
 
 
 def restore(memory: Memory, *, now: datetime) -> Memory:
-    """Bring a tombstoned (or any) memory back to active."""
+    """Bring a tombstoned (or any) memory back to active. An expiry the caller gave that
+    has passed goes with the tombstone: the restored memory would expire again at once."""
+    if memory.expiry_given and memory.expires_at is not None \
+            and as_utc(memory.expires_at) <= as_utc(now):
+        return _bump(memory, now, status=Status.ACTIVE, expires_at=None, expiry_given=False)
     return _bump(memory, now, status=Status.ACTIVE)
 
 
 def edit(memory: Memory, *, text: str | None, vector: list[float] | None,
-         metadata: dict[str, Any] | None, now: datetime) -> Memory:
-    """A user's edit: new text (and hash and vector) and/or new metadata (replaced whole).
+         metadata: dict[str, Any] | None, now: datetime,
+         expires_at: datetime | None = None) -> Memory:
+    """A user's edit: new text (and hash and vector), new metadata (replaced whole) and/or
+    a new expiry (``expires_at``: the caller's, see ``Memory.expiry_given``).
 
     Unlike :func:`update` it adds no support and no strength: the user corrected the
     record, nobody said it again."""
@@ -127,6 +134,8 @@ def edit(memory: Memory, *, text: str | None, vector: list[float] | None,
             changes["vector"] = vector
     if metadata is not None:
         changes["metadata"] = dict(metadata)
+    if expires_at is not None:
+        changes.update(expires_at=as_utc(expires_at), expiry_given=True)
     return _bump(memory, now, **changes)
 
 
@@ -175,6 +184,8 @@ def apply(memory: Memory | None, op: DeltaOp, args: dict[str, Any], *, strength_
     if op is DeltaOp.TOMBSTONE:
         return tombstone(memory, now=now)
     if op is DeltaOp.EDIT:
+        expires = args.get("expires_at")  # epoch microseconds in the log
         return edit(memory, text=args.get("text"), vector=args.get("vector"),
-                    metadata=args.get("metadata"), now=now)
+                    metadata=args.get("metadata"), now=now,
+                    expires_at=None if expires is None else from_micros(int(expires)))
     raise ValueError(f"unknown op {op!r}")

@@ -24,7 +24,8 @@ FORMAT = 1
 # last_used (epoch microseconds), strength, recall_count. Lua spells it '<BIldI'.
 RECALL = struct.Struct("<BIqdI")
 # importance, confidence, then five optional times (INT64_MIN = None), support,
-# kind, status, flags (1 explicit, 2 pinned, 4 has relation, 8 has frame), derived_level.
+# kind, status, flags (1 explicit, 2 pinned, 4 has relation, 8 has frame, 16 expiry given
+# by the caller: records written before it have the bit clear), derived_level.
 BODY = struct.Struct("<ddqqqqqqIBBBB")
 _U32 = struct.Struct("<I")
 _VEC = struct.Struct("<Hf")
@@ -103,6 +104,7 @@ def pack_memory(memory: Memory) -> bytes:
     flags = (1 if memory.explicit else 0) | (2 if memory.pinned else 0)
     flags |= 4 if memory.relation is not None else 0
     flags |= 8 if memory.frame is not None else 0
+    flags |= 16 if memory.expiry_given else 0
     out = [
         RECALL.pack(FORMAT, memory.version, to_micros(memory.last_used), float(memory.strength),
                     memory.recall_count),
@@ -161,10 +163,11 @@ _FRAME_DEFAULTS: dict[str, Any] = {"value": "", "polarity": 1, "single": False, 
 
 
 def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
-    """Only what filters and listing read (status, kind, times, scopes, metadata):
+    """Only what filters and listing read (status, kind, times, validity, scopes, metadata):
     several times cheaper than :func:`unpack_memory` when scanning a namespace."""
     offset = RECALL.size
-    (_, _, _, created, updated, _, _, _, _, kind, status, flags, _) = BODY.unpack_from(blob, offset)
+    (_, _, _, created, updated, valid_from, valid_until, expires, _, kind, status, flags,
+     _) = BODY.unpack_from(blob, offset)
     offset += BODY.size
     offset += _VEC.size + _VEC.unpack_from(blob, offset)[0]  # vector: skipped
     offset += 2 + blob[offset + 1]  # content hash: skipped
@@ -178,7 +181,10 @@ def unpack_filter_fields(blob: bytes, memory_id: str) -> FilterFields:
     if flags & 4:
         offset += 8  # relation weight
     return FilterFields(memory_id, _KINDS[kind], _STATUSES[status], micros_time(created),
-                        micros_time(updated), **_read_extras(blob, offset, frame=False))
+                        micros_time(updated), **_read_extras(blob, offset, frame=False),
+                        valid_from=from_micros(valid_from),
+                        valid_until=from_micros(valid_until), expires_at=from_micros(expires),
+                        expiry_given=bool(flags & 16))
 
 
 def recall_fields(blob: bytes, memory_id: str) -> dict[str, Any]:
@@ -226,7 +232,8 @@ def unpack_memory(blob: bytes, namespace: str, memory_id: str, *, vector: bool =
         confidence=confidence, last_supported=from_micros(last_supported), kind=_KINDS[kind],
         sources=sources, support=support, explicit=bool(flags & 1), pinned=bool(flags & 2),
         valid_from=from_micros(valid_from), valid_until=from_micros(valid_until),
-        expires_at=from_micros(expires), status=_STATUSES[status],
+        expires_at=from_micros(expires), expiry_given=bool(flags & 16),
+        status=_STATUSES[status],
         superseded_by=superseded_by or None, derived_level=derived, recall_count=recall_count,
         content_hash=content_hash, member_texts=member_texts, relation=relation,
         created_at=micros_time(created), updated_at=micros_time(updated), version=version,

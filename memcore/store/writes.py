@@ -413,11 +413,14 @@ class Writes:
 
     def edit(self, namespace: str, memory_id: str, *, now: datetime, text: str | None = None,
              vector: list[float] | None = None, metadata: Mapping[str, object] | None = None,
-             reason: str = "edited by the user") -> Memory:
-        """A user's edit of text (with its new vector) and/or metadata (replaced whole),
-        audited as an UPDATE by the user; a deleted memory must be restored first."""
-        if text is None and metadata is None:
-            raise ValueError("give text or metadata (or both)")
+             reason: str = "edited by the user", expires_at: datetime | None = None) -> Memory:
+        """A user's edit of text (with its new vector), metadata (replaced whole) and/or
+        expiry, audited as an UPDATE by the user; a deleted memory must be restored first."""
+        if text is None and metadata is None and expires_at is None:
+            raise ValueError("give text, metadata or an expiry to change")
+        if expires_at is not None:
+            expires_at = as_utc(expires_at)
+            reason = f"{reason}; expires at {expires_at.isoformat()}"
         if text is not None:
             probe = Memory.model_validate({**_PROBE, "text": text, "vector": vector})
             vector = probe.vector
@@ -427,9 +430,13 @@ class Writes:
         def plan(rd: Reader) -> WritePlan:
             old = rd.need(memory_id)
             _refuse_deleted(old, "edit")
-            new = ops.edit(old, text=text, vector=vector, metadata=meta, now=now)
-            entry = DeltaEntry(memory_id, DeltaOp.EDIT, new.version,
-                               {"text": text, "vector": vector, "metadata": meta, "now": now})
+            new = ops.edit(old, text=text, vector=vector, metadata=meta, now=now,
+                           expires_at=expires_at)
+            args: dict[str, object] = {"text": text, "vector": vector, "metadata": meta,
+                                       "now": now}
+            if expires_at is not None:
+                args["expires_at"] = expires_at
+            entry = DeltaEntry(memory_id, DeltaOp.EDIT, new.version, args)
             event = AuditEvent(action=AuditAction.UPDATE, namespace=namespace, before=[memory_id],
                                after=[memory_id], reason=reason, actor=Actor.USER,
                                decision="EDIT", text=new.text, at=now)
@@ -437,6 +444,32 @@ class Writes:
                              [event])
 
         return self.transact(namespace, plan, ids=[memory_id])
+
+    def expire(self, namespace: str, memory_id: str, now: datetime) -> Memory | None:
+        """Tombstone a live memory whose caller-given expiry has passed (restorable within
+        the tombstone grace period), audited EXPIRE; None when it is no longer due (it
+        was restored, edited or deleted since it was found)."""
+        now = as_utc(now)
+
+        def plan(rd: Reader) -> WritePlan:
+            old = rd.need(memory_id)
+            if not (old.live and old.expiry_given and old.expires_at is not None
+                    and as_utc(old.expires_at) <= now):
+                raise _NotDue
+            new = ops.tombstone(old, now=now)
+            event = AuditEvent(action=AuditAction.EXPIRE, namespace=namespace,
+                               before=[memory_id], after=[], actor=Actor.CONSOLIDATION,
+                               reason=f"expired at {as_utc(old.expires_at).isoformat()} "
+                                      "(expiry given by the caller): tombstoned, restorable",
+                               at=now)
+            return WritePlan(new, [Change(old, new, [DeltaEntry(memory_id, DeltaOp.TOMBSTONE,
+                                                                new.version, {"now": now})])],
+                             [event])
+
+        try:
+            return self.transact(namespace, plan, ids=[memory_id])
+        except (_NotDue, MemoryNotFound, PurgedError):
+            return None
 
     def restore(self, namespace: str, memory_id: str, now: datetime,
                 reason: str = "restored") -> Memory:
@@ -464,6 +497,10 @@ class Writes:
             for memory_id, times in recalls[lo:lo + TOUCH_CHUNK]:
                 args += [memory_id, times]
             self._gw.touch(keys=names, args=args)
+
+
+class _NotDue(Exception):
+    """A memory found expired was changed before it could be tombstoned."""
 
 
 def _noted(reason: str, capped: Capped) -> str:

@@ -8,6 +8,7 @@ from typing import Any
 from fastapi import Path
 
 from memcore.api.schemas import ErrorBody
+from memcore.core.bounds import record_caps
 from memcore.core.models import Memory
 
 NS_PATTERN = r"^[A-Za-z0-9_.@-]{1,128}$"
@@ -23,6 +24,7 @@ def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
              403: "namespace outside the key's scopes, or role too low",
              404: "not found", 409: "conflict with a concurrent change",
              413: "body too large", 422: "invalid input (the field is named)",
+             429: "the ingest backlog is full (backpressure): retry after Retry-After",
              503: "data store unreachable (unavailable), no worker runs the tasks waited "
                   "on (no_worker), or every broker connection of the server process "
                   "stayed in use (broker_busy: retry)",
@@ -37,8 +39,12 @@ def errors(*extra: int) -> dict[int | str, dict[str, Any]]:
 
 
 def bare(memory: Memory) -> Memory:
-    """A memory without its vector (responses never carry vectors)."""
-    return memory if memory.vector is None else memory.model_copy(update={"vector": None})
+    """A memory without its vector (responses never carry vectors), with ``capped`` saying
+    which bounds its record has reached (:func:`~memcore.core.bounds.record_caps`)."""
+    caps = record_caps(memory)
+    if memory.vector is None and caps == memory.capped:
+        return memory  # the usual hit: no copy
+    return memory.model_copy(update={"vector": None, "capped": caps})
 
 
 def bare_all(memories: Iterable[Memory]) -> list[Memory]:

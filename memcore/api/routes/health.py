@@ -47,11 +47,16 @@ def readyz(state: ApiState = Depends(current_state)) -> JSONResponse:
 @router.get("/metrics", response_class=Response,
             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text"}})
 def metrics(request: Request) -> Response:
-    """Prometheus metrics: HTTP requests and this process's memcore counters."""
-    from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+    """Prometheus metrics: HTTP requests, this process's memcore counters, and the queue
+    depths (broker queues, ingest backlog)."""
+    from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
+    from memcore.api.metrics import QueueCollector
     from memcore.observability.metrics import exposition_registry
 
     registry, _ = exposition_registry()
     body = generate_latest(request.app.state.api_metrics.registry) + generate_latest(registry)
+    queues = CollectorRegistry(auto_describe=False)
+    queues.register(QueueCollector(request.app.state.memcore.client))
+    body += generate_latest(queues)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Scope
 
 from memcore.api.auth import confirms_key, key_guard, requires
-from memcore.api.routes.common import NS, bare, errors
+from memcore.api.routes.common import NS, bare, bare_all, errors
 from memcore.api.schemas import (
     SEARCH_RESPONSE_JSON,
     AddRequest,
@@ -27,19 +27,21 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
 
 @router.post("/messages", status_code=202, response_model=TaskIds | MemoryIds,
              responses={200: {"model": MemoryIds, "description": "stored (wait=true)"},
-                        **errors()})
+                        **errors(429)})
 @requires(ApiRole.WRITE)
 def add_messages(body: AddRequest, response: Response, ns: str = NS,
                  state: ApiState = Depends(current_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
     (``wait=true``: 200 with the memory ids written; still 202 with the task ids if that
     takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``; 503 ``no_worker`` within
-    seconds when no worker consumes the ingest queue: the turns stay queued)."""
+    seconds when no worker consumes the ingest queue: the turns stay queued). 429 with
+    ``Retry-After`` when the ingest backlog is at its limit: nothing was accepted."""
     client = state.client
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
     task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
                           user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
-                          infer=body.infer)
+                          infer=body.infer, expires_at=body.expires_at,
+                          ttl_seconds=body.ttl_seconds)
     state.tasks().record(ns, task_ids)
     if not body.wait:
         return TaskIds(task_ids=task_ids)
@@ -88,13 +90,15 @@ def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> 
     # round trip (with the namespace state), before any record is read.
     hits = state.client.search(ns, body.query, body.k, include_inactive=body.include_inactive,
                                max_chars=body.max_chars, filters=body.filters,
-                               guard=key_guard(scope))
+                               guard=key_guard(scope), as_of=body.as_of,
+                               include_history=body.include_history,
+                               time_hint=body.time_hint)
     # A SearchResponse, serialized here, once, by pydantic's own serializer, from plain
     # dicts (the models are not built: SEARCH_RESPONSE_JSON). FastAPI would validate the
     # returned model against response_model again first (the schema stays documented).
     return SEARCH_RESPONSE_JSON.dump_json({"results": [
-        {"memory": bare(h.memory), "similarity": float(h.similarity), "score": float(h.score)}
-        for h in hits]})
+        {"memory": bare(h.memory), "similarity": float(h.similarity), "score": float(h.score),
+         "earlier": bare_all(h.earlier)} for h in hits]})
 
 
 @router.post("/search", response_model=SearchResponse, responses=errors())

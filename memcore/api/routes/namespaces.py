@@ -3,9 +3,10 @@ erase."""
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from memcore.api.auth import requires
 from memcore.api.routes.common import NS, bare_all, errors
@@ -35,9 +36,12 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["namespaces"])
 
 @router.get("/profile", response_model=MemoryList, responses=errors())
 @requires(ApiRole.READ)
-def profile(ns: str = NS, state: ApiState = Depends(current_state)) -> MemoryList:
-    """The short list: active facts ranked by confidence."""
-    return MemoryList(memories=bare_all(state.client.profile(ns)))
+def profile(ns: str = NS,
+            as_of: datetime | None = Query(None, description="the profile as it stood at "
+                                           "this instant (ISO 8601)"),
+            state: ApiState = Depends(current_state)) -> MemoryList:
+    """The short list: active facts ranked by confidence (with ``as_of``: then)."""
+    return MemoryList(memories=bare_all(state.client.profile(ns, as_of=as_of)))
 
 
 @router.get("/stats", response_model=Stats, responses=errors())

@@ -34,6 +34,7 @@ from memcore.api.ui.session import (
     viewer,
 )
 from memcore.core import review as rv
+from memcore.core.bounds import record_caps
 from memcore.core.filters import FilterError, compile_filter
 from memcore.core.models import Actor, AuditEvent, Kind, Memory, Status, utcnow
 from memcore.core.scoring import effective_confidence, memory_score
@@ -257,8 +258,11 @@ def memory_page(request: Request, namespace: str, memory_id: str, done: str = ""
               "confidence": effective_confidence(memory, now, config),
               "stored confidence": memory.confidence, "strength": memory.strength,
               "importance": memory.importance}
+    # Which bounds the record reached, and what its writes dropped (the audit says it).
+    caps = record_caps(memory)
+    drops = [e for e in history if e.reason and "record capped:" in e.reason]
     return _page(request, "memory.html", who, ns=ns, memory=memory, scores=scores,
-                 sources=_sources(who, ns, memory), lineage=svg,
+                 caps=caps, drops=drops, sources=_sources(who, ns, memory), lineage=svg,
                  history=sorted(history, key=lambda e: e.at, reverse=True),
                  done=done, error=error)
 

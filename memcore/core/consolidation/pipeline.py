@@ -17,6 +17,7 @@ from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.scoring import effective_confidence
 from memcore.core.table import MemoryTable
 from memcore.core.text_rules import PLAIN, TextRules
+from memcore.core.timeline import valid_at
 
 
 def consolidate(memories: Sequence[Memory], now: datetime, config: ConsolidationConfig,
@@ -67,13 +68,22 @@ def _unjudged(plan_: Plan, by_id: Mapping[str, Memory], judged: set[tuple[str, s
     return Plan(plan_.exact_groups, works, index=plan_.index)
 
 
-def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig) -> list[Memory]:
+def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig, *,
+            as_of: bool = False) -> list[Memory]:
     """The profile: active facts still valid at ``now``, ranked by confidence, at most
-    ``profile_size``."""
+    ``profile_size``. ``as_of``: the profile as it stood at ``now`` in the past, from
+    the facts valid then (:func:`~memcore.core.timeline.valid_at`: values superseded
+    since count, facts stored later do not)."""
     # Summaries digest many memories; they are found by search, not listed as facts. A
-    # fact whose validity ended (a dated event kept as history) is not current either.
-    active = [m for m in memories if m.status is Status.ACTIVE and m.kind is not Kind.SUMMARY
-              and (m.valid_until is None or m.valid_until > now)
+    # fact whose validity ended (a dated event kept as history) is not current either,
+    # nor one whose expiry passed.
+    def current(m: Memory) -> bool:
+        if as_of:
+            return m.status is not Status.CANDIDATE and valid_at(m, now)
+        return m.status is Status.ACTIVE and (m.valid_until is None or m.valid_until > now) \
+            and (m.expires_at is None or m.expires_at > now)
+
+    active = [m for m in memories if m.kind is not Kind.SUMMARY and current(m)
               and effective_confidence(m, now, config) >= config.min_confidence]
     active.sort(key=lambda m: (-effective_confidence(m, now, config), m.created_at, m.id))
     return active[: config.profile_size]

@@ -24,7 +24,7 @@ from memcore.core.consolidation.retention import event_time, retention_scores
 from memcore.core.frames import FramedRow, conflict
 from memcore.core.frames import supersessions as frame_supersessions
 from memcore.core.interfaces import ClusterOutcome, Verdict
-from memcore.core.models import Actor, AuditAction, AuditEvent, Memory, Status
+from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status
 from memcore.core.scoring import capped_strength, reinforced_confidence
 from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
@@ -182,6 +182,10 @@ class Reducer:
         # text past a turn's size), keep the most informative of the texts rather than
         # whichever record survives.
         text = text if text and text_fits(text) else None
+        done = fulfilment(members)
+        if done is not None:  # a plan merged with its fulfilment keeps the fulfilment
+            head.kind, text = done.kind, done.text
+            reason = f"{reason}; plan fulfilled"
         head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
         head.content_hash = content_hash(head.text, head.scope)
         head.importance = max(m.importance for m in members)
@@ -278,6 +282,18 @@ def overlay(memories: Sequence[Memory], changed: Sequence[Memory]) -> list[Memor
     by_id = {m.id: m for m in changed}
     out = [by_id.pop(m.id, m) for m in memories]
     return out + list(by_id.values())
+
+
+def fulfilment(members: Sequence[Memory]) -> Memory | None:
+    """The member that fulfils the plans among ``members``: the newest one that is no
+    plan (a goal), stated after every plan ("thinking about a bike" -> "bought the
+    bike"); None when no member is a plan or none came after them."""
+    plans = [m for m in members if m.kind is Kind.GOAL]
+    if not plans:
+        return None
+    last_plan = max(m.created_at for m in plans)
+    later = [m for m in members if m.kind is not Kind.GOAL and m.created_at > last_plan]
+    return max(later, key=lambda m: (m.created_at, m.id)) if later else None
 
 
 def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:
@@ -408,15 +424,21 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
     red.sync()
     _retire_changed(red)
     now_us = to_micros(now)
-    expired = np.flatnonzero(t.live() & ~t.pinned & (t.expires_at != NONE_TIME)
+    expired = np.flatnonzero(t.live() & (t.expires_at != NONE_TIME)
                              & (t.expires_at <= now_us))
     red.by_id.fetch(t.ids[r] for r in expired.tolist())
     for r in expired.tolist():
         m = red.record(r)
-        if m is None or m.expires_at is None:
+        # Pinning exempts from a guessed expiry, not from the one the caller gave.
+        if m is None or m.expires_at is None or (m.pinned and not m.expiry_given):
             continue
         until = m.expires_at
-        if m.valid_until is not None:
+        if m.expiry_given:
+            # The caller's expiry: the memory goes (restorable), as maintenance does it.
+            m.status = Status.TOMBSTONED
+            why = (f"expired at {until.isoformat()} (expiry given by the caller): "
+                   "tombstoned, restorable")
+        elif m.valid_until is not None:
             # A fact that said its own date ("the launch tomorrow (20 June 2023)", "learnt
             # it today (9 July 2023)") is history once the date passed, not a stale state:
             # it leaves the profile (valid_until is past) but stays a live memory that

@@ -184,7 +184,26 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
             return subject, f"instruction:{verb.lemma_.lower()}", verb.lemma_.lower(), 1, ""
         return None
     key = target.lemma_.lower()
-    return subject, f"instruction:{key}", _value(target), polarity, ""
+    purpose = _prep_object(verb, ("for",))  # "use plotly for plots": about plots
+    if purpose is not None and purpose[1].pos_ == "NOUN":
+        key = purpose[1].lemma_.lower()
+    return subject, f"instruction:{key}", _qualified(target, verb), polarity, ""
+
+
+def _qualified(target: Token, verb: Token) -> str:
+    """An instruction's object with the phrases that qualify it ("code examples *in
+    Kotlin*", "headings *in long answers*"): two instructions about one thing differ
+    by them. Times ("from now on") are no qualifier."""
+    words = [_value(target)]
+    for head in (target, verb):
+        for prep in head.children:
+            if prep.dep_ != "prep" or prep.i < verb.i:
+                continue
+            pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+            if pobj is not None and pobj.pos_ in ("NOUN", "PROPN") and \
+                    pobj.ent_type_ not in ("DATE", "TIME") and pobj.lower_ not in T.NO_VALUE:
+                words.append(f"{prep.lower_} {_value(pobj)}")
+    return " ".join(words)
 
 
 def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | None:

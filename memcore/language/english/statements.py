@@ -118,12 +118,20 @@ _FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
 
 
 def _job_words(tok: Token) -> str:
-    """A job noun with its own modifiers only ("HGV driver", "civil engineer")."""
+    """A job noun with the words before it that modify it ("HGV driver", "machine
+    learning engineer"), not its article, owner, number or an opening name."""
     start = tok.i
-    while start > tok.sent.start and tok.doc[start - 1].dep_ in ("compound", "amod") and \
-            tok.doc[start - 1].head.i in range(start, tok.i + 1):
+    while start > tok.sent.start:
+        prev = tok.doc[start - 1]
+        named = prev.pos_ == "PROPN" and prev.dep_ not in ("compound", "amod")
+        if not tok.is_ancestor(prev) or prev.dep_ in _NOT_JOB_WORDS or named:
+            break
         start -= 1
     return tok.doc[start:tok.i + 1].text
+
+
+_NOT_JOB_WORDS = frozenset({"det", "poss", "case", "punct", "nummod", "predet", "advmod",
+                            "appos", "cc", "prep"})
 
 
 def _age(tok: Token) -> bool:
