@@ -219,3 +219,17 @@ def test_any_pieces_fit_the_budget_exactly_counted(
     for p in chosen:  # an earlier value only with its fact, right after it or its siblings
         if p.of is not None:
             assert p.of in ids and ids.index(p.of) < ids.index(p.memory_id)
+
+
+def test_a_relative_time_in_the_query_filters_the_relevant_memories(client: Client) -> None:
+    # Candidates: found by search only, never in the profile.
+    old = put(client, "trip", "The trip to Porto is in June.", NOW - timedelta(days=60),
+              status=Status.CANDIDATE)
+    new = put(client, "trip", "A day in Sintra should be part of the trip.",
+              NOW - timedelta(days=8), status=Status.CANDIDATE)
+    query = "what did I say about the trip last week?"
+    hinted = client.context("trip", query, 300, now=NOW)
+    assert hinted.memory_ids == [new.id]
+    assert "(since last week)" in hinted.text
+    plain = client.context("trip", query, 300, now=NOW, time_hint=False)
+    assert set(plain.memory_ids) == {old.id, new.id}

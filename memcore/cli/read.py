@@ -95,11 +95,15 @@ def context(namespace: str = typer.Argument(..., help="Namespace."),
                                            help="Budget in cl100k_base tokens (50-32000)."),
             now: str | None = typer.Option(None, "--now",
                                            help="ISO time the dates are said from."),
+            time_hint: bool = typer.Option(
+                True, "--time-hint/--no-time-hint",
+                help="Read a relative time in QUERY ('last week') as a filter."),
             json_out: bool = JSON_OPTION) -> None:
     """A prompt-ready context block for QUERY: key facts, relevant memories with their
     dates, earlier values of changed facts (exit 1 for a namespace without data)."""
     client = open_client()
-    block = client.context(namespace, query, max_tokens, now=parse_time(now))
+    block = client.context(namespace, query, max_tokens, now=parse_time(now),
+                           time_hint=time_hint)
     if not block.parts:
         require_namespace(client, namespace)
     if json_out:

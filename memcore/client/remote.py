@@ -161,9 +161,9 @@ class Calls:
         return Call("GET", _ns(namespace, "profile"), _memories, params=_as_of(as_of))
 
     def context(self, namespace: str, query: str, max_tokens: int, *,
-                now: datetime | str | None, filters: Mapping[str, Any] | None
-                ) -> Call[ContextBlock]:
-        body = {"query": query, "max_tokens": max_tokens, "now": now,
+                now: datetime | str | None, filters: Mapping[str, Any] | None,
+                time_hint: bool) -> Call[ContextBlock]:
+        body = {"query": query, "max_tokens": max_tokens, "now": now, "time_hint": time_hint,
                 "filters": None if filters is None else dict(filters)}
         return Call("POST", _ns(namespace, "context"), ContextBlock.from_dict,
                     {k: v for k, v in body.items() if v is not None})
@@ -340,11 +340,12 @@ class RemoteClient:
 
     def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
                 now: datetime | str | None = None,
-                filters: Mapping[str, Any] | None = None) -> ContextBlock:
+                filters: Mapping[str, Any] | None = None,
+                time_hint: bool = True) -> ContextBlock:
         """A prompt-ready block for ``query`` within ``max_tokens`` (see
         :meth:`memcore.Client.context`)."""
         return self._run(self._calls.context(namespace, query, max_tokens, now=now,
-                                             filters=filters))
+                                             filters=filters, time_hint=time_hint))
 
     def get(self, namespace: str, memory_id: str, *,
             as_of: datetime | str | None = None) -> Memory | None:
@@ -498,10 +499,11 @@ class AsyncRemoteClient:
 
     async def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
                       now: datetime | str | None = None,
-                      filters: Mapping[str, Any] | None = None) -> ContextBlock:
+                      filters: Mapping[str, Any] | None = None,
+                      time_hint: bool = True) -> ContextBlock:
         """A prompt-ready block for ``query`` within ``max_tokens``."""
         return await self._run(self._calls.context(namespace, query, max_tokens, now=now,
-                                                   filters=filters))
+                                                   filters=filters, time_hint=time_hint))
 
     async def get(self, namespace: str, memory_id: str, *,
                   as_of: datetime | str | None = None) -> Memory | None:

@@ -142,11 +142,13 @@ class MemoryTools:
         return {"namespace": ns, "profile": [memory_json(m) for m in facts]}
 
     def get_context(self, query: str, namespace: str | None = None, max_tokens: int = 1000,
-                    user_id: str | None = None, now: str | None = None) -> dict[str, Any]:
+                    user_id: str | None = None, now: str | None = None,
+                    time_hint: bool = True) -> dict[str, Any]:
         ns = self.namespace(namespace, ApiRole.READ)
         with _clear_errors():
             block = self.client.context(ns, query, max_tokens, now=now, filters=None
-                                        if user_id is None else {"user_id": user_id})
+                                        if user_id is None else {"user_id": user_id},
+                                        time_hint=time_hint)
         return block.as_dict()
 
     def delete_memory(self, memory_id: str, namespace: str | None = None) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from fastapi import APIRouter, Depends
-from pydantic import BaseModel, Field, StrictInt
+from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 from memcore.api.auth import requires
 from memcore.api.routes.common import NS, errors
@@ -27,6 +27,8 @@ class ContextRequest(Strict):
     now: datetime | None = Field(default=None, description="dates are said from this "
                                  "instant (ISO-8601; default: the server's clock)")
     filters: Filters | None = Field(default=None, description="the filter language")
+    time_hint: StrictBool = Field(default=True, description="read a relative time in the "
+                                  "query ('last week') as a filter, as search does")
 
 
 class ContextPartOut(BaseModel):
@@ -63,5 +65,5 @@ def context(body: ContextRequest, ns: str = NS,
     as past; ordered by usefulness, deterministic, within ``max_tokens``. An unknown
     namespace gives an empty block, as search gives no results."""
     block = state.client.context(ns, body.query, body.max_tokens, now=body.now,
-                                 filters=body.filters)
+                                 filters=body.filters, time_hint=body.time_hint)
     return ContextResponse.model_validate(block.as_dict())
