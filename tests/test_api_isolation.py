@@ -139,11 +139,11 @@ def test_role_names_match_the_routes() -> None:
     """Every /v1 route declares its role, and the table above covers every route."""
     from memcore.api.app import create_app
     from memcore.api.auth import ROLE_ATTR
-    from memcore.api.routes import memories, messages, namespaces
+    from memcore.api.routes import context, memories, messages, namespaces
     from memcore.core.config import Settings
 
     declared = {}
-    for module in (messages, memories, namespaces):
+    for module in (messages, memories, namespaces, context):
         for route in module.router.routes:
             role = getattr(route.endpoint, ROLE_ATTR)  # type: ignore[attr-defined]
             assert isinstance(role, ApiRole)
