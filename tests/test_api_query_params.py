@@ -18,7 +18,7 @@ def test_unknown_query_parameters_are_named(api: Api) -> None:  # noqa: F811
     error = answer.json()["error"]
     print(f"\n[query params] profile?filters=... -> {answer.status_code}: {error['message']}")
     assert error["field"] == "query.filters" and "filters" in error["message"]
-    assert "this route takes: none" in error["message"]
+    assert "this route takes: as_of" in error["message"]
     typo = api.call("GET", f"{base}/memories", key, params={"limt": "5", "status": "active"})
     assert typo.status_code == 400 and typo.json()["error"]["field"] == "query.limt", typo.text
     assert "limit" in typo.json()["error"]["message"]  # what it takes is listed

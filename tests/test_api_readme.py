@@ -15,7 +15,6 @@ import pytest
 
 from memcore.devtools.redis_server import free_port
 from memcore.devtools.stack import LocalStack
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,7 +26,7 @@ def quick_start() -> str:
     return str(blocks[0])
 
 
-def test_readme_curl_quick_start(celery_stack: LocalStack) -> None:  # noqa: F811
+def test_readme_curl_quick_start(celery_stack: LocalStack) -> None:
     script = quick_start()
     for needed in ("memcore serve", "memcore keys create", "/messages", "/search", "kill %1"):
         assert needed in script, needed

@@ -22,11 +22,10 @@ from memcore import (
 from memcore.devtools.redis_server import free_port
 from memcore.devtools.stack import LocalStack
 from tests.api_helpers import Api, serve
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 
 @pytest.fixture()
-def live(celery_stack: LocalStack) -> Iterator[Api]:  # noqa: F811
+def live(celery_stack: LocalStack) -> Iterator[Api]:
     assert celery_stack.redis_url
     yield from serve(celery_stack.redis_url)
 

@@ -12,12 +12,11 @@ from memcore.core.errors import NamespaceNotFound
 from memcore.core.models import AuditAction, Status
 from memcore.devtools.stack import LocalStack
 from memcore.store import MemoryStore
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.cli_helpers import T0, memory, put, run, run_json
 
 
 def test_full_pass_searches_memories_the_incremental_pass_skips(
-        celery_stack: LocalStack) -> None:  # noqa: F811
+        celery_stack: LocalStack) -> None:
     url = celery_stack.redis_url
     ns = f"full-{uuid.uuid4().hex[:8]}"
     put(url, memory("Sam plays chess on Sundays", ns=ns))
@@ -45,7 +44,7 @@ def test_full_pass_searches_memories_the_incremental_pass_skips(
 
 
 def test_consolidating_a_namespace_without_data_is_refused_and_writes_nothing(
-        celery_stack: LocalStack) -> None:  # noqa: F811
+        celery_stack: LocalStack) -> None:
     # A typo'd name ("Alice" for "alice") used to run a pass that wrote snapshot v1 and
     # registered the name: the pass "succeeded" and the typo became a namespace.
     url = celery_stack.redis_url

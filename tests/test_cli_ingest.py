@@ -19,7 +19,6 @@ from memcore.devtools.conversation_files import (
     validate,
 )
 from memcore.devtools.stack import LocalStack
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.cli_helpers import run
 
 LOCOMO = Path("/work/shared/data/locomo")
@@ -122,7 +121,7 @@ def test_bad_files_name_the_problem(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "line 3: content" in result.output  # before connecting
 
 
-def test_ingest_command_through_real_workers(celery_stack: LocalStack,  # noqa: F811
+def test_ingest_command_through_real_workers(celery_stack: LocalStack,
                                              tmp_path: Path) -> None:
     ns = f"cli-{uuid.uuid4().hex[:10]}"
     path = tmp_path / "turns.jsonl"

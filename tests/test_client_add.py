@@ -8,13 +8,13 @@ import pytest
 
 from memcore.client.client import Client
 from memcore.core.models import Actor, AuditAction, Status
-from tests.celery_stack import celery_stack, fresh_ns, stack_client  # noqa: F401 - fixtures
+from tests.celery_stack import fresh_ns
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture()
-def client(stack_client: Client) -> Client:  # noqa: F811 - the fixture, not the import
+def client(stack_client: Client) -> Client:
     return stack_client
 
 

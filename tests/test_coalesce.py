@@ -13,7 +13,6 @@ from memcore.client.client import Client
 from memcore.client.coalesce import TurnCoalescer
 from memcore.core.models import Episode, Role
 from memcore.devtools.stack import LocalStack
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 
@@ -85,7 +84,7 @@ def test_bad_arguments_are_named() -> None:
         co.submit("a", [episode("a", 0)])
 
 
-def test_batched_adds_reach_the_store_in_shared_tasks(celery_stack: LocalStack) -> None:  # noqa: F811
+def test_batched_adds_reach_the_store_in_shared_tasks(celery_stack: LocalStack) -> None:
     client = Client(celery_stack.redis_url)
     namespaces = [f"t-{uuid.uuid4().hex[:8]}" for _ in range(2)]
     try:

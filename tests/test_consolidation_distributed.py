@@ -36,11 +36,12 @@ def seed(client: Client, ns: str, singles: int, dup_groups: int) -> set[str]:
         texts += [base, base + " indeed"]
     vectors = client.models.embedder.embed(texts)
     pipe_at = T0
-    for text, vec in zip(texts, vectors, strict=True):
-        m = Memory(namespace=ns, text=text, vector=[float(x) for x in vec], importance=0.6,
-                   last_used=pipe_at, created_at=pipe_at, updated_at=pipe_at,
-                   sources=[f"seed-{uuid.uuid4().hex[:12]}"])
-        client.store.add(ns, m, actor=Actor.USER, reason="seed")
+    memories = [Memory(namespace=ns, text=text, vector=[float(x) for x in vec], importance=0.6,
+                       last_used=pipe_at, created_at=pipe_at, updated_at=pipe_at,
+                       sources=[f"seed-{uuid.uuid4().hex[:12]}"])
+                for text, vec in zip(texts, vectors, strict=True)]
+    # One commit (what add queues for each new memory): the passes are under test here.
+    assert client.store.add_new(ns, memories, actor=Actor.USER, reason="seed") == len(texts)
     return set(texts)
 
 
@@ -172,13 +173,13 @@ def test_consolidate_worker_sigkilled_mid_pass(tmp_path: Path, long_mode: bool) 
 def _lock_held_no_plan(client: Client, ns: str) -> bool:
     r = client.store.client
     return bool(r.exists(keys.pass_lock(ns))) and not list(
-        r.scan_iter(match=keys.prefix(ns) + "passplan:*"))
+        r.scan_iter(match=keys.prefix(ns) + "passplan:*", count=1000))
 
 
 def _plan_no_building(client: Client, ns: str) -> bool:
     r = client.store.client
-    return bool(list(r.scan_iter(match=keys.prefix(ns) + "passplan:*"))) and not r.zcard(
-        keys.building(ns))
+    return bool(list(r.scan_iter(match=keys.prefix(ns) + "passplan:*", count=1000))
+                ) and not r.zcard(keys.building(ns))
 
 
 def _building(client: Client, ns: str) -> bool:

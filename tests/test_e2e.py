@@ -15,7 +15,6 @@ from memcore.core.models import Actor, AuditAction, Status
 from memcore.devtools.stack import LocalStack
 from memcore.messaging import task_names
 from memcore.store import keys
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.helpers import JoinMerger, hours, make_memory
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
@@ -26,7 +25,7 @@ def fresh_ns() -> str:
 
 
 @pytest.fixture()
-def client(celery_stack: LocalStack) -> Client:  # noqa: F811
+def client(celery_stack: LocalStack) -> Client:
     c = Client(celery_stack.redis_url)
     yield c
     c.close()

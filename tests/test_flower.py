@@ -16,7 +16,6 @@ from datetime import UTC, datetime
 from memcore.client.client import Client
 from memcore.devtools.redis_server import free_port
 from memcore.devtools.stack import LocalStack
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 AUTH = "admin:s3cret"
 
@@ -32,7 +31,7 @@ def get(url: str, auth: str | None = None) -> tuple[int, bytes]:
         return err.code, err.read()
 
 
-def test_flower_sees_memcore_tasks(celery_stack: LocalStack) -> None:  # noqa: F811
+def test_flower_sees_memcore_tasks(celery_stack: LocalStack) -> None:
     port = free_port()
     # Flower's own metrics live in the default registry: no multiprocess directory for it.
     env = {k: v for k, v in celery_stack.env.items() if k != "PROMETHEUS_MULTIPROC_DIR"}

@@ -237,3 +237,17 @@ def test_forget_endpoint(api: Api) -> None:  # noqa: F811
     reader = api.key("web", role="read")
     assert api.call("POST", "/v1/namespaces/web/forget", reader,
                     json={"text": "that"}).status_code == 403
+
+
+def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str) -> None:
+    # The turn gave no fact naming the debt (or none at all): what the user asks to
+    # forget is then the turn that said it, not nothing.
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "tw", ["I live in Leeds.", "ugh, the debt. 2k to Faisal Qureshi, due june"])
+    assert _scan(store.client, "Qureshi")
+    _say(pipeline, "tw", ["Please erase the bit about my debt."], start=2)
+    assert not _scan(store.client, "Qureshi")
+    assert "Ann lives in Leeds." in _live(store, "tw")  # the other turn stays
+    audit = [e for e in store.audit_tail("tw", 20) if e.reason.startswith("forget request")]
+    assert any("1 turns erased" in e.reason for e in audit)
+    assert not any("Qureshi" in e.reason for e in audit)

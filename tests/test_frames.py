@@ -424,3 +424,32 @@ def test_the_latest_instruction_about_a_thing_governs_it() -> None:
     assert retires(kotlin, java) is not None  # same thing (examples), another instruction
     assert retires(tests_, java) is None  # about tests, not examples
     assert retires(java, java) is None  # a restatement retires nothing
+
+
+@pytest.mark.parametrize(("turn", "resolved"), [
+    ("Mum's been at the care home a week now. She's settling in well.",
+     "Mum's been at the care home a week now. Mum's settling in well."),
+    ("My brother called last night. And he is getting married!",
+     "My brother called last night. And my brother is getting married!"),
+    # Two people before it, or none: the pronoun stays.
+    ("My mum and my dad came round. She cried.", "My mum and my dad came round. She cried."),
+    ("She said no.", "She said no."),
+    # The speaker is no candidate.
+    ("I started at the bakery. She is lovely.", "I started at the bakery. She is lovely."),
+])
+def test_an_opening_he_or_she_is_resolved_only_to_the_one_person_named(turn: str,
+                                                                       resolved: str) -> None:
+    assert language_pack("english").referents([turn]) == [resolved]
+    assert NoLanguage().referents([turn]) == [turn]
+
+
+def test_the_extractor_reads_the_resolved_turn_and_the_stored_turn_is_unchanged(
+        redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    text = "My sister Lin moved to Leeds last year. She works at the BBC now."
+    pipeline.ingest("rf", [_turn("rf", 0, text)])
+    facts = [m.text for m in store.iter_memories("rf")]
+    assert any("sister" in f and "BBC" in f for f in facts), facts
+    assert [e.text for e in store.episodes.recent("rf", 5)] == [text]

@@ -23,7 +23,7 @@ from mcp.client.streamable_http import streamable_http_client
 from memcore.client.client import Client
 from memcore.devtools.redis_server import free_port
 from memcore.mcp.server import TOOLS
-from tests.celery_stack import celery_stack, fresh_ns, stack_client  # noqa: F401 - fixtures
+from tests.celery_stack import fresh_ns
 
 TRANSCRIPT = os.environ.get("MEMCORE_MCP_TRANSCRIPT")
 """If set, the stdio test writes its exchange there (tool list, one add, one search)."""
@@ -32,7 +32,7 @@ FORGET_TRANSCRIPT = os.environ.get("MEMCORE_MCP_FORGET_TRANSCRIPT")
 
 
 @pytest.fixture()
-def client(stack_client: Client) -> Client:  # noqa: F811 - the fixture, not the import
+def client(stack_client: Client) -> Client:
     return stack_client
 
 

@@ -15,7 +15,6 @@ from typing import Any
 from memcore.client.client import Client
 from memcore.core.models import Actor, Kind
 from memcore.devtools.stack import LocalStack
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.helpers import EPOCH, hours, make_memory
 from tests.test_metrics import scrape
 
@@ -35,7 +34,7 @@ def _pass_memories(ns: str) -> list[Any]:
             mem("Sam once saw a heron", [0, 0, 0, 0, 0, 1], 0.02, 0)]
 
 
-def test_workers_count_every_role(celery_stack: LocalStack) -> None:  # noqa: F811
+def test_workers_count_every_role(celery_stack: LocalStack) -> None:
     port = int(celery_stack.extra_env["MEMCORE_METRICS_PORT"])
     assert celery_stack.redis_url
     client = Client(celery_stack.redis_url)

@@ -33,7 +33,6 @@ from memcore.language.english.compare import (
     supersessions,
 )
 from memcore.store import MemoryStore
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
@@ -368,7 +367,7 @@ def test_newcomer_sequences_through_the_write_path_and_a_pass(redis_url: str) ->
 # --- a fact restated after it was deleted or forgotten --------------------------------------
 
 @pytest.fixture()
-def client(celery_stack: LocalStack) -> Iterator[Client]:  # noqa: F811
+def client(celery_stack: LocalStack) -> Iterator[Client]:
     c = Client(celery_stack.redis_url)
     yield c
     c.close()

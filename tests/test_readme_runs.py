@@ -31,7 +31,6 @@ from typer.testing import CliRunner
 from memcore.cli import app
 from memcore.devtools.stack import LocalStack
 from tests.api_helpers import serve
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text()
@@ -129,7 +128,7 @@ def test_python_blocks_are_found() -> None:
 
 
 def test_readme_python_blocks_run_against_a_real_stack(
-        celery_stack: LocalStack, tmp_path: Path) -> None:  # noqa: F811
+        celery_stack: LocalStack, tmp_path: Path) -> None:
     api_server = serve(celery_stack.redis_url)
     api = next(api_server)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}

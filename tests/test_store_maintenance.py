@@ -17,7 +17,6 @@ from memcore.devtools.stack import LocalStack
 from memcore.messaging import task_names
 from memcore.messaging.celery_config import celery_config
 from memcore.store import MemoryStore, PurgedError
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.cli_helpers import run
 from tests.test_store_erase import _assert_gone, _found, _needles
 from tests.test_store_support import T0, mem
@@ -144,7 +143,7 @@ def test_beat_schedules_maintenance_at_the_configured_interval(
     assert conf["task_routes"][task_names.MAINTAIN] == {"queue": "consolidate"}
 
 
-def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:  # noqa: F811
+def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:
     assert celery_stack.redis_url
     client = Client(celery_stack.redis_url)
     ns = "maint-worker"

@@ -22,7 +22,6 @@ from memcore.core.models import Status
 from memcore.devtools.demo import load_sample
 from memcore.devtools.stack import LocalStack
 from tests.api_helpers import Api, serve
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -81,7 +80,7 @@ class Fed:
 
 
 @pytest.fixture()
-def fed(celery_stack: LocalStack) -> Iterator[Fed]:  # noqa: F811
+def fed(celery_stack: LocalStack) -> Iterator[Fed]:
     """The API over the Celery stack's Redis, with a namespace of tenant acme fed the
     sample conversation and consolidated twice (two versions to roll back between), and
     one of tenant globex with one fact."""

@@ -10,6 +10,7 @@ from celery.signals import worker_init, worker_process_init
 
 from memcore.core.config import get_settings
 from memcore.language import language_pack
+from memcore.messaging.task_names import INGEST_QUEUE
 from memcore.observability.metrics import start_metrics_server
 from workers.config import celery_config, celery_urls
 
@@ -31,12 +32,23 @@ app = create_app()
 
 
 @worker_init.connect
-def _load_language(**_: Any) -> None:
+def _load_language(sender: Any = None, **_: Any) -> None:
     """The language pack's parser loads once, in the worker's main process before the
     pool forks: the children share it (copy on write) instead of each loading its own
-    on its first turn."""
+    on its first turn. Only a worker that consumes the ingest queue reads text: a
+    consolidate-only worker never parses, so it skips the load (seconds and ~100 MB)."""
+    if not _consumes_ingest(sender):
+        return
     settings = get_settings()
     language_pack(settings.language, settings.spacy_pipeline).load()
+
+
+def _consumes_ingest(worker: Any) -> bool:
+    """True unless ``worker`` (the signal's WorkController) consumes only other queues."""
+    queues = getattr(getattr(getattr(worker, "app", None), "amqp", None), "queues", None)
+    if queues is None:
+        return True  # unknown: load, as before
+    return INGEST_QUEUE in queues.consume_from
 
 
 @worker_process_init.connect

@@ -18,7 +18,10 @@ and candidate memories of the same namespace and scope only:
   matched ones give that person ("Ann's ex Daniel" -> memories about Daniel);
 - "that" / "it" / "what I said" is the previous user turn of the scope (with the
   assistant turns after it), or the earlier part of the same turn;
-- "forget everything (I told you)" is every memory of the scope.
+- "forget everything (I told you)" is every memory of the scope;
+- a target no memory matches (the facts say it in other words, or the turn gave none)
+  is looked for in the scope's recent user turns: those whose words name it are the
+  turns erased.
 
 Each match is erased with the store's complete erase path
 (:meth:`MemoryStore.erase_memory_and_sources`: the memory, what was merged into it,
@@ -196,6 +199,10 @@ class Forgetter:
         matches: list[ForgetMatch] = []
         if request.targets or request.everything:
             matches = self._matches(namespace, request, memories, speaker)
+        if request.targets and not matches and not episodes:
+            # Nothing extracted names it (the facts say it in other words, or the turn
+            # gave none): the turns that say it are what the user asks to forget.
+            episodes = self._saying_turns(namespace, scope, turn, request.targets)
         outcome.matched = len(matches) + len(episodes)
         chosen = matches[:self.limit]
         outcome.over_limit = len(matches) - len(chosen)
@@ -238,6 +245,23 @@ class Forgetter:
                 return out
             out.append(e.id)
         return []  # no user turn to refer to: erase nothing
+
+    def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,
+                      targets: Sequence[ForgetTarget]) -> list[str]:
+        """The scope's recent user turns before ``turn`` whose own words name one of
+        ``targets`` (every word of it, or a word of its topic), newest first."""
+        recent = [e for e in self.store.episodes.recent(namespace, LOOKBACK)
+                  if e.scope == scope and e.role is Role.USER and not _marked_only(e.text)]
+        if turn is not None:
+            ids = [e.id for e in recent]
+            recent = recent[ids.index(turn.id) + 1:] if turn.id in ids else recent
+        out: list[str] = []
+        for e in recent:
+            words = words_of(e.text)
+            if any(words_match(t, words) or topic_matches(t, words) for t in targets
+                   if t.words or t.related):
+                out.append(e.id)
+        return out
 
     def _matches(self, namespace: str, request: ForgetRequest, memories: Sequence[Memory],
                  speaker: str) -> list[ForgetMatch]:

@@ -187,7 +187,7 @@ class IngestPipeline:
         origin = {ep.id: ep for ep in episodes}
         if trusted:
             if infer:
-                extracted = self._extract(namespace, trusted, report)
+                extracted = self._extract(namespace, self._resolved(trusted), report)
                 self.language.prepare(  # one parse call for the turns and their facts
                     [ep.text for ep in trusted if ep.role is Role.USER]
                     if self._rule_extraction else [], [f.text for f in extracted])
@@ -214,6 +214,20 @@ class IngestPipeline:
         self._audit_model_errors(namespace, episodes[-1].timestamp)
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
+
+    def _resolved(self, episodes: Sequence[Episode]) -> list[Episode]:
+        """What the rule extractor reads: user turns with the "he"/"she" the language
+        pack can resolve inside the turn named (a model reads the turn as it is; the
+        stored turn is never changed)."""
+        if not self._rule_extraction:
+            return list(episodes)
+        users = [i for i, ep in enumerate(episodes) if ep.role is Role.USER]
+        texts = self.language.referents([episodes[i].text for i in users])
+        out = list(episodes)
+        for i, text in zip(users, texts, strict=True):
+            if text != out[i].text:
+                out[i] = out[i].model_copy(update={"text": text})
+        return out
 
     @property
     def _rule_extraction(self) -> bool:

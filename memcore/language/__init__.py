@@ -78,6 +78,12 @@ class LanguagePack(Protocol):
         ("Ann's ex Daniel" -> {"daniel"}), lower-case."""
         ...
 
+    def referents(self, turns: Sequence[str]) -> list[str]:
+        """Per user turn, its text with the third-person subjects it can resolve inside
+        the turn named ("Mum's at Rosewood. She's settling in" -> "... Mum's settling
+        in"); a turn with none resolvable unchanged."""
+        ...
+
 
 class NoLanguage:
     """A pack that reads nothing: every fact is unframed."""
@@ -124,6 +130,10 @@ class NoLanguage:
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
         """No names read."""
         return [set() for _ in texts]
+
+    def referents(self, turns: Sequence[str]) -> list[str]:
+        """Nothing resolved."""
+        return list(turns)
 
 
 _PACKS: dict[tuple[str, str], LanguagePack] = {}

@@ -24,6 +24,7 @@ from memcore.language.english.forget import forget_request, linked_names, may_as
 from memcore.language.english.grammar import problem
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
+from memcore.language.english.referents import resolve as resolve_referents
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.statements import statements
 from memcore.language.english.tables import CHAT_WORDS
@@ -158,3 +159,13 @@ class EnglishPack:
             return []
         return [linked_names(doc, words)
                 for doc in self.parse([t[:_MAX_CHARS] for t in texts])]
+
+    def referents(self, turns: Sequence[str]) -> list[str]:
+        """Per turn, its opening "he"/"she" subjects replaced by the one person the turn
+        named before them (see :mod:`memcore.language.english.referents`)."""
+        out = list(turns)
+        for i, (text, doc) in enumerate(zip(turns, self.parse([t[:_MAX_CHARS] for t in turns]),
+                                            strict=True)):
+            if len(text) <= _MAX_CHARS and any(w in text.lower() for w in (" he", " she")):
+                out[i] = resolve_referents(doc)
+        return out

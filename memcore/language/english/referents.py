@@ -1,0 +1,66 @@
+"""Third-person subjects resolved inside one turn: "Mum's been at Rosewood a week now.
+She's settling in" -> "... Mum's settling in", so a fact read alone still says who.
+
+Only a sentence-initial subject "he" / "she" is replaced, and only when the sentences
+before it in the same turn name exactly one person (a name the parser tags as a person,
+or a kin word: "my sister", "Mum"); with none or several, the pronoun stays (a wrong
+referent is worse than none). The speaker ("I") is never a candidate.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memcore.language.english import tables as T
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+PRONOUNS = frozenset({"he", "she"})
+_OPENERS = frozenset({"and", "but", "so", "then", "now", "also", "oh", "well", "anyway"})
+
+
+def _mentions(sent: Span) -> list[str]:
+    """The people ``sent`` names, as written ("my sister", "Mum", "Faisal")."""
+    out: list[str] = []
+    for tok in sent:
+        if tok.pos_ == "PROPN" and tok.ent_type_ == "PERSON" and tok.dep_ != "compound":
+            first = next((c for c in tok.lefts if c.dep_ == "compound"
+                          and c.ent_type_ == "PERSON"), None)
+            out.append(f"{first.text} {tok.text}" if first is not None else tok.text)
+        elif tok.lemma_.lower() in T.KIN and tok.pos_ in ("NOUN", "PROPN"):
+            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+            if owner is not None and owner.lower_ == "my":
+                out.append(f"my {tok.text}")
+            elif owner is None and tok.text[:1].isupper() and tok.tag_ == "NNP":
+                out.append(tok.text)  # "Mum", said as a name
+    return out
+
+
+def _subject_pronoun(sent: Span) -> Token | None:
+    """The sentence's opening subject pronoun ("She's settling in", "And he left")."""
+    for tok in sent:
+        if tok.is_punct or tok.lower_ in _OPENERS:
+            continue
+        return tok if tok.lower_ in PRONOUNS and tok.dep_ in ("nsubj", "nsubjpass") else None
+    return None
+
+
+def resolve(doc: Doc) -> str:
+    """``doc``'s text with each resolvable opening "he"/"she" replaced by the one
+    person the turn named before it (the text unchanged when none is resolvable)."""
+    named: list[str] = []
+    edits: list[tuple[int, int, str]] = []
+    for sent in doc.sents:
+        pronoun = _subject_pronoun(sent)
+        people = {m.lower(): m for m in named}
+        if pronoun is not None and len(people) == 1:
+            (who,) = people.values()
+            if pronoun.text[0].isupper() and who.startswith("my "):
+                who = "My" + who[2:]
+            edits.append((pronoun.idx, pronoun.idx + len(pronoun.text), who))
+        named += _mentions(sent)
+    text = doc.text
+    for start, end, who in reversed(edits):
+        text = text[:start] + who + text[end:]
+    return text
