@@ -32,6 +32,9 @@ ENDPOINTS: list[tuple[str, str, str, Any]] = [
     ("POST", "/search", "read", st.fixed_dictionaries(
         {"query": st.sampled_from(["vault code", "plums", "secret"]),
          "k": st.integers(1, 20), "include_inactive": st.booleans()})),
+    ("POST", "/context", "read", st.fixed_dictionaries(
+        {"query": st.sampled_from(["vault code", "plums", "secret"]),
+         "max_tokens": st.integers(50, 500)})),
     ("GET", "/memories", "read", None),
     ("GET", "/memories/{id}", "read", None),
     ("PATCH", "/memories/{id}", "write", st.just({"text": "edited by A"})),
@@ -138,11 +141,11 @@ def test_role_names_match_the_routes() -> None:
     """Every /v1 route declares its role, and the table above covers every route."""
     from memcore.api.app import create_app
     from memcore.api.auth import ROLE_ATTR
-    from memcore.api.routes import memories, messages, namespaces, portability
+    from memcore.api.routes import context, memories, messages, namespaces, portability
     from memcore.core.config import Settings
 
     declared = {}
-    for module in (messages, memories, namespaces, portability):
+    for module in (messages, memories, namespaces, portability, context):
         for route in module.router.routes:
             role = getattr(route.endpoint, ROLE_ATTR)  # type: ignore[attr-defined]
             assert isinstance(role, ApiRole)

@@ -45,6 +45,7 @@ RESTRICTED = {
     "mcp": {"memcore.mcp"},
     # Grammar lives in the language packs (issue 26): the core holds none.
     "spacy": {"memcore.language"},
+    "tiktoken": {"memcore.client"},
 }
 
 

@@ -184,3 +184,33 @@ def test_models_option_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     monkeypatch.delenv("MEMCORE_OPENAI_API_KEY", raising=False)
     with pytest.raises(ValueError, match="MEMCORE_OPENAI_API_KEY"):
         run_locomo(tmp_path, quick=True, models="openai")
+
+
+def test_quick_run_measures_the_context_block_next_to_raw_turns(tmp_path: Path,
+                                                                redis_url: str) -> None:
+    from memcore.devtools.bench.locomo_context import METHODS, cut, parse_budgets
+
+    tiny_locomo(tmp_path)
+    out = tmp_path / "ctx.json"
+    main(["--data", str(tmp_path), "--facts", "observations", "--out", str(out),
+          "--redis-url", redis_url, "--context-tokens", "60,2000"])
+    data = json.loads(out.read_text())
+    check_contract(data)
+    context = data["context"]
+    assert context["tokenizer"] == "cl100k_base" and context["budgets"] == [60, 2000]
+    small, large = context["by_budget"]["60"], context["by_budget"]["2000"]
+    for method in METHODS:
+        assert small[method]["questions"] == large[method]["questions"] == 3
+        assert small[method]["tokens"] <= 60 and large[method]["tokens"] <= 2000
+        assert small[method]["inside"] <= large[method]["inside"]
+    # 12 short turns fit in 2,000 tokens whole: every question's evidence is inside.
+    assert large["raw_recent"]["inside"] == large["raw_search"]["inside"] == 1.0
+    # A few live memories: the 2,000-token block holds them all, as search's top 10 do.
+    assert large["memcore"]["evidence"] == data["consolidated"]["recall_at_10"] > 0
+    assert small["raw_recent"]["inside"] < 1.0  # the last turns only
+    assert "| 2000 | memcore |" in out.with_suffix(".md").read_text()
+    assert parse_budgets("2000, 1000,1000") == [1000, 2000]
+    for bad in ("abc", "10", "40000"):
+        with pytest.raises(ValueError, match="--context-tokens"):
+            parse_budgets(bad)
+    assert cut([("a b c", frozenset({"x"})), ("d", frozenset({"y"}))], 4) == ({"x"}, 4)

@@ -14,7 +14,7 @@ from memcore.core.models import Kind, Status
 from memcore.store import MemoryStore
 from tests.cli_helpers import NS, T0, memory, put, run, run_json
 
-COMMANDS = ["ingest", "search", "profile", "show", "history", "stats", "versions",
+COMMANDS = ["ingest", "search", "context", "profile", "show", "history", "stats", "versions",
             "consolidate", "rollback", "pin", "unpin", "restore", "erase", "review", "up",
             "demo", "plot", "bench", "bench scale", "serve", "keys", "keys create",
             "keys list", "keys revoke", "models", "models fetch"]

@@ -16,7 +16,7 @@ from memcore.api import errors
 from memcore.api.auth import AuthMiddleware
 from memcore.api.fastpath import SearchFastPath, SearchShortcut
 from memcore.api.metrics import ApiMetrics, MetricsMiddleware
-from memcore.api.routes import health, memories, messages, namespaces, portability
+from memcore.api.routes import context, health, memories, messages, namespaces, portability
 from memcore.api.state import ApiState
 from memcore.api.ui import routes as ui
 from memcore.client.client import Client
@@ -99,11 +99,12 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     app.state.memcore = state
     app.state.api_metrics = ApiMetrics()
     errors.install(app)
-    for module in (health, messages, memories, namespaces, portability):
+    for module in (health, messages, memories, namespaces, portability, context):
         app.include_router(module.router)
     ui.install(app)
     # Added last = outermost: metrics see every answer, including the middleware's own.
-    routes = [r for m in (messages, memories, namespaces, portability) for r in m.router.routes]
+    routes = [r for m in (messages, memories, namespaces, portability, context)
+              for r in m.router.routes]
     # Inside authentication: successful searches are answered without the router.
     app.add_middleware(SearchFastPath, state=state)
     app.add_middleware(AuthMiddleware, routes=routes, keys=state.key_cache,

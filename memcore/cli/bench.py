@@ -68,12 +68,18 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
            conversations: str = typer.Option(
                "", "--conversations",
                help="Comma-separated file stems (default: all), e.g. conv-26,conv-30."),
+           context_tokens: str = typer.Option(
+               "", "--context-tokens",
+               help="Comma-separated token budgets, e.g. 1000,2000: share of questions whose "
+                    "evidence is inside a context block, next to raw turns cut to the same "
+                    "budget."),
            out: Path = typer.Option(..., "--out", dir_okay=False,
                                     help="JSON result (plus .md and .png next to it)."),
            ) -> None:
     """Evidence recall@10 of raw turns, ingested and consolidated memories (LoCoMo)."""
     from memcore.devtools.bench.locomo import (
         CONTRACT_KEYS,
+        parse_budgets,
         parse_sets,
         run_locomo,
         split_names,
@@ -81,8 +87,10 @@ def locomo(data: Path = typer.Option(..., "--data", file_okay=False,
 
     result = run_locomo(data, embedder=embedder, facts=facts, quick=quick, out=out,
                         overrides=parse_sets(sets), turns_per_add=turns_per_add,
-                        search=search, models=models, conversations=split_names(conversations))
-    typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str))
+                        search=search, models=models, conversations=split_names(conversations),
+                        context_tokens=parse_budgets(context_tokens))
+    typer.echo(json.dumps({k: result[k] for k in (*CONTRACT_KEYS, "context") if k in result},
+                          default=str))
 
 
 @handles_errors

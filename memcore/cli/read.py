@@ -1,4 +1,4 @@
-"""Read-side commands: search, profile, show, history, stats, versions."""
+"""Read-side commands: search, context, profile, show, history, stats, versions."""
 
 from __future__ import annotations
 
@@ -86,6 +86,32 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
         table.add_row(h.memory.id, text, h.memory.kind.value, f"{h.similarity:.3f}",
                       f"{h.score:.3f}")
     console().print(table)
+
+
+@handles_errors
+def context(namespace: str = typer.Argument(..., help="Namespace."),
+            query: str = typer.Argument(..., help="What the block is for."),
+            max_tokens: int = typer.Option(1000, "--max-tokens",
+                                           help="Budget in cl100k_base tokens (50-32000)."),
+            now: str | None = typer.Option(None, "--now",
+                                           help="ISO time the dates are said from."),
+            time_hint: bool = typer.Option(
+                True, "--time-hint/--no-time-hint",
+                help="Read a relative time in QUERY ('last week') as a filter."),
+            json_out: bool = JSON_OPTION) -> None:
+    """A prompt-ready context block for QUERY: key facts, relevant memories with their
+    dates, earlier values of changed facts (exit 1 for a namespace without data)."""
+    client = open_client()
+    block = client.context(namespace, query, max_tokens, now=parse_time(now),
+                           time_hint=time_hint)
+    if not block.parts:
+        require_namespace(client, namespace)
+    if json_out:
+        emit_json(block.as_dict())
+        return
+    typer.echo(block.text, nl=False)
+    typer.echo(f"({block.tokens} of {block.max_tokens} {block.tokenizer} tokens, "
+               f"{len(block.parts)} memories)", err=True)
 
 
 @handles_errors
@@ -209,5 +235,5 @@ def versions(namespace: str = typer.Argument(..., help="Namespace."),
 
 def register(app: typer.Typer) -> None:
     """Add the read commands to ``app``."""
-    for fn in (search, profile, show, history, stats, versions):
+    for fn in (search, context, profile, show, history, stats, versions):
         app.command(fn.__name__)(fn)

@@ -55,6 +55,7 @@ from memcore.store import EraseReport, MemoryStore
 if TYPE_CHECKING:
     from celery import Celery
 
+    from memcore.client.context import ContextBlock
     from memcore.observability.metrics import QueueLagCollector
 
 _CELERY_LOCK = threading.Lock()
@@ -538,6 +539,29 @@ class Client:
         if instant is not None:
             return profile_of(memories, instant, self.settings.consolidation, as_of=True)
         return profile_of(memories, now, self.settings.consolidation)
+
+    def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
+                now: datetime | str | None = None,
+                filters: Mapping[str, Any] | None = None,
+                time_hint: bool = True) -> ContextBlock:
+        """A prompt-ready block for ``query``: the profile's most useful facts, the
+        memories relevant to the query with their dates said from ``now`` ("since March
+        2026"), and under a changed fact its previous value, marked as past. At most
+        ``max_tokens`` (50-32,000) ``cl100k_base`` tokens; ordered by usefulness and
+        deterministic (docs/design.md, context block). ``filters`` choose whose
+        memories, as in :meth:`search`; ``time_hint`` (on by default here) reads a
+        relative time in the query ("last week") as a filter on the relevant memories, as
+        :meth:`search` does; recall is not recorded (no touch). An unknown namespace
+        gives an empty block, as :meth:`search` gives no hits."""
+        from memcore.client.context import build_context
+
+        def hits(k: int, at: datetime) -> list[Memory]:
+            return [h.memory for h in self.search(namespace, query, k, max_chars=1_000_000,
+                                                  now=at, touch=False, filters=filters,
+                                                  time_hint=time_hint)]
+
+        return build_context(self.store, self.settings, hits, namespace, query,
+                             max_tokens=max_tokens, now=now, filters=filters)
 
     def get(self, namespace: str, memory_id: str, *,
             as_of: datetime | str | None = None) -> Memory | None:

@@ -20,6 +20,7 @@ import httpx
 from pydantic_core import to_jsonable_python
 
 from memcore.client.client import MemoryPage, SearchHit
+from memcore.client.context import ContextBlock
 from memcore.client.errors import RemoteError, Unavailable, error_for
 from memcore.core.models import AuditEvent, Episode, Memory, as_instant
 
@@ -158,6 +159,14 @@ class Calls:
     def profile(self, namespace: str, as_of: datetime | str | None = None
                 ) -> Call[list[Memory]]:
         return Call("GET", _ns(namespace, "profile"), _memories, params=_as_of(as_of))
+
+    def context(self, namespace: str, query: str, max_tokens: int, *,
+                now: datetime | str | None, filters: Mapping[str, Any] | None,
+                time_hint: bool) -> Call[ContextBlock]:
+        body = {"query": query, "max_tokens": max_tokens, "now": now, "time_hint": time_hint,
+                "filters": None if filters is None else dict(filters)}
+        return Call("POST", _ns(namespace, "context"), ContextBlock.from_dict,
+                    {k: v for k, v in body.items() if v is not None})
 
     def get(self, namespace: str, memory_id: str, as_of: datetime | str | None = None
             ) -> Call[Memory | None]:
@@ -329,6 +338,15 @@ class RemoteClient:
         """Active facts ranked by confidence (``as_of``: as they stood then)."""
         return self._run(self._calls.profile(namespace, as_of))
 
+    def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
+                now: datetime | str | None = None,
+                filters: Mapping[str, Any] | None = None,
+                time_hint: bool = True) -> ContextBlock:
+        """A prompt-ready block for ``query`` within ``max_tokens`` (see
+        :meth:`memcore.Client.context`)."""
+        return self._run(self._calls.context(namespace, query, max_tokens, now=now,
+                                             filters=filters, time_hint=time_hint))
+
     def get(self, namespace: str, memory_id: str, *,
             as_of: datetime | str | None = None) -> Memory | None:
         """One memory by id (any status), or None (``as_of``: its fact's value then)."""
@@ -478,6 +496,14 @@ class AsyncRemoteClient:
                       as_of: datetime | str | None = None) -> list[Memory]:
         """Active facts ranked by confidence (``as_of``: as they stood then)."""
         return await self._run(self._calls.profile(namespace, as_of))
+
+    async def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
+                      now: datetime | str | None = None,
+                      filters: Mapping[str, Any] | None = None,
+                      time_hint: bool = True) -> ContextBlock:
+        """A prompt-ready block for ``query`` within ``max_tokens``."""
+        return await self._run(self._calls.context(namespace, query, max_tokens, now=now,
+                                                   filters=filters, time_hint=time_hint))
 
     async def get(self, namespace: str, memory_id: str, *,
                   as_of: datetime | str | None = None) -> Memory | None:

@@ -1,5 +1,6 @@
 """memcore as an MCP server: add_memory, search_memory, list_memories, get_profile,
-delete_memory, forget, over stdio or streamable HTTP, authenticated with an API key.
+get_context, delete_memory, forget, over stdio or streamable HTTP, authenticated with an
+API key.
 
 The key decides everything a call may touch, as on the HTTP API: a tool's namespace
 must match one of the key's scopes, and adding or deleting needs the ``write`` role.
@@ -31,8 +32,8 @@ from memcore.ingest.forget import forget_text
 from memcore.messaging.task_names import INGEST_QUEUE
 from memcore.store.api_keys import ApiKeyRepository, ApiRole
 
-TOOLS = ("add_memory", "search_memory", "list_memories", "get_profile", "delete_memory",
-         "forget")
+TOOLS = ("add_memory", "search_memory", "list_memories", "get_profile", "get_context",
+         "delete_memory", "forget")
 WAIT_SECONDS = 60.0
 """How long add_memory waits for the workers before answering with the task ids only."""
 
@@ -140,6 +141,16 @@ class MemoryTools:
                                         else {"user_id": user_id})
         return {"namespace": ns, "profile": [memory_json(m) for m in facts]}
 
+    def get_context(self, query: str, namespace: str | None = None, max_tokens: int = 1000,
+                    user_id: str | None = None, now: str | None = None,
+                    time_hint: bool = True) -> dict[str, Any]:
+        ns = self.namespace(namespace, ApiRole.READ)
+        with _clear_errors():
+            block = self.client.context(ns, query, max_tokens, now=now, filters=None
+                                        if user_id is None else {"user_id": user_id},
+                                        time_hint=time_hint)
+        return block.as_dict()
+
     def delete_memory(self, memory_id: str, namespace: str | None = None) -> dict[str, Any]:
         ns = self.namespace(namespace, ApiRole.WRITE)
         with _clear_errors():
@@ -205,6 +216,12 @@ def build_server(tools: MemoryTools, *, transport: Literal["stdio", "http"],
         "get_profile": (tools.get_profile,
                         "The user's profile: the active facts with the highest confidence "
                         "(of one user_id if given)."),
+        "get_context": (tools.get_context,
+                        "One prompt-ready text of what is known that matters for a query "
+                        "(the user's key facts, the relevant memories with their dates, "
+                        "earlier values of changed facts), at most max_tokens tokens "
+                        "(cl100k_base), plus its parts with memory ids; of one user_id if "
+                        "given. Put its text into your prompt."),
         "delete_memory": (tools.delete_memory,
                           "Delete a memory by id (restorable by an operator). Needs a write "
                           "key."),

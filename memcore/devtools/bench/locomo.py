@@ -13,6 +13,10 @@ its own (namespace ``<ns>-raw``), nothing else.
 facts to the turns they cite and runs the workers with ``MEMCORE_EXTRACTOR=provided``,
 so the write path and the pass see those facts instead of the offline extractor's.
 
+``--context-tokens 1000,2000`` also measures how often a question's evidence is inside a
+context block of that many tokens, next to raw turns cut to the same budget
+(:mod:`memcore.devtools.bench.locomo_context`).
+
 Run: ``python -m memcore.devtools.bench.locomo --data ../shared/data/locomo --embedder local
 --out bench/locomo.json``. Writes the JSON (keys are a contract), ``.md`` and ``.png``.
 """
@@ -47,6 +51,7 @@ from memcore.devtools.bench.common import (
     task_timeout,
     write_outputs,
 )
+from memcore.devtools.bench.locomo_context import context_markdown, parse_budgets
 from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
 from memcore.language.english.lexicon import canonical_terms, numbers
 
@@ -346,14 +351,15 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
                quick: bool = False, out: Path | None = None, redis_url: str | None = None,
                ingest_concurrency: int = 2, overrides: Mapping[str, str] | None = None,
                turns_per_add: int = 1, search: str = "hybrid",
-               models: str = "offline", conversations: Sequence[str] | None = None
-               ) -> dict[str, Any]:
+               models: str = "offline", conversations: Sequence[str] | None = None,
+               context_tokens: Sequence[int] = ()) -> dict[str, Any]:
     """Run the LoCoMo benchmark once and write ``out`` (JSON), ``.md`` and ``.png``.
 
     ``overrides``: settings for this run (``{"add_threshold": "0.6", "consolidation":
     '{"tau_hours": 2160}'}``), given to the workers as ``MEMCORE_*`` variables and to
     the searching client alike; recorded under ``settings`` in the result.
     ``conversations``: only these (file stems, e.g. ``["conv-26", "conv-30"]``).
+    ``context_tokens``: budgets of the context measure (``result["context"]``).
     """
     if embedder not in ("hash", "local", "openai"):
         raise ValueError(f"embedder must be hash, local or openai; got {embedder!r}")
@@ -377,7 +383,7 @@ def run_locomo(data: Path, *, embedder: str = "hash", facts: str = "extracted",
         client = Client(settings=settings)
         try:
             result = _run(client, convs, embedder, facts, turns_per_add, search == "hybrid",
-                          task_timeout(models, 600.0))
+                          task_timeout(models, 600.0), context_tokens)
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
@@ -424,7 +430,8 @@ def parse_sets(items: Sequence[str]) -> dict[str, str]:
 
 
 def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: str,
-         turns_per_add: int, hybrid: bool = True, timeout: float = 600.0) -> dict[str, Any]:
+         turns_per_add: int, hybrid: bool = True, timeout: float = 600.0,
+         context_tokens: Sequence[int] = ()) -> dict[str, Any]:
     per: dict[str, dict[str, StageResult]] = {c.name: {} for c in convs}
     raw_ns = {c.name: store_raw(client, c) for c in convs}
     ingest_seconds = ingest(client, convs, turns_per_add, timeout)
@@ -475,6 +482,14 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
     }
     for stage in STAGES:
         result[stage] = combine([per[c.name][stage] for c in convs])
+    if context_tokens:
+        from memcore.devtools.bench.locomo_context import combine_context, measure_context
+
+        t_context = time.perf_counter()
+        result["context"] = combine_context(
+            [measure_context(client, c.namespace, raw_ns[c.name], c, context_tokens)
+             for c in convs], context_tokens)
+        result["context"]["seconds"] = time.perf_counter() - t_context
     result["per_conversation"] = {
         c.name: {"turns": c.turns, "questions": len(c.questions),
                  "observations": c.observations,
@@ -522,7 +537,8 @@ def markdown(result: Mapping[str, Any]) -> str:
         markdown_table(("conversation", "questions", "raw recall", "ingested recall",
                         "consolidated recall", "consolidated strict", "consolidated carried",
                         "raw words", "ingested words",
-                        "consolidated words"), per), ""])
+                        "consolidated words"), per), "",
+        *([context_markdown(result["context"])] if "context" in result else [])])
 
 
 def plot(result: Mapping[str, Any], path: Path) -> None:
@@ -565,13 +581,18 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     parser.add_argument("--conversations", default="",
                         help="comma-separated file stems to run (default: all), e.g. "
                              "conv-26,conv-30")
+    parser.add_argument("--context-tokens", default="",
+                        help="comma-separated budgets, e.g. 1000,2000: share of questions "
+                             "whose evidence is inside a context block of that many tokens, "
+                             "next to raw turns cut to the same budget")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
     overrides = parse_sets(args.set)
     result = run_locomo(args.data, embedder=args.embedder, facts=args.facts, quick=args.quick,
                         out=args.out, redis_url=args.redis_url, overrides=overrides,
                         turns_per_add=args.turns_per_add, search=args.search,
-                        conversations=split_names(args.conversations))
+                        conversations=split_names(args.conversations),
+                        context_tokens=parse_budgets(args.context_tokens))
     print(json.dumps({k: result[k] for k in CONTRACT_KEYS}, default=str), flush=True)
     return result
 
