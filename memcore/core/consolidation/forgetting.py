@@ -1,28 +1,30 @@
 """Which memories fade: rows below the floor and idle candidates, and the summaries
-that replace the fading ones before they are forgotten (summarize-before-forget)."""
+that replace the fading ones before they are forgotten (summarize-before-forget).
+
+Free functions over the table, the settings and the pass time: the reducer
+(:mod:`memcore.core.consolidation.reducer`) calls them and applies what they return."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import timedelta
-from typing import TYPE_CHECKING
+from datetime import datetime, timedelta
 
 import numpy as np
 
 from memcore.core.bounds import text_fits
-from memcore.core.consolidation.planning import original_texts, same_scope, unique_in_order
+from memcore.core.config import ConsolidationConfig
+from memcore.core.consolidation.planning import same_scope
 from memcore.core.consolidation.resolution import merge_lists, survivor_key
 from memcore.core.consolidation.retention import confidences, retention_scores
-from memcore.core.models import AuditAction, Kind, Memory, Status, new_id
+from memcore.core.models import Kind, Memory, Status, new_id
 from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import capped_strength
 from memcore.core.table import KINDS, NONE_TIME, STATUSES, MemoryTable, to_micros
-
-if TYPE_CHECKING:
-    from memcore.core.consolidation.reducer import Reducer
+from memcore.core.text_rules import TextRules
 
 
-def weak_rows(red: Reducer) -> list[tuple[int, str]]:
+def weak_rows(t: MemoryTable, now: datetime, cfg: ConsolidationConfig
+              ) -> list[tuple[int, str]]:
     """Live rows below the floor (retention or confidence), in row order, with why.
     Pinned memories and relation edges never decay here (edges lose weight instead).
 
@@ -35,17 +37,16 @@ def weak_rows(red: Reducer) -> list[tuple[int, str]]:
     So is an important explicit statement (:func:`kept_as_history`) whose confidence
     faded: it leaves the profile, which lists only facts above the confidence floor,
     but search still finds what the user said."""
-    t, cfg = red.table, red.config
     rows = np.flatnonzero(t.live() & ~t.pinned & ~t.relation
                           & (t.kind != KINDS.index(Kind.RELATION)))
-    scores = retention_scores(t, rows, red.now, cfg)
+    scores = retention_scores(t, rows, now, cfg)
     low = scores < cfg.floor
     conf = np.full(rows.size, np.inf)
     until = t.valid_until[rows]
-    history = ((until != NONE_TIME) & (until <= to_micros(red.now))) | kept_as_history(
+    history = ((until != NONE_TIME) & (until <= to_micros(now))) | kept_as_history(
         t, rows, cfg.history_min_importance)
     rest = np.flatnonzero(~low & ~history)
-    conf[rest] = confidences(t, rows[rest], red.now, cfg)
+    conf[rest] = confidences(t, rows[rest], now, cfg)
     out: list[tuple[int, str]] = []
     for pos in np.flatnonzero(low | (conf < cfg.min_confidence)).tolist():
         if low[pos]:
@@ -84,19 +85,19 @@ def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:
     return [c for c in out if len(c) >= least]
 
 
-def idle_rows(red: Reducer, doomed: list[tuple[int, str]]) -> list[int]:
+def idle_rows(t: MemoryTable, now: datetime, cfg: ConsolidationConfig,
+              doomed: list[tuple[int, str]], rules: TextRules) -> list[int]:
     """Unsupported, low-importance, short candidates unused for ``summary_idle_days`` (a
     heap of low-value remarks that accumulated, docs/design.md); the pass forgets them
     without a summary. Important or supported facts keep accumulating support instead,
     and a remark of more than ``summary_idle_max_terms`` content terms is distinctive
     enough to keep (seed 002 scores distinctiveness: "user said hi" goes first)."""
-    t, cfg = red.table, red.config
     if cfg.summary_idle_days <= 0:
         return []
-    cutoff = to_micros(red.now - timedelta(days=cfg.summary_idle_days))
+    cutoff = to_micros(now - timedelta(days=cfg.summary_idle_days))
     most = cfg.summary_idle_max_terms
-    terms = red.rules.canonical_terms
-    short = t.text_flags(f"{red.rules.name}:terms<={most}", lambda text: len(terms(text)) <= most)
+    terms = rules.canonical_terms
+    short = t.text_flags(f"{rules.name}:terms<={most}", lambda text: len(terms(text)) <= most)
     rows = (t.live() & ~t.pinned & ~t.relation & (t.derived_level == 0)
             & (t.status == STATUSES.index(Status.CANDIDATE)) & (t.last_used < cutoff)
             & (t.importance <= cfg.summary_idle_max_importance + 1e-9) & short)
@@ -104,57 +105,47 @@ def idle_rows(red: Reducer, doomed: list[tuple[int, str]]) -> list[int]:
     return np.flatnonzero(rows).tolist()
 
 
-def summarize_doomed(red: Reducer, doomed: list[int],
-                      summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
-    """Summarize before forget: collapse groups of similar doomed episodic memories."""
-    cfg, t = red.config, red.table
+def summary_groups(t: MemoryTable, cfg: ConsolidationConfig, doomed: list[int]
+                   ) -> list[list[int]]:
+    """Summarize before forget: the groups (table rows, ascending) of similar doomed
+    episodic memories that one summary each replaces."""
     pool = np.array([r for r in doomed if t.derived_level[r] == 0 and t.vectors.present[r]],
                     dtype=np.int64)
-    if summarize is None or pool.size < cfg.summary_min_group:
-        return
+    if pool.size < cfg.summary_min_group:
+        return []
     vectors = t.vectors.take(pool)
     weights = np.ones(pool.size, dtype=np.float32)
     pairs = same_scope([t.scopes[r] for r in pool.tolist()],
                        similar_pairs(vectors, cfg.summary_threshold, method="exact"))
-    groups = [chunk for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
-              for chunk in _chunks(sorted(g), cfg.summary_max_group, cfg.summary_min_group)]
-    if not groups:
-        return
-    red.by_id.fetch(t.ids[int(pool[i])] for g in groups for i in g)
-    members = [[m for m in (red.record(int(pool[i])) for i in sorted(g)) if m is not None]
-               for g in groups]
-    try:
-        texts = summarize([unique_in_order(t for m in ms for t in original_texts(m))
-                           for ms in members])
-    except Exception:  # no summary is better than a failed pass
-        return
-    summaries: list[Memory] = []
-    for ms, text in zip(members, texts, strict=False):
-        # A summary carries the pooled value of what it replaces; one that would itself
-        # fall below the floor is not worth keeping.
-        importance = min(1.0, sum(m.importance for m in ms))
-        if not ms or not text or not text_fits(text) or importance < cfg.floor:
-            continue
-        centroid = np.vstack([red.by_id.full(m).array for m in ms]).sum(axis=0)
-        lists = merge_lists(sorted(ms, key=survivor_key))  # bounded (memcore.core.bounds)
-        summary = Memory(
-            id=new_id(), namespace=red.namespace, text=text,
-            vector=[float(x) for x in centroid / max(float(np.linalg.norm(centroid)), 1e-9)],
-            importance=importance, last_used=red.now, last_supported=red.now,
-            strength=capped_strength(sum(m.strength for m in ms), cfg.strength_cap),
-            confidence=max(cfg.new_confidence, max(m.confidence for m in ms)),
-            kind=Kind.SUMMARY, sources=lists.sources, support=lists.support,
-            status=Status.ACTIVE, derived_level=1, created_at=red.now, updated_at=red.now,
-            member_texts=lists.member_texts, metadata=lists.metadata,
-            user_id=ms[0].user_id, agent_id=ms[0].agent_id, run_id=ms[0].run_id,
-        )
-        summaries.append(summary)
-        for m in ms:
-            m.status = Status.TOMBSTONED
-            m.superseded_by = summary.id
-            red.touched(m)
-        note = lists.capped.note()
-        red.event(AuditAction.SUMMARIZE, [m.id for m in ms], [summary.id],
-                  f"{len(ms)} fading memories summarized before forgetting"
-                  + (f"; {note}" if note else ""), text=text)
-    red.add(summaries)
+    return [[int(pool[i]) for i in chunk]
+            for g in centroid_clusters(vectors, weights, pairs, cfg.summary_threshold)
+            for chunk in _chunks(sorted(g), cfg.summary_max_group, cfg.summary_min_group)]
+
+
+def summary_of(members: Sequence[Memory], text: str, *, namespace: str, now: datetime,
+               cfg: ConsolidationConfig, vector_of: Callable[[Memory], np.ndarray]
+               ) -> tuple[Memory, str] | None:
+    """The summary memory that replaces ``members`` under ``text``, with the audit
+    reason, or None when it is not worth keeping. ``vector_of``: a member's stored
+    vector (read only for a summary that is kept)."""
+    # A summary carries the pooled value of what it replaces; one that would itself
+    # fall below the floor is not worth keeping.
+    importance = min(1.0, sum(m.importance for m in members))
+    if not members or not text or not text_fits(text) or importance < cfg.floor:
+        return None
+    centroid = np.vstack([vector_of(m) for m in members]).sum(axis=0)
+    lists = merge_lists(sorted(members, key=survivor_key))  # bounded (memcore.core.bounds)
+    summary = Memory(
+        id=new_id(), namespace=namespace, text=text,
+        vector=[float(x) for x in centroid / max(float(np.linalg.norm(centroid)), 1e-9)],
+        importance=importance, last_used=now, last_supported=now,
+        strength=capped_strength(sum(m.strength for m in members), cfg.strength_cap),
+        confidence=max(cfg.new_confidence, max(m.confidence for m in members)),
+        kind=Kind.SUMMARY, sources=lists.sources, support=lists.support,
+        status=Status.ACTIVE, derived_level=1, created_at=now, updated_at=now,
+        member_texts=lists.member_texts, metadata=lists.metadata,
+        user_id=members[0].user_id, agent_id=members[0].agent_id, run_id=members[0].run_id,
+    )
+    note = lists.capped.note()
+    return summary, (f"{len(members)} fading memories summarized before forgetting"
+                     + (f"; {note}" if note else ""))
