@@ -13,8 +13,8 @@ from memcore.adapters import build_models
 from memcore.adapters.offline import OfflineDecider
 from memcore.adapters.timephrases import resolve
 from memcore.consolidate.passes import run_pass
+from memcore.consolidation import profile
 from memcore.core.config import Settings
-from memcore.core.consolidation import profile
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Role, Status
 from memcore.ingest.write_path import IngestPipeline

@@ -9,8 +9,8 @@ import pytest
 from celery.exceptions import CeleryError
 
 from memcore.client.client import Client
+from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate
 from memcore.core.models import Actor, AuditAction, Status
 from memcore.devtools.stack import LocalStack
 from memcore.messaging import task_names

@@ -14,8 +14,8 @@ import pytest
 
 from memcore import Client, Invalid, RemoteClient
 from memcore.consolidate.maintenance import run_maintenance
+from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate
 from memcore.core.models import Actor, AuditAction, Memory, Status, utcnow
 from memcore.devtools.stack import LocalStack
 from memcore.messaging import task_names

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from memcore.consolidation import consolidate, merge_metadata
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate, merge_metadata
 from memcore.core.models import Episode, Kind, Relation, Status, validate_metadata
 from memcore.store import ops
 from memcore.store.records import (

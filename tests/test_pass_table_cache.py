@@ -10,7 +10,7 @@ import redis
 
 from memcore.consolidate.passes import TableCache
 from memcore.core.models import Actor, Status
-from memcore.core.table import MemoryTable
+from memcore.index.table import MemoryTable
 from memcore.store import MemoryStore
 from tests.test_store_support import later, mem
 
@@ -91,7 +91,7 @@ def test_patch_overwrites_and_appends() -> None:
     with pytest.raises(ValueError, match="stored codes"):
         table.patch(table)
     codes = np.arange(5 * 8, dtype=np.int8).reshape(5, 8)
-    from memcore.core.table import Vectors
+    from memcore.index.table import Vectors
 
     base = MemoryTable("u", table.ids[:], table.texts[:], table.hashes[:],
                        Vectors(np.ones(5, dtype=bool), codes=codes.copy(),
@@ -140,7 +140,7 @@ def test_passes_after_the_first_read_only_what_changed(store: MemoryStore) -> No
 
 def _stored(memories: list, codes_seed: int = 0) -> MemoryTable:
     """``memories`` as a table of stored int8 codes (what the store's decoder returns)."""
-    from memcore.core.table import Vectors
+    from memcore.index.table import Vectors
 
     table = MemoryTable.from_memories(memories)
     rng = np.random.default_rng(codes_seed)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memcore.adapters import build_models
+from memcore.consolidation import consolidate
+from memcore.consolidation.resolution import merge_lists
 from memcore.core.bounds import (
     MAX_MEMBER_TEXT_BYTES,
     MAX_MEMBER_TEXTS,
@@ -16,8 +18,6 @@ from memcore.core.bounds import (
     bound_record,
 )
 from memcore.core.config import ConsolidationConfig, Settings
-from memcore.core.consolidation import consolidate
-from memcore.core.consolidation.resolution import merge_lists
 from memcore.core.models import (
     MAX_METADATA_BYTES,
     MAX_METADATA_KEYS,

@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from memcore.client.client import Client
-from memcore.core import retrieval
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Memory, Status, utcnow
-from memcore.core.vector_index import VectorIndex
+from memcore.index import retrieval
+from memcore.index.vector_index import VectorIndex
 from memcore.language.english import text_rules as en
 
 

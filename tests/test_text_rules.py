@@ -10,11 +10,11 @@ from pathlib import Path
 
 from memcore.adapters import build_models
 from memcore.client.client import Client
-from memcore.core import retrieval
+from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig, Settings
-from memcore.core.consolidation import consolidate
 from memcore.core.models import Episode, Role, Status
 from memcore.core.text_rules import PLAIN, PlainText, TextRules
+from memcore.index import retrieval
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import NoLanguage, language_pack, text_rules
 from memcore.language.english.compare import relation_for

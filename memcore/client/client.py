@@ -22,8 +22,8 @@ from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.client.workers import WorkerCheck, no_worker_hint
+from memcore.consolidation import profile as profile_of
 from memcore.core.config import Settings, get_settings
-from memcore.core.consolidation import profile as profile_of
 from memcore.core.errors import EpisodeNotFound, MemoryNotFound, NamespaceNotFound
 from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
@@ -49,7 +49,9 @@ from memcore.core.timeline import (
 )
 from memcore.language import secret_cues
 from memcore.messaging import task_names
+from memcore.messaging.celery_config import celery_urls
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
+from memcore.observability.metrics import QueueLagCollector
 from memcore.store import EraseReport, MemoryStore
 
 if TYPE_CHECKING:
@@ -586,9 +588,6 @@ class Client:
     def queue_lengths(self) -> dict[str, int]:
         """Messages waiting in each broker queue (``ingest``, ``consolidate``); empty when
         the broker cannot be read."""
-        from memcore.messaging.celery_config import celery_urls
-        from memcore.observability.metrics import QueueLagCollector
-
         if self._queues is None:
             self._queues = QueueLagCollector(celery_urls(self.settings,
                                                          self.settings.data_url())[0])

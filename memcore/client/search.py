@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from memcore.adapters import Models
-from memcore.core import retrieval
 from memcore.core.config import ConsolidationConfig, Settings
 from memcore.core.filters import Filterable, FilterFields, compile_filter
 from memcore.core.models import (
@@ -33,7 +32,8 @@ from memcore.core.models import (
 from memcore.core.scoring import effective_relation_weight, memory_score
 from memcore.core.timehint import resolve_time
 from memcore.core.timeline import earlier_values, expired, predecessors, valid_at
-from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
+from memcore.index import retrieval
+from memcore.index.vector_index import IndexCache, NamespaceLRU, VectorIndex
 from memcore.language import text_rules
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
 

@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import (
+from memcore.consolidation import (
     ClusterWork,
     ConsolidationResult,
     PassChanges,
@@ -30,11 +29,12 @@ from memcore.core.consolidation import (
     plan_table,
     reduce_table,
 )
+from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
 from memcore.core.models import Actor, Memory, utcnow
-from memcore.core.partition import CellIndex
-from memcore.core.table import MemoryTable, to_micros
 from memcore.core.text_rules import TextRules
+from memcore.index.partition import CellIndex
+from memcore.index.table import MemoryTable, to_micros
 from memcore.language import text_rules
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger

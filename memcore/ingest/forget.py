@@ -67,7 +67,7 @@ from memcore.core.models import (
     utcnow,
     validate_namespace,
 )
-from memcore.core.vector_index import IndexCache
+from memcore.index.vector_index import IndexCache
 from memcore.language import LanguagePack, language_pack
 from memcore.store import MemoryStore
 

@@ -33,7 +33,7 @@ from memcore.core.models import (
     check_turn_size,
 )
 from memcore.core.text import MinHasher, content_hash
-from memcore.core.vector_index import IndexCache
+from memcore.index.vector_index import IndexCache
 from memcore.ingest.forget import Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack

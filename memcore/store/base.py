@@ -10,7 +10,7 @@ from typing import Any
 
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
-from memcore.core.table import MemoryTable
+from memcore.index.table import MemoryTable
 from memcore.store.records import from_micros, pack_memory, quantize, to_micros
 
 BATCH = 1000

@@ -32,7 +32,7 @@ import redis
 
 from memcore.core.filters import FilterFields
 from memcore.core.models import Actor, AuditEvent, Episode, Memory, Status
-from memcore.core.table import MemoryTable
+from memcore.index.table import MemoryTable
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.audit import AuditLog
 from memcore.store.backlog import Backlog, Depth

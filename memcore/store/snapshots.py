@@ -30,7 +30,7 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
-from memcore.core.table import MemoryTable
+from memcore.index.table import MemoryTable
 from memcore.store import keys, ops
 from memcore.store.audit import AuditLog
 from memcore.store.base import (

@@ -31,6 +31,7 @@ from memcore.devtools.bench.common import (
     save_figure,
     write_outputs,
 )
+from memcore.devtools.stack import EmbeddedRedis
 from memcore.store import MemoryStore, footprint
 
 CONTRACT_KEYS = ("bytes_per_memory", "text_bytes_per_memory", "vector_bytes_per_memory")
@@ -79,7 +80,6 @@ def run_footprint(n: int, d: int, *, quick: bool = False, out: Path | None = Non
         raise ValueError(f"n must be >= 1, got {n}")
     if not 8 <= d <= 8192:
         raise ValueError(f"d must be in [8, 8192], got {d}")
-    from memcore.devtools.stack import EmbeddedRedis
 
     embedded = None if redis_url else EmbeddedRedis()
     url = redis_url or (embedded.url if embedded else "")

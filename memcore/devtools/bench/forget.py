@@ -55,6 +55,7 @@ from typing import Any
 import redis
 
 from memcore.client.client import Client
+from memcore.core.config import Settings
 from memcore.core.models import AuditAction, Role
 from memcore.devtools.bench.common import (
     machine,
@@ -281,8 +282,6 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
     per: dict[str, dict[str, Any]] = {}
     outside: dict[str, dict[str, list[str]]] = {}
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
-        from memcore.core.config import Settings
-
         settings = Settings(redis_url=stack.redis_url, embedder="hash", openai_api_key=None)
         client = Client(settings=settings)
         try:

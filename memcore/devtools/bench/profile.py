@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.client.client import Client
+from memcore.core.config import Settings
 from memcore.core.models import Role, as_utc, utcnow
 from memcore.devtools.bench.common import (
     MODELS,
@@ -351,8 +352,6 @@ def _run_scenarios(scenarios: list[Scenario], per: dict[str, dict[str, Any]],
     """Feed ``scenarios`` through one stack (their turns interleaved), run a pass on each
     and add its judged profile to ``per``."""
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
-        from memcore.core.config import Settings
-
         settings = Settings(redis_url=stack.redis_url, embedder=embedder,
                             **({"openai_api_key": None} if models == "offline" else {}))
         client = Client(settings=settings)

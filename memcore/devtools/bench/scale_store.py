@@ -33,7 +33,7 @@ from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.text import content_hash
 from memcore.devtools.bench.common import running_stack
-from memcore.devtools.bench.scale import synthetic_text
+from memcore.devtools.bench.synthetic import synthetic_text
 from memcore.store import MemoryStore
 from memcore.store.connect import connect
 

@@ -9,27 +9,27 @@ from typing import cast
 
 import numpy as np
 
-from memcore.core.bounds import text_fits
-from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation.forgetting import idle_rows, summary_groups, summary_of, weak_rows
-from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
-from memcore.core.consolidation.planning import (
+from memcore.consolidation.forgetting import idle_rows, summary_groups, summary_of, weak_rows
+from memcore.consolidation.outcome import ConsolidationResult, PassChanges
+from memcore.consolidation.planning import (
     Loader,
     Plan,
     copies_loader,
     original_texts,
     unique_in_order,
 )
-from memcore.core.consolidation.resolution import merge_lists, survivor_key
-from memcore.core.consolidation.retention import event_time, retention_scores
+from memcore.consolidation.resolution import merge_lists, survivor_key
+from memcore.consolidation.retention import event_time, retention_scores
+from memcore.core.bounds import text_fits
+from memcore.core.config import ConsolidationConfig
 from memcore.core.frames import FramedRow, conflict
 from memcore.core.frames import supersessions as frame_supersessions
 from memcore.core.interfaces import ClusterOutcome, Verdict
 from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status
 from memcore.core.scoring import capped_strength, reinforced_confidence
-from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
 from memcore.core.text_rules import PLAIN, TextRules
+from memcore.index.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 
 VectorOf = Callable[[str], np.ndarray | None]
 """The stored vector (float32) of a memory a loader returned without it."""
@@ -420,7 +420,7 @@ def _apply_retirements(red: Reducer, found: Sequence[tuple[str, str, str]]) -> N
 def summarize_doomed(red: Reducer, doomed: list[int],
                      summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
     """Summarize before forget: each group of similar doomed memories
-    (:func:`~memcore.core.consolidation.forgetting.summary_groups`) is replaced by one
+    (:func:`~memcore.consolidation.forgetting.summary_groups`) is replaced by one
     summary, its members tombstoned and superseded by it."""
     t = red.table
     if summarize is None:

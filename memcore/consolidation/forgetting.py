@@ -2,7 +2,7 @@
 that replace the fading ones before they are forgotten (summarize-before-forget).
 
 Free functions over the table, the settings and the pass time: the reducer
-(:mod:`memcore.core.consolidation.reducer`) calls them and applies what they return."""
+(:mod:`memcore.consolidation.reducer`) calls them and applies what they return."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from memcore.consolidation.planning import same_scope
+from memcore.consolidation.resolution import merge_lists, survivor_key
+from memcore.consolidation.retention import confidences, retention_scores
 from memcore.core.bounds import text_fits
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation.planning import same_scope
-from memcore.core.consolidation.resolution import merge_lists, survivor_key
-from memcore.core.consolidation.retention import confidences, retention_scores
 from memcore.core.models import Kind, Memory, Status, new_id
-from memcore.core.partition import centroid_clusters, similar_pairs
 from memcore.core.scoring import capped_strength
-from memcore.core.table import KINDS, NONE_TIME, STATUSES, MemoryTable, to_micros
 from memcore.core.text_rules import TextRules
+from memcore.index.partition import centroid_clusters, similar_pairs
+from memcore.index.table import KINDS, NONE_TIME, STATUSES, MemoryTable, to_micros
 
 
 def weak_rows(t: MemoryTable, now: datetime, cfg: ConsolidationConfig
