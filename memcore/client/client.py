@@ -378,7 +378,7 @@ class Client:
                 if check_at is not None and now >= check_at:
                     check_at = None
                     # One broadcast at a time for every wait of this client, on a
-                    # connection of its own: never one of the send pools (issue 29).
+                    # connection of its own: never one of the send pools.
                     answer = self.worker_check.consumers(1.0)
                     no_worker = no_worker_hint(answer, queue)
                     if no_worker and fail_fast:  # ask again: a busy worker answers late

@@ -62,11 +62,11 @@ def kept_as_history(t: MemoryTable, rows: np.ndarray, min_importance: float) -> 
     forgotten when their confidence fades (only the retention floor and the cap forget
     them; the profile leaves them out).
 
-    The confidence floor (seed 000) keeps the list of current facts short: a goal not
-    re-stated for months is no longer believed current. Forgetting what the user said
-    is another matter (seed 002: deleting by age "loses context that compounded value";
-    seed 004: importance must be able to keep the rare critical fact). The extractor
-    scores an explicit statement of a life fact (job, home, family, health, adoption:
+    The confidence floor keeps the list of current facts short: a goal not re-stated for
+    months is no longer believed current. Forgetting what the user said is another
+    matter: deleting by age loses context whose value compounded, and importance must be
+    able to keep the rare critical fact (docs/design.md, Support and confidence). The
+    extractor scores an explicit statement of a life fact (job, home, family, health, adoption:
     its important cue) at least 0.8; a plain goal ("wants to run a marathon") scores
     less and is still forgotten, or summarized with its like. Summarizing the important one
     instead would keep its words in a digest but not the statement itself."""
@@ -91,7 +91,7 @@ def idle_rows(t: MemoryTable, now: datetime, cfg: ConsolidationConfig,
     heap of low-value remarks that accumulated, docs/design.md); the pass forgets them
     without a summary. Important or supported facts keep accumulating support instead,
     and a remark of more than ``summary_idle_max_terms`` content terms is distinctive
-    enough to keep (seed 002 scores distinctiveness: "user said hi" goes first)."""
+    enough to keep ("user said hi" goes first: docs/design.md, Retention)."""
     if cfg.summary_idle_days <= 0:
         return []
     cutoff = to_micros(now - timedelta(days=cfg.summary_idle_days))

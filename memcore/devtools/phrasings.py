@@ -65,7 +65,7 @@ CASES: tuple[Case, ...] = (
     Case(("My friend Carmen lives in Sevilla.",), "My friend Pablo lives in Madrid."),
 )
 
-# What a newcomer tried (issue 12, second round): abbreviations, employers, polite and
+# What a newcomer tried: abbreviations, employers, polite and
 # negative preferences, corrections, dates, ended habits, a fact restated after a delete.
 NEWCOMER_CASES: tuple[Case, ...] = (
     Case((), "I work as a nurse at St. Mary's hospital."),

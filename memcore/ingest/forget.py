@@ -1,4 +1,4 @@
-"""Forget on request, inside the conversation (issue 28, items 1-3 and 5).
+"""Forget on request, inside the conversation (docs/design.md, Forget on request).
 
 A user turn that asks to forget something ("please forget my address", "I shouldn't
 have told you that", "forget everything about my ex") is read by the language pack

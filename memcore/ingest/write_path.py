@@ -175,9 +175,9 @@ class IngestPipeline:
                 check_turn_size(episode.text, self.settings.max_turn_bytes)
             except ValueError as exc:
                 raise ValueError(f"episodes.{i}.text: {exc}") from None
-        # Secrets are masked before anything is stored or extracted (issue 28).
+        # Secrets are masked before anything is stored or extracted (docs/design.md).
         episodes, secrets = mask_turns(self.settings, namespace, episodes)
-        # Forget requests (issue 28): their sentences are never stored nor read for facts.
+        # Forget requests (docs/design.md): their sentences are never stored nor read for facts.
         episodes, forget = read_requests(self.language, episodes)
         report = IngestReport(episodes=len(episodes))
         fresh = self.store.add_episodes(episodes)
@@ -238,8 +238,8 @@ class IngestPipeline:
                          ) -> list[ExtractedFact]:
         """``facts`` plus the speakers' first-person statements of core attributes
         (residence, work, age, name, contact, ...) that no fact of the same turn already
-        gives: written from their frames, explicit (seed 000: an explicit statement
-        stands in for support)."""
+        gives: written from their frames, explicit (an explicit statement
+        stands in for support: docs/design.md, Support and confidence)."""
         users = [ep for ep in episodes if ep.role is Role.USER]
         if not users:
             return facts
@@ -394,7 +394,7 @@ class IngestPipeline:
 
     def _lone_correction(self, fact: ExtractedFact) -> bool:
         """A rule-read correction ("It's Thursday.") about to be stored on its own: it
-        corrected nothing it could find, and says nothing by itself (issue 26, class 3).
+        corrected nothing it could find, and says nothing by itself (docs/design.md, Frames).
         "It's X, not Y." names both values and is kept."""
         return (self._rule_extraction and is_correction(fact.text)
                 and ", not " not in fact.text)

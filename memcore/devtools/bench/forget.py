@@ -1,4 +1,5 @@
-"""``bench forget``: are requests to forget honoured inside the conversation (issue 28)?
+"""``bench forget``: are requests to forget honoured inside the conversation
+(docs/design.md, Forget on request)?
 
 Input: a JSON list of cases (default ``memcore/data/forget_cases.json``, or ``--cases
 FILE``). A case is ``{"name", "kind": "request" | "negative", "turns": [{"role",
