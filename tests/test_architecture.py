@@ -150,10 +150,30 @@ def test_the_store_rule_catches_a_leak() -> None:
         "memcore/consolidate/_store_probe.py:1", "memcore/consolidate/_store_probe.py:2"]
 
 
-def test_memory_store_is_a_facade_not_a_mixin_chain() -> None:
+def test_memory_store_holds_repositories_not_a_mixin_chain() -> None:
     from memcore.store import MemoryStore
 
     assert MemoryStore.__mro__ == (MemoryStore, object)
+
+
+def test_memory_store_forwards_nothing_to_its_repositories() -> None:
+    """Callers use ``store.records``, ``store.snapshots``, ...: a method of the store whose
+    body only calls one repository's method is a second copy of that operation."""
+    tree = ast.parse((ROOT / "memcore" / "store" / "memory_store.py").read_text())
+    store = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MemoryStore")
+    repositories = {"records", "writes", "episodes", "audit", "snapshots", "eraser", "fences",
+                    "backlog", "maintenance", "coordination", "reviews", "api_keys", "task_log"}
+    forwards = []
+    for method in (n for n in store.body if isinstance(n, ast.FunctionDef)):
+        body = [s for s in method.body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        call = body[0].value if len(body) == 1 and isinstance(body[0], (ast.Return, ast.Expr)) \
+            else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Attribute)
+                and call.func.value.attr in repositories):
+            forwards.append(method.name)
+    assert forwards == []
 
 
 def test_imports_follow_the_layer_rule() -> None:

@@ -98,7 +98,7 @@ def test_a_namespace_without_a_language_masks_by_shape_and_searches_by_word(
     text = "Vivo en Lisboa con mi gata Luna. Tarjeta 4111 1111 1111 1111, contraseña: Zq7!"
     pipeline.ingest("es", [Episode(id="e1", namespace="es", role=Role.USER, speaker="Ana",
                                    text=text, timestamp=T0)])
-    stored = " ".join(m.text for m in store.iter_memories("es"))
+    stored = " ".join(m.text for m in store.records.iter_memories("es"))
     assert "Lisboa" in stored and "4111" not in stored  # a card has a shape in any language
     client = Client(settings=settings)
     try:

@@ -108,16 +108,16 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
             reports = []
             for i, text in enumerate(turns):
                 if case.forget_before and i == len(turns) - 1:
-                    for m in list(store.iter_memories(ns, vectors=False)):
+                    for m in list(store.records.iter_memories(ns, vectors=False)):
                         if m.live:
-                            store.tombstone(ns, m.id, t0 + timedelta(days=i - 0.5))
+                            store.writes.tombstone(ns, m.id, t0 + timedelta(days=i - 0.5))
                 ep = Episode(id=f"p{n}-{i}", namespace=ns, role=Role.USER, speaker="User",
                              text=text, timestamp=t0 + timedelta(days=i))
                 reports.append(pipeline.ingest(ns, [ep]))
             probe_id = f"p{n}-{len(turns) - 1}"
             run_pass(store, ns, settings.consolidation, models.merger,
                      now=t0 + timedelta(days=len(turns)))
-            memories = list(store.iter_memories(ns))
+            memories = list(store.records.iter_memories(ns))
             out.append({
                 "before": list(case.before), "probe": case.probe,
                 "extracted": [m.text for m in memories if probe_id in m.sources],
@@ -154,7 +154,7 @@ def possessions(n: int, seed: int = 12) -> dict[str, Any]:
             decisions.update({str(k): v for k, v in report_.decisions.items()})
         report = run_pass(store, "own", settings.consolidation, models.merger,
                           now=t0 + timedelta(minutes=n + 1))
-        statuses = Counter(m.status.value for m in store.iter_memories("own"))
+        statuses = Counter(m.status.value for m in store.records.iter_memories("own"))
         return {"turns": n, "write_path_decisions": dict(decisions),
                 "pass_events": dict(getattr(report, "events", {}) or {}),
                 "statuses_after_pass": dict(statuses)}

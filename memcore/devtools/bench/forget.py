@@ -215,7 +215,7 @@ def scan_keys(client: redis.Redis, pattern: str, needles: Sequence[str]
 
 def live_texts(client: Client, ns: str) -> list[str]:
     """The namespace's live memories' texts."""
-    return [m.text for m in client.store.iter_memories(ns, vectors=False) if m.live]
+    return [m.text for m in client.store.records.iter_memories(ns, vectors=False) if m.live]
 
 
 def judge(case: Case, live: Sequence[str], searched: Mapping[str, Sequence[str]],
@@ -304,14 +304,14 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
             raw: redis.Redis = redis.Redis.from_url(settings.data_url())
             for c in cases:
                 last = T0 + timedelta(minutes=len(c.turns))
-                if client.store.has_namespace(c.namespace):
+                if client.store.records.has_namespace(c.namespace):
                     client.consolidate(c.namespace, now=last + timedelta(hours=1),
                                        timeout=timeout)
                 live = live_texts(client, c.namespace)
                 searched = {s: [h.memory.text for h in client.search(
                     c.namespace, s, k=SEARCH_K, touch=False)] for s in c.secret}
                 hits = scan_keys(raw, f"mc:{{{c.namespace}}}:*", c.secret)
-                audits = sum(1 for e in client.store.audit_tail(c.namespace, 500)
+                audits = sum(1 for e in client.store.audit.tail(c.namespace, 500)
                              if e.action is AuditAction.ERASE
                              and e.reason.startswith("forget request on the request of"))
                 per[c.name] = judge(c, live, searched, hits, ever_live[c.name], audits)

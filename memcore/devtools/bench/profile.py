@@ -358,7 +358,7 @@ def _run_scenarios(scenarios: list[Scenario], per: dict[str, dict[str, Any]],
         try:
             for s in scenarios:
                 # A reused Redis starts each scenario empty.
-                client.store.erase_namespace(s.namespace, utcnow(), missing_ok=True)
+                client.store.eraser.erase_namespace(s.namespace, utcnow(), missing_ok=True)
             # Turns in order, one per task; the scenarios advance together.
             queues = [messages(s) for s in scenarios]
             for i in range(max(len(q) for q in queues)):
@@ -371,7 +371,7 @@ def _run_scenarios(scenarios: list[Scenario], per: dict[str, dict[str, Any]],
                 report = client.consolidate(s.namespace, now=s.as_of, timeout=timeout)
                 texts = [m.text for m in client.profile(s.namespace, now=s.as_of)]
                 per[s.name] = judge(s, texts)
-                counters = client.store.counters(s.namespace)
+                counters = client.store.coordination.counters(s.namespace)
                 per[s.name]["model_calls"] = float(counters.get("model_calls", 0))
                 per[s.name]["decisions"] = decisions_by_type(counters)
                 per[s.name]["counters"] = {k: float(v) for k, v in counters.items()
