@@ -49,6 +49,6 @@ def put(url: str, *memories: Memory) -> list[Memory]:
     """ADD the memories to the store (as the user), returning the stored records."""
     store = MemoryStore.from_url(url)
     try:
-        return [store.add(m.namespace, m, actor=Actor.USER, reason="test") for m in memories]
+        return [store.writes.add(m.namespace, m, actor=Actor.USER, reason="test") for m in memories]
     finally:
         store.client.close()

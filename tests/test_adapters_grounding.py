@@ -112,9 +112,9 @@ def test_a_rejected_fact_is_in_the_audit_log_with_its_text(redis_url: str) -> No
         report = pipeline.ingest(ns, to_episodes(ns, [
             {"role": "user", "id": "t1", "speaker": "Sam",
              "content": "I keep bees in the garden."}], T0, None))
-    assert [m.text for m in store.iter_memories(ns)] == ["Sam keeps bees in the garden"]
+    assert [m.text for m in store.records.iter_memories(ns)] == ["Sam keeps bees in the garden"]
     assert report.facts == 1
-    reasons = [e.reason for e in store.audit_tail(ns, 50)
+    reasons = [e.reason for e in store.audit.tail(ns, 50)
                if e.action is AuditAction.MODEL_ERROR]
     assert len(reasons) == 1, reasons
     assert reasons[0].startswith("extractor: extract: rejected-ungrounded")

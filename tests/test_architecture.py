@@ -1,4 +1,5 @@
-"""The layer rule of docs/architecture.md, enforced on every import (lazy ones too)."""
+"""The layer rule of docs/architecture.md, enforced on every import (lazy ones too), and
+no import of memcore inside a function but the few that are lazy for a stated reason."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 
-CORE = {"memcore.core"}
+# The pure layers, bottom up: the domain model, vector math and the column table, the
+# consolidation algorithm.
+CORE = {"memcore.core", "memcore.index", "memcore.consolidation"}
 BASE = CORE | {"memcore.observability"}
 SERVICES = BASE | {"memcore.adapters", "memcore.store", "memcore.messaging",
                    "memcore.language"}
@@ -17,6 +20,8 @@ PIPELINE = SERVICES | {"memcore.ingest", "memcore.consolidate"}
 # Which memcore packages each layer may import (its own package is always allowed).
 ALLOWED: dict[str, set[str]] = {
     "memcore.core": set(),
+    "memcore.index": {"memcore.core"},
+    "memcore.consolidation": {"memcore.core", "memcore.index"},
     "memcore.observability": CORE,
     "memcore.messaging": CORE,
     "memcore.adapters": BASE | {"memcore.language"},  # the offline models are English
@@ -43,7 +48,7 @@ RESTRICTED = {
     "starlette": {"memcore.api"},
     "uvicorn": {"memcore.api"},
     "mcp": {"memcore.mcp"},
-    # Grammar lives in the language packs (issue 26): the core holds none.
+    # Grammar lives in the language packs (docs/design.md, Frames): the core holds none.
     "spacy": {"memcore.language"},
     "tiktoken": {"memcore.client"},
 }
@@ -146,10 +151,30 @@ def test_the_store_rule_catches_a_leak() -> None:
         "memcore/consolidate/_store_probe.py:1", "memcore/consolidate/_store_probe.py:2"]
 
 
-def test_memory_store_is_a_facade_not_a_mixin_chain() -> None:
+def test_memory_store_holds_repositories_not_a_mixin_chain() -> None:
     from memcore.store import MemoryStore
 
     assert MemoryStore.__mro__ == (MemoryStore, object)
+
+
+def test_memory_store_forwards_nothing_to_its_repositories() -> None:
+    """Callers use ``store.records``, ``store.snapshots``, ...: a method of the store whose
+    body only calls one repository's method is a second copy of that operation."""
+    tree = ast.parse((ROOT / "memcore" / "store" / "memory_store.py").read_text())
+    store = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "MemoryStore")
+    repositories = {"records", "writes", "episodes", "audit", "snapshots", "eraser", "fences",
+                    "backlog", "maintenance", "coordination", "reviews", "api_keys", "task_log"}
+    forwards = []
+    for method in (n for n in store.body if isinstance(n, ast.FunctionDef)):
+        body = [s for s in method.body
+                if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+        call = body[0].value if len(body) == 1 and isinstance(body[0], (ast.Return, ast.Expr)) \
+            else None
+        if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Attribute)
+                and call.func.value.attr in repositories):
+            forwards.append(method.name)
+    assert forwards == []
 
 
 def test_imports_follow_the_layer_rule() -> None:
@@ -180,3 +205,75 @@ def test_producers_never_load_workers(redis_url: str) -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           cwd=ROOT, timeout=60, check=False)
     assert done.returncode == 0, done.stderr
+
+
+# An import of memcore inside a function hides a cycle from the module graph. These are
+# the only ones allowed: "importer -> imported" (dotted prefixes of the modules) and why
+# the import waits for the call.
+LAZY_IMPORTS: dict[str, str] = {
+    "memcore.cli -> memcore": "a command loads its own stack when it runs: `memcore --help` "
+                              "does not import the client (over 1 s of openai, Celery, FAISS)",
+    "memcore.client.client -> memcore.client.celery_app": "Celery loads with the first task "
+                                                          "sent: a Client that only reads "
+                                                          "never imports it",
+    "memcore.client.client -> memcore.messaging.broker": "the broker pools (kombu): likewise",
+    "memcore.api.ui.routes -> memcore.client.plots": "matplotlib (the `plot` extra) loads "
+                                                     "when a plot is drawn",
+    "memcore.language -> memcore.language.english": "a language pack loads when first named: "
+                                                    "only the configured one is imported",
+}
+
+
+def _lazy_imports(path: Path) -> list[tuple[int, list[str]]]:
+    """Imports of memcore or workers inside a function of ``path``: (line, the modules it
+    may name: ``from a import b`` names ``a`` and ``a.b``)."""
+    found: list[tuple[int, list[str]]] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            inside = in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))
+            if in_function and isinstance(child, ast.Import):
+                names = [[alias.name] for alias in child.names]
+            elif in_function and isinstance(child, ast.ImportFrom):
+                base = "." * child.level + (child.module or "")
+                names = [[base] + [f"{base}.{alias.name}" for alias in child.names]]
+            else:
+                visit(child, inside)
+                continue
+            for targets in names:
+                if targets[0].split(".")[0] in ("memcore", "workers", ""):
+                    found.append((child.lineno, targets))
+
+    visit(ast.parse(path.read_text(), filename=str(path)), False)
+    return found
+
+
+def _prefix(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def lazy_imports() -> list[str]:
+    """Every import of memcore inside a function that LAZY_IMPORTS does not allow."""
+    problems: list[str] = []
+    rules = [tuple(rule.split(" -> ")) for rule in LAZY_IMPORTS]
+    files = sorted((ROOT / "memcore").rglob("*.py")) + sorted((ROOT / "workers").rglob("*.py"))
+    for path in files:
+        module = _module_name(path)
+        for line, targets in _lazy_imports(path):
+            if not any(_prefix(module, importer) and any(_prefix(t, imported) for t in targets)
+                       for importer, imported in rules):
+                problems.append(f"{path.relative_to(ROOT)}:{line}: {module} -> {targets[0]} "
+                                "inside a function")
+    return problems
+
+
+def test_no_import_inside_a_function_but_the_listed_ones() -> None:
+    assert lazy_imports() == []
+
+
+def test_the_lazy_rule_catches_an_import_in_a_function() -> None:
+    found = _probe("memcore/core/_lazy_probe.py",
+                   "def f() -> None:\n    import os\n\n    from memcore.core import models\n",
+                   lazy_imports)
+    assert found == ["memcore/core/_lazy_probe.py:4: memcore.core._lazy_probe -> "
+                     "memcore.core inside a function"]

@@ -46,7 +46,7 @@ def turn(tag: str, i: int) -> dict[str, Any]:
 
 
 def stored_turns(store: MemoryStore, ns: str) -> set[str]:
-    return {e.id for e in store.iter_episodes(ns)}
+    return {e.id for e in store.episodes.iter_episodes(ns)}
 
 
 def gauge(text: str, name: str, labels: str = "") -> float:
@@ -64,27 +64,27 @@ def test_the_backlog_counts_each_task_once_and_refuses_past_either_limit(redis_u
     store = MemoryStore.from_url(redis_url)
     try:
         args = {"namespace_limit": 3, "total_limit": 5, "stale_seconds": 3600}
-        assert store.reserve_backlog("a", ["t1", "t2"], **args) is None
+        assert store.backlog.reserve("a", ["t1", "t2"], **args) is None
         # All or none: two more would make 4 > 3 in "a"; neither is counted.
-        refused = store.reserve_backlog("a", ["t3", "t4"], **args)
+        refused = store.backlog.reserve("a", ["t3", "t4"], **args)
         assert refused is not None and (refused.namespace, refused.total) == (2, 2)
-        assert store.backlog_depth("a").namespace == 2
-        assert store.reserve_backlog("a", ["t3"], **args) is None
-        assert store.reserve_backlog("b", ["u1", "u2"], **args) is None
-        refused = store.reserve_backlog("c", ["v1"], **args)  # 6 > 5 in all
+        assert store.backlog.depth("a").namespace == 2
+        assert store.backlog.reserve("a", ["t3"], **args) is None
+        assert store.backlog.reserve("b", ["u1", "u2"], **args) is None
+        refused = store.backlog.reserve("c", ["v1"], **args)  # 6 > 5 in all
         assert refused is not None and (refused.namespace, refused.total) == (0, 5)
         # A redelivered task releases itself twice: counted down once.
-        store.release_backlog("a", ["t1"])
-        store.release_backlog("a", ["t1"])
-        depth = store.backlog_depth("a")
+        store.backlog.release("a", ["t1"])
+        store.backlog.release("a", ["t1"])
+        depth = store.backlog.depth("a")
         assert (depth.namespace, depth.total) == (2, 4)
-        assert store.reserve_backlog("c", ["v1"], **args) is None
+        assert store.backlog.reserve("c", ["v1"], **args) is None
         # An entry nobody finished (its broker lost the task) ages out.
         time.sleep(1.1)
-        assert store.reserve_backlog("c", ["v2"], **{**args, "stale_seconds": 1}) is None
-        assert store.backlog_depth("c").total == 1
+        assert store.backlog.reserve("c", ["v2"], **{**args, "stale_seconds": 1}) is None
+        assert store.backlog.depth("c").total == 1
         # Limits of 0: none.
-        assert store.reserve_backlog("d", [f"w{i}" for i in range(50)], namespace_limit=0,
+        assert store.backlog.reserve("d", [f"w{i}" for i in range(50)], namespace_limit=0,
                                      total_limit=0, stale_seconds=3600) is None
     finally:
         store.close()
@@ -192,17 +192,17 @@ def test_cli_ingest_slows_down_under_the_limit_and_loses_nothing(tmp_path: Path)
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:
             deadline = time.monotonic() + 60
-            while client.store.backlog_depth(ns).namespace < LIMIT:
+            while client.store.backlog.depth(ns).namespace < LIMIT:
                 assert time.monotonic() < deadline and cli.poll() is None, cli.poll()
                 time.sleep(0.2)
             time.sleep(3)  # refused meanwhile: it waits instead of failing
             assert cli.poll() is None
-            assert client.store.backlog_depth(ns).namespace == LIMIT
+            assert client.store.backlog.depth(ns).namespace == LIMIT
             with ingest_worker(c, "drain"):
                 out, _ = cli.communicate(timeout=TIMEOUT)
                 assert cli.returncode == 0, out
                 deadline = time.monotonic() + TIMEOUT
-                while client.store.backlog_depth(ns).namespace:
+                while client.store.backlog.depth(ns).namespace:
                     assert time.monotonic() < deadline
                     time.sleep(0.2)
             summary = json.loads(out[out.index("{"):])

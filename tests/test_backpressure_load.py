@@ -66,7 +66,7 @@ def test_twenty_clients_keep_the_backlog_under_the_limit(tmp_path: Path,
 
                 def sample() -> None:
                     while time.monotonic() < stop_at:
-                        depths.append(client.store.backlog_depth().total)
+                        depths.append(client.store.backlog.depth().total)
                         queued.append(client.queue_lengths()["ingest"])
                         time.sleep(0.1)
 
@@ -81,7 +81,7 @@ def test_twenty_clients_keep_the_backlog_under_the_limit(tmp_path: Path,
                 produced = time.monotonic() - started
                 total = sum(len(v) for v in accepted.values())
                 deadline = time.monotonic() + 600
-                while client.store.backlog_depth().total:
+                while client.store.backlog.depth().total:
                     assert time.monotonic() < deadline, "the backlog did not drain"
                     time.sleep(0.2)
                 drained = time.monotonic() - started

@@ -10,21 +10,19 @@ import numpy as np
 import pytest
 
 from memcore.adapters.offline import OfflineMerger
+from memcore.consolidation import plan, reduce, resolve
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import plan, reduce, resolve
-from memcore.core.table import STATUSES
 from memcore.devtools.bench.scale import (
     CONTRACT_KEYS,
     STORE_KEYS,
-    TOPICS,
     consolidate_table,
     main,
     run_scale,
     synthetic_table,
-    synthetic_text,
-    synthetic_vectors,
     table_loader,
 )
+from memcore.devtools.bench.synthetic import TOPICS, synthetic_text, synthetic_vectors
+from memcore.index.table import STATUSES
 from memcore.language.english.compare import Relation, change_of, relate, slot_of
 from memcore.language.english.lexicon import numbers, polarity
 
@@ -81,7 +79,7 @@ def test_synthetic_texts_are_distinct_and_neutral() -> None:
 
 
 def test_offline_pass_is_memcores_consolidation() -> None:
-    """The bench's pass is plan/resolve/reduce of memcore.core.consolidation: over the
+    """The bench's pass is plan/resolve/reduce of memcore.consolidation: over the
     same memories as Memory objects it gives the same statuses and events."""
     now = datetime(2026, 1, 1, tzinfo=UTC)
     x = synthetic_vectors(600, 32, seed=3)

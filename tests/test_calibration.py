@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from memcore.adapters.hashing import HashingEmbedder
+from memcore.consolidation import plan
 from memcore.core.calibration import calibrate, load_pairs
 from memcore.core.config import EMBEDDER_THRESHOLDS, Settings
-from memcore.core.consolidation import plan
 from memcore.language.english.text_rules import ENGLISH_TEXT, texts_conflict
 from tests.helpers import make_memory
 

@@ -13,8 +13,8 @@ from memcore.adapters import build_models
 from memcore.adapters.offline import OfflineDecider
 from memcore.adapters.timephrases import resolve
 from memcore.consolidate.passes import run_pass
+from memcore.consolidation import profile
 from memcore.core.config import Settings
-from memcore.core.consolidation import profile
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Role, Status
 from memcore.ingest.write_path import IngestPipeline
@@ -179,8 +179,8 @@ def test_write_path_and_pass_keep_the_profile_current(redis_url: str) -> None:
         pipeline.ingest("chg", [_turn("chg", i, text)])
     run_pass(store, "chg", settings.consolidation, models.merger,
              now=T0 + timedelta(days=7 * len(turns)))
-    live = {m.text for m in store.iter_memories("chg") if m.live}
-    stale = {m.text for m in store.iter_memories("chg") if m.status is Status.SUPERSEDED}
+    live = {m.text for m in store.records.iter_memories("chg") if m.live}
+    stale = {m.text for m in store.records.iter_memories("chg") if m.status is Status.SUPERSEDED}
     assert "Ann moved to Porto." in live  # the move is the residence now
     assert "Ann works as a data engineer." in live  # the other half of the compound stays
     assert {"Ann lives in Lisbon.", "Ann uses PyCharm every day.",
@@ -212,11 +212,12 @@ def test_jobs_ages_and_trips_through_the_write_path_and_a_pass(redis_url: str) -
     # A pass well after the workshop's last day (turns are a week apart from 5 January).
     run_pass(store, "jat", settings.consolidation, models.merger, now=T0 + timedelta(days=120))
     now = T0 + timedelta(days=120)
-    live = {m.text for m in store.iter_memories("jat") if m.live}
+    live = {m.text for m in store.records.iter_memories("jat") if m.live}
     assert not any("research assistant" in t or "is 6" in t for t in live), live
     assert any("lectureship" in t for t in live) and any("7 years" in t for t in live), live
     # The workshop trip is over: history (still found by search), not a current fact.
-    (trip,) = [m for m in store.iter_memories("jat") if "Lima" in m.text]
+    (trip,) = [m for m in store.records.iter_memories("jat") if "Lima" in m.text]
     assert trip.live and trip.valid_until is not None and trip.valid_until < now
-    current = {m.text for m in profile(store.iter_memories("jat"), now, settings.consolidation)}
+    current = {m.text for m in profile(store.records.iter_memories("jat"), now,
+                                       settings.consolidation)}
     assert not any("Lima" in t for t in current), current

@@ -137,7 +137,7 @@ def test_pin_unpin_restore(redis_url: str) -> None:
     assert live.exit_code == 2 and "is active, not deleted" in live.output, live.output
     store = MemoryStore.from_url(redis_url)
     try:
-        store.tombstone(NS, m.id, T0)
+        store.writes.tombstone(NS, m.id, T0)
     finally:
         store.client.close()
     restored = run_json(redis_url, "restore", NS, m.id)
@@ -149,10 +149,10 @@ def test_pin_unpin_restore(redis_url: str) -> None:
 def test_rollback_to_a_committed_version(redis_url: str) -> None:
     (m,) = put(redis_url, memory("Sam lives in Paris"))
     store = MemoryStore.from_url(redis_url)
-    view = store.begin_pass(NS)
-    v1 = store.commit_pass(NS, view, view.memories, [], now=T0)
-    view = store.begin_pass(NS)
-    v2 = store.commit_pass(NS, view, [], [], now=T0)  # a pass that dropped everything
+    view = store.snapshots.begin_pass(NS)
+    v1 = store.snapshots.commit_pass(NS, view, view.memories, [], now=T0)
+    view = store.snapshots.begin_pass(NS)
+    v2 = store.snapshots.commit_pass(NS, view, [], [], now=T0)  # a pass that dropped everything
     assert run_json(redis_url, "stats", NS)["status"]["active"] == 0
     listed = run_json(redis_url, "versions", NS)
     assert listed["current"] == v2 and [v["version"] for v in listed["versions"]][-2:] == [v1, v2]
@@ -188,8 +188,8 @@ def test_erase_yes_episode_and_all(redis_url: str) -> None:
 def test_plot_writes_pngs(redis_url: str, tmp_path: Path) -> None:
     put(redis_url, memory("Sam lives in Paris"), memory("Sam likes tea", days_ago=400))
     store = MemoryStore.from_url(redis_url)
-    view = store.begin_pass(NS)
-    store.commit_pass(NS, view, view.memories, [], now=T0)
+    view = store.snapshots.begin_pass(NS)
+    store.snapshots.commit_pass(NS, view, view.memories, [], now=T0)
     store.client.close()
     paths = run_json(redis_url, "plot", NS, "--out", str(tmp_path / "pics"),
                      "--now", T0.isoformat())

@@ -30,14 +30,14 @@ def test_full_pass_searches_memories_the_incremental_pass_skips(
     try:
         later = (T0 + timedelta(hours=1)).isoformat()
         run_json(url, "consolidate", ns, "--now", later)
-        live = {m.id for m in store.iter_memories(ns) if m.live}
+        live = {m.id for m in store.records.iter_memories(ns) if m.live}
         assert {tea.id, again.id} <= live, "the incremental pass must not see the pair"
 
         run_json(url, "consolidate", ns, "--now", later, "--full")
-        records = {m.id: m for m in store.iter_memories(ns)}
+        records = {m.id: m for m in store.records.iter_memories(ns)}
         statuses = {records[tea.id].status, records[again.id].status}
         assert statuses == {Status.ACTIVE, Status.TOMBSTONED}
-        merges = [e for e in store.audit_tail(ns, 100) if e.action is AuditAction.MERGE]
+        merges = [e for e in store.audit.tail(ns, 100) if e.action is AuditAction.MERGE]
         assert [sorted(e.before) for e in merges] == [sorted([tea.id, again.id])]
     finally:
         store.client.close()
@@ -56,6 +56,6 @@ def test_consolidating_a_namespace_without_data_is_refused_and_writes_nothing(
         result = run(url, "consolidate", ns, "--timeout", "30")
         assert result.exit_code == 1 and "has no data" in result.output, result.output
         assert list(client.store.client.scan_iter(match=f"mc:{{{ns}}}:*")) == []
-        assert not client.store.has_namespace(ns)
+        assert not client.store.records.has_namespace(ns)
     finally:
         client.close()

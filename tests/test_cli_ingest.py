@@ -136,8 +136,8 @@ def test_ingest_command_through_real_workers(celery_stack: LocalStack,
     assert summary["turns"] == 2 and summary["batches"] == 2 and len(summary["tasks"]) == 2
     client = Client(celery_stack.redis_url)
     try:
-        assert client.store.get_episode(ns, "s1") is not None
-        assert client.store.get_episode(ns, "s2") is not None
+        assert client.store.episodes.get_episode(ns, "s1") is not None
+        assert client.store.episodes.get_episode(ns, "s2") is not None
     finally:
         client.close()
     # A pass on the same workers, through the CLI.

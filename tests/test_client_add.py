@@ -27,14 +27,14 @@ def test_memories_inherit_call_and_message_metadata_and_scopes(client: Client) -
          "metadata": {"facts": ["Sam prefers tea over coffee."]}},
     ], timestamp=T0, metadata={"source": "crm", "channel": "chat", "priority": 2},
         user_id="alice", agent_id="concierge", run_id="r-1"), timeout=60)
-    memories = {m.sources[0]: m for m in client.store.iter_memories(ns)}
+    memories = {m.sources[0]: m for m in client.store.records.iter_memories(ns)}
     paris, tea = memories["m1"], memories["m2"]
     assert paris.metadata == {"source": "crm", "channel": "email", "priority": 2}
     assert tea.metadata == {"source": "crm", "channel": "chat", "priority": 2}, \
         "the producer's facts are input, not metadata"
     assert {(m.user_id, m.agent_id, m.run_id) for m in memories.values()} == {
         ("alice", "concierge", "r-1")}
-    episode = client.store.get_episode(ns, "m1")
+    episode = client.store.episodes.get_episode(ns, "m1")
     assert episode is not None and episode.user_id == "alice"
     hits = client.search(ns, "Where does Sam live?", k=3, now=T0,
                          filters={"metadata.channel": "email", "user_id": "alice"})
@@ -47,7 +47,7 @@ def test_the_same_sentence_of_two_users_is_two_memories(client: Client) -> None:
         client.wait(client.add(ns, [{"role": "user", "id": f"{who}-1",
                                      "content": "I live in Paris."}],
                                timestamp=T0, user_id=who), timeout=60)
-    owners = sorted(m.user_id or "" for m in client.store.iter_memories(ns))
+    owners = sorted(m.user_id or "" for m in client.store.records.iter_memories(ns))
     assert owners == ["alice", "bob"]
     (alice,) = client.search(ns, "Paris", k=5, now=T0, filters={"user_id": "alice"})
     assert alice.memory.sources == ["alice-1"], "bob's turn never reinforced alice's memory"
@@ -60,7 +60,7 @@ def test_a_repeat_joins_its_metadata_to_the_memory_it_reinforces(client: Client)
         client.wait(client.add(ns, [{"role": "user", "id": f"r{i}",
                                      "content": "I live in Paris."}],
                                timestamp=T0 + timedelta(days=i), metadata=meta), timeout=60)
-    (paris,) = client.store.iter_memories(ns)
+    (paris,) = client.store.records.iter_memories(ns)
     assert paris.sources == ["r0", "r1"]
     assert paris.metadata == {"channel": ["email", "chat"], "priority": 2, "lang": "en"}
     (hit,) = client.search(ns, "Paris", k=3, now=T0, filters={"metadata.channel": "chat"})
@@ -81,9 +81,9 @@ def test_infer_false_stores_user_turns_verbatim_deduplicated_and_audited(client:
                      timestamp=T0, metadata={"topic": "cabin"}, user_id="sam", infer=False)
     (report,) = client.wait(ids, timeout=60)
     assert report["model_calls"] == 0 and report["decisions"] == {"ADD": 2}
-    texts = sorted(m.text for m in client.store.iter_memories(ns))
+    texts = sorted(m.text for m in client.store.records.iter_memories(ns))
     assert texts == sorted([text, "ok"]), "verbatim, user turns only"
-    first = next(m for m in client.store.iter_memories(ns) if m.text == text)
+    first = next(m for m in client.store.records.iter_memories(ns) if m.text == text)
     assert first.status is Status.ACTIVE and first.explicit
     assert first.metadata == {"topic": "cabin"} and first.user_id == "sam"
     # The same words again (other case and punctuation): reinforced, not duplicated.
@@ -92,7 +92,7 @@ def test_infer_false_stores_user_turns_verbatim_deduplicated_and_audited(client:
                 timeout=60)
     again = client.get(ns, first.id)
     assert again is not None and again.sources == ["v1", "v4"]
-    assert len(list(client.store.iter_memories(ns))) == 2
+    assert len(list(client.store.records.iter_memories(ns))) == 2
     actions = [(e.action, e.actor, e.reason) for e in client.history(ns, first.id)]
     assert actions[0] == (AuditAction.ADD, Actor.INGEST, "stored verbatim")
     assert actions[1][0] is AuditAction.NOOP

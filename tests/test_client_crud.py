@@ -35,7 +35,7 @@ def put(client: Client, ns: str, text: str, at: int = 0, status: Status = Status
     vec = [float(x) for x in client.models.embedder.embed([text])[0]]
     memory = Memory(namespace=ns, text=text, vector=vec, last_used=when, created_at=when,
                     updated_at=when, status=status, sources=[f"ep-{at}"], **fields)
-    return client.store.add(ns, memory, actor=Actor.USER, reason="test")
+    return client.store.writes.add(ns, memory, actor=Actor.USER, reason="test")
 
 
 @pytest.mark.parametrize("scan_share", [1.0, 0.0], ids=["over-fetch", "exact-scan"])
@@ -116,8 +116,8 @@ def test_update_edits_text_and_metadata_audited_as_user(client: Client) -> None:
     assert edited.user_id == "alice" and edited.support == m.support
     hits = client.search(ns, "Sam lives in Lyon", k=1, touch=False)
     assert hits[0].memory.id == m.id and hits[0].similarity > 0.99, "re-embedded"
-    assert client.store.find_by_hash(ns, edited.content_hash) == m.id
-    assert client.store.find_by_hash(ns, m.content_hash) is None
+    assert client.store.records.find_by_hash(ns, edited.content_hash) == m.id
+    assert client.store.records.find_by_hash(ns, m.content_hash) is None
     again = client.update(ns, m.id, metadata={"city": "lyon", "moved": True})
     assert again.metadata == {"city": "lyon", "moved": True} and again.text == edited.text
     events = [e for e in client.history(ns, m.id) if e.action is AuditAction.UPDATE]
@@ -202,7 +202,7 @@ def test_deferred_touches_are_written_in_one_batch(client: Client) -> None:
         assert client.search("acme", query, k=1)
     assert client.get("acme", a.id).recall_count == 0  # type: ignore[union-attr]
     client.defer_touches(0)  # stopping the batcher writes what waits, then per search
-    got = {m.id: m.recall_count for m in client.store.get_many("acme", [a.id, b.id]) if m}
+    got = {m.id: m.recall_count for m in client.store.records.get_many("acme", [a.id, b.id]) if m}
     assert got == {a.id: 2, b.id: 1}
     client.search("acme", "chess", k=1)
     assert client.get("acme", b.id).recall_count == 2  # type: ignore[union-attr]
@@ -288,13 +288,13 @@ def test_rare_filter_matches_are_read_once_and_follow_every_change(
         client: Client, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(search_module, "SCAN_SHARE", 0.0)  # always the exact path
     scans: list[str] = []
-    real_scan = client.store.iter_filter_fields
+    real_scan = client.store.records.iter_filter_fields
 
     def counted(namespace: str) -> Any:  # the real scan, counted
         scans.append(namespace)
         return real_scan(namespace)
 
-    monkeypatch.setattr(client.store, "iter_filter_fields", counted)
+    monkeypatch.setattr(client.store.records, "iter_filter_fields", counted)
     ns = "acme"
     for i in range(150):  # more than a search's depth: the exact path is taken
         put(client, ns, f"Sam likes green tea number {i}", at=i, user_id="bob")
@@ -327,6 +327,7 @@ def test_a_search_recalls_only_what_it_matched(client: Client) -> None:
     chess = put(client, "acme", "Sam plays chess on Fridays")
     hits = client.search("acme", "green tea", k=5)
     assert [h.memory.id for h in hits][:1] == [tea.id]
-    counts = {m.id: m.recall_count for m in client.store.get_many("acme", [tea.id, chess.id])
+    counts = {m.id: m.recall_count for m in client.store.records.get_many("acme", [tea.id,
+                                                                                   chess.id])
               if m}
     assert counts == {tea.id: 1, chess.id: 0}

@@ -101,6 +101,6 @@ def test_batched_adds_reach_the_store_in_shared_tasks(celery_stack: LocalStack) 
         assert sum(r["new_episodes"] for r in results) == 20
         for i, ns in enumerate(namespaces):
             for j in range(i, 20, 2):
-                assert client.store.get_episode(ns, f"turn-{j}") is not None
+                assert client.store.episodes.get_episode(ns, f"turn-{j}") is not None
     finally:
         client.close()

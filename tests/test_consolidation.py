@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memcore.consolidation import consolidate, profile
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate, profile
 from memcore.core.interfaces import Verdict
 from memcore.core.models import AuditAction, Kind, Memory, Status
 from memcore.language.english.text_rules import ENGLISH_TEXT

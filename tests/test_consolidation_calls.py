@@ -14,8 +14,8 @@ import pytest
 from memcore.adapters.hashing import HashingEmbedder
 from memcore.adapters.offline import OfflineMerger
 from memcore.consolidate.passes import BATCH_SIZE, CountingMerger
+from memcore.consolidation import consolidate, plan, resolve
 from memcore.core.config import Settings
-from memcore.core.consolidation import consolidate, plan, resolve
 from memcore.core.models import Memory, Status, utcnow
 
 ADJECTIVES = ["red", "blue", "old", "new", "small", "large", "green", "vintage"]

@@ -41,14 +41,14 @@ def seed(client: Client, ns: str, singles: int, dup_groups: int) -> set[str]:
                        sources=[f"seed-{uuid.uuid4().hex[:12]}"])
                 for text, vec in zip(texts, vectors, strict=True)]
     # One commit (what add queues for each new memory): the passes are under test here.
-    assert client.store.add_new(ns, memories, actor=Actor.USER, reason="seed") == len(texts)
+    assert client.store.writes.add_new(ns, memories, actor=Actor.USER, reason="seed") == len(texts)
     return set(texts)
 
 
 def present(client: Client, ns: str) -> set[str]:
     """Every text the current version still holds (any status, merged members too)."""
     out: set[str] = set()
-    for m in client.store.iter_memories(ns):
+    for m in client.store.records.iter_memories(ns):
         out.add(m.text)
         out.update(m.member_texts)
     return out
@@ -116,7 +116,8 @@ def die(*a, **k):
     os.kill(os.getpid(), signal.SIGKILL)  # v+1 is written; the pointer swap never happens
 client.store.gateway.cas_commit = die
 cfg = client.settings.consolidation
-started = passes.start_pass(client.store, ns, "killed-pass", client.store.last_pass_at(ns)
+started = passes.start_pass(client.store, ns, "killed-pass",
+                            client.store.coordination.last_pass_at(ns)
                             or utcnow(), cfg, full=True)
 results = [passes.merge_batch(client.store, ns, "killed-pass", a, b, client.models.merger)
            for a, b in started.batches]
@@ -207,14 +208,14 @@ def test_failing_cluster_batch_lets_the_rest_land(tmp_path: Path) -> None:
         client = Client(c.url)
         ns = f"failing-{uuid.uuid4().hex[:6]}"
         seeded = seed(client, ns, 50, 70)  # 70 clusters: 3 batches of <= 32
-        bad = [m for m in client.store.iter_memories(ns) if PAIRS[0] in m.text][:2]
+        bad = [m for m in client.store.records.iter_memories(ns) if PAIRS[0] in m.text][:2]
         for m in bad:  # mark one cluster: its batch's model call fails every time
-            client.store.update(ns, m.id, text=m.text + " FAILME", vector=m.vector,
+            client.store.writes.update(ns, m.id, text=m.text + " FAILME", vector=m.vector,
                                 source="mark", now=T0, reason="test")
-        live_before = sum(1 for m in client.store.iter_memories(ns) if m.live)
+        live_before = sum(1 for m in client.store.records.iter_memories(ns) if m.live)
         res = client.consolidate(ns, timeout=120, full=True, now=T0 + timedelta(days=1))
         assert isinstance(res, dict)
-        live = [m for m in client.store.iter_memories(ns) if m.live]
+        live = [m for m in client.store.records.iter_memories(ns) if m.live]
         merged = live_before - len(live)  # each merged pair leaves one live memory
         unmerged_marked = sum(1 for m in live if "FAILME" in m.text)
         print(f"\n[failing cluster batch] pass v{client.store.current_version(ns)}: "
@@ -294,7 +295,7 @@ def test_redelivered_pass_tasks_change_nothing(tmp_path: Path) -> None:
         now = T0 + timedelta(days=3)
 
         def state() -> list[str]:
-            return sorted(m.model_dump_json() for m in client.store.iter_memories(ns))
+            return sorted(m.model_dump_json() for m in client.store.records.iter_memories(ns))
 
         started = client.consolidate(ns, now=now, full=True, timeout=120)
         assert isinstance(started, dict)

@@ -37,7 +37,7 @@ def put(client: Client, ns: str, text: str, at: datetime, **fields: Any) -> Memo
                     updated_at=at, valid_from=fields.pop("valid_from", at),
                     status=fields.pop("status", Status.ACTIVE), sources=[f"ep-{text[:8]}"],
                     **fields)
-    return client.store.add(ns, memory, actor=Actor.INGEST, reason="test")
+    return client.store.writes.add(ns, memory, actor=Actor.INGEST, reason="test")
 
 
 def moved(client: Client, ns: str) -> tuple[Memory, Memory]:
@@ -49,7 +49,7 @@ def moved(client: Client, ns: str) -> tuple[Memory, Memory]:
     berlin = Memory(namespace=ns, text="I live in Berlin.", vector=vec, last_used=at,
                     created_at=at, updated_at=at, valid_from=at, status=Status.ACTIVE,
                     confidence=0.9, sources=["ep-berlin"])
-    client.store.supersede(ns, paris.id, berlin, now=at, reason="moved")
+    client.store.writes.supersede(ns, paris.id, berlin, now=at, reason="moved")
     return paris, berlin
 
 

@@ -9,8 +9,8 @@ import pytest
 from celery.exceptions import CeleryError
 
 from memcore.client.client import Client
+from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate
 from memcore.core.models import Actor, AuditAction, Status
 from memcore.devtools.stack import LocalStack
 from memcore.messaging import task_names
@@ -44,11 +44,12 @@ def test_turns_in_memories_out_and_audited(client: Client) -> None:
     ns = fresh_ns()
     results = client.wait(client.add(ns, turns(), timestamp=T0), timeout=60)
     assert results[0]["new_episodes"] == 4
-    texts = {m.text for m in client.store.iter_memories(ns)}
+    texts = {m.text for m in client.store.records.iter_memories(ns)}
     assert any("Paris" in t for t in texts) and any("tea" in t for t in texts)
     assert not any("opera" in t for t in texts), "assistant turns never become facts"
-    assert client.store.get_episode(ns, "a3") is not None, "but they are stored as episodes"
-    audit = client.store.audit_tail(ns, 50)
+    assert client.store.episodes.get_episode(ns,
+                                             "a3") is not None, "but they are stored as episodes"
+    audit = client.store.audit.tail(ns, 50)
     assert {e.action for e in audit} >= {AuditAction.ADD}
     hits = client.search(ns, "Where does Sam live?", k=3, now=T0)
     assert hits and "Paris" in hits[0].memory.text
@@ -58,13 +59,13 @@ def test_turns_in_memories_out_and_audited(client: Client) -> None:
 def test_redelivered_turns_change_nothing(client: Client) -> None:
     ns = fresh_ns()
     client.wait(client.add(ns, turns(), timestamp=T0), timeout=60)
-    before = sorted(m.model_dump_json() for m in client.store.iter_memories(ns))
-    audit_before = len(client.store.audit_tail(ns, 1000))
+    before = sorted(m.model_dump_json() for m in client.store.records.iter_memories(ns))
+    audit_before = len(client.store.audit.tail(ns, 1000))
     client.wait(client.add(ns, turns(), timestamp=T0), timeout=60)
-    after = sorted(m.model_dump_json() for m in client.store.iter_memories(ns))
+    after = sorted(m.model_dump_json() for m in client.store.records.iter_memories(ns))
     assert after == before
-    assert len(list(client.store.iter_episodes(ns))) == 4
-    assert len(client.store.audit_tail(ns, 1000)) == audit_before
+    assert len(list(client.store.episodes.iter_episodes(ns))) == 4
+    assert len(client.store.audit.tail(ns, 1000)) == audit_before
 
 
 def test_repeat_reinforces_and_contradiction_supersedes(client: Client) -> None:
@@ -74,7 +75,7 @@ def test_repeat_reinforces_and_contradiction_supersedes(client: Client) -> None:
     client.wait(client.add(ns, [{"role": "user", "speaker": "Sam", "id": "b2",
                                  "content": "I live in Paris."}],
                            timestamp=T0 + timedelta(days=1)))
-    (paris,) = [m for m in client.store.iter_memories(ns) if "Paris" in m.text]
+    (paris,) = [m for m in client.store.records.iter_memories(ns) if "Paris" in m.text]
     # Stated explicitly: starts one support step up (0.75), +0.25 for the repeat.
     assert sorted(paris.sources) == ["b1", "b2"] and paris.confidence == 1.0
     client.wait(client.add(ns, [{"role": "user", "speaker": "Sam", "id": "b3",
@@ -105,7 +106,7 @@ def test_chord_pass_matches_the_pure_core(client: Client) -> None:
             make_memory("lunch was soup", [0.0, 1.0], 0.1, 0.0)]
     mems = [m.model_copy(update={"namespace": ns}) for m in mems]
     for m in mems:
-        client.store.add(ns, m, actor=Actor.USER, reason="test")
+        client.store.writes.add(ns, m, actor=Actor.USER, reason="test")
     cfg = ConsolidationConfig(tau_hours=72, merge_threshold=0.95, borderline_threshold=0.95,
                               floor=0.05, cap=10, min_confidence=0.0)
     client.settings = client.settings.model_copy(update={"consolidation": cfg})
@@ -115,5 +116,5 @@ def test_chord_pass_matches_the_pure_core(client: Client) -> None:
     from memcore.consolidate.passes import run_pass
     report = run_pass(client.store, ns, cfg, JoinMerger(), now=hours(200))
     assert report.to_version == 1
-    live = [m for m in client.store.iter_memories(ns) if m.live]
+    live = [m for m in client.store.records.iter_memories(ns) if m.live]
     assert sorted((m.importance, m.strength) for m in live) == exp_live == [(0.8, 2.0)]

@@ -70,7 +70,7 @@ def stop(gen: Iterator[Api]) -> None:
 
 
 def texts(store: MemoryStore, ns: str) -> set[str]:
-    return {m.text for m in store.iter_memories(ns)}
+    return {m.text for m in store.records.iter_memories(ns)}
 
 
 def leaks(store: MemoryStore, needles: list[bytes]) -> list[bytes]:
@@ -80,7 +80,7 @@ def leaks(store: MemoryStore, needles: list[bytes]) -> list[bytes]:
 
 def drops(store: MemoryStore, ns: str) -> list[str]:
     """Reasons of the namespace's DROP audit entries (all by the ingest worker)."""
-    events = [e for e in store.audit_tail(ns, 1000) if e.action is AuditAction.DROP]
+    events = [e for e in store.audit.tail(ns, 1000) if e.action is AuditAction.DROP]
     assert all(e.actor is Actor.INGEST and e.text is None for e in events)
     return [e.reason for e in events]
 
@@ -155,7 +155,7 @@ def test_queued_turns_of_a_namespace_with_nothing_stored_are_dropped(tmp_path: P
             assert leaks(client.store, secrets(queued)) == []
             message = answer.json()["error"]["message"]
             assert "has no data" in message and "erase fence is set" in message, message
-            assert client.store.erase_fence(ns) == 1
+            assert client.store.fences.current(ns) == 1
             assert dropped == 60
             assert len(drops(client.store, ns)) == len(before)
         finally:
@@ -173,7 +173,7 @@ def test_a_redelivered_task_accepted_before_the_erase_is_dropped_once(tmp_path: 
         try:
             messages = turns("redelivered", 1)
             payload = IngestPayload(namespace=ns, episodes=to_episodes(ns, messages, None, None),
-                                    erase_fence=client.store.erase_fence(ns)
+                                    erase_fence=client.store.fences.current(ns)
                                     ).model_dump(mode="json")
             task_id = str(uuid.uuid4())
 
@@ -204,19 +204,20 @@ def test_a_redelivered_task_accepted_before_the_erase_is_dropped_once(tmp_path: 
 def test_the_fence_outlives_the_erase_and_a_drop_is_audited_once(redis_url: str) -> None:
     store = MemoryStore.from_url(redis_url)
     try:
-        assert store.erase_fence("u") == 0
+        assert store.fences.current("u") == 0
         with pytest.raises(NamespaceNotFound, match="erase fence is set"):
-            store.erase_namespace("u", utcnow())
-        assert store.erase_namespace("u", utcnow(), missing_ok=True) == 0
-        assert store.erase_fence("u") == 2
+            store.eraser.erase_namespace("u", utcnow())
+        assert store.eraser.erase_namespace("u", utcnow(), missing_ok=True) == 0
+        assert store.fences.current("u") == 2
         assert list(store.client.scan_iter(match=keys.pattern("u"))) == []
-        assert store.record_drop("u", turns=3, accepted=0, fence=2, task_id="t-1", now=utcnow(),
+        assert store.fences.record_drop("u", turns=3, accepted=0, fence=2, task_id="t-1",
+                                        now=utcnow(),
                                  keep_seconds=60)
-        assert not store.record_drop("u", turns=3, accepted=0, fence=2, task_id="t-1",
+        assert not store.fences.record_drop("u", turns=3, accepted=0, fence=2, task_id="t-1",
                                      now=utcnow(), keep_seconds=60)
         assert 0 < store.client.ttl(keys.dropped("u", "t-1")) <= 60
-        assert store.erase_namespace("u", utcnow()) > 0  # the audit entry was data
-        assert store.erase_fence("u") == 3
+        assert store.eraser.erase_namespace("u", utcnow()) > 0  # the audit entry was data
+        assert store.fences.current("u") == 3
         assert store.client.get(keys.erase_fence("u")) == b"3"
     finally:
         store.client.close()
@@ -229,7 +230,7 @@ def test_cli_erase_all_of_a_namespace_with_nothing_stored_sets_the_fence(redis_u
     assert "erase fence is set" in result.output, result.output
     store = MemoryStore.from_url(redis_url)
     try:
-        assert store.erase_fence("queued-only") == 1
+        assert store.fences.current("queued-only") == 1
         assert list(store.client.scan_iter(match=keys.pattern("queued-only"))) == []
     finally:
         store.client.close()

@@ -95,7 +95,7 @@ def test_an_erase_writes_no_snapshot_where_none_is_kept() -> None:
         store = MemoryStore.from_url(server.url)
         try:
             _ingest_secret(server.url, store, "plain")
-            store.erase_namespace("plain", utcnow())
+            store.eraser.erase_namespace("plain", utcnow())
             _idle(store, 0)
             assert store.eraser.save_snapshot() is False
             assert store.client.info("persistence")["rdb_saves"] == 0

@@ -18,7 +18,7 @@ from memcore.core.models import Memory, utcnow
 from memcore.devtools.redis_server import running_redis
 from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
-from memcore.store.records import quantize
+from memcore.store.codec import quantize
 from tests.cli_helpers import run
 from tests.test_reliability_common import T0
 from tests.test_security_erase_aof import _aof_bytes, _wait_rewrite
@@ -40,13 +40,13 @@ def ingest(url: str) -> MemoryStore:
     store = MemoryStore.from_url(url)
     IngestPipeline(store, build_models(settings), settings).ingest(
         NS, to_episodes(NS, TURNS, T0, None))
-    view = store.begin_pass(NS)  # v1: erase must reach every version
-    store.commit_pass(NS, view, view.memories, [], now=T0)
+    view = store.snapshots.begin_pass(NS)  # v1: erase must reach every version
+    store.snapshots.commit_pass(NS, view, view.memories, [], now=T0)
     return store
 
 
 def by_text(store: MemoryStore) -> dict[str, Memory]:
-    return {m.text: m for m in store.iter_memories(NS)}
+    return {m.text: m for m in store.records.iter_memories(NS)}
 
 
 def needles(memory: Memory) -> list[bytes]:
@@ -83,14 +83,14 @@ def test_erase_memory_erases_its_turns_everywhere(url: str, pass_in_flight: bool
     assert {n for _, n in before} == set(wanted)
     assert {k for k, _ in before} >= {f"mc:{{{NS}}}:ep:t1".encode(),
                                        f"mc:{{{NS}}}:ep:t2".encode()}
-    view = store.begin_pass(NS) if pass_in_flight else None
+    view = store.snapshots.begin_pass(NS) if pass_in_flight else None
     client = Client(url)
     try:
         report = client.erase_memory(NS, pin.id)
     finally:
         client.close()
     if view is not None:  # the pass read the memory before the erase and commits after it
-        store.commit_pass(NS, view, view.memories, [], now=utcnow())
+        store.snapshots.commit_pass(NS, view, view.memories, [], now=utcnow())
     assert report.removed == [pin.id]
     assert report.episodes == ["t1", "t2"]
     assert report.orphaned == [cat.id]  # only t1 held it: kept, and reported
@@ -99,8 +99,8 @@ def test_erase_memory_erases_its_turns_everywhere(url: str, pass_in_flight: bool
     after = by_text(store)
     assert PIN not in after
     assert {"I live in Oslo", "I like tea", "I own a cat called Biscuit"} <= set(after)
-    assert [e.id for e in store.iter_episodes(NS)] == ["t3"]
-    erase = store.audit_tail(NS, 1)[0]
+    assert [e.id for e in store.episodes.iter_episodes(NS)] == ["t3"]
+    erase = store.audit.tail(NS, 1)[0]
     assert erase.before == [pin.id] and "t1, t2" in erase.reason and cat.id in erase.reason
 
 
@@ -112,7 +112,7 @@ def test_keep_sources_leaves_the_turns(url: str) -> None:
         assert client.erase(NS, memory_id=pin.id, keep_sources=True) == 1
     finally:
         client.close()
-    assert store.get(NS, pin.id) is None
+    assert store.records.get(NS, pin.id) is None
     left = {k for k, _ in scan(store.client, needles(pin))}
     assert left == {f"mc:{{{NS}}}:ep:t1".encode(), f"mc:{{{NS}}}:ep:t2".encode()}
 
@@ -125,7 +125,8 @@ def test_client_erase_counts_memories_and_turns(url: str) -> None:
         assert client.erase(NS, memory_id=pin.id) == 3  # the memory and two turns
     finally:
         client.close()
-    assert store.get_episode(NS, "t1") is None and store.get_episode(NS, "t2") is None
+    assert store.episodes.get_episode(NS, "t1") is None and store.episodes.get_episode(NS,
+                                                                                       "t2") is None
 
 
 def test_cli_erase_reports_turns_and_orphans(url: str) -> None:
@@ -140,7 +141,7 @@ def test_cli_erase_reports_turns_and_orphans(url: str) -> None:
     kept = run(url, "erase", NS, "--memory", by_text(store)["I like tea"].id, "--yes",
                "--keep-sources")
     assert kept.exit_code == 0 and "1 removed" in kept.output
-    assert store.get_episode(NS, "t3") is not None
+    assert store.episodes.get_episode(NS, "t3") is not None
 
 
 def test_erase_with_sources_rewrites_the_aof() -> None:

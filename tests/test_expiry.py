@@ -14,13 +14,13 @@ import pytest
 
 from memcore import Client, Invalid, RemoteClient
 from memcore.consolidate.maintenance import run_maintenance
+from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate
 from memcore.core.models import Actor, AuditAction, Memory, Status, utcnow
 from memcore.devtools.stack import LocalStack
 from memcore.messaging import task_names
 from memcore.store.base import PurgedError
-from memcore.store.records import pack_memory, unpack_filter_fields, unpack_memory
+from memcore.store.codec import pack_memory, unpack_filter_fields, unpack_memory
 from tests.api_helpers import Api, serve
 from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.helpers import JoinMerger, hours, make_memory
@@ -42,7 +42,7 @@ def put(client: Client, ns: str, text: str, **fields: Any) -> Memory:
     m = Memory(namespace=ns, text=text, vector=vec, last_used=T0, created_at=T0, updated_at=T0,
                status=Status.ACTIVE, explicit=True, confidence=0.9, sources=[f"ep-{text}"],
                **fields)
-    return client.store.add(ns, m, actor=Actor.INGEST, reason="test")
+    return client.store.writes.add(ns, m, actor=Actor.INGEST, reason="test")
 
 
 def texts(hits: list[Any]) -> list[str]:

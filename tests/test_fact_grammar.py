@@ -24,7 +24,7 @@ def test_every_fact_of_the_scenarios_passes_the_grammar_checker(redis_url: str) 
             pipeline.ingest(ns, [Episode(id=f"{ns}-{i}", namespace=ns, role=turn["role"],
                                          speaker=scenario.speaker, text=turn["text"],
                                          timestamp=turn["at"])])
-        texts += [(scenario.name, m.text) for m in store.iter_memories(ns)]
+        texts += [(scenario.name, m.text) for m in store.records.iter_memories(ns)]
     assert len(texts) > 300
     problems = language_pack("english").problems([t for _, t in texts])
     broken = [(name, text, why) for (name, text), why in zip(texts, problems, strict=True)

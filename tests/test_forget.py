@@ -109,7 +109,7 @@ def _scan(client: redis.Redis, needle: str) -> set[bytes]:
 
 
 def _live(store: MemoryStore, ns: str, user: str = "ann") -> list[str]:
-    return [m.text for m in store.iter_memories(ns) if m.live and m.user_id == user]
+    return [m.text for m in store.records.iter_memories(ns) if m.live and m.user_id == user]
 
 
 CONVERSATIONS = [
@@ -157,7 +157,7 @@ def test_forget_in_the_next_turn(url: str, shared: str, distractor: str, needle:
     assert not _scan(store.client, needle)  # no byte of it in any key
     assert _live(store, ns, "bob") == [t.replace(needle, other) for t in before] \
         or len(_live(store, ns, "bob")) == len(before)  # bob's scope untouched
-    audit = [e for e in store.audit_tail(ns, 50) if e.action is AuditAction.ERASE
+    audit = [e for e in store.audit.tail(ns, 50) if e.action is AuditAction.ERASE
              and e.reason.startswith("forget request on the request of turn ann-2")]
     assert len(audit) == 1 and needle.lower() not in audit[0].reason.lower()
     assert audit[0].before or "turns erased" in audit[0].reason
@@ -183,7 +183,7 @@ def test_negatives_store_normally(url: str) -> None:
                           "Forget it, it doesn't matter."])
     live = " ".join(_live(store, "ng"))
     assert "Leeds" in live and "keys" in live and "dentist" in live
-    assert not [e for e in store.audit_tail("ng", 50) if e.reason.startswith("forget request")]
+    assert not [e for e in store.audit.tail("ng", 50) if e.reason.startswith("forget request")]
 
 
 def test_forget_everything_about_a_person_only_erases_them(url: str) -> None:
@@ -204,16 +204,16 @@ def test_nothing_matching_erases_nothing_and_says_so(url: str) -> None:
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "nm", ["I live in Leeds.", "Please forget my passport number."])
     assert "Ann lives in Leeds." in _live(store, "nm")
-    audit = [e for e in store.audit_tail("nm", 20) if e.reason.startswith("forget request")]
+    audit = [e for e in store.audit.tail("nm", 20) if e.reason.startswith("forget request")]
     assert len(audit) == 1 and "nothing matched" in audit[0].reason and not audit[0].before
 
 
 def test_a_pass_in_flight_does_not_bring_it_back(url: str) -> None:
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "pf", ["I live in Leeds.", "My home address is 14 Larkspur Lane, Bristol."])
-    view = store.begin_pass("pf")  # the pass read the address before the request
+    view = store.snapshots.begin_pass("pf")  # the pass read the address before the request
     _say(pipeline, "pf", ["Can you forget my address?"], start=2)
-    store.commit_pass("pf", view, view.memories, [], now=utcnow())
+    store.snapshots.commit_pass("pf", view, view.memories, [], now=utcnow())
     assert not any("Larkspur" in t for t in _live(store, "pf"))
     assert not _scan(store.client, "Larkspur")
     assert "Ann lives in Leeds." in _live(store, "pf")
@@ -248,6 +248,6 @@ def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str
     _say(pipeline, "tw", ["Please erase the bit about my debt."], start=2)
     assert not _scan(store.client, "Qureshi")
     assert "Ann lives in Leeds." in _live(store, "tw")  # the other turn stays
-    audit = [e for e in store.audit_tail("tw", 20) if e.reason.startswith("forget request")]
+    audit = [e for e in store.audit.tail("tw", 20) if e.reason.startswith("forget request")]
     assert any("1 turns erased" in e.reason for e in audit)
     assert not any("Qureshi" in e.reason for e in audit)

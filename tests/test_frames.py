@@ -146,10 +146,10 @@ def test_remarks_about_other_peoples_affairs_retire_nothing_of_the_user(redis_ur
              "Bo quit his job, but that's his affair, not mine."]
     for i, text in enumerate(turns):
         pipeline.ingest("nm", [_turn("nm", i, text)])
-    before = {m.id for m in store.iter_memories("nm") if m.live}
+    before = {m.id for m in store.records.iter_memories("nm") if m.live}
     run_pass(store, "nm", settings.consolidation, models.merger,
              now=T0 + timedelta(days=7 * len(turns)))
-    retired = {m.text for m in store.iter_memories("nm")
+    retired = {m.text for m in store.records.iter_memories("nm")
                if m.id in before and m.status is Status.SUPERSEDED}
     assert not any(w in t for t in retired for w in ("nurse", "Leeds", "asthma", "41", "Baker")), \
         retired
@@ -163,10 +163,10 @@ def test_frames_are_stored_and_a_later_value_supersedes_through_a_pass(redis_url
     for i, text in enumerate(["My phone number is 0171 555 0100.",
                               "My phone number is 0171 555 0199 now."]):
         pipeline.ingest("ph", [_turn("ph", i, text)])
-    memories = list(store.iter_memories("ph"))
+    memories = list(store.records.iter_memories("ph"))
     assert all(m.frame is not None and m.frame.attribute == "contact:phone" for m in memories)
     run_pass(store, "ph", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
-    by_status = {m.status: m.text for m in store.iter_memories("ph")}
+    by_status = {m.status: m.text for m in store.records.iter_memories("ph")}
     assert "0100" in by_status[Status.SUPERSEDED] and "0199" in by_status[Status.ACTIVE]
 
 
@@ -183,12 +183,12 @@ def test_a_fact_retiring_too_many_in_a_pass_is_held_and_audited(redis_url: str) 
         at = T0 + timedelta(days=i)
         frame = (_f("end", "bike", event="end") if i == 3
                  else _f("owns", text.split()[-2] + " bike"))
-        store.add("hb", Memory(namespace="hb", text=text, vector=[float(x) for x in vec],
+        store.writes.add("hb", Memory(namespace="hb", text=text, vector=[float(x) for x in vec],
                                last_used=at, created_at=at, updated_at=at, explicit=True,
                                status=Status.ACTIVE, frame=frame),
                   actor=Actor.INGEST, reason="test")
     run_pass(store, "hb", config, models.merger, now=T0 + timedelta(days=30))
-    assert not any(m.status is Status.SUPERSEDED for m in store.iter_memories("hb"))
+    assert not any(m.status is Status.SUPERSEDED for m in store.records.iter_memories("hb"))
     held = [e for _, e in store.audit.scan("hb")
             if e.action is AuditAction.NOOP and e.reason.startswith("held:")]
     assert held and len(held[0].before) == 4, held
@@ -200,7 +200,7 @@ def test_without_a_language_pack_no_frame_is_read(redis_url: str) -> None:
     pipeline = IngestPipeline(store, build_models(settings), settings)
     assert isinstance(pipeline.language, NoLanguage)
     pipeline.ingest("nl", [_turn("nl", 0, "I live in Leeds.")])
-    assert all(m.frame is None for m in store.iter_memories("nl"))
+    assert all(m.frame is None for m in store.records.iter_memories("nl"))
 
 
 def test_with_a_model_configured_the_text_rules_are_off() -> None:
@@ -306,7 +306,7 @@ def test_a_bare_answer_in_its_own_task_takes_the_stored_question(redis_url: str)
     pipeline.ingest("qa", [_ep("qa", 0, Role.USER, "Hi, can you help me plan a move?")])
     pipeline.ingest("qa", [_ep("qa", 1, Role.ASSISTANT, "Sure! Where do you live now?")])
     pipeline.ingest("qa", [_ep("qa", 2, Role.USER, "leeds, near the station")])
-    (memory,) = [m for m in store.iter_memories("qa") if "Leeds" in m.text]
+    (memory,) = [m for m in store.records.iter_memories("qa") if "Leeds" in m.text]
     assert memory.text == "Ann lives in Leeds, near the station."
     assert memory.frame is not None and memory.frame.attribute == "residence"
     assert memory.explicit and memory.status is Status.ACTIVE
@@ -320,13 +320,13 @@ def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None
     texts = ["Ann's phone number is 0171 555 0100.", "Ann's phone number is 0171 555 0199."]
     for i, (text, vec) in enumerate(zip(texts, models.embedder.embed(texts), strict=True)):
         at = T0 + timedelta(days=i)
-        store.add("pm", Memory(namespace="pm", text=text, vector=[float(x) for x in vec],
+        store.writes.add("pm", Memory(namespace="pm", text=text, vector=[float(x) for x in vec],
                                last_used=at, created_at=at, updated_at=at, explicit=True,
                                status=Status.ACTIVE,
                                frame=_f("contact:phone", text.split(" is ")[1].rstrip("."))),
                   actor=Actor.INGEST, reason="test")
     run_pass(store, "pm", config, models.merger, now=T0 + timedelta(days=30))
-    by_text = {m.text: m for m in store.iter_memories("pm")}
+    by_text = {m.text: m for m in store.records.iter_memories("pm")}
     assert by_text[texts[1]].status is Status.ACTIVE
     assert by_text[texts[0]].status is Status.SUPERSEDED
     assert not any(e.action is AuditAction.MERGE for _, e in store.audit.scan("pm"))
@@ -357,7 +357,7 @@ def test_a_correction_replaces_the_value_and_is_no_fact_itself(
     pipeline = IngestPipeline(store, build_models(settings), settings)
     pipeline.ingest("co", [_ep("co", 0, Role.USER, first)])
     pipeline.ingest("co", [_ep("co", 1, Role.USER, correction)])
-    live = [m.text for m in store.iter_memories("co") if m.live]
+    live = [m.text for m in store.records.iter_memories("co") if m.live]
     assert live == [now_live], live
     assert not any(gone in t or "correct" in t or t.startswith("It's") for t in live)
 
@@ -367,7 +367,7 @@ def test_a_correction_that_corrects_nothing_is_not_stored(redis_url: str) -> Non
     store = MemoryStore.from_url(redis_url)
     pipeline = IngestPipeline(store, build_models(settings), settings)
     pipeline.ingest("cn", [_ep("cn", 0, Role.USER, "Sorry, I meant Thursday.")])
-    assert list(store.iter_memories("cn")) == []
+    assert list(store.records.iter_memories("cn")) == []
 
 
 @pytest.mark.parametrize(("text", "frame"), [
@@ -392,7 +392,7 @@ def test_a_breakup_ends_the_partner_not_the_user(redis_url: str) -> None:
                               "I live in Leeds.", "My ex and I broke up last month."]):
         pipeline.ingest("bu", [_turn("bu", i, text)])
     run_pass(store, "bu", settings.consolidation, models.merger, now=T0 + timedelta(days=60))
-    retired = {m.text for m in store.iter_memories("bu") if m.status is Status.SUPERSEDED}
+    retired = {m.text for m in store.records.iter_memories("bu") if m.status is Status.SUPERSEDED}
     assert not any("Miso" in t or "Leeds" in t for t in retired), retired
 
 
@@ -450,6 +450,6 @@ def test_the_extractor_reads_the_resolved_turn_and_the_stored_turn_is_unchanged(
     pipeline = IngestPipeline(store, build_models(settings), settings)
     text = "My sister Lin moved to Leeds last year. She works at the BBC now."
     pipeline.ingest("rf", [_turn("rf", 0, text)])
-    facts = [m.text for m in store.iter_memories("rf")]
+    facts = [m.text for m in store.records.iter_memories("rf")]
     assert any("sister" in f and "BBC" in f for f in facts), facts
     assert [e.text for e in store.episodes.recent("rf", 5)] == [text]

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from memcore.client.search import fused_order
-from memcore.core.retrieval import fuse
+from memcore.index.retrieval import fuse
 
 
 def _reference(rank: dict[str, float], bm25: dict[str, float],

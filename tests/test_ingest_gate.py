@@ -48,7 +48,7 @@ def test_shadow_decisions_count_agreement_with_the_rules(redis_url: str) -> None
     report = pipeline.ingest("shadow", [turn(1, "I really love hiking in the Alps.")])
     # The offline decider against itself: every compared decision agrees.
     assert report.shadow == {"compared": 1, "NOOP.NOOP": 1, "agree": 1, "agree_target": 1}
-    counters = store.counters("shadow")
+    counters = store.coordination.counters("shadow")
     assert float(counters["shadow.compared"]) == float(counters["decision_facts"]) == 1
 
 

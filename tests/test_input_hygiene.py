@@ -38,7 +38,7 @@ def test_control_characters_in_metadata_are_refused_naming_the_field(redis_url: 
         with pytest.raises(ValueError, match=r"metadata\.tags\[1\]: contains control char"):
             client.add("hyg", [{**turn[0], "metadata": {"tags": ["ok", value]}}])
         stored = memory("Sam likes tea", ns="hyg")
-        client.store.add("hyg", stored, actor=Actor.USER, reason="test")
+        client.store.writes.add("hyg", stored, actor=Actor.USER, reason="test")
         with pytest.raises(ValueError, match=r"^metadata\.note: contains control char"):
             client.update("hyg", stored.id, metadata={"note": value})
         # Tabs, newlines and carriage returns are text, as in content.
@@ -98,7 +98,7 @@ def test_resent_turn_ids_are_not_counted_again(redis_url: str) -> None:
         again = pipeline.ingest("hyg", to_episodes("hyg", turns, None, None))  # resent
         more = pipeline.ingest("hyg", to_episodes(
             "hyg", [turns[0], {**turns[0], "id": "t9", "content": "turn 9"}], None, None))
-        counters = store.counters("hyg")
+        counters = store.coordination.counters("hyg")
         print(f"\n[resent turns] new episodes per batch: {first.new_episodes}, "
               f"{again.new_episodes}, {more.new_episodes}; turns counter {counters['turns']}")
         assert (first.new_episodes, again.new_episodes, more.new_episodes) == (3, 0, 1)

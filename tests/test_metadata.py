@@ -6,11 +6,11 @@ from typing import Any
 
 import pytest
 
+from memcore.consolidation import consolidate, merge_metadata
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import consolidate, merge_metadata
 from memcore.core.models import Episode, Kind, Relation, Status, validate_metadata
 from memcore.store import ops
-from memcore.store.records import (
+from memcore.store.codec import (
     pack_episode,
     pack_memory,
     unpack_episode,

@@ -139,13 +139,13 @@ def test_every_documented_metric_moves(redis_url: str, redis_client: redis.Redis
         _ingest(pipeline, ns, "t6", "A glitch in the answer.", 5)             # extract error
         pass_ns = "metrics-pass"
         for memory in _consolidation_memories(pass_ns):
-            store.add(pass_ns, memory, actor=Actor.USER, reason="test")
+            store.writes.add(pass_ns, memory, actor=Actor.USER, reason="test")
         config = ConsolidationConfig(tau_hours=72, merge_threshold=0.95,
                                      borderline_threshold=0.95, floor=0.05, cap=10,
                                      min_confidence=0.0, summary_threshold=0.6)
         report = run_pass(store, pass_ns, config, models.merger, now=hours(200))
         client = Client(redis_url, settings=settings)
-        erase_me = next(m.id for m in store.iter_memories(ns) if "walks" in m.text)
+        erase_me = next(m.id for m in store.records.iter_memories(ns) if "walks" in m.text)
         assert client.erase(ns, memory_id=erase_me) >= 1
         assert client.search(ns, "where does Sam live?", touch=False)
         client.close()
@@ -170,7 +170,7 @@ def test_every_documented_metric_moves(redis_url: str, redis_client: redis.Redis
     assert report.events.get("MERGE") and report.events.get("SUMMARIZE")
 
     # Errors were audited where they happened, and no list of them is left to grow.
-    audit = {n: [e.reason for e in store.audit_tail(n, 200)
+    audit = {n: [e.reason for e in store.audit.tail(n, 200)
                  if e.action is AuditAction.MODEL_ERROR] for n in (ns, pass_ns)}
     assert any(r.startswith("extractor: extract: fact cites turn 99") for r in audit[ns]), audit
     assert any(r.startswith("merger: merge: no answer for cluster") for r in audit[pass_ns]), \

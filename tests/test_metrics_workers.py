@@ -51,7 +51,7 @@ def test_workers_count_every_role(celery_stack: LocalStack) -> None:
                                  "content": "I have moved to Berlin."}],
                            timestamp=EPOCH + timedelta(days=31)), timeout=60)
     for memory in _pass_memories(pass_ns):
-        client.store.add(pass_ns, memory, actor=Actor.USER, reason="test")
+        client.store.writes.add(pass_ns, memory, actor=Actor.USER, reason="test")
     done = client.consolidate(pass_ns, now=hours(8760), timeout=120)
     after = scrape(port)
     client.close()

@@ -5,14 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcore.core.partition import (
+from memcore.devtools.bench.synthetic import synthetic_vectors
+from memcore.index.partition import (
     CellIndex,
     borderline_pairs,
     centroid_clusters,
     exact_pairs,
     similar_pairs,
 )
-from memcore.devtools.bench.scale import synthetic_vectors
 
 
 def brute_pairs(x: np.ndarray, threshold: float) -> set[tuple[int, int]]:

@@ -10,7 +10,7 @@ import redis
 
 from memcore.consolidate.passes import TableCache
 from memcore.core.models import Actor, Status
-from memcore.core.table import MemoryTable
+from memcore.index.table import MemoryTable
 from memcore.store import MemoryStore
 from tests.test_store_support import later, mem
 
@@ -37,26 +37,27 @@ def cached(cache: TableCache, store: MemoryStore) -> MemoryTable:
 
 
 def test_refresh_reads_only_what_changed_and_equals_a_whole_read(store: MemoryStore) -> None:
-    ids = [store.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+    ids = [store.writes.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
                      reason="").id for i in range(60)]
     cache = TableCache()
-    assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    assert rows(cached(cache, store)) == rows(store.snapshots.read_table("u"))
     assert cache.whole_reads == 1
     for version in (1, 2, 3):
-        view = store.begin_pass("u")
+        view = store.snapshots.begin_pass("u")
         out = [m.model_copy(update={"text": f"v{version} {m.text}"}) if i == version else
                m.model_copy(update={"status": Status.TOMBSTONED}) if i == 10 + version else m
                for i, m in enumerate(view.memories)]
-        assert store.commit_pass("u", view, out, [], now=later(10 * version)) == version
-        store.reinforce("u", ids[20 + version], source=f"late-{version}",
+        assert store.snapshots.commit_pass("u", view, out, [], now=later(10 * version)) == version
+        store.writes.reinforce("u", ids[20 + version], source=f"late-{version}",
                         now=later(10 * version + 1), reason="")
-        store.touch("u", [ids[30 + version]], later(10 * version + 2))
-        store.add("u", mem("u", f"new in v{version}", seed=100 + version), actor=Actor.INGEST,
+        store.writes.touch("u", [ids[30 + version]], later(10 * version + 2))
+        store.writes.add("u", mem("u", f"new in v{version}", seed=100 + version),
+                         actor=Actor.INGEST,
                   reason="")
         table = cached(cache, store)
-        assert rows(table) == rows(store.read_table("u")), version
-        table.set_row(0, store.get("u", ids[59]) or mem("u", "x"))  # callers get a copy
-        assert rows(cached(cache, store)) == rows(store.read_table("u"))
+        assert rows(table) == rows(store.snapshots.read_table("u")), version
+        table.set_row(0, store.records.get("u", ids[59]) or mem("u", "x"))  # callers get a copy
+        assert rows(cached(cache, store)) == rows(store.snapshots.read_table("u"))
     # v0 is the oldest version (collection may drop its undo hash): the read after the
     # first pass is whole; every later one is a refresh
     assert cache.whole_reads == 2
@@ -65,23 +66,23 @@ def test_refresh_reads_only_what_changed_and_equals_a_whole_read(store: MemorySt
 
 
 def test_erase_and_rollback_force_a_whole_read(store: MemoryStore) -> None:
-    ids = [store.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+    ids = [store.writes.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
                      reason="").id for i in range(20)]
-    view = store.begin_pass("u")
-    store.commit_pass("u", view, view.memories, [], now=later(5))
+    view = store.snapshots.begin_pass("u")
+    store.snapshots.commit_pass("u", view, view.memories, [], now=later(5))
     cache = TableCache()
     cached(cache, store)
-    store.erase_memory("u", ids[3], later(6))
+    store.eraser.erase_memory("u", ids[3], later(6))
     table = cached(cache, store)
     assert ids[3] not in table.ids and cache.whole_reads == 2
-    assert rows(table) == rows(store.read_table("u"))
-    view = store.begin_pass("u")
+    assert rows(table) == rows(store.snapshots.read_table("u"))
+    view = store.snapshots.begin_pass("u")
     out = [m.model_copy(update={"text": "changed " + m.text}) for m in view.memories]
-    store.commit_pass("u", view, out, [], now=later(7))
-    assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    store.snapshots.commit_pass("u", view, out, [], now=later(7))
+    assert rows(cached(cache, store)) == rows(store.snapshots.read_table("u"))
     assert cache.whole_reads == 2
-    store.rollback("u", 1, later(8))
-    assert rows(cached(cache, store)) == rows(store.read_table("u"))
+    store.snapshots.rollback("u", 1, later(8))
+    assert rows(cached(cache, store)) == rows(store.snapshots.read_table("u"))
     assert cache.whole_reads == 3
 
 
@@ -91,7 +92,7 @@ def test_patch_overwrites_and_appends() -> None:
     with pytest.raises(ValueError, match="stored codes"):
         table.patch(table)
     codes = np.arange(5 * 8, dtype=np.int8).reshape(5, 8)
-    from memcore.core.table import Vectors
+    from memcore.index.table import Vectors
 
     base = MemoryTable("u", table.ids[:], table.texts[:], table.hashes[:],
                        Vectors(np.ones(5, dtype=bool), codes=codes.copy(),
@@ -124,23 +125,24 @@ def test_passes_after_the_first_read_only_what_changed(store: MemoryStore) -> No
 
     TABLES.clear()
     reads = TABLES.whole_reads
-    ids = [store.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+    ids = [store.writes.add("u", mem("u", f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
                      reason="").id for i in range(40)]
     assert _run_pass(store, "p0", 10, full=True) == 1
     assert TABLES.whole_reads == reads + 2  # start and finish at v0 (no undo hash there)
     for k in (1, 2, 3):
-        store.add("u", mem("u", f"new fact {k} about coffee", seed=200 + k), actor=Actor.INGEST,
+        store.writes.add("u", mem("u", f"new fact {k} about coffee", seed=200 + k),
+                         actor=Actor.INGEST,
                   reason="")
-        store.touch("u", [ids[k]], later(10 + 10 * k))
+        store.writes.touch("u", [ids[k]], later(10 + 10 * k))
         assert _run_pass(store, f"p{k}", 11 + 10 * k, full=False) == 1 + k
         version = store.current_version("u")
-        assert rows(TABLES.table(store, "u", version)) == rows(store.read_table("u"))
+        assert rows(TABLES.table(store, "u", version)) == rows(store.snapshots.read_table("u"))
     assert TABLES.whole_reads == reads + 2
 
 
 def _stored(memories: list, codes_seed: int = 0) -> MemoryTable:
     """``memories`` as a table of stored int8 codes (what the store's decoder returns)."""
-    from memcore.core.table import Vectors
+    from memcore.index.table import Vectors
 
     table = MemoryTable.from_memories(memories)
     rng = np.random.default_rng(codes_seed)

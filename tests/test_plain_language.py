@@ -212,7 +212,7 @@ def test_corrections_through_the_write_path(redis_url: str) -> None:
     for n, (turns, live, stale) in enumerate(cases):
         ns = f"fix{n}"
         _say(pipeline, ns, turns)
-        memories = {m.text: m for m in store.iter_memories(ns, vectors=False)}
+        memories = {m.text: m for m in store.records.iter_memories(ns, vectors=False)}
         assert memories[live].status is Status.ACTIVE, memories
         assert memories[stale].status is Status.SUPERSEDED
         assert memories[stale].superseded_by == memories[live].id
@@ -220,7 +220,7 @@ def test_corrections_through_the_write_path(redis_url: str) -> None:
         assert memories[live].expires_at is None and memories[live].kind is Kind.KNOWLEDGE
         run_pass(store, ns, settings.consolidation, build_models(settings).merger,
                  now=T0 + timedelta(days=10))
-        assert live in {m.text for m in store.iter_memories(ns, vectors=False) if m.live}
+        assert live in {m.text for m in store.records.iter_memories(ns, vectors=False) if m.live}
 
 
 # --- dates: said in the past, every year, or as a span up to now --------------------------
@@ -355,7 +355,7 @@ def test_newcomer_sequences_through_the_write_path_and_a_pass(redis_url: str) ->
     ])
     run_pass(store, "seq", settings.consolidation, build_models(settings).merger,
              now=T0 + timedelta(days=10))
-    memories = list(store.iter_memories("seq", vectors=False))
+    memories = list(store.records.iter_memories("seq", vectors=False))
     live = {m.text for m in memories if m.live}
     stale = {m.text for m in memories if m.status is Status.SUPERSEDED}
     assert {"Sam works as a pharmacist at St. Anne's clinic.", "Sam doesn't eat meat.",
@@ -784,13 +784,13 @@ def test_a_planned_move_happens_through_the_write_path(redis_url: str) -> None:
     store, pipeline, settings = _pipeline(redis_url)
     _say(pipeline, "mover", ["I live in Leeds.", "Big news: we're moving to Manchester in June.",
                              "I love long walks.", "We moved last week, the new house is lovely."])
-    memories = {m.text: m for m in store.iter_memories("mover", vectors=False)}
+    memories = {m.text: m for m in store.records.iter_memories("mover", vectors=False)}
     (moved,) = [m for t, m in memories.items() if t.startswith("Sam moved to Manchester")]
     (plan,) = [m for t, m in memories.items() if "moving to Manchester" in t]
     assert moved.status is Status.ACTIVE and plan.status is Status.SUPERSEDED
     run_pass(store, "mover", settings.consolidation, build_models(settings).merger,
              now=T0 + timedelta(days=10))
-    live = {m.text for m in store.iter_memories("mover", vectors=False) if m.live}
+    live = {m.text for m in store.records.iter_memories("mover", vectors=False) if m.live}
     assert "Sam lives in Leeds." not in live and moved.text in live
 
 

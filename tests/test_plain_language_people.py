@@ -144,13 +144,13 @@ def test_someone_elses_change_and_a_recovery_through_the_write_path(redis_url: s
         pipeline.ingest("potter", [Episode(id=f"p-{i}", namespace="potter", role=Role.USER,
                                            speaker="Dana", text=text,
                                            timestamp=T0 + timedelta(days=7 * i))])
-    status = {m.text: m.status for m in store.iter_memories("potter", vectors=False)}
+    status = {m.text: m.status for m in store.records.iter_memories("potter", vectors=False)}
     # the interest changed at once (the write path compares it with Maya's memories)
     assert status["Maya is obsessed with dinosaurs."] is Status.SUPERSEDED, status
     # the recovery shares few words with the injury: the pass retires it
     run_pass(store, "potter", settings.consolidation, build_models(settings).merger,
              now=T0 + timedelta(days=30))
-    status = {m.text: m.status for m in store.iter_memories("potter", vectors=False)}
+    status = {m.text: m.status for m in store.records.iter_memories("potter", vectors=False)}
     assert status["Dana hurt Dana's wrist."] is Status.SUPERSEDED, status
     assert status["Dana's daughter Maya just turned 7."] is not Status.SUPERSEDED, status
     assert status["Maya's into space now, not dinosaurs anymore."] is not Status.SUPERSEDED
@@ -201,11 +201,11 @@ def test_a_fact_about_someone_named_outlives_the_idle_rule(redis_url: str) -> No
     for i, text in enumerate(["Biscuit hates the rain.", "Bit of a slow one here lately."]):
         pipeline.ingest("dog", [Episode(id=f"d-{i}", namespace="dog", role=Role.USER,
                                         speaker="Dana", text=text, timestamp=T0)])
-    before = {m.text: m for m in store.iter_memories("dog", vectors=False)}
+    before = {m.text: m for m in store.records.iter_memories("dog", vectors=False)}
     assert before["Biscuit hates the rain."].status is Status.CANDIDATE  # not about Dana
     run_pass(store, "dog", settings.consolidation, build_models(settings).merger,
              now=T0 + timedelta(days=60))
-    after = {m.text: m.status for m in store.iter_memories("dog", vectors=False)}
+    after = {m.text: m.status for m in store.records.iter_memories("dog", vectors=False)}
     assert after["Biscuit hates the rain."] is Status.CANDIDATE, after
     assert [s for t, s in after.items() if t != "Biscuit hates the rain."] in (
         [], [Status.TOMBSTONED]), after  # the remark, if kept at all, is forgotten

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from memcore.adapters import build_models
+from memcore.consolidation import consolidate
+from memcore.consolidation.resolution import merge_lists
 from memcore.core.bounds import (
     MAX_MEMBER_TEXT_BYTES,
     MAX_MEMBER_TEXTS,
@@ -16,8 +18,6 @@ from memcore.core.bounds import (
     bound_record,
 )
 from memcore.core.config import ConsolidationConfig, Settings
-from memcore.core.consolidation import consolidate
-from memcore.core.consolidation.resolution import merge_lists
 from memcore.core.models import (
     MAX_METADATA_BYTES,
     MAX_METADATA_KEYS,
@@ -45,24 +45,26 @@ def test_a_record_written_unbounded_is_bounded_by_its_next_repeat(redis_url: str
     memory = memory.model_copy(update={
         "sources": [f"s{i}" for i in range(n)], "support": n,
         "metadata": {"trip": [f"t{i}" for i in range(3000)], "n": 1}})
-    store.add("old", memory, actor=Actor.INGEST, reason="stored before the bounds")
-    new = store.reinforce("old", memory.id, source=f"s{n}", now=hours(1), reason="repeat",
+    store.writes.add("old", memory, actor=Actor.INGEST, reason="stored before the bounds")
+    new = store.writes.reinforce("old", memory.id, source=f"s{n}", now=hours(1), reason="repeat",
                           metadata={"trip": "t3000"})
     assert new.support == n + 1
     assert new.sources == [f"s{i}" for i in range(n + 1 - MAX_SOURCES, n + 1)]
     assert new.metadata == {"trip": [f"t{i}" for i in range(3001 - MAX_VALUES_PER_KEY, 3001)],
                             "n": 1}
     validate_metadata(new.metadata)
-    reason = store.history("old", memory.id)[-1].reason
+    reason = store.audit.history("old", memory.id)[-1].reason
     assert f"{n + 1 - MAX_SOURCES} oldest source id(s) unlisted" in reason
     assert f"trip {3001 - MAX_VALUES_PER_KEY}" in reason
     assert unlisted_sources(store.client, "old", [memory.id]) == \
         {f"s{i}" for i in range(n + 1 - MAX_SOURCES)}
     # The ids it unlisted are still known: a redelivery of the oldest counts nothing,
     # an UPDATE redelivered from one of them counts no support either.
-    again = store.reinforce("old", memory.id, source="s0", now=hours(2), reason="redelivered")
+    again = store.writes.reinforce("old", memory.id, source="s0", now=hours(2),
+                                   reason="redelivered")
     assert again.version == new.version and again.support == n + 1
-    updated = store.update("old", memory.id, text=TEXT + " Always.", vector=None, source="s1",
+    updated = store.writes.update("old", memory.id, text=TEXT + " Always.", vector=None,
+                                  source="s1",
                            now=hours(3), reason="restated")
     assert updated.support == n + 1 and updated.text == TEXT + " Always."
 
@@ -76,12 +78,12 @@ def test_erasing_a_capped_memory_erases_every_turn_it_counted(redis_url: str) ->
                         timestamp=hours(i)) for i in range(n)]
     pipeline.ingest("gone", episodes, infer=False)
     (memory_id,) = store.gateway.live_ids("gone")
-    memory = store.get("gone", memory_id)
+    memory = store.records.get("gone", memory_id)
     assert memory is not None and memory.support == n and len(memory.sources) == MAX_SOURCES
-    report = store.erase_memory_and_sources("gone", memory_id, hours(n))
+    report = store.eraser.erase_memory_and_sources("gone", memory_id, hours(n))
     assert report.removed == [memory_id]
     assert sorted(report.episodes) == sorted(e.id for e in episodes), "listed or not"
-    assert list(store.iter_episodes("gone")) == []
+    assert list(store.episodes.iter_episodes("gone")) == []
     assert not store.client.exists(unlisted_key("gone", memory_id))
 
 

@@ -58,7 +58,7 @@ def test_thousands_of_repeats_keep_one_bounded_record(redis_url: str) -> None:
     total = batches * per_batch
 
     (memory_id,) = store.gateway.live_ids("big")
-    memory = store.get("big", memory_id)
+    memory = store.records.get("big", memory_id)
     assert memory is not None and memory.text == TEXT
     assert memory.support == total, "support counts every turn once"
     raw = store.client.get(keys.memory("big", memory_id))
@@ -78,7 +78,7 @@ def test_thousands_of_repeats_keep_one_bounded_record(redis_url: str) -> None:
     assert memory.metadata["trip"] == [value(i) for i in range(total - MAX_VALUES_PER_KEY,
                                                                total)], "the newest values"
     # Never silently: the repeats' audit says what the bounds dropped.
-    last = store.history("big", memory_id)[-1]
+    last = store.audit.history("big", memory_id)[-1]
     assert last.action is AuditAction.NOOP
     assert "1 oldest source id(s) unlisted" in last.reason
     assert "metadata values dropped, oldest first: trip 1" in last.reason
@@ -86,7 +86,7 @@ def test_thousands_of_repeats_keep_one_bounded_record(redis_url: str) -> None:
     # Redelivered turns count once, also those the record no longer lists.
     for start in (0, total - per_call):
         pipeline.ingest("big", turns(start, per_call), infer=False)
-    again = store.get("big", memory_id)
+    again = store.records.get("big", memory_id)
     assert again is not None and again.support == total
     assert again.sources == memory.sources and again.version == memory.version
     assert unlisted_sources(store.client, "big", [memory_id]) == \

@@ -42,7 +42,7 @@ def fed(redis_url: str) -> Iterator[tuple[Api, str, str]]:
         pipeline.ingest(NS, turns[start:start + 100], infer=False)
     pipeline.ingest(NS, [Episode(id="plain", namespace=NS, role="user", speaker="Sam",
                                  text="I have a cat called Tom.", timestamp=T0)], infer=False)
-    ids = {store.get(NS, m).text: m for m in store.gateway.live_ids(NS)}  # type: ignore[union-attr]
+    ids = {store.records.get(NS, m).text: m for m in store.gateway.live_ids(NS)}  # type: ignore[union-attr]
     store.close()
     gen = serve(redis_url)
     api = next(gen)

@@ -39,7 +39,7 @@ def seed_pairs(client: Client, ns: str, pairs: int) -> set[str]:
         texts += [base, base + " indeed"]
     vectors = client.models.embedder.embed(texts)
     for text, vec in zip(texts, vectors, strict=True):
-        client.store.add(ns, Memory(namespace=ns, text=text, vector=[float(x) for x in vec],
+        client.store.writes.add(ns, Memory(namespace=ns, text=text, vector=[float(x) for x in vec],
                                     importance=0.6, last_used=T0, created_at=T0, updated_at=T0,
                                     sources=[f"seed-{uuid.uuid4().hex[:12]}"]),
                          actor=Actor.USER, reason="seed")
@@ -80,8 +80,8 @@ def test_concurrent_ingest_and_consolidation(tmp_path: Path, long_mode: bool) ->
         passes["committed"] += isinstance(client.consolidate(ns, timeout=300, now=as_of), dict)
         elapsed = time.monotonic() - t0
 
-        memories = list(client.store.iter_memories(ns))
-        episodes = [e.id for e in client.store.iter_episodes(ns)]
+        memories = list(client.store.records.iter_memories(ns))
+        episodes = [e.id for e in client.store.episodes.iter_episodes(ns)]
         distinct = {fact_text(t, j): f"turn-{t}" for t in range(turns)
                     for j in range(FACTS_PER_TURN)}
         shared = expected_shared_support(turns, REPEAT_EVERY)

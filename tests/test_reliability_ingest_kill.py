@@ -58,8 +58,8 @@ def test_ingest_worker_sigkilled_repeatedly(tmp_path: Path, long_mode: bool) -> 
         client.wait(task_ids, timeout=SHORT_VISIBILITY * 12 + 120)
         elapsed = time.monotonic() - t0
 
-        episodes = [e.id for e in client.store.iter_episodes(ns)]
-        memories = list(client.store.iter_memories(ns))
+        episodes = [e.id for e in client.store.episodes.iter_episodes(ns)]
+        memories = list(client.store.records.iter_memories(ns))
         by_text = Counter(m.text for m in memories)
         expected = {fact_text(t, j) for t in range(turns) for j in range(FACTS_PER_TURN)}
         shared = expected_shared_support(turns, REPEAT_EVERY)

@@ -140,7 +140,7 @@ def test_model_failure_gives_safe_default_and_audit(redis_url: str, scenario: st
         pipeline.ingest(ns, to_episodes(ns, [{"role": "user", "id": "old",
                                               "content": "Sam keeps bees in the garden"}],
                                         T0, None))
-        before = {m.id: m.model_dump_json() for m in store.iter_memories(ns)}
+        before = {m.id: m.model_dump_json() for m in store.records.iter_memories(ns)}
         script.extend(script_backup)
         calls["n"] = 0
         t0 = time.monotonic()
@@ -148,14 +148,15 @@ def test_model_failure_gives_safe_default_and_audit(redis_url: str, scenario: st
                                                        "content": "Sam moved to Porto"}],
                                                  T0, None))
         seconds = time.monotonic() - t0
-        after = {m.id: m.model_dump_json() for m in store.iter_memories(ns)}
-        errors = [e for e in store.audit_tail(ns, 100) if e.action is AuditAction.MODEL_ERROR]
-        new_texts = {m.text for m in store.iter_memories(ns)} - {"Sam keeps bees in the garden"}
+        after = {m.id: m.model_dump_json() for m in store.records.iter_memories(ns)}
+        errors = [e for e in store.audit.tail(ns, 100) if e.action is AuditAction.MODEL_ERROR]
+        new_texts = ({m.text for m in store.records.iter_memories(ns)}
+                     - {"Sam keeps bees in the garden"})
         print(f"\n[model: {scenario}] {calls['n']} requests in {seconds:.1f} s, "
               f"{report.facts} facts, stored {sorted(new_texts)}, "
               f"{len(errors)} MODEL_ERROR audit entries: {[e.reason[:60] for e in errors]}")
         assert {k: v for k, v in after.items() if k in before} == before, "nothing corrupted"
-        assert store.get_episode(ns, "new") is not None, "the turn itself is kept"
+        assert store.episodes.get_episode(ns, "new") is not None, "the turn itself is kept"
         if scenario in STORED:
             assert new_texts == {"Sam moved to Porto"}
         else:

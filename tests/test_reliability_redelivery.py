@@ -62,12 +62,12 @@ def test_redelivered_update_changes_nothing(redis_url: str) -> None:
     pipeline.ingest(NS, first)
     report = pipeline.ingest(NS, second)
     assert report.decisions == {"UPDATE": 1}
-    before = {m.id: m.model_dump_json() for m in store.iter_memories(NS)}
-    (memory,) = store.iter_memories(NS)
+    before = {m.id: m.model_dump_json() for m in store.records.iter_memories(NS)}
+    (memory,) = store.records.iter_memories(NS)
     audit_before = store.client.xlen(keys.audit(NS))
     redelivered = [pipeline.ingest(NS, second).decisions for _ in range(3)]
-    after = {m.id: m.model_dump_json() for m in store.iter_memories(NS)}
-    (again,) = store.iter_memories(NS)
+    after = {m.id: m.model_dump_json() for m in store.records.iter_memories(NS)}
+    (again,) = store.records.iter_memories(NS)
     decided = {str(k): v for k, v in redelivered[0].items()}
     print(f"\n[redelivered UPDATE] 3 redeliveries of a turn decided {decided}: "
           f"strength {memory.strength} -> {again.strength}, support {memory.support} -> "

@@ -125,8 +125,8 @@ def test_redis_restarted_during_ingest_loses_no_acknowledged_write(tmp_path: Pat
         acknowledged = set(acked_at)
         before_last = sum(1 for t in acked_at.values() if t < last_kill)
 
-        episodes = [e.id for e in client.store.iter_episodes(ns)]
-        by_text = Counter(m.text for m in client.store.iter_memories(ns))
+        episodes = [e.id for e in client.store.episodes.iter_episodes(ns)]
+        by_text = Counter(m.text for m in client.store.records.iter_memories(ns))
         lost_ack = [s for s in acknowledged
                     for t in range(s, s + BATCH)
                     if f"turn-{t}" not in episodes

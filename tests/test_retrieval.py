@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 from memcore.client.client import Client
-from memcore.core import retrieval
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Memory, Status, utcnow
-from memcore.core.vector_index import VectorIndex
+from memcore.index import retrieval
+from memcore.index.vector_index import VectorIndex
 from memcore.language.english import text_rules as en
 
 
@@ -170,7 +170,7 @@ def _client_with(redis_url: str, embedder: str, memories: dict[str, str]) -> Cli
     vectors = client.models.embedder.embed([memories[i] for i in ids])
     now = utcnow()
     for mid, vec in zip(ids, vectors, strict=True):
-        client.store.add("maria", Memory(
+        client.store.writes.add("maria", Memory(
             id=mid, namespace="maria", text=memories[mid], vector=[float(x) for x in vec],
             last_used=now, sources=[f"ep-{mid}"], status=Status.ACTIVE, created_at=now,
             updated_at=now), actor=Actor.INGEST, reason="test")
@@ -210,7 +210,7 @@ def test_search_still_hides_inactive_memories(hash_client: Client) -> None:
     now = utcnow()
     text = "Maria gave her cat Luna to her sister"
     vec = hash_client.models.embedder.embed([text])[0]
-    hash_client.store.supersede("maria", "cat", Memory(
+    hash_client.store.writes.supersede("maria", "cat", Memory(
         id="gave", namespace="maria", text=text, vector=[float(x) for x in vec], last_used=now,
         sources=["ep-gave"], status=Status.ACTIVE, created_at=now, updated_at=now), now=now,
         reason="test")

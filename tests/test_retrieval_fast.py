@@ -2,7 +2,7 @@
 implementations before them gave: same ids, same order, the same float bits.
 
 ``_OldTextIndex`` and ``_old_fuse`` are frozen copies of the code they replaced
-(memcore/core/retrieval.py before the contribution cache): a term-by-term ``_dense``
+(memcore/index/retrieval.py before the contribution cache): a term-by-term ``_dense``
 with no cache, a Python sort of the hits, and the plain RRF loop. The old index keeps
 its postings with the same (unchanged) add/remove/idf code and shares the unchanged
 head of ``search`` (``_hits``) and ``fuse``'s argument checks, so only the scoring and
@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memcore.core import retrieval
 from memcore.devtools.bench.api import _QUERIES, _query
 from memcore.devtools.bench.footprint import fact_text
+from memcore.index import retrieval
 from memcore.language.english import text_rules as en
 from memcore.language.english.lexicon import stem
 

@@ -56,14 +56,14 @@ def test_pruned_search_answers_as_the_whole_chunk_does(redis_url: str, floor: fl
     for name, client in (("pruned", pruned), ("whole", whole)):
         # Records read: the first ones come with the namespace's state, the rest after.
         for method in ("get_many", "search_read"):
-            real = getattr(client.store, method)
+            real = getattr(client.store.records, method)
 
             def counted(*args: object, _name: str = name, _real: object = real,
                         **kw: object) -> object:
                 reads[_name] += len(args[1])  # type: ignore[arg-type]
                 return _real(*args, **kw)  # type: ignore[operator]
 
-            setattr(client._searcher.store, method, counted)
+            setattr(client._searcher.store.records, method, counted)
     try:
         cases = 0
         for _ in range(40):

@@ -431,14 +431,14 @@ def test_no_secret_reaches_redis_or_the_aof_through_the_write_path() -> None:
               f"{len(_key_bytes(server))} keys and the AOF searched; values found: {found}")
         assert found == {}
 
-        episodes = {ep.id: ep.text for ep in store.iter_episodes("sec")}
+        episodes = {ep.id: ep.text for ep in store.episodes.iter_episodes("sec")}
         for i, (kind, _, _) in enumerate(CASES):
             assert f"[redacted: {kind}]" in episodes[f"s{i}"], episodes[f"s{i}"]
-        memories = [m.text for m in store.iter_memories("sec")]
+        memories = [m.text for m in store.records.iter_memories("sec")]
         assert any("Oslo" in t for t in memories) and any("Acme" in t for t in memories)
-        facts = [m.text for m in store.iter_memories("sec-facts")]
+        facts = [m.text for m in store.records.iter_memories("sec-facts")]
         assert facts and all("[redacted: " in t for t in facts if t.startswith("Sam said"))
-        redactions = [e for e in store.audit_tail("sec", 500) if e.action is AuditAction.REDACT]
+        redactions = [e for e in store.audit.tail("sec", 500) if e.action is AuditAction.REDACT]
         assert len(redactions) == len(CASES)  # one per turn, not again on redelivery
         assert all(e.actor.value == "ingest" and e.text is None for e in redactions)
         for i, (kind, _, _) in enumerate(CASES):
@@ -453,11 +453,11 @@ def test_no_secret_reaches_redis_or_the_aof_through_the_write_path() -> None:
         found = _where(server, values)
         assert sorted(found) == sorted(values)
         assert all("AOF" in places for places in found.values())
-        raw_texts = {ep.id: ep.text for ep in store.iter_episodes("raw-1")}
+        raw_texts = {ep.id: ep.text for ep in store.episodes.iter_episodes("raw-1")}
         assert [raw_texts[f"s{i}"] for i in range(len(CASES))] == [t for _, t, _ in CASES]
-        assert (sorted(m.text for m in store.iter_memories("raw-1"))
-                == sorted(m.text for m in store.iter_memories("off")))
-        assert not [e for e in store.audit_tail("raw-1", 500) if e.action is AuditAction.REDACT]
+        assert (sorted(m.text for m in store.records.iter_memories("raw-1"))
+                == sorted(m.text for m in store.records.iter_memories("off")))
+        assert not [e for e in store.audit.tail("raw-1", 500) if e.action is AuditAction.REDACT]
 
 
 def test_no_secret_reaches_the_broker_or_redis_through_client_and_worker(
@@ -485,9 +485,9 @@ def test_no_secret_reaches_the_broker_or_redis_through_client_and_worker(
             print(f"\n[redaction, client + worker] {len(cases)} secrets: values found in "
                   f"Redis, the AOF or the broker's messages: {found}")
             assert found == {}
-            texts = [ep.text for ep in client.store.iter_episodes(ns)]
+            texts = [ep.text for ep in client.store.episodes.iter_episodes(ns)]
             assert all(any(f"[redacted: {k}]" in t for t in texts) for k, _, _ in cases)
-            audited = [e for e in client.store.audit_tail(ns, 200)
+            audited = [e for e in client.store.audit.tail(ns, 200)
                        if e.action is AuditAction.REDACT]
             assert len(audited) == len(cases)  # the worker audits the producer's markers
 
@@ -498,7 +498,7 @@ def test_no_secret_reaches_the_broker_or_redis_through_client_and_worker(
             # Unmasked, each value rode in the broker's message: the search sees it there.
             missing = {v: p for v, p in found.items() if "AOF base64" not in p}
             assert not missing, missing
-            assert [ep.text for ep in client.store.iter_episodes(raw)][:len(cases)] == [
+            assert [ep.text for ep in client.store.episodes.iter_episodes(raw)][:len(cases)] == [
                 t for _, t, _ in cases]
         finally:
             client.close()

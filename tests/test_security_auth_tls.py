@@ -32,7 +32,7 @@ API_KEY = "sk-SENTINEL-0c9d8e7f6a5b"
 def _ingest_and_search(client: Client, ns: str, turns: int) -> int:
     ids = client.add(ns, turn_messages(0, turns, 1))
     client.wait(ids, timeout=120)
-    return len(list(client.store.iter_memories(ns)))
+    return len(list(client.store.records.iter_memories(ns)))
 
 
 def test_auth_end_to_end(tmp_path: Path) -> None:

@@ -223,7 +223,7 @@ def test_undecodable_message_does_not_kill_the_worker(tmp_path: Path) -> None:
         ids = client.add(NS, [{"role": "user", "id": "after-garbage", "content": "hi",
                                "metadata": {"facts": ["Sam keeps bees"]}}])
         report = client.wait(ids, timeout=60)[0]
-        stored = [m.text for m in client.store.iter_memories(NS)]
+        stored = [m.text for m in client.store.records.iter_memories(NS)]
         # The result is stored before the late ack removes the message from "unacked":
         # give the ack a moment instead of reading the count in between.
         deadline = time.monotonic() + 15
@@ -284,13 +284,13 @@ def test_faulty_embedder_is_rejected_naming_the_vector(redis_url: str, fault: st
     pipeline.ingest(NS, to_episodes(NS, [{"role": "user", "id": "seed", "content": "x",
                                           "metadata": {"facts": ["Sam owns a red kayak"]}}],
                                     T0, None))
-    before = {m.id: m.model_dump_json() for m in store.iter_memories(NS)}
+    before = {m.id: m.model_dump_json() for m in store.records.iter_memories(NS)}
     models.embedder = FaultyEmbedder(models.embedder.dim, fault)  # type: ignore[assignment]
     turn = [{"role": "user", "id": "bad", "content": "y",
              "metadata": {"facts": ["Sam climbs mountains in winter"]}}]
     with pytest.raises(ValueError) as err:
         pipeline.ingest(NS, to_episodes(NS, turn, datetime(2026, 3, 2, tzinfo=UTC), None))
-    after = {m.id: m.model_dump_json() for m in store.iter_memories(NS)}
+    after = {m.id: m.model_dump_json() for m in store.records.iter_memories(NS)}
     print(f"\n[faulty embedder: {fault}] rejected: {str(err.value)[:90]!r}; "
           f"memories unchanged: {after == before}")
     assert "vector" in str(err.value).lower() or "embedd" in str(err.value).lower()

@@ -37,11 +37,11 @@ def _wait_rewrite(store: MemoryStore) -> None:
 def erase_secret(store: MemoryStore, ns: str, what: str, secret: str) -> None:
     """Erase the memory holding ``secret`` and its turn t1, or the whole namespace."""
     if what == "memory":
-        (mid,) = [m.id for m in store.iter_memories(ns) if secret in m.text]
-        store.erase_memory(ns, mid, utcnow())
-        store.erase_episode(ns, "t1", utcnow())  # the turn's own text holds it too
+        (mid,) = [m.id for m in store.records.iter_memories(ns) if secret in m.text]
+        store.eraser.erase_memory(ns, mid, utcnow())
+        store.eraser.erase_episode(ns, "t1", utcnow())  # the turn's own text holds it too
     else:
-        store.erase_namespace(ns, utcnow())
+        store.eraser.erase_namespace(ns, utcnow())
 
 
 @pytest.mark.parametrize("what", ["memory", "namespace"])
@@ -63,7 +63,7 @@ def test_erase_rewrites_the_aof(what: str) -> None:
             erase_secret(store, ns, what, SECRET)
             _wait_rewrite(store)
             after = SECRET.encode() in _aof_bytes(server.directory)
-            kept = [m.text for m in store.iter_memories(ns)]
+            kept = [m.text for m in store.records.iter_memories(ns)]
             print(f"\n[erase {what} + AOF] secret in the AOF before erase: {before}, after the "
                   f"rewrite erase triggers: {after}; other memories kept: {kept}")
             assert before and not after

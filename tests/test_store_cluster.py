@@ -105,31 +105,32 @@ def test_fifty_namespaces_over_the_cluster(cluster: RedisClusterServers,
             node = store.client.get_node_from_key(keys.current(ns))  # type: ignore[attr-defined]
             spread.add(node.name)
             pipeline.ingest(ns, to_episodes(ns, turns(i), T0, None))
-            oslo = store.get(ns, store.find_by_hash(ns, _hash("I live in Oslo")) or "")
+            oslo = store.records.get(ns, store.records.find_by_hash(ns,
+                                                                    _hash("I live in Oslo")) or "")
             assert oslo is not None and sorted(oslo.sources) == [f"b{i}", f"c{i}"]
             report = passes.run_pass(store, ns, s.consolidation, models.merger, now=T0)
             assert report.to_version == 1 and store.current_version(ns) == 1
             hits = client.search(ns, "Where do I live?", k=1, now=T0, touch=True)
             assert hits and hits[0].memory.text == "I live in Oslo"
-            store.rollback(ns, 0, T0, reason="cluster test")
+            store.snapshots.rollback(ns, 0, T0, reason="cluster test")
             assert store.current_version(ns) == 0
-            code = next(m for m in store.iter_memories(ns) if SECRET in m.text)
+            code = next(m for m in store.records.iter_memories(ns) if SECRET in m.text)
             erased = client.erase_memory(ns, code.id)
             assert erased.removed == [code.id] and erased.episodes == [f"a{i}"]
             for key in ns_keys(store.client, ns):
                 dumped = store.client.dump(key) or b""
                 assert SECRET.encode() not in dumped, key
-            done = store.maintain(ns, T0 + timedelta(days=40), snapshot_grace_days=7,
+            done = store.maintenance.run(ns, T0 + timedelta(days=40), snapshot_grace_days=7,
                                   tombstone_grace_days=30, audit_retention_days=0)
             assert done.versions_dropped == [1]
         seconds = time.monotonic() - t0
         print(f"\n[cluster] 50 namespaces on {len(spread)} masters: ingest, pass, search, "
               f"rollback, erase, maintenance in {seconds:.1f} s")
         assert len(spread) == 3  # namespaces spread over every master
-        assert len(store.namespaces()) == 50
+        assert len(store.records.namespaces()) == 50
         for i in range(50):
-            assert store.erase_namespace(f"cl-{i}", T0) > 0
-        assert store.namespaces() == []
+            assert store.eraser.erase_namespace(f"cl-{i}", T0) > 0
+        assert store.records.namespaces() == []
     finally:
         client.close()
         store.close()
@@ -194,7 +195,7 @@ def test_a_lost_master_stops_only_its_namespaces(broker: RedisServer) -> None:
         victim.kill()
         for i, ns in enumerate(alive):
             pipeline.ingest(ns, to_episodes(ns, turns(i), T0, None))
-            assert store.count_by_status(ns)["candidate"] >= 3
+            assert store.records.count_by_status(ns)["candidate"] >= 3
         t0 = time.monotonic()
         with pytest.raises((redis.exceptions.ConnectionError,
                             redis.exceptions.ClusterDownError)) as lost:
@@ -251,28 +252,28 @@ def test_failover_to_a_replica_keeps_the_namespace(broker: RedisServer) -> None:
         assert replica is not None and len(servers.primaries()) == 3
         pipeline.ingest(ns, to_episodes(ns, turns(0), T0, None))
         assert passes.run_pass(store, ns, s.consolidation, models.merger, now=T0).to_version == 1
-        before = {m.id: m.text for m in store.iter_memories(ns)}
+        before = {m.id: m.text for m in store.records.iter_memories(ns)}
         _synced(victim, replica)
 
         t0 = time.monotonic()
         victim.kill()
         version, waited = _retry("read", lambda: store.current_version(ns))
         assert version == 1 and replica in servers.primaries()
-        assert {m.id: m.text for m in store.iter_memories(ns)} == before
+        assert {m.id: m.text for m in store.records.iter_memories(ns)} == before
         _retry("write", lambda: pipeline.ingest(ns, to_episodes(ns, [
             {"role": "user", "id": "d0", "content": "I play the cello.",
              "metadata": {"facts": ["I play the cello"]}}], T0 + timedelta(hours=1), None)))
-        assert any(m.text == "I play the cello" for m in store.iter_memories(ns))
-        as_of_v1 = {m.id: (m.text, m.status) for m in store.iter_memories(ns)}
+        assert any(m.text == "I play the cello" for m in store.records.iter_memories(ns))
+        as_of_v1 = {m.id: (m.text, m.status) for m in store.records.iter_memories(ns)}
         report = passes.run_pass(store, ns, s.consolidation, models.merger,
                                  now=T0 + timedelta(hours=2))
         assert report.to_version == 2
         hits = client.search(ns, "Where do I live?", k=1, now=T0 + timedelta(hours=2))
         assert hits and hits[0].memory.text == "I live in Oslo"
-        store.rollback(ns, 1, T0 + timedelta(hours=3), reason="failover test")
+        store.snapshots.rollback(ns, 1, T0 + timedelta(hours=3), reason="failover test")
         assert store.current_version(ns) == 1
-        assert {m.id: (m.text, m.status) for m in store.iter_memories(ns)} == as_of_v1
-        code = next(m for m in store.iter_memories(ns) if SECRET in m.text)
+        assert {m.id: (m.text, m.status) for m in store.records.iter_memories(ns)} == as_of_v1
+        code = next(m for m in store.records.iter_memories(ns) if SECRET in m.text)
         assert client.erase_memory(ns, code.id).removed == [code.id]
         for key in ns_keys(store.client, ns):
             assert SECRET.encode() not in (store.client.dump(key) or b""), key
@@ -297,13 +298,14 @@ def test_namespace_state_with_a_key_of_another_slot(cluster: RedisClusterServers
         store.client.set(API_KEYS_REV, "rev-1")
         assert store.client.keyslot(API_KEYS_REV) != store.client.keyslot(  # type: ignore[attr-defined]
             keys.current(ns))
-        store.add(ns, Memory(namespace=ns, text="I live in Oslo", vector=[1.0, 0.0, 0.0, 0.0],
+        store.writes.add(ns, Memory(namespace=ns, text="I live in Oslo", vector=[1.0, 0.0, 0.0,
+                                                                                 0.0],
                              importance=0.5, last_used=T0, created_at=T0, updated_at=T0,
                              status=Status.ACTIVE), actor=Actor.INGEST, reason="cluster test")
         state, extra = store.namespace_state_and(ns, [API_KEYS_REV, "mc:missing"])
         assert state == store.namespace_state(ns) and state.order_length == 1
         assert extra == [b"rev-1", None]
-        assert store.erase_namespace(ns, T0) > 0
+        assert store.eraser.erase_namespace(ns, T0) > 0
     finally:
         store.client.delete(API_KEYS_REV)
         store.close()

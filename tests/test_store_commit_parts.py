@@ -34,7 +34,7 @@ def test_parts_are_bounded_and_keep_a_merge_together() -> None:
 
 
 def _seed(store: MemoryStore, ns: str, n: int) -> list[str]:
-    return [store.add(ns, mem(ns, f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
+    return [store.writes.add(ns, mem(ns, f"fact number {i} about tea", seed=i), actor=Actor.INGEST,
                       reason="").id for i in range(n)]
 
 
@@ -51,7 +51,7 @@ def _merges(view_memories: list[Memory]) -> list[Memory]:
 def _state(store: MemoryStore, ns: str, ids: list[str]) -> list[dict[str, object]]:
     """Every record by seed position (ids and namespace differ between namespaces)."""
     pos = {mid: i for i, mid in enumerate(ids)}
-    got = {m.id: m for m in store.iter_memories(ns)}
+    got = {m.id: m for m in store.records.iter_memories(ns)}
     out = []
     for mid in ids:
         d = got[mid].model_dump(exclude={"id", "namespace", "version"})
@@ -66,10 +66,10 @@ def test_a_large_pass_commits_whole_versions_and_keeps_racing_writes(
     ids = {ns: _seed(store, ns, 24) for ns in ("one", "parts")}
     results = {}
     for ns, size in (("one", None), ("parts", 6)):
-        view = store.begin_pass(ns)
+        view = store.snapshots.begin_pass(ns)
         changed = _merges(view.memories)
         # a write during the pass, before the commit, on a record of the last part
-        store.reinforce(ns, ids[ns][22], source="during", now=later(5), reason="")
+        store.writes.reinforce(ns, ids[ns][22], source="during", now=later(5), reason="")
         swap = store.snapshots._swap
         calls: list[int] = []
 
@@ -78,8 +78,8 @@ def test_a_large_pass_commits_whole_versions_and_keeps_racing_writes(
             res = _swap(*args, **kw)  # type: ignore[operator]
             calls.append(res)
             if len(calls) == 1:  # between the first part and the rest: a write and a touch
-                store.reinforce(_ns, ids[_ns][20], source="between", now=later(6), reason="")
-                store.touch(_ns, [ids[_ns][2]], later(7))
+                store.writes.reinforce(_ns, ids[_ns][20], source="between", now=later(6), reason="")
+                store.writes.touch(_ns, [ids[_ns][2]], later(7))
             return int(res)
 
         store.snapshots._swap = racing  # type: ignore[method-assign]
@@ -88,7 +88,7 @@ def test_a_large_pass_commits_whole_versions_and_keeps_racing_writes(
                                                   max_records=size)
         finally:
             del store.snapshots._swap
-        results[ns] = (last, store.last_commit_versions)
+        results[ns] = (last, list(store.snapshots.last_versions))
     (one_last, one_made), (parts_last, made) = results["one"], results["parts"]
     assert one_made == [one_last] == [1]
     assert made == [1, 2, 3, 4] and parts_last == 4  # 12 merged pairs, 3 per part
@@ -96,11 +96,11 @@ def test_a_large_pass_commits_whole_versions_and_keeps_racing_writes(
     # the same records as one commit, racing writes included
     assert _state(store, "one", ids["one"]) == _state(store, "parts", ids["parts"])
     for ns in ("one", "parts"):
-        got = {m.id: m for m in store.iter_memories(ns)}
+        got = {m.id: m for m in store.records.iter_memories(ns)}
         assert "during" in got[ids[ns][22]].sources and "between" in got[ids[ns][20]].sources
         assert got[ids[ns][2]].recall_count == 1
         assert got[ids[ns][21]].status is Status.TOMBSTONED
-        assert store.count_by_status(ns) == {"candidate": 0, "active": 12, "superseded": 0,
+        assert store.records.count_by_status(ns) == {"candidate": 0, "active": 12, "superseded": 0,
                                              "tombstoned": 12}
     # every version is whole: a survivor and what it absorbed change in the same version
     pairs = list(zip(ids["parts"][0::2], ids["parts"][1::2], strict=True))
@@ -111,6 +111,6 @@ def test_a_large_pass_commits_whole_versions_and_keeps_racing_writes(
             assert (" and " in by_id[a].text) == (by_id[b].status is Status.TOMBSTONED)
     assert not store.client.exists(keys.pass_token("parts"), keys.delta("parts"))
     # a rollback to before the pass undoes every part
-    store.rollback("parts", 0, later(20))
+    store.snapshots.rollback("parts", 0, later(20))
     assert all(m.status is Status.ACTIVE and " and " not in m.text
-               for m in store.iter_memories("parts"))
+               for m in store.records.iter_memories("parts"))

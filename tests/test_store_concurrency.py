@@ -16,7 +16,7 @@ THREADS, OPS, TARGETS = 6, 30, 4
 
 def test_concurrent_reinforce_update_touch(redis_url: str) -> None:
     setup = MemoryStore.from_url(redis_url)
-    ids = [setup.add("u", mem("u", f"fact {i}", seed=i, sources=[]), actor=Actor.INGEST,
+    ids = [setup.writes.add("u", mem("u", f"fact {i}", seed=i, sources=[]), actor=Actor.INGEST,
                      reason="seed").id for i in range(TARGETS)]
     errors: list[BaseException] = []
     texts: dict[str, set[str]] = {i: {f"fact {n}"} for n, i in enumerate(ids)}
@@ -38,12 +38,12 @@ def test_concurrent_reinforce_update_touch(redis_url: str) -> None:
             for j, (kind, target, text) in enumerate(ops):
                 source = f"t{t}-{j}"
                 if kind == "reinforce":
-                    store.reinforce("u", target, source=source, now=later(j), reason="seen")
+                    store.writes.reinforce("u", target, source=source, now=later(j), reason="seen")
                 elif kind == "update":
-                    store.update("u", target, text=text, vector=None, source=source,
+                    store.writes.update("u", target, text=text, vector=None, source=source,
                                  now=later(j), reason="refined")
                 else:
-                    store.touch("u", [target], later(j), strength_cap=1000.0)
+                    store.writes.touch("u", [target], later(j), strength_cap=1000.0)
         except BaseException as exc:  # pragma: no cover - reported below
             errors.append(exc)
 
@@ -66,7 +66,7 @@ def test_concurrent_reinforce_update_touch(redis_url: str) -> None:
             if kind == "touch":
                 want_touches[target] += 1
     for memory_id in ids:
-        m = setup.get("u", memory_id)
+        m = setup.records.get("u", memory_id)
         assert m is not None
         assert set(m.sources) == want_sources[memory_id]
         assert m.support == 1 + len(want_sources[memory_id])
@@ -75,7 +75,7 @@ def test_concurrent_reinforce_update_touch(redis_url: str) -> None:
         assert m.strength == 1 + want_updates[memory_id] + want_touches[memory_id]
         assert m.text in texts[memory_id]
         assert m.version == 1 + sum(1 for ops in plan for k, tg, _ in ops if tg == memory_id)
-    audit = Counter(e.action for e in setup.audit_tail("u", 10_000))
+    audit = Counter(e.action for e in setup.audit.tail("u", 10_000))
     n_ops = THREADS * OPS
     assert audit[AuditAction.UPDATE] == n_ops // 3
     assert audit[AuditAction.NOOP] == n_ops // 3

@@ -9,7 +9,7 @@ import redis
 from memcore.core.errors import NamespaceNotFound
 from memcore.core.models import Actor, AuditAction, Episode, Role
 from memcore.store import MemoryStore, keys
-from memcore.store.records import quantize
+from memcore.store.codec import quantize
 from tests.test_store_support import later, mem, vec
 
 SECRET = "SECRET-MEMORY my bank PIN is 4921 and my doctor is Dr Zed"
@@ -48,44 +48,45 @@ def _assert_gone(client: redis.Redis, ns: str, needles: list[bytes]) -> None:
 def setup(redis_client: redis.Redis) -> tuple[MemoryStore, dict[str, str]]:
     redis_client.config_set("rdbcompression", "no")  # DUMP must show raw bytes
     store = MemoryStore(redis_client)
-    store.add_episodes([Episode(id="e-secret", namespace="u", role=Role.USER, text=EP_SECRET,
+    store.episodes.add_episodes([Episode(id="e-secret", namespace="u", role=Role.USER,
+                                         text=EP_SECRET,
                                 timestamp=later(0)),
                         Episode(id="e-other", namespace="u", role=Role.USER, text="hello",
                                 timestamp=later(1))])
-    x = store.add("u", mem("u", SECRET, seed=1, sources=["e-x"]), actor=Actor.INGEST,
+    x = store.writes.add("u", mem("u", SECRET, seed=1, sources=["e-x"]), actor=Actor.INGEST,
                   reason=f"said: {SECRET}")
-    y = store.add("u", mem("u", DERIVED, seed=2, sources=["e-secret"]), actor=Actor.INGEST,
+    y = store.writes.add("u", mem("u", DERIVED, seed=2, sources=["e-secret"]), actor=Actor.INGEST,
                   reason="extracted")
-    z = store.add("u", mem("u", "user likes tea", seed=3, sources=["e-secret", "e-other"]),
+    z = store.writes.add("u", mem("u", "user likes tea", seed=3, sources=["e-secret", "e-other"]),
                   actor=Actor.INGEST, reason="")
-    keep = store.add("u", mem("u", "user lives in Oslo", seed=4, sources=["e-other"]),
+    keep = store.writes.add("u", mem("u", "user lives in Oslo", seed=4, sources=["e-other"]),
                      actor=Actor.INGEST, reason="")
-    view = store.begin_pass("u")  # snapshot v1 holds copies of everything
-    store.commit_pass("u", view, view.memories, [], now=later(2))
-    store.store_index_blob("u", 1, np.asarray([vec(1), vec(2)], np.float32).tobytes())
-    store.store_index_blob("u", 0, np.asarray([vec(1)], np.float32).tobytes())
-    store.reinforce("u", x.id, source="e-x2", now=later(3), reason="")
+    view = store.snapshots.begin_pass("u")  # snapshot v1 holds copies of everything
+    store.snapshots.commit_pass("u", view, view.memories, [], now=later(2))
+    store.snapshots.store_index_blob("u", 1, np.asarray([vec(1), vec(2)], np.float32).tobytes())
+    store.snapshots.store_index_blob("u", 0, np.asarray([vec(1)], np.float32).tobytes())
+    store.writes.reinforce("u", x.id, source="e-x2", now=later(3), reason="")
     return store, {"x": x.id, "y": y.id, "z": z.id, "keep": keep.id}
 
 
 def test_erase_memory_everywhere_including_running_pass(
         setup: tuple[MemoryStore, dict[str, str]]) -> None:
     store, ids = setup
-    view = store.begin_pass("u")  # a pass in progress holding the secret
-    store.update("u", ids["x"], text=SECRET + " (updated)", vector=vec(1), source="e-x3",
+    view = store.snapshots.begin_pass("u")  # a pass in progress holding the secret
+    store.writes.update("u", ids["x"], text=SECRET + " (updated)", vector=vec(1), source="e-x3",
                  now=later(4), reason=SECRET)
     needles = _needles(1, SECRET)
     assert _found(store.client, "u", needles) == set(needles)  # the scan does see them
-    assert store.erase_memory("u", ids["x"], later(5)) == 1
-    assert store.get("u", ids["x"]) is None
-    store.commit_pass("u", view, view.memories, [], now=later(6))  # pass had the old copy
-    assert store.get("u", ids["x"]) is None
-    assert all(store.get("u", i) is not None for k, i in ids.items() if k != "x")
+    assert store.eraser.erase_memory("u", ids["x"], later(5)) == 1
+    assert store.records.get("u", ids["x"]) is None
+    store.snapshots.commit_pass("u", view, view.memories, [], now=later(6))  # pass had the old copy
+    assert store.records.get("u", ids["x"]) is None
+    assert all(store.records.get("u", i) is not None for k, i in ids.items() if k != "x")
     _assert_gone(store.client, "u", needles)
-    erase = [e for e in store.audit_tail("u", 100) if e.action is AuditAction.ERASE]
+    erase = [e for e in store.audit.tail("u", 100) if e.action is AuditAction.ERASE]
     assert len(erase) == 1 and erase[0].before == [ids["x"]]
-    assert store.load_index_blob("u", 1) is None
-    assert {e.action for e in store.history("u", ids["x"])} >= {AuditAction.ADD,
+    assert store.snapshots.load_index_blob("u", 1) is None
+    assert {e.action for e in store.audit.history("u", ids["x"])} >= {AuditAction.ADD,
                                                                  AuditAction.ERASE}
 
 
@@ -94,11 +95,11 @@ def test_erase_episode_drops_only_what_it_alone_supports(
     store, ids = setup
     needles = _needles(2, EP_SECRET, DERIVED)
     assert _found(store.client, "u", needles) == set(needles)
-    assert store.erase_episode("u", "e-secret", later(5)) == 2  # the episode + y
-    assert store.get_episode("u", "e-secret") is None
-    assert [e.id for e in store.iter_episodes("u")] == ["e-other"]
-    assert store.get("u", ids["y"]) is None
-    z = store.get("u", ids["z"])
+    assert store.eraser.erase_episode("u", "e-secret", later(5)) == 2  # the episode + y
+    assert store.episodes.get_episode("u", "e-secret") is None
+    assert [e.id for e in store.episodes.iter_episodes("u")] == ["e-other"]
+    assert store.records.get("u", ids["y"]) is None
+    z = store.records.get("u", ids["z"])
     assert z is not None and z.sources == ["e-other"]
     for version in (0, 1):
         old = store.gateway.load("u", version, [ids["z"]])[0]
@@ -110,15 +111,15 @@ def test_erase_of_a_namespace_without_keys_raises_and_writes_nothing(
         setup: tuple[MemoryStore, dict[str, str]]) -> None:
     store, _ = setup
     with pytest.raises(NamespaceNotFound, match="'u-typo'"):
-        store.erase_namespace("u-typo", later(9))
-    assert store.erase_namespace("u-typo", later(9), missing_ok=True) == 0
+        store.eraser.erase_namespace("u-typo", later(9))
+    assert store.eraser.erase_namespace("u-typo", later(9), missing_ok=True) == 0
     assert list(store.client.scan_iter(match=keys.pattern("u-typo"))) == []
 
 
 def test_erase_namespace(setup: tuple[MemoryStore, dict[str, str]]) -> None:
     store, _ = setup
-    assert store.erase_namespace("u", later(9)) > 10
-    assert "u" not in store.namespaces()
+    assert store.eraser.erase_namespace("u", later(9)) > 10
+    assert "u" not in store.records.namespaces()
     _assert_gone(store.client, "u", _needles(1, SECRET, EP_SECRET, DERIVED))
     left = {k.decode() for k in store.client.scan_iter(match=keys.pattern("u"))}
     payloads = {k for k in left if k.startswith(keys.prefix("u") + "audit:p:")}
@@ -126,6 +127,6 @@ def test_erase_namespace(setup: tuple[MemoryStore, dict[str, str]]) -> None:
     assert left <= {keys.audit("u"), keys.generation("u")} | payloads
     epoch = store.client.get(keys.generation("u"))
     assert epoch is not None and b"secret" not in epoch.lower()
-    store.erase_namespace("u", later(10))
+    store.eraser.erase_namespace("u", later(10))
     assert store.client.get(keys.generation("u")) != epoch  # every erase, a new token
-    assert [e.action for e in store.audit_tail("u")] == [AuditAction.ERASE]
+    assert [e.action for e in store.audit.tail("u")] == [AuditAction.ERASE]

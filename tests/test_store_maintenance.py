@@ -36,16 +36,16 @@ def build(store: MemoryStore, ns: str) -> dict[str, str]:
     (young tombstoned on day 30). At NOW: old is 39 days a tombstone, young 10."""
     ids = {}
     for name, text, seed in (("old", OLD, 1), ("young", YOUNG, 2), ("live", LIVE, 3)):
-        ids[name] = store.add(ns, mem(ns, text, seed=seed, sources=[f"e-{name}"]),
+        ids[name] = store.writes.add(ns, mem(ns, text, seed=seed, sources=[f"e-{name}"]),
                               actor=Actor.INGEST, reason="extracted").id
     for when, victim in ((day(1), "old"), (day(30), "young")):
-        view = store.begin_pass(ns)
+        view = store.snapshots.begin_pass(ns)
         out = [m.model_copy(update={"status": Status.TOMBSTONED, "updated_at": when})
                if m.id == ids[victim] else m for m in view.memories]
         event = AuditEvent(action=AuditAction.TOMBSTONE, namespace=ns, before=[ids[victim]],
                            reason="retention 0.004 below the floor",
                            actor=Actor.CONSOLIDATION, at=when)
-        store.commit_pass(ns, view, out, [event], now=when)
+        store.snapshots.commit_pass(ns, view, out, [event], now=when)
     return ids
 
 
@@ -57,57 +57,57 @@ def store(redis_client: redis.Redis) -> MemoryStore:
 
 def test_maintain_drops_versions_purges_tombstones_and_keeps_why(store: MemoryStore) -> None:
     ids = build(store, "u")
-    assert [v.version for v in store.versions("u")] == [0, 1, 2]
+    assert [v.version for v in store.snapshots.versions("u")] == [0, 1, 2]
     old_needles = _needles(1, OLD)  # text, int8 codes, float32 bytes (in no index blob here)
     assert _found(store.client, "u", old_needles) == set(old_needles[:2])
-    report = store.maintain("u", NOW, snapshot_grace_days=20, tombstone_grace_days=30,
+    report = store.maintenance.run("u", NOW, snapshot_grace_days=20, tombstone_grace_days=30,
                             audit_retention_days=0)
     assert report.versions_dropped == [0]  # v0 retired 39 days ago; v1 only 10
     assert report.tombstones_purged == [ids["old"]]
     assert report.audit_trimmed == 0
-    assert [v.version for v in store.versions("u")] == [1, 2]
+    assert [v.version for v in store.snapshots.versions("u")] == [1, 2]
     # The text and vector of the purged tombstone are gone from every key (v1 included).
     _assert_gone(store.client, "u", old_needles)
     assert _found(store.client, "u", _needles(2, YOUNG)) == set(_needles(2, YOUNG)[:2])
-    assert store.get("u", ids["old"]) is None
+    assert store.records.get("u", ids["old"]) is None
     # The audit keeps that it existed and why; its text is redacted.
-    history = store.history("u", ids["old"])
+    history = store.audit.history("u", ids["old"])
     actions = [e.action for e in history]
     assert actions == [AuditAction.ADD, AuditAction.TOMBSTONE, AuditAction.PURGE]
     assert history[0].text == "[purged]" and history[0].reason == "extracted"
     assert history[1].reason == "retention 0.004 below the floor"
     assert "tombstone_grace_days" in history[2].reason
-    assert store.purged_at("u", ids["old"]) == NOW
+    assert store.eraser.purged_at("u", ids["old"]) == NOW
     # restore says the memory was purged; the younger tombstone still restores.
     with pytest.raises(PurgedError, match=r"purged on .*cannot be restored"):
-        store.restore("u", ids["old"], NOW)
+        store.writes.restore("u", ids["old"], NOW)
     with pytest.raises(KeyError, match="not found"):
-        store.restore("u", "never-existed", NOW)
-    assert store.restore("u", ids["young"], NOW).status is Status.ACTIVE
+        store.writes.restore("u", "never-existed", NOW)
+    assert store.writes.restore("u", ids["young"], NOW).status is Status.ACTIVE
     # A second run finds nothing left to do.
-    again = store.maintain("u", NOW, snapshot_grace_days=20, tombstone_grace_days=30,
+    again = store.maintenance.run("u", NOW, snapshot_grace_days=20, tombstone_grace_days=30,
                            audit_retention_days=0)
     assert (again.versions_dropped, again.tombstones_purged) == ([], [])
 
 
 def test_purge_reaches_a_pass_in_flight(store: MemoryStore) -> None:
     ids = build(store, "u")
-    view = store.begin_pass("u")
+    view = store.snapshots.begin_pass("u")
     assert ids["old"] in {m.id for m in view.memories}
-    assert store.purge_tombstones("u", NOW, grace_days=30) == [ids["old"]]
-    new = store.commit_pass("u", view, view.memories, [], now=NOW)
+    assert store.maintenance.purge_tombstones("u", NOW, grace_days=30) == [ids["old"]]
+    new = store.snapshots.commit_pass("u", view, view.memories, [], now=NOW)
     assert store.current_version("u") == new
-    assert ids["old"] not in {m.id for m in store.iter_memories("u")}
+    assert ids["old"] not in {m.id for m in store.records.iter_memories("u")}
     _assert_gone(store.client, "u", _needles(1, OLD))
 
 
 def test_audit_retention_trims_old_events(store: MemoryStore) -> None:
     build(store, "u")
-    before = store.audit_tail("u", 100)
-    report = store.maintain("u", NOW, snapshot_grace_days=1000, tombstone_grace_days=1000,
+    before = store.audit.tail("u", 100)
+    report = store.maintenance.run("u", NOW, snapshot_grace_days=1000, tombstone_grace_days=1000,
                             audit_retention_days=35)
     cutoff = NOW - timedelta(days=35)
-    after = store.audit_tail("u", 100)
+    after = store.audit.tail("u", 100)
     assert report.audit_trimmed == sum(e.at < cutoff for e in before) > 0
     assert len(after) == len(before) - report.audit_trimmed
     assert all(e.at >= cutoff for e in after)
@@ -148,7 +148,7 @@ def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:
     client = Client(celery_stack.redis_url)
     ns = "maint-worker"
     try:
-        client.store.erase_namespace(ns, NOW, missing_ok=True)  # a clean slate
+        client.store.eraser.erase_namespace(ns, NOW, missing_ok=True)  # a clean slate
         ids = build(client.store, ns)
         # The stack's Redis is shared with other tests: NOW (2024) is older than their
         # data, so the run touches only this namespace.
@@ -164,5 +164,5 @@ def test_maintenance_task_on_a_real_worker(celery_stack: LocalStack) -> None:
         assert out.exit_code == 1
         assert "was purged on" in out.output and "cannot be restored" in out.output
     finally:
-        client.store.erase_namespace(ns, NOW, missing_ok=True)
+        client.store.eraser.erase_namespace(ns, NOW, missing_ok=True)
         client.close()

@@ -9,7 +9,7 @@ import redis
 
 from memcore.core.models import Memory, Status
 from memcore.store import MemoryStore
-from memcore.store.records import pack_memory, unpack_memory
+from memcore.store.codec import pack_memory, unpack_memory
 
 T0 = datetime(2024, 3, 1, 12, 0, tzinfo=UTC)
 DIM = 384

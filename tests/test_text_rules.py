@@ -10,11 +10,11 @@ from pathlib import Path
 
 from memcore.adapters import build_models
 from memcore.client.client import Client
-from memcore.core import retrieval
+from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig, Settings
-from memcore.core.consolidation import consolidate
 from memcore.core.models import Episode, Role, Status
 from memcore.core.text_rules import PLAIN, PlainText, TextRules
+from memcore.index import retrieval
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import NoLanguage, language_pack, text_rules
 from memcore.language.english.compare import relation_for
@@ -98,7 +98,7 @@ def test_a_namespace_without_a_language_masks_by_shape_and_searches_by_word(
     text = "Vivo en Lisboa con mi gata Luna. Tarjeta 4111 1111 1111 1111, contraseña: Zq7!"
     pipeline.ingest("es", [Episode(id="e1", namespace="es", role=Role.USER, speaker="Ana",
                                    text=text, timestamp=T0)])
-    stored = " ".join(m.text for m in store.iter_memories("es"))
+    stored = " ".join(m.text for m in store.records.iter_memories("es"))
     assert "Lisboa" in stored and "4111" not in stored  # a card has a shape in any language
     client = Client(settings=settings)
     try:

@@ -13,7 +13,7 @@ from memcore.client.client import Client
 from memcore.core.filters import FilterError, compile_filter
 from memcore.core.models import Actor, AuditAction, Memory, Status
 from memcore.core.timeline import valid_at
-from memcore.store.records import pack_memory, unpack_filter_fields, unpack_memory
+from memcore.store.codec import pack_memory, unpack_filter_fields, unpack_memory
 
 
 def at(year: int, month: int = 1, day: int = 1) -> datetime:
@@ -116,7 +116,7 @@ def put(client: Client, ns: str, text: str, when: datetime, **fields: Any) -> Me
     m = Memory(namespace=ns, text=text, vector=vec, last_used=when, created_at=when,
                updated_at=when, status=fields.pop("status", Status.ACTIVE),
                explicit=True, confidence=0.9, sources=[f"ep-{text}"], **fields)
-    return client.store.add(ns, m, actor=Actor.INGEST, reason="test")
+    return client.store.writes.add(ns, m, actor=Actor.INGEST, reason="test")
 
 
 def moved(client: Client, ns: str) -> tuple[Memory, Memory]:
@@ -126,7 +126,7 @@ def moved(client: Client, ns: str) -> tuple[Memory, Memory]:
     berlin = Memory(namespace=ns, text="Sam lives in Berlin", vector=vec, last_used=at(2024),
                     created_at=at(2024), updated_at=at(2024), valid_from=at(2024),
                     status=Status.ACTIVE, explicit=True, confidence=0.9, sources=["ep-b"])
-    client.store.supersede(ns, paris.id, berlin, now=at(2024), actor=Actor.INGEST,
+    client.store.writes.supersede(ns, paris.id, berlin, now=at(2024), actor=Actor.INGEST,
                            reason="moved")
     return paris, berlin
 

@@ -41,7 +41,7 @@ def moved(live: Api) -> tuple[str, str, str]:
                     timeout=120)
     local = Client(live.redis_url)
     try:
-        (paris,) = [m for m in local.store.iter_memories(ns) if "Paris" in m.text]
+        (paris,) = [m for m in local.store.records.iter_memories(ns) if "Paris" in m.text]
     finally:
         local.close()
     assert paris.status is Status.SUPERSEDED and paris.superseded_by

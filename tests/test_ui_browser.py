@@ -88,7 +88,7 @@ def fed(celery_stack: LocalStack) -> Iterator[Fed]:
     suffix = uuid.uuid4().hex[:8]
     NS, OTHER_NS = f"acme-sam-{suffix}", f"globex-kim-{suffix}"
     # Each test sees only its own tenants' namespaces.
-    for ns in client.store.namespaces():
+    for ns in client.store.records.namespaces():
         if ns.startswith(("acme-", "globex-")):
             client.erase(ns, everything=True)
     turns = load_sample()
@@ -173,7 +173,7 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
         assert png.status_code == 200 and png.content[:4] == b"\x89PNG", (name, png.text[:300])
 
     # A superseded memory: its successor is in the lineage.
-    old = next(m for m in client.store.iter_memories(NS) if m.status is Status.SUPERSEDED
+    old = next(m for m in client.store.records.iter_memories(NS) if m.status is Status.SUPERSEDED
                and m.superseded_by)
     driver.get(f"{api.url}/ui/ns/{NS}/m/{old.id}")
     assert driver.find_element(By.ID, "memory-status").text == "superseded"
@@ -200,7 +200,7 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
     expected = (len(facts) - 1) / len(facts) if len(facts) > 1 else 1.0
     assert f"precision {expected * 100:.1f} %" in precision and "interval" in precision
     assert len(driver.find_elements(By.CSS_SELECTOR, "#review-history tbody tr")) == 1
-    assert len(client.store.review_history(NS)) == 1
+    assert len(client.store.reviews.reviews(NS)) == 1
     shot(driver, "review-result")
 
     # Versions: roll back to the first pass's version.
@@ -215,7 +215,8 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
     assert client.store.current_version(NS) != current
 
     # Erase: refused without the namespace name, done with it.
-    victim = next(m for m in client.store.iter_memories(NS) if m.live and "Berlin" in m.text)
+    victim = next(m for m in client.store.records.iter_memories(NS)
+                  if m.live and "Berlin" in m.text)
     driver.get(f"{api.url}/ui/ns/{NS}/m/{victim.id}")
     click(driver, driver.find_element(By.ID, "erase"))
     assert "type the namespace name" in body(driver)
@@ -251,7 +252,7 @@ def driver_cookies(driver: WebDriver) -> dict[str, str]:
 def test_roles_hide_and_refuse_actions(driver: WebDriver, fed: Fed) -> None:
     api, client, NS = fed.api, fed.client, fed.ns
     reader = api.key("acme-*", role="read")
-    memory = next(m for m in client.store.iter_memories(NS) if m.live)
+    memory = next(m for m in client.store.records.iter_memories(NS) if m.live)
     sign_in(driver, api, reader)
     driver.get(f"{api.url}/ui/ns/{NS}/m/{memory.id}")
     assert not driver.find_elements(By.ID, "erase") and not driver.find_elements(By.ID, "pin")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcore.core.vector_index import IndexCache, VectorIndex
+from memcore.index.vector_index import IndexCache, VectorIndex
 
 
 def unit(n: int, d: int, seed: int = 0) -> np.ndarray:

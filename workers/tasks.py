@@ -48,7 +48,7 @@ def ingest(self: Task, payload: dict[str, Any]) -> dict[str, Any]:
         namespace = payload.get("namespace") if isinstance(payload, dict) else None
         if isinstance(namespace, str) and self.request.id:
             try:
-                rt.store.release_backlog(namespace, [self.request.id])
+                rt.store.backlog.release(namespace, [self.request.id])
             except ValueError:  # an invalid name was never counted
                 pass
             except Exception as exc:  # the entry ages out; the task's outcome stands

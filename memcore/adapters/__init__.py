@@ -10,8 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcore.adapters.hashing import HashingEmbedder
+from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
+from memcore.adapters.local import LocalEmbedder
 from memcore.adapters.offline import OfflineDecider, OfflineExtractor, OfflineMerger
 from memcore.adapters.openai_client import ModelCallError, OpenAIConfig
+from memcore.adapters.openai_models import (
+    OpenAIDecider,
+    OpenAIEmbedder,
+    OpenAIExtractor,
+    OpenAIMerger,
+)
+from memcore.adapters.provided import ProvidedFactsExtractor
 from memcore.core.config import Settings
 from memcore.core.interfaces import Decider, Embedder, Extractor, Merger
 from memcore.observability.instrument import InstrumentedModels, Instruments, instrument
@@ -87,12 +96,8 @@ def build_embedder(settings: Settings) -> Embedder:
     if name == "hash":
         return HashingEmbedder(dim=settings.embedding_dim)
     if name == "local":
-        from memcore.adapters.local import LocalEmbedder
-
         return LocalEmbedder()
     if name == "openai":
-        from memcore.adapters.openai_models import OpenAIEmbedder
-
         return OpenAIEmbedder(openai_config(settings), dim=settings.embedding_dim)
     raise ValueError(f"embedder must be one of {', '.join(EMBEDDERS)}; got {settings.embedder!r}")
 
@@ -101,8 +106,6 @@ def build_models(settings: Settings) -> Models:
     """OpenAI-compatible models when ``settings.openai_api_key`` is set, else offline rules."""
     embedder = build_embedder(settings)
     if settings.openai_api_key:
-        from memcore.adapters.openai_models import OpenAIDecider, OpenAIExtractor, OpenAIMerger
-
         config = openai_config(settings)
         return _with_options(settings, Models(
             extractor=OpenAIExtractor(config, allow_assistant=settings.allow_assistant_facts),
@@ -129,12 +132,8 @@ def _with_options(settings: Settings, models: Models, offline: bool = True) -> M
         raise ValueError(f"extractor must be one of {', '.join(EXTRACTORS)}; "
                          f"got {settings.extractor!r}")
     if choice == "provided":
-        from memcore.adapters.provided import ProvidedFactsExtractor
-
         models.extractor = ProvidedFactsExtractor()
     if offline and settings.offline_latency_ms > 0:
-        from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
-
         ms = settings.offline_latency_ms
         models.extractor = DelayedExtractor(models.extractor, ms)
         models.decider = DelayedDecider(models.decider, ms)

@@ -50,7 +50,7 @@ class QueueCollector(Collector):
             "memcore_ingest_backlog",
             "Ingest tasks accepted and not finished, all namespaces (queue_limit).")
         try:
-            backlog.add_metric([], float(self.client.store.backlog_depth().total))
+            backlog.add_metric([], float(self.client.store.backlog.depth().total))
         except UNREACHABLE:  # /metrics answers without it while Redis is away
             return [lag]
         return [lag, backlog]

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from fastapi import Request
 
 from memcore.api.auth import KeyCache
 from memcore.api.threads import SearchThreads
+from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.task_log import TaskLog
-
-if TYPE_CHECKING:
-    from memcore.client.client import Client
 
 T = TypeVar("T")
 
@@ -40,8 +38,6 @@ class ApiState:
         if self._client is None:
             with self._lock:
                 if self._client is None:
-                    from memcore.client.client import Client
-
                     client = Client(settings=self.settings)
                     # Many searches a second: one recall-bookkeeping write per batch.
                     client.defer_touches(self.settings.api.touch_batch_seconds)

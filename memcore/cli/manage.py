@@ -61,12 +61,12 @@ def rollback(namespace: str = typer.Argument(..., help="Namespace."),
     from memcore.core.models import utcnow
 
     store = open_client().store
-    known = [v.version for v in store.versions(namespace)]
+    known = [v.version for v in store.snapshots.versions(namespace)]
     if version not in known:
         fail(f"version {version} is not a committed version of {namespace!r} "
              f"(committed: {known or 'none'})")
     before = store.current_version(namespace)
-    store.rollback(namespace, version, utcnow(), reason="memcore rollback")
+    store.snapshots.rollback(namespace, version, utcnow(), reason="memcore rollback")
     if json_out:
         emit_json({"namespace": namespace, "from": before, "to": version})
     else:
@@ -114,13 +114,13 @@ def erase(namespace: str = typer.Argument(..., help="Namespace."),
     what = (f"memory {memory}" if memory else f"episode {episode}" if episode
             else f"EVERYTHING in namespace {namespace}")
     client = open_client()
-    if everything and not client.store.has_namespace(namespace):
+    if everything and not client.store.records.has_namespace(namespace):
         # Nothing stored: a typo'd name, or every turn of it still queued. No ERASE event
         # is written, but the erase fence is set, so those queued turns are never stored.
         if not yes:
             typer.confirm(f"Namespace {namespace} has no stored data. Drop its turns still "
                           "queued, if any?", abort=True)
-        client.store.fence_namespace(namespace)
+        client.store.fences.advance(namespace)
         try:
             require_namespace(client, namespace)
         except CliError as missing:

@@ -186,11 +186,11 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
     client = open_client()
     data = client.stats(namespace)
     store = client.store
-    last = store.last_pass_at(namespace)
-    data.update({"pending_importance": store.pending_importance(namespace),
+    last = store.coordination.last_pass_at(namespace)
+    data.update({"pending_importance": store.coordination.pending_importance(namespace),
                  "last_pass_at": last.isoformat() if last else None,
-                 "versions": [v.version for v in store.versions(namespace)]})
-    known = namespace in store.namespaces() or any(data["status"].values())
+                 "versions": [v.version for v in store.snapshots.versions(namespace)]})
+    known = namespace in store.records.namespaces() or any(data["status"].values())
     if json_out:
         emit_json(data)
     else:
@@ -218,7 +218,7 @@ def versions(namespace: str = typer.Argument(..., help="Namespace."),
     current = store.current_version(namespace)
     rows = [{"version": v.version, "created_at": v.created_at.isoformat(),
              "memories": v.memories, "current": v.version == current}
-            for v in store.versions(namespace)]
+            for v in store.snapshots.versions(namespace)]
     if json_out:
         emit_json({"current": current, "versions": rows})
         return

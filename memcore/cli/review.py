@@ -66,7 +66,7 @@ def review(namespace: str = typer.Argument(..., help="Namespace."),
     if labels is not None:
         facts = _from_file(client, namespace, labels, at, config)
     else:
-        chosen = rv.sample_facts(client.store.iter_memories(namespace, [Status.ACTIVE]),
+        chosen = rv.sample_facts(client.store.records.iter_memories(namespace, [Status.ACTIVE]),
                                  sample, seed, now=at, config=config)
         if not chosen:
             fail(f"no active facts to review in namespace {namespace!r}")
@@ -90,7 +90,7 @@ def _from_file(client: Client, namespace: str, path: Path, at: datetime,
     if not given:
         fail(f"{path}: no labels")
     ids = list(given)
-    found = client.store.get_many(namespace, ids)
+    found = client.store.records.get_many(namespace, ids)
     missing = [i for i, m in zip(ids, found, strict=True) if m is None]
     if missing:
         typer.echo(f"warning: {len(missing)} labelled ids not found in {namespace}: "
@@ -145,7 +145,7 @@ def _prompt() -> str | None:
 def _save(client: Client, record: ReviewRecord, store_it: bool, path: Path | None) -> None:
     line = record.to_json()
     if store_it:
-        client.store.add_review(record.namespace, line)
+        client.store.reviews.add_review(record.namespace, line)
     if path is not None:
         with path.open("a", encoding="utf-8") as fh:
             fh.write(line + "\n")
@@ -175,7 +175,7 @@ def _history(client: Client, namespace: str, path: Path | None, json_out: bool) 
     from memcore.core.models import validate_namespace
     from memcore.core.review import ReviewRecord
     validate_namespace(namespace)
-    raws: list[str | bytes] = list(client.store.review_history(namespace))
+    raws: list[str | bytes] = list(client.store.reviews.reviews(namespace))
     if path is not None and path.is_file():
         raws += [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     records = {(r.at, r.to_json()): r for r in map(ReviewRecord.from_json, raws)

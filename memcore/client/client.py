@@ -22,8 +22,8 @@ from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.client.workers import WorkerCheck, no_worker_hint
+from memcore.consolidation import profile as profile_of
 from memcore.core.config import Settings, get_settings
-from memcore.core.consolidation import profile as profile_of
 from memcore.core.errors import EpisodeNotFound, MemoryNotFound, NamespaceNotFound
 from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
@@ -49,7 +49,9 @@ from memcore.core.timeline import (
 )
 from memcore.language import secret_cues
 from memcore.messaging import task_names
+from memcore.messaging.celery_config import celery_urls
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
+from memcore.observability.metrics import QueueLagCollector
 from memcore.store import EraseReport, MemoryStore
 
 if TYPE_CHECKING:
@@ -274,20 +276,20 @@ class Client:
                     cues=secret_cues(self.settings.language))
                 # The erase count now: an erase of the namespace after this drops the turns.
                 payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
-                                        erase_fence=self.store.erase_fence(namespace))
+                                        erase_fence=self.store.fences.current(namespace))
                 self._send(task_names.INGEST, payload.wire(),
                            task_names.INGEST_QUEUE, task_id=task_id)
                 sent += 1
         finally:
             if sent < len(task_ids):  # never sent: no worker will take them out
-                self.store.release_backlog(namespace, task_ids[sent:])
+                self.store.backlog.release(namespace, task_ids[sent:])
         return task_ids
 
     def _admit(self, namespace: str, task_ids: list[str]) -> None:
         """Count the tasks into the ingest backlog, or raise :class:`Backpressure` when
         that would pass ``queue_limit`` or ``queue_limit_per_namespace``."""
         settings = self.settings
-        full = self.store.reserve_backlog(
+        full = self.store.backlog.reserve(
             namespace, task_ids, namespace_limit=settings.queue_limit_per_namespace,
             total_limit=settings.queue_limit,
             # A task lost with its broker never ends: its entry ages out instead.
@@ -377,7 +379,7 @@ class Client:
                 if check_at is not None and now >= check_at:
                     check_at = None
                     # One broadcast at a time for every wait of this client, on a
-                    # connection of its own: never one of the send pools (issue 29).
+                    # connection of its own: never one of the send pools.
                     answer = self.worker_check.consumers(1.0)
                     no_worker = no_worker_hint(answer, queue)
                     if no_worker and fail_fast:  # ask again: a busy worker answers late
@@ -444,11 +446,11 @@ class Client:
         snapshot for it).
         """
         validate_namespace(namespace)
-        if not self.store.has_namespace(namespace):
+        if not self.store.records.has_namespace(namespace):
             raise NamespaceNotFound(f"namespace {namespace!r} has no data: nothing to "
                                     "consolidate (check the name)")
         payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
-        before = self.store.counters(namespace) if wait else {}
+        before = self.store.coordination.counters(namespace) if wait else {}
         task_id = self._send(task_names.CONSOLIDATE, payload.model_dump(mode="json"),
                              task_names.CONSOLIDATE_QUEUE)
         if not wait:
@@ -456,7 +458,7 @@ class Client:
         started: dict[str, Any] = self.wait([task_id], timeout=timeout)[0]
         report = (self.wait_for_pass(namespace, started, timeout) if "batches" in started
                   else started)
-        after = self.store.counters(namespace)
+        after = self.store.coordination.counters(namespace)
         for key, counter in (("changed", "pass_changed"), ("merge_calls", "merge_calls")):
             report[key] = int(after.get(counter, 0.0) - before.get(counter, 0.0))
         return report
@@ -469,7 +471,7 @@ class Client:
 
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if self.store.pass_lock_holder(namespace) != started["pass_id"]:
+            if self.store.coordination.pass_lock_holder(namespace) != started["pass_id"]:
                 return {**started, "to_version": self.store.current_version(namespace)}
             time.sleep(0.1)
         raise TimeoutError(f"pass {started['pass_id']} of {namespace} did not finish")
@@ -535,7 +537,8 @@ class Client:
         wanted = compile_filter(filters)
         instant = as_instant(as_of, "as_of") if as_of is not None else None
         now = as_instant(now, "now") if now is not None else instant or utcnow()
-        memories = (m for m in self.store.iter_memories(namespace, vectors=False) if wanted(m))
+        memories = (m for m in self.store.records.iter_memories(namespace,
+                                                                vectors=False) if wanted(m))
         if instant is not None:
             return profile_of(memories, instant, self.settings.consolidation, as_of=True)
         return profile_of(memories, now, self.settings.consolidation)
@@ -570,10 +573,10 @@ class Client:
         replaced it), None if none was valid then; it reads the namespace's live and
         superseded records (one scan)."""
         if as_of is None:
-            return self.store.get(namespace, memory_id)
+            return self.store.records.get(namespace, memory_id)
         instant = as_instant(as_of, "as_of")
         validate_identifier(memory_id)
-        memories = list(self.store.iter_memories(
+        memories = list(self.store.records.iter_memories(
             namespace, {*LIVE_STATUSES, Status.SUPERSEDED}, vectors=False))
         return version_at(memory_id, {m.id: m for m in memories}, predecessors(memories),
                           instant)
@@ -584,7 +587,7 @@ class Client:
         ``valid_from``/``valid_until`` say when it held (one scan of the superseded)."""
         validate_namespace(namespace)
         validate_identifier(memory_id)
-        return earlier_values(memory_id, predecessors(self.store.iter_memories(
+        return earlier_values(memory_id, predecessors(self.store.records.iter_memories(
             namespace, {Status.SUPERSEDED}, vectors=False)))
 
     def history(self, namespace: str, memory_id: str, *,
@@ -592,7 +595,7 @@ class Client:
         """Every audited change of a memory, through merges and supersessions;
         ``as_of``: only those made at or before that instant."""
         instant = as_instant(as_of, "as_of") if as_of is not None else None
-        events = self.store.history(namespace, memory_id)
+        events = self.store.audit.history(namespace, memory_id)
         return events if instant is None else [e for e in events if e.at <= instant]
 
     def stats(self, namespace: str) -> dict[str, Any]:
@@ -600,19 +603,16 @@ class Client:
         accepted and not finished (of the namespace, and ``total``: what the queue limits
         compare), ``queues``: messages waiting in each broker queue (empty if the broker
         cannot be read)."""
-        depth = self.store.backlog_depth(namespace)
+        depth = self.store.backlog.depth(namespace)
         return {"namespace": namespace, "version": self.store.current_version(namespace),
-                "status": self.store.count_by_status(namespace),
-                "counters": self.store.counters(namespace),
+                "status": self.store.records.count_by_status(namespace),
+                "counters": self.store.coordination.counters(namespace),
                 "backlog": {"namespace": depth.namespace, "total": depth.total},
                 "queues": self.queue_lengths()}
 
     def queue_lengths(self) -> dict[str, int]:
         """Messages waiting in each broker queue (``ingest``, ``consolidate``); empty when
         the broker cannot be read."""
-        from memcore.messaging.celery_config import celery_urls
-        from memcore.observability.metrics import QueueLagCollector
-
         if self._queues is None:
             self._queues = QueueLagCollector(celery_urls(self.settings,
                                                          self.settings.data_url())[0])
@@ -622,11 +622,11 @@ class Client:
 
     def pin(self, namespace: str, memory_id: str) -> Memory:
         """Pin a memory: it never decays and is never dropped."""
-        return self.store.pin(namespace, memory_id, utcnow())
+        return self.store.writes.pin(namespace, memory_id, utcnow())
 
     def unpin(self, namespace: str, memory_id: str) -> Memory:
         """Undo :meth:`pin`."""
-        return self.store.unpin(namespace, memory_id, utcnow())
+        return self.store.writes.unpin(namespace, memory_id, utcnow())
 
     def update(self, namespace: str, memory_id: str, *, text: str | None = None,
                metadata: Mapping[str, Any] | None = None,
@@ -643,18 +643,18 @@ class Client:
             if not isinstance(text, str):
                 raise ValueError(f"text: expected a string, got {type(text).__name__}")
             vector = [float(x) for x in self.models.embedder.embed([text])[0]]
-        return self.store.edit(namespace, memory_id, now=now, text=text, vector=vector,
+        return self.store.writes.edit(namespace, memory_id, now=now, text=text, vector=vector,
                                metadata=metadata, expires_at=expiry)
 
     def delete(self, namespace: str, memory_id: str) -> Memory:
         """Delete a memory: it is tombstoned (out of search and list, restorable with
         :meth:`restore`); deleting an unknown or deleted memory raises. To forget for
         good, use :meth:`erase`."""
-        return self.store.tombstone(namespace, memory_id, utcnow())
+        return self.store.writes.tombstone(namespace, memory_id, utcnow())
 
     def restore(self, namespace: str, memory_id: str) -> Memory:
         """Bring a tombstoned memory back."""
-        return self.store.restore(namespace, memory_id, utcnow())
+        return self.store.writes.restore(namespace, memory_id, utcnow())
 
     def erase(self, namespace: str, *, memory_id: str | None = None,
               episode_id: str | None = None, everything: bool = False,
@@ -672,16 +672,16 @@ class Client:
         if memory_id:
             self._need(namespace, memory_id)
             if keep_sources:
-                return self.store.erase_memory(namespace, memory_id, now)
+                return self.store.eraser.erase_memory(namespace, memory_id, now)
             report = self.erase_memory(namespace, memory_id)
             return len(report.removed) + len(report.episodes)
         if episode_id:
-            erased = self.store.erase_episode(namespace, episode_id, now)
+            erased = self.store.eraser.erase_episode(namespace, episode_id, now)
             if not erased:  # a typo'd id must not read as "forgotten"
                 raise EpisodeNotFound(f"episode {episode_id!r} not found in namespace "
                                       f"{namespace!r} (never there, or already erased)")
             return erased
-        erased = self.store.erase_namespace(namespace, now)
+        erased = self.store.eraser.erase_namespace(namespace, now)
         # The namespace starts again from an empty order log: drop this process's index.
         self.forget_indexes(namespace)
         return erased
@@ -694,14 +694,14 @@ class Client:
         without any source turn, for the caller to erase too if the user wants. An
         unknown (or already erased) memory raises MemoryNotFound."""
         self._need(namespace, memory_id)
-        return self.store.erase_memory_and_sources(namespace, memory_id, utcnow())
+        return self.store.eraser.erase_memory_and_sources(namespace, memory_id, utcnow())
 
     def _need(self, namespace: str, memory_id: str) -> None:
         """MemoryNotFound unless the memory exists: erasing a typo'd id must not report
         success (0 removed) to someone who asked to be forgotten."""
         validate_namespace(namespace)
         validate_identifier(memory_id)
-        if self.store.get(namespace, memory_id) is None:
+        if self.store.records.get(namespace, memory_id) is None:
             raise MemoryNotFound(f"memory {memory_id!r} not found in namespace {namespace!r} "
                                  "(never there, or already erased)")
 
@@ -747,7 +747,7 @@ class Client:
         instant = as_instant(as_of, "as_of") if as_of is not None else None
         after = decode_cursor(cursor) if cursor else None
         found: list[FilterFields] = []
-        for fields in self.store.iter_filter_fields(namespace):  # cheap: no whole records
+        for fields in self.store.records.iter_filter_fields(namespace):  # cheap: no whole records
             if want_status is not None and fields.status is not want_status:
                 continue
             if instant is not None:
@@ -765,7 +765,7 @@ class Client:
         found.sort(key=_position)
         chosen = [f.id for f in found[:limit]]
         # A record erased since the scan is left out; the cursor still moves past it.
-        page = [m for m in self.store.get_many(namespace, chosen, vectors=False)
+        page = [m for m in self.store.records.get_many(namespace, chosen, vectors=False)
                 if m is not None]
         more = len(found) > limit
         return MemoryPage(page, encode_cursor(found[limit - 1]) if more else None)

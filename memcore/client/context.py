@@ -119,7 +119,7 @@ def build_context(store: MemoryStore, settings: Settings,
     # One scan gives the profile and every replaced fact (old.superseded_by = new.id).
     current: list[Memory] = []
     replaced: dict[str, list[Memory]] = {}
-    for memory in store.iter_memories(namespace, vectors=False):
+    for memory in store.records.iter_memories(namespace, vectors=False):
         if not wanted(memory):
             continue
         if memory.status is Status.SUPERSEDED and memory.superseded_by:

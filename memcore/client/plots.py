@@ -106,12 +106,12 @@ def plot_namespace(store: MemoryStore, namespace: str, out_dir: Path, now: datet
     """Write retention.png, scores.png and versions.png for ``namespace`` into ``out_dir``."""
     require_matplotlib()
     out_dir.mkdir(parents=True, exist_ok=True)
-    memories = list(store.iter_memories(namespace))
+    memories = list(store.records.iter_memories(namespace))
     return [
         retention_curves(config, out_dir / "retention.png"),
         score_distribution(live_scores(memories, now, config), config.floor,
                            out_dir / "scores.png", title=f"Retention scores of {namespace}"),
-        store_sizes(store.versions(namespace), store.current_version(namespace),
+        store_sizes(store.snapshots.versions(namespace), store.current_version(namespace),
                     out_dir / "versions.png"),
     ]
 

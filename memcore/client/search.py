@@ -19,7 +19,6 @@ from typing import Any
 import numpy as np
 
 from memcore.adapters import Models
-from memcore.core import retrieval
 from memcore.core.config import ConsolidationConfig, Settings
 from memcore.core.filters import Filterable, FilterFields, compile_filter
 from memcore.core.models import (
@@ -33,7 +32,8 @@ from memcore.core.models import (
 from memcore.core.scoring import effective_relation_weight, memory_score
 from memcore.core.timehint import resolve_time
 from memcore.core.timeline import earlier_values, expired, predecessors, valid_at
-from memcore.core.vector_index import IndexCache, NamespaceLRU, VectorIndex
+from memcore.index import retrieval
+from memcore.index.vector_index import IndexCache, NamespaceLRU, VectorIndex
 from memcore.language import text_rules
 from memcore.store import MemoryStore, NamespaceState, RecordMemo
 
@@ -151,7 +151,7 @@ class TouchBatcher:
             pending, self._pending = self._pending, {}
         for namespace, (ids, now) in pending.items():
             try:
-                self.store.touch(namespace, ids, now, self.strength_cap)
+                self.store.writes.touch(namespace, ids, now, self.strength_cap)
             except Exception:  # never kill the thread; a lost touch is only bookkeeping
                 log.exception("touch of %d memories in %s failed", len(ids), namespace)
 
@@ -186,7 +186,7 @@ class FilterFieldsCache(NamespaceLRU[list[FilterFields]]):
                 self._entries.move_to_end(namespace)
                 return entry[2]
         # Read outside the lock; what is read is at least as new as ``state`` (read first).
-        fields = list(store.iter_filter_fields(namespace))
+        fields = list(store.records.iter_filter_fields(namespace))
         with self._lock:
             self._remember(namespace, generation, writes, fields)
         return fields
@@ -228,7 +228,8 @@ class Searcher:
     def vectors(self) -> IndexCache:
         """The vector index cache (one FAISS index per namespace version)."""
         if self._vectors is None:
-            self._vectors = IndexCache(self.store.vectors_since, self._models().embedder.dim,
+            self._vectors = IndexCache(self.store.records.vectors_since,
+                                       self._models().embedder.dim,
                                        drains=True)
         return self._vectors
 
@@ -300,12 +301,13 @@ class Searcher:
             if self._touches is not None:
                 self._touches.add(namespace, ids, now)
             else:
-                self.store.touch(namespace, ids, now, self.settings.consolidation.strength_cap)
+                self.store.writes.touch(namespace, ids, now,
+                                        self.settings.consolidation.strength_cap)
         return chosen
 
     def _with_history(self, namespace: str, hits: list[SearchHit]) -> list[SearchHit]:
         """``hits`` with the values each fact replaced (one scan of the superseded)."""
-        before = predecessors(self.store.iter_memories(namespace, {Status.SUPERSEDED},
+        before = predecessors(self.store.records.iter_memories(namespace, {Status.SUPERSEDED},
                                                        vectors=False))
         return [replace(h, earlier=tuple(earlier_values(h.memory.id, before))) for h in hits]
 
@@ -326,7 +328,7 @@ class Searcher:
         vec = self._embed(query)
         ranking = self._rank(namespace, assumed, index, query, vec, k, None, hybrid)
         first = ranking.order[:self._first_read(k, hybrid)]
-        state, records = self.store.search_read(
+        state, records = self.store.records.search_read(
             namespace, first, self._records, guard.key if guard is not None else None,
             guard.check if guard is not None else None)
         if (state.epoch, state.version, state.order_length) != (epoch, version, length):
@@ -433,7 +435,7 @@ class Searcher:
                     break
                 records = ([read[mid] for mid in ids] if read is not None
                            and all(mid in read for mid in ids)
-                           else self.store.get_many(namespace, ids, memo=self._records))
+                           else self.store.records.get_many(namespace, ids, memo=self._records))
                 for mid, memory in zip(ids, records, strict=True):
                     if lift is not None and len(best) == k \
                             and ranking.rank[mid] * lift < best[0]:
@@ -461,14 +463,14 @@ class Searcher:
         return hits
 
     def _texts_of(self, namespace: str, ids: Sequence[str]) -> list[str | None]:
-        memories = self.store.get_many(namespace, ids, vectors=False)
+        memories = self.store.records.get_many(namespace, ids, vectors=False)
         return [None if m is None else m.text for m in memories]
 
     def _only(self, namespace: str, ranked: list[tuple[str, float]],
               keep: Admit) -> list[tuple[str, float]]:
         """The entries of ``ranked`` whose memory ``keep`` accepts (order kept)."""
         ids = [mid for mid, _ in ranked]
-        ok = {mid for mid, m in zip(ids, self.store.filter_fields_many(namespace, ids),
+        ok = {mid for mid, m in zip(ids, self.store.records.filter_fields_many(namespace, ids),
                                      strict=True) if keep(m)}
         return [(mid, score) for mid, score in ranked if mid in ok]
 

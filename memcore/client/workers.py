@@ -3,7 +3,7 @@
 :meth:`memcore.Client.wait` asks the workers whether any consumes the queue its tasks sit
 in. A server process has many waits at once (the HTTP API's ``"wait": true``); each asking
 on its own put one broadcast per wait on the broker, and, through Celery's pooled remote
-control, deadlocked the process's connection pool (issue 29). Here the question is asked
+control, deadlocked the process's connection pool. Here the question is asked
 by one thread at a time (single flight) on a connection of its own
 (:func:`memcore.messaging.broker.ask_workers`); the threads asking meanwhile share that
 answer, and it is reused for ``ttl`` seconds.

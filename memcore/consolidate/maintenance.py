@@ -26,9 +26,9 @@ def run_maintenance(store: MemoryStore, settings: Settings, now: datetime
     ``audit_retention_days`` are trimmed. One AOF rewrite at the end if anything was
     purged, so the purged bytes leave the disk too."""
     reports = []
-    for ns in store.namespaces():
+    for ns in store.records.namespaces():
         expired = expire_due(store, ns, now)
-        report = replace(store.maintain(
+        report = replace(store.maintenance.run(
             ns, now, snapshot_grace_days=settings.snapshot_grace_days,
             tombstone_grace_days=settings.consolidation.tombstone_grace_days,
             audit_retention_days=settings.audit_retention_days), expired=expired)
@@ -40,7 +40,7 @@ def run_maintenance(store: MemoryStore, settings: Settings, now: datetime
                      report.audit_trimmed)
         reports.append(report)
     if any(r.tombstones_purged for r in reports):
-        store.rewrite_files()
+        store.eraser.rewrite_files()
     return reports
 
 
@@ -48,7 +48,7 @@ def expire_due(store: MemoryStore, namespace: str, now: datetime) -> list[str]:
     """Tombstone the live memories of ``namespace`` whose caller-given expiry is at or
     before ``now`` (one scan of the filter fields); the ids tombstoned. A memory restored
     or edited meanwhile is left alone (the write re-checks it)."""
-    due = [f.id for f in store.iter_filter_fields(namespace)
+    due = [f.id for f in store.records.iter_filter_fields(namespace)
            if f.status in LIVE_STATUSES and f.expiry_given and f.expires_at is not None
            and f.expires_at <= now]
-    return [mid for mid in due if store.expire(namespace, mid, now) is not None]
+    return [mid for mid in due if store.writes.expire(namespace, mid, now) is not None]

@@ -20,8 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import (
+from memcore.consolidation import (
     ClusterWork,
     ConsolidationResult,
     PassChanges,
@@ -30,16 +29,17 @@ from memcore.core.consolidation import (
     plan_table,
     reduce_table,
 )
+from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import ClusterOutcome, ClusterRequest, Merger, Verdict
 from memcore.core.models import Actor, Memory, utcnow
-from memcore.core.partition import CellIndex
-from memcore.core.table import MemoryTable, to_micros
 from memcore.core.text_rules import TextRules
+from memcore.index.partition import CellIndex
+from memcore.index.table import MemoryTable, to_micros
 from memcore.language import text_rules
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
 from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
-from memcore.store.records import dequantize
+from memcore.store.codec import dequantize
 
 ENGLISH = text_rules("english")
 """The text rules a pass uses unless told (``MEMCORE_LANGUAGE``'s default)."""
@@ -94,7 +94,7 @@ class _Cached:
 class TableCache:
     """Each worker process keeps the last table it read per namespace (bounded LRU), and a
     pass refreshes it with only the records that changed since (the undo hashes list
-    them: ``MemoryStore.changed_since``) instead of reading the whole namespace, twice a
+    them: ``Snapshots.changed_since``) instead of reading the whole namespace, twice a
     pass, every pass. A changed generation token (erase, purge, rollback) or undo hashes
     that cannot tell mean a whole read. Callers get a copy: reduce changes its table."""
 
@@ -109,15 +109,15 @@ class TableCache:
               copy: bool = True) -> MemoryTable:
         """The namespace as of now (the pass's view of ``version``), as columns; a copy
         unless ``copy=False`` (the caller only reads it: planning)."""
-        generation = store.generation(namespace)
+        generation = store.snapshots.generation(namespace)
         with self._lock:
             entry = self._entries.pop(namespace, None)
         table = self._refresh(store, namespace, entry, generation)
         if table is None:
             entry = None  # not held through the whole read: two tables at 10^6 is GBs
-            table = store.read_table(namespace)
+            table = store.snapshots.read_table(namespace)
             self.whole_reads += 1
-        if store.generation(namespace) == generation:  # no erase meanwhile: keep it
+        if store.snapshots.generation(namespace) == generation:  # no erase meanwhile: keep it
             with self._lock:
                 self._entries[namespace] = _Cached(version, generation, table)
                 while len(self._entries) > self.max_namespaces:
@@ -128,11 +128,11 @@ class TableCache:
                  generation: str) -> MemoryTable | None:
         if entry is None or entry.generation != generation:
             return None
-        ids = store.changed_since(namespace, entry.version)
+        ids = store.snapshots.changed_since(namespace, entry.version)
         if ids is None:
             return None
         ids |= entry.pending
-        fresh, missing = store.read_rows(namespace, sorted(ids))
+        fresh, missing = store.snapshots.read_rows(namespace, sorted(ids))
         if any(entry.table.row(mid) is not None for mid in missing):
             return None  # a record vanished without a new generation: trust nothing
         try:
@@ -151,7 +151,7 @@ class TableCache:
         the namespace whole). What changed since the read is the pass's own records (in
         ``committed``'s undo hash) and the ops it replayed (``replayed``, kept pending);
         later writes go to ``committed``'s undo hash."""
-        generation = store.generation(namespace)
+        generation = store.snapshots.generation(namespace)
         with self._lock:
             entry = self._entries.get(namespace)
             if entry is None:
@@ -184,7 +184,7 @@ class PackedLoader:
     def load(self, ids: Sequence[str]) -> list[Memory | None]:
         """The current records of ``ids`` (None: gone), vectors left out."""
         out: list[Memory | None] = []
-        for item in self.store.get_many_packed(self.namespace, ids):
+        for item in self.store.records.get_many_packed(self.namespace, ids):
             if item is not None:
                 self.packed[item[0].id] = item[1]
             out.append(None if item is None else item[0])
@@ -199,14 +199,14 @@ def _read_view(store: MemoryStore, namespace: str, *, copy: bool = True) -> Pass
     """``begin_pass`` (the pass token: writes are logged from now on), then the table
     from the process's cache, refreshed with what changed (``copy=False``: the cached
     table itself, for a caller that only reads it)."""
-    view = store.begin_pass(namespace, read=False)
+    view = store.snapshots.begin_pass(namespace, read=False)
     view.table = TABLES.table(store, namespace, view.version, copy=copy)
     return view
 
 
 def _lock(store: MemoryStore, namespace: str, pass_id: str,
           ttl: float = PASS_LOCK_TTL) -> RenewedLock:
-    return store.pass_lock(namespace, pass_id, ttl)
+    return store.coordination.pass_lock(namespace, pass_id, ttl)
 
 
 def _chunk_id(pass_id: str, chunk: int) -> str:
@@ -220,16 +220,16 @@ def _stash(store: MemoryStore, namespace: str, pass_id: str, version: int, now: 
     chunks = [plan_.clusters[i:i + batch_size]
               for i in range(0, len(plan_.clusters), batch_size)]
     for c, work in enumerate(chunks):
-        store.stash_pass_plan(namespace, _chunk_id(pass_id, c),
+        store.coordination.stash_pass_plan(namespace, _chunk_id(pass_id, c),
                               json.dumps([asdict(w) for w in work]), PLAN_TTL)
     body = {"version": version, "now": now.isoformat(), "exact_groups": plan_.exact_groups,
             "chunks": len(chunks), "batch_size": batch_size, "clusters": len(plan_.clusters),
             "changed": changed}
-    store.stash_pass_plan(namespace, pass_id, json.dumps(body), PLAN_TTL)
+    store.coordination.stash_pass_plan(namespace, pass_id, json.dumps(body), PLAN_TTL)
 
 
 def _head(store: MemoryStore, namespace: str, pass_id: str) -> dict[str, Any]:
-    raw = store.pass_plan(namespace, pass_id)
+    raw = store.coordination.pass_plan(namespace, pass_id)
     if raw is None:
         raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
     head: dict[str, Any] = json.loads(raw)
@@ -239,7 +239,7 @@ def _head(store: MemoryStore, namespace: str, pass_id: str) -> dict[str, Any]:
 def _works(store: MemoryStore, namespace: str, pass_id: str, chunks: range) -> list[ClusterWork]:
     out: list[ClusterWork] = []
     for c in chunks:
-        raw = store.pass_plan(namespace, _chunk_id(pass_id, c))
+        raw = store.coordination.pass_plan(namespace, _chunk_id(pass_id, c))
         if raw is None:
             raise LockLost(f"plan of pass {pass_id} is gone (expired or finished)")
         out += [ClusterWork(list(w["members"]), [(a, b) for a, b in w["pairs"]])
@@ -267,11 +267,11 @@ def _load_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
 
 
 def _drop(store: MemoryStore, namespace: str, pass_id: str) -> None:
-    raw = store.pass_plan(namespace, pass_id)
+    raw = store.coordination.pass_plan(namespace, pass_id)
     if raw is not None:
         for c in range(int(json.loads(raw).get("chunks", 0))):
-            store.drop_pass_plan(namespace, _chunk_id(pass_id, c))
-    store.drop_pass_plan(namespace, pass_id)
+            store.coordination.drop_pass_plan(namespace, _chunk_id(pass_id, c))
+    store.coordination.drop_pass_plan(namespace, pass_id)
 
 
 def count_changed(table: MemoryTable, changed: np.ndarray | None) -> int:
@@ -300,7 +300,8 @@ class CountingMerger:
 
 def _count_pass(store: MemoryStore, report: PassReport) -> None:
     """Add the pass's cost to the namespace's counters (``merge_calls`` per ``passes``)."""
-    store.incr_counters(report.namespace, {"passes": 1, "merge_calls": report.merge_calls,
+    store.coordination.incr_counters(report.namespace, {"passes": 1,
+                                                        "merge_calls": report.merge_calls,
                                            "pass_changed": report.changed})
 
 
@@ -308,7 +309,7 @@ def changed_since_last_pass(store: MemoryStore, namespace: str,
                             table: MemoryTable) -> np.ndarray | None:
     """Mask of the rows written or changed since the last pass (None: no pass yet,
     search everything)."""
-    last = store.last_pass_at(namespace)
+    last = store.coordination.last_pass_at(namespace)
     if last is None:
         return None
     at = to_micros(last)
@@ -317,7 +318,7 @@ def changed_since_last_pass(store: MemoryStore, namespace: str,
 
 def _cells(store: MemoryStore, namespace: str, version: int) -> CellIndex | None:
     """The cell index the last pass kept with ``version`` (None: none or unreadable)."""
-    blob = store.load_index_blob(namespace, version)
+    blob = store.snapshots.load_index_blob(namespace, version)
     if blob is None:
         return None
     try:
@@ -329,7 +330,7 @@ def _cells(store: MemoryStore, namespace: str, version: int) -> CellIndex | None
 def _keep_cells(store: MemoryStore, namespace: str, old: int, new: int | None) -> None:
     """Move the cell index the pass built from ``old`` to ``new`` (the next pass's)."""
     if new is not None:
-        store.move_index_blob(namespace, old, new)
+        store.snapshots.move_index_blob(namespace, old, new)
 
 
 _EVENT_METRIC: tuple[tuple[str, metrics.MemoryOp], ...] = (
@@ -343,11 +344,13 @@ def _commit(store: MemoryStore, namespace: str, view: PassView,
     """Write the pass's result as the next snapshot (only the records it changed) and
     count its events in ``report``."""
     if isinstance(result, PassChanges):
-        report.to_version = store.commit_changes(namespace, view, result.changed, result.events,
+        report.to_version = store.snapshots.commit_changes(namespace, view, result.changed,
+                                                           result.events,
                                                  now=now, read_versions=result.read_versions)
         report.written = len(result.changed)
     else:
-        report.to_version = store.commit_pass(namespace, view, result.memories, result.events,
+        report.to_version = store.snapshots.commit_pass(namespace, view, result.memories,
+                                                        result.events,
                                               now=now)
     for e in result.events:
         report.events[e.action.value] = report.events.get(e.action.value, 0) + 1
@@ -366,12 +369,12 @@ def _audit_model_errors(store: MemoryStore, namespace: str, merger: Instrumented
     """Write the merger's errors from this thread's last calls as MODEL_ERROR entries."""
     events = merger.instruments.audit_events(namespace, Actor.CONSOLIDATION, at)
     if events:
-        store.append_audit(events)
+        store.audit.append(events)
 
 
 def pass_finished(store: MemoryStore, namespace: str, pass_id: str) -> bool:
     """True if pass ``pass_id`` already finished (remembered for the visibility timeout)."""
-    return store.pass_done(namespace, pass_id)
+    return store.coordination.pass_done(namespace, pass_id)
 
 
 def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
@@ -385,7 +388,7 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
     if ``pass_id`` already finished (a re-sent start task must not start it again).
     """
     lock = _lock(store, namespace, pass_id, config.pass_lock_ttl_seconds)
-    if not lock.acquire() and store.pass_lock_holder(namespace) != pass_id:
+    if not lock.acquire() and store.coordination.pass_lock_holder(namespace) != pass_id:
         return None  # held by another pass (a redelivered start of our own may proceed)
     if pass_finished(store, namespace, pass_id):
         # Checked under the lock: finish_pass marks the pass before it releases the lock.
@@ -402,7 +405,7 @@ def start_pass(store: MemoryStore, namespace: str, pass_id: str, now: datetime,
         view.table = None  # free the columns before the plan is written
         _stash(store, namespace, pass_id, view.version, now, plan_, batch_size, n_changed)
         if plan_.index is not None and plan_.index is not cells:
-            store.store_index_blob(namespace, view.version, plan_.index.to_bytes())
+            store.snapshots.store_index_blob(namespace, view.version, plan_.index.to_bytes())
     finally:
         lock.stop_renewing()
     report = PassReport(namespace, pass_id, view.version, clusters=len(plan_.clusters),
@@ -440,7 +443,7 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
     now, work = _load_batch(store, namespace, pass_id, start, end)
     ids = sorted({mid for w in work for mid in w.members} | {m for w in work for p in w.pairs
                                                             for m in p})
-    by_id = {m.id: m for m in store.get_many(namespace, ids) if m is not None}
+    by_id = {m.id: m for m in store.records.get_many(namespace, ids) if m is not None}
     if any(mid not in by_id for mid in ids):
         return [None] * len(work)  # a memory vanished (erased): retry next pass
     instrumented = instrument_merger(merger)
@@ -503,12 +506,12 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         if report.to_version is not None:
             # A large pass commits several versions: the first one's undo hash and the
             # later ones list everything that changed since the read.
-            made = store.last_commit_versions or [report.to_version]
-            TABLES.advance(store, namespace, version, made[0], store.last_commit_delta_ids)
+            made = list(store.snapshots.last_versions) or [report.to_version]
+            TABLES.advance(store, namespace, version, made[0], set(store.snapshots.last_delta_ids))
         _keep_cells(store, namespace, version, report.to_version)
         _count_pass(store, report)  # before the lock goes: a waiting client reads it next
     finally:
-        store.mark_pass_done(namespace, pass_id, done_ttl)
+        store.coordination.mark_pass_done(namespace, pass_id, done_ttl)
         lock.release()
         _drop(store, namespace, pass_id)
     report.seconds = time.perf_counter() - t0
@@ -529,7 +532,7 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
                           skipped="another pass holds the lock")
     lock.start_renewing()
     try:
-        view = store.begin_pass(namespace)
+        view = store.snapshots.begin_pass(namespace)
         instrumented = instrument_merger(merger)
         counted = CountingMerger(instrumented)
         try:

@@ -16,10 +16,10 @@ from memcore.store import MemoryStore
 
 def is_due(store: MemoryStore, namespace: str, settings: Settings, now: datetime) -> bool:
     """True if ``namespace`` needs a pass at ``now``."""
-    pending = store.pending_importance(namespace)
+    pending = store.coordination.pending_importance(namespace)
     if pending >= settings.consolidation_importance_threshold:
         return True
-    last = store.last_pass_at(namespace)
+    last = store.coordination.last_pass_at(namespace)
     if last is None:
         return pending > 0
     hours = (now - last).total_seconds() / 3600
@@ -31,9 +31,9 @@ def due_namespaces(store: MemoryStore, settings: Settings, now: datetime) -> lis
     slot = int(now.timestamp() // settings.beat_interval_seconds)
     ttl = max(1, int(settings.beat_interval_seconds * 2))
     due = []
-    for ns in store.namespaces():
+    for ns in store.records.namespaces():
         if not is_due(store, ns, settings, now):
             continue
-        if store.claim_schedule(ns, slot, ttl):
+        if store.coordination.claim_schedule(ns, slot, ttl):
             due.append(ns)
     return due

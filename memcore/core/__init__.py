@@ -1,2 +1,3 @@
-"""The pure core: data models, settings, scoring, text rules, vector math and the
-consolidation plan/reduce. Nothing here does I/O or talks to Redis or a model."""
+"""The pure core: data models, settings, scoring and text rules. Nothing here does I/O
+or talks to Redis or a model; vector math is :mod:`memcore.index`, the consolidation
+plan/reduce :mod:`memcore.consolidation`."""

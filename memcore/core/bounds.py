@@ -3,7 +3,8 @@
 A fact said 4,000 times reinforces one memory 4,000 times, and a merge joins its
 members' lists; without bounds that one record grew to thousands of source ids and
 metadata values (766 KB of JSON), every repeat re-read and re-wrote all of it (the
-4th batch of 1,000 took 27 s) and every search hit shipped it whole (issue 29).
+4th batch of 1,000 took 27 s) and every search hit shipped it whole
+(docs/design.md, Bounded records).
 
 The bounds, and how the overflow is folded (the oldest go first, never silently):
 

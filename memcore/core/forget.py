@@ -1,5 +1,5 @@
-"""Forget requests said in a conversation (issue 28): what a language pack reads and the
-language-free rules that match a request's target against memories.
+"""Forget requests said in a conversation (docs/design.md, Forget on request): what a
+language pack reads and the language-free rules that match a request's target against memories.
 
 A language pack (:meth:`memcore.language.LanguagePack.forget_requests`) reads a user
 turn and gives a :class:`ForgetRequest`: where in the turn the request was said, what it

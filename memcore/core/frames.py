@@ -15,7 +15,8 @@ polarity and event, written by a language pack. The rules here know no language:
 No rule matches on anything but a frame's subject and attribute (or the ended entity):
 a remark about someone else never retires the user's facts. A newer fact that would
 retire more than :data:`MAX_RETIRED_BY_ONE` facts at once retires none of them; it is
-reported as *held* for the audit (seed 002: erase on request, not on guess).
+reported as *held* for the audit: erase on request, not on guess (docs/design.md,
+Snapshots, tombstones, erase).
 """
 
 from __future__ import annotations

@@ -25,6 +25,8 @@ from pydantic import (
     model_validator,
 )
 
+from memcore.core.text import content_hash
+
 NAMESPACE_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
 ID_RE = re.compile(r"^[A-Za-z0-9_.@-]{1,128}$")
 MAX_TEXT_BYTES = 32 * 1024
@@ -438,8 +440,6 @@ class Memory(BaseModel):
     @model_validator(mode="after")
     def _derived(self) -> Memory:
         if not self.content_hash:
-            from memcore.core.text import content_hash
-
             self.content_hash = content_hash(self.text, self.scope)
         if self.last_supported is None:
             self.last_supported = self.last_used

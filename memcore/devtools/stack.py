@@ -22,7 +22,9 @@ from typing import Any
 
 import redis
 
+from memcore.client.client import Client
 from memcore.core.config import celery_url
+from memcore.devtools.models import LlamaServer, llm_env
 
 
 class EmbeddedRedis:
@@ -136,8 +138,6 @@ class LocalStack:
 
     def _start_llm(self) -> None:
         """The llama.cpp server first: every process after it gets its URL."""
-        from memcore.devtools.models import LlamaServer, llm_env
-
         assert self.llm_model
         log = self.log_dir / "llm.log" if self.log_dir is not None else None
         if self.log_dir is not None:
@@ -164,8 +164,6 @@ class LocalStack:
 
     def wait_ready(self, timeout: float = 60.0) -> None:
         """Block until every worker answers a ping."""
-        from memcore.client.client import Client
-
         client = Client(self.redis_url)
         try:
             expected = {"ingest", "consolidate"}

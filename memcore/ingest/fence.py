@@ -36,11 +36,11 @@ class Dropped:
 def drop_if_erased(store: MemoryStore, payload: IngestPayload, *, task_id: str | None,
                    now: datetime, keep_seconds: int) -> Dropped | None:
     """None if the task's turns may be stored; else drop them (audited) and say so."""
-    fence = store.erase_fence(payload.namespace)
+    fence = store.fences.current(payload.namespace)
     if payload.erase_fence >= fence:
         return None
     turns = len(payload.episodes)
-    audited = store.record_drop(payload.namespace, turns=turns, accepted=payload.erase_fence,
+    audited = store.fences.record_drop(payload.namespace, turns=turns, accepted=payload.erase_fence,
                                 fence=fence, task_id=task_id, now=now,
                                 keep_seconds=keep_seconds)
     log.info("ingest task %s: %d turn(s) dropped, accepted before their namespace was "

@@ -1,4 +1,4 @@
-"""Forget on request, inside the conversation (issue 28, items 1-3 and 5).
+"""Forget on request, inside the conversation (docs/design.md, Forget on request).
 
 A user turn that asks to forget something ("please forget my address", "I shouldn't
 have told you that", "forget everything about my ex") is read by the language pack
@@ -24,9 +24,9 @@ and candidate memories of the same namespace and scope only:
   turns erased.
 
 Each match is erased with the store's complete erase path
-(:meth:`MemoryStore.erase_memory_and_sources`: the memory, what was merged into it,
+(:meth:`Eraser.erase_memory_and_sources`: the memory, what was merged into it,
 its vectors, index blobs, snapshots and the turns it came from; a referred-back turn
-with :meth:`MemoryStore.erase_episode`). At most :data:`MAX_ERASED_BY_REQUEST` memories
+with :meth:`Eraser.erase_episode`). At most :data:`MAX_ERASED_BY_REQUEST` memories
 go per request (the best matches; the rest are kept and counted). One ERASE audit
 entry per request says that it was a forget request, the turn id that asked, what kind
 of thing (attribute, entity, turn, everything) and how many memories and turns were
@@ -67,7 +67,7 @@ from memcore.core.models import (
     utcnow,
     validate_namespace,
 )
-from memcore.core.vector_index import IndexCache
+from memcore.index.vector_index import IndexCache
 from memcore.language import LanguagePack, language_pack
 from memcore.store import MemoryStore
 
@@ -147,7 +147,7 @@ class Forgetter:
         self.store = store
         self.embedder = embedder
         self.language = language
-        self.index_cache = index_cache or IndexCache(store.vectors_since, embedder.dim)
+        self.index_cache = index_cache or IndexCache(store.records.vectors_since, embedder.dim)
         self.limit = limit
 
     # -- the write path's entry ------------------------------------------------------
@@ -194,7 +194,7 @@ class Forgetter:
         episodes: list[str] = []
         if request.refers_back and request.earlier is None:
             episodes = self._referred_turns(namespace, scope, turn)
-        memories = [m for m in self.store.iter_memories(namespace, LIVE_STATUSES,
+        memories = [m for m in self.store.records.iter_memories(namespace, LIVE_STATUSES,
                                                         vectors=False) if m.scope == scope]
         matches: list[ForgetMatch] = []
         if request.targets or request.everything:
@@ -211,14 +211,14 @@ class Forgetter:
         gone: set[str] = set()
         for episode_id in episodes:
             carried = [m.id for m in memories if episode_id in m.sources]
-            if self.store.erase_episode(namespace, episode_id, now, reason=reason):
+            if self.store.eraser.erase_episode(namespace, episode_id, now, reason=reason):
                 gone.add(episode_id)
-                erased.update(i for i in carried if self.store.get(namespace, i) is None)
+                erased.update(i for i in carried if self.store.records.get(namespace, i) is None)
         for match in chosen:
-            if match.memory_id in erased or self.store.get(namespace,
+            if match.memory_id in erased or self.store.records.get(namespace,
                                                            match.memory_id) is None:
                 continue
-            report = self.store.erase_memory_and_sources(namespace, match.memory_id, now,
+            report = self.store.eraser.erase_memory_and_sources(namespace, match.memory_id, now,
                                                          reason=reason)
             erased.update(report.removed)
             gone.update(report.episodes)
@@ -324,7 +324,7 @@ class Forgetter:
         if not by_id:
             return []
         index = self.index_cache.get(namespace, self.store.current_version(namespace),
-                                     epoch=self.store.generation(namespace))
+                                     epoch=self.store.snapshots.generation(namespace))
         if len(index) == 0:
             return []
         vec = np.asarray(self.embedder.embed([target.phrase])[0], dtype=np.float32)
@@ -345,7 +345,7 @@ class Forgetter:
         if over:
             what += (f"; {over} more matches kept (over the limit of {self.limit} "
                      "a request may erase)")
-        self.store.append_audit([AuditEvent(
+        self.store.audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=namespace, before=list(erased),
             reason=f"forget request on the request of {who}; kind: {kind}; {what}",
             actor=Actor.USER, at=now)])

@@ -57,4 +57,4 @@ def audit_redactions(store: MemoryStore, namespace: str, episodes: Sequence[Epis
     """Write :func:`redaction_events` (nothing when no new turn carried a secret)."""
     events = redaction_events(namespace, episodes, fresh, kinds)
     if events:
-        store.append_audit(events)
+        store.audit.append(events)

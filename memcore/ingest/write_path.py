@@ -33,7 +33,7 @@ from memcore.core.models import (
     check_turn_size,
 )
 from memcore.core.text import MinHasher, content_hash
-from memcore.core.vector_index import IndexCache
+from memcore.index.vector_index import IndexCache
 from memcore.ingest.forget import Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
@@ -147,7 +147,8 @@ class IngestPipeline:
         self.settings = settings
         # Reads the facts' frames (subject, attribute, value): loaded on first use.
         self.language = language or language_pack(settings.language, settings.spacy_pipeline)
-        self.index_cache = index_cache or IndexCache(store.vectors_since, models.embedder.dim,
+        self.index_cache = index_cache or IndexCache(store.records.vectors_since,
+                                                     models.embedder.dim,
                                                      drains=True)
         self.minhash = MinHasher()
 
@@ -175,12 +176,12 @@ class IngestPipeline:
                 check_turn_size(episode.text, self.settings.max_turn_bytes)
             except ValueError as exc:
                 raise ValueError(f"episodes.{i}.text: {exc}") from None
-        # Secrets are masked before anything is stored or extracted (issue 28).
+        # Secrets are masked before anything is stored or extracted (docs/design.md).
         episodes, secrets = mask_turns(self.settings, namespace, episodes)
-        # Forget requests (issue 28): their sentences are never stored nor read for facts.
+        # Forget requests (docs/design.md): their sentences are never stored nor read for facts.
         episodes, forget = read_requests(self.language, episodes)
         report = IngestReport(episodes=len(episodes))
-        fresh = self.store.add_episodes(episodes)
+        fresh = self.store.episodes.add_episodes(episodes)
         audit_redactions(self.store, namespace, episodes, fresh, secrets)
         report.new_episodes = sum(fresh)
         trusted = [ep for ep in episodes if self.trusted(ep)]
@@ -238,8 +239,8 @@ class IngestPipeline:
                          ) -> list[ExtractedFact]:
         """``facts`` plus the speakers' first-person statements of core attributes
         (residence, work, age, name, contact, ...) that no fact of the same turn already
-        gives: written from their frames, explicit (seed 000: an explicit statement
-        stands in for support)."""
+        gives: written from their frames, explicit (an explicit statement
+        stands in for support: docs/design.md, Support and confidence)."""
         users = [ep for ep in episodes if ep.role is Role.USER]
         if not users:
             return facts
@@ -328,12 +329,12 @@ class IngestPipeline:
         pending: list[tuple[int, ExtractedFact]] = []
         # Every fact's exact duplicate (in its own scope) and the version for the
         # neighbours: one round trip.
-        version, owners = self.store.find_by_hashes_at(
+        version, owners = self.store.records.find_by_hashes_at(
             namespace, [content_hash(f.text, origin[f.source].scope) for f in facts])
         for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
             now = origin[fact.source].timestamp
             if existing is not None:
-                self.store.reinforce(namespace, existing, source=fact.source, now=now,
+                self.store.writes.reinforce(namespace, existing, source=fact.source, now=now,
                                      reason="exact duplicate (normalized text)",
                                      metadata=inherited(origin[fact.source]))
                 report.count(Op.NOOP)
@@ -374,7 +375,7 @@ class IngestPipeline:
                 # supersedes the neighbour it replaces, with no model call.
                 self._apply(namespace, index, fact, vec, near, changed, episode, report)
             elif repeat is not None:
-                self.store.reinforce(namespace, repeat, source=fact.source, now=now,
+                self.store.writes.reinforce(namespace, repeat, source=fact.source, now=now,
                                      reason="near-verbatim repeat (MinHash)",
                                      metadata=inherited(episode))
                 report.count(Op.NOOP)
@@ -394,7 +395,7 @@ class IngestPipeline:
 
     def _lone_correction(self, fact: ExtractedFact) -> bool:
         """A rule-read correction ("It's Thursday.") about to be stored on its own: it
-        corrected nothing it could find, and says nothing by itself (issue 26, class 3).
+        corrected nothing it could find, and says nothing by itself (docs/design.md, Frames).
         "It's X, not Y." names both values and is kept."""
         return (self._rule_extraction and is_correction(fact.text)
                 and ", not " not in fact.text)
@@ -457,7 +458,8 @@ class IngestPipeline:
         hits = index.search(vectors, s * 3)
         ids = sorted({mid for row in hits for mid, _ in row})
         # Only texts and statuses are needed: skip decoding the vectors.
-        records = dict(zip(ids, self.store.get_many(namespace, ids, vectors=False), strict=True))
+        records = dict(zip(ids, self.store.records.get_many(namespace, ids, vectors=False),
+                           strict=True))
         out: list[list[Neighbour]] = []
         for row, scope in zip(hits, scopes, strict=True):
             near = [Neighbour(mid, rec.text, float(sim), rec.frame) for mid, sim in row
@@ -473,7 +475,7 @@ class IngestPipeline:
             return []
         ids = list(dict.fromkeys(reversed(index.ids_from(max(0, index.rows
                                                               - 4 * RECENT_FOR_CORRECTION)))))
-        records = self.store.get_many(namespace, ids, vectors=False)
+        records = self.store.records.get_many(namespace, ids, vectors=False)
         out: list[Neighbour] = []
         for mid, rec in zip(ids, records, strict=True):
             if rec is None or not rec.live or rec.scope != scope or is_correction(rec.text):
@@ -546,7 +548,8 @@ class IngestPipeline:
             if target is None and near:
                 target = near[0]
             if target is not None:
-                self.store.reinforce(namespace, target.memory_id, source=fact.source, now=now,
+                self.store.writes.reinforce(namespace, target.memory_id, source=fact.source,
+                                            now=now,
                                      reason=why, metadata=inherited(episode))
                 report.memory_ids.append(target.memory_id)
             report.count(Op.NOOP)
@@ -555,7 +558,7 @@ class IngestPipeline:
         if op is Op.UPDATE:
             text = decision.text or fact.text
             new_vec = vec if text == fact.text else self._embed(namespace, [text], now)[0]
-            self.store.update(namespace, target.memory_id, text=text,
+            self.store.writes.update(namespace, target.memory_id, text=text,
                               vector=[float(x) for x in new_vec], source=fact.source, now=now,
                               reason=why, decision=op.value)
             report.count(Op.UPDATE)
@@ -571,7 +574,7 @@ class IngestPipeline:
                                            "frame": self.language.frames([decision.text])[0]})
             vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
-        self.store.supersede(namespace, target.memory_id, memory, now=now, reason=why,
+        self.store.writes.supersede(namespace, target.memory_id, memory, now=now, reason=why,
                              decision=op.value)
         report.count(Op.DELETE)
         report.memory_ids.append(memory.id)
@@ -580,7 +583,7 @@ class IngestPipeline:
                    now: datetime) -> tuple[ExtractedFact, np.ndarray]:
         """The fact a superseding decision wrote (a correction applied to the memory it
         corrects): the corrected memory's kind and validity, stated explicitly."""
-        old = self.store.get(namespace, target.memory_id)
+        old = self.store.records.get(namespace, target.memory_id)
         update: dict[str, object] = {"text": text, "explicit": True,
                                      "relation": relation_for(text),
                                      "frame": self.language.frames([text])[0]}
@@ -621,7 +624,8 @@ class IngestPipeline:
         memory = self._memory(namespace, index, fact, vec, episode)
         if candidate:
             memory.status = Status.CANDIDATE
-        self.store.add(namespace, memory, actor=Actor.INGEST, reason=reason, decision=decision)
+        self.store.writes.add(namespace, memory, actor=Actor.INGEST, reason=reason,
+                              decision=decision)
         report.count(Op.ADD)
         report.memory_ids.append(memory.id)
 
@@ -636,7 +640,7 @@ class IngestPipeline:
         """Write the model errors of this thread's last calls as MODEL_ERROR audit entries."""
         events = self.instruments.audit_events(namespace, Actor.INGEST, at)
         if events:
-            self.store.append_audit(events)
+            self.store.audit.append(events)
 
     def _count(self, namespace: str, report: IngestReport) -> None:
         counts: dict[str, float] = {
@@ -650,5 +654,5 @@ class IngestPipeline:
             counts[f"decisions.{op}"] = n
         for key, n in report.shadow.items():
             counts[f"shadow.{key}"] = n
-        self.store.incr_counters(namespace, counts)
+        self.store.coordination.incr_counters(namespace, counts)
         _export(namespace, report)

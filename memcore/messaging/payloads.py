@@ -21,7 +21,7 @@ class IngestPayload(BaseModel):
     erase_fence: int = Field(
         default=0, ge=0,
         description="the namespace's erase count when the turns were accepted "
-                    "(MemoryStore.erase_fence): a worker drops them if an erase of the "
+                    "(store.fences.current): a worker drops them if an erase of the "
                     "namespace has run since (0: accepted before any erase)")
 
     def wire(self) -> dict[str, Any]:

@@ -9,12 +9,12 @@ from memcore.store.base import (
     StoreConflict,
     VersionInfo,
 )
+from memcore.store.codec import RecordMemo
 from memcore.store.erase import EraseReport
 from memcore.store.footprint import footprint
 from memcore.store.locks import LockLost, RenewedLock
 from memcore.store.maintenance import MaintenanceReport
 from memcore.store.memory_store import MemoryStore
-from memcore.store.records import RecordMemo
 
 __all__ = ["DeltaOp", "DurabilityError", "EraseReport", "LockLost", "MaintenanceReport",
            "MemoryStore", "NamespaceState", "PassView", "PurgedError", "RecordMemo",

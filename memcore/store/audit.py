@@ -22,9 +22,9 @@ from memcore.core.models import (
 )
 from memcore.store import keys
 from memcore.store.base import BATCH
+from memcore.store.codec import micros_time, to_micros
 from memcore.store.commit import ScriptBatch
 from memcore.store.gateway import Gateway
-from memcore.store.records import micros_time, to_micros
 
 REDACTED = "[erased]"
 PURGED = "[purged]"

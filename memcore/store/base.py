@@ -10,8 +10,8 @@ from typing import Any
 
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
-from memcore.core.table import MemoryTable
-from memcore.store.records import from_micros, pack_memory, quantize, to_micros
+from memcore.index.table import MemoryTable
+from memcore.store.codec import from_micros, pack_memory, quantize, to_micros
 
 BATCH = 1000
 """Keys per pipelined round trip for bulk reads and writes."""
@@ -48,7 +48,7 @@ class DeltaOp(StrEnum):
 
 @dataclass
 class PassView:
-    """A consistent read of version ``version`` taken by :meth:`MemoryStore.begin_pass`."""
+    """A consistent read of version ``version`` taken by :meth:`Snapshots.begin_pass`."""
 
     version: int
     delta_cursor: str

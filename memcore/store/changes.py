@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from memcore.core.models import Memory
 from memcore.store import keys
 from memcore.store.base import DeltaEntry
+from memcore.store.codec import pack_memory
 from memcore.store.commit import ScriptBatch
-from memcore.store.records import pack_memory
 
 
 @dataclass

@@ -11,8 +11,8 @@ from collections.abc import Iterator, Sequence
 from memcore.core.models import Episode, validate_identifier, validate_namespace
 from memcore.store import keys
 from memcore.store.base import BATCH
+from memcore.store.codec import pack_episode, unpack_episode
 from memcore.store.gateway import Gateway
-from memcore.store.records import pack_episode, unpack_episode
 
 
 def _split(raw: bytes) -> tuple[str, bytes]:

@@ -33,10 +33,10 @@ from memcore.store import keys, ops
 from memcore.store.audit import PURGED, AuditLog
 from memcore.store.base import BATCH, DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
+from memcore.store.codec import pack_memory, unpack_memory
 from memcore.store.episodes import Episodes
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
-from memcore.store.records import pack_memory, unpack_memory
 from memcore.store.snapshots import Snapshots
 from memcore.store.unlisted import unlisted_key, unlisted_sources
 

@@ -17,9 +17,9 @@ from redis.cluster import RedisCluster
 from memcore.core.models import Memory, new_id, validate_identifier, validate_namespace
 from memcore.store import keys, scripts
 from memcore.store.base import BATCH, DurabilityError, NamespaceState
+from memcore.store.codec import unpack_memory
 from memcore.store.commit import ANY, ScriptBatch
 from memcore.store.connect import primaries
-from memcore.store.records import unpack_memory
 
 log = logging.getLogger(__name__)
 

@@ -9,9 +9,9 @@ from datetime import datetime, timedelta
 
 from memcore.core.models import Status, as_utc, validate_namespace
 from memcore.store.audit import AuditLog
+from memcore.store.codec import unpack_memory
 from memcore.store.erase import Eraser
 from memcore.store.gateway import Gateway
-from memcore.store.records import unpack_memory
 from memcore.store.snapshots import Snapshots
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 from memcore.core.bounds import Capped, bound_record
 from memcore.core.models import Memory, Status, as_utc, union_metadata
-from memcore.core.table import from_micros
 from memcore.core.text import content_hash
+from memcore.index.table import from_micros
 from memcore.store.base import DeltaOp
 
 SUPPORT_STEP = 0.25

@@ -10,14 +10,14 @@ from memcore.core.filters import FilterFields
 from memcore.core.models import Memory, Status, validate_namespace
 from memcore.store import keys
 from memcore.store.base import BATCH, NamespaceState
-from memcore.store.gateway import Gateway
-from memcore.store.records import (
+from memcore.store.codec import (
     RecordMemo,
     packed_vector,
     record_vector,
     unpack_filter_fields,
     unpack_memory,
 )
+from memcore.store.gateway import Gateway
 
 
 class Records:
@@ -69,7 +69,7 @@ class Records:
     def get_many_packed(self, namespace: str, ids: Sequence[str]
                         ) -> list[tuple[Memory, bytes] | None]:
         """:meth:`get_many` with each memory's vector left packed: the memory without
-        it, and the bytes :func:`~memcore.store.records.unpack_vector` decodes it from."""
+        it, and the bytes :func:`~memcore.store.codec.unpack_vector` decodes it from."""
         if not ids:
             return []
         _, raws = self._gw.read_current_raw(namespace, ids)

@@ -30,7 +30,7 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
-from memcore.core.table import MemoryTable
+from memcore.index.table import MemoryTable
 from memcore.store import keys, ops
 from memcore.store.audit import AuditLog
 from memcore.store.base import (
@@ -42,14 +42,14 @@ from memcore.store.base import (
     decode_args,
 )
 from memcore.store.changes import Change, queue_changes
-from memcore.store.gateway import Gateway
-from memcore.store.records import (
+from memcore.store.codec import (
     dequantize,
     pack_memory,
     record_vector,
     unpack_memory,
     unpack_table,
 )
+from memcore.store.gateway import Gateway
 
 INDEX_CHUNK = 64 * 1024 * 1024
 COMMIT_RECORDS = 5_000

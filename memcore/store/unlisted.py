@@ -1,4 +1,4 @@
-"""Source turn ids a memory no longer lists (issue 29: bounded records).
+"""Source turn ids a memory no longer lists (docs/design.md, Bounded records).
 
 A record lists its newest :data:`~memcore.core.bounds.MAX_SOURCES` sources; ``support``
 counts them all. The ids it unlists go to one set per memory, outside the record::

@@ -35,9 +35,9 @@ from memcore.store import keys, ops
 from memcore.store.audit import AuditLog
 from memcore.store.base import DeltaEntry, DeltaOp, PurgedError
 from memcore.store.changes import Change, queue_changes
+from memcore.store.codec import to_micros, unpack_memory
 from memcore.store.commit import ScriptBatch
 from memcore.store.gateway import Gateway
-from memcore.store.records import to_micros, unpack_memory
 from memcore.store.unlisted import unlisted_key
 
 TOUCH_CHUNK = 128

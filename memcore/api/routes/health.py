@@ -5,8 +5,10 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
+from memcore.api.metrics import QueueCollector
 from memcore.api.schemas import Health
 from memcore.api.state import ApiState, current_state
+from memcore.observability.metrics import exposition_registry
 
 router = APIRouter(tags=["operations"])
 
@@ -50,9 +52,6 @@ def metrics(request: Request) -> Response:
     """Prometheus metrics: HTTP requests, this process's memcore counters, and the queue
     depths (broker queues, ingest backlog)."""
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
-
-    from memcore.api.metrics import QueueCollector
-    from memcore.observability.metrics import exposition_registry
 
     registry, _ = exposition_registry()
     body = generate_latest(request.app.state.api_metrics.registry) + generate_latest(registry)

@@ -58,7 +58,8 @@ def versions(ns: str = NS, state: ApiState = Depends(current_state)) -> Versions
     store = state.client.store
     return Versions(current=store.current_version(ns),
                     versions=[VersionOut(version=v.version, created_at=v.created_at,
-                                         memories=v.memories) for v in store.versions(ns)])
+                                         memories=v.memories)
+                              for v in store.snapshots.versions(ns)])
 
 
 @router.post("/rollback", response_model=RollbackResponse, responses=errors())
@@ -68,7 +69,7 @@ def rollback(body: RollbackRequest, ns: str = NS,
     """Point the namespace back at a committed snapshot version (audited)."""
     store = state.client.store
     before = store.current_version(ns)
-    store.rollback(ns, body.version, utcnow(), reason="rollback over HTTP")
+    store.snapshots.rollback(ns, body.version, utcnow(), reason="rollback over HTTP")
     return RollbackResponse(namespace=ns, from_version=before, to_version=body.version)
 
 

@@ -125,9 +125,9 @@ def namespaces(request: Request, q: str = "", who: Viewer = Depends(viewer)) -> 
     for ns in who.visible_namespaces():
         if q and q.lower() not in ns.lower():
             continue
-        rows.append({"name": ns, "counts": store.count_by_status(ns),
-                     "last_pass": store.last_pass_at(ns),
-                     "pending": store.pending_importance(ns)})
+        rows.append({"name": ns, "counts": store.records.count_by_status(ns),
+                     "last_pass": store.coordination.last_pass_at(ns),
+                     "pending": store.coordination.pending_importance(ns)})
     return _page(request, "namespaces.html", who, rows=rows, q=q,
                  statuses=[s.value for s in Status])
 
@@ -171,7 +171,7 @@ def namespace_page(request: Request, namespace: str, status: str = "", kind: str
     now = utcnow()
     config = client.settings.consolidation
     sort = sort if sort in SORTS else "score"
-    everything = list(client.store.iter_memories(ns, vectors=False))
+    everything = list(client.store.records.iter_memories(ns, vectors=False))
     rows, error = _table(everything, status=status, kind=kind, meta=meta, text=text, sort=sort,
                          now=now, who=who)
     pages = max(1, -(-len(rows) // PAGE_SIZE))
@@ -205,11 +205,12 @@ def plot(namespace: str, name: str, who: Viewer = Depends(viewer)) -> Response:
             if name == "retention":
                 plots.retention_curves(config, out)
             elif name == "scores":
-                memories = list(client.store.iter_memories(ns, vectors=False))
+                memories = list(client.store.records.iter_memories(ns, vectors=False))
                 plots.score_distribution(plots.live_scores(memories, utcnow(), config),
                                          config.floor, out, title=f"Retention scores of {ns}")
             else:
-                plots.store_sizes(client.store.versions(ns), client.store.current_version(ns),
+                plots.store_sizes(client.store.snapshots.versions(ns),
+                                  client.store.current_version(ns),
                                   out)
         except plots.PlotsUnavailable as exc:
             return Response(str(exc), status_code=501, media_type="text/plain")
@@ -224,11 +225,11 @@ def _sources(who: Viewer, ns: str, memory: Memory) -> list[dict[str, Any]]:
     store = who.state.client.store
     out = []
     for source in memory.sources:
-        episode = store.get_episode(ns, source)
+        episode = store.episodes.get_episode(ns, source)
         if episode is not None:
             out.append({"id": source, "episode": episode})
             continue
-        member = store.get(ns, source)
+        member = store.records.get(ns, source)
         out.append({"id": source, "memory": member})
     return out
 
@@ -249,7 +250,7 @@ def memory_page(request: Request, namespace: str, memory_id: str, done: str = ""
 
     def label_of(mid: str) -> str | None:
         if mid not in texts:
-            found = client.store.get(ns, mid)
+            found = client.store.records.get(ns, mid)
             texts[mid] = None if found is None else found.text
         return texts[mid]
 
@@ -315,8 +316,9 @@ def passes_page(request: Request, namespace: str, done: str = "", error: str = "
     ns = who.namespace(namespace)
     store = who.state.client.store
     return _page(request, "passes.html", who, ns=ns,
-                 passes=_passes(store.audit_tail(ns, PASS_AUDIT_WINDOW)),
-                 versions=sorted(store.versions(ns), key=lambda v: v.version, reverse=True),
+                 passes=_passes(store.audit.tail(ns, PASS_AUDIT_WINDOW)),
+                 versions=sorted(store.snapshots.versions(ns), key=lambda v: v.version,
+                                 reverse=True),
                  current=store.current_version(ns), done=done, error=error)
 
 
@@ -326,7 +328,8 @@ def rollback(namespace: str, version: int = Form(...), who: Viewer = Depends(vie
     ns = who.namespace(namespace)
     who.require(ApiRole.ADMIN)
     try:
-        who.state.client.store.rollback(ns, version, utcnow(), reason="rollback from the inspector")
+        who.state.client.store.snapshots.rollback(ns, version, utcnow(),
+                                                  reason="rollback from the inspector")
     except (KeyError, ValueError) as exc:
         return _back(f"/ui/ns/{ns}/passes", error=str(exc).strip("'\""))
     return _back(f"/ui/ns/{ns}/passes", done=f"rolled back to version {version}")
@@ -336,7 +339,7 @@ def rollback(namespace: str, version: int = Form(...), who: Viewer = Depends(vie
 
 
 def _review_history(who: Viewer, ns: str) -> list[rv.ReviewRecord]:
-    lines = who.state.client.store.review_history(ns)
+    lines = who.state.client.store.reviews.reviews(ns)
     records = [rv.ReviewRecord.from_json(line) for line in lines]
     return sorted(records, key=lambda r: r.at, reverse=True)
 
@@ -349,7 +352,7 @@ def review_form(request: Request, namespace: str, seed: int | None = None,
     client = who.state.client
     now = utcnow()
     seed = seed if seed is not None else random.randrange(1 << 30)
-    sample = rv.sample_facts(client.store.iter_memories(ns, [Status.ACTIVE], vectors=False),
+    sample = rv.sample_facts(client.store.records.iter_memories(ns, [Status.ACTIVE], vectors=False),
                              REVIEW_SIZE, seed, now=now, config=client.settings.consolidation)
     return _page(request, "review.html", who, ns=ns, sample=sample, seed=seed,
                  labels=[label.value for label in rv.Label], history=_review_history(who, ns),
@@ -370,13 +373,13 @@ async def review_submit(request: Request, namespace: str,
     for name, value in form.multi_items():
         if not name.startswith("label:"):
             continue
-        memory = client.store.get(ns, name.removeprefix("label:"))
+        memory = client.store.records.get(ns, name.removeprefix("label:"))
         if memory is not None:
             facts.append(rv.describe(memory, rv.parse_label(str(value)), now, config))
     advice = rv.advise(facts, config)
     record = rv.make_record(ns, facts, advice, config, now)
     if facts:
-        client.store.add_review(ns, record.to_json())
+        client.store.reviews.add_review(ns, record.to_json())
     return _page(request, "review_result.html", who, ns=ns, record=record, advice=advice,
                  interval=rv.precision_interval(facts), target=rv.TARGET_PRECISION,
                  history=_review_history(who, ns))

@@ -65,13 +65,14 @@ class Viewer:
             raise NotVisible() from exc
         if not self.principal.allows(namespace):
             raise NotVisible()
-        if namespace not in self.state.client.store.namespaces():
+        if namespace not in self.state.client.store.records.namespaces():
             raise NotVisible()
         return namespace
 
     def visible_namespaces(self) -> list[str]:
         """Every stored namespace in the key's scopes, sorted."""
-        return [ns for ns in self.state.client.store.namespaces() if self.principal.allows(ns)]
+        return [ns for ns in self.state.client.store.records.namespaces()
+                if self.principal.allows(ns)]
 
 
 def verify(state: ApiState, key: str) -> Principal | None:

@@ -81,7 +81,7 @@ def fill(store: MemoryStore, settings: Settings, n: int, seed: int = 0) -> None:
                             importance=rng.random(), last_used=at, kind=rng.choice(kinds),
                             sources=[f"ep-{i}"], status=Status.ACTIVE, created_at=at,
                             updated_at=at)
-            store.add(NAMESPACE, memory, actor=Actor.INGEST, reason="bench api")
+            store.writes.add(NAMESPACE, memory, actor=Actor.INGEST, reason="bench api")
 
 
 def _query(rng: random.Random) -> str:
@@ -247,7 +247,7 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
         url = stack.redis_url
         settings = Settings(redis_url=url)
         store = MemoryStore.from_url(url)
-        store.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
+        store.eraser.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
         t0 = time.perf_counter()
         fill(store, settings, memories, seed)
         fill_seconds = time.perf_counter() - t0
@@ -274,7 +274,7 @@ def run_api(memories: int = 10_000, concurrency: int = 32, searches: int = 5000,
                 local.close()
             add_lat, add_wall, e2e = _add_phase(url, key, server_workers, concurrency, adds)
         finally:
-            store.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
+            store.eraser.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
             store.api_keys.revoke(record.id)
             store.close()
     result: dict[str, Any] = {

@@ -9,10 +9,10 @@ import os
 import platform
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from memcore.devtools.stack import LocalStack
+from memcore.core.config import Settings
+from memcore.devtools.stack import LocalStack
 
 PlotFn = Callable[[Mapping[str, Any], Path], None]
 
@@ -146,7 +146,6 @@ def models_env(models: str) -> dict[str, str]:
         raise ValueError(f"--models: expected one of {', '.join(MODELS)}; got {models!r}")
     if models == "offline":
         return {"MEMCORE_OPENAI_API_KEY": ""}  # the offline rules even if a key is set
-    from memcore.core.config import Settings
 
     if not Settings().openai_api_key:
         raise ValueError("--models openai: set MEMCORE_OPENAI_API_KEY (any value for a local "
@@ -163,7 +162,6 @@ def task_timeout(models: str, floor: float) -> float:
     fixed 600 s wait stopped ``bench locomo --models openai`` at its first batch."""
     if models != "openai":
         return floor
-    from memcore.core.config import Settings
 
     return max(floor, 4 * Settings().model_timeout)
 
@@ -178,8 +176,6 @@ def running_stack(redis_url: str | None = None, **kwargs: Any) -> Iterator[Local
     LocalStack points this process's broker variables at its Redis; they are put back
     on exit so a later stack (another run in the same process) gets its own.
     """
-    from memcore.devtools.stack import LocalStack
-
     saved = {k: os.environ.get(k) for k in _STACK_ENV}
     stack = LocalStack(redis_url, **kwargs)
     try:

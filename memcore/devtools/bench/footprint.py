@@ -1,7 +1,7 @@
 """``bench footprint``: Redis bytes per memory, measured with ``MEMORY USAGE``.
 
 Stores ``n`` memories of dimension ``d`` (short chat-like facts, random unit vectors)
-through :meth:`MemoryStore.add` in one namespace and reads
+through :meth:`Writes.add` in one namespace and reads
 :func:`memcore.store.memory_store.footprint`: the record key, its content-hash key
 and its share of the order log per memory, against the bytes of its text and of its
 packed vector.
@@ -31,6 +31,7 @@ from memcore.devtools.bench.common import (
     save_figure,
     write_outputs,
 )
+from memcore.devtools.stack import EmbeddedRedis
 from memcore.store import MemoryStore, footprint
 
 CONTRACT_KEYS = ("bytes_per_memory", "text_bytes_per_memory", "vector_bytes_per_memory")
@@ -67,7 +68,7 @@ def fill(store: MemoryStore, n: int, d: int, seed: int = 0) -> None:
                         vector=[float(x) for x in vectors[i]], importance=rng.random(),
                         last_used=at, kind=rng.choice(kinds[:5]), sources=[f"ep-{i}"],
                         status=Status.ACTIVE, created_at=at, updated_at=at)
-        store.add(NAMESPACE, memory, actor=Actor.INGEST, reason="bench footprint")
+        store.writes.add(NAMESPACE, memory, actor=Actor.INGEST, reason="bench footprint")
 
 
 def run_footprint(n: int, d: int, *, quick: bool = False, out: Path | None = None,
@@ -79,7 +80,6 @@ def run_footprint(n: int, d: int, *, quick: bool = False, out: Path | None = Non
         raise ValueError(f"n must be >= 1, got {n}")
     if not 8 <= d <= 8192:
         raise ValueError(f"d must be in [8, 8192], got {d}")
-    from memcore.devtools.stack import EmbeddedRedis
 
     embedded = None if redis_url else EmbeddedRedis()
     url = redis_url or (embedded.url if embedded else "")
@@ -87,12 +87,12 @@ def run_footprint(n: int, d: int, *, quick: bool = False, out: Path | None = Non
     try:
         store = MemoryStore.from_url(url)
         if redis_url:
-            store.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
+            store.eraser.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
         fill(store, n, d, seed)
         fill_seconds = time.perf_counter() - t0
         sizes = footprint(store, NAMESPACE, sample=n)
         if redis_url:
-            store.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
+            store.eraser.erase_namespace(NAMESPACE, datetime.now(UTC), missing_ok=True)
         store.close()
     finally:
         if embedded is not None:

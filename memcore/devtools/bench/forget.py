@@ -1,4 +1,5 @@
-"""``bench forget``: are requests to forget honoured inside the conversation (issue 28)?
+"""``bench forget``: are requests to forget honoured inside the conversation
+(docs/design.md, Forget on request)?
 
 Input: a JSON list of cases (default ``memcore/data/forget_cases.json``, or ``--cases
 FILE``). A case is ``{"name", "kind": "request" | "negative", "turns": [{"role",
@@ -55,6 +56,7 @@ from typing import Any
 import redis
 
 from memcore.client.client import Client
+from memcore.core.config import Settings
 from memcore.core.models import AuditAction, Role
 from memcore.devtools.bench.common import (
     machine,
@@ -213,7 +215,7 @@ def scan_keys(client: redis.Redis, pattern: str, needles: Sequence[str]
 
 def live_texts(client: Client, ns: str) -> list[str]:
     """The namespace's live memories' texts."""
-    return [m.text for m in client.store.iter_memories(ns, vectors=False) if m.live]
+    return [m.text for m in client.store.records.iter_memories(ns, vectors=False) if m.live]
 
 
 def judge(case: Case, live: Sequence[str], searched: Mapping[str, Sequence[str]],
@@ -281,8 +283,6 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
     per: dict[str, dict[str, Any]] = {}
     outside: dict[str, dict[str, list[str]]] = {}
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
-        from memcore.core.config import Settings
-
         settings = Settings(redis_url=stack.redis_url, embedder="hash", openai_api_key=None)
         client = Client(settings=settings)
         try:
@@ -304,14 +304,14 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
             raw: redis.Redis = redis.Redis.from_url(settings.data_url())
             for c in cases:
                 last = T0 + timedelta(minutes=len(c.turns))
-                if client.store.has_namespace(c.namespace):
+                if client.store.records.has_namespace(c.namespace):
                     client.consolidate(c.namespace, now=last + timedelta(hours=1),
                                        timeout=timeout)
                 live = live_texts(client, c.namespace)
                 searched = {s: [h.memory.text for h in client.search(
                     c.namespace, s, k=SEARCH_K, touch=False)] for s in c.secret}
                 hits = scan_keys(raw, f"mc:{{{c.namespace}}}:*", c.secret)
-                audits = sum(1 for e in client.store.audit_tail(c.namespace, 500)
+                audits = sum(1 for e in client.store.audit.tail(c.namespace, 500)
                              if e.action is AuditAction.ERASE
                              and e.reason.startswith("forget request on the request of"))
                 per[c.name] = judge(c, live, searched, hits, ever_live[c.name], audits)

@@ -105,7 +105,8 @@ def run_growth(facts: int = 2000, passes: int = 30, new_share: float = 0.01, *,
             for p in range(passes + 1):
                 day = START + timedelta(days=p)
                 if p and maintain:
-                    data.maintain(NAMESPACE, day, snapshot_grace_days=settings.snapshot_grace_days,
+                    data.maintenance.run(NAMESPACE, day,
+                                         snapshot_grace_days=settings.snapshot_grace_days,
                                   tombstone_grace_days=settings.consolidation
                                   .tombstone_grace_days,
                                   audit_retention_days=settings.audit_retention_days)

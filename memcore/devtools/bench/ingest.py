@@ -224,7 +224,7 @@ def run_once(turns: int, latency_ms: float, *, concurrency: int, threads: int, w
                 return client.add(ns, [msg])[0]
 
             ingest_rate, latencies = drive(client, send_turn, turns, wave)
-            counters = [client.store.counters(ns) for ns in {ns for ns, _ in data}]
+            counters = [client.store.coordination.counters(ns) for ns in {ns for ns, _ in data}]
             batching = run_batching(client, turns, turns_per_task, workers=workers,
                                     max_wait_ms=max_wait_ms, noop_rate=noop_rate, seed=seed)
             gc.collect()  # drop finished AsyncResults while their backend is still up

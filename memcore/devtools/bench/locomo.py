@@ -243,7 +243,7 @@ def store_raw(client: Client, conv: Conversation) -> str:
             memory = Memory(id=msg["id"], namespace=ns, text=text,
                             vector=[float(x) for x in vec], last_used=at, sources=[msg["id"]],
                             status=Status.ACTIVE, created_at=at, updated_at=at)
-            client.store.add(ns, memory, actor=Actor.INGEST, reason="bench raw turn")
+            client.store.writes.add(ns, memory, actor=Actor.INGEST, reason="bench raw turn")
     return ns
 
 
@@ -290,7 +290,7 @@ def carries(summary: str, member: str, share: float = CARRIED_SHARE) -> bool:
 def source_texts(client: Client, ns: str) -> dict[str, list[str]]:
     """Episode id -> texts of the live, non-derived memories citing it (before a pass)."""
     out: dict[str, list[str]] = {}
-    for m in client.store.iter_memories(ns, statuses=LIVE_STATUSES):
+    for m in client.store.records.iter_memories(ns, statuses=LIVE_STATUSES):
         if m.derived_level == 0:
             for source in m.sources:
                 out.setdefault(source, []).append(m.text)
@@ -305,7 +305,7 @@ def measure(client: Client, ns: str, conv: Conversation, hybrid: bool = True,
     summary is credited in ``carried`` for an evidence turn only if its text carries
     one of those texts (:func:`carries`)."""
     stage = StageResult()
-    for m in client.store.iter_memories(ns, statuses=LIVE_STATUSES):
+    for m in client.store.records.iter_memories(ns, statuses=LIVE_STATUSES):
         stage.memories += 1
         stage.words += len(m.text.split())
         stage.summaries += m.derived_level > 0
@@ -447,7 +447,7 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
     pass_seconds = time.perf_counter() - t_pass
     for c in convs:
         per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid, said[c.name])
-    counters = {c.name: client.store.counters(c.namespace) for c in convs}
+    counters = {c.name: client.store.coordination.counters(c.namespace) for c in convs}
     decisions: dict[str, int] = {}
     for c in convs:
         for op, n in decisions_by_type(counters[c.name]).items():

@@ -98,8 +98,8 @@ def measure_context(client: Client, ns: str, raw_ns: str, conv: Any,
         ranked = [(h.memory.text, frozenset(h.memory.sources)) for h in hits]
         for budget in budgets:
             block = client.context(ns, q.text, budget, now=conv.last_time)
-            memories = [m for m in client.store.get_many(ns, block.memory_ids, vectors=False)
-                        if m is not None]
+            read = client.store.records.get_many(ns, block.memory_ids, vectors=False)
+            memories = [m for m in read if m is not None]
             found = {s for m in memories for s in m.sources}
             kept = {s for m in memories if m.derived_level == 0 for s in m.sources}
             tallies[budget]["memcore"].add(q.evidence, found, block.tokens, kept)

@@ -22,8 +22,8 @@ noise item, else *correct* if it matches a true or acceptable item, else *unmatc
 (counted as wrong). precision = correct / profile facts; recall = true items matched
 by at least one correct fact / true items. Scenarios marked ``held_out`` were written
 before the extractor was changed and are reported separately (``held_out``). The
-``frozen_*`` scenarios are issue 26's frozen held-out set (committed in 30d342a, written
-by people who read only the README and the issue; no rule is ever changed for one of
+``frozen_*`` scenarios are a frozen held-out set (committed in 30d342a, written
+by people who read only the README; no rule is ever changed for one of
 their sentences): reported on their own as ``frozen``, and ``held_out`` includes them.
 
 Run: ``memcore bench profile --out bench/profile.json`` (``--quick`` for two scenarios,
@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.client.client import Client
+from memcore.core.config import Settings
 from memcore.core.models import Role, as_utc, utcnow
 from memcore.devtools.bench.common import (
     MODELS,
@@ -67,7 +68,7 @@ CONTRACT_KEYS = ("scenarios", "facts", "precision", "recall", "stale_in_profile"
                  "noise_in_profile", "per_scenario", "held_out")
 CATEGORIES = ("true", "acceptable", "stale", "noise")
 QUICK_SCENARIOS = ("quick_seed_style", "quick_switches")
-FROZEN_PREFIX = "frozen_"  # issue 26's frozen held-out set
+FROZEN_PREFIX = "frozen_"  # the frozen held-out set
 _ITEM_KEYS = {"fact", "all", "none"}
 _SCENARIO_KEYS = {"name", "held_out", "speaker", "style", "description", "as_of", "turns",
                   "truth"}
@@ -351,15 +352,13 @@ def _run_scenarios(scenarios: list[Scenario], per: dict[str, dict[str, Any]],
     """Feed ``scenarios`` through one stack (their turns interleaved), run a pass on each
     and add its judged profile to ``per``."""
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
-        from memcore.core.config import Settings
-
         settings = Settings(redis_url=stack.redis_url, embedder=embedder,
                             **({"openai_api_key": None} if models == "offline" else {}))
         client = Client(settings=settings)
         try:
             for s in scenarios:
                 # A reused Redis starts each scenario empty.
-                client.store.erase_namespace(s.namespace, utcnow(), missing_ok=True)
+                client.store.eraser.erase_namespace(s.namespace, utcnow(), missing_ok=True)
             # Turns in order, one per task; the scenarios advance together.
             queues = [messages(s) for s in scenarios]
             for i in range(max(len(q) for q in queues)):
@@ -372,7 +371,7 @@ def _run_scenarios(scenarios: list[Scenario], per: dict[str, dict[str, Any]],
                 report = client.consolidate(s.namespace, now=s.as_of, timeout=timeout)
                 texts = [m.text for m in client.profile(s.namespace, now=s.as_of)]
                 per[s.name] = judge(s, texts)
-                counters = client.store.counters(s.namespace)
+                counters = client.store.coordination.counters(s.namespace)
                 per[s.name]["model_calls"] = float(counters.get("model_calls", 0))
                 per[s.name]["decisions"] = decisions_by_type(counters)
                 per[s.name]["counters"] = {k: float(v) for k, v in counters.items()
@@ -410,7 +409,7 @@ def _result(per: dict[str, dict[str, Any]], models: str, embedder: str, quick: b
     result["decisions"] = {op: sum(p["decisions"].get(op, 0) for p in per.values())
                            for op in ("ADD", "UPDATE", "DELETE", "NOOP")}
     # One pass per scenario: the model calls it made against the memories changed since
-    # the last pass (the issue's bound is 0.2 x changed).
+    # the last pass (model calls follow what changed: docs/design.md, Merging).
     result["merge_calls"] = sum(p["merge_calls"] for p in per.values())
     result["merge_calls_per_pass"] = result["merge_calls"] / max(1, len(per))
     changed = sum(p["changed"] for p in per.values())

@@ -21,14 +21,16 @@ from typing import Any
 import numpy as np
 
 from memcore.adapters.offline import OfflineMerger
+from memcore.consolidation import Loader, plan_table, reduce_table, resolve
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation import Loader, plan_table, reduce_table, resolve
 from memcore.core.models import Kind, Memory, Status
-from memcore.core.partition import CellIndex, Pairs, exact_pairs, hnsw_pairs
-from memcore.core.table import KINDS, STATUSES, MemoryTable, Vectors, micros_time, to_micros
 from memcore.core.text import content_hash
-from memcore.core.vector_index import faiss_module
 from memcore.devtools.bench.common import pyplot, save_figure
+from memcore.devtools.bench.scale_store import run_store
+from memcore.devtools.bench.synthetic import synthetic_text, synthetic_vectors
+from memcore.index.partition import CellIndex, Pairs, exact_pairs, hnsw_pairs
+from memcore.index.table import KINDS, STATUSES, MemoryTable, Vectors, micros_time, to_micros
+from memcore.index.vector_index import faiss_module
 
 CONTRACT_KEYS = (
     "n", "d", "partition_seconds", "exact_seconds", "speedup", "pair_recall",
@@ -44,71 +46,6 @@ STORE_KEYS = (
 EXACT_FULL_MAX = 200_000  # above this the exact baseline runs on a row sample
 EXACT_SAMPLE_ROWS = 2_000
 HNSW_COMPARE_MAX = 200_000
-_CHUNK = 65_536
-
-
-def synthetic_vectors(n: int, d: int, *, seed: int = 0, dup_frac: float = 0.1) -> np.ndarray:
-    """``n`` clustered unit vectors (float32) with planted near-duplicates.
-
-    Topics of ~200 rows whose members have cosine ~0.4 to each other; a ``dup_frac``
-    share of rows is a noisy copy of an earlier row with cosine uniform in
-    [0.82, 0.995], so both merge pairs (>= 0.92) and borderline pairs exist.
-    Generated in chunks so 10^6 x 384 needs no temporaries of that size.
-    """
-    if n < 2 or d < 2:
-        raise ValueError(f"n and d must be >= 2, got n={n}, d={d}")
-    rng = np.random.default_rng(seed)
-    n_topics = max(8, n // 200)
-    centers = rng.standard_normal((n_topics, d), dtype=np.float32)
-    centers /= np.linalg.norm(centers, axis=1, keepdims=True)
-    spread = np.float32(np.sqrt(1.5 / d))  # |noise|^2 = 1.5 -> cosine ~ 1 / 2.5
-    x = np.empty((n, d), dtype=np.float32)
-    for a in range(0, n, _CHUNK):
-        b = min(n, a + _CHUNK)
-        x[a:b] = centers[rng.integers(0, n_topics, b - a)]
-        x[a:b] += spread * rng.standard_normal((b - a, d), dtype=np.float32)
-        x[a:b] /= np.linalg.norm(x[a:b], axis=1, keepdims=True)
-    n_dup = int(n * dup_frac)
-    dup_rows = np.sort(rng.choice(np.arange(1, n), n_dup, replace=False))
-    sources = (rng.random(n_dup) * dup_rows).astype(np.int64)  # always an earlier row
-    cos = rng.uniform(0.82, 0.995, n_dup)
-    scale = np.sqrt((1.0 / cos**2 - 1.0) / d).astype(np.float32)
-    for a in range(0, n_dup, _CHUNK):
-        rows = dup_rows[a : a + _CHUNK]
-        noise = rng.standard_normal((rows.size, d), dtype=np.float32) * scale[a : a + _CHUNK, None]
-        x[rows] = x[sources[a : a + _CHUNK]] + noise
-        x[rows] /= np.linalg.norm(x[rows], axis=1, keepdims=True)
-    return x
-
-
-_CONSONANTS = "bdfgklmnprstv"
-_VOWELS = "aeiou"
-
-
-def word(i: int) -> str:
-    """A made-up name for ``i``: consonant-vowel syllables ending in ``q`` ("baq",
-    "kediq"). No English word of the extraction or change rules looks like that: plain
-    letter runs spelled "died", "not" or "quit" and one such text retired every older
-    fact that shared a word with it; digits would read as changed numbers."""
-    out = ""
-    while True:
-        i, r = divmod(i, len(_CONSONANTS) * len(_VOWELS))
-        out = _CONSONANTS[r // len(_VOWELS)] + _VOWELS[r % len(_VOWELS)] + out
-        if i == 0:
-            return out + "q"
-
-
-TOPICS = 997
-_TOPIC_BASE = 10**8  # topic names never equal an item's name (ids stay below this)
-
-
-def synthetic_text(i: int) -> str:
-    """The text of synthetic memory ``i``: distinct for every ``i``, neutral (no slot,
-    no change phrase, no negation, no number), so that what a pass does with it comes
-    from the vectors, not from the wording."""
-    return f"Item {word(i)} belongs with {word(_TOPIC_BASE + i % TOPICS)}."
-
-
 def synthetic_table(vectors: np.ndarray, *, now: datetime, seed: int = 0, start: int = 0,
                     namespace: str = "bench-scale") -> MemoryTable:
     """Memories for ``vectors`` as a :class:`MemoryTable`: last use ~30 days ago on
@@ -332,8 +269,6 @@ def run_scale(
         _offline(result, all_vectors, n, n_new, quick=quick, seed=seed,
                  compare_hnsw=compare_hnsw)
     if store:
-        from memcore.devtools.bench.scale_store import run_store
-
         result.update(run_store(all_vectors, n, passes=passes, incremental=incremental,
                                 seed=seed))
     result["peak_rss_mb"] = _peak_rss_mb()

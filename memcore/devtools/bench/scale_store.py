@@ -1,7 +1,7 @@
 """``bench scale --store``: the real pass at scale, through Redis and Celery workers.
 
 Loads ``n`` synthetic memories (the clustered vectors of :mod:`.scale`) into Redis with
-the store's bulk ADD (:meth:`MemoryStore.add_new`: one commit per 1,000 memories,
+the store's bulk ADD (``store.writes.add_new``: one commit per 1,000 memories,
 writing exactly what the write path writes for a new memory), runs a full pass through
 the consolidate workers (start -> chord of merge batches -> reduce -> commit), then
 ``passes`` incremental passes a simulated day apart, each after ``incremental`` x n
@@ -33,7 +33,7 @@ from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.text import content_hash
 from memcore.devtools.bench.common import running_stack
-from memcore.devtools.bench.scale import synthetic_text
+from memcore.devtools.bench.synthetic import synthetic_text
 from memcore.store import MemoryStore
 from memcore.store.connect import connect
 
@@ -75,7 +75,7 @@ def load(store: MemoryStore, vectors: np.ndarray, start: int, at: datetime, seed
     """Bulk-load memories for ``vectors``; returns the seconds it took."""
     t0 = time.perf_counter()
     for chunk in synthetic_memories(vectors, start, at, seed):
-        store.add_new(NAMESPACE, chunk, actor=Actor.INGEST, reason="bench load")
+        store.writes.add_new(NAMESPACE, chunk, actor=Actor.INGEST, reason="bench load")
     return time.perf_counter() - t0
 
 
@@ -177,7 +177,7 @@ def _pass(client: Client, store: MemoryStore, r: redis.Redis, at: datetime, full
            "slowest_redis_command": _slowest(r)}
     if isinstance(report, dict):
         out.update({k: report.get(k) for k in ("to_version", "skipped")})
-    out["status"] = store.count_by_status(NAMESPACE)
+    out["status"] = store.records.count_by_status(NAMESPACE)
     return out
 
 
@@ -217,7 +217,7 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
             _progress({**rows[-1], "worker_peak_rss_mb": rss.peak / 2**20})
             for p in range(1, passes + 1):
                 day = START + timedelta(days=p)
-                done = store.maintain(
+                done = store.maintenance.run(
                     NAMESPACE, day, snapshot_grace_days=settings.snapshot_grace_days,
                     tombstone_grace_days=settings.consolidation.tombstone_grace_days,
                     audit_retention_days=settings.audit_retention_days)
@@ -233,7 +233,7 @@ def run_store(all_vectors: np.ndarray, n: int, *, passes: int, incremental: floa
             client.close()
             out["worker_peak_rss_mb"] = rss.stop()
         out["store_passes"] = rows
-        out["store_memories"] = sum(store.count_by_status(NAMESPACE).values())
+        out["store_memories"] = sum(store.records.count_by_status(NAMESPACE).values())
     full, first = rows[0], rows[min(1, len(rows) - 1)]
     out.update(
         store_full_seconds=full["seconds"], bytes_written_full=full["bytes_written"],

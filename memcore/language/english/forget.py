@@ -1,4 +1,5 @@
-"""Requests to forget, read from a user turn's dependency parse (issue 28).
+"""Requests to forget, read from a user turn's dependency parse
+(docs/design.md, Forget on request).
 
 A request is a clause addressed to the assistant (imperative, or "you" as the subject:
 "Please forget my address", "Can you delete my medical information?", "I want you to

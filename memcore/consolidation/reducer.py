@@ -9,26 +9,27 @@ from typing import cast
 
 import numpy as np
 
-from memcore.core.bounds import text_fits
-from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation.forgetting import idle_rows, summarize_doomed, weak_rows
-from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
-from memcore.core.consolidation.planning import (
+from memcore.consolidation.forgetting import idle_rows, summary_groups, summary_of, weak_rows
+from memcore.consolidation.outcome import ConsolidationResult, PassChanges
+from memcore.consolidation.planning import (
     Loader,
     Plan,
     copies_loader,
+    original_texts,
     unique_in_order,
 )
-from memcore.core.consolidation.resolution import merge_lists, survivor_key
-from memcore.core.consolidation.retention import event_time, retention_scores
+from memcore.consolidation.resolution import merge_lists, survivor_key
+from memcore.consolidation.retention import event_time, retention_scores
+from memcore.core.bounds import text_fits
+from memcore.core.config import ConsolidationConfig
 from memcore.core.frames import FramedRow, conflict
 from memcore.core.frames import supersessions as frame_supersessions
 from memcore.core.interfaces import ClusterOutcome, Verdict
 from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status
 from memcore.core.scoring import capped_strength, reinforced_confidence
-from memcore.core.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 from memcore.core.text import content_hash
 from memcore.core.text_rules import PLAIN, TextRules
+from memcore.index.table import NONE_TIME, STATUSES, MemoryTable, ids_array, to_micros
 
 VectorOf = Callable[[str], np.ndarray | None]
 """The stored vector (float32) of a memory a loader returned without it."""
@@ -416,6 +417,40 @@ def _apply_retirements(red: Reducer, found: Sequence[tuple[str, str, str]]) -> N
                 red.supersede(old, new, reason)
 
 
+def summarize_doomed(red: Reducer, doomed: list[int],
+                     summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
+    """Summarize before forget: each group of similar doomed memories
+    (:func:`~memcore.consolidation.forgetting.summary_groups`) is replaced by one
+    summary, its members tombstoned and superseded by it."""
+    t = red.table
+    if summarize is None:
+        return
+    groups = summary_groups(t, red.config, doomed)
+    if not groups:
+        return
+    red.by_id.fetch(t.ids[r] for g in groups for r in g)
+    members = [[m for m in (red.record(r) for r in g) if m is not None] for g in groups]
+    try:
+        texts = summarize([unique_in_order(x for m in ms for x in original_texts(m))
+                           for ms in members])
+    except Exception:  # no summary is better than a failed pass
+        return
+    summaries: list[Memory] = []
+    for ms, text in zip(members, texts, strict=False):
+        made = summary_of(ms, text, namespace=red.namespace, now=red.now, cfg=red.config,
+                          vector_of=lambda m: red.by_id.full(m).array)
+        if made is None:
+            continue
+        summary, reason = made
+        summaries.append(summary)
+        for m in ms:
+            m.status = Status.TOMBSTONED
+            m.superseded_by = summary.id
+            red.touched(m)
+        red.event(AuditAction.SUMMARIZE, [m.id for m in ms], [summary.id], reason, text=text)
+    red.add(summaries)
+
+
 def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None,
             ) -> None:
     """Expiry, support promotion, summarize-before-forget, floor and cap, vectorized over
@@ -467,10 +502,10 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
         why = "stated explicitly" if m.explicit else f"{len(set(m.sources))} episodes"
         red.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
     red.sync()
-    doomed = weak_rows(red)
+    doomed = weak_rows(t, now, cfg)
     summarize_doomed(red, [r for r, _ in doomed], summarize)
     doomed += [(r, f"unsupported candidate unused for {cfg.summary_idle_days:g} days")
-               for r in idle_rows(red, doomed)]
+               for r in idle_rows(t, now, cfg, doomed, red.rules)]
     red.by_id.fetch(t.ids[r] for r, _ in doomed)
     for r, why in doomed:
         m = red.record(r)

@@ -11,7 +11,7 @@ import numpy as np
 from memcore.core.config import ConsolidationConfig
 from memcore.core.models import Memory
 from memcore.core.scoring import DAY, HOUR, half_life_days
-from memcore.core.table import KINDS, MemoryTable, to_micros
+from memcore.index.table import KINDS, MemoryTable, to_micros
 
 _HALF_POW = functools.partial(pow, 0.5)  # 0.5 ** x, mapped in C (math.exp likewise)
 

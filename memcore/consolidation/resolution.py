@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from memcore.consolidation.planning import Plan, original_texts, unique_in_order
 from memcore.core.bounds import (
     Capped,
     bound_member_texts,
@@ -15,7 +16,6 @@ from memcore.core.bounds import (
     bound_sources,
     unlisted_count,
 )
-from memcore.core.consolidation.planning import Plan, original_texts, unique_in_order
 from memcore.core.interfaces import ClusterOutcome, Merger
 from memcore.core.models import Memory, union_metadata
 

@@ -11,9 +11,9 @@ same three phases with the model calls fanned out:
    summarize-before-delete, the floor and the cap, returning one audit event per change.
 """
 
-from memcore.core.consolidation.outcome import ConsolidationResult, PassChanges
-from memcore.core.consolidation.pipeline import consolidate, profile
-from memcore.core.consolidation.planning import (
+from memcore.consolidation.outcome import ConsolidationResult, PassChanges
+from memcore.consolidation.pipeline import consolidate, profile
+from memcore.consolidation.planning import (
     ClusterWork,
     Loader,
     Plan,
@@ -22,9 +22,9 @@ from memcore.core.consolidation.planning import (
     plan_table,
     same_scope,
 )
-from memcore.core.consolidation.reducer import reduce, reduce_table
-from memcore.core.consolidation.resolution import merge_metadata, resolve
-from memcore.core.consolidation.retention import confidences, retention_scores
+from memcore.consolidation.reducer import reduce, reduce_table
+from memcore.consolidation.resolution import merge_metadata, resolve
+from memcore.consolidation.retention import confidences, retention_scores
 
 __all__ = [
     "ClusterWork",

@@ -315,7 +315,7 @@ class IndexCache(NamespaceLRU[VectorIndex]):
     version).
 
     ``fetch(namespace, version, offset) -> (ids, vectors, new_offset)`` returns the
-    vectors written at or after ``offset`` (``MemoryStore.vectors_since``). Each
+    vectors written at or after ``offset`` (``Records.vectors_since``). Each
     :meth:`get` pulls only what is new (nothing at all when the caller read the log's
     length and the index already reaches it); a new version or epoch starts afresh.
     """
@@ -323,7 +323,7 @@ class IndexCache(NamespaceLRU[VectorIndex]):
     def __init__(self, fetch: Fetch, dim: int, *, max_namespaces: int = 64,
                  drains: bool = False) -> None:
         """``drains=True``: one ``fetch`` returns everything written so far (as
-        ``MemoryStore.vectors_since`` does without a limit), so :meth:`get` makes one call
+        ``Records.vectors_since`` does without a limit), so :meth:`get` makes one call
         instead of calling again to see that nothing more is there."""
         super().__init__(max_namespaces)
         self._fetch = fetch

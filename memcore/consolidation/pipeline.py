@@ -7,17 +7,17 @@ from datetime import datetime
 
 import numpy as np
 
+from memcore.consolidation.outcome import ConsolidationResult
+from memcore.consolidation.planning import ClusterWork, Plan, copies_loader, plan_table
+from memcore.consolidation.reducer import Reducer, apply_merges, finish, overlay
+from memcore.consolidation.resolution import resolve
 from memcore.core.config import ConsolidationConfig
-from memcore.core.consolidation.outcome import ConsolidationResult
-from memcore.core.consolidation.planning import ClusterWork, Plan, copies_loader, plan_table
-from memcore.core.consolidation.reducer import Reducer, apply_merges, finish, overlay
-from memcore.core.consolidation.resolution import resolve
 from memcore.core.interfaces import Merger
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.scoring import effective_confidence
-from memcore.core.table import MemoryTable
 from memcore.core.text_rules import PLAIN, TextRules
 from memcore.core.timeline import valid_at
+from memcore.index.table import MemoryTable
 
 
 def consolidate(memories: Sequence[Memory], now: datetime, config: ConsolidationConfig,

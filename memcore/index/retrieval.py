@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from memcore.core.text_rules import PLAIN, TextRules
-from memcore.core.vector_index import NamespaceLRU, VectorIndex
+from memcore.index.vector_index import NamespaceLRU, VectorIndex
 
 RRF_K = 10
 """The RRF constant: 60 in Cormack et al. (2009); 10 ranked LoCoMo evidence best with
@@ -338,7 +338,7 @@ FetchTexts = Callable[[str, Sequence[str]], Sequence[str | None]]
 
 class TextIndexCache(NamespaceLRU[TextIndex]):
     """Per-process cache of one :class:`TextIndex` per namespace, kept in step with the
-    namespace's :class:`~memcore.core.vector_index.VectorIndex`.
+    namespace's :class:`~memcore.index.vector_index.VectorIndex`.
 
     Every memory write appends a row to the vector index (a rewritten memory appends
     its id again), so the rows added since the last call name exactly the memories

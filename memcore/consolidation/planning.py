@@ -13,15 +13,15 @@ import numpy as np
 from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import ClusterRequest
 from memcore.core.models import Memory
-from memcore.core.partition import (
+from memcore.core.text_rules import PLAIN, TextRules
+from memcore.index.partition import (
     EXACT_PAIRS_BELOW,
     CellIndex,
     Pairs,
     centroid_clusters,
     similar_pairs,
 )
-from memcore.core.table import MemoryTable, ids_array
-from memcore.core.text_rules import PLAIN, TextRules
+from memcore.index.table import MemoryTable, ids_array
 
 
 @dataclass

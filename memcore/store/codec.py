@@ -17,7 +17,7 @@ import numpy as np
 
 from memcore.core.filters import FilterFields
 from memcore.core.models import Episode, Frame, Kind, Memory, Relation, Role, Status
-from memcore.core.table import MemoryTable, Vectors, from_micros, micros_time, to_micros
+from memcore.index.table import MemoryTable, Vectors, from_micros, micros_time, to_micros
 
 FORMAT = 1
 # Recall header, rewritten in place by the touch script: format, record version,

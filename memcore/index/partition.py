@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from memcore.core.vector_index import HNSW_M, as_matrix, faiss_module
+from memcore.index.vector_index import HNSW_M, as_matrix, faiss_module
 
 Method = Literal["auto", "exact", "ivf", "hnsw"]
 Pairs = tuple[np.ndarray, np.ndarray, np.ndarray]
@@ -42,7 +42,7 @@ _COL_BLOCK = 16384
 
 class Rows(Protocol):
     """Row vectors computed on demand (``rows[idx]``: a float32 matrix of the rows ``idx``,
-    an int array or a slice), e.g. :meth:`memcore.core.table.Vectors.rows` over stored
+    an int array or a slice), e.g. :meth:`memcore.index.table.Vectors.rows` over stored
     int8 codes: the cell index reads the rows it needs instead of a float32 copy of all."""
 
     @property
