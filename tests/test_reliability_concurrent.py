@@ -46,6 +46,21 @@ def seed_pairs(client: Client, ns: str, pairs: int) -> set[str]:
     return set(texts)
 
 
+def _trail(client: Client, ns: str, lost: list[str], memories: list[Memory]) -> str:
+    """What the audit and the records say of each lost text (a failure must say where
+    the text went: this test has failed under load without telling)."""
+    out = [f"lost: {lost[:5]}"]
+    for text in lost[:5]:
+        key = text[:28]
+        out += [f"  audit {e.action.value} {e.before}->{e.after} {e.reason[:100]!r}"
+                for _, e in client.store.audit.scan(ns)
+                if key in (e.text or "") or key in e.reason]
+        out += [f"  record {m.id} {m.status.value} {m.text!r} members={m.member_texts} "
+                f"superseded_by={m.superseded_by}" for m in memories
+                if key in m.text or any(key in t for t in m.member_texts)]
+    return "\n".join(out)
+
+
 def test_concurrent_ingest_and_consolidation(tmp_path: Path, long_mode: bool) -> None:
     turns = 2000 if long_mode else 400
     ns = f"conc-{uuid.uuid4().hex[:8]}"
@@ -101,7 +116,7 @@ def test_concurrent_ingest_and_consolidation(tmp_path: Path, long_mode: bool) ->
               f"records, {elapsed:.0f} s: {len(lost)} lost, {len(dup)} duplicated, "
               f"{len(wrong)} with wrong support, {len(episodes) - len(set(episodes))} episodes "
               f"duplicated, {turns - len(set(episodes))} missing")
-        assert lost == [] and dup == [] and wrong == []
+        assert lost == [] and dup == [] and wrong == [], _trail(client, ns, lost, memories)
         assert sorted(set(episodes)) == sorted(f"turn-{t}" for t in range(turns))
         assert len(episodes) == turns
         assert passes["committed"] >= 2

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
 from memcore.client.coalesce import TurnCoalescer
+from memcore.client.context import build_context
 from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
 from memcore.client.messages import to_episodes
 from memcore.client.search import ReadGuard, Searcher, SearchHit
@@ -556,8 +557,6 @@ class Client:
         relative time in the query ("last week") as a filter on the relevant memories, as
         :meth:`search` does; recall is not recorded (no touch). An unknown namespace
         gives an empty block, as :meth:`search` gives no hits."""
-        from memcore.client.context import build_context
-
         def hits(k: int, at: datetime) -> list[Memory]:
             return [h.memory for h in self.search(namespace, query, k, max_chars=1_000_000,
                                                   now=at, touch=False, filters=filters,

@@ -15,9 +15,9 @@ from typing import Any
 
 from memcore.client import context_text
 from memcore.client.tokens import TOKENIZER, count_tokens
+from memcore.consolidation import profile as profile_of
 from memcore.core import context as assembly
 from memcore.core.config import Settings
-from memcore.core.consolidation import profile as profile_of
 from memcore.core.filters import compile_filter
 from memcore.core.models import Memory, Status, as_instant, utcnow, validate_namespace
 from memcore.store import MemoryStore

@@ -20,9 +20,9 @@ from memcore.store import keys
 from memcore.store.audit import AuditLog
 from memcore.store.base import DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
+from memcore.store.codec import unpack_memory
 from memcore.store.episodes import Episodes
 from memcore.store.gateway import Gateway
-from memcore.store.records import unpack_memory
 
 
 class ImportConflict(ValueError):

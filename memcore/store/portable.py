@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from memcore.core.models import AuditEvent, Episode, Memory, validate_identifier
-from memcore.store.records import pack_memory, packed_vector, unpack_vector
+from memcore.store.codec import pack_memory, packed_vector, unpack_vector
 
 FORMAT = "memcore-export"
 FORMAT_VERSION = 1

@@ -51,7 +51,13 @@ from memcore.devtools.bench.common import (
     task_timeout,
     write_outputs,
 )
-from memcore.devtools.bench.locomo_context import context_markdown, parse_budgets
+from memcore.devtools.bench.locomo_context import (
+    combine_context,
+    context_markdown,
+    measure_context,
+    parse_budgets,
+    raw_text,
+)
 from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
 from memcore.language.english.lexicon import canonical_terms, numbers
 
@@ -217,12 +223,6 @@ def load_conversations(data_dir: Path, *, facts: str = "extracted", quick: bool 
     if quick:
         return [load_conversation(files[0], facts=facts, max_sessions=QUICK_SESSIONS)]
     return [load_conversation(f, facts=facts) for f in files]
-
-
-def raw_text(message: Mapping[str, Any]) -> str:
-    """A turn as the raw baseline stores it: ``"Speaker: text"``."""
-    speaker = str(message.get("speaker") or "").strip()
-    return f"{speaker}: {message['content']}" if speaker else str(message["content"])
 
 
 def store_raw(client: Client, conv: Conversation) -> str:
@@ -483,8 +483,6 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
     for stage in STAGES:
         result[stage] = combine([per[c.name][stage] for c in convs])
     if context_tokens:
-        from memcore.devtools.bench.locomo_context import combine_context, measure_context
-
         t_context = time.perf_counter()
         result["context"] = combine_context(
             [measure_context(client, c.namespace, raw_ns[c.name], c, context_tokens)

@@ -25,6 +25,7 @@ from typing import Any
 from memcore.client.client import Client
 from memcore.client.context import MAX_TOKENS, MIN_TOKENS, candidates
 from memcore.client.tokens import TOKENIZER, count_tokens
+from memcore.devtools.bench.common import markdown_table
 
 METHODS = ("memcore", "raw_search", "raw_recent")
 
@@ -84,11 +85,15 @@ class Tally:
                 "tokens": sum(self.tokens) / n, "questions": len(self.inside)}
 
 
+def raw_text(message: Mapping[str, Any]) -> str:
+    """A turn as the raw baseline stores it: ``"Speaker: text"``."""
+    speaker = str(message.get("speaker") or "").strip()
+    return f"{speaker}: {message['content']}" if speaker else str(message["content"])
+
+
 def measure_context(client: Client, ns: str, raw_ns: str, conv: Any,
                     budgets: Sequence[int]) -> dict[int, dict[str, Tally]]:
     """Every question of ``conv`` (a locomo ``Conversation``) at every budget."""
-    from memcore.devtools.bench.locomo import raw_text
-
     tallies = {b: {m: Tally() for m in METHODS} for b in budgets}
     turns = [m for s in conv.sessions for m in s]
     recent = [(raw_text(m), frozenset([str(m["id"])])) for m in reversed(turns)]
@@ -131,8 +136,6 @@ def combine_context(per: Sequence[Mapping[int, Mapping[str, Tally]]],
 
 def context_markdown(context: Mapping[str, Any]) -> str:
     """The figures as a table: one row per budget and method."""
-    from memcore.devtools.bench.common import markdown_table
-
     rows = [(budget, method, f["inside"], f["inside_strict"], f["evidence"], round(f["tokens"]))
             for budget, by in context["by_budget"].items() for method, f in by.items()]
     return "\n".join([
