@@ -22,7 +22,6 @@ from memcore.messaging import task_names
 from memcore.store.base import PurgedError
 from memcore.store.codec import pack_memory, unpack_filter_fields, unpack_memory
 from tests.api_helpers import Api, serve
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.helpers import JoinMerger, hours, make_memory
 from tests.test_time_queries import OLD_RECORD
 
@@ -137,7 +136,7 @@ def test_records_keep_the_flag_and_old_ones_load_without_it() -> None:
 # -- through real workers and the HTTP API ---------------------------------------------------
 
 @pytest.fixture()
-def live(celery_stack: LocalStack) -> Iterator[Api]:  # noqa: F811
+def live(celery_stack: LocalStack) -> Iterator[Api]:
     yield from serve(celery_stack.redis_url)
 
 

@@ -26,7 +26,7 @@ from memcore.core.models import Actor, AuditEvent, Episode, Memory, Role, Status
 from memcore.devtools.redis_server import running_redis
 from memcore.devtools.stack import LocalStack
 from memcore.store import MemoryStore
-from tests.celery_stack import celery_stack, fresh_ns  # noqa: F401 - fixture
+from tests.celery_stack import fresh_ns
 from tests.cli_helpers import memory, put, run
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
@@ -95,7 +95,7 @@ def test_export_lines_follow_the_schema_and_cover_the_model(redis_url: str) -> N
     assert list(validator.iter_errors(bad))
 
 
-def test_round_trip_between_two_redis_servers(celery_stack: LocalStack,  # noqa: F811
+def test_round_trip_between_two_redis_servers(celery_stack: LocalStack,
                                               redis_url: str, tmp_path: Path) -> None:
     """Turns through the real ingest workers on one deployment; export; erase there;
     import into another Redis under another name: same search results and profile."""

@@ -16,7 +16,6 @@ from memcore import AsyncRemoteClient, Client, Invalid, RemoteClient
 from memcore.core.models import AuditAction, Status
 from memcore.devtools.stack import LocalStack
 from tests.api_helpers import Api, serve
-from tests.celery_stack import celery_stack  # noqa: F401 - fixture
 from tests.cli_helpers import run
 
 PARIS = datetime(2019, 3, 1, 9, 0, tzinfo=UTC)
@@ -24,7 +23,7 @@ BERLIN = datetime(2024, 6, 1, 9, 0, tzinfo=UTC)
 
 
 @pytest.fixture()
-def live(celery_stack: LocalStack) -> Iterator[Api]:  # noqa: F811
+def live(celery_stack: LocalStack) -> Iterator[Api]:
     yield from serve(celery_stack.redis_url)
 
 
