@@ -118,6 +118,9 @@ def test_no_request_crosses_tenants(api: Api, long_mode: bool) -> None:  # noqa:
                                                                answer.text)
         assert status < 500, (method, path, status, answer.text)
         text = answer.text
+        if isinstance(body, dict) and isinstance(body.get("query"), str):
+            # The context block echoes the caller's own query: no other tenant's data.
+            text = text.replace(json.dumps(body["query"]), "")
         # Not "5521" alone: a random hex memory id may contain it ("...b5655217d"), which
         # once failed this test with no leak at all.
         assert "vault code" not in text and "is 5521" not in text, (method, path, text)

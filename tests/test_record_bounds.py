@@ -129,12 +129,14 @@ def test_bounded_metadata_obeys_one_adds_limits() -> None:
     assert bound_metadata({"a": ["x", "y"], "n": 1}) == ({"a": ["x", "y"], "n": 1}, {})
 
 
-def test_member_texts_keep_the_newest_within_count_and_bytes() -> None:
+def test_member_texts_keep_the_survivors_own_and_the_newest_within_count_and_bytes() -> None:
+    # The first text is the surviving record's own original (its text is overwritten by
+    # the merge and it has no tombstone): it always stays; the others go oldest first.
     texts = [f"text {i}" for i in range(MAX_MEMBER_TEXTS + 10)]
-    assert bound_member_texts(texts) == (texts[10:], 10)
+    assert bound_member_texts(texts) == ([texts[0], *texts[11:]], 10)
     long = ["w" * 30_000 + str(i) for i in range(5)]
     kept, dropped = bound_member_texts(long)
-    assert kept == long[-2:] and dropped == 3
+    assert kept == [long[0], long[-1]] and dropped == 3
     assert sum(len(t) for t in kept) <= MAX_MEMBER_TEXT_BYTES
 
 

@@ -17,7 +17,8 @@ The bounds, and how the overflow is folded (the oldest go first, never silently)
   ``MAX_METADATA_BYTES``; :func:`bound_metadata`). Past them the oldest values of a key
   go first (values are kept in the order they came: a repeat's after the memory's, a
   merge's members strongest first); keys beyond the limit that came later go whole.
-* ``member_texts`` (the texts merged into a memory): the newest :data:`MAX_MEMBER_TEXTS`
+* ``member_texts`` (the texts merged into a memory): its own first text and the newest
+  others, :data:`MAX_MEMBER_TEXTS` in all
   and at most :data:`MAX_MEMBER_TEXT_BYTES` in all; a merged or summary text longer than
   a turn's limit (``MAX_TEXT_BYTES``) is not taken (:func:`text_fits`).
 
@@ -86,7 +87,7 @@ class Capped:
             dropped = ", ".join(f"{key} {n}" for key, n in sorted(self.values.items()))
             parts.append(f"metadata values dropped, oldest first: {dropped}")
         if self.member_texts:
-            parts.append(f"{self.member_texts} oldest member text(s) dropped")
+            parts.append(f"{self.member_texts} older member text(s) dropped")
         return "record capped: " + "; ".join(parts) if parts else ""
 
 
@@ -176,17 +177,22 @@ def bound_metadata(metadata: Mapping[str, Any]) -> tuple[dict[str, Any], dict[st
 
 
 def bound_member_texts(texts: Sequence[str]) -> tuple[list[str], int]:
-    """(the newest :data:`MAX_MEMBER_TEXTS` of ``texts`` within
-    :data:`MAX_MEMBER_TEXT_BYTES`, oldest first; how many went)."""
+    """(the first of ``texts`` -- the surviving record's own original text, which the
+    merge overwrites -- and the newest others, :data:`MAX_MEMBER_TEXTS` in all within
+    :data:`MAX_MEMBER_TEXT_BYTES`, oldest first; how many went). The members' texts
+    that go stay in their tombstones; the survivor has no other copy of its own."""
+    if not texts:
+        return [], 0
+    first = texts[0]
     kept: list[str] = []
-    size = 0
-    for text in reversed(texts):
+    size = len(first.encode("utf-8", "surrogatepass"))
+    for text in reversed(texts[1:]):
         size += len(text.encode("utf-8", "surrogatepass"))
-        if len(kept) >= MAX_MEMBER_TEXTS or (kept and size > MAX_MEMBER_TEXT_BYTES):
+        if len(kept) >= MAX_MEMBER_TEXTS - 1 or size > MAX_MEMBER_TEXT_BYTES:
             break
         kept.append(text)
     kept.reverse()
-    return kept, len(texts) - len(kept)
+    return [first, *kept], len(texts) - len(kept) - 1
 
 
 def text_fits(text: str) -> bool:
