@@ -31,13 +31,14 @@ try:
           f"{[h.memory.text for h in c.search('acme', 'guest wifi', k=1, touch=False)]}")
 
     now = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
-    for text, days in [("Sam said the trip to Sintra was lovely.", 6),
-                       ("Sam said the trip to Porto was too rainy.", 40),
-                       ("Sam said the trip to Faro was too hot.", 90)]:
+    for text, days in [("Sam said Sintra was lovely.", 6),
+                       ("Sam said the last trip, a week in Porto, was too rainy.", 40),
+                       ("Sam said the trip last week to Faro was too hot.", 90)]:
         c.wait(c.add("sam", [{"role": "user", "content": text}],
                      timestamp=now - timedelta(days=days), infer=False))
     q = "what did Sam say about the trip last week?"
     print(f"{q!r} plain     -> {[h.memory.text for h in c.search('sam', q, k=1, now=now, touch=False)]}")
+    print(f"  (now {now:%Y-%m-%d}; Sintra said {now - timedelta(days=6):%Y-%m-%d}, Porto and Faro months before)")
     print(f"{q!r} time_hint -> {[h.memory.text for h in c.search('sam', q, k=1, now=now, touch=False, time_hint=True)]}")
     c.close()
 finally:
