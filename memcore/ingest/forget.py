@@ -228,16 +228,22 @@ class Forgetter:
                     outcome.turns, outcome.over_limit, now, unstored=request.earlier is not None)
         return outcome
 
+    def _earlier_turns(self, namespace: str, scope: str, turn: Episode | None
+                       ) -> list[Episode]:
+        """The scope's recent turns before ``turn`` (all of them without one: the API),
+        newest first."""
+        recent = [e for e in self.store.episodes.recent(namespace, LOOKBACK) if e.scope == scope]
+        if turn is None:
+            return recent
+        ids = [e.id for e in recent]
+        return recent[ids.index(turn.id) + 1:] if turn.id in ids else []
+
     def _referred_turns(self, namespace: str, scope: str, turn: Episode | None) -> list[str]:
         """The turns "that" refers to: the scope's previous user turn that was not itself
         only a forget request, and the scope's assistant turns after it (its reply may
         repeat it). Without a turn (the API), the scope's latest user turn."""
-        recent = [e for e in self.store.episodes.recent(namespace, LOOKBACK) if e.scope == scope]
-        if turn is not None:
-            ids = [e.id for e in recent]
-            recent = recent[ids.index(turn.id) + 1:] if turn.id in ids else []
         out: list[str] = []
-        for e in recent:  # newest first
+        for e in self._earlier_turns(namespace, scope, turn):  # newest first
             if e.role is Role.USER:
                 if _marked_only(e.text):
                     continue
@@ -250,13 +256,10 @@ class Forgetter:
                       targets: Sequence[ForgetTarget]) -> list[str]:
         """The scope's recent user turns before ``turn`` whose own words name one of
         ``targets`` (every word of it, or a word of its topic), newest first."""
-        recent = [e for e in self.store.episodes.recent(namespace, LOOKBACK)
-                  if e.scope == scope and e.role is Role.USER and not _marked_only(e.text)]
-        if turn is not None:
-            ids = [e.id for e in recent]
-            recent = recent[ids.index(turn.id) + 1:] if turn.id in ids else recent
         out: list[str] = []
-        for e in recent:
+        for e in self._earlier_turns(namespace, scope, turn):
+            if e.role is not Role.USER or _marked_only(e.text):
+                continue
             words = words_of(e.text)
             if any(words_match(t, words) or topic_matches(t, words) for t in targets
                    if t.words or t.related):
