@@ -160,23 +160,11 @@ def language_pack(name: str = "english", pipeline: str = "") -> LanguagePack:
 
 
 def secret_cues(name: str = "english") -> SecretCues | None:
-    """The secret cue words of the pack called ``name`` (None: shapes only), without
-    loading its parser."""
-    if name == "none":
-        return None
-    if name == "english":
-        from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
-
-        return ENGLISH_SECRET_CUES
-    raise ValueError(f"language: unknown language pack {name!r} (english | none)")
+    """The secret cue words of the pack called ``name`` (None: shapes only); its
+    parser is not loaded."""
+    return language_pack(name).secret_cues
 
 
 def text_rules(name: str = "english") -> TextRules:
-    """The text rules of the pack called ``name``, without loading its parser."""
-    if name == "none":
-        return PLAIN
-    if name == "english":
-        from memcore.language.english.text_rules import ENGLISH_TEXT
-
-        return ENGLISH_TEXT
-    raise ValueError(f"language: unknown language pack {name!r} (english | none)")
+    """The text rules of the pack called ``name``; its parser is not loaded."""
+    return language_pack(name).text_rules
