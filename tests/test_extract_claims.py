@@ -38,6 +38,9 @@ def texts(text: str, speaker: str = "Ann") -> list[str]:
     ("i live in valencia with my kids", "Ann lives in valencia with Ann's kids."),
     ("We have a hamster named Biscuit.", "Ann has a hamster named Biscuit."),
     ("We've relocated to York now.", "Ann has relocated to York now."),
+    # "since" before a time says when (kept), not why
+    ("Since 2023 I am living in Amsterdam.", "Since 2023 Ann is living in Amsterdam."),
+    ("Since March I work at Bosch.", "Since March Ann works at Bosch."),
 ])
 def test_third_person_after_adverbs_and_negations(said: str, stored: str) -> None:
     assert texts(said) == [stored]

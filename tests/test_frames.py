@@ -13,6 +13,7 @@ from memcore.core.frames import FramedRow, conflict, retires, supersessions
 from memcore.core.models import Actor, AuditAction, Episode, Frame, Memory, Role, Status
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import NoLanguage, language_pack
+from memcore.language.english.compare import relate
 from memcore.language.english.pipeline import (
     PINNED_RECORD_SHA256,
     PipelineMissing,
@@ -59,6 +60,30 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str) -> None:
     (got,) = language_pack("english").frames([text])
     assert got is not None and got.render() == frame, (text, got)
+
+
+@pytest.mark.parametrize("text", [
+    "Kenji is moved to other project since this week.",
+    "Kenji moved to another team in March.",
+    "Kenji moved to a new project.",
+    "Kenji moved to a different role.",
+])
+def test_moving_to_something_that_is_no_place_is_no_change_of_home(text: str) -> None:
+    """A residence retires the old home: only a place (a name or a dwelling) is one."""
+    (got,) = language_pack("english").frames([text])
+    assert got is None or got.attribute != "residence", got
+
+    _, reason = relate(text, "Kenji lives in Amsterdam.")
+    assert "residence" not in reason, reason
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Kenji moved to a new flat.", "new flat"), ("Kenji moved to the countryside.", "countryside"),
+    ("Kenji moved to Leeds.", "leeds"),
+])
+def test_moving_to_a_place_or_dwelling_is_a_change_of_home(text: str, value: str) -> None:
+    (got,) = language_pack("english").frames([text])
+    assert got is not None and (got.attribute, got.value) == ("residence", value), got
 
 
 def test_the_installed_pipeline_is_the_pinned_one() -> None:
@@ -282,8 +307,12 @@ def test_the_grammar_checker_passes_good_sentences(text: str) -> None:
     ("What's your email?", "yes, h@x.jp", "Haruka's e-mail address is h@x.jp."),
     ("How long is each class?", "75 minutes",
      'Asked "How long is each class?", Haruka answered: 75 minutes.'),
-    # A yes/no question, a reply that is a sentence of its own, no question at all.
-    ("Do you want your work email in the template too?", "yes, h@x.jp", None),
+    # A yes/no question offering the listener's contact: the reply's value of that shape.
+    ("Shall I put your office number on the letter?", "sure, 075 1234 9876",
+     "Haruka's work phone number is 075 1234 9876."),
+    ("Do you want your e-mail on the invoice?", "no thanks", None),
+    ("Do you want your e-mail on the invoice?", "yes please", None),
+    # A reply that is a sentence of its own, no question at all.
     ("Where do you live?", "I live in Kyoto now.", None),
     ("Great, thanks.", "Kyoto", None),
 ])
@@ -291,6 +320,46 @@ def test_a_bare_answer_is_read_with_the_question(question: str, reply: str,
                                                  expected: str | None) -> None:
     (found,) = language_pack("english").answers([("Haruka", question, reply)])
     assert (found[1] if found else None) == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    # The value found by its shape, whoever parses the sentence how.
+    ("quick one - my mobile for the sign-up sheet is 07700 900 311, add it pls",
+     ["Haruka's phone number is 07700 900 311."]),
+    ("Changed phones. New number, it's 07700 900 422.",
+     ["Haruka's phone number is 07700 900 422."]),
+    ("I've got a new e-mail address since the merger. The new one is h.sato@corp.example.",
+     ["Haruka's e-mail address is h.sato@corp.example."]),
+    ("You can reach me on +81 90 1234 5678 while I'm away.",
+     ["Haruka's phone number is +81 90 1234 5678."]),
+    ("work email is hs@corp.example, personal one is haruka@mail.example",
+     ["Haruka's work e-mail address is hs@corp.example.",
+      "Haruka's personal e-mail address is haruka@mail.example."]),
+    # Someone else's, an old one, and numbers that are no phone.
+    ("My brother's number is 07700 900 533.", []),
+    ("Call Kenji on 07700 900 644 if I'm late.", []),
+    ("The old number was 07700 900 755, it's dead now.", []),
+    ("My tracking number is 44556677889.", []),
+    ("The exam is on 2026-06-14.", []),
+    ("We paid 2450000 yen for the flat.", []),
+])
+def test_contact_values_are_found_by_their_shape(text: str, expected: list[str]) -> None:
+    (found,) = language_pack("english").statements([("Haruka", text)])
+    assert [sentence for _, sentence in found] == expected
+
+
+def test_a_new_number_said_any_way_retires_the_old_one(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("ph", [_ep("ph", 0, Role.USER, "My number is 07700 900 100.")])
+    pipeline.ingest("ph", [_ep("ph", 1, Role.USER,
+                               "Lost my phone on the bus. New one is 07700 900 199.")])
+    live = {m.text: m for m in store.records.iter_memories("ph")}
+    (new,) = [m for t, m in live.items() if "900 199" in t]
+    (old,) = [m for t, m in live.items() if "900 100" in t]
+    assert new.text == "Ann's phone number is 07700 900 199."
+    assert new.status is Status.ACTIVE and old.status is Status.SUPERSEDED
 
 
 def _ep(ns: str, i: int, role: Role, text: str) -> Episode:

@@ -271,7 +271,11 @@ _NAMED_SPLIT = re.compile(r"(?:,\s*(?:and\s+)?|\s+and\s+)(?=[A-Z][\w\u00c0-\u024
                           r"(?:is|was|has|lives|works|loves|likes)\b|the (?:[\w-]+ ){1,2}"
                           r"(?:is|was|are|were|has) (?:now )?(?:over|done|finished|gone|closed|"
                           r"cancel+ed|sold)\b)")
-_LEADING_CONJ = re.compile(rf"^(?:{_CONJ}|(?:(?:especially|particularly|even|right|just)\s+)?"
+# "since" before a time is when, not why: "Since 2023 I live in ..." keeps it.
+_SINCE_A_TIME = (r"since\s+(?:\d|last\b|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)"
+                 r"[a-z]*\b)")
+_LEADING_CONJ = re.compile(rf"^(?:(?!{_SINCE_A_TIME}){_CONJ}|"
+                           rf"(?:(?:especially|particularly|even|right|just)\s+)?"
                            # "Especially after I failed the test, ...": the clause is the event
                            rf"(?:after|once|ever since)(?=\s+{_FP}))\s+", re.I)
 # ", started a new job as ...": a first-person clause whose "I" chat left out.

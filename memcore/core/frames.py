@@ -34,8 +34,9 @@ SINGLE_VALUED = frozenset({
     "commute", "schedule",
 })
 # A favourite is single-valued per category ("favorite:colour"); an instruction per thing
-# it is about ("instruction:example"): the latest one about examples governs them.
-SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:")
+# it is about ("instruction:example"): the latest one about examples governs them; a
+# qualified contact per qualifier ("contact:email:work").
+SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:", "contact:")
 MAX_RETIRED_BY_ONE = 3
 
 

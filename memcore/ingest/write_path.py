@@ -268,6 +268,11 @@ class IngestPipeline:
                         k.subject == frame.subject and k.attribute == frame.attribute
                         and not values_differ(k.value, frame.value) for k in known):
                     continue
+                if frame.attribute.startswith("contact:"):
+                    # The value written from its frame stands in for the turn's other
+                    # facts that only carry it ("New one is 06-51930462.").
+                    out = [f for f in out if f.source != episode.id or f.frame is not None
+                           or frame.value not in f.text.lower()]
                 out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
                                          explicit=True, source=episode.id, frame=frame))
         return out

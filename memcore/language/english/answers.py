@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 from memcore.core.models import Frame
 from memcore.language.english import tables as T
+from memcore.language.english.contacts import contact_frame, contact_kind
+from memcore.language.english.contacts import qualifier as contact_qualifier
+from memcore.language.english.contacts import values as contact_values
 from memcore.language.english.statements import TEMPLATES, framed
 
 if TYPE_CHECKING:
@@ -85,10 +88,32 @@ def is_bare(doc: Doc) -> bool:
             and not any(t.dep_ in ("nsubj", "nsubjpass") for t in doc))
 
 
+def _offered_contact(question: Doc, reply: Doc, speaker: str
+                     ) -> tuple[Frame | None, str] | None:
+    """"Do you want your work e-mail in the template too?" - "yes, a@b.example": the
+    value the reply gives for the speaker's contact the question names."""
+    sents = list(question.sents)
+    if not sents or not sents[-1].text.rstrip().endswith("?"):
+        return None
+    asked = [t for t in sents[-1] if contact_kind(t) is not None
+             and any(c.dep_ == "poss" and c.lower_ == "your" for c in t.children)]
+    if not asked:
+        return None
+    kind = contact_kind(asked[0])
+    for sent in reply.sents:
+        for found, value, _ in contact_values(sent):
+            if found == kind and kind is not None:
+                return contact_frame(speaker, kind, value, contact_qualifier(asked[0]))
+    return None
+
+
 def answer(question: Doc, reply: Doc, speaker: str) -> tuple[Frame | None, str] | None:
     """The fact a bare ``reply`` to ``question`` states, or None."""
     if not is_bare(reply):
         return None
+    offered = _offered_contact(question, reply, speaker)
+    if offered is not None:
+        return offered
     asked = _question(question)
     if asked is None:
         return None

@@ -22,6 +22,7 @@ from memcore.language.english.lexicon import (
     stem,
     word_set,
 )
+from memcore.language.english.tables import DWELLINGS
 
 # Exclusive predicates: a subject has one value at a time, so a new value
 # retires the old one. Each pattern captures (subject, value).
@@ -320,10 +321,24 @@ def _slots(text: str) -> Iterator[Slot]:
                 value = str(_AGES.index(raw) + 1)  # "seven" and "7" are one age
             if name == "job" and raw.split()[-1:] and raw.split()[-1] in _NOT_JOB:
                 continue
+            if name == "residence" and not _homelike(raw):
+                continue  # "moved to another project": not a home
             if (name == "job" and raw.split()[0].endswith("ing")
                     and not re.search(rf"\b(?:a|an|as) {re.escape(raw)}", clean)):
                 continue  # "is visiting her": a verb, not a "visiting" post
             yield Slot(key, _subject(match.group("s")), value.strip(), raw.strip())
+
+
+# A place name is not preceded by these ("moved to *another* project", "to a new team");
+# a dwelling noun after them is still a home ("moved to a new flat").
+_NOT_A_NAME_START = word_set("another other a an new different my his her our their "
+                             "its some one")
+
+
+def _homelike(raw: str) -> bool:
+    words = raw.split()
+    return not (words and words[0] in _NOT_A_NAME_START
+                and not any(w in DWELLINGS for w in words))
 
 
 # The employer named in a job statement ("is a nurse at St Mary's", "works as a tax

@@ -403,6 +403,8 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
             if by_prep == "residence" and obj is not None:
                 continue  # "moved the repo to ...": something else moved, not the subject
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if by_prep == "residence" and pobj is not None and not is_place(pobj):
+                continue  # "moved to another project": a change, but not of home
             if by_prep and pobj is not None:
                 value = _value(pobj)
                 if _usable(value):
@@ -411,6 +413,15 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
         return subject, "job", _value(job), polarity, ""
     return None
+
+
+def is_place(tok: Token) -> bool:
+    """A value one can live in: a name ("Leeds", "De Pijp") or a dwelling or place noun
+    (:data:`~memcore.language.english.tables.DWELLINGS`), also one that holds a name ("a
+    flat in Leeds")."""
+    if tok.pos_ == "PROPN" or tok.lemma_.lower() in T.DWELLINGS:
+        return True
+    return any(t.pos_ == "PROPN" for t in tok.subtree)
 
 
 def _as_job(root: Token) -> Token | None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
 from memcore.language.english import tables as T
+from memcore.language.english.contacts import contacts
 from memcore.language.english.reader import (
     contact_value,
     is_job,
@@ -232,7 +233,9 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
                 found.append(framed(speaker, attribute, value, tok.text))
                 found += _appositive_job(tok, speaker)
                 continue
-            if attribute.startswith("contact:"):  # a number or address as written
+            if attribute in ("contact:phone", "contact:email"):
+                continue  # found by the value's shape (:mod:`.contacts`)
+            if attribute.startswith("contact:"):  # an address as written
                 written = contact_value(tok)
                 found.append(framed(speaker, attribute, value, written))
                 continue
@@ -247,4 +250,4 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
             if key not in seen:
                 seen.add(key)
                 out.append((frame, text))
-    return out
+    return out + contacts(doc, speaker)

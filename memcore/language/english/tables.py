@@ -126,6 +126,18 @@ INTRO_LEADS = frozenset({"hi", "hey", "hello", "yo", "morning", "evening", "name
 # Prepositions that place a job or a person ("driver out of Swindon", "in Hull").
 PLACE_PREPS = frozenset({"in", "of", "near"})
 
+# Common nouns a person lives in or moves to ("moved to a flat", "live in the
+# countryside"); any other common noun after "moved to" is not a home ("moved to
+# another project", "moved to nights"): a residence needs one of these or a name.
+DWELLINGS = frozenset({
+    "house", "flat", "apartment", "home", "bungalow", "cottage", "studio", "condo",
+    "place", "room", "city", "town", "village", "country", "countryside", "coast",
+    "seaside", "suburb", "suburbs", "area", "neighbourhood", "neighborhood", "street",
+    "road", "island", "abroad", "capital", "north", "south", "east", "west", "centre",
+    "center", "outskirts", "estate", "farm", "campus", "dorm", "hall", "halls", "mainland",
+    "state", "province", "county", "region", "district", "borough", "block", "building",
+})
+
 # Words that are no value on their own (pronouns, placeholders).
 NO_VALUE = frozenset({"it", "that", "this", "them", "they", "one", "thing", "stuff",
                       "something", "everything", "anything", "he", "she", "him", "her",
