@@ -522,3 +522,43 @@ def test_the_extractor_reads_the_resolved_turn_and_the_stored_turn_is_unchanged(
     facts = [m.text for m in store.records.iter_memories("rf")]
     assert any("sister" in f and "BBC" in f for f in facts), facts
     assert [e.text for e in store.episodes.recent("rf", 5)] == [text]
+
+
+@pytest.mark.parametrize(("question", "text", "expected"), [
+    # A rules label makes every item of its list an instruction.
+    ("", "House rules for anything you draft for me: Oxford spelling, no emojis, "
+         "short paragraphs.",
+     ["Bo asks the assistant to use Oxford spelling.", "Bo asks the assistant to avoid emojis.",
+      "Bo asks the assistant to use short paragraphs."]),
+    # A topic label: its imperatives are about the topic; a withdrawal beside its
+    # replacement is one instruction.
+    ("", "Diagrams: stop using ASCII art, use mermaid.",
+     ["Bo asks the assistant to use mermaid for diagrams instead of ASCII art."]),
+    # Preferences asked for: "X for Y" answers and short noun phrases.
+    ("Any preferences for charts and tables?", "vega-lite for charts, markdown for tables",
+     ["Bo asks the assistant to use vega-lite for charts.",
+      "Bo asks the assistant to use markdown for tables."]),
+    ("Do you have a preferred citation style?", "Harvard style.",
+     ["Bo asks the assistant to use Harvard style."]),
+    # "make that X rather than Y", "back to X", a bare imperative about a kind of thing.
+    ("", "Actually make that tabs rather than spaces.",
+     ["Bo asks the assistant to use tabs rather than spaces."]),
+    ("", "Back to bullet points please.", ["Bo asks the assistant to go back to bullet points."]),
+    ("", "Keep replies under five lines.",
+     ["Bo asks the assistant to keep replies under five lines."]),
+    # A list made standing by the sentence after it.
+    ("Shall I send you a summary?", "yes. one page, bullet points. Do it like that every time.",
+     ["Bo asks the assistant to use one page.", "Bo asks the assistant to use bullet points."]),
+    # One-off tasks, news labels, someone's facts and pure timing are no instruction.
+    ("", "Write me a cover letter for the Leeds job.", []),
+    ("", "Give me three ideas for dinner.", []),
+    ("", "Sign it 'B. Okafor'.", []),
+    ("", "Family news: Ellie's 16 now, Sam starts uni.", []),
+    ("Anything else?", "Just the dentist on Friday, love.", []),
+    ("", "Switch from now on please.", []),
+    ("", "No worries, thanks!", []),
+])
+def test_terse_standing_instructions_are_read_from_the_parse(question: str, text: str,
+                                                             expected: list[str]) -> None:
+    (found,) = language_pack("english").instructions([("Bo", text, question)])
+    assert [fact for _, fact in found] == expected

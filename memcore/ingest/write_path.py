@@ -275,6 +275,38 @@ class IngestPipeline:
                            or frame.value not in f.text.lower()]
                 out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
                                          explicit=True, source=episode.id, frame=frame))
+        return self._with_instructions(users, asked,
+                                       {k for k, v in replied.items() if v is not None}, out)
+
+    def _with_instructions(self, users: Sequence[Episode], asked: dict[str, str],
+                           replied: set[str], facts: list[ExtractedFact]
+                           ) -> list[ExtractedFact]:
+        """``facts`` with the turns' terse standing instructions to the assistant ("Plots:
+        drop matplotlib, use plotly") written as "<speaker> asks the assistant to ...",
+        in place of what the extractor made of the sentences that said them."""
+        turns = [ep for ep in users if ep.id not in replied]
+        said = self.language.instructions([(ep.speaker.strip() or "User", ep.text,
+                                            asked.get(ep.id, "")) for ep in turns])
+        texts = [text for found in said for _, text in found]
+        if not texts:
+            return facts
+        readings = dict(zip(texts, self.language.read(texts), strict=True))
+        rules = self.language.text_rules
+        out = list(facts)
+        for episode, found in zip(turns, said, strict=True):
+            name = rules.canonical_terms(episode.speaker.strip() or "User") | \
+                rules.canonical_terms("asks the assistant")
+            for sentence, text in found:
+                reading = readings[text]
+                if reading.problem is not None:
+                    continue
+                within = rules.canonical_terms(sentence) | name
+                out = [f for f in out if f.source != episode.id or f.frame is not None
+                       or not rules.canonical_terms(f.text) <= within]
+                if all(f.text != text for f in out):
+                    out.append(ExtractedFact(text=text, kind=Kind.PREFERENCE, importance=7,
+                                             explicit=True, source=episode.id,
+                                             frame=reading.frame))
         return out
 
     def _questions(self, episodes: Sequence[Episode], users: Sequence[Episode]

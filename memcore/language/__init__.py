@@ -69,6 +69,13 @@ class LanguagePack(Protocol):
         question states, or None."""
         ...
 
+    def instructions(self, turns: Sequence[tuple[str, str, str]]
+                     ) -> list[list[tuple[str, str]]]:
+        """Per ``(speaker, text, question)`` user turn (``question``: the assistant's turn
+        before it, or ""): its standing instructions to the assistant said tersely, as
+        ``(sentence said, "<speaker> asks the assistant to ...")`` pairs."""
+        ...
+
     def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
         """Per user turn, its request to forget something (None: it asks none)."""
         ...
@@ -122,6 +129,11 @@ class NoLanguage:
                 ) -> list[tuple[Frame | None, str] | None]:
         """No answers read."""
         return [None] * len(pairs)
+
+    def instructions(self, turns: Sequence[tuple[str, str, str]]
+                     ) -> list[list[tuple[str, str]]]:
+        """No instructions read."""
+        return [[] for _ in turns]
 
     def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
         """No requests read (forgetting is then the API's and the MCP tool's erase)."""

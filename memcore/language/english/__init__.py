@@ -22,6 +22,7 @@ from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
 from memcore.language.english.forget import forget_request, linked_names, may_ask_to_forget
 from memcore.language.english.grammar import problem
+from memcore.language.english.instructions import instructions
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.referents import resolve as resolve_referents
@@ -138,6 +139,16 @@ class EnglishPack:
             return []
         docs = self.parse([_spelled(text)[:_MAX_TURN_CHARS] for _, text in turns])
         return [statements(doc, speaker) for (speaker, _), doc in zip(turns, docs, strict=True)]
+
+    def instructions(self, turns: Sequence[tuple[str, str, str]]
+                     ) -> list[list[tuple[str, str]]]:
+        """Per ``(speaker, text, question)`` user turn, its terse standing instructions
+        to the assistant (:mod:`.instructions`)."""
+        if not turns:
+            return []
+        docs = self.parse([_spelled(text)[:_MAX_TURN_CHARS] for _, text, _ in turns])
+        return [instructions(doc, speaker, question, self.parse)
+                for (speaker, _, question), doc in zip(turns, docs, strict=True)]
 
     def forget_requests(self, turns: Sequence[str]) -> list[ForgetRequest | None]:
         """Per user turn, its request to forget (:mod:`.forget`), or None. Spans index

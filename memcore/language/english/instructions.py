@@ -1,0 +1,303 @@
+"""Standing instructions to the assistant said tersely, read from the parse.
+
+People who set rules for the assistant rarely say "please": "Ground rules: Python 3.11,
+polars for dataframes, type hints everywhere", "matplotlib for plots, pytest for
+tests" (answering "any preferences?"), "Plots: drop matplotlib, use plotly", "no print
+statements, use logging", "make that structlog rather than plain logging", "back to
+short answers". Each item becomes "<speaker> asks the assistant to <item>[ for
+<topic>]." so the reader gives it an instruction frame (single-valued per thing it is
+about: the newer one about plots retires the older).
+
+An item is an instruction when it has the shape of one (an imperative of a standing
+verb, "no X", "X for Y", a bare noun phrase in a list of rules) *and* the sentence or
+turn says it is standing: a rules label ("One more rule:"), a topic label ("Plots:"),
+the assistant's question asking for preferences, a standing word ("from now on",
+"always", "rather than", "back to"), or an object that is a kind of thing, not one
+thing ("keep answers short", not "write me a function that ...").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+# Verbs of standing instructions about answers, code and style (imperative, base form).
+STANDING_VERBS = frozenset({
+    "use", "keep", "give", "write", "make", "switch", "drop", "stop", "avoid", "add",
+    "include", "put", "format", "answer", "reply", "respond", "show", "skip", "start",
+    "prefer", "stick", "default", "follow", "explain", "remove", "cut", "leave", "limit",
+    "wrap", "sort", "go", "move", "change", "replace", "ditch", "lose", "omit", "bring",
+    "send", "call", "address", "sign", "mention", "list", "number", "quote", "cite",
+})
+# Verbs whose bare imperative with a kind of thing is a rule about answers or code.
+STYLE_VERBS = frozenset({
+    "use", "keep", "avoid", "include", "skip", "stop", "drop", "format", "add", "prefer",
+    "stick", "default", "limit", "wrap", "leave", "remove", "omit", "ditch", "lose", "cut",
+    "switch", "answer", "reply", "respond", "write", "put", "quote", "cite", "number"})
+# Mass nouns that are a kind of thing without a plural ("use British spelling").
+MASS_THINGS = frozenset({"code", "spelling", "formatting", "markdown", "prose", "english",
+                         "metric", "jargon", "detail", "slang", "punctuation", "indentation",
+                         "logging", "typing", "emoji", "bold", "italic", "humour", "humor"})
+# Words of a label that announces rules ("Ground rules for any code:", "One more rule:").
+RULE_WORDS = frozenset({"rule", "preference", "guideline", "convention", "requirement",
+                        "instruction", "setting", "default", "standard", "policy", "note"})
+# Words of the assistant's question that ask for the listener's preferences.
+ASKS_PREFERENCE = frozenset({"prefer", "preference", "style", "format", "convention"})
+_STANDING = re.compile(r"\b(?:from now(?: on)?|always|never|going forward|in future|"
+                       r"rather than|instead(?: of)?|back to|like before|any ?more|"
+                       r"from today|every time|by default)\b", re.I)
+_ONE_THING_DETS = frozenset({"a", "an", "this", "that", "these", "those"})
+_PRONOUN_OBJECTS = frozenset({"it", "them", "this", "that", "one"})
+_LEADING_WORDS = frozenset({"and", "also", "but", "then", "so", "plus", "oh", "ok", "okay",
+                            "please", "pls", "plz", "just", "actually", "right", "yes", "yeah",
+                            "yep", "sure", "now", "hmm", "um", "well"})
+# Verbs a fragment opens with that a tagger may read as nouns ("use mermaid").
+_FRAGMENT_VERBS = frozenset({"use", "keep", "drop", "avoid", "add", "include", "skip", "stop",
+                             "switch", "prefer", "put", "write", "format"})
+_TRAILING_WORDS = frozenset({"please", "pls", "plz", "thanks", "thx", "too", "though"})
+_MAX_LABEL_TOKENS = 9
+_MAX_BARE_ITEM = 5  # "British spelling", "two-week lookahead": a preference asked for
+# "Do it that way every time", "always like that": the turn's list is standing rules.
+_STANDS_FOR_THE_LIST = re.compile(r"\b(?:that way|like that|like this|this way|the same way|"
+                                  r"do it|do that)\b.*\b(?:every time|always|from now on|"
+                                  r"going forward|in future)\b|\b(?:always|every time|from now "
+                                  r"on)\b.*\b(?:that way|like that|like this|this way)\b", re.I)
+_ANNOUNCING = frozenset({"news", "update", "question", "thing", "fyi", "reminder", "change",
+                         "edit", "correction", "ps", "btw", "q", "idea", "plan", "problem",
+                         "issue", "status", "summary", "tldr", "context", "background"})
+_NOT_IN_A_LABEL = frozenset({"VB", "VBD", "VBP", "VBG", "MD", "PRP", "DT"})
+
+
+def _label(sent: Span) -> tuple[str, str, Span | None]:
+    """``(kind, topic, rest)`` of a sentence opening with a label and a colon: kind
+    ``rules`` ("One more rule:"), ``topic`` ("Plots:", topic "plots") or ``""``."""
+    colon = next((t for t in sent if t.text == ":"), None)
+    if colon is None or colon.i - sent.start > _MAX_LABEL_TOKENS or colon.i + 1 >= sent.end:
+        return "", "", None
+    label = sent.doc[sent.start:colon.i]
+    rest = sent.doc[colon.i + 1:sent.end]
+    if any(t.lemma_.lower() in RULE_WORDS for t in label):
+        return "rules", "", rest
+    words = [t for t in label if not t.is_punct]
+    # "Plots:", "Docstrings:", "Code style:" (a lone plural may be tagged a verb)
+    if any(t.lemma_.lower() in _ANNOUNCING for t in words):
+        return "", "", None  # "Personal news:", "Quick update:": no topic of rules
+    if 0 < len(words) <= 3 and not any(t.tag_ in _NOT_IN_A_LABEL for t in words) and \
+            all(t.pos_ in ("NOUN", "PROPN", "ADJ", "VERB") for t in words):
+        return "topic", label.text.strip().lower(), rest
+    return "", "", None
+
+
+def _items(span: Span) -> list[str]:
+    """The span's items: its text cut at commas and semicolons, leading fillers gone."""
+    out = []
+    text = span.text
+    head, colon, elaboration = text.partition(":")  # "keep answers short: code first, ..."
+    chunks = re.split(r"\s*[;,]\s*|\s+\band\b\s+(?=(?:use|keep|give|no|always|never)\b)", head)
+    if colon:
+        chunks[-1] = f"{chunks[-1]}:{elaboration}"
+    for chunk in chunks:
+        words = chunk.strip(" .!:-").split()
+        while words and words[0].lower() in _LEADING_WORDS:
+            words = words[1:]
+        while words and words[-1].lower().strip(".!") in _TRAILING_WORDS:
+            words = words[:-1]
+        if words:
+            out.append(" ".join(words))
+    return out
+
+
+def _first_word(doc: Doc) -> Token | None:
+    return next((t for t in doc if not t.is_punct and t.lower_ not in _LEADING_WORDS), None)
+
+
+def _is_verbless(doc: Doc) -> bool:
+    return not any(t.pos_ in ("VERB", "AUX") and t.tag_ != "VBN" for t in doc)
+
+
+def _kind_of_thing(verb: Token) -> bool:
+    """A bare imperative is a standing rule when its object is a kind of thing ("keep
+    answers short", "use type hints"), not one thing or a task ("write me a function
+    that ...", "give me three ideas", "sign it")."""
+    if verb.lemma_.lower() not in STYLE_VERBS:
+        return False
+    if any(c.dep_ in ("dative", "iobj") for c in verb.children):
+        return False  # "write me ...": something for the speaker now
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj")), None)
+    if obj is None:
+        return any(c.dep_ == "prep" for c in verb.children)  # "switch to Google style"
+    if obj.lower_ in _PRONOUN_OBJECTS or obj.lower_ in ("me", "us"):
+        return False
+    if any(c.dep_ in ("det", "nummod", "relcl", "acl", "poss") and c.lower_ not in ("your",)
+           for c in obj.children):
+        return False
+    return obj.tag_ in ("NNS", "NNPS", "NNP") or obj.lemma_.lower() in MASS_THINGS
+
+
+def _has_content(verb: Token) -> bool:
+    """The imperative says what ("switch to Google style", "use plotly"), not only when
+    ("switch from now on"). Read from the words, not the parse: a small model often
+    misreads a tool's name after a verb."""
+    rest = [t for t in verb.doc[verb.i + 1:] if not t.is_punct]
+    return any(t.lower_ not in _NO_CONTENT for t in rest)
+
+
+_NO_CONTENT = frozenset({"now", "from", "on", "today", "please", "pls", "it", "that", "them",
+                         "this", "to", "again", "then", "too", "instead", "forward",
+                         "going", "onwards", "thanks", "in", "future"})
+
+
+def _as_instruction(item: Doc, standing: bool, listed: str) -> str | None:
+    """The item as what the assistant is asked to do ("use plotly"), or None.
+    ``standing``: the sentence says the rule lasts; ``listed``: the item is in a list of
+    rules (``rules``: after a rules label; ``topic``: after "Plots:"; ``asked``: the
+    assistant asked for preferences), or ``""``."""
+    first = _first_word(item)
+    if first is None:
+        return None
+    text = item[first.i:].text.strip(" .!")
+    lower = first.lower_
+    following = item[first.i + 1:]
+    if lower in ("always", "never") and len(following):
+        inner = _as_instruction(following.as_doc(), True, listed)
+        if inner is None:
+            return None
+        return f"never {inner}" if lower == "never" else inner
+    if lower == "no" and listed and len(following) and _is_verbless(following.as_doc()):
+        return f"avoid {following.text.strip(' .!')}"
+    if lower in ("don't", "dont") or (lower == "do" and len(following)
+                                      and following[0].lower_ in ("n't", "not")):
+        rest = text.split(None, 2 if lower == "do" else 1)[1:]
+        return f"not {rest[-1]}" if rest and (standing or listed) else None
+    if lower == "back" and len(following) and following[0].lower_ == "to":
+        return f"go {text}"
+    imperative = first.tag_ == "VB" or (first.tag_ in ("NN", "VBP") and len(following)
+                                         and lower in _FRAGMENT_VERBS)
+    if imperative and first.lemma_.lower() in STANDING_VERBS:
+        words = text.split()
+        if first.lemma_.lower() == "make" and len(words) > 2 and \
+                words[1].lower() in ("that", "it") and _STANDING.search(text):
+            # "make that structlog rather than plain logging": what to use instead
+            return "use " + " ".join(words[2:])
+        if not _has_content(first):
+            return None  # "switch from now on": to what?
+        if listed or (standing and not any(c.dep_ in ("dative", "iobj")
+                                           for c in first.children)) \
+                or _kind_of_thing(first):
+            return text
+        return None
+    if _is_verbless(item) and _a_thing_to_use(item) and (
+            listed == "rules" or (listed == "asked" and (
+                _for_a_purpose(item) or len(item) <= _MAX_BARE_ITEM))):
+        return f"use {text}"
+    return None
+
+
+def _a_thing_to_use(item: Doc) -> bool:
+    """A tool, a format or a style ("polars for dataframes", "Python 3.11", "type hints
+    everywhere"), not someone's fact ("Ellie's 16") nor an address ("dear")."""
+    words = [t for t in item if not t.is_punct]
+    if not words or any(t.tag_ == "POS" or t.dep_ == "poss" for t in words):
+        return False
+    if all(t.like_num for t in words):
+        return False
+    return any(t.pos_ in ("NOUN", "PROPN") for t in words)
+
+
+def _for_a_purpose(item: Doc) -> bool:
+    """"matplotlib for plots": a thing for a kind of thing."""
+    return any(t.lower_ == "for" and any(c.dep_ == "pobj" and c.tag_ in ("NNS", "NN", "NNP")
+                                         for c in t.children) for t in item)
+
+
+def _with_topic(instruction: str, topic: str) -> str:
+    words = {w.rstrip("s") for w in re.findall(r"[\w-]+", instruction.lower())}
+    if not topic or all(w.rstrip("s") in words for w in topic.split()):
+        return instruction
+    return f"{instruction} for {topic}"
+
+
+def _assistant_person(text: str) -> str:
+    return re.sub(r"\byour\b", "its", re.sub(r"\byou\b", "it", text, flags=re.I), flags=re.I)
+
+
+def instructions(doc: Doc, speaker: str, question: str,
+                 parse: Callable[[Sequence[str]], list[Doc]]) -> list[tuple[str, str]]:
+    """The standing instructions of a user turn ``doc`` as ``(sentence, fact)`` pairs:
+    the sentence they were said in and "<speaker> asks the assistant to ...". ``question``
+    is the assistant's turn before it (preferences asked for make a list of rules);
+    ``parse`` parses the items (one batch)."""
+    asked = question.rstrip().endswith("?") and any(
+        w.strip("?.,!").lower().rstrip("s") in ASKS_PREFERENCE for w in question.split()[-14:])
+    plan: list[tuple[str, str, str, bool, str]] = []  # sentence, item, topic, ...
+    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
+    for sent in doc.sents:
+        kind, topic, rest = _label(sent)
+        rules_turn = rules_turn or kind == "rules"
+        body = rest if rest is not None else sent
+        standing = bool(_STANDING.search(sent.text))
+        listed = "rules" if rules_turn else kind or ("asked" if asked else "")
+        for item in _items(body):
+            plan.append((sent.text, item, topic, standing, listed))
+    if not plan:
+        return []
+    docs = parse([item for _, item, _, _, _ in plan])
+    found = [_as_instruction(d, standing, listed)
+             for (_, _, _, standing, listed), d in zip(plan, docs, strict=True)]
+    # "no print statements, use logging": a "no X" beside an instruction is one too.
+    with_rules = {s for (s, *_), f in zip(plan, found, strict=True) if f is not None}
+    out: list[tuple[str, str]] = []
+    for (sentence, _, topic, standing, _listed), doc_, instruction in zip(plan, docs, found,
+                                                                      strict=True):
+        if instruction is None and sentence in with_rules:
+            instruction = _as_instruction(doc_, standing, "rules") if _starts_with_no(doc_) \
+                else None
+        if instruction is None:
+            continue
+        text = _assistant_person(_with_topic(_lowered(instruction, doc_), topic))
+        out.append((sentence, text))
+    return [(sentence, f"{speaker} asks the assistant to {text}.")
+            for sentence, text in _replacements(out)]
+
+
+_WITHDRAWN = re.compile(r"^(?:avoid|drop|stop using|stop|ditch|lose|skip|no more) (?P<x>.+?)"
+                        r"(?P<topic> for [\w -]+)?$")
+_REPLACING = re.compile(r"^(?:use|switch to|go with|try) (?P<y>.+?)(?P<topic> for [\w -]+)?$")
+
+
+def _replacements(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """"drop matplotlib, use plotly" (one sentence): one instruction, "use plotly instead
+    of matplotlib", not a withdrawal beside its replacement."""
+    out: list[tuple[str, str]] = []
+    per_sentence = {sentence: sum(1 for s, _ in found if s == sentence) for sentence, _ in found}
+    for sentence, text in found:
+        # Only a pair is one replacement; in a longer list each item is a rule of its own.
+        if out and out[-1][0] == sentence and per_sentence[sentence] == 2:
+            before = _WITHDRAWN.match(out[-1][1])
+            after = _REPLACING.match(text)
+            if before and after and (before.group("topic") or "") in ("", after.group("topic")
+                                                                       or ""):
+                topic = after.group("topic") or before.group("topic") or ""
+                out[-1] = (sentence,
+                           f"use {after.group('y')}{topic} instead of {before.group('x')}")
+                continue
+        out.append((sentence, text))
+    return out
+
+
+def _lowered(instruction: str, doc: Doc) -> str:
+    """"Back to short answers" -> "back to ...": a sentence's capital is no name's."""
+    first = _first_word(doc)
+    if first is not None and first.pos_ != "PROPN" and instruction[:1].isupper() and \
+            first.text[:1].isupper():
+        return instruction[:1].lower() + instruction[1:]
+    return instruction.replace("go Back", "go back", 1)
+
+
+def _starts_with_no(doc: Doc) -> bool:
+    first = _first_word(doc)
+    return first is not None and first.lower_ == "no"
