@@ -138,6 +138,21 @@ class Instruments:
                 note_usage(role, calls, prompt, completion)
                 traced.finish(calls, prompt, completion, len(messages))
 
+    def _record(self, role: ModelRole, calls: int, tokens: int, seconds: float,
+                messages: Sequence[str]) -> None:
+        metrics = self.metrics
+        metrics.record_model_call(role, tokens=tokens, calls=calls)
+        if role == "embed" and calls:
+            metrics.record_embedding_call(calls)
+        if calls:
+            metrics.observe_model_call(role, seconds)
+            self._thread.calls[role] += calls
+        if messages:
+            metrics.record_model_error(role, len(messages))
+            for message in messages:
+                log.warning("model %s: %s", role, message)
+                self._thread.errors.append(ModelError(role, message))
+
     def thread_calls(self, *roles: ModelRole) -> int:
         """Calls of ``roles`` (all roles if none given) this thread has made so far."""
         counts = self._thread.calls
