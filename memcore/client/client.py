@@ -170,6 +170,13 @@ class BatchedAdder:
         self.close()
 
 
+def pass_usage(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, int]:
+    """The model usage of the passes that ran between two reads of a namespace's counters
+    (one pass runs per namespace at a time: the one waited for)."""
+    return {f: int(after.get(k, 0.0) - before.get(k, 0.0))
+            for f, k in ((f, f"{USAGE_PREFIX}consolidate.{f}") for f in USAGE_FIELDS)}
+
+
 class Client:
     """Enqueue turns, search memories, and manage them (pin, restore, erase, ...)."""
 
@@ -473,9 +480,7 @@ class Client:
         after = self.store.coordination.counters(namespace)
         for key, counter in (("changed", "pass_changed"), ("merge_calls", "merge_calls")):
             report[key] = int(after.get(counter, 0.0) - before.get(counter, 0.0))
-        fields = {f: f"{USAGE_PREFIX}consolidate.{f}" for f in USAGE_FIELDS}
-        report["usage"] = {f: int(after.get(k, 0.0) - before.get(k, 0.0))
-                           for f, k in fields.items()}
+        report["usage"] = pass_usage(before, after)
         return report
 
     def wait_for_pass(self, namespace: str, started: dict[str, Any], timeout: float
