@@ -4,9 +4,10 @@ All keys of a namespace share the hash tag ``{<ns>}`` (``mc:{<ns>}:...``) so a
 namespace lives in one Redis Cluster slot and multi-key transactions and scripts
 work there. The only keys outside a namespace are the registry set
 ``mc:namespaces``, the API key hashes ``mc:apikeys`` (memcore.store.api_keys), the
-usage totals ``mc:usage`` (memcore.store.usage), the ingest backlog ``mc:backlog`` and each namespace's erase fence ``mc:fence:{<ns>}`` and
-backlog ``mc:backlog:{<ns>}`` (same slot; outside ``mc:{<ns>}:*`` so erasing the
-namespace keeps them: memcore.store.fences, memcore.store.backlog).
+usage totals ``mc:usage`` (memcore.store.usage), the ingest backlog ``mc:backlog``
+and each namespace's erase fence ``mc:fence:{<ns>}`` and backlog ``mc:backlog:{<ns>}``
+(same slot; outside ``mc:{<ns>}:*`` so erasing the namespace keeps them:
+memcore.store.fences, memcore.store.backlog).
 Namespaces and ids are validated before they reach a key.
 
 Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
