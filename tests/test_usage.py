@@ -182,3 +182,5 @@ def test_usage_in_responses_stats_and_metrics(live: Api, stack_client: Client) -
     calls = stats["ingest"]["model_calls"]
     assert f'memcore_usage_model_calls_total{{namespace="{ns}",operation="ingest"}} ' \
            f'{float(calls)}' in series
+    assert f'memcore_usage_model_calls_total{{namespace="{ns}",operation="context"}} 1.0' \
+        in series

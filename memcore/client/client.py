@@ -265,8 +265,9 @@ class Client:
             episodes = [e.model_copy(update={"expires_at": expiry_of(
                 expires_at, ttl_seconds, e.timestamp)}) for e in episodes]
         # The root of the add's trace: its tasks carry the context to the workers.
-        with tracing.span("memcore.add", **{"memcore.namespace": namespace,
-                                            "memcore.turns": len(episodes)}):
+        attributes: dict[str, str | int] = {"memcore.namespace": namespace,
+                                            "memcore.turns": len(episodes)}
+        with tracing.span("memcore.add", **attributes):
             return self._enqueue_all(namespace, [episodes[start:start + MAX_BATCH]
                                                  for start in range(0, len(episodes),
                                                                     MAX_BATCH)],

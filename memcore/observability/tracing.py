@@ -111,7 +111,7 @@ def setup_tracing(settings: Settings, service: str, *, exporter: Any = None) -> 
         # per process, so a later setup (after shutdown_tracing) keeps the first one.
         trace.set_tracer_provider(provider)
         current = trace.get_tracer_provider()
-        instrumentors = [CeleryInstrumentor(), RedisInstrumentor()]
+        instrumentors: list[Any] = [CeleryInstrumentor(), RedisInstrumentor()]
         for instrumentor in instrumentors:
             if not instrumentor.is_instrumented_by_opentelemetry:
                 instrumentor.instrument(tracer_provider=current)
