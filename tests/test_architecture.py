@@ -51,7 +51,10 @@ RESTRICTED = {
     # Grammar lives in the language packs (docs/design.md, Frames): the core holds none.
     "spacy": {"memcore.language"},
     "tiktoken": {"memcore.client"},
+    # Traces: one module of the observability layer (TRACING_MODULE) imports it.
+    "opentelemetry": {"memcore.observability"},
 }
+TRACING_MODULE = "memcore/observability/tracing.py"
 
 
 def _layer(module: str) -> str:
@@ -186,6 +189,27 @@ def test_the_rule_catches_a_violation(tmp_path: Path) -> None:
                    violations)
     assert any("_layer_probe.py:1: memcore.core -> memcore.store" in p for p in found)
     assert any("_layer_probe.py:2: memcore.core uses redis" in p for p in found)
+
+
+def tracing_imports() -> list[str]:
+    """Imports of opentelemetry anywhere but the tracing module, as 'file:line'."""
+    files = sorted((ROOT / "memcore").rglob("*.py")) + sorted((ROOT / "workers").rglob("*.py"))
+    return [f"{path.relative_to(ROOT)}:{line}" for path in files
+            if str(path.relative_to(ROOT)) != TRACING_MODULE
+            for line, target in _imports(path) if target.split(".")[0] == "opentelemetry"]
+
+
+def test_tracing_lives_in_one_module() -> None:
+    # docs/architecture.md: traces are thin and in one place, not spread over the core.
+    assert tracing_imports() == []
+
+
+def test_the_tracing_rule_catches_an_import(tmp_path: Path) -> None:
+    found = _probe("memcore/observability/_otel_probe.py",
+                   "from opentelemetry import trace\n", tracing_imports)
+    assert found == ["memcore/observability/_otel_probe.py:1"]
+    found = _probe("memcore/ingest/_otel_probe.py", "import opentelemetry\n", violations)
+    assert any("memcore.ingest uses opentelemetry" in p for p in found)
 
 
 def test_architecture_doc_names_every_layer() -> None:

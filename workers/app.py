@@ -6,11 +6,12 @@ import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_init, worker_process_init
+from celery.signals import worker_init, worker_process_init, worker_process_shutdown
 
 from memcore.core.config import get_settings
 from memcore.language import language_pack
 from memcore.messaging.task_names import INGEST_QUEUE
+from memcore.observability import tracing
 from memcore.observability.metrics import start_metrics_server
 from workers.config import celery_config, celery_urls
 
@@ -58,6 +59,28 @@ def _start_metrics(**_: Any) -> None:
     if settings.metrics_port is not None:
         start_metrics_server(settings.metrics_port,
                              broker_url=celery_urls(settings, settings.data_url())[0])
+
+
+@worker_init.connect
+def _start_tracing_unforked(sender: Any = None, **_: Any) -> None:
+    """A solo or threads pool runs tasks in this process: trace here (a prefork pool's
+    children start their own, :func:`_start_tracing`)."""
+    pool = getattr(sender, "pool_cls", None)
+    if "prefork" not in str(getattr(pool, "__module__", pool)):
+        tracing.setup_tracing(get_settings(), "memcore-worker")
+
+
+@worker_process_init.connect
+def _start_tracing(**_: Any) -> None:
+    """Trace tasks in each child (after the fork: the exporter's thread is the child's);
+    off unless ``MEMCORE_OTEL_ENDPOINT`` is set."""
+    tracing.setup_tracing(get_settings(), "memcore-worker")
+
+
+@worker_process_shutdown.connect
+def _flush_traces(**_: Any) -> None:
+    """Export the spans still batched before the child exits."""
+    tracing.flush()
 
 
 import workers.tasks  # noqa: E402,F401  (registers the tasks on ``app``)

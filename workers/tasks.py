@@ -18,6 +18,7 @@ from memcore.ingest.fence import drop_if_erased
 from memcore.language import text_rules
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
+from memcore.observability.usage import CallUsage
 from workers.app import app
 from workers.runtime import Runtime, runtime
 
@@ -63,11 +64,13 @@ def _ingest(rt: Runtime, payload: dict[str, Any], task_id: str | None) -> dict[s
                              keep_seconds=rt.settings.visibility_timeout)
     if dropped is not None:
         return {"episodes": dropped.turns, "new_episodes": 0, "facts": 0, "decisions": {},
-                "model_calls": 0, "memory_ids": [], "dropped_by_erase": dropped.turns}
+                "model_calls": 0, "memory_ids": [], "dropped_by_erase": dropped.turns,
+                "usage": CallUsage().as_dict()}
     report = rt.pipeline.ingest(data.namespace, data.episodes, infer=data.infer)
     return {"episodes": report.episodes, "new_episodes": report.new_episodes,
             "facts": report.facts, "decisions": report.decisions,
-            "model_calls": report.model_calls, "memory_ids": report.memory_ids}
+            "model_calls": report.model_calls, "memory_ids": report.memory_ids,
+            "usage": report.usage.as_dict()}
 
 
 @app.task(name=task_names.NOOP)

@@ -36,6 +36,11 @@ class _Delayed(Metered):
         self.inner = inner
         self.seconds = latency_ms / 1000.0
 
+    @property
+    def model_name(self) -> str:
+        """The wrapped adapter's model."""
+        return self.inner.model_name if isinstance(self.inner, Metered) else super().model_name
+
     def _sleep(self, items: Sequence[object]) -> None:
         # One simulated call per non-empty batch (the offline adapters count the same);
         # not read from ``usage``, which other threads of a threads pool also move.

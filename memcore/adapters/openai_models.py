@@ -292,6 +292,16 @@ class OpenAIExtractor(Metered):
         self.allow_assistant = allow_assistant
         self.chat = JSONChat(config, self, client)
 
+    @property
+    def model_name(self) -> str:
+        """The chat model asked."""
+        return self.chat.config.chat_model
+
+    @property
+    def model_system(self) -> str:
+        """An OpenAI-compatible endpoint."""
+        return "openai"
+
     def _source(self, episode: Episode) -> bool:
         return episode.role is Role.USER or (
             episode.role is Role.ASSISTANT and self.allow_assistant)
@@ -366,6 +376,16 @@ class _ChatAdapter(Metered):
     def __init__(self, config: OpenAIConfig, client: openai.OpenAI | None = None) -> None:
         super().__init__()
         self.chat = JSONChat(config, self, client)
+
+    @property
+    def model_name(self) -> str:
+        """The chat model asked."""
+        return self.chat.config.chat_model
+
+    @property
+    def model_system(self) -> str:
+        """An OpenAI-compatible endpoint."""
+        return "openai"
 
 
 def shares_content(fact: str, memory: str) -> bool:
@@ -531,6 +551,16 @@ class OpenAIEmbedder(Metered):
         self.send_dimensions = (self.model.startswith("text-embedding-3")
                                 if send_dimensions is None else send_dimensions)
         self.chat = JSONChat(config, self, client)
+
+    @property
+    def model_name(self) -> str:
+        """The embedding model asked."""
+        return self.model
+
+    @property
+    def model_system(self) -> str:
+        """An OpenAI-compatible endpoint."""
+        return "openai"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """An (n, dim) float32 array of unit rows."""

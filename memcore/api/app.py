@@ -21,6 +21,7 @@ from memcore.api.state import ApiState
 from memcore.api.ui import routes as ui
 from memcore.client.client import Client
 from memcore.core.config import Settings, get_settings
+from memcore.observability import tracing
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +80,7 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     """Build the app. ``client`` (optional) is shared instead of making one; with
     ``insecure_dev`` every request is treated as an admin over every namespace."""
     settings = settings or (client.settings if client is not None else get_settings())
+    tracing.setup_tracing(settings, "memcore-api")  # off unless MEMCORE_OTEL_ENDPOINT
     state = ApiState(settings, client, insecure_dev=insecure_dev)
 
     @asynccontextmanager
@@ -113,6 +115,7 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     # Instances of their own, on the same key cache and counters as the stack's.
     auth = AuthMiddleware(app.router, routes=routes, keys=state.key_cache,
                           insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
+    tracing.instrument_fastapi(app)  # server spans (searches the shortcut answers have none)
     app.memcore_shortcut = SearchShortcut(
         state=state, auth=auth, metrics=MetricsMiddleware(app.router,
                                                           metrics=app.state.api_metrics))

@@ -7,11 +7,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram
-from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memcore.client import Client
+from memcore.observability.metrics import get_metrics
+from memcore.observability.usage import USAGE_FIELDS
 from memcore.store.errors import UNREACHABLE
 
 STARTED = "memcore_started"
@@ -54,6 +56,38 @@ class QueueCollector(Collector):
         except UNREACHABLE:  # /metrics answers without it while Redis is away
             return [lag]
         return [lag, backlog]
+
+
+class UsageCollector(Collector):
+    """Read at scrape time from the store's usage counters (every process's calls):
+    ``memcore_usage_model_calls_total``, ``memcore_usage_prompt_tokens_total`` and
+    ``memcore_usage_completion_tokens_total`` by ``operation`` (ingest, consolidate,
+    context), and by ``namespace`` too when ``MEMCORE_METRICS_NAMESPACE_LABEL`` is on
+    (a series per tenant; off, the totals of all namespaces, erased ones included)."""
+
+    def __init__(self, client: Client, *, per_namespace: bool | None = None) -> None:
+        self.client = client
+        self.per_namespace = (get_metrics().namespace_label if per_namespace is None
+                              else per_namespace)
+
+    def collect(self) -> Iterable[Metric]:
+        """The three counters (none while Redis cannot be read)."""
+        labels = ["namespace", "operation"] if self.per_namespace else ["operation"]
+        families = {f: CounterMetricFamily(f"memcore_usage_{f}",
+                                           f"Model usage ({f.replace('_', ' ')}) by operation.",
+                                           labels=labels)
+                    for f in USAGE_FIELDS}
+        usage = self.client.store.usage
+        try:
+            rows = (usage.by_namespace() if self.per_namespace else {"": usage.totals()})
+        except UNREACHABLE:
+            return []
+        for namespace, operations in rows.items():
+            for operation, counts in sorted(operations.items()):
+                key = [namespace, operation] if self.per_namespace else [operation]
+                for f, family in families.items():
+                    family.add_metric(key, float(counts[f]))
+        return list(families.values())
 
 
 class MetricsMiddleware:

@@ -83,6 +83,18 @@ class AddRequest(Strict):
                                             "seconds after each turn's timestamp")
 
 
+class Usage(BaseModel):
+    """The model calls a request caused and the tokens the endpoints reported for them
+    (the offline models report none: 0)."""
+
+    model_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    calls: dict[str, int] = Field(default_factory=dict,
+                                  description="model_calls by role: extract, decide, "
+                                  "merge, summarize, embed")
+
+
 class TaskIds(BaseModel):
     """Enqueued ingest tasks (202)."""
 
@@ -94,6 +106,7 @@ class MemoryIds(BaseModel):
 
     memory_ids: list[str]
     task_ids: list[str]
+    usage: Usage = Field(default_factory=Usage, description="what storing the turns cost")
 
 
 class WaitRequest(Strict):
@@ -192,6 +205,9 @@ class Stats(BaseModel):
         description="ingest tasks accepted and not finished: namespace, total")
     queues: dict[str, int] = Field(default_factory=dict,
                                    description="messages waiting per broker queue")
+    usage: dict[str, dict[str, int]] = Field(
+        default_factory=dict, description="model_calls, prompt_tokens and completion_tokens "
+        "by operation (ingest, consolidate, context)")
 
 
 class VersionOut(BaseModel):

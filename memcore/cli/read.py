@@ -182,7 +182,8 @@ def history(namespace: str = typer.Argument(..., help="Namespace."),
 @handles_errors
 def stats(namespace: str = typer.Argument(..., help="Namespace."),
           json_out: bool = JSON_OPTION) -> None:
-    """Counts by status, usage counters, snapshot version (exit 1 for an unknown namespace)."""
+    """Counts by status, usage counters (model calls and tokens by operation), snapshot
+    version (exit 1 for an unknown namespace)."""
     client = open_client()
     data = client.stats(namespace)
     store = client.store
@@ -201,6 +202,10 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
         if data["counters"]:
             out.print("counters: " + ", ".join(
                 f"{k} {v:g}" for k, v in sorted(data["counters"].items())))
+        for operation, used in sorted(data["usage"].items()):
+            out.print(f"usage, {operation}: {used['model_calls']} model calls, "
+                      f"{used['prompt_tokens']} prompt + {used['completion_tokens']} "
+                      "completion tokens")
         out.print(f"pending importance: {data['pending_importance']:g}")
         backlog = data["backlog"]
         out.print(f"ingest backlog: {backlog['namespace']} task(s) of this namespace, "

@@ -12,7 +12,7 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -52,8 +52,11 @@ from memcore.language import secret_cues
 from memcore.messaging import task_names
 from memcore.messaging.celery_config import celery_urls
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
+from memcore.observability import tracing
 from memcore.observability.metrics import QueueLagCollector
+from memcore.observability.usage import USAGE_FIELDS, collect_usage
 from memcore.store import EraseReport, MemoryStore
+from memcore.store.usage import PREFIX as USAGE_PREFIX
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -167,6 +170,13 @@ class BatchedAdder:
         self.close()
 
 
+def pass_usage(before: Mapping[str, float], after: Mapping[str, float]) -> dict[str, int]:
+    """The model usage of the passes that ran between two reads of a namespace's counters
+    (one pass runs per namespace at a time: the one waited for)."""
+    return {f: int(after.get(k, 0.0) - before.get(k, 0.0))
+            for f, k in ((f, f"{USAGE_PREFIX}consolidate.{f}") for f in USAGE_FIELDS)}
+
+
 class Client:
     """Enqueue turns, search memories, and manage them (pin, restore, erase, ...)."""
 
@@ -175,6 +185,8 @@ class Client:
         self.settings = settings or get_settings()
         if redis_url:
             self.settings = self.settings.model_copy(update={"redis_url": redis_url})
+        # Off unless MEMCORE_OTEL_ENDPOINT is set (the first setup of a process names it).
+        tracing.setup_tracing(self.settings, "memcore-client")
         self.store = MemoryStore.from_url(self.settings.data_url())
         self._models = models
         self._celery: Celery | None = None
@@ -252,9 +264,14 @@ class Client:
         if expires_at is not None or ttl_seconds is not None:
             episodes = [e.model_copy(update={"expires_at": expiry_of(
                 expires_at, ttl_seconds, e.timestamp)}) for e in episodes]
-        return self._enqueue_all(namespace, [episodes[start:start + MAX_BATCH]
-                                             for start in range(0, len(episodes), MAX_BATCH)],
-                                 infer=infer)
+        # The root of the add's trace: its tasks carry the context to the workers.
+        attributes: dict[str, str | int] = {"memcore.namespace": namespace,
+                                            "memcore.turns": len(episodes)}
+        with tracing.span("memcore.add", **attributes):
+            return self._enqueue_all(namespace, [episodes[start:start + MAX_BATCH]
+                                                 for start in range(0, len(episodes),
+                                                                    MAX_BATCH)],
+                                     infer=infer)
 
     def _enqueue(self, namespace: str, episodes: list[Episode], *, infer: bool = True) -> str:
         """Send one namespace's episodes as one ingest task; returns its id."""
@@ -441,8 +458,9 @@ class Client:
 
         ``full`` searches every memory against every other; otherwise only what changed
         since the last pass is searched. When waiting, the report also has ``changed``
-        (live memories written since the last pass) and ``merge_calls`` (model calls
-        of the pass), read from the namespace's counters. A namespace without data
+        (live memories written since the last pass), ``merge_calls`` (merger calls of
+        the pass) and ``usage`` (its model calls and reported tokens), read from the
+        namespace's counters (one pass runs per namespace at a time). A namespace without data
         raises :class:`NamespaceNotFound` (a pass of a typo'd name would write a
         snapshot for it).
         """
@@ -452,8 +470,9 @@ class Client:
                                     "consolidate (check the name)")
         payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
         before = self.store.coordination.counters(namespace) if wait else {}
-        task_id = self._send(task_names.CONSOLIDATE, payload.model_dump(mode="json"),
-                             task_names.CONSOLIDATE_QUEUE)
+        with tracing.span("memcore.consolidate", **{"memcore.namespace": namespace}):
+            task_id = self._send(task_names.CONSOLIDATE, payload.model_dump(mode="json"),
+                                 task_names.CONSOLIDATE_QUEUE)
         if not wait:
             return task_id
         started: dict[str, Any] = self.wait([task_id], timeout=timeout)[0]
@@ -462,6 +481,7 @@ class Client:
         after = self.store.coordination.counters(namespace)
         for key, counter in (("changed", "pass_changed"), ("merge_calls", "merge_calls")):
             report[key] = int(after.get(counter, 0.0) - before.get(counter, 0.0))
+        report["usage"] = pass_usage(before, after)
         return report
 
     def wait_for_pass(self, namespace: str, started: dict[str, Any], timeout: float
@@ -562,8 +582,11 @@ class Client:
                                                   now=at, touch=False, filters=filters,
                                                   time_hint=time_hint)]
 
-        return build_context(self.store, self.settings, hits, namespace, query,
-                             max_tokens=max_tokens, now=now, filters=filters)
+        with collect_usage() as usage:
+            block = build_context(self.store, self.settings, hits, namespace, query,
+                                  max_tokens=max_tokens, now=now, filters=filters)
+        self.store.usage.record(namespace, "context", usage)
+        return replace(block, usage=usage.as_dict())
 
     def get(self, namespace: str, memory_id: str, *,
             as_of: datetime | str | None = None) -> Memory | None:
@@ -598,7 +621,8 @@ class Client:
         return events if instant is None else [e for e in events if e.at <= instant]
 
     def stats(self, namespace: str) -> dict[str, Any]:
-        """Counts by status, counters and the snapshot version; ``backlog``: ingest tasks
+        """Counts by status, counters and the snapshot version; ``usage``: model calls
+        and reported tokens by operation (ingest, consolidate, context); ``backlog``: ingest tasks
         accepted and not finished (of the namespace, and ``total``: what the queue limits
         compare), ``queues``: messages waiting in each broker queue (empty if the broker
         cannot be read)."""
@@ -606,6 +630,7 @@ class Client:
         return {"namespace": namespace, "version": self.store.current_version(namespace),
                 "status": self.store.records.count_by_status(namespace),
                 "counters": self.store.coordination.counters(namespace),
+                "usage": self.store.usage.of(namespace),
                 "backlog": {"namespace": depth.namespace, "total": depth.total},
                 "queues": self.queue_lengths()}
 

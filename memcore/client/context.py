@@ -9,7 +9,7 @@ counts with :mod:`memcore.client.tokens`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -64,6 +64,8 @@ class ContextBlock:
     max_tokens: int
     tokenizer: str
     now: datetime
+    usage: dict[str, Any] = field(default_factory=dict)
+    """The model calls making the block cost (the query's embedding; tokens as reported)."""
 
     @property
     def memory_ids(self) -> list[str]:
@@ -75,7 +77,7 @@ class ContextBlock:
         return {"namespace": self.namespace, "query": self.query, "text": self.text,
                 "parts": [p.as_dict() for p in self.parts], "tokens": self.tokens,
                 "max_tokens": self.max_tokens, "tokenizer": self.tokenizer,
-                "now": self.now.isoformat()}
+                "now": self.now.isoformat(), "usage": dict(self.usage)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ContextBlock:
@@ -85,7 +87,7 @@ class ContextBlock:
                    parts=[ContextPart(**p) for p in data["parts"]],
                    tokens=int(data["tokens"]), max_tokens=int(data["max_tokens"]),
                    tokenizer=str(data["tokenizer"]),
-                   now=as_instant(data["now"], "now"))
+                   now=as_instant(data["now"], "now"), usage=dict(data.get("usage") or {}))
 
 
 def check_max_tokens(max_tokens: Any) -> int:

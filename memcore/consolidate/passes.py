@@ -38,6 +38,7 @@ from memcore.index.table import MemoryTable, to_micros
 from memcore.language import text_rules
 from memcore.observability import metrics
 from memcore.observability.instrument import InstrumentedMerger, instrument_merger
+from memcore.observability.usage import collect_usage
 from memcore.store import LockLost, MemoryStore, PassView, RenewedLock
 from memcore.store.codec import dequantize
 
@@ -448,12 +449,14 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
         return [None] * len(work)  # a memory vanished (erased): retry next pass
     instrumented = instrument_merger(merger)
     try:
-        answers = instrumented.merge([w.request(by_id) for w in work])
+        with collect_usage() as usage:
+            answers = instrumented.merge([w.request(by_id) for w in work])
     except Exception as exc:  # a failing cluster batch must never fail the pass
         log.warning("merge batch %s:%s of %s failed: %s", start, end, pass_id, exc)
         return [None] * len(work)
     finally:
         _audit_model_errors(store, namespace, instrumented, now)
+    store.usage.record(namespace, "consolidate", usage)
     if len(answers) != len(work):
         return [None] * len(work)
     return [outcome_to_json(a) for a in answers]
@@ -496,11 +499,13 @@ def finish_pass(store: MemoryStore, namespace: str, pass_id: str,
         try:
             assert view.table is not None
             loader = PackedLoader(store, namespace)
-            reduced = reduce_table(view.table, loader.load, plan_, outcomes, now, config,
-                                   summarize=counted.summarize, vector_of=loader.vector,
-                                   rules=rules)
+            with collect_usage() as usage:
+                reduced = reduce_table(view.table, loader.load, plan_, outcomes, now, config,
+                                       summarize=counted.summarize, vector_of=loader.vector,
+                                       rules=rules)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
+        store.usage.record(namespace, "consolidate", usage)
         report.merge_calls += counted.calls
         _commit(store, namespace, view, reduced, now, report)
         if report.to_version is not None:
@@ -536,9 +541,11 @@ def run_pass(store: MemoryStore, namespace: str, config: ConsolidationConfig, me
         instrumented = instrument_merger(merger)
         counted = CountingMerger(instrumented)
         try:
-            result = consolidate(view.memories, now, config, counted, rules=rules)
+            with collect_usage() as usage:
+                result = consolidate(view.memories, now, config, counted, rules=rules)
         finally:
             _audit_model_errors(store, namespace, instrumented, now)
+        store.usage.record(namespace, "consolidate", usage)
         report = PassReport(namespace, lock.token, view.version,
                             changed=sum(1 for m in view.memories if m.live),
                             merge_calls=counted.calls)

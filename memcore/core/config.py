@@ -203,6 +203,10 @@ class Settings(BaseSettings):
     beat_interval_seconds: float = Field(default=60.0, gt=0)
     consolidation: ConsolidationConfig = Field(default_factory=ConsolidationConfig)
     metrics_port: int | None = None
+    otel_endpoint: str | None = Field(
+        default=None,
+        description="OTLP/HTTP collector (http://host:4318): traces on (the otel extra); "
+                    "unset: off")
     api: ApiConfig = Field(default_factory=ApiConfig)
 
     @field_validator("redact_secrets_exempt_namespaces", mode="before")

@@ -45,6 +45,7 @@ from memcore.language.english.compare import (
 )
 from memcore.observability import metrics
 from memcore.observability.instrument import Instruments
+from memcore.observability.usage import CallUsage, collect_usage
 from memcore.store import MemoryStore
 
 MINHASH_MIN_WORDS = 12
@@ -70,6 +71,7 @@ class IngestReport:
     garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
     memory_ids: list[str] = field(default_factory=list)
     forgotten: list[dict[str, object]] = field(default_factory=list)  # forget requests
+    usage: CallUsage = field(default_factory=CallUsage)  # every model call, embeddings too
 
     shadow: dict[str, int] = field(default_factory=dict)
 
@@ -170,7 +172,16 @@ class IngestPipeline:
         ``infer=False`` stores each trusted turn's text as one memory verbatim: no
         extraction and no decision call, but exact duplicates (same text, same scope)
         still reinforce the memory they repeat, and every write is audited.
+        ``report.usage``: the model calls (and reported tokens) the batch cost.
         """
+        with collect_usage() as usage:
+            report = self._ingest(namespace, episodes, infer)
+        report.usage = usage
+        self._count(namespace, report)
+        return report
+
+    def _ingest(self, namespace: str, episodes: Sequence[Episode], infer: bool
+                ) -> IngestReport:
         for i, episode in enumerate(episodes):  # before anything is written
             try:
                 check_turn_size(episode.text, self.settings.max_turn_bytes)
@@ -204,7 +215,6 @@ class IngestPipeline:
             report.forgotten = [o.as_dict() for o in Forgetter(
                 self.store, self.models.embedder, self.language,
                 self.index_cache).apply(namespace, episodes, forget)]
-        self._count(namespace, report)
         return report
 
     def _extract(self, namespace: str, episodes: Sequence[Episode],
@@ -692,4 +702,5 @@ class IngestPipeline:
         for key, n in report.shadow.items():
             counts[f"shadow.{key}"] = n
         self.store.coordination.incr_counters(namespace, counts)
+        self.store.usage.record(namespace, "ingest", report.usage)
         _export(namespace, report)

@@ -10,6 +10,9 @@ cross-cutting concerns as middleware around every actor): :class:`InstrumentedEx
   also in ``memcore_embedding_calls_total``) and the tokens it was charged
   (``memcore_model_tokens_total{kind}``),
 * times it (``memcore_model_call_seconds{kind}``),
+* adds it to the usage this thread is collecting
+  (:func:`~memcore.observability.usage.collect_usage`: a response's ``usage``) and, when
+  tracing is on, wraps it in a GenAI span (:mod:`memcore.observability.tracing`),
 * collects its errors: the ones the adapter turned into a safe default (drained from the
   adapter, so its list never grows) and any exception it raised. Each is counted
   (``memcore_model_errors_total{kind}``), logged, and kept for this thread until the
@@ -46,8 +49,9 @@ from memcore.core.interfaces import (
     Merger,
 )
 from memcore.core.models import Actor, AuditAction, AuditEvent, Episode
+from memcore.observability import tracing
 from memcore.observability.metrics import Metrics, get_metrics
-from memcore.observability.usage import Metered
+from memcore.observability.usage import Metered, note_usage
 
 log = logging.getLogger(__name__)
 
@@ -107,25 +111,32 @@ class Instruments:
         """Run one call of ``role`` on ``adapter`` (a batch of ``size`` items), instrumented."""
         meter = adapter if isinstance(adapter, Metered) else None
         calls_before = meter.thread_calls if meter else 0
-        tokens_before = meter.thread_tokens if meter else 0
-        start = time.perf_counter()
-        failure: Exception | None = None
-        try:
-            return run()
-        except Exception as exc:
-            failure = exc
-            raise
-        finally:
-            seconds = time.perf_counter() - start
-            if meter is not None:
-                calls = meter.thread_calls - calls_before
-                tokens = meter.thread_tokens - tokens_before
-                messages = meter.drain_errors()
-            else:
-                calls, tokens, messages = (1 if size else 0), 0, []
-            if failure is not None and not messages:
-                messages = [f"{role}: {type(failure).__name__}: {failure}"]
-            self._record(role, calls, tokens, seconds, messages)
+        prompt_before = meter.thread_prompt_tokens if meter else 0
+        completion_before = meter.thread_completion_tokens if meter else 0
+        model = meter.model_name if meter else type(adapter).__name__
+        system = meter.model_system if meter else "memcore"
+        with tracing.model_call(role, model, system) as traced:
+            start = time.perf_counter()
+            failure: Exception | None = None
+            try:
+                return run()
+            except Exception as exc:
+                failure = exc
+                raise
+            finally:
+                seconds = time.perf_counter() - start
+                if meter is not None:
+                    calls = meter.thread_calls - calls_before
+                    prompt = meter.thread_prompt_tokens - prompt_before
+                    completion = meter.thread_completion_tokens - completion_before
+                    messages = meter.drain_errors()
+                else:
+                    calls, prompt, completion, messages = (1 if size else 0), 0, 0, []
+                if failure is not None and not messages:
+                    messages = [f"{role}: {type(failure).__name__}: {failure}"]
+                self._record(role, calls, prompt + completion, seconds, messages)
+                note_usage(role, calls, prompt, completion)
+                traced.finish(calls, prompt, completion, len(messages))
 
     def _record(self, role: ModelRole, calls: int, tokens: int, seconds: float,
                 messages: Sequence[str]) -> None:

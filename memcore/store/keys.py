@@ -4,15 +4,17 @@ All keys of a namespace share the hash tag ``{<ns>}`` (``mc:{<ns>}:...``) so a
 namespace lives in one Redis Cluster slot and multi-key transactions and scripts
 work there. The only keys outside a namespace are the registry set
 ``mc:namespaces``, the API key hashes ``mc:apikeys`` (memcore.store.api_keys), the
-ingest backlog ``mc:backlog`` and each namespace's erase fence ``mc:fence:{<ns>}`` and
-backlog ``mc:backlog:{<ns>}`` (same slot; outside ``mc:{<ns>}:*`` so erasing the
-namespace keeps them: memcore.store.fences, memcore.store.backlog).
+usage totals ``mc:usage`` (memcore.store.usage), the ingest backlog ``mc:backlog``
+and each namespace's erase fence ``mc:fence:{<ns>}`` and backlog ``mc:backlog:{<ns>}``
+(same slot; outside ``mc:{<ns>}:*`` so erasing the namespace keeps them:
+memcore.store.fences, memcore.store.backlog).
 Namespaces and ids are validated before they reach a key.
 
 Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
 
     mc:namespaces                  SET    every namespace with data
     mc:apikeys                     HASH   API key id -> role, scopes, SHA-256 (api_keys.py)
+    mc:usage                       HASH   <operation>.<field> -> model usage, all namespaces
     mc:fence:{ns}                  STRING how many times ns was erased whole (fences.py)
     mc:backlog                     ZSET   ingest task id -> accepted at, until done (backlog.py)
     mc:backlog:{ns}                ZSET   the same, of one namespace (kept by an erase)
@@ -45,7 +47,7 @@ rolling back applies the undo hashes newest first (notes/store.md).
     mc:{ns}:ep:<id>                STRING packed episode ("<stream id>|<body>")
     mc:{ns}:audit                  STREAM audit events (ids, action, actor, time)
     mc:{ns}:audit:p:<day>          HASH   audit entry id -> text/reason (redactable)
-    mc:{ns}:counters               HASH   usage counters
+    mc:{ns}:counters               HASH   usage counters (usage.<operation>.<field>: usage.py)
     mc:{ns}:pending                STRING importance written since the last pass
     mc:{ns}:lastpass               STRING time of the last committed pass (epoch s)
     mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
@@ -67,6 +69,8 @@ ORDER_CHUNK = 65_536
 _HASH_RE = re.compile(r"^[0-9a-f]{8,128}$")
 
 REGISTRY = "mc:namespaces"
+USAGE = "mc:usage"
+"""Model calls and tokens of all namespaces by operation (memcore.store.usage)."""
 
 
 def check_hash(value: str) -> str:

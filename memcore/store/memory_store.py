@@ -15,6 +15,7 @@ repositories directly (``store.records.get(...)``, ``store.snapshots.begin_pass(
 * ``maintenance`` (maintenance.py): gc of versions, tombstone purge, audit retention
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
   pass triggers and usage counters
+* ``usage`` (usage.py): model calls and tokens per namespace and operation
 * ``reviews`` (reviews.py): stored precision reviews
 * ``imports`` (imports.py): export files written back, resumably (portable.py: format)
 * ``api_keys`` (api_keys.py) and ``task_log`` (task_log.py): the HTTP service's keys and
@@ -48,6 +49,7 @@ from memcore.store.reads import Records
 from memcore.store.reviews import Reviews
 from memcore.store.snapshots import Snapshots
 from memcore.store.task_log import TaskLog
+from memcore.store.usage import UsageCounters
 from memcore.store.writes import Writes
 
 
@@ -70,6 +72,7 @@ class MemoryStore:
                              self.fences)
         self.maintenance = Maintenance(self.gateway, self.snapshots, self.eraser, self.audit)
         self.coordination = Coordination(self.gateway)
+        self.usage = UsageCounters(self.gateway)
         self.reviews = Reviews(self.gateway)
         self.imports = Importer(self.gateway, self.audit, self.episodes)
         self.api_keys = ApiKeyRepository(client)

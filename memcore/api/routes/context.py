@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field, StrictBool, StrictInt
 
 from memcore.api.auth import requires
 from memcore.api.routes.common import NS, errors
-from memcore.api.schemas import Filters, Strict
+from memcore.api.schemas import Filters, Strict, Usage
 from memcore.api.state import ApiState, current_state
 from memcore.client.context import DEFAULT_TOKENS, MAX_TOKENS, MIN_TOKENS
 from memcore.store.api_keys import ApiRole
@@ -54,6 +54,7 @@ class ContextResponse(BaseModel):
     max_tokens: int
     tokenizer: str
     now: datetime
+    usage: Usage = Field(default_factory=Usage, description="the model calls the block cost")
 
 
 @router.post("/context", response_model=ContextResponse, responses=errors())

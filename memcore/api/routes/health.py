@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 
-from memcore.api.metrics import QueueCollector
+from memcore.api.metrics import QueueCollector, UsageCollector
 from memcore.api.schemas import Health
 from memcore.api.state import ApiState, current_state
 from memcore.observability.metrics import exposition_registry
@@ -49,13 +49,14 @@ def readyz(state: ApiState = Depends(current_state)) -> JSONResponse:
 @router.get("/metrics", response_class=Response,
             responses={200: {"content": {"text/plain": {}}, "description": "Prometheus text"}})
 def metrics(request: Request) -> Response:
-    """Prometheus metrics: HTTP requests, this process's memcore counters, and the queue
-    depths (broker queues, ingest backlog)."""
+    """Prometheus metrics: HTTP requests, this process's memcore counters, the queue
+    depths (broker queues, ingest backlog) and the model usage of all processes."""
     from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
     registry, _ = exposition_registry()
     body = generate_latest(request.app.state.api_metrics.registry) + generate_latest(registry)
     queues = CollectorRegistry(auto_describe=False)
     queues.register(QueueCollector(request.app.state.memcore.client))
+    queues.register(UsageCollector(request.app.state.memcore.client))
     body += generate_latest(queues)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -14,12 +14,14 @@ from memcore.api.schemas import (
     SearchRequest,
     SearchResponse,
     TaskIds,
+    Usage,
     WaitRequest,
     WaitResponse,
 )
 from memcore.api.state import ApiState, current_state
 from memcore.client.errors import NoWorker
 from memcore.messaging.task_names import INGEST_QUEUE
+from memcore.observability.usage import CallUsage
 from memcore.store.api_keys import ApiRole
 
 router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
@@ -32,7 +34,8 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
 def add_messages(body: AddRequest, response: Response, ns: str = NS,
                  state: ApiState = Depends(current_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
-    (``wait=true``: 200 with the memory ids written; still 202 with the task ids if that
+    (``wait=true``: 200 with the memory ids written and the ``usage`` of model calls
+    and tokens it cost; still 202 with the task ids if that
     takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``; 503 ``no_worker`` within
     seconds when no worker consumes the ingest queue: the turns stay queued). 429 with
     ``Retry-After`` when the ingest backlog is at its limit: nothing was accepted."""
@@ -55,11 +58,15 @@ def add_messages(body: AddRequest, response: Response, ns: str = NS,
         return TaskIds(task_ids=task_ids)
     response.status_code = 200
     ids: list[str] = []
+    usage = CallUsage()
     for result in results:
-        for memory_id in (result or {}).get("memory_ids", []) if isinstance(result, dict) else []:
+        if not isinstance(result, dict):
+            continue
+        for memory_id in result.get("memory_ids", []):
             if memory_id not in ids:
                 ids.append(memory_id)
-    return MemoryIds(memory_ids=ids, task_ids=task_ids)
+        usage.add(CallUsage.from_dict(result.get("usage") or {}))
+    return MemoryIds(memory_ids=ids, task_ids=task_ids, usage=Usage(**usage.as_dict()))
 
 
 @router.post("/tasks/wait", response_model=WaitResponse, responses=errors(404))

@@ -26,6 +26,7 @@ from memcore.api.schemas import (
     Versions,
 )
 from memcore.api.state import ApiState, current_state
+from memcore.client.client import pass_usage
 from memcore.core.models import utcnow
 from memcore.ingest.forget import forget_text
 from memcore.messaging.task_names import CONSOLIDATE_QUEUE
@@ -83,11 +84,13 @@ def consolidate(response: Response, ns: str = NS,
                 state: ApiState = Depends(current_state)) -> ConsolidateStarted | ConsolidateReport:
     """Run a consolidation pass on the workers: 202 with its task id, or with
     ``wait=true`` 200 and the report once the whole pass is done (still 202 if it is not
-    done within the timeout: the pass goes on)."""
+    done within the timeout: the pass goes on); the report's ``usage``: the pass's model
+    calls and tokens."""
     import time
 
     body = body or ConsolidateRequest()
     client = state.client
+    before = client.store.coordination.counters(ns) if body.wait else {}
     task_id = str(client.consolidate(ns, wait=False, full=body.full))
     state.tasks().record(ns, [task_id])
     if not body.wait:
@@ -103,7 +106,8 @@ def consolidate(response: Response, ns: str = NS,
     except TimeoutError:
         return ConsolidateStarted(task_id=task_id)
     response.status_code = 200
-    return ConsolidateReport(report=report)
+    usage = pass_usage(before, client.store.coordination.counters(ns))
+    return ConsolidateReport(report={**report, "usage": usage})
 
 
 @router.post("/erase", response_model=Erased, responses=errors(404))
