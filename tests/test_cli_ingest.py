@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -263,3 +264,35 @@ def test_ingest_killed_mid_file_then_resume_stores_every_turn_once(
                 "--resume", "--json")
     assert again.exit_code == 0 and json.loads(again.stdout)["sent"] == 0
     store.close()
+
+
+def test_readme_bulk_ingest_commands_run_as_written(celery_stack: LocalStack,
+                                                     tmp_path: Path) -> None:
+    """The README's "Bulk ingest of chat histories" block, run by bash with the real
+    `memcore` on the real workers (only the Redis URL is swapped for the test's)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### Bulk ingest of chat histories", 1)[1].split("\n### ", 1)[0]
+    (script,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert "--resume" in script and "redis://localhost:6379/0" in script
+    script = script.replace("redis://localhost:6379/0", celery_stack.redis_url)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(Path(__file__).parent.parent)
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ingested 3 of 3 turns" in done.stdout
+    assert "ingested 0 of 3 turns" in done.stdout, "the finished file: nothing sent again"
+    store = MemoryStore.from_url(celery_stack.redis_url)
+    try:
+        stored = list(store.episodes.iter_episodes("alice-chats"))
+        assert sorted(e.text for e in stored) == [
+            "I am flying to Lisbon on 3 May.", "I stopped eating meat.",
+            "Noted: Lisbon on 3 May."]
+        meat = next(e for e in stored if "meat" in e.text)
+        assert meat.metadata == {"conversation": "food", "session": 2}
+        assert meat.speaker == "Alice"
+        assert store.ingest_marks.progress("alice-chats",
+                                           file_id(tmp_path / "history.jsonl")) == 3
+    finally:
+        store.close()
