@@ -127,3 +127,17 @@ def test_model_calls_per_minute_are_charged_by_workers_and_shared(
         searched = http.post(f"{two_servers[server]}/v1/namespaces/{ns}/search",
                              headers=auth(key), json={"query": "cat"})
         assert searched.status_code == 200, "only adds are refused for model calls"
+
+
+def test_an_ingest_task_names_its_key_only_when_charged() -> None:
+    """Workers of the release before it reject unknown keys: a task charged to no key
+    is sent without ``charge_to`` (rolling upgrades)."""
+    from memcore.core.models import Episode
+    from memcore.messaging.payloads import IngestPayload
+
+    episode = Episode(namespace="ns", role="user", text="hi", timestamp="2026-01-01T00:00:00Z")
+    assert "charge_to" not in IngestPayload(namespace="ns", episodes=[episode]).wire()
+    wired = IngestPayload(namespace="ns", episodes=[episode], charge_to="abc123").wire()
+    assert wired["charge_to"] == "abc123"
+    with pytest.raises(ValueError, match="charge_to"):
+        IngestPayload(namespace="ns", episodes=[episode], charge_to="not an id")
