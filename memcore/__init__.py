@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         Invalid,
         NotFound,
         NoWorker,
+        RateLimited,
         RemoteError,
         Unavailable,
     )
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from memcore.core.config import Settings
 
 __all__ = ["AsyncRemoteClient", "AuthError", "Backpressure", "BrokerBusy", "Client", "Invalid",
-           "NoWorker", "NotFound",
+           "NoWorker", "NotFound", "RateLimited",
            "RemoteClient", "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
 
 _EXPORTS = {
@@ -43,6 +44,7 @@ _EXPORTS = {
     "NoWorker": "memcore.client.errors",
     "BrokerBusy": "memcore.client.errors",
     "Backpressure": "memcore.client.errors",
+    "RateLimited": "memcore.client.errors",
 }
 
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -12,6 +18,7 @@ import redis
 
 from memcore.api.server import ServerThread
 from memcore.core.config import Settings
+from memcore.devtools.redis_server import free_port
 from memcore.store.api_keys import ApiKeyRepository
 
 
@@ -60,3 +67,40 @@ def serve(redis_url: str, **settings: object) -> Iterator[Api]:
 def api(redis_url: str) -> Iterator[Api]:
     """The API on the per-test flushed Redis."""
     yield from serve(redis_url)
+
+
+@contextmanager
+def serve_process(redis_url: str, env: dict[str, str] | None = None, *,
+                  workers: int = 1) -> Iterator[str]:
+    """``memcore serve`` as a real process (``workers`` server processes behind one
+    port) on ``redis_url`` with the environment ``env`` added; yields its base URL once
+    ``/readyz`` answers 200, stops it afterwards."""
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcore.cli", "serve", "--host", "127.0.0.1", "--port",
+         str(port), "--workers", str(workers), "--log-level", "warning"],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent),
+             "MEMCORE_REDIS_URL": redis_url, **(env or {})},
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if proc.poll() is not None:
+                raise AssertionError("memcore serve exited: " + (
+                    proc.stderr.read().decode(errors="replace") if proc.stderr else ""))
+            try:
+                if httpx.get(base + "/readyz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "memcore serve did not become ready"
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

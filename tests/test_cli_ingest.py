@@ -3,14 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
 import uuid
 from datetime import UTC, datetime
+from importlib import resources
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from memcore.client.client import Client
 from memcore.devtools.conversation_files import (
+    file_id,
     is_locomo,
     locomo_batches,
     locomo_episode_id,
@@ -19,6 +28,7 @@ from memcore.devtools.conversation_files import (
     validate,
 )
 from memcore.devtools.stack import LocalStack
+from memcore.store import MemoryStore
 from tests.cli_helpers import run
 
 LOCOMO = Path("/work/shared/data/locomo")
@@ -159,3 +169,130 @@ def test_ingest_without_a_worker_stops_in_seconds_and_says_why(
     result = run(redis_url, "ingest", str(path), "--namespace", "lonely")
     assert result.exit_code == 1, result.output
     assert "ingest stopped" in result.output and "no Celery worker answered" in result.output
+
+
+def chat_rows(conversations: int, turns: int) -> list[dict[str, object]]:
+    """A chat history export: ``conversations`` of ``turns`` turns each, no ids, and a
+    repeated "ok" in each (identical turns that must stay two)."""
+    rows: list[dict[str, object]] = []
+    for c in range(conversations):
+        for t in range(turns):
+            text = "ok" if t in (3, 4) else f"In chat {c} I said thing number {t}."
+            rows.append({"conversation": f"c{c}", "role": "user" if t % 2 == 0 else
+                         "assistant", "content": text,
+                         "timestamp": f"2026-05-{c + 1:02d}T10:{t:02d}:00Z"})
+    return rows
+
+
+def write_jsonl(path: Path, rows: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_turn_ids_are_derived_from_the_file_content(tmp_path: Path) -> None:
+    schema = json.loads(resources.files("memcore").joinpath("data/turns.schema.json")
+                        .read_text())
+    rows = chat_rows(2, 6)
+    rows[0]["id"] = "given-1"
+    rows[1]["session"] = 7
+    for row in rows:
+        jsonschema.validate(row, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"role": "user"}, schema)
+    first = read_batches(write_jsonl(tmp_path / "a.jsonl", rows))
+    ids = [m["id"] for b in first for m in b.messages]
+    assert ids[0] == "given-1" and len(set(ids)) == len(ids) == 12, "two 'ok's stay two"
+    assert ids == [m["id"] for b in read_batches(tmp_path / "a.jsonl") for m in b.messages]
+    assert [b.label for b in first] == ["conversation c0", "conversation c0 session 7",
+                                        "conversation c1"]
+    assert first[1].messages[0]["metadata"] == {"conversation": "c0", "session": 7}
+    # Another turn inserted earlier in the file leaves every other turn's id as it was.
+    edited = read_batches(write_jsonl(tmp_path / "b.jsonl", [
+        {"conversation": "c0", "content": "a new first line"}, *rows]))
+    assert set(ids) < {m["id"] for b in edited for m in b.messages}
+    assert file_id(tmp_path / "a.jsonl") != file_id(tmp_path / "b.jsonl")
+    episodes = validate("ns", first)
+    assert episodes[0][0].metadata == {"conversation": "c0"}
+    bad = write_jsonl(tmp_path / "bad.jsonl", [{"content": "x", "conversation": [1]}])
+    with pytest.raises(ValueError, match="line 1: conversation"):
+        read_batches(bad)
+
+
+def test_ingest_killed_mid_file_then_resume_stores_every_turn_once(
+        celery_stack: LocalStack, tmp_path: Path) -> None:
+    ns = f"resume-{uuid.uuid4().hex[:10]}"
+    path = write_jsonl(tmp_path / "history.jsonl", chat_rows(12, 10))
+    expected = {m["id"]: m["content"] for b in read_batches(path) for m in b.messages}
+    fid = file_id(path)
+    store = MemoryStore.from_url(celery_stack.redis_url)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memcore.cli", "--redis-url", celery_stack.redis_url,
+         "ingest", str(path), "--namespace", ns, "--chunk", "4", "--json",
+         "--timeout", "120"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while store.ingest_marks.progress(ns, fid) < 40:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    stopped = store.ingest_marks.progress(ns, fid)
+    assert 40 <= stopped < 120, "killed midway"
+
+    refused = run(celery_stack.redis_url, "ingest", str(path), "--namespace", ns)
+    assert refused.exit_code == 2, refused.output
+    assert f"stopped after turn {stopped} of 120" in refused.output
+    assert "--resume" in refused.output
+
+    resumed = run(celery_stack.redis_url, "ingest", str(path), "--namespace", ns,
+                  "--resume", "--chunk", "4", "--json", "--timeout", "120")
+    assert resumed.exit_code == 0, resumed.output
+    report = json.loads(resumed.stdout)
+    assert report["resumed_after"] == stopped and report["sent"] == 120 - stopped
+    assert store.ingest_marks.progress(ns, fid) == 120
+    # A task the killed run had sent may still run: the count settles when it is done.
+    while store.backlog.depth(ns).namespace:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    stored = list(store.episodes.iter_episodes(ns))
+    assert len(stored) == 120, "every turn stored, none twice"
+    assert {e.id: e.text for e in stored} == expected
+
+    again = run(celery_stack.redis_url, "ingest", str(path), "--namespace", ns,
+                "--resume", "--json")
+    assert again.exit_code == 0 and json.loads(again.stdout)["sent"] == 0
+    store.close()
+
+
+def test_readme_bulk_ingest_commands_run_as_written(celery_stack: LocalStack,
+                                                     tmp_path: Path) -> None:
+    """The README's "Bulk ingest of chat histories" block, run by bash with the real
+    `memcore` on the real workers (only the Redis URL is swapped for the test's)."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    section = readme.split("### Bulk ingest of chat histories", 1)[1].split("\n### ", 1)[0]
+    (script,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert "--resume" in script and "redis://localhost:6379/0" in script
+    script = script.replace("redis://localhost:6379/0", celery_stack.redis_url)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    env["PYTHONPATH"] = str(Path(__file__).parent.parent)
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ingested 3 of 3 turns" in done.stdout
+    assert "ingested 0 of 3 turns" in done.stdout, "the finished file: nothing sent again"
+    store = MemoryStore.from_url(celery_stack.redis_url)
+    try:
+        stored = list(store.episodes.iter_episodes("alice-chats"))
+        assert sorted(e.text for e in stored) == [
+            "I am flying to Lisbon on 3 May.", "I stopped eating meat.",
+            "Noted: Lisbon on 3 May."]
+        meat = next(e for e in stored if "meat" in e.text)
+        assert meat.metadata == {"conversation": "food", "session": 2}
+        assert meat.speaker == "Alice"
+        assert store.ingest_marks.progress("alice-chats",
+                                           file_id(tmp_path / "history.jsonl")) == 3
+    finally:
+        store.close()

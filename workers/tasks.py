@@ -67,6 +67,9 @@ def _ingest(rt: Runtime, payload: dict[str, Any], task_id: str | None) -> dict[s
                 "model_calls": 0, "memory_ids": [], "dropped_by_erase": dropped.turns,
                 "usage": CallUsage().as_dict()}
     report = rt.pipeline.ingest(data.namespace, data.episodes, infer=data.infer)
+    if data.charge_to is not None and report.model_calls and task_id:
+        # Before the result is stored: a caller that waited sees its budget charged.
+        rt.store.rate_limits.charge_model_calls(data.charge_to, task_id, report.model_calls)
     return {"episodes": report.episodes, "new_episodes": report.new_episodes,
             "facts": report.facts, "decisions": report.decisions,
             "model_calls": report.model_calls, "memory_ids": report.memory_ids,

@@ -110,11 +110,13 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     # Inside authentication: successful searches are answered without the router.
     app.add_middleware(SearchFastPath, state=state)
     app.add_middleware(AuthMiddleware, routes=routes, keys=state.key_cache,
-                       insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
+                       insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes,
+                       limits=state.key_limits)
     app.add_middleware(MetricsMiddleware, metrics=app.state.api_metrics)
     # Instances of their own, on the same key cache and counters as the stack's.
     auth = AuthMiddleware(app.router, routes=routes, keys=state.key_cache,
-                          insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes)
+                          insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes,
+                          limits=state.key_limits)
     tracing.instrument_fastapi(app)  # server spans (searches the shortcut answers have none)
     app.memcore_shortcut = SearchShortcut(
         state=state, auth=auth, metrics=MetricsMiddleware(app.router,

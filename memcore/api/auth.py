@@ -9,7 +9,9 @@ Order of checks, so that a status code never depends on data the caller may not 
 3. ``{ns}`` not a legal namespace (a glob, ``..``) -> 422 naming ``ns``;
 4. ``{ns}`` outside the key's scopes, or the route needs a higher role -> 403;
 5. body larger than the limit -> 413;
-6. a query parameter the route does not take -> 400 naming it (memcore.api.query_params).
+6. a query parameter the route does not take -> 400 naming it (memcore.api.query_params);
+7. the key over its requests per second -> 429 ``rate_limited`` with ``Retry-After``
+   (memcore.api.rate_limits; only requests let through so far are counted).
 
 All of it happens before the body is read or the namespace is touched, so a 403 is
 the same whether or not the namespace exists. Routes declare their role with
@@ -43,6 +45,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from memcore.api.query_params import allowed as allowed_query
 from memcore.api.query_params import unknown as unknown_query
+from memcore.api.rate_limits import KeyLimits, retry_after
 from memcore.client.errors import error_body
 from memcore.client.search import ReadGuard
 from memcore.core.models import validate_namespace
@@ -186,6 +189,13 @@ class Principal:
 INSECURE_DEV = Principal("insecure-dev", ApiRole.ADMIN, ("*",))
 
 
+def principal_of(scope: Scope) -> Principal:
+    """Who sent the request of ``scope`` (set by :class:`AuthMiddleware` before any
+    ``/v1`` route runs)."""
+    principal: Principal = scope["state"]["principal"]
+    return principal
+
+
 def check_namespace(ns: str) -> str:
     """A namespace from a URL: the store's rule, and not made of dots only."""
     validate_namespace(ns)
@@ -228,13 +238,16 @@ class AuthMiddleware:
     """Authenticate, authorize and size-limit every ``/v1`` request."""
 
     def __init__(self, app: ASGIApp, *, routes: list[BaseRoute], keys: KeyCache,
-                 insecure_dev: bool, max_body_bytes: int) -> None:
-        """``routes``: the ``/v1`` routes (their handlers carry the role they need)."""
+                 insecure_dev: bool, max_body_bytes: int,
+                 limits: KeyLimits | None = None) -> None:
+        """``routes``: the ``/v1`` routes (their handlers carry the role they need);
+        ``limits``: the per-key rate limits (None: none)."""
         self.app = app
         self.routes = routes
         self.keys = keys
         self.insecure_dev = insecure_dev
         self.max_body_bytes = max_body_bytes
+        self.limits = limits if limits is not None and limits.requests_limited else None
         self._routes_seen: dict[tuple[str, str], tuple[Any, dict[str, Any]]] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -244,10 +257,22 @@ class AuthMiddleware:
         denied = await self._check(scope)
         if denied is None:
             denied = self._check_query(scope)
+        if denied is None and self.limits is not None:
+            denied = await self._check_rate(scope)
         if denied is not None:
             await denied(scope, receive, send)
             return
         await self.app(scope, self._limited(receive), send)
+
+    async def _check_rate(self, scope: Scope) -> ErrorResponse | None:
+        """A 429 when the request's key is over its requests per second (None: counted)."""
+        assert self.limits is not None
+        refused = await run_in_threadpool(self.limits.take_request,
+                                          principal_of(scope).key_id)
+        if refused is None:
+            return None
+        return ErrorResponse(429, refused.code, refused.message,
+                             headers={"Retry-After": retry_after(refused.retry_after)})
 
     def _check_query(self, scope: Scope) -> ErrorResponse | None:
         """A 400 naming the query parameters the route does not take (None: all known)."""
@@ -291,7 +316,8 @@ class AuthMiddleware:
         the whole middleware decides it). Called outside the middleware: a path the
         middleware would not check (not ``/v1``) is False too."""
         if self.insecure_dev or not scope["path"].startswith("/v1") \
-                or authorization_headers(scope) > 1 or scope.get("query_string"):
+                or authorization_headers(scope) > 1 or scope.get("query_string") \
+                or self.limits is not None:  # counting a request costs a round trip
             return False
         route, params = self._route_cached(scope)
         if route is None or not getattr(route.endpoint, CONFIRMS_ATTR, False):

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 from fastapi import Request
 
 from memcore.api.auth import KeyCache
+from memcore.api.rate_limits import KeyLimits
 from memcore.api.threads import SearchThreads
 from memcore.client.client import Client
 from memcore.core.config import Settings
@@ -30,6 +31,7 @@ class ApiState:
         self._owns_client = client is None
         self._lock = threading.Lock()
         self.key_cache = KeyCache(self.keys)
+        self.key_limits = KeyLimits(settings.api, lambda: self.client.store.rate_limits)
         self._search_threads = SearchThreads(settings.api.search_threads)
 
     @property

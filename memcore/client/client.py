@@ -227,7 +227,7 @@ class Client:
             metadata: Mapping[str, Any] | None = None, user_id: str | None = None,
             agent_id: str | None = None, run_id: str | None = None,
             infer: bool = True, expires_at: datetime | str | None = None,
-            ttl_seconds: float | None = None) -> list[str]:
+            ttl_seconds: float | None = None, charge_to: str | None = None) -> list[str]:
         """Enqueue turns for ingestion; returns the Celery task ids.
 
         ``timestamp`` is when the turns happened, a datetime or an ISO 8601 string
@@ -241,6 +241,9 @@ class Client:
         out of search and profile, and maintenance tombstones them (restorable within
         ``consolidation.tombstone_grace_days``, audited EXPIRE). A turn that only
         repeats an existing memory leaves that memory's expiry as it was.
+        ``charge_to``: an API key id whose model-call budget the workers charge the
+        turns' model calls to (the HTTP API passes the caller's key when
+        ``MEMCORE_API__KEY_MODEL_CALLS_PER_MINUTE`` is set).
         """
         validate_namespace(namespace)
         if isinstance(messages, (str, bytes, Mapping)):
@@ -264,6 +267,8 @@ class Client:
         if expires_at is not None or ttl_seconds is not None:
             episodes = [e.model_copy(update={"expires_at": expiry_of(
                 expires_at, ttl_seconds, e.timestamp)}) for e in episodes]
+        if charge_to is not None:
+            validate_identifier(charge_to)
         # The root of the add's trace: its tasks carry the context to the workers.
         attributes: dict[str, str | int] = {"memcore.namespace": namespace,
                                             "memcore.turns": len(episodes)}
@@ -271,14 +276,14 @@ class Client:
             return self._enqueue_all(namespace, [episodes[start:start + MAX_BATCH]
                                                  for start in range(0, len(episodes),
                                                                     MAX_BATCH)],
-                                     infer=infer)
+                                     infer=infer, charge_to=charge_to)
 
     def _enqueue(self, namespace: str, episodes: list[Episode], *, infer: bool = True) -> str:
         """Send one namespace's episodes as one ingest task; returns its id."""
         return self._enqueue_all(namespace, [episodes], infer=infer)[0]
 
     def _enqueue_all(self, namespace: str, batches: Sequence[list[Episode]], *,
-                     infer: bool = True) -> list[str]:
+                     infer: bool = True, charge_to: str | None = None) -> list[str]:
         """Send each batch as one ingest task; their ids. All or none are admitted to the
         backlog first (:class:`Backpressure` when it is full: nothing is sent)."""
         task_ids = [new_task_id() for _ in batches]
@@ -294,7 +299,8 @@ class Client:
                     cues=secret_cues(self.settings.language))
                 # The erase count now: an erase of the namespace after this drops the turns.
                 payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
-                                        erase_fence=self.store.fences.current(namespace))
+                                        erase_fence=self.store.fences.current(namespace),
+                                        charge_to=charge_to)
                 self._send(task_names.INGEST, payload.wire(),
                            task_names.INGEST_QUEUE, task_id=task_id)
                 sent += 1

@@ -90,6 +90,23 @@ class Backpressure(Unavailable):
         self.retry_after = retry_after
 
 
+RATE_LIMITED = "rate_limited"
+"""The error code of :class:`RateLimited` in an HTTP error body."""
+
+
+class RateLimited(Backpressure):
+    """The API key is over its rate limit (``MEMCORE_API__KEY_REQUESTS_PER_SECOND`` or
+    ``MEMCORE_API__KEY_MODEL_CALLS_PER_MINUTE``): nothing was done; retry after
+    ``retry_after`` seconds. Raised by the HTTP API (a 429 with ``Retry-After`` and code
+    ``rate_limited``) and, from it, by the remote clients. A :class:`Backpressure`, so
+    code that waits and retries on one does on the other."""
+
+    def __init__(self, message: str, *, status: int = 429, code: str = RATE_LIMITED,
+                 field: str | None = None, retry_after: float = 1.0) -> None:
+        super().__init__(message, status=status, code=code, field=field,
+                         retry_after=retry_after)
+
+
 def error_body(code: str, message: str, field: str | None = None) -> dict[str, Any]:
     """The JSON body of every error response: ``{"error": {code, message[, field]}}``."""
     err: dict[str, Any] = {"code": code, "message": message}
@@ -113,7 +130,8 @@ def error_for(status: int, body: Any, retry_after: str | None = None) -> RemoteE
             wait = max(0.0, float(retry_after)) if retry_after else 1.0
         except ValueError:
             wait = 1.0
-        return Backpressure(message, status=status, code=code or BACKPRESSURE,
+        limited = RateLimited if code == RATE_LIMITED else Backpressure
+        return limited(message, status=status, code=code or BACKPRESSURE,
                             field=None if field is None else str(field), retry_after=wait)
     if status in (401, 403):
         cls = AuthError

@@ -114,6 +114,16 @@ class ApiConfig(BaseModel):
         default=0.2, ge=0, le=60,
         description="searches' recall bookkeeping is written in batches this often (0: "
                     "with each search)")
+    key_requests_per_second: float = Field(
+        default=0.0, ge=0,
+        description="requests each API key may send to /v1 per second, all server "
+                    "processes together (a burst of one second's worth is let through at "
+                    "once); past it 429 rate_limited with Retry-After; 0: no limit")
+    key_model_calls_per_minute: int = Field(
+        default=0, ge=0,
+        description="model calls the ingest tasks of one API key's adds may make per "
+                    "minute; once the last minute's reach it, that key's adds get 429 "
+                    "rate_limited with Retry-After until they age out; 0: no limit")
 
 
 class Settings(BaseSettings):

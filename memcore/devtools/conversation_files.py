@@ -2,9 +2,12 @@
 
 Two formats:
 
-- **JSONL turns**: one object per line, ``{role, content | text, speaker?, timestamp?,
-  id?, session?, metadata?}``. Lines with a ``session`` field are grouped by it (in
-  file order), so each session can be waited for before the next.
+- **JSONL turns** (a chat history; JSON Schema: ``memcore/data/turns.schema.json``): one
+  object per line, ``{role, content | text, speaker?, timestamp?, id?, conversation?,
+  session?, metadata?}``. Lines are grouped by ``conversation`` and ``session`` (in file
+  order of each group's first line), so each one can be waited for before the next. A
+  turn without an ``id`` gets one derived from its content (:func:`derive_ids`), so a
+  turn sent again (a resumed or repeated ingest) is not stored twice.
 - **LoCoMo** (one conversation of the LoCoMo benchmark as JSON):
   ``session_<n>`` lists of turns ``{speaker, dia_id, text, [blip_caption]}`` and
   ``session_<n>_date_time`` like ``"1:56 pm on 8 May, 2023"``. Both speakers become
@@ -17,6 +20,7 @@ Two formats:
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memcore.client.backoff import patiently
+from memcore.client.client import MAX_BATCH
 from memcore.client.messages import to_episodes
 from memcore.core.models import Episode
 from memcore.messaging.task_names import INGEST_QUEUE
@@ -118,9 +123,14 @@ def locomo_batches(data: Mapping[str, Any], *, captions: bool = True) -> list[Ba
     return batches
 
 
+GROUP_KEYS = ("conversation", "session")
+"""The fields a JSONL turn is grouped by (and that go to its metadata)."""
+
+
 def jsonl_batches(text: str) -> list[Batch]:
-    """Turns of a JSONL file; grouped by ``session`` when lines carry one."""
-    batches: dict[str, Batch] = {}
+    """Turns of a JSONL file, grouped by ``conversation`` and ``session``; turns without
+    an ``id`` get one derived from their content (:func:`derive_ids`)."""
+    batches: dict[tuple[str, str], Batch] = {}
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
@@ -130,24 +140,71 @@ def jsonl_batches(text: str) -> list[Batch]:
             raise ValueError(f"line {n}: not JSON ({exc.msg})") from exc
         if not isinstance(row, Mapping):
             raise ValueError(f"line {n}: expected an object with role and content")
-        batches.setdefault(str(row.get("session", "")), Batch("")).append(
+        group = (_group_part(row, "conversation", n), _group_part(row, "session", n))
+        batches.setdefault(group, Batch(_group_label(*group))).append(
             turn_message(row, n), f"line {n}")
-    for key, batch in batches.items():
-        batch.label = f"session {key}" if key else "turns"
-    return list(batches.values())
+    out = list(batches.values())
+    derive_ids(out)
+    return out
+
+
+def _group_part(row: Mapping[str, Any], name: str, line: int) -> str:
+    value = row.get(name)
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise ValueError(f"line {line}: {name}: expected a string or an integer, "
+                         f"got {type(value).__name__}")
+    return str(value)
+
+
+def _group_label(conversation: str, session: str) -> str:
+    parts = [f"conversation {conversation}" if conversation else "",
+             f"session {session}" if session else ""]
+    return " ".join(p for p in parts if p) or "turns"
 
 
 def turn_message(row: Mapping[str, Any], line: int) -> Message:
-    """A JSONL turn as a Client.add message (the session, if any, goes to metadata)."""
+    """A JSONL turn as a Client.add message (conversation and session go to metadata)."""
+    if not isinstance(row, Mapping):
+        raise ValueError(f"line {line}: expected an object with role and content")
     if row.get("content", row.get("text")) is None:
         raise ValueError(f"line {line}: content (or text) is required")
+    if row.get("metadata") is not None and not isinstance(row["metadata"], Mapping):
+        raise ValueError(f"line {line}: metadata: expected an object, "
+                         f"got {type(row['metadata']).__name__}")
     msg: Message = {k: row[k] for k in ("role", "speaker", "timestamp", "id", "metadata")
                     if row.get(k) is not None}
     msg["content"] = row.get("content", row.get("text"))
     msg.setdefault("role", "user")
-    if "session" in row:
-        msg["metadata"] = {**dict(msg.get("metadata") or {}), "session": row["session"]}
+    grouped = {k: row[k] for k in GROUP_KEYS if _group_part(row, k, line)}
+    if grouped:
+        msg["metadata"] = {**dict(msg.get("metadata") or {}), **grouped}
     return msg
+
+
+def derive_ids(batches: Sequence[Batch]) -> None:
+    """Give every message without an ``id`` one derived from what it says: a hash of its
+    conversation, session, role, speaker, timestamp and text as written in the file, and
+    of how many identical turns came before it (two "ok"s in a row stay two turns). The
+    same file read again gives the same ids, so the write path stores a turn sent twice
+    once (an episode id already stored is not stored again)."""
+    seen: dict[str, int] = {}
+    for batch in batches:
+        for msg in batch.messages:
+            if msg.get("id") is not None:
+                continue
+            meta = msg.get("metadata") or {}
+            ts = msg.get("timestamp")
+            basis = json.dumps([meta.get("conversation"), meta.get("session"),
+                                msg.get("role"), msg.get("speaker"),
+                                ts if ts is None or isinstance(ts, (str, int, float))
+                                else str(ts), msg.get("content")],
+                               sort_keys=True, ensure_ascii=False, default=str)
+            count = seen.get(basis, 0)
+            seen[basis] = count + 1
+            digest = hashlib.sha256(f"{basis}#{count}".encode()).hexdigest()
+            msg["id"] = "t" + digest[:31]
 
 
 def read_batches(path: Path, *, captions: bool = True) -> list[Batch]:
@@ -168,11 +225,14 @@ def read_batches(path: Path, *, captions: bool = True) -> list[Batch]:
                              "ingest one per namespace")
         return locomo_batches(samples[0], captions=captions)
     if isinstance(data, list):  # a JSON array of turns
-        return [Batch("turns", [turn_message(r, i) for i, r in enumerate(data, 1)],
-                      [f"turn {i}" for i in range(1, len(data) + 1)])]
-    if isinstance(data, Mapping):  # a single JSON object: one turn
-        return [Batch("turns", [turn_message(data, 1)], ["the turn"])]
-    raise ValueError(f"{path}: neither JSONL turns nor a LoCoMo conversation")
+        batches = [Batch("turns", [turn_message(r, i) for i, r in enumerate(data, 1)],
+                         [f"turn {i}" for i in range(1, len(data) + 1)])]
+    elif isinstance(data, Mapping):  # a single JSON object: one turn
+        batches = [Batch("turns", [turn_message(data, 1)], ["the turn"])]
+    else:
+        raise ValueError(f"{path}: neither JSONL turns nor a LoCoMo conversation")
+    derive_ids(batches)
+    return batches
 
 
 def validate(namespace: str, batches: Sequence[Batch], *,
@@ -198,25 +258,51 @@ def _located(batch: Batch, error: str) -> str:
     return f"{batch.label}: {error}"
 
 
+def file_id(path: Path) -> str:
+    """The id of a conversation file's content (names its resume marker): a hash of its
+    bytes, so an edited file is a new file."""
+    sha = hashlib.sha256()
+    with Path(path).open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            sha.update(block)
+    return sha.hexdigest()[:32]
+
+
 def ingest_batches(client: Client, namespace: str, batches: Sequence[Sequence[Episode]], *,
                    wait: bool = True, timeout: float = 600.0,
                    progress: Callable[[int], None] | None = None,
                    fail_fast: bool = False,
-                   on_wait: Callable[[Backpressure, float], None] | None = None) -> list[str]:
-    """Enqueue each batch in order (waiting for each one if ``wait``, so later
-    sessions see earlier ones); returns the Celery task ids. ``fail_fast``: see
-    :meth:`memcore.Client.wait` (no ingest worker: NoWorker within seconds). A batch
-    refused by back-pressure is sent again after the wait the refusal asks, for up to
-    ``timeout`` seconds (memcore.client.backoff), ``on_wait`` told of each wait."""
+                   on_wait: Callable[[Backpressure, float], None] | None = None,
+                   start: int = 0, chunk: int = MAX_BATCH,
+                   on_done: Callable[[int], object] | None = None) -> list[str]:
+    """Enqueue each batch in order, in pieces of at most ``chunk`` turns (waiting for
+    each piece if ``wait``, so later turns see earlier ones); returns the Celery task
+    ids. ``fail_fast``: see :meth:`memcore.Client.wait` (no ingest worker: NoWorker
+    within seconds). A piece refused by back-pressure is sent again after the wait the
+    refusal asks, for up to ``timeout`` seconds (memcore.client.backoff), ``on_wait``
+    told of each wait. ``start``: how many turns, counted in batch order, are in
+    already (a resumed ingest): they are skipped. ``on_done(turns)`` is told, after
+    each piece is stored (``wait``) or enqueued, how many turns from the first are in:
+    the resume marker."""
+    if chunk < 1:
+        raise ValueError(f"chunk: must be >= 1, got {chunk}")
     task_ids: list[str] = []
+    done = 0
     for batch in batches:
-        if not batch:
-            continue
-        ids = patiently(functools.partial(client.add, namespace, batch),
-                        give_up_after=timeout, on_wait=on_wait)
-        task_ids += ids
-        if wait:
-            client.wait(ids, timeout=timeout, queue=INGEST_QUEUE, fail_fast=fail_fast)
-        if progress is not None:
-            progress(len(batch))
+        for begin in range(0, len(batch), chunk):
+            piece = list(batch[begin:begin + chunk])
+            end = done + len(piece)
+            piece = piece[max(0, start - done):]  # the part a stopped run did not finish
+            done = end
+            if not piece:
+                continue
+            ids = patiently(functools.partial(client.add, namespace, piece),
+                            give_up_after=timeout, on_wait=on_wait)
+            task_ids += ids
+            if wait:
+                client.wait(ids, timeout=timeout, queue=INGEST_QUEUE, fail_fast=fail_fast)
+            if on_done is not None:
+                on_done(done)
+            if progress is not None:
+                progress(len(piece))
     return task_ids

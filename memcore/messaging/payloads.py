@@ -23,12 +23,18 @@ class IngestPayload(BaseModel):
         description="the namespace's erase count when the turns were accepted "
                     "(store.fences.current): a worker drops them if an erase of the "
                     "namespace has run since (0: accepted before any erase)")
+    charge_to: Identifier | None = Field(
+        default=None,
+        description="the API key whose model-call budget the task's model calls are "
+                    "charged to (memcore.api.rate_limits); None: no one's")
 
     def wire(self) -> dict[str, Any]:
         """The JSON-ready task argument. A turn without an expiry is sent without the
         ``expires_at`` key, so workers of the release before it (whose Episode rejects
         unknown keys) still take such turns during a rolling upgrade."""
         data = self.model_dump(mode="json")
+        if data.get("charge_to") is None:  # likewise: older workers reject the key
+            data.pop("charge_to", None)
         for episode in data["episodes"]:
             if episode.get("expires_at") is None:
                 episode.pop("expires_at", None)

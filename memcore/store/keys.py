@@ -7,7 +7,8 @@ work there. The only keys outside a namespace are the registry set
 usage totals ``mc:usage`` (memcore.store.usage), the ingest backlog ``mc:backlog``
 and each namespace's erase fence ``mc:fence:{<ns>}`` and backlog ``mc:backlog:{<ns>}``
 (same slot; outside ``mc:{<ns>}:*`` so erasing the namespace keeps them:
-memcore.store.fences, memcore.store.backlog).
+memcore.store.fences, memcore.store.backlog), and the API keys' rate limiter state
+``mc:ratelimit:{<key id>}:*`` (memcore.store.rate_limits).
 Namespaces and ids are validated before they reach a key.
 
 Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
@@ -55,6 +56,9 @@ rolling back applies the undo hashes newest first (notes/store.md).
     mc:{ns}:tasks                  ZSET   task ids enqueued over HTTP -> time (task_log.py)
     mc:{ns}:dropped:<task>         STRING an ingest task whose turns an erase dropped (TTL)
     mc:{ns}:import:<export id>     STRING last line of that export file imported (imports.py)
+    mc:{ns}:ingest:<file id>       STRING turns of that chat file ingested (ingest_marks.py)
+    mc:ratelimit:{key}:requests    STRING an API key's request-rate state (rate_limits.py)
+    mc:ratelimit:{key}:modelcalls  ZSET   the model calls charged to an API key (same)
 """
 
 from __future__ import annotations
@@ -289,3 +293,20 @@ def import_marker(ns: str, export_id: str) -> str:
     """The last line of export file ``export_id`` committed into ``ns`` (the resume
     marker of ``memcore import``)."""
     return prefix(ns) + "import:" + validate_identifier(export_id)
+
+
+def rate_requests(key_id: str) -> str:
+    """GCRA state (theoretical arrival time) of API key ``key_id``'s requests per second
+    (memcore.store.rate_limits). Outside every namespace, hash tag = the key id."""
+    return f"mc:ratelimit:{{{validate_identifier(key_id)}}}:requests"
+
+
+def rate_model_calls(key_id: str) -> str:
+    """Sliding log of the model calls charged to API key ``key_id`` (rate_limits.py)."""
+    return f"mc:ratelimit:{{{validate_identifier(key_id)}}}:modelcalls"
+
+
+def ingest_marker(ns: str, file_id: str) -> str:
+    """How many turns of chat file ``file_id`` ``memcore ingest`` has put into ``ns``
+    (its resume marker; memcore.store.ingest_marks)."""
+    return prefix(ns) + "ingest:" + validate_identifier(file_id)

@@ -18,6 +18,8 @@ repositories directly (``store.records.get(...)``, ``store.snapshots.begin_pass(
 * ``usage`` (usage.py): model calls and tokens per namespace and operation
 * ``reviews`` (reviews.py): stored precision reviews
 * ``imports`` (imports.py): export files written back, resumably (portable.py: format)
+* ``ingest_marks`` (ingest_marks.py): how far ``memcore ingest`` got into a chat file
+* ``rate_limits`` (rate_limits.py): per-API-key request and model-call limits
 * ``api_keys`` (api_keys.py) and ``task_log`` (task_log.py): the HTTP service's keys and
   its record of which task belongs to which namespace
 
@@ -44,7 +46,9 @@ from memcore.store.erase import Eraser
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.imports import Importer
+from memcore.store.ingest_marks import IngestMarks
 from memcore.store.maintenance import Maintenance
+from memcore.store.rate_limits import RateLimits
 from memcore.store.reads import Records
 from memcore.store.reviews import Reviews
 from memcore.store.snapshots import Snapshots
@@ -75,6 +79,8 @@ class MemoryStore:
         self.usage = UsageCounters(self.gateway)
         self.reviews = Reviews(self.gateway)
         self.imports = Importer(self.gateway, self.audit, self.episodes)
+        self.ingest_marks = IngestMarks(client)
+        self.rate_limits = RateLimits(client)
         self.api_keys = ApiKeyRepository(client)
         self.task_log = TaskLog(client)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Scope
 
-from memcore.api.auth import confirms_key, key_guard, requires
+from memcore.api.auth import confirms_key, key_guard, principal_of, requires
 from memcore.api.routes.common import NS, bare, bare_all, errors
 from memcore.api.schemas import (
     SEARCH_RESPONSE_JSON,
@@ -31,20 +31,23 @@ router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["memories"])
              responses={200: {"model": MemoryIds, "description": "stored (wait=true)"},
                         **errors(429)})
 @requires(ApiRole.WRITE)
-def add_messages(body: AddRequest, response: Response, ns: str = NS,
+def add_messages(body: AddRequest, request: Request, response: Response, ns: str = NS,
                  state: ApiState = Depends(current_state)) -> TaskIds | MemoryIds:
     """Enqueue turns for ingestion (202 with task ids), or wait until they are stored
     (``wait=true``: 200 with the memory ids written and the ``usage`` of model calls
     and tokens it cost; still 202 with the task ids if that
     takes longer than ``MEMCORE_API__WAIT_TIMEOUT_SECONDS``; 503 ``no_worker`` within
     seconds when no worker consumes the ingest queue: the turns stay queued). 429 with
-    ``Retry-After`` when the ingest backlog is at its limit: nothing was accepted."""
+    ``Retry-After`` when the ingest backlog is at its limit, or (code ``rate_limited``)
+    while the key's model calls of the last minute are at
+    ``MEMCORE_API__KEY_MODEL_CALLS_PER_MINUTE``: nothing was accepted."""
     client = state.client
     messages = [m.model_dump(exclude_none=True) for m in body.messages]
+    charge_to = state.key_limits.admit_add(principal_of(request.scope).key_id)
     task_ids = client.add(ns, messages, timestamp=body.timestamp, metadata=body.metadata,
                           user_id=body.user_id, agent_id=body.agent_id, run_id=body.run_id,
                           infer=body.infer, expires_at=body.expires_at,
-                          ttl_seconds=body.ttl_seconds)
+                          ttl_seconds=body.ttl_seconds, charge_to=charge_to)
     state.tasks().record(ns, task_ids)
     if not body.wait:
         return TaskIds(task_ids=task_ids)
