@@ -17,6 +17,7 @@ repositories directly (``store.records.get(...)``, ``store.snapshots.begin_pass(
   pass triggers and usage counters
 * ``reviews`` (reviews.py): stored precision reviews
 * ``imports`` (imports.py): export files written back, resumably (portable.py: format)
+* ``hooks`` (hooks.py): webhooks, their delivery lanes and dead letters
 * ``api_keys`` (api_keys.py) and ``task_log`` (task_log.py): the HTTP service's keys and
   its record of which task belongs to which namespace
 
@@ -42,6 +43,7 @@ from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
+from memcore.store.hooks import HookRepository
 from memcore.store.imports import Importer
 from memcore.store.maintenance import Maintenance
 from memcore.store.reads import Records
@@ -74,6 +76,7 @@ class MemoryStore:
         self.imports = Importer(self.gateway, self.audit, self.episodes)
         self.api_keys = ApiKeyRepository(client)
         self.task_log = TaskLog(client)
+        self.hooks = HookRepository(client)
 
     @classmethod
     def from_url(cls, url: str, **kw: Any) -> MemoryStore:
