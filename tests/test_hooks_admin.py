@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import httpx
+
 from memcore.store import MemoryStore
 from tests.api_helpers import Api, api  # noqa: F401 - fixture
 from tests.cli_helpers import run, run_json
@@ -94,4 +96,34 @@ def test_http_endpoints_need_admin_and_stay_inside_the_keys_scopes(
     assert api.call("DELETE", f"/v1/hooks/{other['id']}", admin_acme).status_code == 404
     assert api.call("DELETE", f"/v1/hooks/{hook['id']}", admin_acme).status_code == 200
     assert [h.id for h in store.hooks.registered()] == [other["id"]]
+    store.close()
+
+
+def test_inspector_lists_hooks_and_retries_dead_letters(api: Api) -> None:  # noqa: F811
+    store = MemoryStore.from_url(api.redis_url)
+    hook, _ = store.hooks.add("http://127.0.0.1:9/h", ["memory.created"], ["acme-*"])
+    other, _ = store.hooks.add("http://127.0.0.1:9/o", ["memory.created"], ["bob"])
+    _dead_letter(store, hook.id)
+    _dead_letter(store, other.id)
+
+    def signed_in(key: str) -> httpx.Client:
+        browser = httpx.Client(base_url=api.url, timeout=60, follow_redirects=True)
+        assert browser.post("/ui/login", data={"key": key}).status_code == 200
+        return browser
+
+    reader = signed_in(api.key("acme-*", role="write"))
+    assert reader.get("/ui/hooks").status_code == 403
+    assert "/ui/hooks" not in reader.get("/ui/").text
+    admin = signed_in(api.key("acme-*", role="admin"))
+    assert "/ui/hooks" in admin.get("/ui/").text
+    page = admin.get("/ui/hooks").text
+    assert hook.url in page and other.url not in page  # bob's hook is not this key's
+    assert "Dead letters (1)" in page and "HTTP 500" in page
+    (mine,) = [d for d in store.hooks.dead() if d["hook_id"] == hook.id]
+    done = admin.post("/ui/hooks/retry", data={"dead_id": mine["id"]})
+    assert "Requeued 1 dead letter." in done.text
+    assert [d["hook_id"] for d in store.hooks.dead()] == [other.id]
+    assert "No dead letters." in admin.get("/ui/hooks").text
+    for browser in (reader, admin):
+        browser.close()
     store.close()

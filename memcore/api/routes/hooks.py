@@ -59,14 +59,16 @@ def _principal(request: Request) -> Principal:
     return found if isinstance(found, Principal) else INSECURE_DEV
 
 
-def _covers(principal: Principal, pattern: str) -> bool:
+def covers(principal: Principal, pattern: str) -> bool:
+    """True if every namespace ``pattern`` can match is inside the key's scopes."""
     if "*" in principal.scopes or pattern in principal.scopes:
         return True
     return not any(c in pattern for c in "*?") and principal.allows(pattern)
 
 
-def _mine(principal: Principal, hook: Hook) -> bool:
-    return all(_covers(principal, p) for p in hook.scopes)
+def manages(principal: Principal, hook: Hook) -> bool:
+    """True if the key may see and change ``hook``: it covers all its scopes."""
+    return all(covers(principal, p) for p in hook.scopes)
 
 
 @router.post("", status_code=201, response_model=HookOut, responses=errors())
@@ -75,7 +77,7 @@ def add_hook(body: HookIn, request: Request,
              state: ApiState = Depends(current_state)) -> HookOut | Any:
     """Register a hook; the answer holds its signing secret, shown this once."""
     principal = _principal(request)
-    outside = [p for p in body.scopes if not _covers(principal, p)]
+    outside = [p for p in body.scopes if not covers(principal, p)]
     if outside:
         return respond(403, "forbidden", f"scopes {outside} reach beyond this key's scopes")
     hook, secret = state.client.store.hooks.add(body.url, body.events, body.scopes)
@@ -88,7 +90,7 @@ def list_hooks(request: Request, state: ApiState = Depends(current_state)) -> li
     """The hooks this key manages (no secrets)."""
     principal = _principal(request)
     return [HookOut(**h.public()) for h in state.client.store.hooks.registered()
-            if _mine(principal, h)]
+            if manages(principal, h)]
 
 
 @router.delete("/{hook_id}", responses=errors(404))
@@ -97,16 +99,17 @@ def remove_hook(request: Request, hook_id: str = HOOK_ID,
                 state: ApiState = Depends(current_state)) -> dict[str, Any]:
     """Remove a hook; its queued events are dropped."""
     found = state.client.store.hooks.get(hook_id)
-    if found is None or not _mine(_principal(request), found[0]):
+    if found is None or not manages(_principal(request), found[0]):
         raise KeyError(f"hook {hook_id!r} not found")
     state.client.store.hooks.remove(hook_id)
     return {"id": hook_id, "removed": True}
 
 
-def _visible_dead(state: ApiState, principal: Principal) -> list[dict[str, Any]]:
+def visible_dead(state: ApiState, principal: Principal) -> list[dict[str, Any]]:
+    """The dead letters of the hooks ``principal`` manages, oldest first."""
     hooks = {h.id: h for h in state.client.store.hooks.registered()}
     return [d for d in state.client.store.hooks.dead()
-            if (h := hooks.get(d["hook_id"])) is not None and _mine(principal, h)]
+            if (h := hooks.get(d["hook_id"])) is not None and manages(principal, h)]
 
 
 @router.get("/dead", responses=errors())
@@ -114,7 +117,7 @@ def _visible_dead(state: ApiState, principal: Principal) -> list[dict[str, Any]]
 def dead_letters(request: Request, state: ApiState = Depends(current_state)
                  ) -> list[dict[str, Any]]:
     """Dead letters of this key's hooks, oldest first (events never carry text)."""
-    return _visible_dead(state, _principal(request))
+    return visible_dead(state, _principal(request))
 
 
 @router.post("/dead/retry", responses=errors())
@@ -122,7 +125,7 @@ def dead_letters(request: Request, state: ApiState = Depends(current_state)
 async def retry(body: RetryIn, request: Request,
                 state: ApiState = Depends(current_state)) -> dict[str, int]:
     """Queue dead letters again (at the end of their memory's queue)."""
-    visible = _visible_dead(state, _principal(request))
+    visible = visible_dead(state, _principal(request))
     ids = [d["id"] for d in visible if (body.ids is None or d["id"] in body.ids)
            and (body.hook_id is None or d["hook_id"] == body.hook_id)]
     count = await run_in_threadpool(retry_dead, state.client, ids) if ids else 0
