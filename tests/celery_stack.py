@@ -16,17 +16,25 @@ from memcore.client.client import Client
 from memcore.devtools.redis_server import free_port, start_redis
 from memcore.devtools.stack import LocalStack
 
+HOOK_SETTINGS = {"MEMCORE_HOOKS__BACKOFF_SECONDS": "0.25",
+                 "MEMCORE_HOOKS__BACKOFF_MAX_SECONDS": "1",
+                 "MEMCORE_HOOKS__MAX_ATTEMPTS": "8",
+                 "MEMCORE_HOOKS__TIMEOUT_SECONDS": "3"}
+"""The stack's webhook settings (tests/test_hooks_delivery.py times its outage by them)."""
+
 
 @pytest.fixture(scope="session")
 def celery_stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    """Redis and one ingest plus one consolidate worker for the whole session.
+    """Redis and one ingest, one consolidate and one hooks worker for the whole session.
 
     The workers serve their Prometheus metrics as in production (prefork children summed
     through one multiprocess directory) on ``stack.extra_env["MEMCORE_METRICS_PORT"]``.
     """
     server = start_redis()
     env = {"MEMCORE_METRICS_PORT": str(free_port()),
-           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path_factory.mktemp("prometheus"))}
+           "PROMETHEUS_MULTIPROC_DIR": str(tmp_path_factory.mktemp("prometheus")),
+           # Webhook retries in a test's time: 0.25 s doubling to 1 s, 8 attempts (~6 s).
+           **HOOK_SETTINGS}
     stack = LocalStack(server.url, ingest_concurrency=2, consolidate_concurrency=2,
                        log_dir=tmp_path_factory.mktemp("celery-logs"), env=env)
     try:

@@ -16,7 +16,7 @@ CORE = {"memcore.core", "memcore.index", "memcore.consolidation"}
 BASE = CORE | {"memcore.observability"}
 SERVICES = BASE | {"memcore.adapters", "memcore.store", "memcore.messaging",
                    "memcore.language"}
-PIPELINE = SERVICES | {"memcore.ingest", "memcore.consolidate"}
+PIPELINE = SERVICES | {"memcore.ingest", "memcore.consolidate", "memcore.hooks"}
 # Which memcore packages each layer may import (its own package is always allowed).
 ALLOWED: dict[str, set[str]] = {
     "memcore.core": set(),
@@ -29,6 +29,7 @@ ALLOWED: dict[str, set[str]] = {
     "memcore.store": BASE,
     "memcore.ingest": SERVICES,
     "memcore.consolidate": SERVICES,
+    "memcore.hooks": SERVICES,
     "memcore.client": PIPELINE,
     "memcore.api": PIPELINE | {"memcore.client"},
     "memcore.mcp": PIPELINE | {"memcore.client", "memcore.api"},

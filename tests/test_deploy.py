@@ -31,9 +31,9 @@ DOCS = (ROOT / "README.md",)
 VENV_BIN = ROOT / ".venv" / "bin"
 
 APP_MODULE = "workers.app"
-QUEUES = {"ingest", "consolidate"}
+QUEUES = {"ingest", "consolidate", "hooks"}
 TASKS = {"memcore.ingest", "memcore.consolidate", "memcore.schedule_due"}
-CELERY_SERVICES = {"worker-ingest", "worker-consolidate", "beat", "flower"}
+CELERY_SERVICES = {"worker-ingest", "worker-consolidate", "worker-hooks", "beat", "flower"}
 MEMCORE_SERVICES = CELERY_SERVICES | {"api"}
 CELERY_SUBCOMMANDS = {"worker", "beat", "flower", "inspect"}
 # Environment variables that are not MEMCORE_* settings but are read by something real.

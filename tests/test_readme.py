@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memcore.core.config import ApiConfig, ConsolidationConfig, Settings
+from memcore.core.config import ApiConfig, ConsolidationConfig, HooksConfig, Settings
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
 
 
 def test_every_setting_is_documented() -> None:
     missing = [f"MEMCORE_{name.upper()}" for name in Settings.model_fields
-               if name not in ("consolidation", "api")
+               if name not in ("consolidation", "api", "hooks")
                and f"`MEMCORE_{name.upper()}`" not in README]
     missing += [f"MEMCORE_CONSOLIDATION__{name.upper()}"
                 for name in ConsolidationConfig.model_fields
@@ -19,6 +19,8 @@ def test_every_setting_is_documented() -> None:
                 and f"`MEMCORE_CONSOLIDATION__{name.upper()}`" not in README]
     missing += [f"MEMCORE_API__{name.upper()}" for name in ApiConfig.model_fields
                 if f"`MEMCORE_API__{name.upper()}`" not in README]
+    missing += [f"MEMCORE_HOOKS__{name.upper()}" for name in HooksConfig.model_fields
+                if f"`MEMCORE_HOOKS__{name.upper()}`" not in README]
     assert missing == []
 
 

@@ -13,7 +13,10 @@ from pydantic import ValidationError
 from memcore.consolidate import passes
 from memcore.consolidate.maintenance import run_maintenance
 from memcore.consolidate.scheduling import due_namespaces
-from memcore.core.models import new_id, turn_limit, utcnow
+from memcore.core.hooks import HookEventType
+from memcore.core.models import new_id, turn_limit, utcnow, validate_namespace
+from memcore.hooks.delivery import drain, http_poster
+from memcore.hooks.dispatch import behind, dispatch, pass_finished
 from memcore.ingest.fence import drop_if_erased
 from memcore.language import text_rules
 from memcore.messaging import task_names
@@ -44,7 +47,9 @@ def ingest(self: Task, payload: dict[str, Any]) -> dict[str, Any]:
     was erased after the turns were accepted: then they are dropped (audited, no text)."""
     rt = runtime()
     try:
-        return _ingest(rt, payload, self.request.id)
+        out = _ingest(rt, payload, self.request.id)
+        _kick_hooks(rt, payload.get("namespace"))  # validated by _ingest
+        return out
     finally:  # stored, dropped or failed: no longer waiting (a redelivery removes nothing)
         namespace = payload.get("namespace") if isinstance(payload, dict) else None
         if isinstance(namespace, str) and self.request.id:
@@ -102,8 +107,10 @@ def consolidate(payload: dict[str, Any]) -> dict[str, Any]:
                                     rt.settings.consolidation, rt.models.merger,
                                     done_ttl=rt.settings.visibility_timeout,
                                     rules=text_rules(rt.settings.language))
-        return {"namespace": data.namespace, "pass_id": pass_id, "to_version": report.to_version,
-                "events": report.events}
+        out = {"namespace": data.namespace, "pass_id": pass_id,
+               "to_version": report.to_version, "events": report.events}
+        _kick_hooks(rt, data.namespace, pass_report=out)
+        return out
     header = [consolidate_batch.s(data.namespace, pass_id, a, b) for a, b in started.batches]
     chord(header)(consolidate_reduce.s(data.namespace, pass_id))
     return {"namespace": data.namespace, "pass_id": pass_id, "batches": len(header)}
@@ -131,9 +138,11 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
                                 rt.settings.consolidation, rt.models.merger,
                                 done_ttl=rt.settings.visibility_timeout,
                                 rules=text_rules(rt.settings.language))
-    return {"namespace": namespace, "pass_id": pass_id, "from_version": report.from_version,
-            "to_version": report.to_version, "events": report.events,
-            "failed_batches": report.failed_batches, "skipped": report.skipped}
+    out = {"namespace": namespace, "pass_id": pass_id, "from_version": report.from_version,
+           "to_version": report.to_version, "events": report.events,
+           "failed_batches": report.failed_batches, "skipped": report.skipped}
+    _kick_hooks(rt, namespace, pass_report=out)
+    return out
 
 
 @app.task(name=task_names.SCHEDULE)
@@ -153,3 +162,81 @@ def maintain(now: str | None = None) -> list[dict[str, Any]]:
     rt = runtime()
     at = datetime.fromisoformat(now) if now else datetime.now(UTC)
     return [asdict(r) for r in run_maintenance(rt.store, rt.settings, at)]
+
+
+def _kick_hooks(rt: Runtime, namespace: object, *,
+                pass_report: dict[str, Any] | None = None) -> None:
+    """Queue the webhook dispatch of ``namespace`` after a change (one task while one is
+    waiting; a pass's report always goes, as its ``pass.finished`` event). Never fails
+    the task that changed memories: the beat sweep catches up."""
+    if not isinstance(namespace, str):
+        return
+    try:
+        if not rt.store.hooks.exist():
+            return
+        extra = [{"type": HookEventType.PASS_FINISHED.value,
+                  "data": pass_finished(pass_report)}] \
+            if pass_report is not None and not pass_report.get("skipped") else []
+        if extra or rt.store.hooks.claim_dispatch(namespace):
+            hooks_dispatch.apply_async(args=[namespace, extra], queue=task_names.HOOKS_QUEUE)
+    except Exception as exc:
+        log.warning("webhook dispatch of %s not queued: %s", namespace, exc)
+
+
+def _extra_events(extra: Any) -> list[dict[str, Any]]:
+    if extra is None:
+        return []
+    ok = isinstance(extra, list) and all(
+        isinstance(e, dict) and e.get("type") == HookEventType.PASS_FINISHED.value
+        and isinstance(e.get("data", {}), dict) for e in extra)
+    if not ok:
+        raise InvalidPayload("invalid hooks_dispatch extra: a list of "
+                             "{'type': 'pass.finished', 'data': {...}}")
+    return list(extra)
+
+
+@app.task(name=task_names.HOOKS_DISPATCH, acks_late=True, reject_on_worker_lost=True)
+def hooks_dispatch(namespace: str, extra: list[dict[str, Any]] | None = None
+                   ) -> dict[str, Any]:
+    """Turn the namespace's new audit entries into queued hook events and start the
+    delivery of every lane that got one."""
+    try:
+        validate_namespace(namespace)
+    except ValueError as exc:
+        raise InvalidPayload(f"invalid hooks_dispatch namespace: {exc}") from None
+    lanes = dispatch(runtime().store, namespace, extra=_extra_events(extra))
+    for lane in lanes:
+        hooks_deliver.apply_async(args=[namespace, lane], queue=task_names.HOOKS_QUEUE)
+    return {"namespace": namespace, "lanes": len(lanes)}
+
+
+@app.task(name=task_names.HOOKS_DELIVER, bind=True, acks_late=True,
+          reject_on_worker_lost=True, max_retries=None)
+def hooks_deliver(self: Task, namespace: str, lane: str, token: str | None = None
+                  ) -> dict[str, Any]:
+    """Post one lane's events in order; on a failure, retry after the backoff (the
+    attempts are counted in Redis, so a redelivered task does not reset them)."""
+    if not isinstance(namespace, str) or not isinstance(lane, str) or "/" not in lane:
+        raise InvalidPayload("invalid hooks_deliver arguments: namespace and lane")
+    rt = runtime()
+    token = token or self.request.id or new_id()
+    post, close = http_poster(rt.settings.hooks.timeout_seconds)
+    try:
+        outcome = drain(rt.store, rt.settings.hooks, namespace, lane, token, post)
+    finally:
+        close()
+    if outcome.retry_in is not None:
+        raise self.retry(args=[namespace, lane, token], countdown=outcome.retry_in)
+    return asdict(outcome)
+
+
+@app.task(name=task_names.HOOKS_SWEEP)
+def hooks_sweep() -> dict[str, int]:
+    """Beat's tick for webhooks: dispatch namespaces with undispatched audit entries and
+    restart every lane with queued events (a lane being delivered ignores it)."""
+    stale, lanes = behind(runtime().store)
+    for namespace in stale:
+        hooks_dispatch.apply_async(args=[namespace, []], queue=task_names.HOOKS_QUEUE)
+    for namespace, lane in lanes:
+        hooks_deliver.apply_async(args=[namespace, lane], queue=task_names.HOOKS_QUEUE)
+    return {"namespaces": len(stale), "lanes": len(lanes)}

@@ -16,7 +16,15 @@ from memcore.api import errors
 from memcore.api.auth import AuthMiddleware
 from memcore.api.fastpath import SearchFastPath, SearchShortcut
 from memcore.api.metrics import ApiMetrics, MetricsMiddleware
-from memcore.api.routes import context, health, memories, messages, namespaces, portability
+from memcore.api.routes import (
+    context,
+    health,
+    hooks,
+    memories,
+    messages,
+    namespaces,
+    portability,
+)
 from memcore.api.state import ApiState
 from memcore.api.ui import routes as ui
 from memcore.client.client import Client
@@ -101,11 +109,11 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     app.state.memcore = state
     app.state.api_metrics = ApiMetrics()
     errors.install(app)
-    for module in (health, messages, memories, namespaces, portability, context):
+    for module in (health, messages, memories, namespaces, portability, context, hooks):
         app.include_router(module.router)
     ui.install(app)
     # Added last = outermost: metrics see every answer, including the middleware's own.
-    routes = [r for m in (messages, memories, namespaces, portability, context)
+    routes = [r for m in (messages, memories, namespaces, portability, context, hooks)
               for r in m.router.routes]
     # Inside authentication: successful searches are answered without the router.
     app.add_middleware(SearchFastPath, state=state)

@@ -16,6 +16,7 @@ import typer
 from memcore.cli import (
     bench,
     calibrate,
+    hooks,
     ingest,
     keys,
     manage,
@@ -46,8 +47,8 @@ def root(redis_url: str | None = typer.Option(
     set_state(CliState(redis_url=redis_url))
 
 
-for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, serve, mcp_cmd,
-                models, portability):
+for _module in (ingest, read, manage, review, stack, bench, calibrate, keys, hooks, serve,
+                mcp_cmd, models, portability):
     _module.register(app)
 
 

@@ -110,7 +110,7 @@ def _announce(stack: LocalStack, flower_port: int, api_port: int, llm_model: str
         out.print(f"Model:  {llm_model} at {stack.llm.base_url} (llama.cpp; the workers "
                   "use it)")
     out.print(f"Use it from another terminal:\n  export MEMCORE_REDIS_URL={stack.redis_url}")
-    out.print("memcore is up: ingest and consolidate workers, beat"
+    out.print("memcore is up: ingest, consolidate and hooks workers, beat"
               + (", Flower" if flower_port else "") + (", API" if api_port else "")
               + ". Ctrl-C stops everything.")
 

@@ -17,6 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from memcore.adapters import Models, build_models
+from memcore.client import hooks
 from memcore.client.coalesce import TurnCoalescer
 from memcore.client.context import build_context
 from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
@@ -125,6 +126,7 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
 
 
 E = TypeVar("E", Status, Kind)
+_T = TypeVar("_T")
 
 
 def _enum_arg(enum: type[E], value: E | str | None, field: str) -> E | None:
@@ -652,11 +654,11 @@ class Client:
 
     def pin(self, namespace: str, memory_id: str) -> Memory:
         """Pin a memory: it never decays and is never dropped."""
-        return self.store.writes.pin(namespace, memory_id, utcnow())
+        return self._changed(namespace, self.store.writes.pin(namespace, memory_id, utcnow()))
 
     def unpin(self, namespace: str, memory_id: str) -> Memory:
         """Undo :meth:`pin`."""
-        return self.store.writes.unpin(namespace, memory_id, utcnow())
+        return self._changed(namespace, self.store.writes.unpin(namespace, memory_id, utcnow()))
 
     def update(self, namespace: str, memory_id: str, *, text: str | None = None,
                metadata: Mapping[str, Any] | None = None,
@@ -673,18 +675,21 @@ class Client:
             if not isinstance(text, str):
                 raise ValueError(f"text: expected a string, got {type(text).__name__}")
             vector = [float(x) for x in self.models.embedder.embed([text])[0]]
-        return self.store.writes.edit(namespace, memory_id, now=now, text=text, vector=vector,
-                               metadata=metadata, expires_at=expiry)
+        return self._changed(namespace, self.store.writes.edit(
+            namespace, memory_id, now=now, text=text, vector=vector, metadata=metadata,
+            expires_at=expiry))
 
     def delete(self, namespace: str, memory_id: str) -> Memory:
         """Delete a memory: it is tombstoned (out of search and list, restorable with
         :meth:`restore`); deleting an unknown or deleted memory raises. To forget for
         good, use :meth:`erase`."""
-        return self.store.writes.tombstone(namespace, memory_id, utcnow())
+        return self._changed(namespace,
+                             self.store.writes.tombstone(namespace, memory_id, utcnow()))
 
     def restore(self, namespace: str, memory_id: str) -> Memory:
         """Bring a tombstoned memory back."""
-        return self.store.writes.restore(namespace, memory_id, utcnow())
+        return self._changed(namespace,
+                             self.store.writes.restore(namespace, memory_id, utcnow()))
 
     def erase(self, namespace: str, *, memory_id: str | None = None,
               episode_id: str | None = None, everything: bool = False,
@@ -702,7 +707,8 @@ class Client:
         if memory_id:
             self._need(namespace, memory_id)
             if keep_sources:
-                return self.store.eraser.erase_memory(namespace, memory_id, now)
+                return self._changed(namespace, self.store.eraser.erase_memory(
+                    namespace, memory_id, now))
             report = self.erase_memory(namespace, memory_id)
             return len(report.removed) + len(report.episodes)
         if episode_id:
@@ -710,11 +716,11 @@ class Client:
             if not erased:  # a typo'd id must not read as "forgotten"
                 raise EpisodeNotFound(f"episode {episode_id!r} not found in namespace "
                                       f"{namespace!r} (never there, or already erased)")
-            return erased
+            return self._changed(namespace, erased)
         erased = self.store.eraser.erase_namespace(namespace, now)
         # The namespace starts again from an empty order log: drop this process's index.
         self.forget_indexes(namespace)
-        return erased
+        return self._changed(namespace, erased)
 
     def erase_memory(self, namespace: str, memory_id: str) -> EraseReport:
         """Erase a memory everywhere together with the turns it came from.
@@ -724,7 +730,13 @@ class Client:
         without any source turn, for the caller to erase too if the user wants. An
         unknown (or already erased) memory raises MemoryNotFound."""
         self._need(namespace, memory_id)
-        return self.store.eraser.erase_memory_and_sources(namespace, memory_id, utcnow())
+        return self._changed(namespace, self.store.eraser.erase_memory_and_sources(
+            namespace, memory_id, utcnow()))
+
+    def _changed(self, namespace: str, result: _T) -> _T:
+        """``result``, after queueing the webhook dispatch of the change just audited."""
+        hooks.notify(self, namespace)
+        return result
 
     def _need(self, namespace: str, memory_id: str) -> None:
         """MemoryNotFound unless the memory exists: erasing a typo'd id must not report

@@ -126,6 +126,22 @@ class ApiConfig(BaseModel):
                     "rate_limited with Retry-After until they age out; 0: no limit")
 
 
+class HooksConfig(BaseModel):
+    """Webhook deliveries (``memcore hooks``; docs/design.md, Webhooks)."""
+
+    max_attempts: int = Field(
+        default=8, ge=1, le=100,
+        description="attempts of one event before it goes to the dead-letter list")
+    backoff_seconds: float = Field(
+        default=2.0, gt=0, description="wait before the first retry; doubled each retry")
+    backoff_max_seconds: float = Field(default=300.0, gt=0,
+                                       description="longest wait between two attempts")
+    timeout_seconds: float = Field(default=10.0, gt=0, le=300,
+                                   description="one delivery's HTTP timeout")
+    dead_letter_max: int = Field(default=10_000, ge=1,
+                                 description="dead letters kept (the oldest go first)")
+
+
 class Settings(BaseSettings):
     """Process-wide configuration, read from ``MEMCORE_*`` environment variables."""
 
@@ -218,6 +234,7 @@ class Settings(BaseSettings):
         description="OTLP/HTTP collector (http://host:4318): traces on (the otel extra); "
                     "unset: off")
     api: ApiConfig = Field(default_factory=ApiConfig)
+    hooks: HooksConfig = Field(default_factory=HooksConfig)
 
     @field_validator("redact_secrets_exempt_namespaces", mode="before")
     @classmethod

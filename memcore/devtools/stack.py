@@ -71,7 +71,8 @@ class LocalStack:
     """Redis (embedded unless a URL is given) plus Celery workers as subprocesses."""
 
     def __init__(self, redis_url: str | None = None, *, ingest_concurrency: int = 2,
-                 consolidate_concurrency: int = 1, beat: bool = False,
+                 consolidate_concurrency: int = 1, hooks_concurrency: int = 4,
+                 beat: bool = False,
                  flower_port: int | None = None, api_port: int | None = None,
                  env: dict[str, str] | None = None, pool: str = "prefork",
                  log_dir: Path | None = None, llm: str | None = None,
@@ -80,6 +81,7 @@ class LocalStack:
         self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
         self.ingest_concurrency = ingest_concurrency
         self.consolidate_concurrency = consolidate_concurrency
+        self.hooks_concurrency = hooks_concurrency
         self.beat = beat
         self.flower_port = flower_port
         self.api_port = api_port
@@ -123,6 +125,8 @@ class LocalStack:
                                             self.pool))
         self.spawn("consolidate", worker_command("consolidate", self.consolidate_concurrency,
                                                  "consolidate", self.pool))
+        # Webhook deliveries wait on the network, not the CPU: threads, in one process.
+        self.spawn("hooks", worker_command("hooks", self.hooks_concurrency, "hooks", "threads"))
         if self.beat:
             beat_dir = Path(tempfile.mkdtemp(prefix="memcore-beat-"))
             self.spawn("beat", [sys.executable, "-m", "celery", "-A", "workers.app", "beat",
@@ -166,7 +170,7 @@ class LocalStack:
         """Block until every worker answers a ping."""
         client = Client(self.redis_url)
         try:
-            expected = {"ingest", "consolidate"}
+            expected = {"ingest", "consolidate", "hooks"}
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
                 for name, proc in self.processes.items():

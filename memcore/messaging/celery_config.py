@@ -18,6 +18,10 @@ from memcore.messaging.task_names import (
     CONSOLIDATE_BATCH,
     CONSOLIDATE_QUEUE,
     CONSOLIDATE_REDUCE,
+    HOOKS_DELIVER,
+    HOOKS_DISPATCH,
+    HOOKS_QUEUE,
+    HOOKS_SWEEP,
     INGEST,
     INGEST_QUEUE,
     MAINTAIN,
@@ -92,7 +96,7 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
         "result_accept_content": ["json"],
         "task_acks_late": True,
         "task_reject_on_worker_lost": True,
-        "task_queues": (Queue(INGEST_QUEUE), Queue(CONSOLIDATE_QUEUE)),
+        "task_queues": (Queue(INGEST_QUEUE), Queue(CONSOLIDATE_QUEUE), Queue(HOOKS_QUEUE)),
         "task_default_queue": INGEST_QUEUE,
         "task_routes": {
             INGEST: {"queue": INGEST_QUEUE},
@@ -101,6 +105,9 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
             CONSOLIDATE_REDUCE: {"queue": CONSOLIDATE_QUEUE},
             SCHEDULE: {"queue": INGEST_QUEUE},  # light; must not wait behind a long pass
             MAINTAIN: {"queue": CONSOLIDATE_QUEUE},  # scans whole namespaces, like a pass
+            HOOKS_DISPATCH: {"queue": HOOKS_QUEUE},
+            HOOKS_DELIVER: {"queue": HOOKS_QUEUE},
+            HOOKS_SWEEP: {"queue": HOOKS_QUEUE},
         },
         "result_expires": 3600,
         # Task events feed Flower's /api/tasks and its Prometheus metrics.
@@ -112,6 +119,10 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
             "memcore-schedule-due": {"task": SCHEDULE, "schedule": settings.beat_interval_seconds},
             "memcore-maintenance": {"task": MAINTAIN,
                                     "schedule": settings.maintenance_interval_seconds},
+            # Catches events no task kicked (a producer that lost its broker) and lanes
+            # whose delivering task was lost.
+            "memcore-hooks-sweep": {"task": HOOKS_SWEEP,
+                                    "schedule": settings.beat_interval_seconds},
         },
         "timezone": "UTC",
     }

@@ -106,6 +106,35 @@ class AuditLog:
                 return
             start = "(" + entries[-1][0].decode()
 
+    def after(self, namespace: str, start: str, count: int = BATCH
+              ) -> list[tuple[str, AuditEvent]]:
+        """Up to ``count`` entries with ids after ``start`` ('' = from the first), oldest
+        first: how the webhook dispatcher follows the log (memcore.hooks.dispatch)."""
+        validate_namespace(namespace)
+        entries = self._gw.client.xrange(keys.audit(namespace), f"({start}" if start else "-",
+                                         "+", count=count)
+        return self._decode(namespace, entries)
+
+    def last_id(self, namespace: str) -> str:
+        """Id of the newest entry ('' when the log is empty)."""
+        validate_namespace(namespace)
+        newest = self._gw.client.xrevrange(keys.audit(namespace), "+", "-", count=1)
+        return newest[0][0].decode() if newest else ""
+
+    def text(self, namespace: str, entry_id: str) -> str | None:
+        """The text of entry ``entry_id`` as stored now: None when it had none, was
+        trimmed, or was erased or purged (the redaction markers read as None)."""
+        validate_namespace(namespace)
+        try:
+            day = _day(entry_id)
+        except ValueError:
+            raise ValueError(f"invalid audit entry id {entry_id!r}") from None
+        raw = self._gw.client.hget(keys.audit_payload(namespace, day), entry_id)
+        if not raw:
+            return None
+        text = json.loads(raw).get("text")
+        return None if text in (None, REDACTED, PURGED) else str(text)
+
     def tail(self, namespace: str, count: int = 20) -> list[AuditEvent]:
         """The last ``count`` events, oldest first."""
         validate_namespace(namespace)

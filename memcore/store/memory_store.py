@@ -20,6 +20,7 @@ repositories directly (``store.records.get(...)``, ``store.snapshots.begin_pass(
 * ``imports`` (imports.py): export files written back, resumably (portable.py: format)
 * ``ingest_marks`` (ingest_marks.py): how far ``memcore ingest`` got into a chat file
 * ``rate_limits`` (rate_limits.py): per-API-key request and model-call limits
+* ``hooks`` (hooks.py): webhooks, their delivery lanes and dead letters
 * ``api_keys`` (api_keys.py) and ``task_log`` (task_log.py): the HTTP service's keys and
   its record of which task belongs to which namespace
 
@@ -45,6 +46,7 @@ from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
+from memcore.store.hooks import HookRepository
 from memcore.store.imports import Importer
 from memcore.store.ingest_marks import IngestMarks
 from memcore.store.maintenance import Maintenance
@@ -83,6 +85,7 @@ class MemoryStore:
         self.rate_limits = RateLimits(client)
         self.api_keys = ApiKeyRepository(client)
         self.task_log = TaskLog(client)
+        self.hooks = HookRepository(client)
 
     @classmethod
     def from_url(cls, url: str, **kw: Any) -> MemoryStore:

@@ -1,7 +1,8 @@
 """The inspector's pages under ``/ui``: server-rendered (Jinja2), no build step.
 
 Pages: namespaces, a namespace (profile, memory table, search, plots), a memory
-(scores, sources, lineage, audit, actions), passes and versions, the precision review.
+(scores, sources, lineage, audit, actions), passes and versions, the precision review,
+webhooks and their dead letters (admin).
 Every page checks the signed-in key's scopes and role (see :mod:`.session`); actions
 are POST forms that redirect back (post/redirect/get).
 """
@@ -22,6 +23,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi.templating import Jinja2Templates
 
+from memcore.api.routes.hooks import manages, visible_dead
 from memcore.api.state import api_state
 from memcore.api.ui.lineage import lineage_svg
 from memcore.api.ui.session import (
@@ -33,6 +35,7 @@ from memcore.api.ui.session import (
     verify,
     viewer,
 )
+from memcore.client.hooks import retry_dead
 from memcore.core import review as rv
 from memcore.core.bounds import record_caps
 from memcore.core.filters import FilterError, compile_filter
@@ -383,3 +386,29 @@ async def review_submit(request: Request, namespace: str,
     return _page(request, "review_result.html", who, ns=ns, record=record, advice=advice,
                  interval=rv.precision_interval(facts), target=rv.TARGET_PRECISION,
                  history=_review_history(who, ns))
+
+
+# -- webhooks -----------------------------------------------------------------------------
+
+
+@router.get("/hooks", response_class=HTMLResponse)
+def hooks_page(request: Request, done: str = "", error: str = "",
+               who: Viewer = Depends(viewer)) -> HTMLResponse:
+    """The hooks this admin key manages and their dead letters, with retry."""
+    who.require(ApiRole.ADMIN)
+    store = who.state.client.store
+    hooks = [h for h in store.hooks.registered() if manages(who.principal, h)]
+    return _page(request, "hooks.html", who, hooks=hooks,
+                 dead=visible_dead(who.state, who.principal), done=done, error=error)
+
+
+@router.post("/hooks/retry")
+def hooks_retry(dead_id: str = Form(""), who: Viewer = Depends(viewer)) -> Response:
+    """Queue one dead letter (or, with no id, all this key sees) for delivery again."""
+    who.require(ApiRole.ADMIN)
+    ids = [d["id"] for d in visible_dead(who.state, who.principal)
+           if not dead_id or d["id"] == dead_id]
+    if not ids:
+        return _back("/ui/hooks", error="No such dead letter.")
+    count = retry_dead(who.state.client, ids)
+    return _back("/ui/hooks", done=f"Requeued {count} dead letter{'s' if count != 1 else ''}.")
