@@ -33,7 +33,8 @@ def test_help_paragraphs_are_not_broken_at_the_docstrings_line_ends() -> None:
     wide = subprocess.run([sys.executable, "-m", "memcore.cli", "ingest", "--help"],
                           capture_output=True, text=True, timeout=60, check=False,
                           env={**os.environ, "COLUMNS": "250"})
-    assert "; turns without a timestamp get the current time." in wide.stdout, wide.stdout
+    assert "turns without a timestamp get the current time, turns without an id one derived" \
+        in wide.stdout, wide.stdout
 
 
 def test_main_exists_and_help_runs_as_a_process() -> None:
