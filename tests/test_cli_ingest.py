@@ -18,7 +18,7 @@ from memcore.devtools.conversation_files import (
     read_batches,
     validate,
 )
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from tests.cli_helpers import run
 
 LOCOMO = Path("/work/shared/data/locomo")
