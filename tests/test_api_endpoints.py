@@ -133,7 +133,7 @@ def test_erase_of_a_namespace_without_data_is_404_and_writes_nothing(
 
 
 def test_broker_down_is_503_not_500(redis_url: str) -> None:
-    from memcore.devtools.redis_server import free_port
+    from memcore_bench.redis_server import free_port
     from tests.api_helpers import serve
 
     dead = f"redis://127.0.0.1:{free_port()}/0"
@@ -227,7 +227,7 @@ def test_a_wait_on_a_queue_only_other_workers_consume_names_it(
     """A worker is up but consumes only ``consolidate``: a ping alone would call the
     ingest tasks merely slow. The answer names the queue and what the workers consume."""
     from memcore.client import client as client_module
-    from memcore.devtools.stack import LocalStack, worker_command
+    from memcore.local.stack import LocalStack, worker_command
     from tests.api_helpers import serve
 
     monkeypatch.setattr(client_module, "NO_WORKER_CHECK_SECONDS", 0.5)

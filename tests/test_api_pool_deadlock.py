@@ -24,7 +24,7 @@ from memcore.api.server import ServerThread
 from memcore.client import client as client_module
 from memcore.client.client import Client
 from memcore.core.config import Settings
-from memcore.devtools.stack import LocalStack, worker_command
+from memcore.local.stack import LocalStack, worker_command
 from tests.api_helpers import Api, serve
 from tests.cli_helpers import memory, put
 

@@ -14,7 +14,7 @@ import pytest
 import redis
 
 from memcore import RateLimited, RemoteClient
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from memcore.store.api_keys import ApiKeyRepository
 from memcore.store.rate_limits import RateLimits
 from tests.api_helpers import serve_process

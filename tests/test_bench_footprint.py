@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memcore.devtools.bench.common import missing_keys
-from memcore.devtools.bench.footprint import CONTRACT_KEYS, main, run_footprint
+from memcore_bench.common import missing_keys
+from memcore_bench.footprint import CONTRACT_KEYS, main, run_footprint
 
 
 def test_quick_run_writes_json_markdown_and_plot(tmp_path: Path, redis_url: str) -> None:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 import redis
 
-from memcore.devtools.bench.common import missing_keys
-from memcore.devtools.bench.forget import (
+from memcore_bench.common import missing_keys
+from memcore_bench.forget import (
     CONTRACT_KEYS,
     has_secret,
     load_cases,

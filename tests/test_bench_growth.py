@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memcore.devtools.bench.growth import CONTRACT_KEYS, fact_turn, run_growth
+from memcore_bench.growth import CONTRACT_KEYS, fact_turn, run_growth
 
 
 def test_facts_are_distinct() -> None:

@@ -4,6 +4,9 @@ the speed), and the simulated model latency it relies on."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,12 +14,20 @@ from pathlib import Path
 import pytest
 
 from memcore.adapters import build_models
-from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
 from memcore.core.config import Settings
 from memcore.core.interfaces import DecisionRequest
 from memcore.core.models import Episode, Role
-from memcore.devtools.bench.common import missing_keys, percentile
-from memcore.devtools.bench.ingest import CONTRACT_KEYS, main, run_ingest, synthetic_turns
+from memcore_bench.common import missing_keys, percentile
+from memcore_bench.ingest import CONTRACT_KEYS, main, run_ingest, synthetic_turns
+from memcore_bench.latency import (
+    DelayedDecider,
+    DelayedExtractor,
+    DelayedMerger,
+    delayed,
+    latency_ms,
+)
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_quick_run_with_and_without_latency(tmp_path: Path, redis_url: str) -> None:
@@ -53,8 +64,8 @@ def test_synthetic_turns_are_varied_and_ordered() -> None:
     assert times == sorted(times)
 
 
-def test_latency_setting_wraps_the_offline_models() -> None:
-    models = build_models(Settings(offline_latency_ms=30))
+def test_latency_wraps_the_offline_models() -> None:
+    models = delayed(build_models(Settings()), Settings(), 30)
     assert isinstance(models.extractor, DelayedExtractor)
     assert isinstance(models.decider, DelayedDecider)
     assert isinstance(models.merger, DelayedMerger)
@@ -69,7 +80,41 @@ def test_latency_setting_wraps_the_offline_models() -> None:
     assert time.perf_counter() - t0 < 0.03  # an empty batch is no call
     assert models.decider.decide([DecisionRequest("Sam lives in Paris.", [])])
     assert models.merger.summarize([["a b", "a c"]])
-    assert not isinstance(build_models(Settings()).extractor, DelayedExtractor)
+    assert not isinstance(delayed(build_models(Settings()), Settings(), 0).extractor,
+                          DelayedExtractor)
+    # A real model's own latency is not simulated on top.
+    real = Settings(openai_api_key="sk-test")
+    assert not isinstance(delayed(build_models(real), real, 30).extractor, DelayedExtractor)
+
+
+def test_latency_variable_is_checked() -> None:
+    assert latency_ms({}) == 0.0 and latency_ms({"MEMCORE_OFFLINE_LATENCY_MS": ""}) == 0.0
+    assert latency_ms({"MEMCORE_OFFLINE_LATENCY_MS": "12.5"}) == 12.5
+    for bad in ("-1", "soon", "nan"):
+        with pytest.raises(ValueError, match="MEMCORE_OFFLINE_LATENCY_MS"):
+            latency_ms({"MEMCORE_OFFLINE_LATENCY_MS": bad})
+
+
+def _worker_models(app: str, latency: str, redis_url: str) -> subprocess.CompletedProcess[str]:
+    """The extractor class of a worker runtime built in a fresh process that loaded ``app``."""
+    code = (f"import {app}\nfrom workers.runtime import runtime\n"
+            "print(type(runtime().models.extractor).__name__)\n")
+    env = {**os.environ, "MEMCORE_REDIS_URL": redis_url, "MEMCORE_OFFLINE_LATENCY_MS": latency,
+           "MEMCORE_OPENAI_API_KEY": "", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=env, cwd=ROOT, timeout=120, check=False)
+
+
+def test_bench_worker_app_delays_the_workers_models(redis_url: str) -> None:
+    bench = _worker_models("memcore_bench.worker_app", "30", redis_url)
+    assert bench.returncode == 0, bench.stderr
+    assert bench.stdout.split() == ["DelayedExtractor"]
+    # The runtime's own app ignores the variable: memcore has no simulated latency.
+    plain = _worker_models("workers.app", "30", redis_url)
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.split() == ["OfflineExtractor"]
+    bad = _worker_models("memcore_bench.worker_app", "soon", redis_url)
+    assert bad.returncode != 0 and "MEMCORE_OFFLINE_LATENCY_MS" in bad.stderr
 
 
 def test_percentile() -> None:

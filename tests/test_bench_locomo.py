@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from memcore.devtools.bench.common import missing_keys
-from memcore.devtools.bench.locomo import (
+from memcore_bench.common import missing_keys
+from memcore_bench.locomo import (
     CONTRACT_KEYS,
     STAGE_KEYS,
     STAGES,
@@ -166,7 +166,7 @@ def test_shared_data_loads() -> None:
 
 
 def test_carried_credit_needs_the_members_words_and_numbers() -> None:
-    from memcore.devtools.bench.locomo import carries
+    from memcore_bench.locomo import carries
 
     member = "Melanie ran a charity race for mental health on 20 May 2023."
     digest = ("Recurring (2 memories): Melanie - ran charity race mental health 20 May 2023; "
@@ -188,7 +188,7 @@ def test_models_option_is_checked(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
 def test_quick_run_measures_the_context_block_next_to_raw_turns(tmp_path: Path,
                                                                 redis_url: str) -> None:
-    from memcore.devtools.bench.locomo_context import METHODS, cut, parse_budgets
+    from memcore_bench.locomo_context import METHODS, cut, parse_budgets
 
     tiny_locomo(tmp_path)
     out = tmp_path / "ctx.json"

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from memcore.core.models import Role
-from memcore.devtools.bench.common import missing_keys
-from memcore.devtools.bench.profile import (
+from memcore_bench.common import missing_keys
+from memcore_bench.profile import (
     CONTRACT_KEYS,
     FROZEN_PREFIX,
     classify,

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from memcore.devtools.bench.common import task_timeout
-from memcore.devtools.bench.profile import run_profile
+from memcore_bench.common import task_timeout
+from memcore_bench.profile import run_profile
 
 
 def answer(payload: dict[str, Any]) -> tuple[str, dict[str, Any]]:

@@ -12,7 +12,10 @@ import pytest
 from memcore.adapters.offline import OfflineMerger
 from memcore.consolidation import plan, reduce, resolve
 from memcore.core.config import ConsolidationConfig
-from memcore.devtools.bench.scale import (
+from memcore.index.table import STATUSES
+from memcore.language.english.compare import Relation, change_of, relate, slot_of
+from memcore.language.english.lexicon import numbers, polarity
+from memcore_bench.scale import (
     CONTRACT_KEYS,
     STORE_KEYS,
     consolidate_table,
@@ -21,10 +24,7 @@ from memcore.devtools.bench.scale import (
     synthetic_table,
     table_loader,
 )
-from memcore.devtools.bench.synthetic import TOPICS, synthetic_text, synthetic_vectors
-from memcore.index.table import STATUSES
-from memcore.language.english.compare import Relation, change_of, relate, slot_of
-from memcore.language.english.lexicon import numbers, polarity
+from memcore_bench.synthetic import TOPICS, synthetic_text, synthetic_vectors
 
 
 def test_quick_run_writes_json_markdown_and_plot(tmp_path: Path) -> None:

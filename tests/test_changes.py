@@ -190,7 +190,7 @@ def test_write_path_and_pass_keep_the_profile_current(redis_url: str) -> None:
 
 
 def test_templated_possessions_through_the_write_path_and_a_pass() -> None:
-    from memcore.devtools.phrasings import possessions
+    from memcore_bench.phrasings import possessions
 
     result = possessions(60)
     assert result["write_path_decisions"] == {"ADD": 60}

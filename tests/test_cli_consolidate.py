@@ -10,7 +10,7 @@ import pytest
 from memcore.client.client import Client
 from memcore.core.errors import NamespaceNotFound
 from memcore.core.models import AuditAction, Status
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
 from tests.cli_helpers import T0, memory, put, run, run_json
 

@@ -27,7 +27,7 @@ from memcore.devtools.conversation_files import (
     read_batches,
     validate,
 )
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
 from tests.cli_helpers import run
 

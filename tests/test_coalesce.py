@@ -12,7 +12,7 @@ import pytest
 from memcore.client.client import Client
 from memcore.client.coalesce import TurnCoalescer
 from memcore.core.models import Episode, Role
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 

@@ -22,6 +22,7 @@ from memcore.client.client import Client
 from memcore.core.models import Actor, Memory
 from memcore.messaging import task_names
 from memcore.store import keys
+from memcore_bench.common import BENCH_APP
 from tests.test_reliability_common import T0, Cluster, cluster, fact_text, turn_messages
 
 PAIRS = ("Sam owns a blue bicycle", "Sam drinks green tea every morning",
@@ -75,7 +76,8 @@ def finish_passes(client: Client, namespaces: list[str], timeout: float = 150.0
 def test_writes_during_a_pass_are_all_present(tmp_path: Path, long_mode: bool) -> None:
     turns = 600 if long_mode else 200
     ns = f"during-{uuid.uuid4().hex[:8]}"
-    with cluster(tmp_path / "logs", env={"MEMCORE_OFFLINE_LATENCY_MS": "20"}) as c:
+    with cluster(tmp_path / "logs", env={"MEMCORE_OFFLINE_LATENCY_MS": "20"},
+                 app=BENCH_APP) as c:
         c.spawn("ingest", "ingest", 2)
         c.spawn("consolidate", "consolidate", 2)
         c.wait_ready({"ingest", "consolidate"})
@@ -129,7 +131,8 @@ def test_consolidate_worker_sigkilled_mid_pass(tmp_path: Path, long_mode: bool) 
     singles = 6000 if long_mode else 2500
     # A short pass lock, so the passes after the kills wait seconds, not a minute.
     ttl = {"MEMCORE_CONSOLIDATION__PASS_LOCK_TTL_SECONDS": "10"}
-    with cluster(tmp_path / "logs", env={"MEMCORE_OFFLINE_LATENCY_MS": "300", **ttl}) as c:
+    with cluster(tmp_path / "logs", env={"MEMCORE_OFFLINE_LATENCY_MS": "300", **ttl},
+                 app=BENCH_APP) as c:
         c.spawn("consolidate", "consolidate", 2)
         c.wait_ready({"consolidate"})
         client = Client(c.url)

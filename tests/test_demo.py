@@ -26,7 +26,7 @@ def _demo_env() -> dict[str, str]:
 
 
 def test_demo_runs_the_pipeline_and_cleans_up() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "memcore.devtools.demo"], env=_demo_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "memcore_bench.demo"], env=_demo_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen: set[int] = set()
     deadline = time.monotonic() + 120
@@ -59,7 +59,7 @@ def test_demo_runs_the_pipeline_and_cleans_up() -> None:
 
 
 def test_demo_ctrl_c_stops_everything() -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "memcore.devtools.demo"], env=_demo_env(),
+    proc = subprocess.Popen([sys.executable, "-m", "memcore_bench.demo"], env=_demo_env(),
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     seen: set[int] = set()
     deadline = time.monotonic() + 60

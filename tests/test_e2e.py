@@ -12,7 +12,7 @@ from memcore.client.client import Client
 from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig
 from memcore.core.models import Actor, AuditAction, Status
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from memcore.messaging import task_names
 from memcore.store import keys
 from tests.helpers import JoinMerger, hours, make_memory

@@ -17,7 +17,7 @@ from memcore.consolidate.maintenance import run_maintenance
 from memcore.consolidation import consolidate
 from memcore.core.config import ConsolidationConfig
 from memcore.core.models import Actor, AuditAction, Memory, Status, utcnow
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from memcore.messaging import task_names
 from memcore.store.base import PurgedError
 from memcore.store.codec import pack_memory, unpack_filter_fields, unpack_memory

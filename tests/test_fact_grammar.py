@@ -6,10 +6,10 @@ from __future__ import annotations
 from memcore.adapters import build_models
 from memcore.core.config import Settings
 from memcore.core.models import Episode
-from memcore.devtools.bench.profile import load_scenarios
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import language_pack
 from memcore.store import MemoryStore
+from memcore_bench.profile import load_scenarios
 
 
 def test_every_fact_of_the_scenarios_passes_the_grammar_checker(redis_url: str) -> None:

@@ -24,8 +24,6 @@ import numpy as np
 import pytest
 
 from memcore.adapters.hashing import HashingEmbedder, features
-from memcore.devtools.bench.api import _QUERIES
-from memcore.devtools.bench.footprint import _FACTS, _SUBJECTS, _W, _X, _Y, _Z, fact_text
 from memcore.language.english import compare
 from memcore.language.english.compare import Slot, slot_of, slots_of
 from memcore.language.english.lexicon import (
@@ -37,6 +35,8 @@ from memcore.language.english.lexicon import (
     stem,
     tokens,
 )
+from memcore_bench.api import _QUERIES
+from memcore_bench.footprint import _FACTS, _SUBJECTS, _W, _X, _Y, _Z, fact_text
 
 DATA = Path(__file__).resolve().parents[1] / "memcore" / "data"
 

@@ -21,8 +21,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from memcore.client.client import Client
-from memcore.devtools.redis_server import free_port
 from memcore.mcp.server import TOOLS
+from memcore_bench.redis_server import free_port
 from tests.celery_stack import fresh_ns
 
 TRANSCRIPT = os.environ.get("MEMCORE_MCP_TRANSCRIPT")
@@ -113,7 +113,7 @@ def test_stdio_tools_add_search_list_profile_delete(client: Client) -> None:
 def test_stdio_forget_erases_what_it_names(client: Client) -> None:
     """The ``forget`` tool (issue 28, item 5) over stdio: the memory it names is gone from
     the list, from search and from every key of the namespace; the other one stays."""
-    from memcore.devtools.bench.forget import scan_keys
+    from memcore_bench.forget import scan_keys
 
     ns = fresh_ns("mcp")
     _, key = client.store.api_keys.create([ns], "write", "mcp-forget-test")

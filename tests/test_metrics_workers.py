@@ -14,7 +14,7 @@ from typing import Any
 
 from memcore.client.client import Client
 from memcore.core.models import Actor, Kind
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from tests.helpers import EPOCH, hours, make_memory
 from tests.test_metrics import scrape
 

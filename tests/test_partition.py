@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memcore.devtools.bench.synthetic import synthetic_vectors
 from memcore.index.partition import (
     CellIndex,
     borderline_pairs,
@@ -13,6 +12,7 @@ from memcore.index.partition import (
     exact_pairs,
     similar_pairs,
 )
+from memcore_bench.synthetic import synthetic_vectors
 
 
 def brute_pairs(x: np.ndarray, threshold: float) -> set[tuple[int, int]]:

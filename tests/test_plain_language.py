@@ -23,7 +23,6 @@ from memcore.consolidate.passes import run_pass
 from memcore.core.config import Settings
 from memcore.core.interfaces import DecisionRequest, Neighbour, Op
 from memcore.core.models import Episode, Kind, Role, Status
-from memcore.devtools.stack import LocalStack
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language.english.compare import (
     Relation,
@@ -32,6 +31,7 @@ from memcore.language.english.compare import (
     relate,
     supersessions,
 )
+from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
 
 T0 = datetime(2026, 3, 2, 9, tzinfo=UTC)
@@ -827,11 +827,11 @@ def test_so_and_a_request_after_a_fact(turn: str, wanted: list[str]) -> None:
 def test_the_sentence_record_in_the_notes_is_what_the_extractor_says(
         capsys: pytest.CaptureFixture[str]) -> None:
     """notes/benchmarks.md's third-round table comes from `python -m
-    memcore.devtools.phrasings --sentences notes/newcomer-sentences-3.txt`: every line
+    memcore_bench.phrasings --sentences notes/newcomer-sentences-3.txt`: every line
     gives facts, none of them with a corrupted verb ("ares", "lasts", "rs")."""
     from pathlib import Path
 
-    from memcore.devtools.phrasings import main
+    from memcore_bench.phrasings import main
 
     path = Path(__file__).parent.parent / "notes" / "newcomer-sentences-3.txt"
     main(["--sentences", str(path)])

@@ -29,7 +29,7 @@ import typer
 from typer.testing import CliRunner
 
 from memcore.cli import app
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from tests.api_helpers import serve
 
 ROOT = Path(__file__).resolve().parent.parent

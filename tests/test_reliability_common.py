@@ -23,10 +23,10 @@ import redis
 
 from memcore.client.client import Client
 from memcore.core.models import Memory
-from memcore.devtools.redis_server import RedisServer, start_redis
-from memcore.devtools.stack import LocalStack, worker_command
+from memcore.local.stack import WORKERS_APP, LocalStack, worker_command
 from memcore.store import MemoryStore
 from memcore.store.unlisted import unlisted_sources
+from memcore_bench.redis_server import RedisServer, start_redis
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SHORT_VISIBILITY = 10  # seconds: a killed worker's messages come back quickly
@@ -42,7 +42,8 @@ class Cluster:
 
     def __init__(self, log_dir: Path, *, env: dict[str, str] | None = None,
                  appendfsync: str = "everysec", redis_extra: list[str] | None = None,
-                 url: str | None = None, password: str | None = None) -> None:
+                 url: str | None = None, password: str | None = None,
+                 app: str = WORKERS_APP) -> None:
         self.server: RedisServer = start_redis(appendfsync=appendfsync, extra=redis_extra,
                                                password=password)
         self.url = url or self.server.url
@@ -50,14 +51,14 @@ class Cluster:
         # The Client in this process must use the same settings as the workers.
         self._saved = {k: os.environ.get(k) for k in self.env}
         os.environ.update(self.env)
-        self.stack = LocalStack(self.url, env=self.env, log_dir=log_dir)
+        self.stack = LocalStack(self.url, env=self.env, log_dir=log_dir, app=app)
         self.log_dir = log_dir
         self.kills = 0
 
     def spawn(self, name: str, queues: str, concurrency: int = 1,
               loglevel: str = "WARNING") -> subprocess.Popen[bytes]:
         """Start one worker process (own process group) named ``name``."""
-        cmd = worker_command(queues, concurrency, name)
+        cmd = worker_command(queues, concurrency, name, app=self.stack.app)
         cmd[cmd.index("--loglevel") + 1] = loglevel
         return self.stack.spawn(name, cmd)
 

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memcore.devtools.bench.api import _QUERIES, _query
-from memcore.devtools.bench.footprint import fact_text
 from memcore.index import retrieval
 from memcore.language.english import text_rules as en
 from memcore.language.english.lexicon import stem
+from memcore_bench.api import _QUERIES, _query
+from memcore_bench.footprint import fact_text
 
 
 class _OldTextIndex(retrieval.TextIndex):

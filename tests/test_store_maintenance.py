@@ -13,7 +13,7 @@ from memcore.client.client import Client
 from memcore.consolidate.maintenance import run_maintenance
 from memcore.core.config import Settings
 from memcore.core.models import Actor, AuditAction, AuditEvent, Status
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from memcore.messaging import task_names
 from memcore.messaging.celery_config import celery_config
 from memcore.store import MemoryStore, PurgedError

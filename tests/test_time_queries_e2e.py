@@ -14,7 +14,7 @@ import pytest
 
 from memcore import AsyncRemoteClient, Client, Invalid, RemoteClient
 from memcore.core.models import AuditAction, Status
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 from tests.api_helpers import Api, serve
 from tests.cli_helpers import run
 

@@ -19,8 +19,8 @@ import pytest
 
 from memcore.client.client import Client
 from memcore.core.models import Status
-from memcore.devtools.demo import load_sample
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
+from memcore_bench.demo import load_sample
 from tests.api_helpers import Api, serve
 
 webdriver = pytest.importorskip("selenium.webdriver")

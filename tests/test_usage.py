@@ -16,8 +16,8 @@ from memcore.api.metrics import UsageCollector
 from memcore.client.client import Client, to_episodes
 from memcore.core.config import Settings
 from memcore.core.models import Episode
-from memcore.devtools.stack import LocalStack
 from memcore.ingest.write_path import IngestPipeline
+from memcore.local.stack import LocalStack
 from memcore.observability.instrument import Instruments
 from memcore.observability.usage import CallUsage, Metered, collect_usage
 from memcore.store import MemoryStore

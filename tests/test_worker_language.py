@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 
 
 def _maps_spacy(pid: int) -> bool:

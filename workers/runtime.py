@@ -7,6 +7,7 @@ master (FAISS must not be touched before the fork).
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 
@@ -28,6 +29,16 @@ class Runtime:
 
 _lock = threading.Lock()
 
+ModelsWrapper = Callable[[Models, Settings], Models]
+_wrappers: list[ModelsWrapper] = []
+
+
+def wrap_models(wrapper: ModelsWrapper) -> None:
+    """Have this process's runtime pass its models through ``wrapper`` when it builds
+    them (register before the first task). memcore registers none; a benchmark's own
+    Celery app does (``memcore_bench.worker_app``: a simulated model latency)."""
+    _wrappers.append(wrapper)
+
 
 @cache
 def runtime() -> Runtime:
@@ -36,4 +47,6 @@ def runtime() -> Runtime:
         settings = get_settings()
         store = MemoryStore.from_url(settings.data_url())
         models = build_models(settings)
+        for wrapper in _wrappers:
+            models = wrapper(models, settings)
         return Runtime(settings, store, models, IngestPipeline(store, models, settings))

@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memcore.adapters.hashing import HashingEmbedder
-from memcore.adapters.latency import DelayedDecider, DelayedExtractor, DelayedMerger
 from memcore.adapters.local import LocalEmbedder
 from memcore.adapters.offline import OfflineDecider, OfflineExtractor, OfflineMerger
 from memcore.adapters.openai_client import ModelCallError, OpenAIConfig
@@ -112,7 +111,7 @@ def build_models(settings: Settings) -> Models:
             decider=OpenAIDecider(config),
             merger=OpenAIMerger(config),
             embedder=embedder,
-        ), offline=False)
+        ))
     return _with_options(settings, Models(
         extractor=OfflineExtractor(allow_assistant=settings.allow_assistant_facts),
         decider=OfflineDecider(),
@@ -124,18 +123,12 @@ def build_models(settings: Settings) -> Models:
 EXTRACTORS = ("auto", "provided")
 
 
-def _with_options(settings: Settings, models: Models, offline: bool = True) -> Models:
-    """Apply ``settings.extractor`` ("provided": facts attached to the turns) and
-    ``settings.offline_latency_ms`` (a simulated model latency, benchmarks only)."""
+def _with_options(settings: Settings, models: Models) -> Models:
+    """Apply ``settings.extractor`` ("provided": facts attached to the turns)."""
     choice = settings.extractor.strip().lower()
     if choice not in EXTRACTORS:
         raise ValueError(f"extractor must be one of {', '.join(EXTRACTORS)}; "
                          f"got {settings.extractor!r}")
     if choice == "provided":
         models.extractor = ProvidedFactsExtractor()
-    if offline and settings.offline_latency_ms > 0:
-        ms = settings.offline_latency_ms
-        models.extractor = DelayedExtractor(models.extractor, ms)
-        models.decider = DelayedDecider(models.decider, ms)
-        models.merger = DelayedMerger(models.merger, ms)
     return models

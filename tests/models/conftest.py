@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import pytest
 
 from memcore.adapters.openai_client import OpenAIConfig
-from memcore.devtools.models import LlamaServer, ModelSpec, runtime_ready, verified
+from memcore.local.models import LlamaServer, ModelSpec, runtime_ready, verified
 
 
 @pytest.fixture(scope="session")

@@ -13,7 +13,7 @@ from memcore.adapters.openai_client import OpenAIConfig
 from memcore.adapters.openai_models import OpenAIDecider, OpenAIExtractor, OpenAIMerger
 from memcore.core.interfaces import ClusterRequest, DecisionRequest, Neighbour, Op, Verdict
 from memcore.core.models import Episode, Role
-from memcore.devtools.models import LlamaServer
+from memcore.local.models import LlamaServer
 
 TS = datetime(2024, 5, 8, 13, 0, tzinfo=UTC)
 

@@ -1,7 +1,7 @@
 """``bench scale``: the consolidation pass's partition step against exact search, and a
 full and an incremental offline pass, on synthetic clustered unit vectors.
 
-Run: ``python -m memcore.devtools.bench.scale --n 100000 --d 384 --out bench/scale.json``.
+Run: ``python -m memcore_bench.scale --n 100000 --d 384 --out bench/scale.json``.
 Writes the JSON (keys are a contract), a Markdown table (``.md``) and a plot (``.png``).
 """
 
@@ -25,12 +25,12 @@ from memcore.consolidation import Loader, plan_table, reduce_table, resolve
 from memcore.core.config import ConsolidationConfig
 from memcore.core.models import Kind, Memory, Status
 from memcore.core.text import content_hash
-from memcore.devtools.bench.common import pyplot, save_figure
-from memcore.devtools.bench.scale_store import run_store
-from memcore.devtools.bench.synthetic import synthetic_text, synthetic_vectors
 from memcore.index.partition import CellIndex, Pairs, exact_pairs, hnsw_pairs
 from memcore.index.table import KINDS, STATUSES, MemoryTable, Vectors, micros_time, to_micros
 from memcore.index.vector_index import faiss_module
+from memcore_bench.common import pyplot, save_figure
+from memcore_bench.scale_store import run_store
+from memcore_bench.synthetic import synthetic_text, synthetic_vectors
 
 CONTRACT_KEYS = (
     "n", "d", "partition_seconds", "exact_seconds", "speedup", "pair_recall",
@@ -246,7 +246,7 @@ def run_scale(
     to the full upper triangle (``exact_sampled`` says so); ``pair_recall`` is then
     measured on the pairs touching those rows.
 
-    ``store`` adds the store-backed mode (memcore.devtools.bench.scale_store): n memories
+    ``store`` adds the store-backed mode (memcore_bench.scale_store): n memories
     in Redis, a full pass and ``passes`` incremental ones through Celery workers
     (``quick``: 2 passes). ``offline=False`` skips the in-process part.
     """
@@ -346,7 +346,7 @@ def write_outputs(results: Sequence[dict[str, Any]], out: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m memcore.devtools.bench.scale --n N [N ...] --d D --out FILE``."""
+    """``python -m memcore_bench.scale --n N [N ...] --d D --out FILE``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, nargs="+", default=[100_000])
     parser.add_argument("--d", type=int, default=384)

@@ -58,7 +58,7 @@ import redis
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import AuditAction, Role
-from memcore.devtools.bench.common import (
+from memcore_bench.common import (
     machine,
     markdown_table,
     running_stack,
@@ -386,7 +386,7 @@ def markdown(result: Mapping[str, Any]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``python -m memcore.devtools.bench.forget --out FILE [--cases FILE]``."""
+    """``python -m memcore_bench.forget --out FILE [--cases FILE]``."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=Path, default=None)

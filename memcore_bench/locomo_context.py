@@ -25,7 +25,7 @@ from typing import Any
 from memcore.client.client import Client
 from memcore.client.context import MAX_TOKENS, MIN_TOKENS, candidates
 from memcore.client.tokens import TOKENIZER, count_tokens
-from memcore.devtools.bench.common import markdown_table
+from memcore_bench.common import markdown_table
 
 METHODS = ("memcore", "raw_search", "raw_recent")
 

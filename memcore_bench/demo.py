@@ -23,7 +23,7 @@ from rich.table import Table
 
 from memcore.client.client import Client
 from memcore.core.models import AuditAction, Status, utcnow
-from memcore.devtools.stack import LocalStack
+from memcore.local.stack import LocalStack
 
 NAMESPACE = "demo-sam"
 

@@ -6,7 +6,7 @@ through :meth:`Writes.add` in one namespace and reads
 and its share of the order log per memory, against the bytes of its text and of its
 packed vector.
 
-Run: ``python -m memcore.devtools.bench.footprint --n 10000 --d 384 --out bench/footprint.json``.
+Run: ``python -m memcore_bench.footprint --n 10000 --d 384 --out bench/footprint.json``.
 Writes the JSON (keys are a contract), ``.md`` and ``.png``.
 """
 
@@ -24,15 +24,15 @@ from typing import Any
 import numpy as np
 
 from memcore.core.models import Actor, Kind, Memory, Status
-from memcore.devtools.bench.common import (
+from memcore.local.stack import EmbeddedRedis
+from memcore.store import MemoryStore, footprint
+from memcore_bench.common import (
     machine,
     markdown_table,
     pyplot,
     save_figure,
     write_outputs,
 )
-from memcore.devtools.stack import EmbeddedRedis
-from memcore.store import MemoryStore, footprint
 
 CONTRACT_KEYS = ("bytes_per_memory", "text_bytes_per_memory", "vector_bytes_per_memory")
 QUICK_N = 200
@@ -140,7 +140,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``python -m memcore.devtools.bench.footprint --n N --d D --out FILE``."""
+    """``python -m memcore_bench.footprint --n N --d D --out FILE``."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=10_000)

@@ -3,13 +3,17 @@
 The offline rules answer in microseconds; a real model takes hundreds of
 milliseconds. Wrapping each role so every call sleeps that long shows what the
 worker concurrency buys (throughput near concurrency / latency) without a network.
+Workers get it by running the benchmarks' Celery app (:mod:`memcore_bench.worker_app`).
 """
 
 from __future__ import annotations
 
+import os
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from memcore.adapters import Models
+from memcore.core.config import Settings
 from memcore.core.interfaces import (
     ClusterOutcome,
     ClusterRequest,
@@ -94,3 +98,34 @@ class DelayedMerger(_Delayed):
         texts = self._merger.summarize(groups)
         self._sleep(groups)
         return texts
+
+
+LATENCY_ENV = "MEMCORE_OFFLINE_LATENCY_MS"
+
+
+def latency_ms(environ: Mapping[str, str] = os.environ) -> float:
+    """The simulated latency per offline model call, in ms, from ``MEMCORE_OFFLINE_LATENCY_MS``
+    (unset or empty: 0); a value that is not a number >= 0 is an error naming the variable."""
+    text = environ.get(LATENCY_ENV, "").strip()
+    if not text:
+        return 0.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # also NaN
+        raise ValueError(f"{LATENCY_ENV} must be a number of milliseconds >= 0, got {text!r}")
+    return value
+
+
+def delayed(models: Models, settings: Settings, ms: float | None = None) -> Models:
+    """``models`` with every extraction, decision and merge call taking ``ms`` longer
+    (default: :func:`latency_ms`); unchanged for real models (an OpenAI-compatible
+    endpoint, ``settings.openai_api_key`` set) or a latency of 0."""
+    ms = latency_ms() if ms is None else ms
+    if settings.openai_api_key or ms <= 0:
+        return models
+    models.extractor = DelayedExtractor(models.extractor, ms)
+    models.decider = DelayedDecider(models.decider, ms)
+    models.merger = DelayedMerger(models.merger, ms)
+    return models

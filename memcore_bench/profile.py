@@ -48,7 +48,7 @@ from typing import Any
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import Role, as_utc, utcnow
-from memcore.devtools.bench.common import (
+from memcore_bench.common import (
     MODELS,
     add_counters,
     agreement,
@@ -487,7 +487,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
-    """``python -m memcore.devtools.bench.profile --out FILE [--quick] [--models M]``."""
+    """``python -m memcore_bench.profile --out FILE [--quick] [--models M]``."""
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", choices=MODELS, default="offline")

@@ -32,10 +32,10 @@ from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.core.text import content_hash
-from memcore.devtools.bench.common import running_stack
-from memcore.devtools.bench.synthetic import synthetic_text
 from memcore.store import MemoryStore
 from memcore.store.connect import connect
+from memcore_bench.common import running_stack
+from memcore_bench.synthetic import synthetic_text
 
 NAMESPACE = "bench-scale"
 LOAD_CHUNK = 1000

@@ -7,7 +7,7 @@ After every pass it records Redis ``used_memory``, the namespace's keys and thei
 bytes (``MEMORY USAGE`` of each key), so snapshot copies and uncollected versions
 show up as growth.
 
-Run: ``python -m memcore.devtools.bench.growth --facts 2000 --passes 30
+Run: ``python -m memcore_bench.growth --facts 2000 --passes 30
 --out bench/growth.json``. Writes the JSON (keys are a contract), ``.md`` and ``.png``.
 """
 
@@ -23,7 +23,9 @@ from typing import Any
 
 from memcore.client.client import Client
 from memcore.core.config import Settings
-from memcore.devtools.bench.common import (
+from memcore.store import MemoryStore
+from memcore.store.footprint import namespace_usage
+from memcore_bench.common import (
     machine,
     markdown_table,
     pyplot,
@@ -31,9 +33,7 @@ from memcore.devtools.bench.common import (
     save_figure,
     write_outputs,
 )
-from memcore.devtools.bench.scale_store import tree_cpu_seconds
-from memcore.store import MemoryStore
-from memcore.store.footprint import namespace_usage
+from memcore_bench.scale_store import tree_cpu_seconds
 
 CONTRACT_KEYS = (
     "facts", "passes", "redis_mb_after_first_pass", "redis_mb_after_passes",
@@ -173,7 +173,7 @@ def plot(result: Mapping[str, Any], path: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """``python -m memcore.devtools.bench.growth --facts N --passes P --out FILE``."""
+    """``python -m memcore_bench.growth --facts N --passes P --out FILE``."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--facts", type=int, default=2000)
     parser.add_argument("--passes", type=int, default=30)
