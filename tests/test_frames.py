@@ -562,3 +562,40 @@ def test_terse_standing_instructions_are_read_from_the_parse(question: str, text
                                                              expected: list[str]) -> None:
     (found,) = language_pack("english").instructions([("Bo", text, question)])
     assert [fact for _, fact in found] == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("I'm sixty-two and live with my husband, Osman, in Hull.",
+     ["Bo is 62 years old.", "Bo lives in Hull.", "Bo's husband is Osman."]),
+    ("My daughter Ines is nine and my son Tiago is twelve.",
+     ["Bo's daughter is Ines.", "Ines is 9 years old.", "Bo's son is Tiago.",
+      "Tiago is 12 years old."]),
+    ("our granddaughter Mia turns five in May", ["Bo's granddaughter is Mia."]),
+    # A partner described is no partner named; people around are no family.
+    ("My wife Amal is a midwife.", ["Bo's wife is Amal."]),
+    ("My neighbour Pat fed the cat.", []),
+    ("My brother lives in Cork.", []),
+])
+def test_the_speakers_family_is_named_from_the_parse(text: str, expected: list[str]) -> None:
+    (found,) = language_pack("english").statements([("Bo", text)])
+    assert [sentence for _, sentence in found] == expected
+
+
+def test_a_pass_never_merges_facts_about_different_attributes(redis_url: str) -> None:
+    """"Bo is 74 and lives with his wife Helen" and "Bo's wife is Helen" share words, but
+    one fact is one subject, attribute and value: the pass keeps both."""
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    texts = ["Bo is 74 years old and lives with Bo's wife, Helen, at Ridgeway House.",
+             "Bo's wife is Helen."]
+    frames = [_f("age", "74", "bo"), _f("relation:partner", "helen", "bo")]
+    for i, (text, vec) in enumerate(zip(texts, models.embedder.embed(texts), strict=True)):
+        at = T0 + timedelta(days=i)
+        store.writes.add("pa", Memory(namespace="pa", text=text, vector=[float(x) for x in vec],
+                                      last_used=at, created_at=at, updated_at=at,
+                                      explicit=True, status=Status.ACTIVE, frame=frames[i]),
+                         actor=Actor.INGEST, reason="test")
+    run_pass(store, "pa", settings.consolidation, models.merger, now=T0 + timedelta(days=2))
+    by_text = {m.text: m for m in store.records.iter_memories("pa")}
+    assert [by_text[t].status for t in texts] == [Status.ACTIVE, Status.ACTIVE]

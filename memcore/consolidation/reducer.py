@@ -313,7 +313,8 @@ def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | 
         if outcome is None:
             continue  # the model call failed: leave the cluster for the next pass
         if len(work.members) > 1 and outcome.merged_text and not _frames_conflict(
-                red, work.members) and red.merge(work.members, outcome.merged_text,
+                red, work.members) and not _frames_differ(red, work.members) and red.merge(
+                    work.members, outcome.merged_text,
                                                  outcome.reason or "near-duplicates"):
             changes += 1
         for (a0, b0), verdict in zip(work.pairs, outcome.verdicts, strict=False):
@@ -327,6 +328,8 @@ def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | 
             elif verdict is Verdict.SAME:
                 if (a, b) != (a0, b0) or any(red.by_id[m].text != judged.get(m) for m in (a, b)):
                     continue
+                if _frames_differ(red, [a, b]):
+                    continue  # "Ann is 74" and "Ann's wife is Helen": two facts
                 if red.merge([a, b], None, "judged the same fact"):
                     changes += 1
             elif verdict is Verdict.CONTRADICTS:
@@ -342,6 +345,16 @@ def _frames_conflict(red: Reducer, ids: Sequence[str]) -> bool:
     frames = [m.frame for mid in ids if (m := red.by_id.get(mid)) is not None
               and m.frame is not None]
     return any(conflict(a, b) for i, a in enumerate(frames) for b in frames[i + 1:])
+
+
+def _frames_differ(red: Reducer, ids: Sequence[str]) -> bool:
+    """Do two of ``ids`` have frames about different subjects or attributes? One fact is
+    one subject, attribute and value (docs/design.md, Frames): such facts are never the
+    same fact, however alike their words."""
+    frames = [m.frame for mid in ids if (m := red.by_id.get(mid)) is not None
+              and m.frame is not None and m.frame.event != "end"]
+    return any((a.subject, a.attribute) != (b.subject, b.attribute)
+               for i, a in enumerate(frames) for b in frames[i + 1:])
 
 
 def _follow(red: Reducer, mid: str) -> str:

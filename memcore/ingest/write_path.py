@@ -100,6 +100,9 @@ class IngestReport:
                     tally("agree_target")
 
 
+_MORE_WORDS = 6  # a fact this much longer than a statement of its frame says more
+
+
 def fact_memory_id(namespace: str, episode_id: str, index: int, text: str) -> str:
     """Deterministic id of the memory a fact would create (redelivery-safe)."""
     return uuid.uuid5(uuid.NAMESPACE_URL, f"{namespace}/{episode_id}/{index}/{text}").hex
@@ -270,13 +273,17 @@ class IngestPipeline:
                 out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
                                          explicit=True, source=episode.id, frame=frame))
                 continue
-            known = [f.frame for f in facts if f.source == episode.id and f.frame is not None]
+            known = [(f.frame, len(f.text.split())) for f in facts
+                     if f.source == episode.id and f.frame is not None]
             for (frame, text), problem in zip(statements,
                                               self.language.problems([t for _, t in statements]),
                                               strict=True):
+                # A fact of the turn that says it already stands, unless that fact says
+                # much more (one clause of several would go stale with the others).
                 if problem is not None or any(
                         k.subject == frame.subject and k.attribute == frame.attribute
-                        and not values_differ(k.value, frame.value) for k in known):
+                        and not values_differ(k.value, frame.value)
+                        and words <= len(text.split()) + _MORE_WORDS for k, words in known):
                     continue
                 if frame.attribute.startswith("contact:"):
                     # The value written from its frame stands in for the turn's other

@@ -218,6 +218,10 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
             return None
         value = _value(complement)
         attribute = _noun_attribute(possessed)
+        if attribute is not None and attribute.startswith("relation:") and \
+                complement.pos_ != "PROPN":
+            # "Dan's wife is a paramedic": about the wife, not who she is
+            return _copula(root, f"{subject}'s {noun}", None)
         if attribute is None:
             kin = _kin_or_pet(possessed)
             if kin is None or complement.pos_ != "PROPN":

@@ -16,6 +16,8 @@ from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
 from memcore.language.english import tables as T
 from memcore.language.english.contacts import contacts
+from memcore.language.english.kin import kin_names
+from memcore.language.english.numbers import age_value
 from memcore.language.english.reader import (
     contact_value,
     is_job,
@@ -216,6 +218,7 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
     extractor's change rules read them)."""
     out: list[tuple[Frame, str]] = []
     seen: set[tuple[str, str]] = set()
+    seen_people: set[tuple[str, str, str]] = set()
     for sent in doc.sents:
         found = _intro(sent, speaker)
         for clause, inherited in _clauses(sent):
@@ -244,10 +247,19 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
                 found.append(framed(speaker, attribute, words.lower(), words))
                 found += _employer(clause, tok, speaker)
                 continue
+            if attribute == "age":  # "I am seventy-four": 74
+                years = age_value(tok)
+                if years is not None:
+                    found.append(framed(speaker, attribute, years, years))
+                continue
             found.append(framed(speaker, attribute, value, surface(tok)))
         for frame, text in found:
             key = (frame.attribute, frame.value)
             if key not in seen:
                 seen.add(key)
                 out.append((frame, text))
-    return out + contacts(doc, speaker)
+    for frame, text in [*kin_names(doc, speaker), *contacts(doc, speaker)]:
+        if (frame.subject, frame.attribute, frame.value) not in seen_people:
+            seen_people.add((frame.subject, frame.attribute, frame.value))
+            out.append((frame, text))
+    return out
