@@ -39,6 +39,7 @@ SERIAL_FILES = frozenset({
     "test_reliability_models.py", "test_reliability_redelivery.py",
     "test_reliability_redis_restart.py", "test_consolidation_distributed.py",
     "test_store_restart.py", "test_api_pool_deadlock.py", "test_record_bounds_repeats.py",
+    "test_reliability_recovery.py", "test_chaos.py",
 })
 
 

@@ -82,7 +82,11 @@ class Cluster:
         try:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
-                replies = client.celery.control.ping(timeout=0.5) or []
+                try:
+                    replies = client.celery.control.ping(timeout=0.5) or []
+                except (redis.ConnectionError, OSError):  # a pooled connection of a killed Redis
+                    time.sleep(0.2)
+                    continue
                 seen = {next(iter(r)).split("@")[0] for r in replies}
                 if names <= seen:
                     return

