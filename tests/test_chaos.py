@@ -13,10 +13,13 @@ import os
 import time
 from pathlib import Path
 
+import pytest
+
 from memcore.store import MemoryStore
 from tests.chaos import Chaos, story, verdict
 
 
+@pytest.mark.timeout(1800)  # --long: 5 minutes of chaos, then the backlog drains
 def test_chaos_loses_duplicates_and_resurrects_nothing(tmp_path: Path, long_mode: bool) -> None:
     seconds = 300.0 if long_mode else 45.0
     kill_every = 4.0 if long_mode else 3.0
