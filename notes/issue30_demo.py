@@ -1,11 +1,11 @@
 """as_of with a superseded fact and its history; a time filter vs a post-filter."""
 import tempfile
-from pathlib import Path
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from memcore import Client
 from memcore.core.filters import compile_filter
-from memcore_bench.redis_server import start_redis
+from memcore.local.redis_server import start_redis
 from memcore.local.stack import LocalStack
 
 server = start_redis()

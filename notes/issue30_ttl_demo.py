@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memcore import Client
 from memcore.consolidate.maintenance import run_maintenance
-from memcore_bench.redis_server import start_redis
+from memcore.local.redis_server import start_redis
 from memcore.local.stack import LocalStack
 
 server = start_redis()

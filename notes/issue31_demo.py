@@ -19,7 +19,7 @@ from memcore.adapters import build_embedder
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Memory, Status
-from memcore_bench.redis_server import running_redis
+from memcore.local.redis_server import running_redis
 from memcore.store import MemoryStore
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)

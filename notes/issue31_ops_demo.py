@@ -11,8 +11,8 @@ from contextlib import ExitStack
 import httpx
 import redis
 
+from memcore.local.redis_server import running_redis
 from memcore.store.api_keys import ApiKeyRepository
-from memcore_bench.redis_server import running_redis
 from tests.api_helpers import serve_process
 
 

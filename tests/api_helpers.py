@@ -18,8 +18,8 @@ import redis
 
 from memcore.api.server import ServerThread
 from memcore.core.config import Settings
+from memcore.local.redis_server import free_port
 from memcore.store.api_keys import ApiKeyRepository
-from memcore_bench.redis_server import free_port
 
 
 @dataclass

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import pytest
 
 from memcore.client.client import Client
+from memcore.local.redis_server import free_port, start_redis
 from memcore.local.stack import LocalStack
-from memcore_bench.redis_server import free_port, start_redis
 
 HOOK_SETTINGS = {"MEMCORE_HOOKS__BACKOFF_SECONDS": "0.25",
                  "MEMCORE_HOOKS__BACKOFF_MAX_SECONDS": "1",

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import redis
 
-from memcore_bench.redis_server import RedisServer, running_redis
+from memcore.local.redis_server import RedisServer, running_redis
 
 # Registered here, once: a session fixture imported into each test module would be one
 # fixture per module, so every such module started (and kept until the end) a stack.
@@ -39,6 +39,7 @@ SERIAL_FILES = frozenset({
     "test_reliability_models.py", "test_reliability_redelivery.py",
     "test_reliability_redis_restart.py", "test_consolidation_distributed.py",
     "test_store_restart.py", "test_api_pool_deadlock.py", "test_record_bounds_repeats.py",
+    "test_reliability_recovery.py", "test_chaos.py",
 })
 
 

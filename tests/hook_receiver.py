@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from memcore_bench.redis_server import free_port
+from memcore.local.redis_server import free_port
 
 
 @dataclass(frozen=True)

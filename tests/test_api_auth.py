@@ -184,7 +184,7 @@ def test_insecure_dev_is_explicit_and_loud(redis_url: str) -> None:
 
     import httpx
 
-    from memcore_bench.redis_server import free_port
+    from memcore.local.redis_server import free_port
 
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}

@@ -16,9 +16,9 @@ import httpx
 import pytest
 import redis
 
+from memcore.local.redis_server import free_port
 from memcore.local.stack import LocalStack
 from memcore.store.api_keys import ApiKeyRepository
-from memcore_bench.redis_server import free_port
 
 
 def _serve(redis_url: str) -> tuple[subprocess.Popen[bytes], httpx.Client]:

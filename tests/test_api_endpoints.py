@@ -133,7 +133,7 @@ def test_erase_of_a_namespace_without_data_is_404_and_writes_nothing(
 
 
 def test_broker_down_is_503_not_500(redis_url: str) -> None:
-    from memcore_bench.redis_server import free_port
+    from memcore.local.redis_server import free_port
     from tests.api_helpers import serve
 
     dead = f"redis://127.0.0.1:{free_port()}/0"

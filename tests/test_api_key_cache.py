@@ -15,8 +15,8 @@ import pytest
 import redis
 
 from memcore.api.auth import KeyCache
+from memcore.local.redis_server import free_port
 from memcore.store.api_keys import API_KEYS_REV, ApiKeyRepository
-from memcore_bench.redis_server import free_port
 from tests.api_helpers import Api, api  # noqa: F401 - fixture
 from tests.test_api_processes import _start as start_two_processes
 from tests.test_api_processes import _wait_ready as wait_ready

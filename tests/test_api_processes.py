@@ -21,7 +21,7 @@ import httpx
 import psutil
 import pytest
 
-from memcore_bench.redis_server import free_port
+from memcore.local.redis_server import free_port
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "send_fds"), reason="no socket.send_fds")
 

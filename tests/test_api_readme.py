@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from memcore.local.redis_server import free_port
 from memcore.local.stack import LocalStack
-from memcore_bench.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 

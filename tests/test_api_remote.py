@@ -19,8 +19,8 @@ from memcore import (
     RemoteClient,
     Unavailable,
 )
+from memcore.local.redis_server import free_port
 from memcore.local.stack import LocalStack
-from memcore_bench.redis_server import free_port
 from tests.api_helpers import Api, serve
 
 

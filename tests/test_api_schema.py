@@ -10,8 +10,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from memcore.local.redis_server import start_redis
 from memcore.local.stack import LocalStack
-from memcore_bench.redis_server import start_redis
 from tests.api_helpers import serve
 
 ROOT = Path(__file__).resolve().parent.parent

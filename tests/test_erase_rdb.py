@@ -20,8 +20,8 @@ from memcore.client.client import to_episodes
 from memcore.core.config import Settings
 from memcore.core.models import utcnow
 from memcore.ingest.write_path import IngestPipeline
+from memcore.local.redis_server import running_redis
 from memcore.store import MemoryStore
-from memcore_bench.redis_server import running_redis
 from tests.test_reliability_common import T0
 from tests.test_security_erase_aof import erase_secret
 

@@ -16,9 +16,9 @@ from memcore.client.client import Client, to_episodes
 from memcore.core.config import Settings
 from memcore.core.models import Memory, utcnow
 from memcore.ingest.write_path import IngestPipeline
+from memcore.local.redis_server import running_redis
 from memcore.store import MemoryStore
 from memcore.store.codec import quantize
-from memcore_bench.redis_server import running_redis
 from tests.cli_helpers import run
 from tests.test_reliability_common import T0
 from tests.test_security_erase_aof import _aof_bytes, _wait_rewrite

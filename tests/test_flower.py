@@ -14,8 +14,8 @@ import uuid
 from datetime import UTC, datetime
 
 from memcore.client.client import Client
+from memcore.local.redis_server import free_port
 from memcore.local.stack import LocalStack
-from memcore_bench.redis_server import free_port
 
 AUTH = "admin:s3cret"
 

@@ -21,8 +21,8 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from memcore.client.client import Client
+from memcore.local.redis_server import free_port
 from memcore.mcp.server import TOOLS
-from memcore_bench.redis_server import free_port
 from tests.celery_stack import fresh_ns
 
 TRANSCRIPT = os.environ.get("MEMCORE_MCP_TRANSCRIPT")

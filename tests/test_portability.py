@@ -23,9 +23,9 @@ from memcore.client.client import Client
 from memcore.client.portability import export_lines
 from memcore.core.config import Settings
 from memcore.core.models import Actor, AuditEvent, Episode, Memory, Role, Status
+from memcore.local.redis_server import running_redis
 from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
-from memcore_bench.redis_server import running_redis
 from tests.celery_stack import fresh_ns
 from tests.cli_helpers import memory, put, run
 

@@ -23,10 +23,10 @@ import redis
 
 from memcore.client.client import Client
 from memcore.core.models import Memory
+from memcore.local.redis_server import RedisServer, start_redis
 from memcore.local.stack import WORKERS_APP, LocalStack, worker_command
 from memcore.store import MemoryStore
 from memcore.store.unlisted import unlisted_sources
-from memcore_bench.redis_server import RedisServer, start_redis
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 SHORT_VISIBILITY = 10  # seconds: a killed worker's messages come back quickly
@@ -83,7 +83,11 @@ class Cluster:
         try:
             deadline = time.monotonic() + timeout
             while time.monotonic() < deadline:
-                replies = client.celery.control.ping(timeout=0.5) or []
+                try:
+                    replies = client.celery.control.ping(timeout=0.5) or []
+                except (redis.ConnectionError, OSError):  # a pooled connection of a killed Redis
+                    time.sleep(0.2)
+                    continue
                 seen = {next(iter(r)).split("@")[0] for r in replies}
                 if names <= seen:
                     return

@@ -51,9 +51,9 @@ from memcore.core.secrets import (
 from memcore.ingest.redaction import redaction_events
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
+from memcore.local.redis_server import RedisServer, running_redis, start_redis
 from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
-from memcore_bench.redis_server import RedisServer, running_redis, start_redis
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

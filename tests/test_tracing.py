@@ -32,9 +32,9 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from memcore.client.client import Client
 from memcore.core.config import Settings
+from memcore.local.redis_server import start_redis
 from memcore.local.stack import LocalStack
 from memcore.observability import tracing
-from memcore_bench.redis_server import start_redis
 from tests.celery_stack import fresh_ns
 from tests.test_reliability_models import good_answer, model_server
 

