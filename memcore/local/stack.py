@@ -122,7 +122,8 @@ class LocalStack:
 
     def check_extras(self) -> None:
         """Raise :class:`~memcore.core.extras.MissingExtra` if this stack needs an extra
-        that is not installed: ``embedded`` without a Redis URL, ``flower`` with a port."""
+        that is not installed: ``embedded`` without a Redis URL and without a system
+        ``redis-server``, ``flower`` with a port."""
         if self.flower_port:
             require(FLOWER, "Flower (memcore up --flower-port 0 runs without it)")
         if not self.redis_url:
