@@ -116,3 +116,15 @@ def test_a_clause_that_only_announces_the_statement_is_dropped(said: str, stored
     # "Ann should mention that Ann has accepted ..." would hide the job change from the
     # change rules (its subject would be "Ann should mention that Ann").
     assert texts(said) == [stored]
+
+
+@pytest.mark.parametrize(("said", "kind"), [
+    # Leaving the conversation is a state of the moment; a trip with a date is a plan.
+    ("Right, I'm off to walk the dog.", Kind.TEMPORARY),
+    ("Heading out now, I'm on my way to the school run.", Kind.TEMPORARY),
+    ("I'm completely knackered after that shift.", Kind.TEMPORARY),
+    ("I'm off to Crete in August with my sister.", Kind.GOAL),
+])
+def test_states_of_the_moment_are_temporary_and_dated_trips_are_plans(said: str,
+                                                                      kind: Kind) -> None:
+    assert {f.kind for f in facts(said)} == {kind}

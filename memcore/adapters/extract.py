@@ -160,8 +160,13 @@ _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
         r"(?:is|am) (?:a )?(?:big )?fan of|into|fond of|passionate about|adores?)\b", re.I)),
     (Kind.TEMPORARY, re.compile(
         r"\b(?:today|tonight|right now|at the moment|this (?:morning|afternoon|evening|week)|"
-        r"(?:is|am|'m|feels?|feeling) (?:so |really |a bit |very )?(?:tired|sick|ill|busy|swamped|"
-        r"stressed|exhausted|hungry|bored|sleepy|anxious|nervous|excited)|for now)\b", re.I)),
+        r"(?:is|am|'m|feels?|feeling) (?:so |really |a bit |very |\w+ly )?(?:tired|sick|ill|busy|"
+        r"swamped|"
+        r"stressed|exhausted|hungry|bored|sleepy|anxious|nervous|excited|soaked|drenched|"
+        r"knackered|shattered|freezing|starving|running late)|for now|"
+        # Leaving the conversation: "off to make tea", "heading out", "on my way"
+        r"(?:is|am|'m|are|'re) (?:just )?(?:off|heading|headed) (?:to|out|off|home|back)|"
+        r"on (?:my|his|her|their|our|[\w-]+'s) way|(?:is|am|'m) about to)\b", re.I)),
     (Kind.EVENT, re.compile(
         r"\b(?:went|visited|attended|moved|started|finished|graduated|got (?:married|engaged|a|"
         r"an|my|the)|bought|joined|won|met|adopted|traveled|travelled|took|had a|was born|"
@@ -805,6 +810,9 @@ class OfflineExtractor(Metered):
             expires_at = now + timedelta(days=self.temporary_days)
         if timing.happened is not None and kind is Kind.KNOWLEDGE:
             kind = Kind.EVENT
+        if kind is Kind.TEMPORARY and timing.deadline is not None and timing.happened is None \
+                and timing.deadline - now > timedelta(days=self.temporary_days):
+            kind = Kind.GOAL  # "off to Lisbon in May": a plan, not a state of the moment
         if timing.deadline is not None and kind in (Kind.KNOWLEDGE, Kind.PREFERENCE):
             kind = Kind.EVENT if timing.happened else Kind.GOAL
         valid_from = timing.happened
