@@ -157,6 +157,12 @@ def test_role_names_match_the_routes() -> None:
                     "/v1/namespaces/{ns}").replace("{memory_id}", "{id}"))] = role.value
     table = {(m, p): role for m, p, role, _ in ENDPOINTS}
     assert table == declared
+    # Webhooks are the deployment's, not a namespace's: admin only (README, Webhooks).
+    from memcore.api.routes import hooks
+    hook_paths = set()
+    for route in hooks.router.routes:
+        assert getattr(route.endpoint, ROLE_ATTR) is ApiRole.ADMIN  # type: ignore[attr-defined]
+        hook_paths.add(route.path)  # type: ignore[attr-defined]
     paths = create_app(Settings()).openapi()["paths"]
-    assert {p for p in paths if p.startswith("/v1")} == {
+    assert {p for p in paths if p.startswith("/v1")} == hook_paths | {
         "/v1/namespaces/{ns}" + p.replace("{id}", "{memory_id}") for _, p, _, _ in ENDPOINTS}

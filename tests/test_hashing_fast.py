@@ -77,6 +77,9 @@ def _ref_slots(text: str) -> Iterator[Slot]:
                 value = str(compare._AGES.index(raw) + 1)
             if name == "job" and raw.split()[-1:] and raw.split()[-1] in compare._NOT_JOB:
                 continue
+            # Added after the freeze, in both: "moved to another project" is no home.
+            if name == "residence" and not compare._homelike(raw):
+                continue
             if (name == "job" and raw.split()[0].endswith("ing")
                     and not re.search(rf"\b(?:a|an|as) {re.escape(raw)}", clean)):
                 continue
