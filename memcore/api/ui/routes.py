@@ -223,8 +223,9 @@ def namespace_page(request: Request, namespace: str, status: str = "", kind: str
     pages = max(1, -(-len(rows) // PAGE_SIZE))
     page = min(page, pages)
     shown = rows[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
-    hits = client.search(ns, q, k=10, touch=False, now=now) if q.strip() else []
-    profile = [(m, effective_confidence(m, now, config)) for m in client.profile(ns, now=now)]
+    hits = client.search(ns, q, k=10, touch=False, now=now, warn=False) if q.strip() else []
+    facts = client.profile(ns, now=now, warn=False)
+    profile = [(m, effective_confidence(m, now, config)) for m in facts]
     filters = {"status": status, "kind": kind, "meta": meta, "text": text, "sort": sort}
     return _page(request, "namespace.html", who, ns=ns, profile=profile, rows=shown,
                  total=len(rows), page=page, pages=pages, error=error, filters=filters,
