@@ -267,8 +267,8 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
             assert json.loads(r.read())["checks"] == {"redis": "ok", "broker": "ok",
                                                       "publish": "ok"}
         # Flower asks for the password `up` made and printed (README, Flower).
-        printed = next(line for line in lines if line.startswith("Flower:"))
-        auth = printed.split("user:password ", 1)[1].split(";", 1)[0]
+        printed = next(line for line in lines if "basic auth" in line)
+        auth = printed.split("basic auth ", 1)[1].strip()
         assert auth.startswith("memcore:") and len(auth) > 16, printed
         flower = f"http://127.0.0.1:{flower_port}/"
         answers = _flower_answers(flower, auth)

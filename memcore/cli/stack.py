@@ -124,9 +124,10 @@ def _announce(stack: LocalStack, flower_port: int, api_port: int, llm_model: str
     out = console()
     if flower_port:
         given = bool(os.environ.get("FLOWER_BASIC_AUTH"))
-        auth = "from FLOWER_BASIC_AUTH" if given else f"user:password {stack.flower_auth}"
-        out.print(f"Flower: http://127.0.0.1:{flower_port}/  (basic auth {auth}; "
-                  "/metrics and /healthcheck are open)")
+        out.print(f"Flower: http://127.0.0.1:{flower_port}/  (metrics: /metrics)")
+        # Its own short line: a console narrower than the password must not wrap it.
+        out.print("        basic auth from FLOWER_BASIC_AUTH" if given
+                  else f"        basic auth {stack.flower_auth}", soft_wrap=True)
     if api_port:
         out.print(f"API:    http://127.0.0.1:{api_port}/  (docs: /docs; keys: "
                   "memcore keys create --scope NS --role write)")
