@@ -81,7 +81,7 @@ def test_every_inspector_answer_has_the_security_headers(fed: tuple[Api, str]) -
     browser = signed_in(api)
     for path in ("/ui/login", "/ui/", f"/ui/ns/{NS}", f"/ui/ns/{NS}/m/{memory_id}",
                  f"/ui/ns/{NS}/passes", f"/ui/ns/{NS}/review", "/ui/ns/nope",
-                 "/ui/static/ui.css", f"/ui/ns/{NS}/plots/retention.png"):
+                 "/ui/static/ui.css", f"/ui/ns/{NS}/plots/retention.png", "/ui/hooks"):
         answer = browser.get(path)
         csp = answer.headers.get("content-security-policy", "")
         assert answer.headers.get("x-frame-options") == "DENY", path
@@ -96,7 +96,7 @@ def test_every_inspector_answer_has_the_security_headers(fed: tuple[Api, str]) -
 def test_every_post_form_carries_the_token(fed: tuple[Api, str]) -> None:
     api, memory_id = fed
     browser = signed_in(api)
-    pages = [browser.get("/ui/login"), browser.get("/ui/")]
+    pages = [browser.get("/ui/login"), browser.get("/ui/"), browser.get("/ui/hooks")]
     pages += [browser.get(f"/ui/ns/{NS}{p}") for p in ("", f"/m/{memory_id}", "/passes",
                                                        "/review")]
     forms = 0
@@ -135,7 +135,7 @@ def test_forged_posts_are_refused_and_change_nothing(fed: tuple[Api, str]) -> No
     for path, form in ((f"/ui/ns/{NS}/m/{memory_id}/erase", {"confirm": NS}),
                        (f"/ui/ns/{NS}/rollback", {"version": "1"}),
                        (f"/ui/ns/{NS}/review", {f"label:{memory_id}": "correct"}),
-                       ("/ui/logout", {})):
+                       ("/ui/hooks/retry", {}), ("/ui/logout", {})):
         answer = browser.post(path, data=form, headers={"Origin": foreign})
         assert answer.status_code == 403, (path, answer.status_code)
     assert browser.get(f"/ui/ns/{NS}/m/{memory_id}").status_code == 200, "still signed in"

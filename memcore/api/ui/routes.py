@@ -447,7 +447,7 @@ def hooks_page(request: Request, done: str = "", error: str = "",
 
 
 @router.post("/hooks/retry")
-def hooks_retry(dead_id: str = Form(""), who: Viewer = Depends(viewer)) -> Response:
+def hooks_retry(dead_id: str = Form(""), who: Viewer = Depends(checked)) -> Response:
     """Queue one dead letter (or, with no id, all this key sees) for delivery again."""
     who.require(ApiRole.ADMIN)
     ids = [d["id"] for d in visible_dead(who.state, who.principal)
