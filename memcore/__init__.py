@@ -22,13 +22,16 @@ if TYPE_CHECKING:
         RateLimited,
         RemoteError,
         Unavailable,
+        UnknownTask,
     )
     from memcore.client.remote import AsyncRemoteClient, RemoteClient
     from memcore.core.config import Settings
+    from memcore.core.errors import UnknownNamespaceWarning
 
 __all__ = ["AsyncRemoteClient", "AuthError", "Backpressure", "BrokerBusy", "Client", "Invalid",
            "NoWorker", "NotFound", "RateLimited",
-           "RemoteClient", "RemoteError", "SearchHit", "Settings", "Unavailable", "__version__"]
+           "RemoteClient", "RemoteError", "SearchHit", "Settings", "Unavailable",
+           "UnknownNamespaceWarning", "UnknownTask", "__version__"]
 
 _EXPORTS = {
     "Client": "memcore.client",
@@ -45,6 +48,8 @@ _EXPORTS = {
     "BrokerBusy": "memcore.client.errors",
     "Backpressure": "memcore.client.errors",
     "RateLimited": "memcore.client.errors",
+    "UnknownTask": "memcore.client.errors",
+    "UnknownNamespaceWarning": "memcore.core.errors",
 }
 
 

@@ -122,7 +122,8 @@ def test_search_json_equals_the_models_serialization() -> None:
             SearchResult(memory=bare(h.memory), similarity=h.similarity, score=h.score)
             for h in hits]).model_dump_json().encode()
 
-        state = SimpleNamespace(client=SimpleNamespace(search=lambda *a, _h=hits, **kw: _h))
+        state = SimpleNamespace(client=SimpleNamespace(search=lambda *a, _h=hits, **kw: _h,
+                                                       no_data=lambda *a: None))
         got = search_json(state, {}, "ns", SearchRequest(query="q"))  # type: ignore[arg-type]
         assert got == expected, case
         if all(isfinite(h.similarity) and isfinite(h.score) for h in hits):

@@ -233,10 +233,11 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
     import psutil
     import redis
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}
-    api_port = _free_port()
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("MEMCORE_") and k != "FLOWER_BASIC_AUTH"}
+    api_port, flower_port = _free_port(), _free_port()
     proc = subprocess.Popen([sys.executable, "-m", "memcore.cli", "up", "--flower-port",
-                             str(_free_port()), "--api-port", str(api_port),
+                             str(flower_port), "--api-port", str(api_port),
                              "--log-dir", str(tmp_path)],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             env=env, start_new_session=True)
@@ -265,6 +266,21 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{api_port}/readyz", timeout=10) as r:
             assert json.loads(r.read())["checks"] == {"redis": "ok", "broker": "ok",
                                                       "publish": "ok"}
+        # Flower asks for the password `up` made and printed (README, Flower).
+        printed = next(line for line in lines if "basic auth" in line)
+        auth = printed.split("basic auth ", 1)[1].strip()
+        assert auth.startswith("memcore:") and len(auth) > 16, printed
+        flower = f"http://127.0.0.1:{flower_port}/"
+        answers = _flower_answers(flower, auth)
+        assert answers == (401, 200), answers
+        # A second `up` on the same ports names the busy port, before starting anything.
+        again = subprocess.run([sys.executable, "-m", "memcore.cli", "up", "--flower-port",
+                                str(flower_port), "--api-port", "0"], env=env,
+                               capture_output=True, text=True, timeout=60)
+        assert again.returncode == 1, again.stdout + again.stderr
+        assert f"port {flower_port} (Flower, --flower-port) already in use" in again.stderr, \
+            again.stdout + again.stderr
+        assert "exited" not in again.stdout + again.stderr
         proc.send_signal(signal.SIGINT)
         # Warm shutdown of four processes can take a while on a loaded 2-core machine.
         # Wait for the process itself, then read what it printed (a reader thread, so a
@@ -292,6 +308,41 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         if url:
             with contextlib.suppress(redis.RedisError):
                 redis.Redis.from_url(url).shutdown(nosave=True)
+
+
+def _flower_answers(url: str, auth: str, wait: float = 60.0) -> tuple[int, int]:
+    """(status without credentials, status with ``auth``) of Flower's page; Flower is not
+    among what `up` waits for, so give it time to listen."""
+    import time
+
+    import httpx
+
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            bare = httpx.get(url, timeout=10).status_code
+            user, password = auth.split(":", 1)
+            return bare, httpx.get(url, auth=(user, password), timeout=10).status_code
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
+def test_up_names_a_busy_port_before_starting_anything() -> None:
+    import socket
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = subprocess.run([sys.executable, "-m", "memcore.cli", "up", "--flower-port", "0",
+                                 "--api-port", str(port)], capture_output=True, text=True,
+                                timeout=120)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert f"port {port} (the API, --api-port) already in use" in result.stderr, \
+        result.stdout + result.stderr
+    assert "Redis:" not in result.stdout, "nothing started"
 
 
 def test_up_takes_the_llama_servers_thread_count() -> None:

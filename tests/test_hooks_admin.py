@@ -5,6 +5,7 @@ API server."""
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 
@@ -106,9 +107,16 @@ def test_inspector_lists_hooks_and_retries_dead_letters(api: Api) -> None:  # no
     _dead_letter(store, hook.id)
     _dead_letter(store, other.id)
 
+    def token(browser: httpx.Client, path: str) -> str:
+        """The form token of the page at ``path`` (every POST form carries it)."""
+        found = re.search(r'name="csrf" value="([0-9a-f]+)"', browser.get(path).text)
+        assert found, path
+        return found.group(1)
+
     def signed_in(key: str) -> httpx.Client:
         browser = httpx.Client(base_url=api.url, timeout=60, follow_redirects=True)
-        assert browser.post("/ui/login", data={"key": key}).status_code == 200
+        form = {"key": key, "csrf": token(browser, "/ui/login")}
+        assert browser.post("/ui/login", data=form).status_code == 200
         return browser
 
     reader = signed_in(api.key("acme-*", role="write"))
@@ -120,7 +128,10 @@ def test_inspector_lists_hooks_and_retries_dead_letters(api: Api) -> None:  # no
     assert hook.url in page and other.url not in page  # bob's hook is not this key's
     assert "Dead letters (1)" in page and "HTTP 500" in page
     (mine,) = [d for d in store.hooks.dead() if d["hook_id"] == hook.id]
-    done = admin.post("/ui/hooks/retry", data={"dead_id": mine["id"]})
+    forged = admin.post("/ui/hooks/retry", data={"dead_id": mine["id"]})
+    assert forged.status_code == 403, "no token: refused"
+    done = admin.post("/ui/hooks/retry",
+                      data={"dead_id": mine["id"], "csrf": token(admin, "/ui/hooks")})
     assert "Requeued 1 dead letter." in done.text
     assert [d["hook_id"] for d in store.hooks.dead()] == [other.id]
     assert "No dead letters." in admin.get("/ui/hooks").text

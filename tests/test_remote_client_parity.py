@@ -12,7 +12,8 @@ from memcore import AsyncRemoteClient, Client, RemoteClient
 LOCAL_ONLY = {"batched", "celery", "models", "store", "settings", "erase_memory",
               "forget_indexes", "wait_for_pass", "defer_touches",  # this process's caches, chords
               "publish_check",  # this process's broker pool (what its /readyz reports)
-              "queue_lengths"}  # read from the broker; over HTTP, in stats()["queues"]
+              "queue_lengths",  # read from the broker; over HTTP, in stats()["queues"]
+              "no_data"}  # over HTTP, the "warning" of search and profile (warned alike)
 
 
 def _public(cls: type) -> dict[str, inspect.Signature]:

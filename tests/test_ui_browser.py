@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -61,6 +64,8 @@ def driver() -> Iterator[WebDriver]:
                  "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--window-size=1280,900"):
         options.add_argument(flag)
+    # The console, to find what the Content-Security-Policy blocked.
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     chrome = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
     chrome.set_page_load_timeout(60)
     try:
@@ -226,6 +231,9 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
     assert f"erased memory {victim.id}" in body(driver)
     assert client.get(NS, victim.id) is None
 
+    # The strict policy blocked nothing the pages need (chromium logs what it blocks).
+    assert not csp_complaints(driver)
+
     # Phone width.
     driver.set_window_size(390, 844)
     driver.get(f"{api.url}/ui/ns/{NS}")
@@ -249,6 +257,17 @@ def driver_cookies(driver: WebDriver) -> dict[str, str]:
     return {c["name"]: c["value"] for c in driver.get_cookies()}
 
 
+def csp_complaints(driver: WebDriver) -> list[str]:
+    """The console messages about the Content-Security-Policy since the last call."""
+    return [str(e["message"]) for e in driver.get_log("browser")
+            if "Content Security Policy" in str(e["message"])]
+
+
+def page_token(driver: WebDriver) -> str:
+    """The CSRF token of the page shown (every POST form has it)."""
+    return str(driver.find_element(By.CSS_SELECTOR, 'input[name="csrf"]').get_attribute("value"))
+
+
 def test_roles_hide_and_refuse_actions(driver: WebDriver, fed: Fed) -> None:
     api, client, NS = fed.api, fed.client, fed.ns
     reader = api.key("acme-*", role="read", name="roles-test-reader")
@@ -260,12 +279,15 @@ def test_roles_hide_and_refuse_actions(driver: WebDriver, fed: Fed) -> None:
     driver.get(f"{api.url}/ui/ns/{NS}/passes")
     assert not driver.find_elements(By.CSS_SELECTOR, "button.rollback")
     cookies = driver_cookies(driver)
+    # With the page's token and origin: refused for the role alone.
+    token = page_token(driver)
     for path, form in ((f"/ui/ns/{NS}/m/{memory.id}/erase", {"confirm": NS}),
                        (f"/ui/ns/{NS}/m/{memory.id}/pin", {}),
                        (f"/ui/ns/{NS}/rollback", {"version": "1"})):
-        answer = httpx.post(api.url + path, data=form, cookies=cookies, follow_redirects=False,
-                            timeout=60)
+        answer = httpx.post(api.url + path, data={**form, "csrf": token}, cookies=cookies,
+                            headers={"Origin": api.url}, follow_redirects=False, timeout=60)
         assert answer.status_code == 403, (path, answer.status_code)
+        assert "needs" in answer.text, answer.text
     assert client.get(NS, memory.id) is not None and not client.get(NS, memory.id).pinned
     # A revoked key signs its sessions out at once.
     # The key this test signed in with (other tests of the module make read keys too).
@@ -273,3 +295,73 @@ def test_roles_hide_and_refuse_actions(driver: WebDriver, fed: Fed) -> None:
     client.store.api_keys.revoke(key_id)
     driver.get(f"{api.url}/ui/")
     assert driver.current_url.endswith("/ui/login")
+
+
+@contextmanager
+def attacker_site(page: str) -> Iterator[str]:
+    """Serve ``page`` at ``/attack.html`` on another port of the same host (same site as
+    the inspector, so a SameSite=Strict cookie goes along; another origin); its URL."""
+
+    class Page(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/attack.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_cross_origin_form_post_is_refused(driver: WebDriver, fed: Fed) -> None:
+    """A page on another port auto-submits forms to the signed-in inspector: pin a
+    memory, erase one, sign the browser in with the attacker's key. Each is refused and
+    nothing changes; the same actions through the inspector's own pages work."""
+    from selenium.webdriver.support.wait import WebDriverWait
+
+    api, client, NS = fed.api, fed.client, fed.ns
+    admin = api.key("acme-*", role="admin", name="csrf-test admin")
+    attacker_key = api.key("*", role="admin", name="csrf-test attacker")
+    memory = next(m for m in client.store.records.iter_memories(NS)
+                  if m.live and not m.pinned)
+    sign_in(driver, api, admin)
+    forms = {"pin": (f"/ui/ns/{NS}/m/{memory.id}/pin", {}),
+             "erase": (f"/ui/ns/{NS}/m/{memory.id}/erase", {"confirm": NS}),
+             "login": ("/ui/login", {"key": attacker_key})}
+    for name, (path, fields) in forms.items():
+        inputs = "".join(f'<input type="hidden" name="{k}" value="{v}">'
+                         for k, v in fields.items())
+        page = (f'<!doctype html><form id="f" method="post" action="{api.url}{path}">{inputs}'
+                '</form><script>document.getElementById("f").submit()</script>')
+        with attacker_site(page) as url:
+            driver.get(url)
+            WebDriverWait(driver, 30).until(lambda d: d.current_url.startswith(api.url))
+            assert "refused" in body(driver), (name, body(driver))
+        shot(driver, f"csrf-refused-{name}")
+    after = client.get(NS, memory.id)
+    assert after is not None and not after.pinned and after.live, "nothing changed"
+    driver.get(f"{api.url}/ui/")
+    mine = next(k.id for k in client.store.api_keys.list() if k.name == "csrf-test admin")
+    who = driver.find_element(By.CSS_SELECTOR, "header .who code").text
+    assert who == mine, "still signed in with the victim's own key"
+
+    # Normal use through the inspector still works.
+    driver.get(f"{api.url}/ui/ns/{NS}/m/{memory.id}")
+    click(driver, driver.find_element(By.ID, "pin"))
+    assert "pin: done" in body(driver)
+    pinned = client.get(NS, memory.id)
+    assert pinned is not None and pinned.pinned
+    click(driver, driver.find_element(By.ID, "unpin"))
+    assert "unpin: done" in body(driver)
+    assert not csp_complaints(driver)

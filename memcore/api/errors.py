@@ -15,16 +15,18 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, get_args
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException
 
 from memcore.api.auth import BodyTooLarge
 from memcore.client.errors import Backpressure, BrokerBusy, NoWorker, error_body
 from memcore.core.errors import MemoryStateError
+from memcore.core.suggest import did_you_mean
 from memcore.messaging.errors import BROKER_UNREACHABLE
 from memcore.store import StoreConflict
 from memcore.store.errors import UNREACHABLE
@@ -51,14 +53,65 @@ def _field(loc: Sequence[Any]) -> str:
     return ".".join(parts) or "body"
 
 
-def _validation(_: Request, exc: Exception) -> JSONResponse:
+def _model_at(model: Any, path: Sequence[Any]) -> type[BaseModel] | None:
+    """The pydantic model found at ``path`` (field names and list indexes) inside
+    ``model``, through lists, dicts and optionals; None when there is none."""
+    for step in path:
+        if isinstance(step, int) or not (isinstance(model, type)
+                                         and issubclass(model, BaseModel)):
+            model = _inner_model(model)
+            if isinstance(step, int):
+                continue
+        if not (isinstance(model, type) and issubclass(model, BaseModel)):
+            return None
+        field = model.model_fields.get(str(step))
+        if field is None:
+            return None
+        model = field.annotation
+    model = model if isinstance(model, type) and issubclass(model, BaseModel) \
+        else _inner_model(model)
+    return model if isinstance(model, type) and issubclass(model, BaseModel) else None
+
+
+def _inner_model(annotation: Any) -> Any:
+    """The model inside ``list[M]``, ``dict[str, M]`` or ``M | None``, else itself."""
+    for arg in get_args(annotation):
+        if isinstance(arg, type) and issubclass(arg, BaseModel):
+            return arg
+        inner = _inner_model(arg)
+        if inner is not arg:
+            return inner
+    return annotation
+
+
+def _misspelt(request: Request, extra: Mapping[str, Any]) -> str:
+    """`` (did you mean 'messages'?)`` for an unknown body field close to a field the
+    request's model has at that place (``mesages`` is reported as unknown, with the
+    right name: not as the missing ``messages``)."""
+    loc = tuple(extra.get("loc", ()))
+    route = request.scope.get("route")
+    body_field = getattr(route, "body_field", None)
+    if len(loc) < 2 or loc[0] != "body" or body_field is None:
+        return ""
+    model = _model_at(body_field.field_info.annotation, loc[1:-1])
+    if model is None:
+        return ""
+    known = {f.alias or name for name, f in model.model_fields.items()}
+    return did_you_mean(str(loc[-1]), known)
+
+
+def _validation(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
     errors = exc.errors()
-    first = errors[0] if errors else {"loc": ("body",), "msg": "invalid request"}
+    # An unknown field first: a misspelt required one is also reported missing, and the
+    # misspelling is the mistake to name.
+    extras = [e for e in errors if e.get("type") == "extra_forbidden"]
+    first = extras[0] if extras else errors[0] if errors else {
+        "loc": ("body",), "msg": "invalid request"}
     field = _field(first.get("loc", ()))
     msg = str(first.get("msg", "invalid"))
     if first.get("type") == "extra_forbidden":
-        msg = "unknown field"
+        msg = "unknown field" + _misspelt(request, first)
     elif first.get("type") == "json_invalid":
         field, msg = "body", "not valid JSON"
     # "Value error, x: ..." from our validators already names the field.

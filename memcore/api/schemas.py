@@ -154,6 +154,9 @@ class SearchResponse(BaseModel):
     """Ranked hits, best first."""
 
     results: list[SearchResult]
+    warning: str | None = Field(
+        default=None, description="set when the answer is empty because the namespace has "
+        "no data: a typo (with the closest name in the key's scopes) or turns still queued")
 
 
 class _SearchResultDict(TypedDict):
@@ -165,6 +168,7 @@ class _SearchResultDict(TypedDict):
 
 class _SearchResponseDict(TypedDict):
     results: list[_SearchResultDict]
+    warning: str | None
 
 
 SEARCH_RESPONSE_JSON = TypeAdapter(_SearchResponseDict)
@@ -182,9 +186,17 @@ class MemoryPage(BaseModel):
 
 
 class MemoryList(BaseModel):
-    """Memories (profile)."""
+    """Memories."""
 
     memories: list[Memory]
+
+
+class Profile(MemoryList):
+    """The profile's facts, highest confidence first."""
+
+    warning: str | None = Field(
+        default=None, description="set when the answer is empty because the namespace has "
+        "no data: a typo (with the closest name in the key's scopes) or turns still queued")
 
 
 class History(BaseModel):

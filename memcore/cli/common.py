@@ -93,12 +93,9 @@ def fail(message: str, code: int = EXIT_FAILED) -> NoReturn:
 def require_namespace(client: Client, namespace: str) -> None:
     """Exit 1 if ``namespace`` has no data: a typo ("Alice" for "alice") would otherwise
     print an empty table and exit 0, or (erase --all, consolidate) write keys for it."""
-    if client.store.records.has_namespace(namespace):
-        return
-    lower = namespace.lower()
-    hint = (f" (did you mean {lower!r}?)" if lower != namespace
-            and client.store.records.has_namespace(lower) else "")
-    fail(f"namespace {namespace!r} has no data{hint}")
+    missing = client.no_data(namespace)
+    if missing:  # the sentence the Python warning and the HTTP answers say too
+        fail(missing)
 
 
 def handles_errors(fn: Callable[P, R]) -> Callable[P, R]:

@@ -68,8 +68,8 @@ def search(namespace: str = typer.Argument(..., help="Namespace to search."),
     client = open_client()
     hits = client.search(namespace, query, k=k, touch=touch,
                          as_of=parse_time(as_of, "--as-of"), include_history=history,
-                         time_hint=time_hint)
-    if not hits:
+                         time_hint=time_hint, warn=False)
+    if not hits:  # the CLI's error says what the warning would
         require_namespace(client, namespace)
     if json_out:
         emit_json([{**memory_json(h.memory), "similarity": h.similarity, "score": h.score,
@@ -121,7 +121,8 @@ def profile(namespace: str = typer.Argument(..., help="Namespace."),
             json_out: bool = JSON_OPTION) -> None:
     """The profile: active facts ranked by confidence (at most 50)."""
     client = open_client()
-    facts = client.profile(namespace, now=parse_time(now), as_of=parse_time(as_of, "--as-of"))
+    facts = client.profile(namespace, now=parse_time(now), as_of=parse_time(as_of, "--as-of"),
+                           warn=False)
     if not facts:
         require_namespace(client, namespace)
     if json_out:
@@ -185,13 +186,16 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
     """Counts by status, usage counters (model calls and tokens by operation), snapshot
     version (exit 1 for an unknown namespace)."""
     client = open_client()
+    # Known: stored data, or turns of it still queued. Else the error alone, before any
+    # zeroed block of a typo'd name.
+    if client.store.backlog.depth(namespace).namespace == 0:
+        require_namespace(client, namespace)
     data = client.stats(namespace)
     store = client.store
     last = store.coordination.last_pass_at(namespace)
     data.update({"pending_importance": store.coordination.pending_importance(namespace),
                  "last_pass_at": last.isoformat() if last else None,
                  "versions": [v.version for v in store.snapshots.versions(namespace)]})
-    known = namespace in store.records.namespaces() or any(data["status"].values())
     if json_out:
         emit_json(data)
     else:
@@ -211,8 +215,6 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
         out.print(f"ingest backlog: {backlog['namespace']} task(s) of this namespace, "
                   f"{backlog['total']} in all; queues: " + (", ".join(
                       f"{k} {v}" for k, v in sorted(data["queues"].items())) or "unreadable"))
-    if not known:
-        fail(f"namespace {namespace!r} has no data")
 
 
 @handles_errors

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 from pathlib import Path
@@ -62,8 +63,16 @@ def up(flower_port: int = typer.Option(5555, "--flower-port", min=0,
     """
     from memcore.core.config import get_settings
     from memcore.core.extras import MissingExtra
-    from memcore.local.stack import LocalStack
+    from memcore.local.stack import LocalStack, busy_ports
 
+    ports = {name: port for name, port in (("Flower, --flower-port", flower_port),
+                                           ("the API, --api-port", api_port),
+                                           ("llama.cpp, --llm-port", llm_port if llm else 0))
+             if port}
+    busy = busy_ports(ports)
+    if busy:  # before anything starts: a second `memcore up` names the port
+        fail(f"port {', '.join(busy)} already in use (another `memcore up`?): stop it, or "
+             "choose other ports (0 leaves Flower or the API out)")
     url = state().redis_url or get_settings().redis_url
     stack = LocalStack(url, ingest_concurrency=ingest_concurrency,
                        consolidate_concurrency=consolidate_concurrency, beat=True,
@@ -115,7 +124,11 @@ def _announce(stack: LocalStack, flower_port: int, api_port: int, llm_model: str
     """Tell the user where each part of the running stack is."""
     out = console()
     if flower_port:
+        given = bool(os.environ.get("FLOWER_BASIC_AUTH"))
         out.print(f"Flower: http://127.0.0.1:{flower_port}/  (metrics: /metrics)")
+        # Its own short line: a console narrower than the password must not wrap it.
+        out.print("        basic auth from FLOWER_BASIC_AUTH" if given
+                  else f"        basic auth {stack.flower_auth}", soft_wrap=True)
     if api_port:
         out.print(f"API:    http://127.0.0.1:{api_port}/  (docs: /docs; keys: "
                   "memcore keys create --scope NS --role write)")

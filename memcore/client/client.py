@@ -10,6 +10,7 @@ import base64
 import binascii
 import logging
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
@@ -20,13 +21,19 @@ from memcore.adapters import Models, build_models
 from memcore.client import hooks
 from memcore.client.coalesce import TurnCoalescer
 from memcore.client.context import build_context
-from memcore.client.errors import Backpressure, BrokerBusy, NoWorker
+from memcore.client.errors import Backpressure, BrokerBusy, NoWorker, UnknownTask
 from memcore.client.messages import to_episodes
+from memcore.client.namespaces import Visible, no_data_message
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.client.workers import WorkerCheck, no_worker_hint
 from memcore.consolidation import profile as profile_of
 from memcore.core.config import Settings, get_settings
-from memcore.core.errors import EpisodeNotFound, MemoryNotFound, NamespaceNotFound
+from memcore.core.errors import (
+    EpisodeNotFound,
+    MemoryNotFound,
+    NamespaceNotFound,
+    UnknownNamespaceWarning,
+)
 from memcore.core.filters import FilterFields, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
@@ -71,6 +78,11 @@ log = logging.getLogger(__name__)
 
 NO_WORKER_CHECK_SECONDS = 5.0
 """How long ``Client.wait`` lets a task wait before it asks whether any worker is up."""
+
+UNKNOWN_TASK_CHECK_SECONDS = 1.0
+"""How long ``Client.wait`` lets a task wait before it asks whether the id exists at all
+(the backlog, then the broker's queues); it asks twice, this far apart, before
+:class:`~memcore.client.errors.UnknownTask`."""
 
 BROKER_POOL_TIMEOUT_SECONDS = 5.0
 """Longest a send waits for a broker connection or producer of the process's pools (all
@@ -382,6 +394,11 @@ class Client:
         right then instead (asked twice first: a busy worker may answer late), so a
         caller learns in seconds that nothing will run its tasks until a worker starts;
         they stay queued.
+
+        An id no one knows (no result, not in the ingest backlog, not queued or running
+        in the broker, twice a second apart) raises
+        :class:`~memcore.client.errors.UnknownTask` after about a second instead of
+        waiting out ``timeout``: a typo, or a result older than ``result_expires``.
         """
         import time
 
@@ -397,11 +414,17 @@ class Client:
         results: list[Any] = []
         for tid in task_ids:
             delay = 0.01
+            # Each task still pending a second after its turn came is asked about once.
+            unknown_at = time.monotonic() + UNKNOWN_TASK_CHECK_SECONDS
             while True:
                 meta = backend.get_task_meta(tid)
                 if meta["status"] in states.READY_STATES:
                     break
                 now = time.monotonic()
+                if now >= unknown_at:
+                    unknown_at = float("inf")
+                    self._require_known(tid)
+                    continue
                 if check_at is not None and now >= check_at:
                     check_at = None
                     # One broadcast at a time for every wait of this client, on a
@@ -427,6 +450,32 @@ class Client:
                 raise backend.exception_to_python(meta["result"])
             results.append(meta["result"])
         return results
+
+    def _require_known(self, task_id: str) -> None:
+        """Raise :class:`UnknownTask` unless ``task_id`` has a result, is in the ingest
+        backlog or is held by the broker, asked twice
+        :data:`UNKNOWN_TASK_CHECK_SECONDS` apart (a message between the queue and the
+        worker's unacked set is in neither for an instant)."""
+        import time
+
+        from celery import states
+
+        for attempt in range(2):
+            if attempt:
+                time.sleep(UNKNOWN_TASK_CHECK_SECONDS)
+            if (self.store.backlog.holds(task_id)
+                    or self.celery.backend.get_task_meta(task_id)["status"] != states.PENDING
+                    or self._queue_reader().holding([task_id])):
+                return
+        raise UnknownTask(f"task {task_id!r} is unknown: no result, and not queued or "
+                          "running (a wrong id, or a result older than an hour: "
+                          "results are kept that long)")
+
+    def _queue_reader(self) -> QueueLagCollector:
+        if self._queues is None:
+            self._queues = QueueLagCollector(celery_urls(self.settings,
+                                                         self.settings.data_url())[0])
+        return self._queues
 
     def _ask_workers(self, reply_seconds: float) -> dict[str, list[str]]:
         """``{worker: [queues it consumes]}`` of the workers that answer within
@@ -470,12 +519,12 @@ class Client:
         the pass) and ``usage`` (its model calls and reported tokens), read from the
         namespace's counters (one pass runs per namespace at a time). A namespace without data
         raises :class:`NamespaceNotFound` (a pass of a typo'd name would write a
-        snapshot for it).
+        snapshot for it) saying why: its turns are still queued, or the name is unknown.
         """
         validate_namespace(namespace)
-        if not self.store.records.has_namespace(namespace):
-            raise NamespaceNotFound(f"namespace {namespace!r} has no data: nothing to "
-                                    "consolidate (check the name)")
+        missing = self.no_data(namespace)
+        if missing:  # its turns still queued, or a typo
+            raise NamespaceNotFound(f"{missing}: nothing to consolidate")
         payload = ConsolidatePayload(namespace=namespace, now=now, full=full)
         before = self.store.coordination.counters(namespace) if wait else {}
         with tracing.span("memcore.consolidate", **{"memcore.namespace": namespace}):
@@ -512,7 +561,8 @@ class Client:
                touch: bool = True, retention_weight: float = 0.05,
                hybrid: bool = True, filters: Mapping[str, Any] | None = None,
                guard: ReadGuard | None = None, as_of: datetime | str | None = None,
-               include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
+               include_history: bool = False, time_hint: bool = False,
+               warn: bool = True) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
         similarity (reciprocal rank fusion), lifted a little by retention.
 
@@ -544,12 +594,34 @@ class Client:
         when the state shows the index stale, it is brought up to date and the search
         ranked again. ``guard`` (servers): a key read with the state and checked before
         any record is used (:class:`~memcore.client.search.ReadGuard`).
+
+        No hits from a namespace that has no data issue an
+        :class:`~memcore.core.errors.UnknownNamespaceWarning` saying why (a typo, with the
+        closest name; or its turns still queued) unless ``warn`` is False (for callers
+        that say it their own way: :meth:`no_data`).
         """
-        return self._searcher.search(namespace, query, k, max_chars=max_chars,
+        hits = self._searcher.search(namespace, query, k, max_chars=max_chars,
                                      include_inactive=include_inactive, now=now, touch=touch,
                                      retention_weight=retention_weight, hybrid=hybrid,
                                      filters=filters, guard=guard, as_of=as_of,
                                      include_history=include_history, time_hint=time_hint)
+        if not hits and warn:
+            self._warn_no_data(namespace)
+        return hits
+
+    def no_data(self, namespace: str, visible: Visible | None = None) -> str | None:
+        """None if ``namespace`` has data, else the sentence saying why it has none (its
+        turns still queued, or an unknown name with the closest stored one ``visible``
+        allows): what :class:`~memcore.core.errors.UnknownNamespaceWarning`, the HTTP
+        ``warning`` field and the CLI say."""
+        validate_namespace(namespace)
+        return no_data_message(self.store, namespace, visible)
+
+    def _warn_no_data(self, namespace: str) -> None:
+        message = self.no_data(namespace)
+        if message:
+            # stacklevel 3: the caller of search/profile, not this client.
+            warnings.warn(message, UnknownNamespaceWarning, stacklevel=3)
 
     def forget_indexes(self, namespace: str | None = None) -> None:
         """Drop this process's search indexes of ``namespace`` (of all, without one); they
@@ -559,18 +631,23 @@ class Client:
 
     def profile(self, namespace: str, now: datetime | str | None = None, *,
                 filters: Mapping[str, Any] | None = None,
-                as_of: datetime | str | None = None) -> list[Memory]:
+                as_of: datetime | str | None = None, warn: bool = True) -> list[Memory]:
         """The profile: active facts ranked by confidence (at most 50); ``filters`` choose
         whose (e.g. ``{"user_id": "alice"}``). ``as_of``: the profile as it stood then,
-        from the facts valid at that instant (values superseded since included)."""
+        from the facts valid at that instant (values superseded since included). An empty
+        profile of a namespace without data warns as :meth:`search` does."""
         wanted = compile_filter(filters)
         instant = as_instant(as_of, "as_of") if as_of is not None else None
         now = as_instant(now, "now") if now is not None else instant or utcnow()
         memories = (m for m in self.store.records.iter_memories(namespace,
                                                                 vectors=False) if wanted(m))
         if instant is not None:
-            return profile_of(memories, instant, self.settings.consolidation, as_of=True)
-        return profile_of(memories, now, self.settings.consolidation)
+            facts = profile_of(memories, instant, self.settings.consolidation, as_of=True)
+        else:
+            facts = profile_of(memories, now, self.settings.consolidation)
+        if not facts and warn:
+            self._warn_no_data(namespace)
+        return facts
 
     def context(self, namespace: str, query: str, max_tokens: int = 1000, *,
                 now: datetime | str | None = None,
@@ -588,7 +665,7 @@ class Client:
         def hits(k: int, at: datetime) -> list[Memory]:
             return [h.memory for h in self.search(namespace, query, k, max_chars=1_000_000,
                                                   now=at, touch=False, filters=filters,
-                                                  time_hint=time_hint)]
+                                                  time_hint=time_hint, warn=False)]
 
         with collect_usage() as usage:
             block = build_context(self.store, self.settings, hits, namespace, query,
@@ -645,10 +722,7 @@ class Client:
     def queue_lengths(self) -> dict[str, int]:
         """Messages waiting in each broker queue (``ingest``, ``consolidate``); empty when
         the broker cannot be read."""
-        if self._queues is None:
-            self._queues = QueueLagCollector(celery_urls(self.settings,
-                                                         self.settings.data_url())[0])
-        return self._queues.lengths()
+        return self._queue_reader().lengths()
 
     # -- management -------------------------------------------------------------------------
 

@@ -42,6 +42,16 @@ class Unavailable(RemoteError, ConnectionError):
     """503/504, 5xx, or the service cannot be reached."""
 
 
+class UnknownTask(KeyError):
+    """:meth:`memcore.Client.wait` on a task id no one knows: no result, not accepted into
+    the ingest backlog, not in a broker queue, not running (a typo, another deployment's
+    id, or a result older than ``result_expires``). Raised within seconds instead of
+    waiting out the timeout; over HTTP a 404."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown task"
+
+
 NO_WORKER = "no_worker"
 """The error code of :class:`NoWorker` in an HTTP error body."""
 

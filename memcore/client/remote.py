@@ -10,6 +10,7 @@ answer); the sync and async classes only differ in how they send it.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,6 +23,7 @@ from pydantic_core import to_jsonable_python
 from memcore.client.client import MemoryPage, SearchHit
 from memcore.client.context import ContextBlock
 from memcore.client.errors import RemoteError, Unavailable, error_for
+from memcore.core.errors import UnknownNamespaceWarning
 from memcore.core.models import AuditEvent, Episode, Memory, as_instant
 
 T = TypeVar("T")
@@ -71,10 +73,23 @@ def _memories(data: Any) -> list[Memory]:
     return [Memory.model_validate(m) for m in data["memories"]]
 
 
+def _warn(data: Any) -> None:
+    """The server's ``warning`` (an empty answer of a namespace without data) as the
+    :class:`UnknownNamespaceWarning` ``Client`` issues."""
+    if data.get("warning"):
+        warnings.warn(str(data["warning"]), UnknownNamespaceWarning, stacklevel=5)
+
+
 def _hits(data: Any) -> list[SearchHit]:
+    _warn(data)
     return [SearchHit(Memory.model_validate(r["memory"]), float(r["similarity"]),
                       float(r["score"]), tuple(_memories({"memories": r.get("earlier", [])})))
             for r in data["results"]]
+
+
+def _profile(data: Any) -> list[Memory]:
+    _warn(data)
+    return _memories(data)
 
 
 class Calls:
@@ -158,7 +173,7 @@ class Calls:
 
     def profile(self, namespace: str, as_of: datetime | str | None = None
                 ) -> Call[list[Memory]]:
-        return Call("GET", _ns(namespace, "profile"), _memories, params=_as_of(as_of))
+        return Call("GET", _ns(namespace, "profile"), _profile, params=_as_of(as_of))
 
     def context(self, namespace: str, query: str, max_tokens: int, *,
                 now: datetime | str | None, filters: Mapping[str, Any] | None,

@@ -31,3 +31,9 @@ class NamespaceNotFound(KeyError):
 class MemoryStateError(ValueError):
     """The memory exists but its status forbids the operation, e.g. pinning a deleted
     memory or deleting it twice (HTTP 409)."""
+
+
+class UnknownNamespaceWarning(UserWarning):
+    """A read (search, profile) of a namespace that has no data: the answer is empty
+    because of the name, not because nothing matched. Its text is the same sentence the
+    HTTP API puts in its answer's ``warning`` field and the CLI prints as its error."""

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import contextlib
 import os
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -70,6 +72,24 @@ def worker_command(queues: str, concurrency: int, name: str, pool: str = "prefor
     return cmd + (extra or [])
 
 
+FLOWER_USER = "memcore"
+"""The user of the Flower password ``memcore up`` makes when FLOWER_BASIC_AUTH is unset."""
+
+
+def busy_ports(ports: dict[str, int]) -> list[str]:
+    """``"<port> (<what>)"`` for each port of ``ports`` ({what: port}) that 127.0.0.1
+    cannot bind now: checked before anything starts, so a second ``memcore up`` names
+    the port instead of a process that exited."""
+    busy = []
+    for what, port in ports.items():
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            try:
+                probe.bind(("127.0.0.1", port))
+            except OSError:
+                busy.append(f"{port} ({what})")
+    return busy
+
+
 class LocalStack:
     """Redis (embedded unless a URL is given) plus Celery workers as subprocesses."""
 
@@ -99,6 +119,11 @@ class LocalStack:
         self.llm: Any = None  # the LlamaServer, once started
         self.app = app
         self.data_dir = data_dir
+        # Flower's UI and /api need a password (README, Flower): the user's
+        # FLOWER_BASIC_AUTH, else one made here and printed by `memcore up`.
+        self.flower_auth = (self.extra_env.get("FLOWER_BASIC_AUTH")
+                            or os.environ.get("FLOWER_BASIC_AUTH")
+                            or f"{FLOWER_USER}:{secrets.token_urlsafe(12)}")
 
     @property
     def env(self) -> dict[str, str]:
@@ -153,7 +178,8 @@ class LocalStack:
                                 "--loglevel", "WARNING", "-s", str(beat_dir / "schedule")])
         if self.flower_port:
             self.spawn("flower", [sys.executable, "-m", "celery", "-A", "workers.app", "flower",
-                                  f"--port={self.flower_port}", "--address=127.0.0.1"])
+                                  f"--port={self.flower_port}", "--address=127.0.0.1"],
+                       env={"FLOWER_BASIC_AUTH": self.flower_auth})
         if self.api_port:
             self.spawn("api", [sys.executable, "-m", "memcore.cli", "serve", "--host",
                                "127.0.0.1", "--port", str(self.api_port), "--log-level",
@@ -175,13 +201,16 @@ class LocalStack:
         """Base URL of the HTTP API, when this stack runs one."""
         return f"http://127.0.0.1:{self.api_port}" if self.api_port else None
 
-    def spawn(self, name: str, cmd: list[str]) -> subprocess.Popen[bytes]:
-        """Start one process in its own process group (so its children stop with it)."""
+    def spawn(self, name: str, cmd: list[str], env: dict[str, str] | None = None
+              ) -> subprocess.Popen[bytes]:
+        """Start one process in its own process group (so its children stop with it),
+        with ``env`` added to the stack's environment."""
         out: Any = subprocess.DEVNULL
         if self.log_dir is not None:
             self.log_dir.mkdir(parents=True, exist_ok=True)
             out = open(self.log_dir / f"{name}.log", "ab")  # noqa: SIM115 - lives with the process
-        proc = subprocess.Popen(cmd, env=self.env, stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, env={**self.env, **(env or {})}, stdout=out,
+                                stderr=subprocess.STDOUT,
                                 start_new_session=True)
         self.processes[name] = proc
         return proc

@@ -12,7 +12,8 @@ takes effect at once.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+import inspect
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,12 +23,14 @@ from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import ValidationError
 
 from memcore.api.auth import Principal, check_namespace
 from memcore.client.client import Client
 from memcore.client.errors import NoWorker
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
+from memcore.core.suggest import did_you_mean
 from memcore.ingest.forget import forget_text
 from memcore.messaging.task_names import INGEST_QUEUE
 from memcore.store.api_keys import ApiKeyRepository, ApiRole
@@ -117,10 +120,17 @@ class MemoryTools:
                       filters: dict[str, Any] | None = None) -> dict[str, Any]:
         ns = self.namespace(namespace, ApiRole.READ)
         with _clear_errors():
-            hits = self.client.search(ns, query, k=k, filters=filters)
-        return {"namespace": ns, "results": [
+            hits = self.client.search(ns, query, k=k, filters=filters, warn=False)
+        out: dict[str, Any] = {"namespace": ns, "results": [
             {**memory_json(h.memory), "score": round(h.score, 6),
              "similarity": round(h.similarity, 6)} for h in hits]}
+        return out if hits else {**out, **self._no_data(ns)}
+
+    def _no_data(self, ns: str) -> dict[str, str]:
+        """``{"warning": ...}`` when ``ns`` has no data (the HTTP API's ``warning``),
+        suggesting only names in the key's scopes; else nothing."""
+        message = self.client.no_data(ns, self.principal().allows)
+        return {"warning": message} if message else {}
 
     def list_memories(self, namespace: str | None = None,
                       filters: dict[str, Any] | None = None, status: str | None = None,
@@ -138,8 +148,9 @@ class MemoryTools:
         ns = self.namespace(namespace, ApiRole.READ)
         with _clear_errors():
             facts = self.client.profile(ns, filters=None if user_id is None
-                                        else {"user_id": user_id})
-        return {"namespace": ns, "profile": [memory_json(m) for m in facts]}
+                                        else {"user_id": user_id}, warn=False)
+        out = {"namespace": ns, "profile": [memory_json(m) for m in facts]}
+        return out if facts else {**out, **self._no_data(ns)}
 
     def get_context(self, query: str, namespace: str | None = None, max_tokens: int = 1000,
                     user_id: str | None = None, now: str | None = None,
@@ -190,17 +201,68 @@ def _clear_errors() -> Iterator[None]:
         raise ToolError(str(exc)) from None
 
 
+def argument_error(tool: str, arguments: Mapping[str, Any], params: Sequence[str],
+                   exc: ValidationError | None = None) -> str | None:
+    """A tool call's argument mistake as one sentence naming the argument (an unknown
+    one with the closest right name first), or None when the arguments are fine.
+    ``exc`` is the SDK's validation of them (raw pydantic text otherwise reaches the
+    model)."""
+    takes = f"{tool} takes: {', '.join(params)}"
+    unknown = [name for name in arguments if name not in params]
+    if unknown:
+        return f"{unknown[0]}: unknown argument{did_you_mean(unknown[0], params)}; {takes}"
+    if exc is None:
+        return None
+    problems = []
+    for error in exc.errors():
+        where = ".".join(str(p) for p in error.get("loc", ())) or "arguments"
+        if error.get("type") == "missing":
+            problems.append(f"{where}: required")
+            continue
+        got = repr(error.get("input"))
+        got = got if len(got) <= 60 else got[:57] + "..."
+        problems.append(f"{where}: {error.get('msg', 'invalid')} (got {got})")
+    return "; ".join(problems) + f" ({takes})"
+
+
+class MemcoreMCPServer(MCPServer):
+    """The SDK's server, answering a call with wrong arguments with a plain sentence
+    that names the argument instead of pydantic's report."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.memcore_params: dict[str, list[str]] = {}
+        """Each tool's argument names, in order."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Any = None) -> Any:
+        params = self.memcore_params.get(name)
+        if params is None:
+            return await super().call_tool(name, arguments, context)
+        message = argument_error(name, arguments, params)
+        if message:
+            raise ToolError(message)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                raise ToolError(argument_error(name, arguments, params, cause)
+                                or str(exc)) from None
+            raise
+
+
 def build_server(tools: MemoryTools, *, transport: Literal["stdio", "http"],
-                 url: str = "http://127.0.0.1:8765/mcp") -> MCPServer:
+                 url: str = "http://127.0.0.1:8765/mcp") -> MemcoreMCPServer:
     """The MCP server over ``tools``; ``url`` is where an HTTP server is reached (the
     resource it protects)."""
     if transport == "http":
-        server = MCPServer(
+        server = MemcoreMCPServer(
             "memcore", instructions=INSTRUCTIONS, token_verifier=KeyVerifier(tools.keys),
             auth=AuthSettings(issuer_url=url, resource_server_url=url,
                               validate_token_resource=False))
     else:
-        server = MCPServer("memcore", instructions=INSTRUCTIONS)
+        server = MemcoreMCPServer("memcore", instructions=INSTRUCTIONS)
     described: dict[str, tuple[Callable[..., Any], str]] = {
         "add_memory": (tools.add_memory,
                        "Remember what the user said (one message). Stored facts keep "
@@ -235,4 +297,5 @@ def build_server(tools: MemoryTools, *, transport: Literal["stdio", "http"],
     for name in TOOLS:
         fn, description = described[name]
         server.add_tool(fn, name=name, description=description)
+        server.memcore_params[name] = list(inspect.signature(fn).parameters)
     return server

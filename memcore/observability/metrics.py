@@ -58,6 +58,7 @@ QUEUES: tuple[str, ...] = ("ingest", "consolidate")
 # kombu's Redis transport stores priorities 3/6/9 in "<queue>\x06\x16<pri>" lists.
 _KOMBU_PRIORITY_SEP = "\x06\x16"
 _KOMBU_PRIORITY_STEPS = (3, 6, 9)
+_UNACKED = "unacked"  # kombu's Redis transport: delivered, not yet acknowledged messages
 # Opt-in only: one series per tenant can explode Prometheus' memory.
 NAMESPACE_LABEL_ENV = "MEMCORE_METRICS_NAMESPACE_LABEL"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -208,6 +209,34 @@ class QueueLagCollector(Collector):
         per_queue = len(_KOMBU_PRIORITY_STEPS) + 1
         return {queue: int(sum(lengths[i * per_queue : (i + 1) * per_queue]))
                 for i, queue in enumerate(self.queues)}
+
+    def holding(self, task_ids: Iterable[str], chunk: int = 1000) -> set[str]:
+        """Which of ``task_ids`` the broker holds: waiting in a queue, or delivered to a
+        worker and not yet acknowledged (kombu's ``unacked`` hash; every task is
+        ``acks_late``, so a running one is there). Reads the whole queues: for the rare
+        question whether a task id exists at all, never per message."""
+        wanted = {t: t.encode() for t in task_ids}
+        found: set[str] = set()
+
+        def look(raw: bytes | str) -> None:
+            blob = raw.encode() if isinstance(raw, str) else raw
+            found.update(t for t, b in wanted.items() if t not in found and b in blob)
+
+        for queue in self.queues:
+            for key in _queue_keys(queue):
+                start = 0
+                while len(found) < len(wanted):
+                    batch = self._client.lrange(key, start, start + chunk - 1)
+                    for raw in batch:
+                        look(raw)
+                    if len(batch) < chunk:
+                        break
+                    start += chunk
+        for _, raw in self._client.hscan_iter(_UNACKED, count=chunk):
+            if len(found) == len(wanted):
+                break
+            look(raw)
+        return found
 
     def close(self) -> None:
         """Close the broker connection pool."""

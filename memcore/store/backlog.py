@@ -73,6 +73,10 @@ class Backlog:
         pipe.zrem(keys.BACKLOG, *ids)
         pipe.execute()
 
+    def holds(self, task_id: str) -> bool:
+        """Whether the ingest task ``task_id`` was accepted and has not finished."""
+        return self._r.zscore(keys.BACKLOG, validate_identifier(task_id)) is not None
+
     def depth(self, namespace: str | None = None) -> Depth:
         """The backlog of ``namespace`` (0 without one) and of all namespaces."""
         pipe = self._r.pipeline(transaction=False)

@@ -6,8 +6,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from fastapi import Path
+from starlette.types import Scope
 
 from memcore.api.schemas import ErrorBody
+from memcore.api.state import ApiState
 from memcore.core.bounds import record_caps
 from memcore.core.models import Memory
 
@@ -50,3 +52,10 @@ def bare(memory: Memory) -> Memory:
 def bare_all(memories: Iterable[Memory]) -> list[Memory]:
     """:func:`bare` of each."""
     return [bare(m) for m in memories]
+
+
+def no_data_warning(state: ApiState, scope: Scope, ns: str) -> str | None:
+    """The ``warning`` of an empty search or profile answer: why ``ns`` has no data (the
+    same sentence as the Python warning), suggesting only names in the key's scopes."""
+    principal = scope.get("state", {}).get("principal")
+    return state.client.no_data(ns, None if principal is None else principal.allows)

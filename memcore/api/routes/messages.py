@@ -6,7 +6,7 @@ from fastapi import APIRouter, Depends, Request, Response
 from starlette.types import Scope
 
 from memcore.api.auth import confirms_key, key_guard, principal_of, requires
-from memcore.api.routes.common import NS, bare, bare_all, errors
+from memcore.api.routes.common import NS, bare, bare_all, errors, no_data_warning
 from memcore.api.schemas import (
     SEARCH_RESPONSE_JSON,
     AddRequest,
@@ -102,13 +102,14 @@ def search_json(state: ApiState, scope: Scope, ns: str, body: SearchRequest) -> 
                                max_chars=body.max_chars, filters=body.filters,
                                guard=key_guard(scope), as_of=body.as_of,
                                include_history=body.include_history,
-                               time_hint=body.time_hint)
+                               time_hint=body.time_hint, warn=False)
     # A SearchResponse, serialized here, once, by pydantic's own serializer, from plain
     # dicts (the models are not built: SEARCH_RESPONSE_JSON). FastAPI would validate the
     # returned model against response_model again first (the schema stays documented).
     return SEARCH_RESPONSE_JSON.dump_json({"results": [
         {"memory": bare(h.memory), "similarity": float(h.similarity), "score": float(h.score),
-         "earlier": bare_all(h.earlier)} for h in hits]})
+         "earlier": bare_all(h.earlier)} for h in hits],
+        "warning": None if hits else no_data_warning(state, scope, ns)})
 
 
 @router.post("/search", response_model=SearchResponse, responses=errors())

@@ -6,10 +6,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from fastapi import APIRouter, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Request, Response
 
 from memcore.api.auth import requires
-from memcore.api.routes.common import NS, bare_all, errors
+from memcore.api.routes.common import NS, bare_all, errors, no_data_warning
 from memcore.api.schemas import (
     ConsolidateReport,
     ConsolidateRequest,
@@ -18,7 +18,7 @@ from memcore.api.schemas import (
     EraseRequest,
     ForgetBody,
     Forgotten,
-    MemoryList,
+    Profile,
     RollbackRequest,
     RollbackResponse,
     Stats,
@@ -35,14 +35,16 @@ from memcore.store.api_keys import ApiRole
 router = APIRouter(prefix="/v1/namespaces/{ns}", tags=["namespaces"])
 
 
-@router.get("/profile", response_model=MemoryList, responses=errors())
+@router.get("/profile", response_model=Profile, responses=errors())
 @requires(ApiRole.READ)
-def profile(ns: str = NS,
+def profile(request: Request, ns: str = NS,
             as_of: datetime | None = Query(None, description="the profile as it stood at "
                                            "this instant (ISO 8601)"),
-            state: ApiState = Depends(current_state)) -> MemoryList:
+            state: ApiState = Depends(current_state)) -> Profile:
     """The short list: active facts ranked by confidence (with ``as_of``: then)."""
-    return MemoryList(memories=bare_all(state.client.profile(ns, as_of=as_of)))
+    facts = state.client.profile(ns, as_of=as_of, warn=False)
+    return Profile(memories=bare_all(facts),
+                   warning=None if facts else no_data_warning(state, request.scope, ns))
 
 
 @router.get("/stats", response_model=Stats, responses=errors())

@@ -4,7 +4,8 @@ Pages: namespaces, a namespace (profile, memory table, search, plots), a memory
 (scores, sources, lineage, audit, actions), passes and versions, the precision review,
 webhooks and their dead letters (admin).
 Every page checks the signed-in key's scopes and role (see :mod:`.session`); actions
-are POST forms that redirect back (post/redirect/get).
+are POST forms that redirect back (post/redirect/get), each carrying a token and checked
+for its origin (:mod:`.csrf`); every answer has the security headers of :mod:`.headers`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from fastapi.templating import Jinja2Templates
 
 from memcore.api.routes.hooks import manages, visible_dead
 from memcore.api.state import api_state
+from memcore.api.ui import csrf
+from memcore.api.ui.headers import SecurityHeaders
 from memcore.api.ui.lineage import lineage_svg
 from memcore.api.ui.session import (
     COOKIE,
@@ -58,8 +61,9 @@ _PLOT_LOCK = threading.Lock()
 
 
 def install(app: FastAPI) -> None:
-    """Add the inspector's routes, static files and error pages to ``app``."""
+    """Add the inspector's routes, static files, error pages and headers to ``app``."""
     app.include_router(router)
+    app.add_middleware(SecurityHeaders)
     app.mount("/ui/static", StaticFiles(directory=HERE / "static"), name="ui-static")
 
     async def to_sign_in(request: Request, _: Exception) -> Response:
@@ -72,15 +76,45 @@ def install(app: FastAPI) -> None:
     async def role_too_low(request: Request, exc: Exception) -> Response:
         return _page(request, "error.html", None, status_code=403, message=str(exc))
 
+    async def forged(request: Request, exc: Exception) -> Response:
+        return _page(request, "error.html", None, status_code=403, message=str(exc))
+
     app.add_exception_handler(SignInRequired, to_sign_in)
+    app.add_exception_handler(csrf.CsrfRefused, forged)
     app.add_exception_handler(NotVisible, not_visible)
     app.add_exception_handler(RoleTooLow, role_too_low)
 
 
 def _page(request: Request, name: str, who: Viewer | None, status_code: int = 200,
           **context: Any) -> HTMLResponse:
-    return templates.TemplateResponse(request, name, {"viewer": who, **context},
-                                      status_code=status_code)
+    """Render ``name``; its POST forms get this browser's token (a first page also sets
+    the pre-session cookie the token is bound to)."""
+    secret = request.cookies.get(csrf.PRE_SESSION_COOKIE, "")
+    fresh = not secret
+    secret = secret or csrf.new_secret()
+    token = csrf.token(secret, request.cookies.get(COOKIE, ""))
+    response = templates.TemplateResponse(request, name,
+                                          {"viewer": who, "csrf": token, **context},
+                                          status_code=status_code)
+    if fresh:
+        csrf.set_secret(response, request, secret)
+    return response
+
+
+def checked(request: Request, token: str = Form("", alias=csrf.FIELD),
+            who: Viewer = Depends(viewer)) -> Viewer:
+    """FastAPI dependency of every state-changing page: the signed-in viewer, once the
+    request passed the origin and token checks (else :class:`~.csrf.CsrfRefused`)."""
+    csrf.check_origin(request)
+    csrf.check_token(request, token, request.cookies.get(COOKIE, ""))
+    return who
+
+
+def _new_pre_session(response: Response, request: Request) -> Response:
+    """Replace the pre-session secret (at sign-in and sign-out: a secret planted before
+    signing in is not the one the session's tokens are bound to)."""
+    csrf.set_secret(response, request, csrf.new_secret())
+    return response
 
 
 def _back(url: str, **flash: str) -> RedirectResponse:
@@ -98,23 +132,32 @@ def login_form(request: Request) -> HTMLResponse:
 
 
 @router.post("/login")
-def login(request: Request, key: str = Form("")) -> Response:
-    """Check the key and keep it in an HttpOnly, SameSite=Strict cookie."""
+def login(request: Request, key: str = Form(""),
+          token: str = Form("", alias=csrf.FIELD)) -> Response:
+    """Check the key and keep it in an HttpOnly, SameSite=Strict cookie. The form's token
+    is bound to the pre-session cookie (no site can sign a browser in to its key)."""
+    try:
+        csrf.check_origin(request)
+        csrf.check_token(request, token, "")
+    except csrf.CsrfRefused as exc:
+        return _page(request, "login.html", None, status_code=403, error=str(exc))
     if verify(api_state(request), key.strip()) is None:
         return _page(request, "login.html", None, status_code=401,
                      error="Unknown or revoked API key.")
     response = RedirectResponse("/ui/", status_code=303)
     response.set_cookie(COOKIE, key.strip(), httponly=True, samesite="strict",
                         secure=request.url.scheme == "https", path="/ui")
-    return response
+    return _new_pre_session(response, request)
 
 
 @router.post("/logout")
-def logout() -> Response:
+def logout(request: Request, token: str = Form("", alias=csrf.FIELD)) -> Response:
     """Forget the key."""
+    csrf.check_origin(request)
+    csrf.check_token(request, token, request.cookies.get(COOKIE, ""))
     response = RedirectResponse("/ui/login", status_code=303)
     response.delete_cookie(COOKIE, path="/ui")
-    return response
+    return _new_pre_session(response, request)
 
 
 # -- namespaces ---------------------------------------------------------------------------
@@ -180,8 +223,9 @@ def namespace_page(request: Request, namespace: str, status: str = "", kind: str
     pages = max(1, -(-len(rows) // PAGE_SIZE))
     page = min(page, pages)
     shown = rows[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
-    hits = client.search(ns, q, k=10, touch=False, now=now) if q.strip() else []
-    profile = [(m, effective_confidence(m, now, config)) for m in client.profile(ns, now=now)]
+    hits = client.search(ns, q, k=10, touch=False, now=now, warn=False) if q.strip() else []
+    facts = client.profile(ns, now=now, warn=False)
+    profile = [(m, effective_confidence(m, now, config)) for m in facts]
     filters = {"status": status, "kind": kind, "meta": meta, "text": text, "sort": sort}
     return _page(request, "namespace.html", who, ns=ns, profile=profile, rows=shown,
                  total=len(rows), page=page, pages=pages, error=error, filters=filters,
@@ -277,7 +321,7 @@ ACTIONS = {"pin": ApiRole.WRITE, "unpin": ApiRole.WRITE, "restore": ApiRole.WRIT
 
 @router.post("/ns/{namespace}/m/{memory_id}/{action}")
 def memory_action(namespace: str, memory_id: str, action: str,
-                  confirm: str = Form(""), who: Viewer = Depends(viewer)) -> Response:
+                  confirm: str = Form(""), who: Viewer = Depends(checked)) -> Response:
     """Pin, unpin, restore, delete (tombstone) or erase a memory."""
     ns = who.namespace(namespace)
     if action not in ACTIONS:
@@ -326,7 +370,7 @@ def passes_page(request: Request, namespace: str, done: str = "", error: str = "
 
 
 @router.post("/ns/{namespace}/rollback")
-def rollback(namespace: str, version: int = Form(...), who: Viewer = Depends(viewer)) -> Response:
+def rollback(namespace: str, version: int = Form(...), who: Viewer = Depends(checked)) -> Response:
     """Make ``version`` current again (admin)."""
     ns = who.namespace(namespace)
     who.require(ApiRole.ADMIN)
@@ -364,7 +408,7 @@ def review_form(request: Request, namespace: str, seed: int | None = None,
 
 @router.post("/ns/{namespace}/review", response_class=HTMLResponse)
 async def review_submit(request: Request, namespace: str,
-                        who: Viewer = Depends(viewer)) -> HTMLResponse:
+                        who: Viewer = Depends(checked)) -> HTMLResponse:
     """Precision with its interval and the advice; the review is saved (write role)."""
     ns = who.namespace(namespace)
     who.require(ApiRole.WRITE)
@@ -403,7 +447,7 @@ def hooks_page(request: Request, done: str = "", error: str = "",
 
 
 @router.post("/hooks/retry")
-def hooks_retry(dead_id: str = Form(""), who: Viewer = Depends(viewer)) -> Response:
+def hooks_retry(dead_id: str = Form(""), who: Viewer = Depends(checked)) -> Response:
     """Queue one dead letter (or, with no id, all this key sees) for delivery again."""
     who.require(ApiRole.ADMIN)
     ids = [d["id"] for d in visible_dead(who.state, who.principal)
