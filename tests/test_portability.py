@@ -257,7 +257,7 @@ def test_bad_file_names_the_line_and_field_and_writes_nothing(
 def readme_block() -> str:
     """The shell block of the README's "Export and import" section."""
     readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("### Export and import", 1)[1].split("\n## ", 1)[0]
+    section = re.split(r"\n#{2,3} ", readme.split("### Export and import", 1)[1], maxsplit=1)[0]
     (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
     return str(block)
 

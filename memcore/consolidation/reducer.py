@@ -348,13 +348,22 @@ def _frames_conflict(red: Reducer, ids: Sequence[str]) -> bool:
 
 
 def _frames_differ(red: Reducer, ids: Sequence[str]) -> bool:
-    """Do two of ``ids`` have frames about different subjects or attributes? One fact is
-    one subject, attribute and value (docs/design.md, Frames): such facts are never the
-    same fact, however alike their words."""
-    frames = [m.frame for mid in ids if (m := red.by_id.get(mid)) is not None
-              and m.frame is not None and m.frame.event != "end"]
-    return any((a.subject, a.attribute) != (b.subject, b.attribute)
-               for i, a in enumerate(frames) for b in frames[i + 1:])
+    """Do two of ``ids`` have frames about different subjects or attributes, or is one a
+    lasting framed fact and another a passing event? One fact is one subject, attribute
+    and value (docs/design.md, Frames): such facts are never the same fact, however alike
+    their words."""
+    members = [m for mid in ids if (m := red.by_id.get(mid)) is not None]
+    frames = [m.frame for m in members if m.frame is not None and m.frame.event != "end"]
+    if any((a.subject, a.attribute) != (b.subject, b.attribute)
+           for i, a in enumerate(frames) for b in frames[i + 1:]):
+        return True
+    # A lasting framed fact ("Sam's sister is Anna") is not the passing event that names
+    # it ("Sam's sister Anna is visiting next week"): merged, it would read as the event.
+    lasting = any(m.frame is not None and m.valid_until is None and m.expires_at is None
+                  for m in members)
+    passing = any(m.frame is None and (m.valid_until is not None or m.expires_at is not None)
+                  for m in members)
+    return lasting and passing
 
 
 def _follow(red: Reducer, mid: str) -> str:
