@@ -293,11 +293,12 @@ class IngestPipeline:
                 out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
                                          explicit=True, source=episode.id, frame=frame))
         return self._with_instructions(users, asked,
-                                       {k for k, v in replied.items() if v is not None}, out)
+                                       {k for k, v in replied.items() if v is not None}, out,
+                                       {id(f) for f in out} - {id(f) for f in facts})
 
     def _with_instructions(self, users: Sequence[Episode], asked: dict[str, str],
-                           replied: set[str], facts: list[ExtractedFact]
-                           ) -> list[ExtractedFact]:
+                           replied: set[str], facts: list[ExtractedFact],
+                           statements: set[int]) -> list[ExtractedFact]:
         """``facts`` with the turns' terse standing instructions to the assistant ("Plots:
         drop matplotlib, use plotly") written as "<speaker> asks the assistant to ...",
         in place of what the extractor made of the sentences that said them."""
@@ -318,7 +319,7 @@ class IngestPipeline:
                 if reading.problem is not None:
                     continue
                 within = rules.canonical_terms(sentence) | name
-                out = [f for f in out if f.source != episode.id or f.frame is not None
+                out = [f for f in out if f.source != episode.id or id(f) in statements
                        or not rules.canonical_terms(f.text) <= within]
                 if all(f.text != text for f in out):
                     out.append(ExtractedFact(text=text, kind=Kind.PREFERENCE, importance=7,

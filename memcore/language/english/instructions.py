@@ -221,8 +221,11 @@ def _with_topic(instruction: str, topic: str) -> str:
     return f"{instruction} for {topic}"
 
 
-def _assistant_person(text: str) -> str:
-    return re.sub(r"\byour\b", "its", re.sub(r"\byou\b", "it", text, flags=re.I), flags=re.I)
+def _third_person(text: str, speaker: str) -> str:
+    """"give me examples in your answers" -> "give <speaker> examples in its answers"."""
+    text = re.sub(r"\byour\b", "its", re.sub(r"\byou\b", "it", text, flags=re.I), flags=re.I)
+    text = re.sub(r"\b(?:my|our)\b", f"{speaker}'s", text, flags=re.I)
+    return re.sub(r"\b(?:me|us)\b", speaker, text, flags=re.I)
 
 
 def instructions(doc: Doc, speaker: str, question: str,
@@ -258,7 +261,7 @@ def instructions(doc: Doc, speaker: str, question: str,
                 else None
         if instruction is None:
             continue
-        text = _assistant_person(_with_topic(_lowered(instruction, doc_), topic))
+        text = _third_person(_with_topic(_lowered(instruction, doc_), topic), speaker)
         out.append((sentence, text))
     return [(sentence, f"{speaker} asks the assistant to {text}.")
             for sentence, text in _replacements(out)]
