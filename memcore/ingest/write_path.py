@@ -314,11 +314,11 @@ class IngestPipeline:
         for episode, found in zip(turns, said, strict=True):
             name = rules.canonical_terms(episode.speaker.strip() or "User") | \
                 rules.canonical_terms("asks the assistant")
-            for sentence, text in found:
+            for said, text in found:
                 reading = readings[text]
                 if reading.problem is not None:
                     continue
-                within = rules.canonical_terms(sentence) | name
+                within = rules.canonical_terms(said) | name  # the words that said it
                 out = [f for f in out if f.source != episode.id or id(f) in statements
                        or not rules.canonical_terms(f.text) <= within]
                 if all(f.text != text for f in out):
