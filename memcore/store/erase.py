@@ -28,6 +28,7 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
+from memcore.core.text import content_hash
 from memcore.observability import metrics
 from memcore.store import keys, ops
 from memcore.store.audit import PURGED, AuditLog
@@ -35,6 +36,7 @@ from memcore.store.base import BATCH, DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
 from memcore.store.codec import pack_memory, unpack_memory
 from memcore.store.episodes import Episodes
+from memcore.store.erased import Erased
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.snapshots import Snapshots
@@ -105,13 +107,28 @@ class Eraser:
     """erase_memory / erase_episode / erase_namespace."""
 
     def __init__(self, gateway: Gateway, snapshots: Snapshots, episodes: Episodes,
-                 audit: AuditLog, fences: Fences | None = None) -> None:
+                 audit: AuditLog, fences: Fences | None = None,
+                 erased: Erased | None = None) -> None:
         self._gw = gateway
         self._r = gateway.client
         self._snapshots = snapshots
         self._episodes = episodes
         self._audit = audit
         self._fences = fences or Fences(gateway)
+        self._erased = erased or Erased(gateway)
+
+    def _note(self, namespace: str, memories: dict[str, Memory], victims: Collection[str],
+              turns: Collection[str]) -> None:
+        """Before a single erase removes anything: count it and note the removed texts'
+        hashes and turn ids (memcore.store.erased), so a turn accepted before it and
+        delivered after cannot store them again; a fenced write racing it is refused."""
+        hashes = {content_hash(text, memories[v].scope) for v in victims
+                  for text in (memories[v].text, *memories[v].member_texts)}
+        for turn in turns:
+            episode = self._episodes.get_episode(namespace, turn)
+            if episode is not None:
+                hashes.add(content_hash(episode.text, episode.scope))
+        self._erased.record(namespace, turns=turns, hashes=hashes)
 
     def _erase_live(self, namespace: str, planner: Planner, source: str | None,
                     now: datetime, also: set[str]) -> set[str]:
@@ -365,6 +382,9 @@ class Eraser:
         (the memory plus records merged into it or supported only by it)."""
         validate_namespace(namespace)
         validate_identifier(memory_id)
+        memories = self._latest_records(namespace, memory_id)
+        victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=as_utc(now))
+        self._note(namespace, memories, victims, ())
         return len(self._erase(namespace, memory_id, None, now, reason))
 
     def _latest_records(self, namespace: str, memory_id: str) -> dict[str, Memory]:
@@ -394,6 +414,7 @@ class Eraser:
         # Every turn a removed record counted: the ids it lists and those it unlisted.
         candidates = sorted({s for v in victims for s in memories[v].sources}
                             | unlisted_sources(self._r, namespace, victims))
+        self._note(namespace, memories, victims, candidates)
         episodes = [s for s in candidates if self._episodes.drop(namespace, s)]
         gone = set(episodes)
         orphaned = sorted(m.id for m in memories.values() if m.id not in victims
@@ -409,6 +430,9 @@ class Eraser:
         this one. Returns the number of memory ids removed plus 1 if the episode existed."""
         validate_namespace(namespace)
         validate_identifier(episode_id)
+        memories = {m.id: m for m in self._gw.live_memories(namespace)}
+        victims, _ = plan_erase(memories, memory_id=None, source=episode_id, now=as_utc(now))
+        self._note(namespace, memories, victims, [episode_id])
         existed = self._episodes.drop(namespace, episode_id)
         return len(self._erase(namespace, None, episode_id, now, reason)) + int(existed)
 

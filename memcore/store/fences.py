@@ -23,6 +23,7 @@ from memcore.core.models import Actor, AuditAction, AuditEvent, as_utc, validate
 from memcore.store import keys
 from memcore.store.audit import AuditLog
 from memcore.store.gateway import Gateway
+from memcore.store.guard import Guard
 
 
 class Fences:
@@ -36,6 +37,12 @@ class Fences:
         """How many times ``namespace`` was erased whole (0: never)."""
         raw = self._r.get(keys.erase_fence(namespace))
         return int(raw) if raw is not None else 0
+
+    def accepted(self, namespace: str) -> Guard:
+        """The namespace's whole-erase and single-erase counts now, in one read: what a
+        producer stamps a task with, and what a worker writes it fenced on
+        (memcore.store.guard)."""
+        return self._gw.read_guard(namespace)
 
     def advance(self, namespace: str) -> int:
         """Count one more erase of ``namespace`` (before its keys go); the new count."""
