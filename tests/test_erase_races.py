@@ -39,6 +39,8 @@ from tests.test_reliability_common import T0, all_values, cluster
 from workers.runtime import Runtime
 from workers.tasks import _ingest
 
+ADDRESS = "My home address is 14 Larkspur Lane, Bristol."
+
 
 def turn(tag: str, i: int, fact: str, content: str | None = None) -> dict[str, Any]:
     """One user turn carrying ``fact`` as its producer-given fact."""
@@ -225,9 +227,8 @@ def test_a_forget_request_is_not_undone_by_a_redelivery(tmp_path: Path) -> None:
         client = Client(c.url)
         try:
             first = _payload(client.store, ns, [
-                {"id": "a-0", "role": "user", "content": "My home address is 14 Larkspur Lane, Bristol.",
-                 "timestamp": T0.isoformat(),
-                 "metadata": {"facts": ["My home address is 14 Larkspur Lane, Bristol."]}}])
+                {"id": "a-0", "role": "user", "content": ADDRESS, "timestamp": T0.isoformat(),
+                 "metadata": {"facts": [ADDRESS]}}])
             task_id = str(uuid.uuid4())
 
             def deliver(payload: dict[str, Any], tid: str) -> dict[str, Any]:

@@ -188,9 +188,14 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
 
 @app.task(name=task_names.SCHEDULE)
 def schedule_due(now: str | None = None) -> list[str]:
-    """Beat's tick: enqueue one pass per due namespace (once per interval, any beat count)."""
+    """Beat's tick: restart an erase's file rewrite a Redis crash cut short, then
+    enqueue one pass per due namespace (once per interval, any beat count)."""
     rt = runtime()
     at = datetime.fromisoformat(now) if now else datetime.now(UTC)
+    try:  # an erase's file rewrite cut short by a Redis crash is started again
+        rt.store.eraser.resume_rewrites()
+    except Exception as exc:  # the next tick tries again; passes still get scheduled
+        log.warning("pending erase rewrite not checked: %s", exc)
     due = due_namespaces(rt.store, rt.settings, at)
     for ns in due:
         consolidate.apply_async(args=[{"namespace": ns}], queue="consolidate")

@@ -39,6 +39,7 @@ from memcore.store.episodes import Episodes
 from memcore.store.erased import Erased
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
+from memcore.store.rewrites import PendingRewrites, RewriteState
 from memcore.store.snapshots import Snapshots
 from memcore.store.unlisted import unlisted_key, unlisted_sources
 
@@ -116,6 +117,7 @@ class Eraser:
         self._audit = audit
         self._fences = fences or Fences(gateway)
         self._erased = erased or Erased(gateway)
+        self._pending = PendingRewrites(gateway.client)
 
     def _note(self, namespace: str, memories: dict[str, Memory], victims: Collection[str],
               turns: Collection[str]) -> None:
@@ -338,9 +340,21 @@ class Eraser:
     def rewrite_files(self, wait: float = 30.0) -> None:
         """After an erase: rewrite the AOF (:meth:`rewrite_aof`) and, where RDB snapshots
         are configured, write a new ``dump.rdb`` (:meth:`save_snapshot`), so erased bytes
-        leave every file Redis keeps."""
+        leave every file Redis keeps. A marker remembers them until Redis reports them
+        done (:meth:`resume_rewrites`: a crash mid-rewrite does not leave them undone)."""
+        self._pending.mark()
         self.rewrite_aof(wait)
         self.save_snapshot(wait)
+
+    def resume_rewrites(self, wait: float = 0.0) -> RewriteState:
+        """Check the rewrites an erase started (memcore.store.rewrites); start them again
+        when Redis restarted before they finished or they failed. Run on each beat tick."""
+        state = self._pending.status()
+        if state is RewriteState.LOST:
+            log.warning("erase: the AOF rewrite / BGSAVE an erase started did not finish "
+                        "(Redis restarted or it failed): starting it again")
+            self.rewrite_files(wait)
+        return state
 
     def save_snapshot(self, wait: float = 30.0) -> bool:
         """Ask Redis for a new RDB snapshot (``BGSAVE``) where it keeps one: ``save``
