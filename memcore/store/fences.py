@@ -7,7 +7,8 @@ increments the count before it deletes anything (:meth:`Fences.advance`). A work
 about to store a task's turns compares: a task stamped with a lower count was accepted
 before an erase that has run since, so its turns are dropped, never stored, and the
 drop is audited once (action DROP, actor ingest, no text: the number of turns, the
-counts and the task id).
+counts and the task id). The comparison is repeated inside each of the task's writes
+(memcore.store.guard), so an erase between the worker's check and a write wins too.
 
 Why a count and not a time: the producer and the eraser may run on hosts whose clocks
 differ; a count read from the same Redis orders them exactly. An add that reads the
