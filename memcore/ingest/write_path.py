@@ -340,15 +340,15 @@ class IngestPipeline:
         drop matplotlib, use plotly") written as "<speaker> asks the assistant to ...",
         in place of what the extractor made of the sentences that said them."""
         turns = [ep for ep in users if ep.id not in replied]
-        said = self.language.instructions([(ep.speaker.strip() or "User", ep.text,
-                                            asked.get(ep.id, "")) for ep in turns])
-        texts = [text for found in said for _, text in found]
+        per_turn = self.language.instructions([(ep.speaker.strip() or "User", ep.text,
+                                                asked.get(ep.id, "")) for ep in turns])
+        texts = [text for found in per_turn for _, text in found]
         if not texts:
             return facts
         readings = dict(zip(texts, self.language.read(texts), strict=True))
         rules = self.language.text_rules
         out = list(facts)
-        for episode, found in zip(turns, said, strict=True):
+        for episode, found in zip(turns, per_turn, strict=True):
             name = rules.canonical_terms(episode.speaker.strip() or "User") | \
                 rules.canonical_terms("asks the assistant")
             for said, text in found:
