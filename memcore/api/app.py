@@ -51,7 +51,8 @@ class MemcoreAPI(FastAPI):
     ``FastAPI.__call__`` asks, on every request, whether OpenTelemetry is configured
     (its native telemetry): under ``bench api`` that question cost about 4% of a server
     process's interpreter time per search. For ``.../search`` it is asked at most once
-    a second here; while telemetry is off the request goes to
+    a second here (unless ``api.fast_path`` is off: then this is FastAPI's own call);
+    while telemetry is off the request goes to
     :class:`~memcore.api.fastpath.SearchShortcut` (set by :func:`create_app`), which
     answers a successful search itself and hands everything else to the same middleware
     stack ``Starlette.__call__`` would call."""
@@ -61,11 +62,12 @@ class MemcoreAPI(FastAPI):
     memcore_shortcut: SearchShortcut | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if (scope["type"] == "http" and self.middleware_stack is not None
-                and not self.root_path and scope["path"].endswith("/search")
+        if (self.memcore_shortcut is not None and scope["type"] == "http"
+                and self.middleware_stack is not None and not self.root_path
+                and scope["path"].endswith("/search")
                 and not self._otel_enabled()):
             scope["app"] = self
-            if self.memcore_shortcut is not None and not scope.get("root_path") \
+            if not scope.get("root_path") \
                     and MAX_BODY_SIZE_SCOPE_KEY not in scope and self.max_body_size is None:
                 await self.memcore_shortcut(scope, receive, send, self.middleware_stack)
             else:
@@ -115,17 +117,20 @@ def create_app(settings: Settings | None = None, *, client: Client | None = None
     # Added last = outermost: metrics see every answer, including the middleware's own.
     routes = [r for m in (messages, memories, namespaces, portability, context, hooks)
               for r in m.router.routes]
-    # Inside authentication: successful searches are answered without the router.
-    app.add_middleware(SearchFastPath, state=state)
+    if settings.api.fast_path:
+        # Inside authentication: successful searches are answered without the router.
+        app.add_middleware(SearchFastPath, state=state)
     app.add_middleware(AuthMiddleware, routes=routes, keys=state.key_cache,
                        insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes,
                        limits=state.key_limits)
     app.add_middleware(MetricsMiddleware, metrics=app.state.api_metrics)
+    tracing.instrument_fastapi(app)  # server spans (searches the shortcut answers have none)
+    if not settings.api.fast_path:  # FastAPI's own call and routes only
+        return app
     # Instances of their own, on the same key cache and counters as the stack's.
     auth = AuthMiddleware(app.router, routes=routes, keys=state.key_cache,
                           insecure_dev=insecure_dev, max_body_bytes=settings.api.max_body_bytes,
                           limits=state.key_limits)
-    tracing.instrument_fastapi(app)  # server spans (searches the shortcut answers have none)
     app.memcore_shortcut = SearchShortcut(
         state=state, auth=auth, metrics=MetricsMiddleware(app.router,
                                                           metrics=app.state.api_metrics))

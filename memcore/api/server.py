@@ -47,7 +47,7 @@ def serve(settings: Settings, host: str, port: int, *, workers: int = 1,
         os.environ[_INSECURE_ENV] = "1"
     else:
         os.environ.pop(_INSECURE_ENV, None)
-    if processes.supported():
+    if processes.supported() and settings.api.hand_connections:
         # The parent accepts and hands connections to the processes in turn.
         processes.serve_processes(host, port, workers, log_level)
         return

@@ -6,6 +6,8 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import anyio
+import anyio.to_thread
 from fastapi import Request
 
 from memcore.api.auth import KeyCache
@@ -33,6 +35,7 @@ class ApiState:
         self.key_cache = KeyCache(self.keys)
         self.key_limits = KeyLimits(settings.api, lambda: self.client.store.rate_limits)
         self._search_threads = SearchThreads(settings.api.search_threads)
+        self._limiter: anyio.CapacityLimiter | None = None  # api.search_pool "anyio"
 
     @property
     def client(self) -> Client:
@@ -48,8 +51,13 @@ class ApiState:
 
     async def run_search(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` in one of ``api.search_threads`` threads of this process
-        (:class:`~memcore.api.threads.SearchThreads`; more wait their turn)."""
-        return await self._search_threads.run(fn, *args)
+        (:class:`~memcore.api.threads.SearchThreads`, or anyio's thread pool with a
+        limiter when ``api.search_pool`` is ``anyio``; more wait their turn)."""
+        if self.settings.api.search_pool == "fixed":
+            return await self._search_threads.run(fn, *args)
+        if self._limiter is None:  # made in the event loop it serves
+            self._limiter = anyio.CapacityLimiter(self.settings.api.search_threads)
+        return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
 
     def keys(self) -> ApiKeyRepository:
         """The API key repository on the data Redis."""

@@ -110,6 +110,21 @@ class ApiConfig(BaseModel):
         description="searches running at once per process (the rest queue on the event "
                     "loop): searches are CPU-bound, and more threads than cores only "
                     "fight over the interpreter lock")
+    fast_path: bool = Field(
+        default=True,
+        description="answer successful searches before FastAPI's router "
+                    "(memcore.api.fastpath); false: every request takes the route (the "
+                    "same answers, more CPU per search)")
+    search_pool: Literal["fixed", "anyio"] = Field(
+        default="fixed",
+        description="where searches run: fixed (memcore.api.threads: search_threads "
+                    "threads on a C queue) or anyio (anyio.to_thread with a limiter of "
+                    "search_threads)")
+    hand_connections: bool = Field(
+        default=True,
+        description="memcore serve --workers N: the parent accepts and hands connections "
+                    "to the processes in turn (memcore.api.processes); false: uvicorn's "
+                    "shared listening socket")
     touch_batch_seconds: float = Field(
         default=0.2, ge=0, le=60,
         description="searches' recall bookkeeping is written in batches this often (0: "
