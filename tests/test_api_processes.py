@@ -26,11 +26,12 @@ from memcore.local.redis_server import free_port
 pytestmark = pytest.mark.skipif(not hasattr(socket, "send_fds"), reason="no socket.send_fds")
 
 
-def _start(redis_url: str, port: int) -> subprocess.Popen[bytes]:
+def _start(redis_url: str, port: int,
+           env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-m", "memcore.cli", "serve", "--host",
                              "127.0.0.1", "--port", str(port), "--workers", "2",
                              "--log-level", "warning"],
-                            env={**os.environ, "MEMCORE_REDIS_URL": redis_url},
+                            env={**os.environ, "MEMCORE_REDIS_URL": redis_url, **(env or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             start_new_session=True)
 
@@ -66,13 +67,14 @@ def served(redis_url: str) -> Iterator[tuple[str, int, subprocess.Popen[bytes]]]
         proc.wait(timeout=30)
 
 
-def _established(pid: int, port: int) -> int:
-    """Established TCP connections of ``pid`` whose local port is ``port`` (/proc)."""
+def _established(pid: int, port: int, state_code: str = "01") -> int:
+    """Established (``state_code`` 0A: listening) TCP sockets of ``pid`` whose local port
+    is ``port`` (/proc)."""
     inodes = set()
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
         local, state, inode = fields[1], fields[3], fields[9]
-        if state == "01" and int(local.split(":")[1], 16) == port:
+        if state == state_code and int(local.split(":")[1], 16) == port:
             inodes.add(inode)
     count = 0
     for fd in Path(f"/proc/{pid}/fd").iterdir():
@@ -100,6 +102,28 @@ def test_connections_are_split_evenly(
     finally:
         for client in clients:
             client.close()
+
+
+def test_hand_connections_off_gives_uvicorns_shared_socket(redis_url: str) -> None:
+    """``MEMCORE_API__HAND_CONNECTIONS=false``: every process listens on the shared socket
+    and accepts for itself (uvicorn's mode); with it on only the parent listens."""
+    port = free_port()
+    proc = _start(redis_url, port, {"MEMCORE_API__HAND_CONNECTIONS": "false"})
+    try:
+        _wait_ready(f"http://127.0.0.1:{port}", proc)
+        children = [p for p in _servers(proc) if _established(p.pid, port, "0A")]
+        assert len(children) == 2, [p.cmdline() for p in _servers(proc)]
+        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:
+            assert client.get("/healthz").status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_only_the_parent_listens(served: tuple[str, int, subprocess.Popen[bytes]]) -> None:
+    _, port, proc = served
+    assert _established(proc.pid, port, "0A") == 1
+    assert [_established(p.pid, port, "0A") for p in _servers(proc)] == [0, 0]
 
 
 def test_clients_that_leave_at_once_do_not_hurt_the_processes(

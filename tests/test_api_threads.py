@@ -11,6 +11,8 @@ import time
 import pytest
 
 from memcore.api.threads import SearchThreads
+from tests.api_helpers import serve
+from tests.cli_helpers import memory, put
 
 
 def test_results_errors_and_at_most_size_at_once() -> None:
@@ -82,3 +84,21 @@ def test_closed_pool_runs_again_and_size_is_checked() -> None:
     pool.close()
     with pytest.raises(ValueError, match="size"):
         SearchThreads(0)
+
+
+@pytest.mark.parametrize("pool", ["fixed", "anyio"])
+def test_search_pool_setting_picks_where_searches_run(redis_url: str, pool: str) -> None:
+    """``api.search_pool``: searches answered alike from this pool or from anyio's."""
+    put(redis_url, memory("user likes green tea", ns="pool-1"))
+    gen = serve(redis_url, api={"search_pool": pool})
+    api = next(gen)
+    try:
+        key = api.key("pool-*", role="read")
+        for _ in range(3):  # a new key (the stack), then a cached one (the shortcut)
+            reply = api.call("POST", "/v1/namespaces/pool-1/search", key, json={"query": "tea"})
+            assert reply.status_code == 200, reply.text
+            assert reply.json()["results"][0]["memory"]["text"] == "user likes green tea"
+        state = api.server.server.config.app.state.memcore
+        assert bool(state._search_threads._threads) == (pool == "fixed")
+    finally:
+        gen.close()
