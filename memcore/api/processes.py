@@ -19,6 +19,16 @@ connections are 16 and 16. It costs the parent one ``accept`` and one ``sendmsg`
 when one dies after it was up (a process that dies at start stops the server with its
 exit code) and passes SIGINT/SIGTERM on. A process whose parent is gone (its pair
 closed) shuts down on its own.
+
+``api.hand_connections`` = false goes back to uvicorn's shared socket. Interleaved A/B
+of ``memcore bench api --memories 2000 --searches 3000`` (2 processes, 32 clients; 4
+runs, order alternated, on a shared 2-core machine at load 6 to 11;
+notes/api_machinery.md): median ratio handed / shared 0.95x the searches per second,
+1.08x the server CPU per search, 1.03x the p95, single runs between 0.48x and 2.1x: the
+A/B does not show that it pays at this noise, nor that it does not (the pile-up above
+happens in about half the runs, so a few runs may not meet it). What it guarantees,
+16 and 16 connections, is tested (``tests/test_api_processes.py``). Kept until a run on
+a quiet machine decides (the same command).
 """
 
 from __future__ import annotations

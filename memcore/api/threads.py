@@ -8,6 +8,14 @@ server process went to that machinery. Here a call is a future, one put on a
 :class:`queue.SimpleQueue` (in C) and one ``call_soon_threadsafe`` back: the threads take
 calls first come, first served, so at most ``size`` run at once and the rest wait in the
 queue, as they waited on the limiter.
+
+``api.search_pool`` = ``anyio`` goes back to that limiter. Interleaved A/B of
+``memcore bench api --memories 2000 --searches 3000`` (4 runs, order alternated, on a
+shared 2-core machine at load 6 to 11; notes/api_machinery.md): median ratio this pool
+/ anyio 0.82x the searches per second and 0.94x the server CPU per search, the runs
+between 0.43x and 1.37x: at this noise the A/B neither shows that it pays nor that it
+does not (the fifth of interpreter time above would be under its resolution). Kept
+until a run on a quiet machine decides (the same command).
 """
 
 from __future__ import annotations
