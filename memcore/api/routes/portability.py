@@ -80,9 +80,12 @@ def body_lines(request: Request, max_line: int) -> Iterator[str]:
         except UnicodeDecodeError as exc:
             raise ExportFormatError(number, "body", "not UTF-8") from exc
 
+    async def next_piece() -> bytes:
+        return await pieces.__anext__()
+
     while True:
         try:
-            piece = anyio.from_thread.run(pieces.__anext__)
+            piece = anyio.from_thread.run(next_piece)
         except StopAsyncIteration:
             break
         *complete, pending = (pending + piece).split(b"\n")
