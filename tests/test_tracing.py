@@ -325,8 +325,12 @@ def test_a_pass_is_one_trace_through_its_chord_and_merger(traced: Traced) -> Non
     trace_id = roots[0].trace_id
 
     def ready(spans: list[Span]) -> bool:
-        return any(s.name.startswith("chat ")
-                   and s.attributes.get("memcore.model.role") == "merge" for s in spans)
+        # The merge call and the task span above it: a parent ends (and is exported)
+        # after its children, possibly in a later batch.
+        by_id = {s.span_id: s for s in spans}
+        return any(s.name.startswith("chat ") and s.attributes.get("memcore.model.role")
+                   == "merge" and {"run/memcore.consolidate_batch", "run/memcore.consolidate"}
+                   & set(_ancestors(s, by_id)) for s in spans)
 
     spans = _collect(traced, trace_id, ready)
     by_id = {s.span_id: s for s in spans}
