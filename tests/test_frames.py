@@ -599,3 +599,16 @@ def test_a_pass_never_merges_facts_about_different_attributes(redis_url: str) ->
     run_pass(store, "pa", settings.consolidation, models.merger, now=T0 + timedelta(days=2))
     by_text = {m.text: m for m in store.records.iter_memories("pa")}
     assert [by_text[t].status for t in texts] == [Status.ACTIVE, Status.ACTIVE]
+
+
+@pytest.mark.parametrize(("text", "is_vague"), [
+    ("Priya is delighted.", True), ("The flat is quiet.", True), ("Ann loves it.", True),
+    ("It was lovely.", True), ("Ann sold it.", True),
+    # A state with something to say, of someone's thing, negated, or with a frame.
+    ("Ann is delighted with the new job at Arup.", False),
+    ("Ann's Spanish isn't good enough yet.", False), ("Ann is vegetarian.", False),
+    ("Ann is allergic to penicillin.", False), ("Ann lives in Leeds.", False),
+])
+def test_a_passing_feeling_or_a_clause_about_it_is_vague(text: str, is_vague: bool) -> None:
+    (reading,) = language_pack("english").read([text])
+    assert reading.vague is is_vague
