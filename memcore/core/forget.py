@@ -70,6 +70,9 @@ class ForgetRequest:
     the span of that turn it refers to; None: the previous user turn."""
     everything: bool = False
     """"forget everything (I told you)": the scope's memories, up to the limit."""
+    bare: bool = False
+    """Only a plain "forget it" referring back to an earlier turn: right after the
+    assistant asked something it dismisses the question and erases nothing."""
 
     @property
     def kind(self) -> str:

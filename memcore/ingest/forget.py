@@ -133,6 +133,19 @@ def read_requests(language: LanguagePack, episodes: Sequence[Episode]
     return out, requests
 
 
+def _replies(earlier: Sequence[Episode], erased: set[str]) -> list[str]:
+    """The assistant turns of ``earlier`` (newest first) that answered an erased user
+    turn, up to the next user turn: a reply may repeat what was said ("Dr. Lee, noted")."""
+    out: list[str] = []
+    after_erased = False
+    for e in reversed(earlier):  # oldest first
+        if e.role is Role.USER:
+            after_erased = e.id in erased
+        elif after_erased and e.id not in erased:
+            out.append(e.id)
+    return out
+
+
 def _marked_only(text: str) -> bool:
     """A stored turn that was nothing but a forget request."""
     return text == REQUEST_MARKER
@@ -190,7 +203,11 @@ class Forgetter:
         """Resolve ``request`` within ``scope`` and erase what it names (audited)."""
         now = as_utc(now)
         turn_id = turn.id if turn is not None else None
+        if request.bare and turn is not None and self._after_a_question(namespace, scope, turn):
+            # "Forget it" right after the assistant asked: it dismisses the question.
+            return ForgetOutcome(turn_id=turn_id, kind="dismissal")
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
+        before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
         episodes: list[str] = []
         if request.refers_back and request.earlier is None:
             episodes = self._referred_turns(namespace, scope, turn)
@@ -222,6 +239,9 @@ class Forgetter:
                                                          reason=reason)
             erased.update(report.removed)
             gone.update(report.episodes)
+        for reply in _replies(before, gone):
+            if self.store.eraser.erase_episode(namespace, reply, now, reason=reason):
+                gone.add(reply)
         outcome.erased = sorted(erased)
         outcome.turns = sorted(gone)
         self._audit(namespace, turn_id, request.kind, outcome.matched, outcome.erased,
@@ -237,6 +257,12 @@ class Forgetter:
             return recent
         ids = [e.id for e in recent]
         return recent[ids.index(turn.id) + 1:] if turn.id in ids else []
+
+    def _after_a_question(self, namespace: str, scope: str, turn: Episode) -> bool:
+        """The scope's turn just before ``turn`` is the assistant's, asking or offering."""
+        earlier = self._earlier_turns(namespace, scope, turn)
+        return bool(earlier) and earlier[0].role is Role.ASSISTANT \
+            and earlier[0].text.rstrip().endswith("?")
 
     def _referred_turns(self, namespace: str, scope: str, turn: Episode | None) -> list[str]:
         """The turns "that" refers to: the scope's previous user turn that was not itself

@@ -31,11 +31,15 @@ REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
 SAY_VERBS = frozenset({"tell", "say", "share", "mention", "give", "write", "type"})
+KNOW_VERBS = frozenset({"know", "have", "learn", "hear", "remember"})
+# Heads that negate a keeping verb under them ("please stop remembering my address").
+STOP_VERBS = frozenset({"stop", "quit", "cease"})
 # The screen before parsing a turn for a request (:func:`may_ask_to_forget`): a word
 # starting like a forgetting verb, or a keeping/telling verb with a negation.
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
                  "clear", "purg")
-_NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot"})
+_NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
+                        "stop", "quit", "cease"})
 
 
 def may_ask_to_forget(text: str) -> bool:
@@ -108,10 +112,34 @@ def _attribute(noun: Token) -> str | None:
     return T.NOUN_FRAMES.get(lemma)
 
 
+# "N of X" where N is a value of X ("the name of my therapist", "date of birth").
+OF_VALUES = frozenset({"name", "number", "address", "date", "details", "detail", "age",
+                       "birthday", "email", "phone"})
+_OF_FRAMES = {"birth": "birthday"}
+
+
+def _of_object(noun: Token) -> Token | None:
+    """X of "the N of X" when N is a value of X (:data:`OF_VALUES`) or a general word."""
+    if noun.lemma_.lower() not in OF_VALUES | GENERIC:
+        return None
+    for prep in noun.children:
+        if prep.dep_ == "prep" and prep.lower_ == "of":
+            return next((c for c in prep.children if c.dep_ == "pobj"), None)
+    return None
+
+
 def _target(noun: Token) -> ForgetTarget | None:
     """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
     if noun.lower_ in BACK or noun.lower_ in T.NO_VALUE - EVERYTHING:
         return None
+    of = _of_object(noun)
+    if of is not None and of.lower_ not in BACK:
+        if of.lemma_.lower() in _OF_FRAMES:  # "date of birth": an attribute of the speaker
+            return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
+                                attribute=_OF_FRAMES[of.lemma_.lower()],
+                                words=(_forms(of),), mine=True)
+        # "the name of my therapist" names the therapist, not the speaker's name.
+        return _target(of)
     parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
     mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
     content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
@@ -132,9 +160,11 @@ def _target(noun: Token) -> ForgetTarget | None:
 
 
 def _targets(noun: Token) -> list[ForgetTarget]:
-    """``noun`` and its conjuncts ("my address and my phone number") as targets."""
+    """``noun``, its conjuncts ("my address and my phone number") and the names set
+    beside it ("my cousin Mark") as targets."""
     out = []
-    for tok in (noun, *(c for c in noun.subtree if c.dep_ == "conj" and c.head.i != c.i)):
+    for tok in (noun, *(c for c in noun.subtree if c.dep_ in ("conj", "appos")
+                        and c.head.i != c.i)):
         target = _target(tok)
         if target is not None:
             out.append(target)
@@ -148,6 +178,20 @@ def _about(tok: Token) -> Token | None:
             pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
             if pobj is not None:
                 return pobj
+    return None
+
+
+def _about_said(tok: Token) -> Token | None:
+    """The object of "about" under ``tok`` or under a clause on it that says or knows
+    ("everything I said about Lisa", "everything you know about my brother")."""
+    found = _about(tok)
+    if found is not None:
+        return found
+    for c in tok.children:
+        if c.dep_ in ("relcl", "acl", "ccomp") and c.lemma_.lower() in SAY_VERBS | KNOW_VERBS:
+            found = _about(c)
+            if found is not None:
+                return found
     return None
 
 
@@ -198,10 +242,13 @@ def _dismissed(sent: Span, verb: Token) -> bool:
             if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
                                           or any(c.lower_ == "no" for c in tok.children)):
                 return True
-            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children):
-                return True
+            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children) \
+                    and not any(c.dep_ in ("dobj", "ccomp") for c in tok.children):
+                return True  # not "never mind what I said about ...": that retracts it
             if tok.lower_ in ("nevermind", "whatever"):
                 return True
+            if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
+                return True  # "forget it, I'll do it myself": the speaker takes it over
     return False
 
 
@@ -224,7 +271,11 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                     and "have" in auxes and auxes & {"should", "would", "must"}):
                 continue
         elif lemma in KEEP_VERBS:
-            if not negated or not _addressed(verb):  # "don't remember that"
+            stopped = verb.dep_ == "xcomp" and verb.head.lemma_.lower() in STOP_VERBS
+            if stopped:  # "please stop remembering my address"
+                if not _addressed(verb.head):
+                    continue
+            elif not negated or not _addressed(verb):  # "don't remember that"
                 continue
         else:
             if negated or not _addressed(verb):  # "don't forget my appointment"
@@ -241,7 +292,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
         targets: list[ForgetTarget] = []
         back = everything = False
         if obj is not None and obj.lower_ in EVERYTHING:
-            about = _about(obj) or _about(verb)
+            about = _about_said(obj) or _about(verb)
             everything = about is None
             targets = _targets(about) if about is not None else []
             if about is not None and not targets:
@@ -250,6 +301,9 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             clause = said if said is not None else obj
             assert clause is not None
             about = _about(clause)
+            if about is None and said is not None:  # "forget that I mentioned my loan"
+                about = next((c for c in said.children if c.dep_ in ("dobj", "obj")
+                              and c.lower_ not in BACK | {"you", "what"}), None)
             targets = _targets(about) if about is not None else []
             back = not targets
         elif obj is not None and obj.lower_ in BACK:
@@ -257,7 +311,12 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                 continue
             if lemma in REMOVE_VERBS and not _from_memory(verb):
                 continue  # "delete that" may be code or a list
-            back = True
+            # "Never mind what I said about my ex, please forget it": "it" is that.
+            told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS and t.i != verb.i
+                         and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
+                         and _about(t) is not None), None)
+            targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
+            back = not targets
         elif obj is not None:
             about = _about(obj) if obj.lemma_.lower() in GENERIC else None
             targets = _targets(about if about is not None else obj)
@@ -267,6 +326,8 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                     c.dep_ == "poss" and c.lower_ == "my" for c in
                     (about if about is not None else obj).children):
                 continue  # "delete the old config file": not about the speaker
+        elif lemma in SAY_VERBS and _about(verb) is None:
+            back = True  # "I shouldn't have told you (that), sorry"
         else:
             about = _about(verb)  # "forget about my ex"
             if about is None or lemma not in FORGET_VERBS | SAY_VERBS:
@@ -278,6 +339,16 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             continue
         return verb, targets, back, everything
     return None
+
+
+def _bare(sent: Span, verb: Token) -> bool:
+    """A plain "forget it" / "forget that" with nothing that says memory ("please", "from
+    your memory", "what I said"): after the assistant's question it dismisses the
+    question rather than asking to forget (decided where the turns are known)."""
+    if verb.lemma_.lower() != "forget" or _from_memory(verb):
+        return False
+    return not any(t.lower_ in ("please", "pls", "plz") or t.lemma_.lower() in SAY_VERBS
+                   for t in sent)
 
 
 _REQUEST_DEPS = frozenset({"aux", "neg", "intj", "dobj", "obj", "dative", "prep", "advmod",
@@ -313,12 +384,14 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
     spans: list[tuple[int, int]] = []
     targets: list[ForgetTarget] = []
     back = everything = False
+    bare = True
     earlier: tuple[int, int] | None = None
     for sent in doc.sents:
         found = _request_in(sent)
         if found is None:
             continue
         verb, found_targets, found_back, found_everything = found
+        bare = bare and found_back and not found_targets and _bare(sent, verb)
         start = sent.start_char
         spans.append((start, sent.end_char))
         targets += found_targets
@@ -329,7 +402,8 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
     if not spans:
         return None
     return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
-                         earlier=earlier, everything=everything and not targets)
+                         earlier=earlier, everything=everything and not targets,
+                         bare=bare and earlier is None)
 
 
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
