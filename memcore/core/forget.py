@@ -21,6 +21,11 @@ MAX_ERASED_BY_REQUEST = 20
 """At most this many memories are erased for one forget request (the best matches);
 more matches are left alone and the audit says how many were over the limit."""
 
+FORGET_AUDIT_PREFIX = "forget request on the request of "
+"""How the one ERASE audit entry per forget request begins: then ``turn <id>`` (or ``the
+API (forget)``), ``; kind: <kind>; <what was erased>`` -- never a text (the inspector
+reads these back)."""
+
 _WORDS = re.compile(r"[^\W_]+")
 
 

@@ -43,6 +43,7 @@ import numpy as np
 
 from memcore.core.config import Settings
 from memcore.core.forget import (
+    FORGET_AUDIT_PREFIX,
     MAX_ERASED_BY_REQUEST,
     ForgetMatch,
     ForgetRequest,
@@ -376,7 +377,7 @@ class Forgetter:
                      "a request may erase)")
         self.store.audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=namespace, before=list(erased),
-            reason=f"forget request on the request of {who}; kind: {kind}; {what}",
+            reason=f"{FORGET_AUDIT_PREFIX}{who}; kind: {kind}; {what}",
             actor=Actor.USER, at=now)])
 
 
