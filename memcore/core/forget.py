@@ -101,12 +101,20 @@ class ForgetMatch:
     names: set[str] = field(default_factory=set)
 
 
-def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str]) -> bool:
+_DIGIT = re.compile(r"\d")
+
+
+def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
+                  text: str = "") -> bool:
     """The memory's frame gives the attribute the target names (of the speaker, when the
-    target says "my")."""
-    if target.attribute is None or frame is None or frame.attribute != target.attribute:
+    target says "my"). An address is also where one lives with a house number ("lives at
+    22 Wexford Crescent"), not a town alone ("lives in Leeds")."""
+    if target.attribute is None or frame is None:
         return False
-    return not target.mine or frame.subject in speakers
+    same = _same_attribute(frame.attribute, target.attribute) or (
+        target.attribute == "contact:address" and frame.attribute == "residence"
+        and bool(_DIGIT.search(text)))
+    return same and (not target.mine or frame.subject in speakers)
 
 
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
@@ -123,5 +131,11 @@ def conflicting_attribute(target: ForgetTarget, frame: Frame | None) -> bool:
     """The memory is framed as another attribute than the one the target names ("my
     address" is not the e-mail address, though both say "address")."""
     return (target.attribute is not None and frame is not None
-            and frame.attribute != target.attribute and frame.attribute.split(":")[0]
-            == target.attribute.split(":")[0])
+            and not _same_attribute(frame.attribute, target.attribute)
+            and frame.attribute.split(":")[0] == target.attribute.split(":")[0])
+
+
+def _same_attribute(framed: str, named: str) -> bool:
+    """The frame's attribute is the named one or a kind of it ("contact:email:personal"
+    is a "contact:email")."""
+    return framed == named or framed.startswith(named + ":")

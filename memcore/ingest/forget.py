@@ -313,7 +313,7 @@ class Forgetter:
         for target in request.targets:
             hits: list[str] = []
             for m in memories:
-                if frame_matches(target, m.frame, speakers):
+                if frame_matches(target, m.frame, speakers, m.text):
                     take(m.id, "frame")
                     hits.append(m.id)
                 elif conflicting_attribute(target, m.frame):

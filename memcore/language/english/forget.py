@@ -93,9 +93,26 @@ TOPICS: dict[str, frozenset[str]] = {
 _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
 
 
+# Words a fact uses for a value the target names by a noun ("my salary": "Sam earns
+# 48,000"; "my date of birth": "Sam was born in 1990"); any of them stands for the noun.
+_EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage", "wages",
+                   "salary", "salaries"})
+SAID_AS: dict[str, frozenset[str]] = {
+    "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
+    "birthday": frozenset({"birthday", "birth", "born"}),
+    "birth": frozenset({"birthday", "birth", "born"}),
+    "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
+}
+
+
 def _forms(tok: Token) -> frozenset[str]:
     lemma, lower = tok.lemma_.lower(), tok.lower_
-    return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower})
+    stem = lemma[:-1] if lemma.endswith(("y", "e")) else lemma
+    # Memories keep the words as said: "arrest" -> "arrested", "allergy" -> "allergic".
+    derived = {lemma + "ed", lemma + "d", stem + "ing", stem + "ic", stem + "ies",
+               stem + "ied"} if len(lemma) > 3 and tok.pos_ in ("NOUN", "VERB") else set()
+    return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower, *derived,
+                      *SAID_AS.get(lemma, ())})
 
 
 def _attribute(noun: Token) -> str | None:
@@ -130,8 +147,9 @@ def _of_object(noun: Token) -> Token | None:
 
 def _target(noun: Token) -> ForgetTarget | None:
     """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
-    if noun.lower_ in BACK or noun.lower_ in T.NO_VALUE - EVERYTHING:
-        return None
+    described = any(c.dep_ in ("amod", "compound") for c in noun.children)
+    if noun.lower_ in BACK or (noun.lower_ in T.NO_VALUE - EVERYTHING and not described):
+        return None  # "my medical stuff" names something, "stuff" alone does not
     of = _of_object(noun)
     if of is not None and of.lower_ not in BACK:
         if of.lemma_.lower() in _OF_FRAMES:  # "date of birth": an attribute of the speaker
@@ -202,6 +220,20 @@ def _said(tok: Token) -> Token | None:
                 and any(s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
             return c
     return None
+
+
+def _stated(verb: Token) -> list[ForgetTarget]:
+    """What a statement said under ``verb`` gives ("forget that I'm pregnant": pregnant;
+    "forget that my son has autism": autism): its complements, not its subject (the
+    speaker's son stays)."""
+    for c in verb.children:
+        if c.dep_ == "ccomp" and c.lemma_.lower() not in SAY_VERBS and c.tag_ != "VBD":
+            out: list[ForgetTarget] = []
+            for comp in c.children:
+                if comp.dep_ in ("acomp", "attr", "dobj", "oprd"):
+                    out += _targets(comp)
+            return out
+    return []
 
 
 def _from_memory(verb: Token) -> bool:
@@ -328,6 +360,8 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                 continue  # "delete the old config file": not about the speaker
         elif lemma in SAY_VERBS and _about(verb) is None:
             back = True  # "I shouldn't have told you (that), sorry"
+        elif lemma in FORGET_VERBS and _stated(verb):
+            targets = _stated(verb)  # "please forget that I'm pregnant"
         else:
             about = _about(verb)  # "forget about my ex"
             if about is None or lemma not in FORGET_VERBS | SAY_VERBS:
