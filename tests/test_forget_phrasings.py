@@ -15,7 +15,6 @@ from memcore.core.models import AuditAction, Episode, Role
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import language_pack
 from memcore.local.redis_server import running_redis
-from memcore.store import MemoryStore
 from tests.test_forget import _live, _pipeline, _scan
 from tests.test_reliability_common import T0
 from tests.test_security_erase_aof import _aof_bytes, _wait_rewrite
