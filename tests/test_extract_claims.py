@@ -128,3 +128,14 @@ def test_a_clause_that_only_announces_the_statement_is_dropped(said: str, stored
 def test_states_of_the_moment_are_temporary_and_dated_trips_are_plans(said: str,
                                                                       kind: Kind) -> None:
     assert {f.kind for f in facts(said)} == {kind}
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    # Chat spellings written out: "n", "r", a dropped g the vocabulary knows.
+    ("me n my sister r goin to porto in june", "going to porto in june"),
+    ("been learnin japanese since march", "learning japanese"),
+    # Words that end in "in" of their own are kept.
+    ("I'm allergic to penicillin and I keep a cabin near Dublin.", "penicillin"),
+])
+def test_chat_spellings_are_written_out(said: str, stored: str) -> None:
+    assert any(stored in text for text in texts(said)), texts(said)

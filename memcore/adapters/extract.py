@@ -23,6 +23,7 @@ from memcore.adapters.spoken_requests import request_as_fact
 from memcore.adapters.timephrases import TimeInfo, resolve
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.models import Episode, Kind, Role
+from memcore.language import language_pack
 from memcore.language.english.compare import relation_for
 from memcore.language.english.lexicon import content_terms, fold, word_set
 from memcore.observability.usage import Metered
@@ -81,10 +82,11 @@ _CHAT_SPELLINGS = tuple((re.compile(p, re.I), r) for p, r in (
 
 
 def chat_spelled_out(text: str) -> str:
-    """``text`` with common chat spellings written out (see ``_CHAT_SPELLINGS``)."""
+    """``text`` with common chat spellings written out (see ``_CHAT_SPELLINGS``, then the
+    English pack's :func:`~memcore.language.english.spelling.spelled`)."""
     for pattern, word in _CHAT_SPELLINGS:
         text = pattern.sub(word, text)
-    return text
+    return language_pack("english").spelled(text)
 
 
 _ASK_TO_REMEMBER = re.compile(r"^(?:can|could|would|will) (?:you|u) (?:please )?(?:remember|note|"

@@ -69,6 +69,10 @@ class LanguagePack(Protocol):
         question states, or None."""
         ...
 
+    def spelled(self, text: str) -> str:
+        """``text`` with the language's chat spellings written out ("movin" -> "moving")."""
+        ...
+
     def instructions(self, turns: Sequence[tuple[str, str, str]]
                      ) -> list[list[tuple[str, str]]]:
         """Per ``(speaker, text, question)`` user turn (``question``: the assistant's turn
@@ -129,6 +133,10 @@ class NoLanguage:
                 ) -> list[tuple[Frame | None, str] | None]:
         """No answers read."""
         return [None] * len(pairs)
+
+    def spelled(self, text: str) -> str:
+        """No spellings known: the text as it is."""
+        return text
 
     def instructions(self, turns: Sequence[tuple[str, str, str]]
                      ) -> list[list[tuple[str, str]]]:

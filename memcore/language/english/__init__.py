@@ -27,8 +27,8 @@ from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.referents import resolve as resolve_referents
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
+from memcore.language.english.spelling import spelled
 from memcore.language.english.statements import statements
-from memcore.language.english.tables import CHAT_WORDS
 from memcore.language.english.text_rules import ENGLISH_TEXT
 
 if TYPE_CHECKING:
@@ -40,9 +40,6 @@ _MAX_TURN_CHARS = 4000  # a turn longer than this is read by its start only
 _PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
 
 
-def _spelled(text: str) -> str:
-    """Chat spellings the parser misreads, written out ("im" -> "I'm", "u" -> "you")."""
-    return " ".join(CHAT_WORDS.get(w, w) for w in text.split(" "))
 
 
 class EnglishPack:
@@ -76,8 +73,16 @@ class EnglishPack:
     def prepare(self, turns: Sequence[str], facts: Sequence[str]) -> None:
         """Parse a batch's user turns and facts in one call, ahead of the reads that
         need them (each ``nlp`` call has a set-up cost of several documents' parse)."""
-        self.parse([*(_spelled(t)[:_MAX_TURN_CHARS] for t in turns),
+        self.parse([*(self.spelled(t)[:_MAX_TURN_CHARS] for t in turns),
                     *(f[:_MAX_CHARS] for f in facts)])
+
+    def is_word(self, word: str) -> bool:
+        """Does the pipeline's vocabulary know ``word`` (84k strings of its training)?"""
+        return word in self.nlp.vocab.strings
+
+    def spelled(self, text: str) -> str:
+        """``text`` with chat spellings written out (:mod:`.spelling`)."""
+        return spelled(text, self.is_word)
 
     def load(self) -> None:
         """Load the spaCy pipeline now (about 0.6 s) and run it once."""
@@ -127,7 +132,7 @@ class EnglishPack:
         or None (:mod:`.answers`)."""
         if not pairs:
             return []
-        texts = [t for _, q, a in pairs for t in (q[-_MAX_CHARS:], _spelled(a)[:_MAX_CHARS])]
+        texts = [t for _, q, a in pairs for t in (q[-_MAX_CHARS:], self.spelled(a)[:_MAX_CHARS])]
         docs = self.parse(texts)
         return [answer(docs[2 * i], docs[2 * i + 1], speaker)
                 for i, (speaker, _, _) in enumerate(pairs)]
@@ -137,7 +142,7 @@ class EnglishPack:
         (residence, work, age, name, contact, ...) as frames with a sentence each."""
         if not turns:
             return []
-        docs = self.parse([_spelled(text)[:_MAX_TURN_CHARS] for _, text in turns])
+        docs = self.parse([self.spelled(text)[:_MAX_TURN_CHARS] for _, text in turns])
         return [statements(doc, speaker) for (speaker, _), doc in zip(turns, docs, strict=True)]
 
     def instructions(self, turns: Sequence[tuple[str, str, str]]
@@ -146,7 +151,7 @@ class EnglishPack:
         to the assistant (:mod:`.instructions`)."""
         if not turns:
             return []
-        docs = self.parse([_spelled(text)[:_MAX_TURN_CHARS] for _, text, _ in turns])
+        docs = self.parse([self.spelled(text)[:_MAX_TURN_CHARS] for _, text, _ in turns])
         return [instructions(doc, speaker, question, self.parse)
                 for (speaker, _, question), doc in zip(turns, docs, strict=True)]
 

@@ -244,6 +244,8 @@ def instructions(doc: Doc, speaker: str, question: str,
         body = rest if rest is not None else sent
         standing = bool(_STANDING.search(sent.text))
         listed = "rules" if rules_turn else kind or ("asked" if asked else "")
+        if not (listed or standing or _may_instruct(sent)):
+            continue  # most sentences: no item is parsed again
         for item in _items(body):
             plan.append((sent.text, item, topic, standing, listed))
     if not plan:
@@ -299,6 +301,25 @@ def _lowered(instruction: str, doc: Doc) -> str:
             first.text[:1].isupper():
         return instruction[:1].lower() + instruction[1:]
     return instruction.replace("go Back", "go back", 1)
+
+
+_OPENERS = frozenset({"no", "always", "never", "back", "don't", "dont", "do", "make"})
+
+
+def _may_instruct(sent: Span) -> bool:
+    """Could an item of ``sent`` be an instruction: does one open (at the sentence's start
+    or after a comma) with an imperative or an opener like "no", "always", "back"?"""
+    starts = True
+    for tok in sent:
+        if tok.is_punct and tok.text in (",", ";", ":"):
+            starts = True
+            continue
+        if starts and tok.lower_ not in _LEADING_WORDS and not tok.is_punct:
+            if tok.tag_ == "VB" or tok.lower_ in _OPENERS or (
+                    tok.lower_ in _FRAGMENT_VERBS and tok.tag_ in ("NN", "VBP")):
+                return True
+            starts = False
+    return False
 
 
 def _starts_with_no(doc: Doc) -> bool:

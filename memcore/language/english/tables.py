@@ -151,4 +151,5 @@ CHAT_WORDS: dict[str, str] = {
     "didnt": "didn't", "wk": "week", "wks": "weeks", "yr": "year", "yrs": "years",
     "gf": "girlfriend", "bf": "boyfriend", "bc": "because", "tho": "though",
     "thx": "thanks", "pls": "please", "plz": "please", "rn": "right now",
+    "goin": "going", "doin": "doing", "nothin": "nothing", "somethin": "something",
 }

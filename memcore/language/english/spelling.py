@@ -1,0 +1,34 @@
+"""Chat spellings written out before a text is read: "me n callum r movin in" -> "me and
+callum are moving in", "im", "dont", "pls".
+
+Whole words from :data:`~memcore.language.english.tables.CHAT_WORDS` (case-sensitive: "U"
+stays), and the dropped g of a lower-case -ing word ("movin", "rollin'") where the -ing word
+is one the parser's vocabulary knows ("cabin", "penicillin" and "Berlin" stay).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from memcore.language.english.tables import CHAT_WORDS
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z']*")
+_MIN_DROPPED_G = 5  # "movin", not "akin"
+
+
+def spelled(text: str, is_word: Callable[[str], bool] | None = None) -> str:
+    """``text`` with chat spellings written out; a dropped g ("movin") only where
+    ``is_word`` knows the -ing word ("moving": yes, "penicilling": no)."""
+    def one(match: re.Match[str]) -> str:
+        word = match.group(0)
+        if word in CHAT_WORDS:
+            return CHAT_WORDS[word]
+        if is_word is None or not word.islower() or len(word) < _MIN_DROPPED_G:
+            return word
+        bare = word[:-1] if word.endswith("in'") else word
+        if bare.endswith("in") and is_word(bare + "g"):
+            return bare + "g"
+        return word
+
+    return _WORD.sub(one, text)
