@@ -72,10 +72,26 @@ REQUESTS: list[tuple[str, list[str]]] = [
     ("Never mind what I said about my ex, please forget it.", ["my ex"]),
     ("My password is hunter2. Please forget that.", []),
     ("My blood type is O negative, please don't remember it.", []),
+    ("Please forget about it.", []),
+    ("Erase all of that.", []),
+    ("Forget my previous message.", []),
+    # declining the keeping, taking it back
+    ("I'd rather you didn't remember that.", []),
+    ("I don't want you to remember my address.", ["my address"]),
+    ("Don't bother remembering my phone number.", ["my phone number"]),
+    ("No need to remember that.", []),
+    ("Pretend I never said that.", []),
+    ("Let's pretend I didn't tell you that.", []),
+    ("Ignore what I said about my ex.", ["my ex"]),
+    # someone else's value: never the speaker's attribute
+    ("Could you forget my ex's name?", ["ex's name"]),
+    ("Please forget my ex's phone number.", ["ex's phone number"]),
 ]
 
 NEGATIVES = [
     "I always forget my keys.", "I keep forgetting my passwords.",
+    "Forget about it, it's fine.", "Ignore my typo.", "I don't need to remember that.",
+    "You don't need to keep reminding me.", "I never said that to my boss.",
     "My mum forgets everything these days.", "I forgot my umbrella at the office.",
     "Don't forget my dentist appointment on Friday.",
     "Please don't forget that I'm vegetarian.",
@@ -115,6 +131,8 @@ def test_target_classes(pack) -> None:  # type: ignore[no-untyped-def]
     assert therapist.targets[0].attribute == "relation:therapist"  # not the speaker's name
     birth, = pack.forget_requests(["Forget my date of birth."])
     assert birth.targets[0].attribute == "birthday"
+    ex_name, = pack.forget_requests(["Could you forget my ex's name?"])
+    assert ex_name.targets[0].attribute is None and not ex_name.targets[0].mine
     bare, = pack.forget_requests(["Forget it."])
     assert bare.bare and bare.refers_back
     polite, = pack.forget_requests(["Please forget it."])
@@ -145,6 +163,10 @@ CONVERSATIONS = [
      "Oh, I shouldn't have told you that.", "mailbox", "marathons"),
     (["My phone number is 07700 900461.", "I like jazz.", "I have two dogs."],
      "Scratch what I said about my phone number.", "900461", "jazz"),
+    (["My phone number is 07700 111222.", "My ex Marco's number is 07700 999888."],
+     "Please forget my ex's phone number.", "999888", "111222"),  # not the speaker's own
+    (["I had an abortion two years ago.", "I like rowing."],
+     "I'd rather you didn't remember what I said about the abortion.", "abortion", "rowing"),
     (["I work at Brightwell.", "My cousin Mark Tolliver is in prison."],
      "Could you forget about my cousin Mark?", "Tolliver", "Brightwell"),
 ]

@@ -54,6 +54,12 @@ class ForgetTarget:
     mine: bool = True
     """Said of the speaker's own ("my address"): a framed memory matches only when its
     subject is the speaker."""
+    owner: frozenset[str] = frozenset()
+    """Whose it is when not the speaker's ("my ex's phone number": the forms of "ex"): a
+    memory matches only when it names the owner, however close in meaning."""
+    message: bool = False
+    """The phrase names a turn of the chat ("my last message"): a language pack reads
+    it as a back-reference."""
 
     @property
     def kind(self) -> str:

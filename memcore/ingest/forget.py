@@ -313,6 +313,8 @@ class Forgetter:
         for target in request.targets:
             hits: list[str] = []
             for m in memories:
+                if target.owner and not target.owner & words[m.id]:
+                    continue  # someone else's, and this memory does not name them
                 if frame_matches(target, m.frame, speakers, m.text):
                     take(m.id, "frame")
                     hits.append(m.id)
@@ -325,6 +327,8 @@ class Forgetter:
                     take(m.id, "topic")
                     hits.append(m.id)
             for mid, similarity in self._by_meaning(namespace, target, by_id):
+                if target.owner and not target.owner & words[mid]:
+                    continue
                 if not conflicting_attribute(target, by_id[mid].frame):
                     take(mid, "meaning", similarity)
                     hits.append(mid)

@@ -27,19 +27,23 @@ if TYPE_CHECKING:
 # Verbs that ask to forget; the ones after the first set also name code, files and
 # lists, so a bare "delete that" needs a word of memory ("from your memory").
 FORGET_VERBS = frozenset({"forget", "erase", "scratch", "unlearn", "disregard"})
-REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge"})
+REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge", "ignore"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
 SAY_VERBS = frozenset({"tell", "say", "share", "mention", "give", "write", "type"})
 KNOW_VERBS = frozenset({"know", "have", "learn", "hear", "remember"})
 # Heads that negate a keeping verb under them ("please stop remembering my address").
 STOP_VERBS = frozenset({"stop", "quit", "cease"})
+# Heads under which the speaker's "I never said that" takes it back.
+UNSAY_HEADS = frozenset({"pretend", "act", "imagine"})
+# Nouns that name a turn of the chat: "delete my last message" refers back.
+MESSAGE_NOUNS = frozenset({"message", "msg", "text", "comment", "post", "reply", "answer"})
 # The screen before parsing a turn for a request (:func:`may_ask_to_forget`): a word
 # starting like a forgetting verb, or a keeping/telling verb with a negation.
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
-                 "clear", "purg")
+                 "clear", "purg", "ignor", "pretend")
 _NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
-                        "stop", "quit", "cease"})
+                        "stop", "quit", "cease", "bother", "need"})
 
 
 def may_ask_to_forget(text: str) -> bool:
@@ -172,9 +176,20 @@ def _target(noun: Token) -> ForgetTarget | None:
                                                                      "compound"))])
     phrase = noun.doc[first:noun.i + 1].text
     person = noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS
+    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
+                 None)
+    if owner is not None:
+        # "my ex's phone number" is the ex's, never the speaker's: named by the owner and
+        # the words that say what it is ("phone"), not an attribute of the speaker.
+        words = (_forms(owner), *(_forms(t) for t in content
+                                   if t.lemma_.lower() not in OF_VALUES))
+        return ForgetTarget(phrase=phrase, words=words, related=frozenset(related),
+                            owner=_forms(owner), person=owner.pos_ == "PROPN"
+                            or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
     return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
                         related=frozenset(related), person=person,
-                        mine=mine or noun.pos_ != "PROPN")
+                        mine=mine or noun.pos_ != "PROPN",
+                        message=noun.lemma_.lower() in MESSAGE_NOUNS)
 
 
 def _targets(noun: Token) -> list[ForgetTarget]:
@@ -220,6 +235,33 @@ def _said(tok: Token) -> Token | None:
                 and any(s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
             return c
     return None
+
+
+def _of_back(tok: Token) -> bool:
+    """"all of that": ``tok`` is of a back-reference."""
+    return any(p.dep_ == "prep" and p.lower_ == "of" and any(
+        c.dep_ == "pobj" and c.lower_ in BACK for c in p.children) for p in tok.children)
+
+
+def _kept_declined(verb: Token, negated: bool) -> bool:
+    """A keeping verb the assistant is asked not to do: "don't remember that", "please
+    stop remembering my address", "don't bother keeping it", "no need to remember that",
+    "I don't want you to remember my address", "I'd rather you didn't keep that"."""
+    head = verb.head
+    head_lemma = head.lemma_.lower()
+    head_negated = any(c.dep_ == "neg" for c in head.children)
+    if verb.dep_ == "xcomp" and (head_lemma in STOP_VERBS
+                                 or (head_lemma == "bother" and head_negated)):
+        return _addressed(head)
+    if verb.dep_ in ("acl", "relcl") and head_lemma == "need" and any(
+            c.lower_ == "no" for c in head.children):
+        return True
+    you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in verb.children)
+    if verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS and head_negated and you:
+        return True  # "I don't want you to remember my address"
+    if negated and you and any(c.lower_ in ("rather", "prefer") for c in verb.children):
+        return True  # "I'd rather you didn't remember that"
+    return negated and _addressed(verb)
 
 
 def _stated(verb: Token) -> list[ForgetTarget]:
@@ -279,6 +321,8 @@ def _dismissed(sent: Span, verb: Token) -> bool:
                 return True  # not "never mind what I said about ...": that retracts it
             if tok.lower_ in ("nevermind", "whatever"):
                 return True
+            if tok.lower_ in ("fine", "ok", "okay", "alright") and tok.dep_ == "acomp":
+                return True  # "forget about it, it's fine"
             if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
                 return True  # "forget it, I'll do it myself": the speaker takes it over
     return False
@@ -296,18 +340,16 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             continue
         negated = any(c.dep_ == "neg" or c.lower_ in ("never",) for c in verb.children)
         if lemma in SAY_VERBS:
-            # "I shouldn't have told you that": the speaker regrets having said it.
+            # "I shouldn't have told you that": the speaker regrets having said it;
+            # "pretend I never said that": the speaker takes it back.
             subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
             auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
-            if not (negated and subject is not None and subject.lower_ == "i"
-                    and "have" in auxes and auxes & {"should", "would", "must"}):
+            mine = negated and subject is not None and subject.lower_ == "i"
+            if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
+                              or verb.head.lemma_.lower() in UNSAY_HEADS)):
                 continue
         elif lemma in KEEP_VERBS:
-            stopped = verb.dep_ == "xcomp" and verb.head.lemma_.lower() in STOP_VERBS
-            if stopped:  # "please stop remembering my address"
-                if not _addressed(verb.head):
-                    continue
-            elif not negated or not _addressed(verb):  # "don't remember that"
+            if not _kept_declined(verb, negated):
                 continue
         else:
             if negated or not _addressed(verb):  # "don't forget my appointment"
@@ -321,9 +363,14 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                     c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
             said = head  # "Forget I said that." (parsed with "Forget" under "said")
             obj = None
+        if lemma == "ignore" and said is None and not _from_memory(verb) and not (
+                obj is not None and obj.lower_ == "what"):
+            continue  # "ignore my typo"; "ignore what I said about my ex" retracts it
         targets: list[ForgetTarget] = []
         back = everything = False
-        if obj is not None and obj.lower_ in EVERYTHING:
+        if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
+            back = True  # "erase all of that"
+        elif obj is not None and obj.lower_ in EVERYTHING:
             about = _about_said(obj) or _about(verb)
             everything = about is None
             targets = _targets(about) if about is not None else []
@@ -344,7 +391,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             if lemma in REMOVE_VERBS and not _from_memory(verb):
                 continue  # "delete that" may be code or a list
             # "Never mind what I said about my ex, please forget it": "it" is that.
-            told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS and t.i != verb.i
+            told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
                          and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
                          and _about(t) is not None), None)
             targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
@@ -366,9 +413,16 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             about = _about(verb)  # "forget about my ex"
             if about is None or lemma not in FORGET_VERBS | SAY_VERBS:
                 continue
-            targets = _targets(about)
-            if not targets:
+            if about.lower_ in BACK:  # "please forget about it"
+                if _dismissed(sent, verb):
+                    continue
+                back = True
+                about = None
+            targets = _targets(about) if about is not None else []
+            if not targets and not back:
                 continue
+        if targets and all(t.message for t in targets):  # "delete my last message"
+            targets, back = [], True
         if lemma in SAY_VERBS and not back and not targets:
             continue
         return verb, targets, back, everything
@@ -402,7 +456,8 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     it when that says something; None: the previous turn."""
     own = {verb.i} | {t.i for c in verb.children if c.dep_ in _REQUEST_DEPS
                       and not (c.dep_ == "nsubj" and c.lower_ != "you")
-                      and not (c.dep_ == "ccomp" and c.lemma_.lower() not in SAY_VERBS)
+                      and not (c.dep_ == "ccomp"
+                               and c.lemma_.lower() not in SAY_VERBS | ASK_HEADS)
                       for t in c.subtree}
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct]
     if left and _content(left):
