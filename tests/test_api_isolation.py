@@ -157,7 +157,7 @@ def test_role_names_match_the_routes() -> None:
                     "/v1/namespaces/{ns}").replace("{memory_id}", "{id}"))] = role.value
     table = {(m, p): role for m, p, role, _ in ENDPOINTS}
     assert table == declared
-    # Webhooks are the deployment's, not a namespace's: admin only (README, Webhooks).
+    # Webhooks are the deployment's, not a namespace's: admin only (docs/operations.md, Webhooks).
     from memcore.api.routes import hooks
     hook_paths = set()
     for route in hooks.router.routes:

@@ -1,5 +1,6 @@
-"""The README's curl quick start, run as written (bash, the real memcore and curl) against
-real Redis and workers; only the Redis URL and the port are swapped for free ones."""
+"""The HTTP API page's curl quick start (docs/http-api.md), run as written (bash, the real
+memcore and curl) against real Redis and workers; only the Redis URL and the port are
+swapped for free ones."""
 
 from __future__ import annotations
 
@@ -15,14 +16,14 @@ import pytest
 
 from memcore.local.redis_server import free_port
 from memcore.local.stack import LocalStack
+from tests.docs_text import doc
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def quick_start() -> str:
-    section = (ROOT / "README.md").read_text().split("## HTTP API", 1)[1].split("\n## ", 1)[0]
-    blocks = re.findall(r"```sh\n(.*?)```", section, re.S)
-    assert len(blocks) == 1, "one shell block in the HTTP API section"
+    blocks = re.findall(r"```sh\n(.*?)```", doc("http-api.md"), re.S)
+    assert len(blocks) == 1, "one shell block on the HTTP API page"
     return str(blocks[0])
 
 

@@ -266,7 +266,7 @@ def test_up_runs_the_stack_and_ctrl_c_stops_everything(tmp_path: Path) -> None:
         with urllib.request.urlopen(f"http://127.0.0.1:{api_port}/readyz", timeout=10) as r:
             assert json.loads(r.read())["checks"] == {"redis": "ok", "broker": "ok",
                                                       "publish": "ok"}
-        # Flower asks for the password `up` made and printed (README, Flower).
+        # Flower asks for the password `up` made and printed (docs/operations.md, Flower).
         printed = next(line for line in lines if "basic auth" in line)
         auth = printed.split("basic auth ", 1)[1].strip()
         assert auth.startswith("memcore:") and len(auth) > 16, printed

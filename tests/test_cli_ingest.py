@@ -30,6 +30,7 @@ from memcore.devtools.conversation_files import (
 from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
 from tests.cli_helpers import run
+from tests.docs_text import doc, section
 
 LOCOMO = Path("/work/shared/data/locomo")
 LOCOMO_FILES = sorted(LOCOMO.glob("conv-*.json"))
@@ -268,11 +269,10 @@ def test_ingest_killed_mid_file_then_resume_stores_every_turn_once(
 
 def test_readme_bulk_ingest_commands_run_as_written(celery_stack: LocalStack,
                                                      tmp_path: Path) -> None:
-    """The README's "Bulk ingest of chat histories" block, run by bash with the real
+    """The "Bulk ingest of chat histories" block of docs/operations.md, run by bash with the real
     `memcore` on the real workers (only the Redis URL is swapped for the test's)."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = readme.split("### Bulk ingest of chat histories", 1)[1].split("\n### ", 1)[0]
-    (script,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    text = section(doc("operations.md"), "## Bulk ingest of chat histories")
+    (script,) = re.findall(r"```sh\n(.*?)```", text, re.S)
     assert "--resume" in script and "redis://localhost:6379/0" in script
     script = script.replace("redis://localhost:6379/0", celery_stack.redis_url)
     env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCORE_")}

@@ -21,13 +21,14 @@ import pytest
 import yaml
 
 from memcore.core.config import Settings
+from tests.docs_text import pages
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = ROOT / "docker-compose.yml"
 DOCKERFILE = ROOT / "deploy" / "Dockerfile"
 K8S = ROOT / "deploy" / "k8s"
 # Docs whose shell blocks must only use real memcore subcommands.
-DOCS = (ROOT / "README.md",)
+DOCS = pages()
 VENV_BIN = ROOT / ".venv" / "bin"
 
 APP_MODULE = "workers.app"

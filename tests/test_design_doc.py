@@ -1,4 +1,4 @@
-"""docs/design.md's numbers and the README's configuration defaults match the code.
+"""docs/design.md's numbers and docs/configuration.md's defaults match the code.
 
 A row's name is a setting path (``consolidation.floor``: read from a fresh ``Settings()``
 with no ``MEMCORE_*`` variables) or a dotted path starting with ``memcore.`` (a module,
@@ -150,14 +150,14 @@ def test_the_checker_catches_a_wrong_number(defaults: Settings) -> None:
             == inspect.signature(Client.search).parameters["max_chars"].default)
 
 
-README = DESIGN.parent.parent / "README.md"
+CONFIGURATION = DESIGN.parent / "configuration.md"
 SETTING_ROW = re.compile(r"^\|\s*`MEMCORE_([A-Z0-9_]+)`\s*\|\s*`([^`]*)`\s*\|")
 
 
 def test_readme_configuration_defaults_match_the_settings(defaults: Settings) -> None:
-    """Each literal default in the README's configuration table is the Settings default."""
+    """Each literal default in the configuration table is the Settings default."""
     checked, wrong = 0, []
-    for line in README.read_text().splitlines():
+    for line in CONFIGURATION.read_text().splitlines():
         match = SETTING_ROW.match(line)
         if not match:
             continue
@@ -169,6 +169,7 @@ def test_readme_configuration_defaults_match_the_settings(defaults: Settings) ->
             ok = documented(cell, actual) == pytest.approx(actual)
         checked += 1
         if not ok:
-            wrong.append(f"MEMCORE_{variable}: the README says {cell!r}, Settings {actual!r}")
+            wrong.append(f"MEMCORE_{variable}: docs/configuration.md says {cell!r}, "
+                         f"Settings {actual!r}")
     assert checked > 30
     assert wrong == []

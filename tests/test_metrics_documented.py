@@ -1,9 +1,9 @@
-"""Every metric the README's Metrics table lists moves when memcore works.
+"""Every metric the Metrics table of docs/operations.md lists moves when memcore works.
 
 An ingest batch (extract, embed, decide), a consolidation pass (merge, summarize, decay)
 and an erase run in process through the real write path, pass and store, with the
 OpenAI-compatible adapters talking to a local server (so tokens are reported); then
-``/metrics`` is scraped. The table is parsed from README.md, so the README and the code
+``/metrics`` is scraped. The table is parsed from docs/operations.md, so the docs and the code
 cannot drift apart: a documented series that never moves, or a listed label value that
 never appears, fails here.
 """
@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -28,20 +27,19 @@ from memcore.core.models import Actor, AuditAction, Kind
 from memcore.ingest.write_path import IngestPipeline
 from memcore.observability.metrics import start_metrics_server
 from memcore.store import MemoryStore
+from tests.docs_text import doc, section
 from tests.helpers import hours, make_memory
 from tests.test_metrics import scrape
 from tests.test_reliability_models import Answer, completion, model_server
 
-README = Path(__file__).resolve().parent.parent / "README.md"
 EMBED_DIM = 64
 _HASHER = HashingEmbedder(dim=EMBED_DIM)
 
 
 def documented_metrics() -> list[tuple[str, str, str | None, list[str]]]:
     """(sample name, type, label, listed label values) for each series in the table."""
-    text = README.read_text()
-    section = text.split("\n### Metrics\n", 1)[1].split("\n#", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("| `memcore_")]
+    table = section(doc("operations.md"), "## Metrics")
+    rows = [line for line in table.splitlines() if line.startswith("| `memcore_")]
     out = []
     for row in rows:
         names_cell, type_cell, labels_cell = (c.strip() for c in row.strip("|").split("|")[:3])
@@ -164,7 +162,7 @@ def test_every_documented_metric_moves(redis_url: str, redis_client: redis.Redis
         for wanted in values or [None]:
             if value(after, sample, label, wanted) <= value(before, sample, label, wanted):
                 not_moved.append(f"{sample}{{{label}={wanted!r}}}" if wanted else sample)
-    print(f"\n[documented metrics] {len(documented)} series in the README table; pass events "
+    print(f"\n[documented metrics] {len(documented)} series in the docs' table; pass events "
           f"{report.events}; not moved: {not_moved}")
     assert not_moved == []
     assert report.events.get("MERGE") and report.events.get("SUMMARIZE")

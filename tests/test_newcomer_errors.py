@@ -8,8 +8,8 @@ real HTTP server, the real MCP server over stdio, the real CLI):
 - ``consolidate`` of a namespace whose turns are all still queued says so;
 - ``Client.wait`` on an unknown task id fails within seconds;
 - a misspelt body field is reported as unknown, with the right name;
-- an MCP tool's wrong argument is a sentence naming it, not pydantic's report; the README
-  lists every tool's arguments;
+- an MCP tool's wrong argument is a sentence naming it, not pydantic's report; the docs
+  (docs/usage.md, MCP) list every tool's arguments;
 - ``memcore stats`` of a typo prints the error alone.
 """
 
@@ -22,7 +22,6 @@ import time
 import warnings
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import anyio
 import pytest
@@ -39,11 +38,12 @@ from memcore.mcp.server import TOOLS, MemoryTools, argument_error
 from memcore.store import MemoryStore
 from tests.api_helpers import Api, serve
 from tests.cli_helpers import run
+from tests.docs_text import doc
 from tests.test_mcp import stdio_session
 
 NS = "acme-sam"
 OTHER = "globex-sam"
-README = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+USAGE = doc("usage.md")  # its MCP section has the tools table
 
 
 def store_fact(redis_url: str, ns: str, text: str) -> None:
@@ -206,10 +206,10 @@ def test_mcp_argument_errors_are_sentences(fed: Api) -> None:
     assert not e6 and "warning" not in json.loads(hit)
 
 
-def test_the_readme_lists_every_mcp_tool_with_its_arguments() -> None:
+def test_the_docs_list_every_mcp_tool_with_its_arguments() -> None:
     for tool in TOOLS:
-        row = re.search(rf"^\| `{tool}` \|(.*)$", README, flags=re.M)
-        assert row, f"README has no row for {tool}"
+        row = re.search(rf"^\| `{tool}` \|(.*)$", USAGE, flags=re.M)
+        assert row, f"docs/usage.md has no row for {tool}"
         params = inspect.signature(getattr(MemoryTools, tool)).parameters
         for name in list(params)[1:]:  # not self
             assert f"`{name}" in row.group(1), (tool, name)

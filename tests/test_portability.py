@@ -28,6 +28,7 @@ from memcore.local.stack import LocalStack
 from memcore.store import MemoryStore
 from tests.celery_stack import fresh_ns
 from tests.cli_helpers import memory, put, run
+from tests.docs_text import doc, section
 
 T0 = datetime(2026, 9, 1, 9, 0, tzinfo=UTC)
 NS = "cli-test"
@@ -255,15 +256,14 @@ def test_bad_file_names_the_line_and_field_and_writes_nothing(
 
 
 def readme_block() -> str:
-    """The shell block of the README's "Export and import" section."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text()
-    section = re.split(r"\n#{2,3} ", readme.split("### Export and import", 1)[1], maxsplit=1)[0]
-    (block,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    """The shell block of the "Export and import" section of docs/operations.md."""
+    text = section(doc("operations.md"), "## Export and import")
+    (block,) = re.findall(r"```sh\n(.*?)```", text, re.S)
     return str(block)
 
 
 def test_readme_export_import_commands_run_as_written(redis_url: str, tmp_path: Path) -> None:
-    """The README's commands, run by bash with the real `memcore`, between two Redis
+    """The documented commands, run by bash with the real `memcore`, between two Redis
     servers (only the two URLs are swapped for the test servers)."""
     put(redis_url, memory("Alice lives in Lyon", ns="alice"), memory("Alice plays chess",
                                                                      ns="alice", pinned=True))

@@ -1,10 +1,11 @@
-"""The README as a reader would use it: its Python blocks run, its `memcore` lines parse.
+"""The docs as a reader would use them: their Python blocks run, their `memcore` lines parse.
 
-Python blocks run in README order, each in a fresh interpreter, against a real Redis
-and real Celery workers (``tests/celery_stack.py``) and a real HTTP API server on them.
-The README addresses Redis as ``redis://localhost:6379/0`` and the API as
-``http://127.0.0.1:8080`` with the key in ``$KEY``; the test replaces exactly those two
-literals with the test servers' URLs, sets ``MEMCORE_REDIS_URL`` and ``KEY`` (a write
+The docs are README.md and the site's pages (``tests/docs_text.py``). Python blocks run in
+that order (README first, then the pages in mkdocs.yml's nav order), each in a fresh
+interpreter, against a real Redis and real Celery workers (``tests/celery_stack.py``) and a
+real HTTP API server on them. The docs address Redis as ``redis://localhost:6379/0`` and the
+API as ``http://127.0.0.1:8080`` with the key in ``$KEY``; the test replaces exactly those
+two literals with the test servers' URLs, sets ``MEMCORE_REDIS_URL`` and ``KEY`` (a write
 key for ``alice``), and fails if a block names a server any other way, so the
 substitution can never silently miss.
 
@@ -31,10 +32,12 @@ from typer.testing import CliRunner
 from memcore.cli import app
 from memcore.local.stack import LocalStack
 from tests.api_helpers import serve
+from tests.docs_text import all_docs, pages
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
-DOCS_WITH_COMMANDS = (ROOT / "README.md", ROOT / "docs" / "design.md")
+DOCS = all_docs()
+# Every page, design.md and architecture.md included.
+DOCS_WITH_COMMANDS = pages()
 README_REDIS_URL = "redis://localhost:6379/0"
 README_API_URL = "http://127.0.0.1:8080"
 FENCE = re.compile(r"^```(\w*)\s*$")
@@ -122,7 +125,7 @@ def resolve(words: list[str]) -> tuple[list[str], list[str]]:
 
 
 def test_python_blocks_are_found() -> None:
-    blocks = python_blocks(README)
+    blocks = python_blocks(DOCS)
     assert len(blocks) >= 2
     assert any("from memcore import Client" in b for b in blocks)
 
@@ -135,7 +138,7 @@ def test_readme_python_blocks_run_against_a_real_stack(
     env["MEMCORE_REDIS_URL"] = celery_stack.redis_url
     env["KEY"] = api.key("alice", role="write")
     outputs = []
-    blocks = python_blocks(README)
+    blocks = python_blocks(DOCS)
     try:
         for number, block in enumerate(blocks, 1):
             outputs.append(run_block(number, block, {README_REDIS_URL: celery_stack.redis_url,
@@ -148,7 +151,7 @@ def test_readme_python_blocks_run_against_a_real_stack(
 
 def run_block(number: int, block: str, urls: dict[str, str], env: dict[str, str],
               cwd: Path) -> str:
-    """Run one block with the README's server URLs replaced; its stdout."""
+    """Run one block with the docs' server URLs replaced; its stdout."""
     for scheme in ("redis://", "rediss://", "unix://", "http://", "https://"):
         for start in [m.start() for m in re.finditer(re.escape(scheme), block)]:
             assert any(block.startswith(url, start) for url in urls), (
@@ -158,12 +161,15 @@ def run_block(number: int, block: str, urls: dict[str, str], env: dict[str, str]
         code = code.replace(literal, url)
     done = subprocess.run([sys.executable, "-c", code], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=300, check=False)
-    assert done.returncode == 0, f"README python block {number}:\n{block}\n{done.stderr}"
+    assert done.returncode == 0, f"docs python block {number}:\n{block}\n{done.stderr}"
     return done.stdout
 
 
 def test_readme_command_lines_are_found() -> None:
-    lines = command_lines(README)
+    lines = command_lines(DOCS)
+    # The pages that name commands are all checked below.
+    assert {p.name for p in DOCS_WITH_COMMANDS if command_lines(p.read_text())} >= {
+        "README.md", "usage.md", "cli.md", "http-api.md", "operations.md", "design.md"}
     assert len(lines) > 20
     assert "memcore consolidate NS [--full] --full" in lines
     assert "memcore erase NS --memory ID --episode ID --all --yes" in lines
@@ -171,11 +177,11 @@ def test_readme_command_lines_are_found() -> None:
     assert "memcore stats alice" in lines  # after an environment variable in a shell block
 
 
-@pytest.mark.parametrize("doc", DOCS_WITH_COMMANDS, ids=lambda p: p.name)
+@pytest.mark.parametrize("doc", [page for page in DOCS_WITH_COMMANDS
+                                 if command_lines(page.read_text())], ids=lambda p: p.name)
 def test_every_memcore_command_and_option_exists(doc: Path) -> None:
     problems = []
     lines = command_lines(doc.read_text())
-    assert lines, f"{doc.name} names no memcore command"
     for line in lines:
         words = [w.strip("[]") for w in shlex.split(line)[1:]]
         words = [w for w in words if w and w != "..."]

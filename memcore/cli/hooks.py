@@ -1,4 +1,4 @@
-"""``memcore hooks add|list|remove|dead|retry``: signed webhooks (README, Webhooks)."""
+"""``memcore hooks add|list|remove|dead|retry``: signed webhooks (docs/operations.md, Webhooks)."""
 
 from __future__ import annotations
 

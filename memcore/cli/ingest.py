@@ -33,7 +33,7 @@ def ingest(file: Path = typer.Argument(..., exists=True, dir_okay=False, readabl
     """Enqueue a conversation file's turns for ingestion (needs a running ingest worker).
 
     JSONL lines are {role, content|text, speaker?, timestamp?, id?, conversation?,
-    session?, metadata?} (README: Bulk ingest of chat histories); turns without a
+    session?, metadata?} (docs/operations.md: Bulk ingest of chat histories); turns without a
     timestamp get the current time, turns without an id one derived from their content,
     so a turn sent twice is stored once. LoCoMo files use dia_id as the episode id
     (D1:3 -> D1-3) and the session's date-time as timestamp. A task refused because the

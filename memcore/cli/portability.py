@@ -30,8 +30,8 @@ def export(namespace: str = typer.Argument(..., help="Namespace to export."),
                                             help="ISO time: only the memories valid then, "
                                                  "turns and audit up to then.")) -> None:
     """Write a namespace as a memcore-export JSONL file: memories of every status with
-    their history and vectors, pins, scopes, metadata and the audit log (README: Export
-    and import)."""
+    their history and vectors, pins, scopes, metadata and the audit log (docs/operations.md:
+    Export and import)."""
     from memcore.client.portability import export_lines
 
     client = open_client()

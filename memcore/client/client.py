@@ -311,9 +311,11 @@ class Client:
                     exempt=self.settings.redact_secrets_exempt_namespaces,
                     max_bytes=self.settings.max_turn_bytes,
                     cues=secret_cues(self.settings.language))
-                # The erase count now: an erase of the namespace after this drops the turns.
+                # The erase counts now: an erase of the namespace after this drops the
+                # turns; a single erase after this keeps what it removed out of them.
+                counts = self.store.fences.accepted(namespace)
                 payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
-                                        erase_fence=self.store.fences.current(namespace),
+                                        erase_fence=counts.fence, erasures=counts.erasures,
                                         charge_to=charge_to)
                 self._send(task_names.INGEST, payload.wire(),
                            task_names.INGEST_QUEUE, task_id=task_id)

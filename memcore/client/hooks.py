@@ -1,5 +1,5 @@
 """Producer side of webhooks: start a dispatch after a change made in this process, and
-requeue dead letters (README, Webhooks). The events themselves come from the audit log
+requeue dead letters (docs/operations.md, Webhooks). The events themselves come from the audit log
 (memcore.hooks.dispatch); nothing here builds one."""
 
 from __future__ import annotations

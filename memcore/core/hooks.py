@@ -53,7 +53,7 @@ def validate_url(url: str) -> str:
     Only ``http`` and ``https`` (no ``file:``, ``gopher:`` or other schemes a fetcher
     could be tricked into), a host, no user:password part (the secret signs instead),
     and no literal link-local, multicast or unspecified address (cloud metadata
-    endpoints live at 169.254.169.254). Names are not resolved: see README, Webhooks,
+    endpoints live at 169.254.169.254). Names are not resolved: see docs/operations.md, Webhooks,
     on where the workers may reach."""
     if not isinstance(url, str) or not url or len(url) > MAX_URL:
         raise ValueError(f"url: give an http(s) URL of at most {MAX_URL} characters")
@@ -188,7 +188,7 @@ def signature_header(secret: str, timestamp: int, body: bytes) -> str:
 def verify(secret: str, header: str, body: bytes, *, now: float,
            tolerance: float = 300.0) -> bool:
     """True if ``header`` signs ``body`` with ``secret`` and its time is within
-    ``tolerance`` seconds of ``now`` (a receiver's check; README, Webhooks)."""
+    ``tolerance`` seconds of ``now`` (a receiver's check; docs/operations.md, Webhooks)."""
     fields = dict(part.split("=", 1) for part in header.split(",") if "=" in part)
     try:
         timestamp = int(fields["t"])

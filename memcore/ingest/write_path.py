@@ -34,6 +34,7 @@ from memcore.core.models import (
 )
 from memcore.core.text import MinHasher, content_hash
 from memcore.index.vector_index import IndexCache
+from memcore.ingest.erased import kept_turns, restated
 from memcore.ingest.forget import Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
@@ -47,6 +48,7 @@ from memcore.observability import metrics
 from memcore.observability.instrument import Instruments
 from memcore.observability.usage import CallUsage, collect_usage
 from memcore.store import MemoryStore
+from memcore.store.erased import ErasedSince
 
 MINHASH_MIN_WORDS = 12
 # A correction ("It's Anne, not Anna") is judged against this many of the scope's
@@ -71,6 +73,8 @@ class IngestReport:
     garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
     memory_ids: list[str] = field(default_factory=list)
     forgotten: list[dict[str, object]] = field(default_factory=list)  # forget requests
+    erased_turns: int = 0  # turns left out: erased after they were accepted
+    erased_facts: int = 0  # facts left out: their turn or their text erased since
     usage: CallUsage = field(default_factory=CallUsage)  # every model call, embeddings too
 
     shadow: dict[str, int] = field(default_factory=dict)
@@ -169,22 +173,24 @@ class IngestPipeline:
         return episode.role is Role.ASSISTANT and self.settings.allow_assistant_facts
 
     def ingest(self, namespace: str, episodes: Sequence[Episode], *,
-               infer: bool = True) -> IngestReport:
+               infer: bool = True, erased: ErasedSince | None = None) -> IngestReport:
         """Process one batch of turns of ``namespace``; returns what was done.
 
         ``infer=False`` stores each trusted turn's text as one memory verbatim: no
         extraction and no decision call, but exact duplicates (same text, same scope)
         still reinforce the memory they repeat, and every write is audited.
         ``report.usage``: the model calls (and reported tokens) the batch cost.
+        ``erased``: what single erases made after the turns were accepted removed; those
+        turns and facts are left out (memcore.ingest.erased).
         """
         with collect_usage() as usage:
-            report = self._ingest(namespace, episodes, infer)
+            report = self._ingest(namespace, episodes, infer, erased or ErasedSince())
         report.usage = usage
         self._count(namespace, report)
         return report
 
-    def _ingest(self, namespace: str, episodes: Sequence[Episode], infer: bool
-                ) -> IngestReport:
+    def _ingest(self, namespace: str, episodes: Sequence[Episode], infer: bool,
+                erased: ErasedSince) -> IngestReport:
         for i, episode in enumerate(episodes):  # before anything is written
             try:
                 check_turn_size(episode.text, self.settings.max_turn_bytes)
@@ -195,6 +201,16 @@ class IngestPipeline:
         # Forget requests (docs/design.md): their sentences are never stored nor read for facts.
         episodes, forget = read_requests(self.language, episodes)
         report = IngestReport(episodes=len(episodes))
+        if erased:  # as stored: masked, without request sentences
+            kept = {ep.id for ep in kept_turns(episodes, erased)}
+            report.erased_turns = len(episodes) - len(kept)
+            secrets = [found for ep, found in zip(episodes, secrets, strict=True)
+                       if ep.id in kept]
+            for ep in episodes:  # stored by a run before the erase: the erase wins
+                if ep.id not in kept:
+                    self.store.episodes.drop(namespace, ep.id)
+            episodes = [ep for ep in episodes if ep.id in kept]
+            forget = {k: v for k, v in forget.items() if k in kept}
         fresh = self.store.episodes.add_episodes(episodes)
         audit_redactions(self.store, namespace, episodes, fresh, secrets)
         report.new_episodes = sum(fresh)
@@ -211,14 +227,35 @@ class IngestPipeline:
                 facts = [verbatim_fact(ep) for ep in trusted]
             if infer and self._rule_extraction:
                 facts = self._with_statements(trusted, facts)
+            if erased:
+                new = {ep.id for ep, stored in zip(episodes, fresh, strict=True) if stored}
+                facts = self._without_erased(namespace, facts, origin, new, erased, report)
             report.facts = len(facts)
             if facts:
                 self._decide_and_apply(namespace, facts, origin, report, infer=infer)
         if forget:  # erased in this task, before it is acknowledged (memcore.ingest.forget)
-            report.forgotten = [o.as_dict() for o in Forgetter(
-                self.store, self.models.embedder, self.language,
-                self.index_cache).apply(namespace, episodes, forget)]
+            # The task's own erase: not refused by the fence its writes are under.
+            with self.store.gateway.unfenced(namespace):
+                report.forgotten = [o.as_dict() for o in Forgetter(
+                    self.store, self.models.embedder, self.language,
+                    self.index_cache).apply(namespace, episodes, forget)]
         return report
+
+    def _without_erased(self, namespace: str, facts: list[ExtractedFact],
+                        origin: dict[str, Episode], new: set[str],
+                        erased: ErasedSince, report: IngestReport) -> list[ExtractedFact]:
+        """``facts`` without those single erases since the turns were accepted removed
+        (memcore.ingest.erased); a turn this run stored that restates erased content is
+        removed again (the erase would have taken it: docs/design.md)."""
+        gone = restated(facts, origin, erased)
+        if not gone:
+            return facts
+        report.erased_facts = len(gone)
+        for source in sorted({facts[i].source for i in gone} & new):
+            self.store.episodes.drop(namespace, source)
+            report.erased_turns += 1
+            report.new_episodes -= 1
+        return [f for i, f in enumerate(facts) if i not in gone]
 
     def _extract(self, namespace: str, episodes: Sequence[Episode],
                  report: IngestReport) -> list[ExtractedFact]:
@@ -303,22 +340,22 @@ class IngestPipeline:
         drop matplotlib, use plotly") written as "<speaker> asks the assistant to ...",
         in place of what the extractor made of the sentences that said them."""
         turns = [ep for ep in users if ep.id not in replied]
-        said = self.language.instructions([(ep.speaker.strip() or "User", ep.text,
-                                            asked.get(ep.id, "")) for ep in turns])
-        texts = [text for found in said for _, text in found]
+        per_turn = self.language.instructions([(ep.speaker.strip() or "User", ep.text,
+                                                asked.get(ep.id, "")) for ep in turns])
+        texts = [text for found in per_turn for _, text in found]
         if not texts:
             return facts
         readings = dict(zip(texts, self.language.read(texts), strict=True))
         rules = self.language.text_rules
         out = list(facts)
-        for episode, found in zip(turns, said, strict=True):
+        for episode, found in zip(turns, per_turn, strict=True):
             name = rules.canonical_terms(episode.speaker.strip() or "User") | \
                 rules.canonical_terms("asks the assistant")
-            for sentence, text in found:
+            for said, text in found:
                 reading = readings[text]
                 if reading.problem is not None:
                     continue
-                within = rules.canonical_terms(sentence) | name
+                within = rules.canonical_terms(said) | name  # the words that said it
                 out = [f for f in out if f.source != episode.id or id(f) in statements
                        or not rules.canonical_terms(f.text) <= within]
                 if all(f.text != text for f in out):

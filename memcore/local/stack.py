@@ -119,7 +119,7 @@ class LocalStack:
         self.llm: Any = None  # the LlamaServer, once started
         self.app = app
         self.data_dir = data_dir
-        # Flower's UI and /api need a password (README, Flower): the user's
+        # Flower's UI and /api need a password (docs/operations.md, Flower): the user's
         # FLOWER_BASIC_AUTH, else one made here and printed by `memcore up`.
         self.flower_auth = (self.extra_env.get("FLOWER_BASIC_AUTH")
                             or os.environ.get("FLOWER_BASIC_AUTH")

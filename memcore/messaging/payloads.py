@@ -23,6 +23,11 @@ class IngestPayload(BaseModel):
         description="the namespace's erase count when the turns were accepted "
                     "(store.fences.current): a worker drops them if an erase of the "
                     "namespace has run since (0: accepted before any erase)")
+    erasures: int = Field(
+        default=0, ge=0,
+        description="the namespace's single-erase count when the turns were accepted "
+                    "(store.erased.count): a worker leaves out the turns and facts a "
+                    "memory, turn or forget erase after it removed (0: before any)")
     charge_to: Identifier | None = Field(
         default=None,
         description="the API key whose model-call budget the task's model calls are "
@@ -35,6 +40,8 @@ class IngestPayload(BaseModel):
         data = self.model_dump(mode="json")
         if data.get("charge_to") is None:  # likewise: older workers reject the key
             data.pop("charge_to", None)
+        if not data.get("erasures"):
+            data.pop("erasures", None)
         for episode in data["episodes"]:
             if episode.get("expires_at") is None:
                 episode.pop("expires_at", None)

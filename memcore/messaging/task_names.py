@@ -17,4 +17,4 @@ CONSOLIDATE_QUEUE = "consolidate"
 """The queue of passes and maintenance: the consolidate workers consume it."""
 HOOKS_QUEUE = "hooks"
 """The queue of webhook dispatch and deliveries: network I/O to receivers, kept off the
-ingest and consolidate workers (README, Webhooks)."""
+ingest and consolidate workers (docs/operations.md, Webhooks)."""

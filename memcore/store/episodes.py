@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from memcore.core.models import Episode, validate_identifier, validate_namespace
-from memcore.store import keys
+from memcore.store import guard, keys
 from memcore.store.base import BATCH
 from memcore.store.codec import pack_episode, unpack_episode
+from memcore.store.errors import ErasedMeanwhile
 from memcore.store.gateway import Gateway
 
 
@@ -28,7 +29,9 @@ class Episodes:
         self._r = gateway.client
 
     def add_episodes(self, episodes: Sequence[Episode]) -> list[bool]:
-        """Store episodes; True = newly stored, False = that id was already there."""
+        """Store episodes; True = newly stored, False = that id was already there.
+        Under :meth:`Gateway.fenced` the append checks the erase counts in its script and
+        raises ErasedMeanwhile (nothing stored) when an erase changed them."""
         by_ns: dict[str, list[int]] = {}
         for pos, ep in enumerate(episodes):
             by_ns.setdefault(ep.namespace, []).append(pos)
@@ -36,10 +39,17 @@ class Episodes:
         for ns, positions in by_ns.items():
             validate_namespace(ns)
             self._gw.register(ns)
-            args: list[str | bytes] = [keys.prefix(ns)]
+            fence = guard.active(ns)
+            expected = fence.expected() if fence is not None else []
+            args: list[str | bytes] = [keys.prefix(ns), str(len(expected)),
+                                       *(raw or b"" for _, raw in expected)]
             for pos in positions:
                 args += [validate_identifier(episodes[pos].id), pack_episode(episodes[pos])]
-            res = self._gw.add_episodes(keys=[keys.episodes(ns)], args=args)
+            res = self._gw.add_episodes(keys=[keys.episodes(ns), *(k for k, _ in expected)],
+                                        args=args)
+            if res == -1 and fence is not None:
+                self._gw.check_guard(fence)
+                raise ErasedMeanwhile(f"namespace {ns!r}: erased meanwhile; no turn stored")
             for pos, flag in zip(positions, res, strict=True):
                 out[pos] = bool(flag)
         return out

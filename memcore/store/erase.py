@@ -28,6 +28,7 @@ from memcore.core.models import (
     validate_identifier,
     validate_namespace,
 )
+from memcore.core.text import content_hash
 from memcore.observability import metrics
 from memcore.store import keys, ops
 from memcore.store.audit import PURGED, AuditLog
@@ -35,8 +36,10 @@ from memcore.store.base import BATCH, DeltaEntry, DeltaOp
 from memcore.store.changes import Change, queue_changes
 from memcore.store.codec import pack_memory, unpack_memory
 from memcore.store.episodes import Episodes
+from memcore.store.erased import Erased
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
+from memcore.store.rewrites import PendingRewrites, RewriteState
 from memcore.store.snapshots import Snapshots
 from memcore.store.unlisted import unlisted_key, unlisted_sources
 
@@ -105,13 +108,29 @@ class Eraser:
     """erase_memory / erase_episode / erase_namespace."""
 
     def __init__(self, gateway: Gateway, snapshots: Snapshots, episodes: Episodes,
-                 audit: AuditLog, fences: Fences | None = None) -> None:
+                 audit: AuditLog, fences: Fences | None = None,
+                 erased: Erased | None = None) -> None:
         self._gw = gateway
         self._r = gateway.client
         self._snapshots = snapshots
         self._episodes = episodes
         self._audit = audit
         self._fences = fences or Fences(gateway)
+        self._erased = erased or Erased(gateway)
+        self._pending = PendingRewrites(gateway.client)
+
+    def _note(self, namespace: str, memories: dict[str, Memory], victims: Collection[str],
+              turns: Collection[str]) -> None:
+        """Before a single erase removes anything: count it and note the removed texts'
+        hashes and turn ids (memcore.store.erased), so a turn accepted before it and
+        delivered after cannot store them again; a fenced write racing it is refused."""
+        hashes = {content_hash(text, memories[v].scope) for v in victims
+                  for text in (memories[v].text, *memories[v].member_texts)}
+        for turn in turns:
+            episode = self._episodes.get_episode(namespace, turn)
+            if episode is not None:
+                hashes.add(content_hash(episode.text, episode.scope))
+        self._erased.record(namespace, turns=turns, hashes=hashes)
 
     def _erase_live(self, namespace: str, planner: Planner, source: str | None,
                     now: datetime, also: set[str]) -> set[str]:
@@ -321,9 +340,21 @@ class Eraser:
     def rewrite_files(self, wait: float = 30.0) -> None:
         """After an erase: rewrite the AOF (:meth:`rewrite_aof`) and, where RDB snapshots
         are configured, write a new ``dump.rdb`` (:meth:`save_snapshot`), so erased bytes
-        leave every file Redis keeps."""
+        leave every file Redis keeps. A marker remembers them until Redis reports them
+        done (:meth:`resume_rewrites`: a crash mid-rewrite does not leave them undone)."""
+        self._pending.mark()
         self.rewrite_aof(wait)
         self.save_snapshot(wait)
+
+    def resume_rewrites(self, wait: float = 0.0) -> RewriteState:
+        """Check the rewrites an erase started (memcore.store.rewrites); start them again
+        when Redis restarted before they finished or they failed. Run on each beat tick."""
+        state = self._pending.status()
+        if state is RewriteState.LOST:
+            log.warning("erase: the AOF rewrite / BGSAVE an erase started did not finish "
+                        "(Redis restarted or it failed): starting it again")
+            self.rewrite_files(wait)
+        return state
 
     def save_snapshot(self, wait: float = 30.0) -> bool:
         """Ask Redis for a new RDB snapshot (``BGSAVE``) where it keeps one: ``save``
@@ -365,6 +396,9 @@ class Eraser:
         (the memory plus records merged into it or supported only by it)."""
         validate_namespace(namespace)
         validate_identifier(memory_id)
+        memories = self._latest_records(namespace, memory_id)
+        victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=as_utc(now))
+        self._note(namespace, memories, victims, ())
         return len(self._erase(namespace, memory_id, None, now, reason))
 
     def _latest_records(self, namespace: str, memory_id: str) -> dict[str, Memory]:
@@ -394,6 +428,7 @@ class Eraser:
         # Every turn a removed record counted: the ids it lists and those it unlisted.
         candidates = sorted({s for v in victims for s in memories[v].sources}
                             | unlisted_sources(self._r, namespace, victims))
+        self._note(namespace, memories, victims, candidates)
         episodes = [s for s in candidates if self._episodes.drop(namespace, s)]
         gone = set(episodes)
         orphaned = sorted(m.id for m in memories.values() if m.id not in victims
@@ -409,6 +444,9 @@ class Eraser:
         this one. Returns the number of memory ids removed plus 1 if the episode existed."""
         validate_namespace(namespace)
         validate_identifier(episode_id)
+        memories = {m.id: m for m in self._gw.live_memories(namespace)}
+        victims, _ = plan_erase(memories, memory_id=None, source=episode_id, now=as_utc(now))
+        self._note(namespace, memories, victims, [episode_id])
         existed = self._episodes.drop(namespace, episode_id)
         return len(self._erase(namespace, None, episode_id, now, reason)) + int(existed)
 

@@ -7,7 +7,8 @@ increments the count before it deletes anything (:meth:`Fences.advance`). A work
 about to store a task's turns compares: a task stamped with a lower count was accepted
 before an erase that has run since, so its turns are dropped, never stored, and the
 drop is audited once (action DROP, actor ingest, no text: the number of turns, the
-counts and the task id).
+counts and the task id). The comparison is repeated inside each of the task's writes
+(memcore.store.guard), so an erase between the worker's check and a write wins too.
 
 Why a count and not a time: the producer and the eraser may run on hosts whose clocks
 differ; a count read from the same Redis orders them exactly. An add that reads the
@@ -23,6 +24,7 @@ from memcore.core.models import Actor, AuditAction, AuditEvent, as_utc, validate
 from memcore.store import keys
 from memcore.store.audit import AuditLog
 from memcore.store.gateway import Gateway
+from memcore.store.guard import Guard
 
 
 class Fences:
@@ -36,6 +38,12 @@ class Fences:
         """How many times ``namespace`` was erased whole (0: never)."""
         raw = self._r.get(keys.erase_fence(namespace))
         return int(raw) if raw is not None else 0
+
+    def accepted(self, namespace: str) -> Guard:
+        """The namespace's whole-erase and single-erase counts now, in one read: what a
+        producer stamps a task with, and what a worker writes it fenced on
+        (memcore.store.guard)."""
+        return self._gw.read_guard(namespace)
 
     def advance(self, namespace: str) -> int:
         """Count one more erase of ``namespace`` (before its keys go); the new count."""

@@ -8,18 +8,21 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import redis
 from redis.cluster import RedisCluster
 
 from memcore.core.models import Memory, new_id, validate_identifier, validate_namespace
-from memcore.store import keys, scripts
+from memcore.store import guard, keys, scripts
 from memcore.store.base import BATCH, DurabilityError, NamespaceState
 from memcore.store.codec import unpack_memory
 from memcore.store.commit import ANY, ScriptBatch
 from memcore.store.connect import primaries
+from memcore.store.errors import ErasedMeanwhile
+from memcore.store.guard import Guard
 
 log = logging.getLogger(__name__)
 
@@ -97,7 +100,42 @@ class Gateway:
             return True
         if batch.keys[:2] != [keys.current(namespace), keys.pass_token(namespace)]:
             raise ValueError(f"namespace: batch was built for another namespace than {namespace!r}")
-        return bool(self.commit_write(keys=batch.keys, args=batch.args(version, token)))
+        fence = guard.active(namespace)
+        if fence is not None:  # fenced: the erase counts are checked in the same script
+            for key, raw in fence.expected():
+                batch.check(key, raw)
+        if self.commit_write(keys=batch.keys, args=batch.args(version, token)):
+            return True
+        if fence is not None:
+            self.check_guard(fence)
+        return False
+
+    # --- erase fences (memcore.store.guard) ---------------------------------------------
+    def read_guard(self, namespace: str) -> Guard:
+        """The namespace's erase counts now (one MGET: one slot)."""
+        whole, single = self.client.mget([keys.erase_fence(namespace), keys.erasures(namespace)])
+        return Guard(namespace, whole, single)
+
+    def check_guard(self, fence: Guard) -> None:
+        """Raise ErasedMeanwhile if an erase changed ``fence``'s counts."""
+        if self.read_guard(fence.namespace) != fence:
+            raise ErasedMeanwhile(
+                f"namespace {fence.namespace!r}: erased since this write read its erase "
+                f"counts (whole {fence.fence}, single {fence.erasures}); nothing written")
+
+    @contextmanager
+    def fenced(self, fence: Guard) -> Iterator[None]:
+        """Inside the block, every commit and episode append of ``fence.namespace`` made
+        by this thread (context) is refused with ErasedMeanwhile once an erase changed
+        the counts ``fence`` read; the check runs in the write's own script."""
+        with guard.scoped(fence.namespace, fence):
+            yield
+
+    @contextmanager
+    def unfenced(self, namespace: str) -> Iterator[None]:
+        """Lift :meth:`fenced` inside the block (an erase the writer itself makes)."""
+        with guard.scoped(namespace, None):
+            yield
 
     def batch(self, namespace: str) -> ScriptBatch:
         """An empty batch for namespace ``namespace``."""

@@ -5,7 +5,8 @@ namespace lives in one Redis Cluster slot and multi-key transactions and scripts
 work there. The only keys outside a namespace are the registry set
 ``mc:namespaces``, the API key hashes ``mc:apikeys`` (memcore.store.api_keys), the
 usage totals ``mc:usage`` (memcore.store.usage), the ingest backlog ``mc:backlog``
-and each namespace's erase fence ``mc:fence:{<ns>}`` and backlog ``mc:backlog:{<ns>}``
+and each namespace's erase fence ``mc:fence:{<ns>}``, erase count ``mc:erasures:{<ns>}``
+and backlog ``mc:backlog:{<ns>}``
 (same slot; outside ``mc:{<ns>}:*`` so erasing the namespace keeps them:
 memcore.store.fences, memcore.store.backlog), and the API keys' rate limiter state
 ``mc:ratelimit:{<key id>}:*`` (memcore.store.rate_limits).
@@ -16,7 +17,9 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:namespaces                  SET    every namespace with data
     mc:apikeys                     HASH   API key id -> role, scopes, SHA-256 (api_keys.py)
     mc:usage                       HASH   <operation>.<field> -> model usage, all namespaces
+    mc:rewrite-pending             HASH   an erase's AOF rewrite / BGSAVE not yet done (rewrites.py)
     mc:fence:{ns}                  STRING how many times ns was erased whole (fences.py)
+    mc:erasures:{ns}               STRING how many single erases ns had (erased.py)
     mc:backlog                     ZSET   ingest task id -> accepted at, until done (backlog.py)
     mc:backlog:{ns}                ZSET   the same, of one namespace (kept by an erase)
     mc:{ns}:current                STRING current version pointer (absent = 0)
@@ -53,6 +56,7 @@ rolling back applies the undo hashes newest first (notes/store.md).
     mc:{ns}:lastpass               STRING time of the last committed pass (epoch s)
     mc:{ns}:reviews                LIST   precision reviews (memcore review), JSON, no texts
     mc:{ns}:purged                 HASH   id of a purged tombstone -> when (epoch s)
+    mc:{ns}:erased                 HASH   e:<turn id> / h:<content hash> -> erase count (erased.py)
     mc:{ns}:tasks                  ZSET   task ids enqueued over HTTP -> time (task_log.py)
     mc:{ns}:dropped:<task>         STRING an ingest task whose turns an erase dropped (TTL)
     mc:{ns}:import:<export id>     STRING last line of that export file imported (imports.py)
@@ -73,6 +77,9 @@ ORDER_CHUNK = 65_536
 _HASH_RE = re.compile(r"^[0-9a-f]{8,128}$")
 
 REGISTRY = "mc:namespaces"
+REWRITE_PENDING = "mc:rewrite-pending"
+"""Set by an erase before it starts the AOF rewrite / BGSAVE, removed once Redis reports
+them done (memcore.store.rewrites)."""
 USAGE = "mc:usage"
 """Model calls and tokens of all namespaces by operation (memcore.store.usage)."""
 
@@ -271,6 +278,18 @@ def erase_fence(ns: str) -> str:
     """How many times ``ns`` was erased whole (INCR, never deleted). Outside the
     namespace's prefix, so erasing the namespace keeps it; same hash tag, same slot."""
     return f"mc:fence:{{{validate_namespace(ns)}}}"
+
+
+def erasures(ns: str) -> str:
+    """How many single erases (a memory, a turn, a forget request) ``ns`` had (INCR,
+    never deleted; outside the namespace's prefix, same slot): memcore.store.erased."""
+    return f"mc:erasures:{{{validate_namespace(ns)}}}"
+
+
+def erased(ns: str) -> str:
+    """What single erases of ``ns`` removed, without text: ``e:<turn id>`` and
+    ``h:<content hash>`` -> the erase count that erase set (memcore.store.erased)."""
+    return prefix(ns) + "erased"
 
 
 BACKLOG = "mc:backlog"

@@ -11,6 +11,8 @@ repositories directly (``store.records.get(...)``, ``store.snapshots.begin_pass(
 * ``snapshots`` (snapshots.py): passes, versions, rollback, gc, index blobs
 * ``eraser`` (erase.py): the right to be forgotten, and the purge of old tombstones
 * ``fences`` (fences.py): each namespace's erase count, so an erase beats queued turns
+* ``erased`` (erased.py): what single erases removed (hashes and turn ids, no text), so
+  a turn accepted before such an erase does not store it again
 * ``backlog`` (backlog.py): the ingest turns each namespace has queued and not finished
 * ``maintenance`` (maintenance.py): gc of versions, tombstone purge, audit retention
 * ``coordination`` (coordination.py): pass locks, plans, done markers, schedule claims,
@@ -44,6 +46,7 @@ from memcore.store.connect import connect
 from memcore.store.coordination import Coordination
 from memcore.store.episodes import Episodes
 from memcore.store.erase import Eraser
+from memcore.store.erased import Erased
 from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.hooks import HookRepository
@@ -73,9 +76,10 @@ class MemoryStore:
         self.episodes = Episodes(self.gateway)
         self.snapshots = Snapshots(self.gateway, self.audit)
         self.fences = Fences(self.gateway)
+        self.erased = Erased(self.gateway)
         self.backlog = Backlog(self.gateway.client)
         self.eraser = Eraser(self.gateway, self.snapshots, self.episodes, self.audit,
-                             self.fences)
+                             self.fences, self.erased)
         self.maintenance = Maintenance(self.gateway, self.snapshots, self.eraser, self.audit)
         self.coordination = Coordination(self.gateway)
         self.usage = UsageCounters(self.gateway)

@@ -7,7 +7,7 @@ oldest first; the last line is an ``end`` trailer counting the lines between, so
 truncated file is refused. Records carry no namespace: an import writes them into the
 namespace it is given. Vectors travel as the store keeps them (int8 codes and a scale,
 base64), so an import stores the same bytes and ranks the same. The JSON Schema is
-``memcore/data/export.schema.json``; README "Export and import" documents the lines.
+``memcore/data/export.schema.json``; docs/operations.md, "Export and import", documents the lines.
 """
 
 from __future__ import annotations

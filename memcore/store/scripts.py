@@ -145,10 +145,16 @@ redis.call('HSET', KEYS[10], 'created_at', ARGV[5])
 return 1
 """
 
-# Idempotent episode append. KEYS: episode stream. ARGV: ns prefix, id, body, id, body...
+# Idempotent episode append. KEYS: episode stream, then the guard keys. ARGV: ns prefix,
+# number of guard keys, each guard key's expected value ('' = absent), id, body, id,
+# body... Returns -1 (nothing written) when a guard key changed (Gateway.fenced).
 ADD_EPISODES = """
+local nguards = tonumber(ARGV[2])
+for g = 1, nguards do
+  if (redis.call('GET', KEYS[g + 1]) or '') ~= ARGV[g + 2] then return -1 end
+end
 local out = {}
-for i = 2, #ARGV, 2 do
+for i = 3 + nguards, #ARGV, 2 do
   local key = ARGV[1] .. 'ep:' .. ARGV[i]
   if redis.call('EXISTS', key) == 1 then
     out[#out + 1] = 0
@@ -159,6 +165,14 @@ for i = 2, #ARGV, 2 do
   end
 end
 return out
+"""
+
+# Record what a single erase removes, before it removes it (memcore.store.erased).
+# KEYS: erase count, erased hash. ARGV: fields. Returns the new erase count.
+RECORD_ERASED = """
+local n = redis.call('INCR', KEYS[1])
+for i = 1, #ARGV do redis.call('HSET', KEYS[2], ARGV[i], n) end
+return n
 """
 
 # Physically rewrite a stream without some entries (XDEL only flags them, and the

@@ -1,5 +1,5 @@
 """Webhooks over HTTP (admin role): register, list and remove hooks, see and retry dead
-letters (README, Webhooks). A key manages only hooks whose every scope it covers: a
+letters (docs/operations.md, Webhooks). A key manages only hooks whose every scope it covers: a
 scope pattern equal to one of its own, a literal namespace inside them, anything with
 ``*``; so a tenant's admin key can never hear another tenant's events."""
 

@@ -51,7 +51,7 @@ def export(ns: str = NS, with_episodes: bool = Query(False, description="also th
                                                           "this instant; turns and audit "
                                                           "up to it"),
            state: ApiState = Depends(current_state)) -> StreamingResponse:
-    """Stream the namespace as a memcore-export file (README: Export and import)."""
+    """Stream the namespace as a memcore-export file (docs/operations.md: Export and import)."""
     store = state.client.store
     if not store.records.has_namespace(ns):
         raise NamespaceNotFound(f"namespace {ns!r} has no data")

@@ -173,8 +173,9 @@ def _as_instruction(item: Doc, standing: bool, listed: str) -> str | None:
                                       and following[0].lower_ in ("n't", "not")):
         rest = text.split(None, 2 if lower == "do" else 1)[1:]
         return f"not {rest[-1]}" if rest and (standing or listed) else None
-    if lower == "back" and len(following) and following[0].lower_ == "to":
-        return f"go {text}"
+    if lower == "back" and len(following) > 1 and following[0].lower_ == "to" and \
+            following[1].tag_ != "VBG" and (listed or standing or _a_kind_of_thing(following)):
+        return f"go {text}"  # "back to short answers", not "back to throwing"
     imperative = first.tag_ == "VB" or (first.tag_ in ("NN", "VBP") and len(following)
                                          and lower in _FRAGMENT_VERBS)
     if imperative and first.lemma_.lower() in STANDING_VERBS:
@@ -195,6 +196,12 @@ def _as_instruction(item: Doc, standing: bool, listed: str) -> str | None:
                 _for_a_purpose(item) or len(item) <= _MAX_BARE_ITEM))):
         return f"use {text}"
     return None
+
+
+def _a_kind_of_thing(span: Span) -> bool:
+    """A plural or mass noun in ``span`` ("short answers", "bullet points", "British
+    spelling")."""
+    return any(t.tag_ in ("NNS", "NNPS") or t.lemma_.lower() in MASS_THINGS for t in span)
 
 
 def _a_thing_to_use(item: Doc) -> bool:
@@ -230,13 +237,13 @@ def _third_person(text: str, speaker: str) -> str:
 
 def instructions(doc: Doc, speaker: str, question: str,
                  parse: Callable[[Sequence[str]], list[Doc]]) -> list[tuple[str, str]]:
-    """The standing instructions of a user turn ``doc`` as ``(sentence, fact)`` pairs:
-    the sentence they were said in and "<speaker> asks the assistant to ...". ``question``
+    """The standing instructions of a user turn ``doc`` as ``(said, fact)`` pairs: the
+    words that said it (its label and item) and "<speaker> asks the assistant to ...". ``question``
     is the assistant's turn before it (preferences asked for make a list of rules);
     ``parse`` parses the items (one batch)."""
     asked = question.rstrip().endswith("?") and any(
         w.strip("?.,!").lower().rstrip("s") in ASKS_PREFERENCE for w in question.split()[-14:])
-    plan: list[tuple[str, str, str, bool, str]] = []  # sentence, item, topic, ...
+    plan: list[tuple[str, str, str, bool, str, str]] = []  # sentence, item, topic, ...
     rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
     for sent in doc.sents:
         kind, topic, rest = _label(sent)
@@ -246,27 +253,35 @@ def instructions(doc: Doc, speaker: str, question: str,
         listed = "rules" if rules_turn else kind or ("asked" if asked else "")
         if not (listed or standing or _may_instruct(sent)):
             continue  # most sentences: no item is parsed again
+        label = sent.text[:len(sent.text) - len(rest.text)] if rest is not None else ""
         for item in _items(body):
-            plan.append((sent.text, item, topic, standing, listed))
+            plan.append((sent.text, item, topic, standing, listed, label))
     if not plan:
         return []
-    docs = parse([item for _, item, _, _, _ in plan])
+    docs = parse([item for _, item, *_ in plan])
     found = [_as_instruction(d, standing, listed)
-             for (_, _, _, standing, listed), d in zip(plan, docs, strict=True)]
+             for (_, _, _, standing, listed, _), d in zip(plan, docs, strict=True)]
     # "no print statements, use logging": a "no X" beside an instruction is one too.
     with_rules = {s for (s, *_), f in zip(plan, found, strict=True) if f is not None}
-    out: list[tuple[str, str]] = []
-    for (sentence, _, topic, standing, _listed), doc_, instruction in zip(plan, docs, found,
-                                                                      strict=True):
+    out: list[tuple[str, str, str]] = []
+    for (sentence, item, topic, standing, _, label), doc_, instruction in zip(
+            plan, docs, found, strict=True):
         if instruction is None and sentence in with_rules:
             instruction = _as_instruction(doc_, standing, "rules") if _starts_with_no(doc_) \
                 else None
         if instruction is None:
             continue
         text = _third_person(_with_topic(_lowered(instruction, doc_), topic), speaker)
-        out.append((sentence, text))
-    return [(sentence, f"{speaker} asks the assistant to {text}.")
-            for sentence, text in _replacements(out)]
+        out.append((sentence, text, f"{label} {item}".strip()))
+    return [(said, _asks(speaker, text)) for said, text in _replacements(out)]
+
+
+def _asks(speaker: str, instruction: str) -> str:
+    """"<speaker> asks the assistant to use X." / "... never to use X." / "... not to"."""
+    first, _, rest = instruction.partition(" ")
+    if first in ("never", "not") and rest:
+        return f"{speaker} asks the assistant {first} to {rest}."
+    return f"{speaker} asks the assistant to {instruction}."
 
 
 _WITHDRAWN = re.compile(r"^(?:avoid|drop|stop using|stop|ditch|lose|skip|no more) (?P<x>.+?)"
@@ -274,12 +289,14 @@ _WITHDRAWN = re.compile(r"^(?:avoid|drop|stop using|stop|ditch|lose|skip|no more
 _REPLACING = re.compile(r"^(?:use|switch to|go with|try) (?P<y>.+?)(?P<topic> for [\w -]+)?$")
 
 
-def _replacements(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """"drop matplotlib, use plotly" (one sentence): one instruction, "use plotly instead
-    of matplotlib", not a withdrawal beside its replacement."""
-    out: list[tuple[str, str]] = []
-    per_sentence = {sentence: sum(1 for s, _ in found if s == sentence) for sentence, _ in found}
-    for sentence, text in found:
+def _replacements(found: list[tuple[str, str, str]]) -> list[tuple[str, str]]:
+    """``(sentence, instruction, span said)`` -> ``(span said, instruction)``; "drop
+    matplotlib, use plotly" (one sentence): one instruction, "use plotly instead of
+    matplotlib", not a withdrawal beside its replacement."""
+    out: list[tuple[str, str, str]] = []
+    per_sentence = {sentence: sum(1 for s, *_ in found if s == sentence)
+                    for sentence, *_ in found}
+    for sentence, text, said in found:
         # Only a pair is one replacement; in a longer list each item is a rule of its own.
         if out and out[-1][0] == sentence and per_sentence[sentence] == 2:
             before = _WITHDRAWN.match(out[-1][1])
@@ -288,10 +305,11 @@ def _replacements(found: list[tuple[str, str]]) -> list[tuple[str, str]]:
                                                                        or ""):
                 topic = after.group("topic") or before.group("topic") or ""
                 out[-1] = (sentence,
-                           f"use {after.group('y')}{topic} instead of {before.group('x')}")
+                           f"use {after.group('y')}{topic} instead of {before.group('x')}",
+                           f"{out[-1][2]}, {said}")
                 continue
-        out.append((sentence, text))
-    return out
+        out.append((sentence, text, said))
+    return [(said, text) for _, text, said in out]
 
 
 def _lowered(instruction: str, doc: Doc) -> str:
