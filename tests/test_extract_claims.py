@@ -139,3 +139,14 @@ def test_states_of_the_moment_are_temporary_and_dated_trips_are_plans(said: str,
 ])
 def test_chat_spellings_are_written_out(said: str, stored: str) -> None:
     assert any(stored in text for text in texts(said)), texts(said)
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    # A tag for the listener does not make the statement a question or about the listener.
+    ("I teach Year 4 at Hillside Primary in Leeds, been there six years now, can you "
+     "believe it.", "Ann teaches Year 4 at Hillside Primary in Leeds"),
+    ("We moved to Derby in May, you know.", "Ann moved to Derby in May"),
+    ("My back is better, right?", "Ann's back is better"),
+])
+def test_a_tag_for_the_listener_is_left_out(said: str, stored: str) -> None:
+    assert any(stored in text for text in texts(said)), texts(said)

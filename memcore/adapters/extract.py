@@ -26,6 +26,7 @@ from memcore.core.models import Episode, Kind, Role
 from memcore.language import language_pack
 from memcore.language.english.compare import relation_for
 from memcore.language.english.lexicon import content_terms, fold, word_set
+from memcore.language.english.spelling import without_listener_tags
 from memcore.observability.usage import Metered
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+|\n+|;\s+|\s+-\s+(?=[A-Z])")
@@ -594,6 +595,17 @@ _META_REMARK = re.compile(r"^(?:that'?s|that is|this is|it'?s|it is)\s+(?:not\s+
 
 # A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
 _ANAPHORA = re.compile(r"\b(?:them|it|those|these(?! days)|that one|there)\b", re.I)
+_OWN_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
+
+
+def _leans_back(claim: str) -> bool:
+    """Does a later clause of a sentence lean on the one before ("my doctor said I don't
+    need them")? Not one that opens with its own first-person statement and only mentions
+    "there" in an aside after it ("I teach at St Anne's, been there eleven years")."""
+    if _OWN_SUBJECT.match(claim):
+        head = claim.split(",", 1)[0]
+        return bool(_ANAPHORA.search(head))
+    return bool(_ANAPHORA.search(claim))
 
 
 # "..., to be honest": a closing hedge of manner, not part of the claim.
@@ -717,6 +729,7 @@ class OfflineExtractor(Metered):
         seen: set[str] = set()
         out: list[ExtractedFact] = []
         for raw in _with_verdicts(split_sentences(chat_spelled_out(episode.text))):
+            raw = without_listener_tags(raw)
             sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
             remember = _ASK_TO_REMEMBER.match(sentence)
             if remember:  # "can u remember that my wife's name is Ana": a statement
@@ -740,7 +753,7 @@ class OfflineExtractor(Metered):
                 continue
             said_by_self = bool(_FIRST_PERSON.search(sentence))
             for n, claim in enumerate(split_claims(sentence)):
-                if n and _ANAPHORA.search(claim) and not _PLEASE.search(claim):
+                if n and _leans_back(claim) and not _PLEASE.search(claim):
                     continue  # "..., my doctor said I don't need them": leans on the clause before
                 for fact in self._claim_facts(claim, name, episode, said_by_self):
                     if fold(fact.text) not in seen:

@@ -27,7 +27,7 @@ from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.referents import resolve as resolve_referents
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
-from memcore.language.english.spelling import spelled
+from memcore.language.english.spelling import spelled, without_listener_tags
 from memcore.language.english.statements import statements
 from memcore.language.english.text_rules import ENGLISH_TEXT
 
@@ -81,8 +81,9 @@ class EnglishPack:
         return word in self.nlp.vocab.strings
 
     def spelled(self, text: str) -> str:
-        """``text`` with chat spellings written out (:mod:`.spelling`)."""
-        return spelled(text, self.is_word)
+        """``text`` with chat spellings written out and the listener tags its sentences
+        end with left out ("..., can you believe it"): :mod:`.spelling`."""
+        return without_listener_tags(spelled(text, self.is_word))
 
     def load(self) -> None:
         """Load the spaCy pipeline now (about 0.6 s) and run it once."""

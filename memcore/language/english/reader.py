@@ -26,6 +26,12 @@ def _word(tok: Token) -> str:
     return tok.lemma_.lower()
 
 
+def _in_a_name(poss: Token) -> bool:
+    """A name's possessive that is part of a name ("St Anne's Primary", "Sam's Bakery"),
+    not an owner ("Kenji's sister")."""
+    return poss.dep_ == "poss" and poss.pos_ == "PROPN" and poss.head.pos_ == "PROPN"
+
+
 def _value(tok: Token) -> str:
     """The value a token heads: the token with its modifiers, names and conjuncts, not
     its determiners, prepositions or clauses."""
@@ -33,7 +39,7 @@ def _value(tok: Token) -> str:
 
     def walk(t: Token) -> None:
         for child in t.lefts:
-            if child.dep_ in _VALUE_DEPS and child.dep_ != "poss":
+            if child.dep_ in _VALUE_DEPS and (child.dep_ != "poss" or _in_a_name(child)):
                 walk(child)
         if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN"):
             return  # "two cats": how many is no part of what
@@ -53,12 +59,14 @@ def surface(tok: Token) -> str:
 
     def walk(t: Token) -> None:
         for child in t.lefts:
-            if child.dep_ in _VALUE_DEPS and child.dep_ != "poss":
+            if child.dep_ in _VALUE_DEPS and (child.dep_ != "poss" or _in_a_name(child)):
                 walk(child)
         if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN") and t.head.i != t.i:
             return
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             keep.append(t)
+        if _in_a_name(t):  # "St Anne's": its 's too
+            keep.extend(c for c in t.children if c.dep_ == "case")
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
                 walk(child)

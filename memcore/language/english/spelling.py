@@ -32,3 +32,16 @@ def spelled(text: str, is_word: Callable[[str], bool] | None = None) -> str:
         return word
 
     return _WORD.sub(one, text)
+
+
+# A tag said to the listener after a statement ("..., can you believe it", "..., you know",
+# "..., right?"): the statement is the speaker's, the tag no question or request.
+_LISTENER_TAG = re.compile(r",\s*(?:(?:can|could|would) (?:you|u) (?:believe|imagine) (?:it|that)|"
+                           r"believe it or not|if you can believe it|you know|you see|y'know|"
+                           r"as you know|right|innit|eh|isn'?t it|don'?t you think)"
+                           r"[\s.!?]*(?=$|\s+[A-Z])", re.I | re.M)
+
+
+def without_listener_tags(text: str) -> str:
+    """``text`` without the tags its sentences end with for the listener."""
+    return _LISTENER_TAG.sub(".", text) if _LISTENER_TAG.search(text) else text

@@ -252,6 +252,9 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
                 if years is not None:
                     found.append(framed(speaker, attribute, years, years))
                 continue
+            if tok.pos_ != "PROPN" and any(c.dep_ == "det" and c.lower_ in ("a", "an")
+                                           for c in tok.children):
+                continue  # "at a school in Leeds": no name to write
             found.append(framed(speaker, attribute, value, surface(tok)))
         for frame, text in found:
             key = (frame.attribute, frame.value)
