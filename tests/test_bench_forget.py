@@ -101,3 +101,23 @@ def test_run_through_the_stack(tmp_path: Path, redis_url: str) -> None:
     md = out.with_suffix(".md").read_text()
     assert "requests honoured" in md and "address_next_turn" in md
     assert data["machine"]["cores"]
+
+
+OWN_CASES = Path(__file__).parent / "data" / "forget_own_cases.json"
+"""The developers' own forget cases (not the held-out memcore/data/forget_cases.json):
+30 requests of varied phrasing, 0-3 turns after the secret or in its own turn, with
+distractors, and 11 turns that only use the word."""
+
+
+def test_own_cases_through_the_stack(tmp_path: Path, redis_url: str) -> None:
+    out = tmp_path / "own.json"
+    run_forget(cases_path=OWN_CASES, out=out, redis_url=redis_url)
+    data = json.loads(out.read_text())
+    failed = {n: p for n, p in data["per_case"].items()
+              if p["honoured"] is False or not p["kept"]}
+    print(f"\n[own forget cases] requests honoured {data['requests_honoured']}/"
+          f"{data['requests']}, negatives kept {data['negatives_kept']}/{data['negatives']}, "
+          f"over-deletions {data['over_deletions']}, key-scan hits {data['key_scan_hits']}")
+    assert (data["requests"], data["negatives"]) == (30, 11)
+    assert data["recall"] == 1.0 and data["precision"] == 1.0, failed
+    assert data["requests_stored_as_facts"] == 0 and data["key_scan_hits"] == 0

@@ -331,3 +331,21 @@ def test_a_search_recalls_only_what_it_matched(client: Client) -> None:
                                                                                    chess.id])
               if m}
     assert counts == {tea.id: 1, chess.id: 0}
+
+
+def test_versions_and_rollback(client: Client) -> None:
+    ns = "versioned"
+    m = put(client, ns, "Sam lives in Paris")
+    view = client.store.snapshots.begin_pass(ns)
+    v1 = client.store.snapshots.commit_pass(ns, view, view.memories, [], now=T0)
+    view = client.store.snapshots.begin_pass(ns)
+    v2 = client.store.snapshots.commit_pass(ns, view, [], [], now=T0)  # dropped everything
+    listed = client.versions(ns)
+    assert listed["current"] == v2
+    assert [(v["version"], v["memories"]) for v in listed["versions"]][-2:] == [(v1, 1), (v2, 0)]
+    assert client.get(ns, m.id) is None
+    assert client.rollback(ns, v1, reason="test rollback") == {
+        "namespace": ns, "from_version": v2, "to_version": v1}
+    assert client.versions(ns)["current"] == v1
+    back = client.get(ns, m.id)
+    assert back is not None and back.text == "Sam lives in Paris"

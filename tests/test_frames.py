@@ -337,6 +337,9 @@ def test_a_bare_answer_is_read_with_the_question(question: str, reply: str,
       "Haruka's personal e-mail address is haruka@mail.example."]),
     # Someone else's, an old one, and numbers that are no phone.
     ("My brother's number is 07700 900 533.", []),
+    ("Marco, my ex, has a new number: 07700 900 566.", []),
+    ("She finally gave me her new number, 07700 900 577.", []),
+    ("My landlord's new number is 07700 900 588, call him about the boiler.", []),
     ("Call Kenji on 07700 900 644 if I'm late.", []),
     ("The old number was 07700 900 755, it's dead now.", []),
     ("My tracking number is 44556677889.", []),
@@ -599,3 +602,16 @@ def test_a_pass_never_merges_facts_about_different_attributes(redis_url: str) ->
     run_pass(store, "pa", settings.consolidation, models.merger, now=T0 + timedelta(days=2))
     by_text = {m.text: m for m in store.records.iter_memories("pa")}
     assert [by_text[t].status for t in texts] == [Status.ACTIVE, Status.ACTIVE]
+
+
+@pytest.mark.parametrize(("text", "is_vague"), [
+    ("Priya is delighted.", True), ("The flat is quiet.", True), ("Ann loves it.", True),
+    ("It was lovely.", True), ("Ann sold it.", True),
+    # A state with something to say, of someone's thing, negated, or with a frame.
+    ("Ann is delighted with the new job at Arup.", False),
+    ("Ann's Spanish isn't good enough yet.", False), ("Ann is vegetarian.", False),
+    ("Ann is allergic to penicillin.", False), ("Ann lives in Leeds.", False),
+])
+def test_a_passing_feeling_or_a_clause_about_it_is_vague(text: str, is_vague: bool) -> None:
+    (reading,) = language_pack("english").read([text])
+    assert reading.vague is is_vague

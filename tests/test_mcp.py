@@ -47,10 +47,11 @@ def payload(result: Any) -> Any:
 
 
 @asynccontextmanager
-async def stdio_session(redis_url: str, *args: str) -> AsyncIterator[ClientSession]:
+async def stdio_session(redis_url: str, *args: str, env: dict[str, str] | None = None
+                        ) -> AsyncIterator[ClientSession]:
     cmd = memcore_cmd(redis_url, *args)
-    params = StdioServerParameters(command=cmd[0], args=cmd[1:],
-                                   env={"PYTHONPATH": str(Path(__file__).parent.parent)})
+    params = StdioServerParameters(command=cmd[0], args=cmd[1:], env={
+        "PYTHONPATH": str(Path(__file__).parent.parent), **(env or {})})
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -261,5 +262,49 @@ def test_stdio_add_says_when_no_worker_will_store_it(redis_url: str) -> None:
             assert added.is_error
             assert "no Celery worker answered a ping" in added.content[0].text
             assert "runs once a worker starts" in added.content[0].text
+
+    anyio.run(run)
+
+
+def test_stdio_calls_count_against_the_keys_rate_limits(client: Client) -> None:
+    """The HTTP API's per-key limits hold for MCP tool calls: past the requests per
+    second, and for add_memory past the model calls per minute (charged by the real
+    workers), a call is a tool error naming the limit's setting and retry_after."""
+    ns = fresh_ns("mcp-rl")
+    url = client.settings.redis_url or ""
+    record, key = client.store.api_keys.create([ns], "write", "mcp-limited")
+    key_id = record.id
+
+    def limited_session(setting: str, value: str) -> Any:
+        return stdio_session(url, "--api-key", key, "--namespace", ns, env={setting: value})
+
+    async def run() -> None:
+        async with limited_session("MEMCORE_API__KEY_MODEL_CALLS_PER_MINUTE", "1") as session:
+            added = payload(await session.call_tool("add_memory",
+                                                    {"text": "I keep bees in my garden."}))
+            assert added["done"] and added["memory_ids"]
+            used, _ = client.store.rate_limits.model_call_wait(key_id, 1)
+            assert used >= 1, "the worker charged the add's model calls to the key"
+            refused = await session.call_tool("add_memory", {"text": "I also keep hens."})
+            assert refused.is_error
+            text = refused.content[0].text
+            assert "rate_limited: this API key" in text and "model calls" in text
+            assert "MEMCORE_API__KEY_MODEL_CALLS_PER_MINUTE" in text
+            wait = int(text.rsplit("retry_after: ", 1)[1].split(" ")[0])
+            assert 1 <= wait <= 60
+            found = payload(await session.call_tool("search_memory", {"query": "bees"}))
+            assert found["results"], "only adds are refused for model calls"
+        async with limited_session("MEMCORE_API__KEY_REQUESTS_PER_SECOND", "2") as session:
+            answers = [await session.call_tool("search_memory", {"query": "bees"})
+                       for _ in range(6)]
+            assert not answers[0].is_error
+            refused = [a.content[0].text for a in answers if a.is_error]
+            assert refused, "six calls at once exceed 2 a second"
+            assert all("rate_limited: " in t and "2 requests per second" in t
+                       and "MEMCORE_API__KEY_REQUESTS_PER_SECOND" in t
+                       and t.endswith("(retry_after: 1 s)") for t in refused), refused
+            await anyio.sleep(1.5)
+            again = await session.call_tool("search_memory", {"query": "bees"})
+            assert not again.is_error, again.content[0].text
 
     anyio.run(run)

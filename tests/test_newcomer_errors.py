@@ -121,6 +121,11 @@ def test_http_and_remote_client_say_it_in_a_warning_field(fed: Api) -> None:
         assert said == [answer.json()["warning"]]
         _, said = caught(lambda: remote.search(NS, "cat"))
         assert said == []
+        # The warning points at the caller's line, as Client's does.
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            remote.profile("acme-sma")
+        assert [w.filename for w in seen] == [__file__]
 
 
 def test_consolidate_says_the_turns_are_still_queued(fed: Api) -> None:

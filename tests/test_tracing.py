@@ -23,6 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
     ExportTraceServiceRequest,
@@ -35,10 +36,13 @@ from memcore.core.config import Settings
 from memcore.local.redis_server import start_redis
 from memcore.local.stack import LocalStack
 from memcore.observability import tracing
+from tests.api_helpers import serve_process
 from tests.celery_stack import fresh_ns
 from tests.test_reliability_models import good_answer, model_server
 
 ROOT = Path(__file__).resolve().parent.parent
+SERVER_KIND = 2
+"""``SPAN_KIND_SERVER`` in OTLP."""
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,8 @@ class Span:
     name: str
     attributes: dict[str, Any]
     service: str
+    kind: int = 0
+    """OTLP's SpanKind (2: server); 0 for the producer's in-memory spans."""
 
 
 class Receiver:
@@ -94,7 +100,7 @@ class Receiver:
                     with self.lock:
                         self.spans.append(Span(s.trace_id.hex(), s.span_id.hex(),
                                                s.parent_span_id.hex() or None, s.name,
-                                               attributes, service))
+                                               attributes, service, s.kind))
 
     def of_trace(self, trace_id: str) -> list[Span]:
         with self.lock:
@@ -252,6 +258,58 @@ def test_one_add_is_one_trace_from_producer_to_store_and_model(traced: Traced) -
     assert usage["model_calls"] == sum(usage["calls"].values())
 
 
+def test_http_add_is_one_trace_from_server_span_through_task_to_store(
+        traced: Traced) -> None:
+    """``memcore serve`` as its own process exporting to the receiver, the real workers:
+    one POST of an add with wait is one trace, FastAPI's server span -> ``memcore.add``
+    -> ``apply_async/memcore.ingest`` -> the worker's ``run/memcore.ingest`` -> the
+    store's Redis commands, with exactly one server span."""
+    ns = fresh_ns("trace-http")
+    url = traced.client.settings.redis_url or ""
+    _, key = traced.client.store.api_keys.create([ns], "write", "trace-http")
+    env = {"MEMCORE_OTEL_ENDPOINT": traced.receiver.url, "OTEL_BSP_SCHEDULE_DELAY": "100"}
+    with serve_process(url, env) as base:
+        response = httpx.post(f"{base}/v1/namespaces/{ns}/messages", timeout=120,
+                              headers={"Authorization": f"Bearer {key}"},
+                              json={"wait": True, "messages": [
+                                  {"role": "user", "content": "I live in Porto."}]})
+        assert response.status_code == 200, response.text
+
+        def mine() -> list[Span]:
+            with traced.receiver.lock:
+                return [s for s in traced.receiver.spans if s.service == "memcore-api"
+                        and s.kind == SERVER_KIND
+                        and any(ns in str(v) for v in s.attributes.values())]
+
+        deadline = time.monotonic() + 30
+        while not mine() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    servers = mine()
+    assert len(servers) == 1, f"one server span per request, got {servers}"
+    server = servers[0]
+    assert server.parent_id is None and server.name == "POST /v1/namespaces/{ns}/messages"
+
+    def ready(spans: list[Span]) -> bool:
+        return any(s.name == "run/memcore.ingest" for s in spans) and any(
+            s.name == "memcore.add" for s in spans)
+
+    spans = _collect(traced, server.trace_id, ready)
+    by_id = {s.span_id: s for s in spans}
+    print("trace", server.trace_id, sorted({(s.service, s.name) for s in spans}))
+    assert [s for s in spans if s.kind == SERVER_KIND] == [server], "no duplicate server span"
+    (add,) = [s for s in spans if s.name == "memcore.add"]
+    assert add.service == "memcore-api" and server.name in _ancestors(add, by_id)
+    (publish,) = [s for s in spans if s.name == "apply_async/memcore.ingest"]
+    assert publish.parent_id == add.span_id
+    (run,) = [s for s in spans if s.name == "run/memcore.ingest"]
+    assert run.service == "memcore-worker" and run.parent_id == publish.span_id
+    assert _ancestors(run, by_id)[-1] == server.name, "one tree, rooted at the server span"
+    writes = [s for s in spans if s.service == "memcore-worker"
+              and s.attributes.get("db.system") == "redis"
+              and "run/memcore.ingest" in _ancestors(s, by_id)]
+    assert writes, "the store's writes are inside the task"
+
+
 def test_a_pass_is_one_trace_through_its_chord_and_merger(traced: Traced) -> None:
     ns = fresh_ns("trace-pass")
     texts = ["I live in Berlin with my wife Anna and two cats.",
@@ -267,8 +325,12 @@ def test_a_pass_is_one_trace_through_its_chord_and_merger(traced: Traced) -> Non
     trace_id = roots[0].trace_id
 
     def ready(spans: list[Span]) -> bool:
-        return any(s.name.startswith("chat ")
-                   and s.attributes.get("memcore.model.role") == "merge" for s in spans)
+        # The merge call and the task span above it: a parent ends (and is exported)
+        # after its children, possibly in a later batch.
+        by_id = {s.span_id: s for s in spans}
+        return any(s.name.startswith("chat ") and s.attributes.get("memcore.model.role")
+                   == "merge" and {"run/memcore.consolidate_batch", "run/memcore.consolidate"}
+                   & set(_ancestors(s, by_id)) for s in spans)
 
     spans = _collect(traced, trace_id, ready)
     by_id = {s.span_id: s for s in spans}

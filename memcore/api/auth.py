@@ -56,6 +56,8 @@ log = logging.getLogger(__name__)
 F = TypeVar("F", bound=Callable[..., Any])
 ROLE_ATTR = "__memcore_role__"
 CONFIRMS_ATTR = "__memcore_confirms_key__"
+STREAMS_ATTR = "__memcore_streams_body__"
+STREAMED_SCOPE_KEY = "memcore_streamed_body"
 UNAUTHORIZED = "missing or unknown API key (send 'Authorization: Bearer <key>')"
 _TRICKS = re.compile(r"%2f|%5c|%2e|\\", re.I)
 _RANK = {role: role.rank for role in ApiRole}  # ``ApiRole.rank`` lists the enum per call
@@ -70,6 +72,14 @@ def requires(role: ApiRole) -> Callable[[F], F]:
         return fn
 
     return mark
+
+
+def streams_body(fn: F) -> F:
+    """Mark a route handler that reads its body as a stream, line by line, holding one
+    line at a time: ``max_body_bytes`` then bounds each line (the handler checks),
+    not the whole body."""
+    setattr(fn, STREAMS_ATTR, True)
+    return fn
 
 
 def confirms_key(fn: F) -> F:
@@ -262,7 +272,8 @@ class AuthMiddleware:
         if denied is not None:
             await denied(scope, receive, send)
             return
-        await self.app(scope, self._limited(receive), send)
+        streamed = scope.get(STREAMED_SCOPE_KEY, False)
+        await self.app(scope, receive if streamed else self._limited(receive), send)
 
     async def _check_rate(self, scope: Scope) -> ErrorResponse | None:
         """A 429 when the request's key is over its requests per second (None: counted)."""
@@ -361,6 +372,9 @@ class AuthMiddleware:
             return ErrorResponse(403, "forbidden",
                                  f"this key's role {principal.role.value!r} cannot do this "
                                  f"(needs {needed.value!r})")
+        if getattr(getattr(route, "endpoint", None), STREAMS_ATTR, False):
+            scope[STREAMED_SCOPE_KEY] = True
+            return None
         length = headers.get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > self.max_body_bytes):
             return ErrorResponse(413, "too_large",

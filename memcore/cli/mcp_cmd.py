@@ -28,11 +28,14 @@ def mcp(transport: str = typer.Option("stdio", "--transport", metavar="stdio|htt
     Serves add_memory, search_memory, list_memories, get_profile and delete_memory over
     stdio or streamable HTTP. Each call is checked against the API key's scopes and role,
     as on the HTTP API."""
+    from memcore.api.rate_limits import KeyLimits
     from memcore.mcp.server import MemoryTools, build_server
 
     if transport not in ("stdio", "http"):
         fail(f"--transport: use stdio or http, not {transport!r}", EXIT_USAGE)
     client = open_client()
+    # The HTTP API's per-key limits, in the same Redis budget (docs/operations.md).
+    limits = KeyLimits(client.settings.api, lambda: client.store.rate_limits)
     if transport == "stdio":
         if not api_key:
             fail("--api-key (or MEMCORE_MCP_API_KEY) is required with --transport stdio",
@@ -45,11 +48,12 @@ def mcp(transport: str = typer.Option("stdio", "--transport", metavar="stdio|htt
             # Otherwise the server starts and every call without a namespace is refused.
             fail(f"--namespace: {namespace!r} is outside the key's scopes "
                  f"({', '.join(record.scopes)})", EXIT_USAGE)
-        tools = MemoryTools(client, client.store.api_keys, namespace, stdio_key=api_key)
+        tools = MemoryTools(client, client.store.api_keys, namespace, stdio_key=api_key,
+                            limits=limits)
         build_server(tools, transport="stdio").run("stdio")
         return
     url = f"http://{host}:{port}{path}"
-    tools = MemoryTools(client, client.store.api_keys, namespace)
+    tools = MemoryTools(client, client.store.api_keys, namespace, limits=limits)
     typer.echo(f"memcore MCP on {url} (streamable HTTP; Authorization: Bearer <key>)", err=True)
     build_server(tools, transport="http", url=url).run(
         "streamable-http", host=host, port=port, streamable_http_path=path)

@@ -13,7 +13,7 @@ import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,6 +24,7 @@ from memcore.client.context import build_context
 from memcore.client.errors import Backpressure, BrokerBusy, NoWorker, UnknownTask
 from memcore.client.messages import to_episodes
 from memcore.client.namespaces import Visible, no_data_message
+from memcore.client.operations import MemoryPage, erase_target
 from memcore.client.search import ReadGuard, Searcher, SearchHit
 from memcore.client.workers import WorkerCheck, no_worker_hint
 from memcore.consolidation import profile as profile_of
@@ -100,14 +101,6 @@ broker (a live one is delivered again within one): it no longer counts."""
 
 
 MAX_LIST = 1000
-
-
-@dataclass(frozen=True)
-class MemoryPage:
-    """One page of :meth:`Client.list`; ``next_cursor`` is None on the last page."""
-
-    memories: list[Memory]
-    next_cursor: str | None
 
 
 def _position(memory: Memory | FilterFields) -> tuple[datetime, str]:
@@ -721,6 +714,15 @@ class Client:
                 "backlog": {"namespace": depth.namespace, "total": depth.total},
                 "queues": self.queue_lengths()}
 
+    def versions(self, namespace: str) -> dict[str, Any]:
+        """``{"current": v, "versions": [...]}``: the current snapshot version and the
+        committed ones still kept (``version``, ``created_at``, ``memories`` each)."""
+        validate_namespace(namespace)
+        return {"current": self.store.current_version(namespace),
+                "versions": [{"version": v.version, "created_at": v.created_at,
+                              "memories": v.memories}
+                             for v in self.store.snapshots.versions(namespace)]}
+
     def queue_lengths(self) -> dict[str, int]:
         """Messages waiting in each broker queue (``ingest``, ``consolidate``); empty when
         the broker cannot be read."""
@@ -776,9 +778,7 @@ class Client:
         (see :meth:`erase_memory`); an unknown or already erased memory raises
         MemoryNotFound, an episode that erased nothing EpisodeNotFound. Returns how
         many memories and turns were removed (keys, for the whole namespace)."""
-        chosen = [x for x in (memory_id, episode_id, everything or None) if x]
-        if len(chosen) != 1:
-            raise ValueError("erase: give exactly one of memory_id, episode_id, everything")
+        erase_target(memory_id, episode_id, everything)
         now = utcnow()
         if memory_id:
             self._need(namespace, memory_id)
@@ -797,6 +797,15 @@ class Client:
         # The namespace starts again from an empty order log: drop this process's index.
         self.forget_indexes(namespace)
         return self._changed(namespace, erased)
+
+    def rollback(self, namespace: str, version: int, *,
+                 reason: str = "rollback") -> dict[str, Any]:
+        """Point the namespace back at a committed snapshot version (audited with
+        ``reason``); ``{"namespace", "from_version", "to_version"}``."""
+        validate_namespace(namespace)
+        before = self.store.current_version(namespace)
+        self.store.snapshots.rollback(namespace, version, utcnow(), reason=reason)
+        return {"namespace": namespace, "from_version": before, "to_version": version}
 
     def erase_memory(self, namespace: str, memory_id: str) -> EraseReport:
         """Erase a memory everywhere together with the turns it came from.

@@ -1,10 +1,11 @@
 """Export a namespace to a ``memcore-export`` file and import one (memcore.store.portable).
 
 Export streams lines straight from the store (memories with every status, optionally
-episodes, then the audit log). Import reads a file twice: first every line is checked
-(a bad file stops before anything is written, naming the line and field), then chunks
-are committed by the store's :class:`~memcore.store.imports.Importer`, each with the
-resume marker, so a killed import resumes after its last whole chunk.
+episodes, then the audit log). Import of a file reads it twice: first every line is
+checked (a bad file stops before anything is written, naming the line and field), then
+chunks are committed by the store's :class:`~memcore.store.imports.Importer`, each with
+the resume marker, so a killed import resumes after its last whole chunk. Import of an
+upload reads it once (:func:`import_stream`): checked and committed chunk by chunk.
 """
 
 from __future__ import annotations
@@ -128,34 +129,78 @@ def import_lines(store: MemoryStore, namespace: str, source: LineSource, *,
                  progress: Callable[[int, int], None] | None = None) -> ImportReport:
     """Import an export file into ``namespace`` (the file's own namespace is ignored).
 
+    Every line is checked before the first is written (the file is read twice).
     ``resume``: continue an import of this file that stopped; without it, an import of
     the same file that stopped midway is refused (re-running a finished one adds
     nothing). ``progress(lines_done, lines_total)`` is called after each chunk."""
     validate_namespace(namespace)
     if chunk < 1:
         raise ValueError(f"chunk: must be >= 1, got {chunk}")
-    header, total = check_file(source(), namespace)
-    done = store.imports.progress(namespace, header.export_id)
-    if 0 < done < total and not resume:
-        raise ValueError(f"an import of this file ({header.export_id}) into {namespace!r} "
-                         f"stopped after line {done} of {total}: run it again with --resume")
-    report = ImportReport(namespace, header.export_id, header.namespace, total, done)
-    if progress is not None:
-        progress(done, total)
+    _, total = check_file(source(), namespace)
+    return import_stream(store, namespace, source(), resume=resume, chunk=chunk,
+                         total=total, progress=progress)
+
+
+def import_stream(store: MemoryStore, namespace: str, lines: Iterable[str], *,
+                  resume: bool = False, chunk: int = IMPORT_CHUNK, total: int | None = None,
+                  progress: Callable[[int, int], None] | None = None) -> ImportReport:
+    """Import an export file read once, line by line (an HTTP upload): each chunk is
+    checked, then committed with the resume marker, before the next line is read, so
+    memory holds one chunk whatever the file's size.
+
+    Unlike :func:`import_lines`, a bad line (or a missing end line) is found after the
+    chunks before it are committed: the error names the line, and the import resumes
+    like a killed one (``resume``) once the file is fixed (its header, hence its export
+    id, unchanged). ``total``: the file's line count when known (progress reports 0
+    while it is not)."""
+    validate_namespace(namespace)
+    if chunk < 1:
+        raise ValueError(f"chunk: must be >= 1, got {chunk}")
+    header: Header | None = None
+    report: ImportReport | None = None
+    done = records = number = 0
+    end: int | None = None
     memories: list[Memory] = []
     episodes: list[Episode] = []
     events: list[AuditEvent] = []
-    for number, text in enumerate(source(), 1):
-        if number <= max(done, 1):
-            continue  # the header, or committed before the resume
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            raise ExportFormatError(number, "(line)", "empty line")
+        if header is None:
+            header = parse_header(text, number)
+            done = store.imports.progress(namespace, header.export_id)
+            report = ImportReport(namespace, header.export_id, header.namespace,
+                                  total or 0, done)
+            if progress is not None:
+                progress(done, total or 0)
+            continue
+        assert report is not None
+        if end is not None:
+            raise ExportFormatError(number, "type", "a line after the end line")
+        if number > report.resumed_after > 0 and not resume:
+            # Lines past the marker: this file's import stopped midway (a finished one
+            # committed through its end line).
+            raise ValueError(f"an import of this file ({header.export_id}) into "
+                             f"{namespace!r} stopped after line {report.resumed_after}"
+                             f"{'' if total is None else f' of {total}'}: run it again "
+                             "with --resume")
         parsed = parse_record(text, number, namespace)
+        if isinstance(parsed, int):
+            end = parsed
+            if end != records:
+                raise ExportFormatError(number, "records", f"the end line counts {end} "
+                                        f"records but the file has {records}")
+        else:
+            records += 1
+        if number <= done:
+            continue  # committed before the resume (checked again for the count)
         if isinstance(parsed, Memory):
             memories.append(parsed)
         elif isinstance(parsed, Episode):
             episodes.append(parsed)
         elif isinstance(parsed, AuditEvent):
             events.append(parsed)
-        if number - max(done, 1) >= chunk or number == total:
+        if number - max(done, 1) >= chunk or end is not None:
             result = store.imports.write(namespace, header.export_id, number, memories,
                                          episodes, events, utcnow())
             report.added += result.added
@@ -165,5 +210,10 @@ def import_lines(store: MemoryStore, namespace: str, source: LineSource, *,
             memories, episodes, events = [], [], []
             done = number
             if progress is not None:
-                progress(done, total)
+                progress(done, total or 0)
+    if header is None or report is None:
+        raise ExportFormatError(1, "format", "empty file (no header line)")
+    if end is None:
+        raise ExportFormatError(number + 1, "type", "no end line: the file is truncated")
+    report.lines = number
     return report

@@ -21,6 +21,11 @@ MAX_ERASED_BY_REQUEST = 20
 """At most this many memories are erased for one forget request (the best matches);
 more matches are left alone and the audit says how many were over the limit."""
 
+FORGET_AUDIT_PREFIX = "forget request on the request of "
+"""How the one ERASE audit entry per forget request begins: then ``turn <id>`` (or ``the
+API (forget)``), ``; kind: <kind>; <what was erased>`` -- never a text (the inspector
+reads these back)."""
+
 _WORDS = re.compile(r"[^\W_]+")
 
 
@@ -49,6 +54,12 @@ class ForgetTarget:
     mine: bool = True
     """Said of the speaker's own ("my address"): a framed memory matches only when its
     subject is the speaker."""
+    owner: frozenset[str] = frozenset()
+    """Whose it is when not the speaker's ("my ex's phone number": the forms of "ex"): a
+    memory matches only when it names the owner, however close in meaning."""
+    message: bool = False
+    """The phrase names a turn of the chat ("my last message"): a language pack reads
+    it as a back-reference."""
 
     @property
     def kind(self) -> str:
@@ -70,6 +81,9 @@ class ForgetRequest:
     the span of that turn it refers to; None: the previous user turn."""
     everything: bool = False
     """"forget everything (I told you)": the scope's memories, up to the limit."""
+    bare: bool = False
+    """Only a plain "forget it" referring back to an earlier turn: right after the
+    assistant asked something it dismisses the question and erases nothing."""
 
     @property
     def kind(self) -> str:
@@ -93,12 +107,20 @@ class ForgetMatch:
     names: set[str] = field(default_factory=set)
 
 
-def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str]) -> bool:
+_DIGIT = re.compile(r"\d")
+
+
+def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
+                  text: str = "") -> bool:
     """The memory's frame gives the attribute the target names (of the speaker, when the
-    target says "my")."""
-    if target.attribute is None or frame is None or frame.attribute != target.attribute:
+    target says "my"). An address is also where one lives with a house number ("lives at
+    22 Wexford Crescent"), not a town alone ("lives in Leeds")."""
+    if target.attribute is None or frame is None:
         return False
-    return not target.mine or frame.subject in speakers
+    same = _same_attribute(frame.attribute, target.attribute) or (
+        target.attribute == "contact:address" and frame.attribute == "residence"
+        and bool(_DIGIT.search(text)))
+    return same and (not target.mine or frame.subject in speakers)
 
 
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
@@ -115,5 +137,11 @@ def conflicting_attribute(target: ForgetTarget, frame: Frame | None) -> bool:
     """The memory is framed as another attribute than the one the target names ("my
     address" is not the e-mail address, though both say "address")."""
     return (target.attribute is not None and frame is not None
-            and frame.attribute != target.attribute and frame.attribute.split(":")[0]
-            == target.attribute.split(":")[0])
+            and not _same_attribute(frame.attribute, target.attribute)
+            and frame.attribute.split(":")[0] == target.attribute.split(":")[0])
+
+
+def _same_attribute(framed: str, named: str) -> bool:
+    """The frame's attribute is the named one or a kind of it ("contact:email:personal"
+    is a "contact:email")."""
+    return framed == named or framed.startswith(named + ":")

@@ -43,6 +43,7 @@ import numpy as np
 
 from memcore.core.config import Settings
 from memcore.core.forget import (
+    FORGET_AUDIT_PREFIX,
     MAX_ERASED_BY_REQUEST,
     ForgetMatch,
     ForgetRequest,
@@ -133,6 +134,19 @@ def read_requests(language: LanguagePack, episodes: Sequence[Episode]
     return out, requests
 
 
+def _replies(earlier: Sequence[Episode], erased: set[str]) -> list[str]:
+    """The assistant turns of ``earlier`` (newest first) that answered an erased user
+    turn, up to the next user turn: a reply may repeat what was said ("Dr. Lee, noted")."""
+    out: list[str] = []
+    after_erased = False
+    for e in reversed(earlier):  # oldest first
+        if e.role is Role.USER:
+            after_erased = e.id in erased
+        elif after_erased and e.id not in erased:
+            out.append(e.id)
+    return out
+
+
 def _marked_only(text: str) -> bool:
     """A stored turn that was nothing but a forget request."""
     return text == REQUEST_MARKER
@@ -190,7 +204,11 @@ class Forgetter:
         """Resolve ``request`` within ``scope`` and erase what it names (audited)."""
         now = as_utc(now)
         turn_id = turn.id if turn is not None else None
+        if request.bare and turn is not None and self._after_a_question(namespace, scope, turn):
+            # "Forget it" right after the assistant asked: it dismisses the question.
+            return ForgetOutcome(turn_id=turn_id, kind="dismissal")
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
+        before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
         episodes: list[str] = []
         if request.refers_back and request.earlier is None:
             episodes = self._referred_turns(namespace, scope, turn)
@@ -222,6 +240,9 @@ class Forgetter:
                                                          reason=reason)
             erased.update(report.removed)
             gone.update(report.episodes)
+        for reply in _replies(before, gone):
+            if self.store.eraser.erase_episode(namespace, reply, now, reason=reason):
+                gone.add(reply)
         outcome.erased = sorted(erased)
         outcome.turns = sorted(gone)
         self._audit(namespace, turn_id, request.kind, outcome.matched, outcome.erased,
@@ -237,6 +258,12 @@ class Forgetter:
             return recent
         ids = [e.id for e in recent]
         return recent[ids.index(turn.id) + 1:] if turn.id in ids else []
+
+    def _after_a_question(self, namespace: str, scope: str, turn: Episode) -> bool:
+        """The scope's turn just before ``turn`` is the assistant's, asking or offering."""
+        earlier = self._earlier_turns(namespace, scope, turn)
+        return bool(earlier) and earlier[0].role is Role.ASSISTANT \
+            and earlier[0].text.rstrip().endswith("?")
 
     def _referred_turns(self, namespace: str, scope: str, turn: Episode | None) -> list[str]:
         """The turns "that" refers to: the scope's previous user turn that was not itself
@@ -286,7 +313,9 @@ class Forgetter:
         for target in request.targets:
             hits: list[str] = []
             for m in memories:
-                if frame_matches(target, m.frame, speakers):
+                if target.owner and not target.owner & words[m.id]:
+                    continue  # someone else's, and this memory does not name them
+                if frame_matches(target, m.frame, speakers, m.text):
                     take(m.id, "frame")
                     hits.append(m.id)
                 elif conflicting_attribute(target, m.frame):
@@ -298,6 +327,8 @@ class Forgetter:
                     take(m.id, "topic")
                     hits.append(m.id)
             for mid, similarity in self._by_meaning(namespace, target, by_id):
+                if target.owner and not target.owner & words[mid]:
+                    continue
                 if not conflicting_attribute(target, by_id[mid].frame):
                     take(mid, "meaning", similarity)
                     hits.append(mid)
@@ -350,7 +381,7 @@ class Forgetter:
                      "a request may erase)")
         self.store.audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=namespace, before=list(erased),
-            reason=f"forget request on the request of {who}; kind: {kind}; {what}",
+            reason=f"{FORGET_AUDIT_PREFIX}{who}; kind: {kind}; {what}",
             actor=Actor.USER, at=now)])
 
 

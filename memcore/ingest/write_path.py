@@ -410,6 +410,11 @@ class IngestPipeline:
             if drop and reading.problem is not None:
                 report.garbled += 1
                 continue
+            if drop and reading.vague and fact.frame is None and reading.frame is None:
+                # A passing feeling, or a clause about "it": a candidate, not a statement
+                # (docs/design.md, Support and confidence): unless said again, it goes.
+                fact = fact.model_copy(update={"explicit": False,
+                                               "importance": min(fact.importance, 3)})
             if fact.frame is None and reading.frame is not None:
                 fact = fact.model_copy(update={"frame": reading.frame})
             out.append(fact)

@@ -23,6 +23,7 @@ class Reading(NamedTuple):
     frame: Frame | None  # its structure (None: no known attribute)
     problem: str | None  # why it is no well-formed sentence (None: it is)
     correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
+    vague: bool = False  # says only a passing feeling, or of something only a pronoun names
 
 
 @runtime_checkable

@@ -7,7 +7,10 @@ must match one of the key's scopes, and adding or deleting needs the ``write`` r
 Over HTTP the key is the request's ``Authorization: Bearer`` token (a request without
 a valid key gets 401 before any tool runs); over stdio it is given once when the
 server starts. Either way the key is checked again on every call, so revoking it
-takes effect at once.
+takes effect at once. The key's rate limits are the HTTP API's too (memcore.api.
+rate_limits, counted in the same Redis budget): every call counts as a request, and
+add_memory is refused while the key's model calls of the last minute are at the limit;
+a refusal is a tool error naming the limit and when to retry.
 """
 
 from __future__ import annotations
@@ -26,8 +29,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import ValidationError
 
 from memcore.api.auth import Principal, check_namespace
+from memcore.api.rate_limits import KeyLimits, retry_after
 from memcore.client.client import Client
-from memcore.client.errors import NoWorker
+from memcore.client.errors import NoWorker, RateLimited
 from memcore.core.errors import MemoryNotFound
 from memcore.core.models import Memory
 from memcore.core.suggest import did_you_mean
@@ -68,6 +72,8 @@ class MemoryTools:
     keys: ApiKeyRepository
     default_namespace: str | None = None
     stdio_key: str | None = None
+    limits: KeyLimits | None = None
+    """The per-key rate limits (None: none)."""
 
     def principal(self) -> Principal:
         """Who calls: the HTTP request's bearer key, else the key given at start (stdio)."""
@@ -80,7 +86,12 @@ class MemoryTools:
 
     def namespace(self, namespace: str | None, role: ApiRole) -> str:
         """The call's namespace, checked against the key (same answer whether or not the
-        namespace exists, so a refusal reveals nothing)."""
+        namespace exists, so a refusal reveals nothing); the call counted against the
+        key's requests per second."""
+        return self.authorize(namespace, role)[0]
+
+    def authorize(self, namespace: str | None, role: ApiRole) -> tuple[str, Principal]:
+        """:meth:`namespace` and the caller."""
         ns = namespace or self.default_namespace
         if not ns:
             raise ToolError("namespace: required (the server has no default namespace)")
@@ -94,17 +105,25 @@ class MemoryTools:
         if who.role.rank < role.rank:
             raise ToolError(f"forbidden: this tool needs a {role.value} key, "
                             f"the key is {who.role.value}")
-        return ns
+        if self.limits is not None and self.limits.requests_limited:
+            refused = self.limits.take_request(who.key_id)
+            if refused is not None:
+                raise limited(refused)
+        return ns, who
 
     def add_memory(self, text: str, namespace: str | None = None,
                    metadata: dict[str, Any] | None = None, user_id: str | None = None,
                    agent_id: str | None = None, run_id: str | None = None,
                    infer: bool = True) -> dict[str, Any]:
-        ns = self.namespace(namespace, ApiRole.WRITE)
+        ns, who = self.authorize(namespace, ApiRole.WRITE)
+        try:
+            charge_to = None if self.limits is None else self.limits.admit_add(who.key_id)
+        except RateLimited as exc:
+            raise limited(exc) from None
         with _clear_errors():
             task_ids = self.client.add(ns, [{"role": "user", "content": text}],
                                        metadata=metadata, user_id=user_id, agent_id=agent_id,
-                                       run_id=run_id, infer=infer)
+                                       run_id=run_id, infer=infer, charge_to=charge_to)
             try:
                 results = self.client.wait(task_ids, timeout=WAIT_SECONDS,
                                            queue=INGEST_QUEUE, fail_fast=True)
@@ -178,6 +197,12 @@ class MemoryTools:
         out = outcome.as_dict()
         out.pop("turn_id", None)
         return {"namespace": ns, **out}
+
+
+def limited(exc: RateLimited) -> ToolError:
+    """A rate-limit refusal as the tool error the model reads: the HTTP API's code and
+    message (naming the limit's setting), and its ``Retry-After`` in whole seconds."""
+    return ToolError(f"rate_limited: {exc} (retry_after: {retry_after(exc.retry_after)} s)")
 
 
 def memory_json(memory: Memory) -> dict[str, Any]:

@@ -22,12 +22,10 @@ from memcore.api.schemas import (
     RollbackRequest,
     RollbackResponse,
     Stats,
-    VersionOut,
     Versions,
 )
 from memcore.api.state import ApiState, current_state
 from memcore.client.client import pass_usage
-from memcore.core.models import utcnow
 from memcore.ingest.forget import forget_text
 from memcore.messaging.task_names import CONSOLIDATE_QUEUE
 from memcore.store.api_keys import ApiRole
@@ -58,11 +56,7 @@ def stats(ns: str = NS, state: ApiState = Depends(current_state)) -> Stats:
 @requires(ApiRole.READ)
 def versions(ns: str = NS, state: ApiState = Depends(current_state)) -> Versions:
     """The current snapshot version and the committed ones still kept."""
-    store = state.client.store
-    return Versions(current=store.current_version(ns),
-                    versions=[VersionOut(version=v.version, created_at=v.created_at,
-                                         memories=v.memories)
-                              for v in store.snapshots.versions(ns)])
+    return Versions.model_validate(state.client.versions(ns))
 
 
 @router.post("/rollback", response_model=RollbackResponse, responses=errors())
@@ -70,10 +64,8 @@ def versions(ns: str = NS, state: ApiState = Depends(current_state)) -> Versions
 def rollback(body: RollbackRequest, ns: str = NS,
              state: ApiState = Depends(current_state)) -> RollbackResponse:
     """Point the namespace back at a committed snapshot version (audited)."""
-    store = state.client.store
-    before = store.current_version(ns)
-    store.snapshots.rollback(ns, body.version, utcnow(), reason="rollback over HTTP")
-    return RollbackResponse(namespace=ns, from_version=before, to_version=body.version)
+    return RollbackResponse.model_validate(state.client.rollback(
+        ns, body.version, reason="rollback over HTTP"))
 
 
 @router.post("/consolidate", status_code=202,

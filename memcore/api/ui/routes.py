@@ -27,6 +27,7 @@ from fastapi.templating import Jinja2Templates
 from memcore.api.routes.hooks import manages, visible_dead
 from memcore.api.state import api_state
 from memcore.api.ui import csrf
+from memcore.api.ui.forgets import forget_rows
 from memcore.api.ui.headers import SecurityHeaders
 from memcore.api.ui.lineage import lineage_svg
 from memcore.api.ui.session import (
@@ -359,11 +360,13 @@ def _passes(events: list[AuditEvent]) -> list[dict[str, Any]]:
 def passes_page(request: Request, namespace: str, done: str = "", error: str = "",
                 who: Viewer = Depends(viewer)) -> HTMLResponse:
     """Each pass with what it merged, superseded, summarized and tombstoned, and why;
-    the versions with rollback (admin)."""
+    the forget requests handled (never the erased text); the versions with rollback
+    (admin)."""
     ns = who.namespace(namespace)
     store = who.state.client.store
-    return _page(request, "passes.html", who, ns=ns,
-                 passes=_passes(store.audit.tail(ns, PASS_AUDIT_WINDOW)),
+    events = store.audit.tail(ns, PASS_AUDIT_WINDOW)
+    return _page(request, "passes.html", who, ns=ns, passes=_passes(events),
+                 forgets=forget_rows(events),
                  versions=sorted(store.snapshots.versions(ns), key=lambda v: v.version,
                                  reverse=True),
                  current=store.current_version(ns), done=done, error=error)

@@ -30,6 +30,7 @@ from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.spelling import spelled, without_listener_tags
 from memcore.language.english.statements import statements
 from memcore.language.english.text_rules import ENGLISH_TEXT
+from memcore.language.english.vague import vague
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -123,7 +124,7 @@ class EnglishPack:
                 frame = Frame(subject=subject[:256], attribute=attribute[:128],
                               value=value[:256], polarity=polarity,
                               single=is_single_valued(attribute), event=event)
-            out.append(Reading(frame, problem(doc), correction(doc)))
+            out.append(Reading(frame, problem(doc), correction(doc), vague(doc)))
         return out
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]

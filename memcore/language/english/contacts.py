@@ -36,6 +36,10 @@ _PHONE_MODIFIERS = _QUALIFIERS | _PAST | frozenset({
     "phone", "mobile", "cell", "contact", "new", "current", "landline", "direct", "main",
     "telephone", "whatsapp"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "we", "our", "us"})
+# People a speaker has ("my ex", "my boss"): a number said beside one may be theirs.
+_PEOPLE = T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
+                             "boyfriend", "landlord", "landlady", "dentist", "doctor",
+                             "gp", "client", "flatmate", "roommate", "mate", "pal"})
 _NOUN_WORDS = {"phone": "phone number", "email": "e-mail address"}
 
 
@@ -96,8 +100,20 @@ def _past(tok: Token) -> bool:
     return any(c.dep_ == "amod" and c.lower_ in _PAST for c in tok.children)
 
 
-def _said_by_self(sent: Span) -> bool:
-    return any(t.lower_ in _FIRST_PERSON for t in sent)
+def _holder(tok: Token) -> str:
+    """Who the clause of ``tok`` says has it: ``self`` ("I got a new number"), ``other``
+    ("Marco has a new number", "she gave me her number") or ``""`` ("new one is ...")."""
+    verb = tok.head
+    while verb.pos_ not in ("VERB", "AUX") and verb.head.i != verb.i:
+        verb = verb.head
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None or subject.i == tok.i or contact_kind(subject) is not None:
+        return ""
+    if subject.lower_ in _FIRST_PERSON:
+        return "self"
+    if subject.lower_ in ("it", "this", "that", "one", "mine"):
+        return ""
+    return "other"
 
 
 def _reach_me(sent: Span) -> bool:
@@ -111,8 +127,12 @@ _REACH = frozenset({"reach", "call", "text", "ring", "contact", "message", "emai
 
 
 def _about_someone_else(sent: Span) -> bool:
+    """Does ``sent`` name another person: a third-person pronoun, a name's possessive, or
+    a person the speaker has ("my ex", "my sister")?"""
     return any(t.lower_ in ("he", "she", "they", "his", "her", "their") for t in sent) or \
-        any(t.pos_ == "PROPN" and t.dep_ == "poss" for t in sent)
+        any(t.pos_ == "PROPN" and t.dep_ == "poss" for t in sent) or \
+        any(t.lemma_.lower() in _PEOPLE and any(c.lower_ in _OWN for c in t.children)
+            for t in sent)
 
 
 def contacts(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
@@ -136,13 +156,16 @@ def contacts(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
                 contact_kind(t) == kind and t.idx < anchor.idx for t in sent)
             if stands_for and not said_before and _owner(anchor) != "self":
                 continue  # "the new one is ..." with nothing before it to stand for
-            if _owner(anchor) == "self" or _said_by_self(sent) or \
+            holder = _holder(anchor)
+            if holder == "other":
+                continue  # "Marco, my ex, has a new number: ..."
+            if _owner(anchor) == "self" or holder == "self" or \
                     not _about_someone_else(sent):
                 which = qualifier(anchor) or (carried.get(kind, "") if stands_for else "")
                 out.append(contact_frame(speaker, kind, value, which))
         for kind in ("phone", "email"):
             for noun in (t for t in sent if contact_kind(t) == kind):
-                if _owner(noun) == "self" or (_owner(noun) == "" and _said_by_self(sent)):
+                if _owner(noun) == "self" or (_owner(noun) == "" and _holder(noun) == "self"):
                     carried[kind] = qualifier(noun)
     return out
 

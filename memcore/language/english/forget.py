@@ -27,15 +27,23 @@ if TYPE_CHECKING:
 # Verbs that ask to forget; the ones after the first set also name code, files and
 # lists, so a bare "delete that" needs a word of memory ("from your memory").
 FORGET_VERBS = frozenset({"forget", "erase", "scratch", "unlearn", "disregard"})
-REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge"})
+REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge", "ignore"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
 SAY_VERBS = frozenset({"tell", "say", "share", "mention", "give", "write", "type"})
+KNOW_VERBS = frozenset({"know", "have", "learn", "hear", "remember"})
+# Heads that negate a keeping verb under them ("please stop remembering my address").
+STOP_VERBS = frozenset({"stop", "quit", "cease"})
+# Heads under which the speaker's "I never said that" takes it back.
+UNSAY_HEADS = frozenset({"pretend", "act", "imagine"})
+# Nouns that name a turn of the chat: "delete my last message" refers back.
+MESSAGE_NOUNS = frozenset({"message", "msg", "text", "comment", "post", "reply", "answer"})
 # The screen before parsing a turn for a request (:func:`may_ask_to_forget`): a word
 # starting like a forgetting verb, or a keeping/telling verb with a negation.
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
-                 "clear", "purg")
-_NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot"})
+                 "clear", "purg", "ignor", "pretend")
+_NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
+                        "stop", "quit", "cease", "bother", "need"})
 
 
 def may_ask_to_forget(text: str) -> bool:
@@ -89,9 +97,26 @@ TOPICS: dict[str, frozenset[str]] = {
 _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
 
 
+# Words a fact uses for a value the target names by a noun ("my salary": "Sam earns
+# 48,000"; "my date of birth": "Sam was born in 1990"); any of them stands for the noun.
+_EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage", "wages",
+                   "salary", "salaries"})
+SAID_AS: dict[str, frozenset[str]] = {
+    "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
+    "birthday": frozenset({"birthday", "birth", "born"}),
+    "birth": frozenset({"birthday", "birth", "born"}),
+    "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
+}
+
+
 def _forms(tok: Token) -> frozenset[str]:
     lemma, lower = tok.lemma_.lower(), tok.lower_
-    return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower})
+    stem = lemma[:-1] if lemma.endswith(("y", "e")) else lemma
+    # Memories keep the words as said: "arrest" -> "arrested", "allergy" -> "allergic".
+    derived = {lemma + "ed", lemma + "d", stem + "ing", stem + "ic", stem + "ies",
+               stem + "ied"} if len(lemma) > 3 and tok.pos_ in ("NOUN", "VERB") else set()
+    return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower, *derived,
+                      *SAID_AS.get(lemma, ())})
 
 
 def _attribute(noun: Token) -> str | None:
@@ -108,10 +133,35 @@ def _attribute(noun: Token) -> str | None:
     return T.NOUN_FRAMES.get(lemma)
 
 
+# "N of X" where N is a value of X ("the name of my therapist", "date of birth").
+OF_VALUES = frozenset({"name", "number", "address", "date", "details", "detail", "age",
+                       "birthday", "email", "phone"})
+_OF_FRAMES = {"birth": "birthday"}
+
+
+def _of_object(noun: Token) -> Token | None:
+    """X of "the N of X" when N is a value of X (:data:`OF_VALUES`) or a general word."""
+    if noun.lemma_.lower() not in OF_VALUES | GENERIC:
+        return None
+    for prep in noun.children:
+        if prep.dep_ == "prep" and prep.lower_ == "of":
+            return next((c for c in prep.children if c.dep_ == "pobj"), None)
+    return None
+
+
 def _target(noun: Token) -> ForgetTarget | None:
     """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
-    if noun.lower_ in BACK or noun.lower_ in T.NO_VALUE - EVERYTHING:
-        return None
+    described = any(c.dep_ in ("amod", "compound") for c in noun.children)
+    if noun.lower_ in BACK or (noun.lower_ in T.NO_VALUE - EVERYTHING and not described):
+        return None  # "my medical stuff" names something, "stuff" alone does not
+    of = _of_object(noun)
+    if of is not None and of.lower_ not in BACK:
+        if of.lemma_.lower() in _OF_FRAMES:  # "date of birth": an attribute of the speaker
+            return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
+                                attribute=_OF_FRAMES[of.lemma_.lower()],
+                                words=(_forms(of),), mine=True)
+        # "the name of my therapist" names the therapist, not the speaker's name.
+        return _target(of)
     parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
     mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
     content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
@@ -126,15 +176,28 @@ def _target(noun: Token) -> ForgetTarget | None:
                                                                      "compound"))])
     phrase = noun.doc[first:noun.i + 1].text
     person = noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS
+    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
+                 None)
+    if owner is not None:
+        # "my ex's phone number" is the ex's, never the speaker's: named by the owner and
+        # the words that say what it is ("phone"), not an attribute of the speaker.
+        words = (_forms(owner), *(_forms(t) for t in content
+                                   if t.lemma_.lower() not in OF_VALUES))
+        return ForgetTarget(phrase=phrase, words=words, related=frozenset(related),
+                            owner=_forms(owner), person=owner.pos_ == "PROPN"
+                            or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
     return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
                         related=frozenset(related), person=person,
-                        mine=mine or noun.pos_ != "PROPN")
+                        mine=mine or noun.pos_ != "PROPN",
+                        message=noun.lemma_.lower() in MESSAGE_NOUNS)
 
 
 def _targets(noun: Token) -> list[ForgetTarget]:
-    """``noun`` and its conjuncts ("my address and my phone number") as targets."""
+    """``noun``, its conjuncts ("my address and my phone number") and the names set
+    beside it ("my cousin Mark") as targets."""
     out = []
-    for tok in (noun, *(c for c in noun.subtree if c.dep_ == "conj" and c.head.i != c.i)):
+    for tok in (noun, *(c for c in noun.subtree if c.dep_ in ("conj", "appos")
+                        and c.head.i != c.i)):
         target = _target(tok)
         if target is not None:
             out.append(target)
@@ -151,6 +214,20 @@ def _about(tok: Token) -> Token | None:
     return None
 
 
+def _about_said(tok: Token) -> Token | None:
+    """The object of "about" under ``tok`` or under a clause on it that says or knows
+    ("everything I said about Lisa", "everything you know about my brother")."""
+    found = _about(tok)
+    if found is not None:
+        return found
+    for c in tok.children:
+        if c.dep_ in ("relcl", "acl", "ccomp") and c.lemma_.lower() in SAY_VERBS | KNOW_VERBS:
+            found = _about(c)
+            if found is not None:
+                return found
+    return None
+
+
 def _said(tok: Token) -> Token | None:
     """A clause "(what) I said/told you ..." under ``tok``."""
     for c in tok.children:
@@ -158,6 +235,47 @@ def _said(tok: Token) -> Token | None:
                 and any(s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
             return c
     return None
+
+
+def _of_back(tok: Token) -> bool:
+    """"all of that": ``tok`` is of a back-reference."""
+    return any(p.dep_ == "prep" and p.lower_ == "of" and any(
+        c.dep_ == "pobj" and c.lower_ in BACK for c in p.children) for p in tok.children)
+
+
+def _kept_declined(verb: Token, negated: bool) -> bool:
+    """A keeping verb the assistant is asked not to do: "don't remember that", "please
+    stop remembering my address", "don't bother keeping it", "no need to remember that",
+    "I don't want you to remember my address", "I'd rather you didn't keep that"."""
+    head = verb.head
+    head_lemma = head.lemma_.lower()
+    head_negated = any(c.dep_ == "neg" for c in head.children)
+    if verb.dep_ == "xcomp" and (head_lemma in STOP_VERBS
+                                 or (head_lemma == "bother" and head_negated)):
+        return _addressed(head)
+    if verb.dep_ in ("acl", "relcl") and head_lemma == "need" and any(
+            c.lower_ == "no" for c in head.children):
+        return True
+    you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in verb.children)
+    if verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS and head_negated and you:
+        return True  # "I don't want you to remember my address"
+    if negated and you and any(c.lower_ in ("rather", "prefer") for c in verb.children):
+        return True  # "I'd rather you didn't remember that"
+    return negated and _addressed(verb)
+
+
+def _stated(verb: Token) -> list[ForgetTarget]:
+    """What a statement said under ``verb`` gives ("forget that I'm pregnant": pregnant;
+    "forget that my son has autism": autism): its complements, not its subject (the
+    speaker's son stays)."""
+    for c in verb.children:
+        if c.dep_ == "ccomp" and c.lemma_.lower() not in SAY_VERBS and c.tag_ != "VBD":
+            out: list[ForgetTarget] = []
+            for comp in c.children:
+                if comp.dep_ in ("acomp", "attr", "dobj", "oprd"):
+                    out += _targets(comp)
+            return out
+    return []
 
 
 def _from_memory(verb: Token) -> bool:
@@ -198,10 +316,15 @@ def _dismissed(sent: Span, verb: Token) -> bool:
             if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
                                           or any(c.lower_ == "no" for c in tok.children)):
                 return True
-            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children):
-                return True
+            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children) \
+                    and not any(c.dep_ in ("dobj", "ccomp") for c in tok.children):
+                return True  # not "never mind what I said about ...": that retracts it
             if tok.lower_ in ("nevermind", "whatever"):
                 return True
+            if tok.lower_ in ("fine", "ok", "okay", "alright") and tok.dep_ == "acomp":
+                return True  # "forget about it, it's fine"
+            if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
+                return True  # "forget it, I'll do it myself": the speaker takes it over
     return False
 
 
@@ -217,14 +340,16 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             continue
         negated = any(c.dep_ == "neg" or c.lower_ in ("never",) for c in verb.children)
         if lemma in SAY_VERBS:
-            # "I shouldn't have told you that": the speaker regrets having said it.
+            # "I shouldn't have told you that": the speaker regrets having said it;
+            # "pretend I never said that": the speaker takes it back.
             subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
             auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
-            if not (negated and subject is not None and subject.lower_ == "i"
-                    and "have" in auxes and auxes & {"should", "would", "must"}):
+            mine = negated and subject is not None and subject.lower_ == "i"
+            if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
+                              or verb.head.lemma_.lower() in UNSAY_HEADS)):
                 continue
         elif lemma in KEEP_VERBS:
-            if not negated or not _addressed(verb):  # "don't remember that"
+            if not _kept_declined(verb, negated):
                 continue
         else:
             if negated or not _addressed(verb):  # "don't forget my appointment"
@@ -238,10 +363,15 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                     c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
             said = head  # "Forget I said that." (parsed with "Forget" under "said")
             obj = None
+        if lemma == "ignore" and said is None and not _from_memory(verb) and not (
+                obj is not None and obj.lower_ == "what"):
+            continue  # "ignore my typo"; "ignore what I said about my ex" retracts it
         targets: list[ForgetTarget] = []
         back = everything = False
-        if obj is not None and obj.lower_ in EVERYTHING:
-            about = _about(obj) or _about(verb)
+        if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
+            back = True  # "erase all of that"
+        elif obj is not None and obj.lower_ in EVERYTHING:
+            about = _about_said(obj) or _about(verb)
             everything = about is None
             targets = _targets(about) if about is not None else []
             if about is not None and not targets:
@@ -250,6 +380,9 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             clause = said if said is not None else obj
             assert clause is not None
             about = _about(clause)
+            if about is None and said is not None:  # "forget that I mentioned my loan"
+                about = next((c for c in said.children if c.dep_ in ("dobj", "obj")
+                              and c.lower_ not in BACK | {"you", "what"}), None)
             targets = _targets(about) if about is not None else []
             back = not targets
         elif obj is not None and obj.lower_ in BACK:
@@ -257,7 +390,12 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                 continue
             if lemma in REMOVE_VERBS and not _from_memory(verb):
                 continue  # "delete that" may be code or a list
-            back = True
+            # "Never mind what I said about my ex, please forget it": "it" is that.
+            told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
+                         and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
+                         and _about(t) is not None), None)
+            targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
+            back = not targets
         elif obj is not None:
             about = _about(obj) if obj.lemma_.lower() in GENERIC else None
             targets = _targets(about if about is not None else obj)
@@ -267,17 +405,38 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                     c.dep_ == "poss" and c.lower_ == "my" for c in
                     (about if about is not None else obj).children):
                 continue  # "delete the old config file": not about the speaker
+        elif lemma in SAY_VERBS and _about(verb) is None:
+            back = True  # "I shouldn't have told you (that), sorry"
+        elif lemma in FORGET_VERBS and _stated(verb):
+            targets = _stated(verb)  # "please forget that I'm pregnant"
         else:
             about = _about(verb)  # "forget about my ex"
             if about is None or lemma not in FORGET_VERBS | SAY_VERBS:
                 continue
-            targets = _targets(about)
-            if not targets:
+            if about.lower_ in BACK:  # "please forget about it"
+                if _dismissed(sent, verb):
+                    continue
+                back = True
+                about = None
+            targets = _targets(about) if about is not None else []
+            if not targets and not back:
                 continue
+        if targets and all(t.message for t in targets):  # "delete my last message"
+            targets, back = [], True
         if lemma in SAY_VERBS and not back and not targets:
             continue
         return verb, targets, back, everything
     return None
+
+
+def _bare(sent: Span, verb: Token) -> bool:
+    """A plain "forget it" / "forget that" with nothing that says memory ("please", "from
+    your memory", "what I said"): after the assistant's question it dismisses the
+    question rather than asking to forget (decided where the turns are known)."""
+    if verb.lemma_.lower() != "forget" or _from_memory(verb):
+        return False
+    return not any(t.lower_ in ("please", "pls", "plz") or t.lemma_.lower() in SAY_VERBS
+                   for t in sent)
 
 
 _REQUEST_DEPS = frozenset({"aux", "neg", "intj", "dobj", "obj", "dative", "prep", "advmod",
@@ -297,7 +456,8 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     it when that says something; None: the previous turn."""
     own = {verb.i} | {t.i for c in verb.children if c.dep_ in _REQUEST_DEPS
                       and not (c.dep_ == "nsubj" and c.lower_ != "you")
-                      and not (c.dep_ == "ccomp" and c.lemma_.lower() not in SAY_VERBS)
+                      and not (c.dep_ == "ccomp"
+                               and c.lemma_.lower() not in SAY_VERBS | ASK_HEADS)
                       for t in c.subtree}
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct]
     if left and _content(left):
@@ -313,12 +473,14 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
     spans: list[tuple[int, int]] = []
     targets: list[ForgetTarget] = []
     back = everything = False
+    bare = True
     earlier: tuple[int, int] | None = None
     for sent in doc.sents:
         found = _request_in(sent)
         if found is None:
             continue
         verb, found_targets, found_back, found_everything = found
+        bare = bare and found_back and not found_targets and _bare(sent, verb)
         start = sent.start_char
         spans.append((start, sent.end_char))
         targets += found_targets
@@ -329,7 +491,8 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
     if not spans:
         return None
     return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
-                         earlier=earlier, everything=everything and not targets)
+                         earlier=earlier, everything=everything and not targets,
+                         bare=bare and earlier is None)
 
 
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:

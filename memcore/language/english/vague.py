@@ -1,0 +1,60 @@
+"""Facts that say nothing lasting on their own: a feeling of the moment ("Sophie is
+thrilled", "Tom feels awful about it") or a clause about something only a pronoun names
+("Ann sold it", "It was great").
+
+Such a fact stays a candidate (not an explicit statement) so that, unless it is said
+again, the forgetting rules let it go; its text is still searchable meanwhile.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Token
+
+# Feelings and states of the moment, predicated of someone ("is thrilled", "feels awful").
+MOODS = frozenset({
+    "thrilled", "happy", "sad", "worried", "stressed", "upset", "excited", "nervous",
+    "gutted", "chuffed", "delighted", "relieved", "anxious", "annoyed", "angry", "cross",
+    "furious", "tired", "exhausted", "knackered", "fine", "okay", "ok", "good", "great",
+    "awful", "terrible", "rubbish", "quiet", "busy", "bored", "lonely", "proud", "glad",
+    "pleased", "sorry", "scared", "frustrated", "overwhelmed", "devastated", "heartbroken",
+    "shattered", "grumpy", "miserable", "content", "sick", "ill", "poorly",
+})
+_FEEL_VERBS = frozenset({"be", "feel", "seem", "look", "sound", "get"})
+_PRONOUNS = frozenset({"it", "that", "this", "them", "her", "him", "they", "those",
+                       "these", "she", "he", "one"})
+
+
+def _content(tok: Token) -> bool:
+    return tok.pos_ in ("NOUN", "PROPN", "NUM") and tok.lower_ not in _PRONOUNS
+
+
+def vague(doc: Doc) -> bool:
+    """Does the fact ``doc`` say only a passing feeling, or about something only a pronoun
+    names?"""
+    sents = list(doc.sents)
+    if len(sents) != 1:
+        return False
+    root = sents[0].root
+    subject = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None:
+        return False
+    complements = [c for c in root.children if c.dep_ in ("acomp", "attr", "oprd")]
+    # "Ben's German isn't good enough", "her kidneys weren't happy": a state of something
+    # of someone's, or negated, is no passing mood.
+    moody = not any(c.dep_ == "neg" for c in root.children) and \
+        not any(c.dep_ == "poss" for c in subject.children)
+    others = [t for t in root.subtree if t.i != subject.i and t not in subject.subtree
+              and _content(t)]
+    if moody and root.lemma_.lower() in _FEEL_VERBS and complements and all(
+            c.lemma_.lower() in MOODS or c.lower_ in MOODS for c in complements) and not others:
+        return True  # "Tom feels awful about it", "the house is quiet"
+    if moody and root.lower_ in MOODS and any(c.lemma_ == "be" for c in root.children) \
+            and not others:
+        return True  # "Sophie is thrilled" (parsed as a passive)
+    if subject.lower_ in _PRONOUNS and not any(_content(t) for t in subject.subtree):
+        return not others  # "It was great", "She loved it"
+    objects = [c for c in root.children if c.dep_ in ("dobj", "obj")]
+    return bool(objects) and all(o.lower_ in _PRONOUNS for o in objects) and not others
