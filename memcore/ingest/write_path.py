@@ -273,7 +273,9 @@ class IngestPipeline:
         if not self._rule_extraction:
             return list(episodes)
         users = [i for i, ep in enumerate(episodes) if ep.role is Role.USER]
-        texts = self.language.referents([episodes[i].text for i in users])
+        before = self._previous_user_turns(episodes)
+        texts = self.language.referents([episodes[i].text for i in users],
+                                        [before.get(episodes[i].id, "") for i in users])
         out = list(episodes)
         for i, text in zip(users, texts, strict=True):
             if text != out[i].text:
@@ -362,6 +364,34 @@ class IngestPipeline:
                     out.append(ExtractedFact(text=text, kind=Kind.PREFERENCE, importance=7,
                                              explicit=True, source=episode.id,
                                              frame=reading.frame))
+        return out
+
+    def _previous_user_turns(self, episodes: Sequence[Episode]) -> dict[str, str]:
+        """Each user turn's previous user turn of its scope (from the batch, else the
+        last stored episodes): whom an opening "she" may mean."""
+        out: dict[str, str] = {}
+        last: dict[str, Episode] = {}
+        missing: list[Episode] = []
+        for episode in episodes:
+            if episode.role is not Role.USER:
+                continue
+            before = last.get(episode.scope)
+            if before is not None:
+                out[episode.id] = before.text
+            else:
+                missing.append(episode)
+            last[episode.scope] = episode
+        needs = missing[:1]  # the batch's first user turn: the ones after it have theirs
+        if needs:
+            recent = self.store.episodes.recent(needs[0].namespace, QUESTION_LOOKBACK)
+            ids = [e.id for e in recent]
+            for episode in needs:
+                if episode.id not in ids:
+                    continue
+                older = [e for e in recent[ids.index(episode.id) + 1:]
+                         if e.scope == episode.scope and e.role is Role.USER]
+                if older:
+                    out[episode.id] = older[0].text
         return out
 
     def _questions(self, episodes: Sequence[Episode], users: Sequence[Episode]

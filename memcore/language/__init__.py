@@ -90,10 +90,12 @@ class LanguagePack(Protocol):
         ("Ann's ex Daniel" -> {"daniel"}), lower-case."""
         ...
 
-    def referents(self, turns: Sequence[str]) -> list[str]:
-        """Per user turn, its text with the third-person subjects it can resolve inside
-        the turn named ("Mum's at Rosewood. She's settling in" -> "... Mum's settling
-        in"); a turn with none resolvable unchanged."""
+    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None
+                  ) -> list[str]:
+        """Per user turn, its text with the third-person subjects it can resolve named
+        ("Mum's at Rosewood. She's settling in" -> "... Mum's settling in"), from the
+        turn or else its ``previous`` turn (the speaker's turn before, "" for none); a
+        turn with none resolvable unchanged."""
         ...
 
 
@@ -152,7 +154,8 @@ class NoLanguage:
         """No names read."""
         return [set() for _ in texts]
 
-    def referents(self, turns: Sequence[str]) -> list[str]:
+    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None
+                  ) -> list[str]:
         """Nothing resolved."""
         return list(turns)
 

@@ -9,6 +9,7 @@ which attribute.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from memcore.language.english.grammar import problem
 from memcore.language.english.instructions import instructions
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
+from memcore.language.english.referents import mentions
 from memcore.language.english.referents import resolve as resolve_referents
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.spelling import spelled, without_listener_tags
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
 _MAX_CHARS = 400  # a fact longer than this is read by its start only
 _MAX_TURN_CHARS = 4000  # a turn longer than this is read by its start only
 _PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
+_HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.I)
 
 
 
@@ -178,12 +181,21 @@ class EnglishPack:
         return [linked_names(doc, words)
                 for doc in self.parse([t[:_MAX_CHARS] for t in texts])]
 
-    def referents(self, turns: Sequence[str]) -> list[str]:
+    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None
+                  ) -> list[str]:
         """Per turn, its opening "he"/"she" subjects replaced by the one person the turn
-        named before them (see :mod:`memcore.language.english.referents`)."""
+        named before them, or else the one its ``previous`` turn (the speaker's turn
+        before, "" for none) named (see :mod:`memcore.language.english.referents`)."""
         out = list(turns)
-        for i, (text, doc) in enumerate(zip(turns, self.parse([t[:_MAX_CHARS] for t in turns]),
-                                            strict=True)):
-            if len(text) <= _MAX_CHARS and any(w in text.lower() for w in (" he", " she")):
-                out[i] = resolve_referents(doc)
+        before = list(previous) if previous is not None else [""] * len(turns)
+        todo = [i for i, t in enumerate(turns) if len(t) <= _MAX_CHARS and _HE_OR_SHE.search(t)]
+        docs = self.parse([turns[i] for i in todo])
+        earlier = self.parse([before[i][:_MAX_CHARS] for i in todo if before[i]])
+        named = iter(earlier)
+        for i, doc in zip(todo, docs, strict=True):
+            # Across turns only a one-word name or a kin word ("Little Acorns", a
+            # nursery, may be the subject of a sentence too).
+            people = [m for m in dict.fromkeys(mentions(next(named)))
+                      if " " not in m or m.startswith("my ")] if before[i] else []
+            out[i] = resolve_referents(doc, people[-1:] if len(people) == 1 else ())
         return out

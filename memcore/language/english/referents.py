@@ -2,13 +2,15 @@
 She's settling in" -> "... Mum's settling in", so a fact read alone still says who.
 
 Only a sentence-initial subject "he" / "she" is replaced, and only when the sentences
-before it in the same turn name exactly one person (a name the parser tags as a person,
+before it in the same turn (or, for a turn that names no one before it, the speaker's
+previous turn) name exactly one person (a name the parser tags as a person,
 or a kin word: "my sister", "Mum"); with none or several, the pronoun stays (a wrong
 referent is worse than none). The speaker ("I") is never a candidate.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
@@ -24,11 +26,12 @@ def _mentions(sent: Span) -> list[str]:
     """The people ``sent`` names, as written ("my sister", "Mum", "Faisal")."""
     out: list[str] = []
     for tok in sent:
-        if tok.pos_ == "PROPN" and tok.ent_type_ == "PERSON" and tok.dep_ != "compound":
+        if _a_person(tok):
             first = next((c for c in tok.lefts if c.dep_ == "compound"
-                          and c.ent_type_ == "PERSON"), None)
+                          and c.pos_ == "PROPN"), None)
             out.append(f"{first.text} {tok.text}" if first is not None else tok.text)
-        elif tok.lemma_.lower() in T.KIN and tok.pos_ in ("NOUN", "PROPN"):
+        elif tok.lemma_.lower() in T.KIN and tok.pos_ in ("NOUN", "PROPN") and not any(
+                _a_person(c) for c in tok.children):  # "my sister Lin": one person, Lin
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
             if owner is not None and owner.lower_ == "my":
                 out.append(f"my {tok.text}")
@@ -37,8 +40,32 @@ def _mentions(sent: Span) -> list[str]:
     return out
 
 
+def _a_person(tok: Token) -> bool:
+    """A name that acts or is acted on (subject, object, or set beside a kin word): the
+    pipeline runs no entity recognizer, and a name after a preposition is as often a
+    place ("in Leeds"). A name that is no person ("Little Acorns is closing") still counts
+    as a second candidate, so a pronoun after two names stays."""
+    if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.dep_ == "compound":
+        return False
+    if tok.dep_ in ("nsubj", "nsubjpass", "dobj", "dative"):
+        return True  # "Alfie cried", "we moved Alfie to Treetops"
+    if tok.dep_ == "conj" and tok.head.i != tok.i:
+        return _a_person(tok.head)  # "Priya and Ana"
+    return tok.dep_ == "appos" and tok.head.lemma_.lower() in T.KIN
+
+
+def mentions(doc: Doc) -> list[str]:
+    """The people ``doc`` names, in order."""
+    return [m for sent in doc.sents for m in _mentions(sent)]
+
+
 def _subject_pronoun(sent: Span) -> Token | None:
-    """The sentence's opening subject pronoun ("She's settling in", "And he left")."""
+    """The sentence's opening subject pronoun ("She's settling in", "And he left"); not
+    one inside a sentence the parser split ("... turned 7 and she's obsessed with ..."):
+    the extractor reads that clause apart itself."""
+    before = sent.doc.text[:sent.start_char].rstrip()
+    if before and before[-1] not in ".!?":
+        return None
     for tok in sent:
         if tok.is_punct or tok.lower_ in _OPENERS:
             continue
@@ -46,14 +73,15 @@ def _subject_pronoun(sent: Span) -> Token | None:
     return None
 
 
-def resolve(doc: Doc) -> str:
+def resolve(doc: Doc, before: Sequence[str] = ()) -> str:
     """``doc``'s text with each resolvable opening "he"/"she" replaced by the one
-    person the turn named before it (the text unchanged when none is resolvable)."""
+    person named before it: in the turn, or else (``before``) in the speaker's previous
+    turn (the text unchanged when none is resolvable)."""
     named: list[str] = []
     edits: list[tuple[int, int, str]] = []
     for sent in doc.sents:
         pronoun = _subject_pronoun(sent)
-        people = {m.lower(): m for m in named}
+        people = {m.lower(): m for m in (named or before)}
         if pronoun is not None and len(people) == 1:
             (who,) = people.values()
             if pronoun.text[0].isupper() and who.startswith("my "):

@@ -74,7 +74,7 @@ DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "flexita
 END_VERBS = frozenset({
     "die", "sell", "leave", "quit", "stop", "finish", "heal", "recover", "cancel",
     "close", "lose", "divorce", "retire", "graduate", "end", "abandon", "ditch",
-    "drop", "complete", "resign", "shut", "scrap", "pass",
+    "drop", "complete", "resign", "shut", "scrap", "pass", "outgrow",
 })
 # "gave up X", "broke up with X", "moved out of X", "got rid of X": verb + particle.
 END_PHRASAL = frozenset({("give", "up"), ("break", "up"), ("move", "out"), ("get", "rid"),
