@@ -12,7 +12,7 @@ an existing id and ``reinforce`` with a known source change nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -57,6 +57,8 @@ RECENT_FOR_CORRECTION = 5
 MINHASH_JACCARD = 0.9
 # Stored episodes looked back over for the assistant's question a bare answer answers.
 QUESTION_LOOKBACK = 8
+BARE_ANSWER_CHARS = 200  # a longer turn is no bare answer to a question
+REFERENT_CHARS = 400  # the language pack resolves pronouns in turns this short
 
 
 @dataclass
@@ -367,59 +369,51 @@ class IngestPipeline:
         return out
 
     def _previous_user_turns(self, episodes: Sequence[Episode]) -> dict[str, str]:
-        """Each user turn's previous user turn of its scope (from the batch, else the
-        last stored episodes): whom an opening "she" may mean."""
-        out: dict[str, str] = {}
-        last: dict[str, Episode] = {}
-        missing: list[Episode] = []
-        for episode in episodes:
-            if episode.role is not Role.USER:
-                continue
-            before = last.get(episode.scope)
-            if before is not None:
-                out[episode.id] = before.text
-            else:
-                missing.append(episode)
-            last[episode.scope] = episode
-        needs = missing[:1]  # the batch's first user turn: the ones after it have theirs
-        if needs:
-            recent = self.store.episodes.recent(needs[0].namespace, QUESTION_LOOKBACK)
-            ids = [e.id for e in recent]
-            for episode in needs:
-                if episode.id not in ids:
-                    continue
-                older = [e for e in recent[ids.index(episode.id) + 1:]
-                         if e.scope == episode.scope and e.role is Role.USER]
-                if older:
-                    out[episode.id] = older[0].text
-        return out
+        """Each short user turn's previous user turn of its scope: whom an opening "she"
+        may mean (the pack reads only turns this short for it)."""
+        found = self._turn_before(episodes, lambda e: e.role is Role.USER,
+                                  look_back=lambda e: len(e.text) <= REFERENT_CHARS)
+        return {k: v.text for k, v in found.items()}
 
     def _questions(self, episodes: Sequence[Episode], users: Sequence[Episode]
                    ) -> dict[str, str]:
-        """Each user turn's preceding turn of its scope when that is the assistant's
-        (from the batch, else from the stored episodes): what a bare answer answers."""
-        out: dict[str, str] = {}
-        previous: dict[str, Episode] = {}
+        """Each user turn's preceding turn of its scope when that is the assistant's:
+        what a bare answer answers (only a short turn can be one)."""
+        found = self._turn_before(episodes, lambda e: True,
+                                  look_back=lambda e: len(e.text) <= BARE_ANSWER_CHARS)
+        wanted = {ep.id for ep in users}
+        return {k: v.text for k, v in found.items()
+                if v.role is Role.ASSISTANT and k in wanted}
+
+    def _turn_before(self, episodes: Sequence[Episode], counts: Callable[[Episode], bool],
+                     look_back: Callable[[Episode], bool]) -> dict[str, Episode]:
+        """Each user turn's nearest earlier turn of its scope that ``counts``: from the
+        batch, else (for turns ``look_back`` accepts) from the last stored episodes, read
+        at most once."""
+        out: dict[str, Episode] = {}
+        last: dict[str, Episode] = {}
         missing: list[Episode] = []
         for episode in episodes:
             if episode.role is Role.USER:
-                before = previous.get(episode.scope)
-                if before is None:
+                before = last.get(episode.scope)
+                if before is not None:
+                    out[episode.id] = before
+                elif look_back(episode):
                     missing.append(episode)
-                elif before.role is Role.ASSISTANT:
-                    out[episode.id] = before.text
-            previous[episode.scope] = episode
+            if counts(episode):
+                last[episode.scope] = episode
+        if not missing:
+            return out
+        recent = self.store.episodes.recent(missing[0].namespace, QUESTION_LOOKBACK)
+        ids = [e.id for e in recent]
         for episode in missing:
-            if len(episode.text) > 200:  # only a short turn can be a bare answer
-                continue
-            recent = self.store.episodes.recent(episode.namespace, QUESTION_LOOKBACK)
-            ids = [e.id for e in recent]
             if episode.id not in ids:
                 continue
-            older = [e for e in recent[ids.index(episode.id) + 1:] if e.scope == episode.scope]
-            if older and older[0].role is Role.ASSISTANT:
-                out[episode.id] = older[0].text
-        return {k: v for k, v in out.items() if any(ep.id == k for ep in users)}
+            older = next((e for e in recent[ids.index(episode.id) + 1:]
+                          if e.scope == episode.scope and counts(e)), None)
+            if older is not None:
+                out[episode.id] = older
+        return out
 
     def _framed(self, facts: list[ExtractedFact], report: IngestReport) -> list[ExtractedFact]:
         """``facts`` with their frames, read by the language pack in one batch (a fact
