@@ -37,6 +37,8 @@ NAMESPACES = 4
 TURNS_PER_ADD = 2
 ADD_PAUSE = 0.4  # seconds between one adder's adds (3 adders: about 15 turns/s)
 KINDS = ("ingest", "ingest-child", "consolidate", "api", "api-child", "redis")
+# Worker log level (INFO logs each task received and ended: to trace a lost turn).
+WORKER_LOGLEVEL = os.environ.get("MEMCORE_CHAOS_LOGLEVEL", "WARNING")
 
 
 @dataclass
@@ -111,8 +113,9 @@ class Chaos:
     # -- processes ------------------------------------------------------------------------
 
     def start(self) -> None:
-        self.cluster.spawn("ingest", "ingest", concurrency=2)
-        self.cluster.spawn("consolidate", "consolidate", concurrency=1)
+        self.cluster.spawn("ingest", "ingest", concurrency=2, loglevel=WORKER_LOGLEVEL)
+        self.cluster.spawn("consolidate", "consolidate", concurrency=1,
+                           loglevel=WORKER_LOGLEVEL)
         self._spawn_api()
         self.cluster.wait_ready({"ingest", "consolidate"}, timeout=120)
         self._wait_api()
@@ -138,7 +141,8 @@ class Chaos:
         try:
             if kind in ("ingest", "consolidate"):
                 c.kill(kind)
-                c.spawn(kind, kind, concurrency=2 if kind == "ingest" else 1)
+                c.spawn(kind, kind, concurrency=2 if kind == "ingest" else 1,
+                        loglevel=WORKER_LOGLEVEL)
                 c.wait_ready({kind}, timeout=120)
             elif kind == "ingest-child":
                 c.kill("ingest", whole_group=False)  # the pool starts another child

@@ -205,6 +205,7 @@ def test_compose_redis_durability() -> None:
     volume = redis["volumes"][0].split(":")
     assert volume[1] == "/data" and volume[0] in compose()["volumes"]
     assert shell_words(redis["healthcheck"]["test"]) == ["redis-cli", "ping"]
+    _removes_crash_leftovers(redis["entrypoint"])
 
 
 def test_compose_flower_auth_and_worker_options() -> None:
@@ -437,6 +438,16 @@ def test_redis_statefulset_is_durable() -> None:
         assert re.search(rf"^{line}$", conf, re.M), line
     args = containers(redis)[0]["args"]
     assert "$(REDIS_PASSWORD)" in args, "in-cluster Redis requires the Secret's password"
+    _removes_crash_leftovers(containers(redis)[0]["command"])
+
+
+def _removes_crash_leftovers(entrypoint: list[str]) -> None:
+    """Redis starts only after removing a killed save child's temp files, then runs the
+    image's own entrypoint with the arguments (docs: erased bytes leave the disk)."""
+    script = entrypoint[entrypoint.index("-c") + 1]
+    removed, started = script.split(";", 1)
+    assert shell_words(removed) == ["rm", "-f", "/data/temp-*.rdb", "/data/temp-*.aof"]
+    assert started.split()[:2] == ["exec", "docker-entrypoint.sh"]
 
 
 def test_keda_scales_ingest_workers_on_the_ingest_list() -> None:

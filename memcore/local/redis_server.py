@@ -101,6 +101,58 @@ def check_data_dir(directory: Path, binary: str) -> None:
             f"PATH (e.g. /usr/bin/redis-server from apt install redis-server)")
 
 
+CRASH_LEFTOVER = re.compile(r"^temp-(?:rewriteaof-(?:bg-)?)?(\d+)\.(?:aof|rdb)$")
+"""Files a fork child of Redis writes (``temp-<pid>.rdb``, ``temp-rewriteaof[-bg]-<pid>.aof``)
+and its parent renames or removes: a parent killed meanwhile leaves them for good."""
+
+
+def remove_crash_leftovers(directory: Path) -> list[Path]:
+    """Before a server starts on ``directory``: stop the save or rewrite children a
+    killed server left running and remove the temporary files they wrote; the files removed.
+
+    Redis never cleans these up. They hold the data as it was when the child forked,
+    erased text included, and an orphaned BGSAVE child would still rename its file over
+    ``dump.rdb`` when it finishes, putting an older snapshot back."""
+    removed: list[Path] = []
+    for place in (directory, directory / "appendonlydir"):
+        if not place.is_dir():
+            continue
+        for path in place.iterdir():
+            found = CRASH_LEFTOVER.match(path.name)
+            if found is None:
+                continue
+            _kill_orphan_child(int(found.group(1)))
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(path)
+    return removed
+
+
+def _kill_orphan_child(pid: int) -> None:
+    """SIGKILL ``pid`` if it still runs as a redis fork child (a pid reused by another
+    program is left alone)."""
+    try:
+        title = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:  # gone already, or no /proc: nothing to stop
+        return
+    if b"redis" not in title:
+        return
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 5.0
+    while _running(pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` still runs (a zombie, dead and not yet reaped, does not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[-1].split()[0] != "Z"
+
+
 def free_port() -> int:
     """A TCP port that was free a moment ago."""
     with socket.socket() as sock:
@@ -162,6 +214,7 @@ def _spawn(port: int, directory: Path, appendfsync: str, extra: list[str],
            unix_socket: Path | None, password: str | None, binary: str
            ) -> subprocess.Popen[bytes]:
     check_data_dir(directory, binary)
+    remove_crash_leftovers(directory)
     args = [
         binary,
         "--port", str(port),
