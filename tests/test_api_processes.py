@@ -152,6 +152,31 @@ def test_a_dead_process_is_replaced(served: tuple[str, int, subprocess.Popen[byt
     assert proc.poll() is None
 
 
+def test_a_process_killed_while_it_starts_is_replaced(redis_url: str) -> None:
+    """A SIGKILL during the start (an operator, the OOM killer) is no start failure of
+    the process's own: the server replaces it instead of stopping (the chaos run's
+    killer once hit a process 3 s after a restart, and the whole API stayed down)."""
+    port = free_port()
+    proc = _start(redis_url, port)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_servers(proc)) < 2:
+            assert time.monotonic() < deadline, "no server processes"
+            time.sleep(0.05)
+        victim = _servers(proc)[0]
+        victim.send_signal(signal.SIGKILL)
+        victim.wait(10)
+        _wait_ready(f"http://127.0.0.1:{port}", proc)
+        deadline = time.monotonic() + 60
+        while len([p for p in _servers(proc) if p.pid != victim.pid]) < 2:
+            assert time.monotonic() < deadline, "no new server process"
+            time.sleep(0.2)
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
 def test_a_port_already_served_is_refused(
         served: tuple[str, int, subprocess.Popen[bytes]], redis_url: str) -> None:
     _, port, _ = served

@@ -16,8 +16,8 @@ process), accepts, and passes each connection (``SCM_RIGHTS`` over a Unix socket
 to the next process in turn, which serves it with uvicorn's own protocol: 32
 connections are 16 and 16. It costs the parent one ``accept`` and one ``sendmsg`` per
 *connection*, not per request. The parent also supervises: it starts another process
-when one dies after it was up (a process that dies at start stops the server with its
-exit code) and passes SIGINT/SIGTERM on. A process whose parent is gone (its pair
+when one dies after it was up or is killed by a signal (a process that exits on its own
+at start stops the server with its exit code) and passes SIGINT/SIGTERM on. A process whose parent is gone (its pair
 closed) shuts down on its own.
 
 ``api.hand_connections`` = false goes back to uvicorn's shared socket. Interleaved A/B
@@ -51,8 +51,12 @@ import uvicorn
 log = logging.getLogger("memcore.api")
 
 STARTUP_SECONDS = 10.0
-"""A process that exits sooner than this after its start failed to start (the server
-stops); one that exits later is replaced."""
+"""A process that exits on its own sooner than this after its start failed to start (the
+server stops); one that exits later is replaced."""
+
+KILLED_AT_START_LIMIT = 3
+"""A process killed by a signal during its start is replaced this many times in a row;
+one more stops the server."""
 
 _BACKLOG = 2048
 HAND_SECONDS = 10.0
@@ -250,15 +254,22 @@ def serve_processes(host: str, port: int, workers: int, log_level: str = "info")
     dispatcher = _Dispatcher(listener, children)
     dispatcher.thread.start()
     failure = 0
+    killed_at_start = [0] * workers
     try:
         while not stop.wait(0.5):
             for i, child in enumerate(children):
                 if child.process.is_alive():
                     continue
-                if time.monotonic() - child.started < STARTUP_SECONDS:
-                    failure = child.process.exitcode or 1
+                code = child.process.exitcode
+                at_start = time.monotonic() - child.started < STARTUP_SECONDS
+                # Killed by a signal (SIGKILL, the OOM killer): no fault of its own, so it
+                # is replaced, unless that keeps happening at start.
+                killed = code is not None and code < 0
+                killed_at_start[i] = killed_at_start[i] + 1 if killed and at_start else 0
+                if at_start and (not killed or killed_at_start[i] > KILLED_AT_START_LIMIT):
+                    failure = code or 1
                     log.error("server process %s exited with %s at start", child.process.pid,
-                              child.process.exitcode)
+                              code)
                     stop.set()
                     break
                 log.warning("server process %s exited with %s; starting another",
