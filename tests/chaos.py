@@ -28,7 +28,7 @@ import redis
 
 from memcore.client.client import Client
 from memcore.local.redis_server import free_port
-from memcore.store import MemoryStore
+from memcore.store import MemoryStore, keys
 from memcore.store.api_keys import ApiKeyRepository
 from tests.test_erase_rdb import SNAPSHOTS
 from tests.test_reliability_common import SHORT_VISIBILITY, Cluster, _children, all_values
@@ -39,6 +39,7 @@ ADD_PAUSE = 0.4  # seconds between one adder's adds (3 adders: about 15 turns/s)
 KINDS = ("ingest", "ingest-child", "consolidate", "api", "api-child", "redis")
 # Worker log level (INFO logs each task received and ended: to trace a lost turn).
 WORKER_LOGLEVEL = os.environ.get("MEMCORE_CHAOS_LOGLEVEL", "WARNING")
+BEAT_SECONDS = 2
 
 
 @dataclass
@@ -93,7 +94,10 @@ class Chaos:
     """The processes of a chaos run and the clients that load them."""
 
     def __init__(self, log_dir: Path, seed: int) -> None:
-        self.cluster = Cluster(log_dir, appendfsync="always", redis_extra=SNAPSHOTS)
+        # Beat ticks often: its tick sends again what the broker lost (the outbox).
+        self.cluster = Cluster(log_dir, appendfsync="always", redis_extra=SNAPSHOTS,
+                               env={"MEMCORE_BEAT_INTERVAL_SECONDS": str(BEAT_SECONDS)})
+        self.log_dir = log_dir
         self.rng = random.Random(seed)
         self.tag = f"{seed:x}"
         self.namespaces = [f"chaos-{self.tag}-{i}" for i in range(NAMESPACES)]
@@ -117,6 +121,10 @@ class Chaos:
         self.cluster.spawn("consolidate", "consolidate", concurrency=1,
                            loglevel=WORKER_LOGLEVEL)
         self._spawn_api()
+        self.cluster.stack.spawn("beat", [sys.executable, "-m", "celery", "-A",
+                                          self.cluster.stack.app, "beat", "--loglevel",
+                                          WORKER_LOGLEVEL, "-s",
+                                          str(self.log_dir / "beat-schedule")])
         self.cluster.wait_ready({"ingest", "consolidate"}, timeout=120)
         self._wait_api()
 
@@ -292,8 +300,10 @@ class Chaos:
         try:
             quiet_since: float | None = None
             while True:
+                # An accepted task's message stays in the outbox until the task ends,
+                # also when the broker lost it: nothing waits only when it is empty.
                 busy = (client.llen("ingest") + client.llen("consolidate")
-                        + client.hlen("unacked"))
+                        + client.hlen("unacked") + client.hlen(keys.OUTBOX))
                 now = time.monotonic()
                 quiet_since = None if busy else (quiet_since or now)
                 if quiet_since is not None and now - quiet_since > SHORT_VISIBILITY + 5:
@@ -310,6 +320,11 @@ class Chaos:
         finally:
             client.close()
         return time.monotonic() - t0
+
+    def resent(self) -> int:
+        """How many lost ingest messages beat's tick sent again (its warnings)."""
+        return sum(p.read_text(errors="replace").count("the broker lost its message")
+                   for p in self.log_dir.glob("*.log"))
 
     def answers(self) -> dict[str, bool]:
         """Does every process answer: Redis, each worker, the API (ready)?"""
@@ -425,7 +440,8 @@ def story(log: Log, turn_ids: list[str], backend: Any, start: float) -> str:
     for tid in turn_ids[:5]:
         t = by_id[tid]
         metas = [backend.get_task_meta(i) for i in t.task_ids]
-        outcomes = [(m["status"], str(m.get("result"))[:160]) for m in metas]
+        outcomes = [(i, m["status"], str(m.get("result"))[:160])
+                    for i, m in zip(t.task_ids, metas, strict=True)]
         near = [(round(w - start, 1), k) for w, k in log.timeline if abs(w - t.sent) < 30]
         erases = [(round(e.start - start, 1), e.turn, e.status) for e in log.erases
                   if e.ns == t.ns]

@@ -46,7 +46,8 @@ def test_chaos_loses_duplicates_and_resurrects_nothing(tmp_path: Path, long_mode
               f"Stored exactly once {result.stored_once}, erased {result.erased}, raced an "
               f"erase {result.either}; lost {len(result.lost)}, duplicated "
               f"{len(result.duplicated)}, resurrected {len(result.resurrected)}, erased text "
-              f"found {len(result.leaked)}; processes answering {answers}")
+              f"found {len(result.leaked)}; lost messages sent again {chaos.resent()}; "
+              f"processes answering {answers}")
         backend = chaos.celery_backend()
         assert result.lost == [], story(log, result.lost, backend, log.start)
         assert result.duplicated == [], story(log, result.duplicated, backend, log.start)

@@ -7,13 +7,15 @@ master (FAISS must not be touched before the fork).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from functools import cache
 
 from memcore.adapters import Models, build_models
 from memcore.core.config import Settings, get_settings
 from memcore.ingest.write_path import IngestPipeline
+from memcore.messaging.celery_config import celery_urls
+from memcore.observability.metrics import QueueLagCollector
 from memcore.store import MemoryStore
 
 
@@ -25,6 +27,14 @@ class Runtime:
     store: MemoryStore
     models: Models
     pipeline: IngestPipeline
+    _queues: QueueLagCollector | None = field(default=None, repr=False)
+
+    def broker_holding(self, task_ids: Sequence[str]) -> set[str]:
+        """Which of ``task_ids`` the broker holds (queued, or taken and not acknowledged)."""
+        if self._queues is None:
+            self._queues = QueueLagCollector(celery_urls(self.settings,
+                                                         self.settings.data_url())[0])
+        return self._queues.holding(task_ids)
 
 
 _lock = threading.Lock()

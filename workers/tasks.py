@@ -21,6 +21,7 @@ from memcore.core.models import new_id, turn_limit, utcnow, validate_namespace
 from memcore.hooks.delivery import drain, http_poster
 from memcore.hooks.dispatch import behind, dispatch, pass_finished
 from memcore.ingest.fence import Dropped, ingest_fenced
+from memcore.ingest.redelivery import redeliver_lost
 from memcore.language import text_rules
 from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
@@ -188,10 +189,16 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
 
 @app.task(name=task_names.SCHEDULE)
 def schedule_due(now: str | None = None) -> list[str]:
-    """Beat's tick: restart an erase's file rewrite a Redis crash cut short, then
-    enqueue one pass per due namespace (once per interval, any beat count)."""
+    """Beat's tick: send again the accepted ingest tasks the broker lost, restart an
+    erase's file rewrite a Redis crash cut short, then enqueue one pass per due namespace
+    (once per interval, any beat count)."""
     rt = runtime()
     at = datetime.fromisoformat(now) if now else datetime.now(UTC)
+    try:
+        redeliver_lost(rt.store.backlog, rt.broker_holding, _send_again,
+                       older_than=rt.settings.visibility_timeout, now=time.time())
+    except Exception as exc:  # the next tick looks again
+        log.warning("lost ingest messages not looked for: %s", exc)
     try:  # an erase's file rewrite cut short by a Redis crash is started again
         rt.store.eraser.resume_rewrites()
     except Exception as exc:  # the next tick tries again; passes still get scheduled
@@ -200,6 +207,11 @@ def schedule_due(now: str | None = None) -> list[str]:
     for ns in due:
         consolidate.apply_async(args=[{"namespace": ns}], queue="consolidate")
     return due
+
+
+def _send_again(task_id: str, queue: str, payload: dict[str, Any]) -> None:
+    """Send a kept ingest message again under its own id (redeliver_lost)."""
+    ingest.apply_async(args=[payload], task_id=task_id, queue=queue)
 
 
 @app.task(name=task_names.MAINTAIN, acks_late=True, reject_on_worker_lost=True)

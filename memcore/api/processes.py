@@ -17,8 +17,8 @@ to the next process in turn, which serves it with uvicorn's own protocol: 32
 connections are 16 and 16. It costs the parent one ``accept`` and one ``sendmsg`` per
 *connection*, not per request. The parent also supervises: it starts another process
 when one dies after it was up or is killed by a signal (a process that exits on its own
-at start stops the server with its exit code) and passes SIGINT/SIGTERM on. A process whose parent is gone (its pair
-closed) shuts down on its own.
+at start stops the server with its exit code) and passes SIGINT/SIGTERM on. A process
+whose parent is gone (its pair closed) shuts down on its own.
 
 ``api.hand_connections`` = false goes back to uvicorn's shared socket. Interleaved A/B
 of ``memcore bench api --memories 2000 --searches 3000`` (2 processes, 32 clients; 4

@@ -310,8 +310,11 @@ class Client:
                 payload = IngestPayload(namespace=namespace, infer=infer, episodes=episodes,
                                         erase_fence=counts.fence, erasures=counts.erasures,
                                         charge_to=charge_to)
-                self._send(task_names.INGEST, payload.wire(),
-                           task_names.INGEST_QUEUE, task_id=task_id)
+                wire = payload.wire()
+                # Kept until the task ends: the broker can lose a message it took
+                # (memcore.ingest.redelivery sends it again).
+                self.store.backlog.keep(task_id, task_names.INGEST_QUEUE, wire)
+                self._send(task_names.INGEST, wire, task_names.INGEST_QUEUE, task_id=task_id)
                 sent += 1
         finally:
             if sent < len(task_ids):  # never sent: no worker will take them out

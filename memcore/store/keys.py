@@ -22,6 +22,8 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:erasures:{ns}               STRING how many single erases ns had (erased.py)
     mc:backlog                     ZSET   ingest task id -> accepted at, until done (backlog.py)
     mc:backlog:{ns}                ZSET   the same, of one namespace (kept by an erase)
+    mc:outbox:{tasks}              HASH   ingest task id -> its message, until done (backlog.py)
+    mc:outbox:{tasks}:sent         ZSET   ingest task id -> when it was last sent
     mc:{ns}:current                STRING current version pointer (absent = 0)
     mc:{ns}:vseq                   STRING last version number handed out
     mc:{ns}:versions               ZSET   committed version -> created_at (epoch s)
@@ -294,6 +296,14 @@ def erased(ns: str) -> str:
 
 BACKLOG = "mc:backlog"
 """Every ingest task accepted and not yet finished (memcore.store.backlog)."""
+
+
+OUTBOX = "mc:outbox:{tasks}"
+"""Each accepted ingest task's message (zlib-packed JSON), until the task ends: what is
+sent again when the broker lost it (memcore.store.backlog, memcore.ingest.redelivery)."""
+
+OUTBOX_SENT = "mc:outbox:{tasks}:sent"
+"""When each message in :data:`OUTBOX` was last sent (epoch seconds)."""
 
 
 def backlog(ns: str) -> str:
