@@ -147,6 +147,16 @@ def _export(namespace: str, report: IngestReport) -> None:
             metrics.record_memory_change(_OP_METRIC[op], n, namespace)
 
 
+
+def _lasting(fact: ExtractedFact) -> ExtractedFact:
+    """A fact the turn also states as a present state of the speaker (a core attribute
+    read from its frame: "I'm a law student at Edinburgh this year") is no dated plan:
+    the period it names ("this year") says when it holds, not when it ends."""
+    if fact.kind is not Kind.GOAL or fact.valid_until is None or fact.valid_from is not None:
+        return fact
+    return fact.model_copy(update={"kind": Kind.KNOWLEDGE, "valid_until": None,
+                                   "expires_at": None})
+
 class IngestPipeline:
     """Runs the write path for batches of one namespace's turns."""
 
@@ -314,17 +324,21 @@ class IngestPipeline:
                 out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
                                          explicit=True, source=episode.id, frame=frame))
                 continue
-            known = [(f.frame, len(f.text.split())) for f in facts
-                     if f.source == episode.id and f.frame is not None]
+            known = [f for f in facts if f.source == episode.id and f.frame is not None]
             for (frame, text), problem in zip(statements,
                                               self.language.problems([t for _, t in statements]),
                                               strict=True):
+                if problem is not None:
+                    continue
                 # A fact of the turn that says it already stands, unless that fact says
                 # much more (one clause of several would go stale with the others).
-                if problem is not None or any(
-                        k.subject == frame.subject and k.attribute == frame.attribute
-                        and not values_differ(k.value, frame.value)
-                        and words <= len(text.split()) + _MORE_WORDS for k, words in known):
+                same = [f for f in known if f.frame is not None
+                        and f.frame.subject == frame.subject
+                        and f.frame.attribute == frame.attribute
+                        and not values_differ(f.frame.value, frame.value)
+                        and len(f.text.split()) <= len(text.split()) + _MORE_WORDS]
+                if same:
+                    out = [_lasting(f) if f in same else f for f in out]
                     continue
                 if frame.attribute.startswith("contact:"):
                     # The value written from its frame stands in for the turn's other
