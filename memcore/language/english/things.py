@@ -1,0 +1,269 @@
+"""An opening "it" (or "that"/"this" said to be "the one ...") resolved to the one thing
+the sentence before named: "I bought a Kobo in March. It's already broken" -> "... My
+Kobo's already broken"; "my work e-mail is kim@x.example" then "that's the one I
+check" -> "My work e-mail kim@x.example is the one I check", so a fact read alone still
+says what it is about.
+
+A thing is a noun phrase the sentence before has as subject or direct object that is no
+person, no time, no plural and not the speaker; a phone number or e-mail address said
+of it goes with it. The sentence before is the previous sentence of the turn, or, for a
+turn's first sentence, the last sentence of the turn just before it (either speaker's);
+a question offers no referent ("would a list help?" -> "it would"). Only with exactly
+one candidate is the pronoun replaced (a wrong referent is worse than none), and only an
+"it" that refers: not the expletive "it" of weather, time and extraposition ("it's
+raining", "it's been a long week", "it turns out ...", "it's nice to be home"). "That"
+and "this" are replies as often as referents ("that's great!", "that's right"), so they
+are replaced only as the subject of "... is the one ..." ("that's the one I use").
+Places and events are no candidates (the object of a preposition is not read): "it was
+fun" after "we went to Rome" may mean the trip, so it stays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from memcore.language.english import contacts
+from memcore.language.english import tables as T
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span, Token
+
+_OPENERS = frozenset({"and", "but", "so", "then", "now", "also", "oh", "well", "anyway",
+                      "honestly", "sadly", "luckily", "unfortunately", "apparently"})
+_SUBJECTS = ("nsubj", "nsubjpass")
+# Where a thing is introduced: the subject or the direct object of a clause.
+_INTRODUCED = frozenset({"nsubj", "nsubjpass", "dobj"})
+# Parts of a noun phrase not repeated in its place ("the bike [I bought] [in May]").
+_NOT_IN_PHRASE = frozenset({"relcl", "acl", "prep", "punct", "cc", "conj", "advcl",
+                            "appos"})
+# Weather and time: what an expletive "it" is ("it's raining", "it's been a long week").
+_WEATHER_VERBS = frozenset({"rain", "snow", "pour", "drizzle", "hail", "sleet", "thunder",
+                            "freeze", "storm", "spit"})
+_WEATHER = frozenset({"hot", "cold", "warm", "sunny", "windy", "wet", "humid", "chilly",
+                      "freezing", "cloudy", "foggy", "rainy", "stormy", "icy", "dark",
+                      "light", "late", "early", "muggy", "mild", "boiling", "baking"})
+_TIMES = frozenset({
+    "time", "while", "age", "year", "month", "week", "day", "hour", "minute", "second",
+    "moment", "morning", "afternoon", "evening", "night", "weekend", "today", "tonight",
+    "tomorrow", "yesterday", "midnight", "noon", "season", "spring", "summer", "autumn",
+    "fall", "winter", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday",
+    "sunday", "o'clock", "decade", "century", "term", "semester", "fortnight", "degree"})
+# Verbs whose "it" is a placeholder for a clause ("it seems ...", "it turns out ...").
+_RAISING = frozenset({"seem", "appear", "happen", "turn", "matter", "occur"})
+# "It looks like ...", "it feels as if ...".
+_LIKE = frozenset({"like", "as"})
+# Verbs by which the speaker comes to have a thing: "I bought a Kobo" -> "my Kobo".
+_GETTING = frozenset({"buy", "get", "adopt", "own", "have", "order", "rescue", "inherit",
+                      "receive", "win", "purchase", "lease", "rent", "build", "acquire"})
+_OWNERS = {"i": "my", "we": "our"}
+# Verbs of liking said of a thing: "I love it" -> "I love my Kobo".
+_FEELINGS = frozenset({"love", "like", "hate", "adore", "enjoy", "dislike", "loathe",
+                       "detest", "miss"})
+# People the speaker mentions by a common noun: no "it".
+_PEOPLE = T.KIN | frozenset({
+    "ex", "wife", "husband", "partner", "girlfriend", "boyfriend", "friend", "boss",
+    "colleague", "neighbour", "neighbor", "landlord", "landlady", "flatmate", "roommate",
+    "mate", "pal", "teacher", "doctor", "nurse", "dentist", "gp", "client", "manager",
+    "father", "dad", "grandma", "grandmother", "grandad", "grandfather", "granny", "aunt",
+    "uncle", "cousin", "niece", "nephew", "baby", "fiance", "fiancee", "guy", "man",
+    "woman", "girl", "boy", "person", "people", "someone", "everyone", "nobody"})
+_LOWER = frozenset({"My", "Our", "The", "His", "Her", "Their", "Your"})
+_CONTRACTIONS = {"be": " is", "have": " has", "will": " will", "would": " would"}
+
+
+def _opening(sent: Span) -> Token | None:
+    """The sentence's opening subject "it"/"that"/"this" (after an opener such as "and"),
+    not one inside a sentence the parser split off mid-sentence."""
+    before = sent.doc.text[:sent.start_char].rstrip()
+    if before and before[-1] not in ".!?":
+        return None
+    for tok in sent:
+        if tok.is_punct or tok.lower_ in _OPENERS:
+            continue
+        if tok.lower_ in ("it", "that", "this") and tok.dep_ in _SUBJECTS:
+            return tok
+        return None
+    return None
+
+
+def _liked(sent: Span) -> Token | None:
+    """The "it" a first-person sentence says the speaker likes or dislikes, said last
+    ("I love it", "we hate it already"), not "it" that points ahead ("I hate it when
+    ...", "I love it here")."""
+    words = [t for t in sent if not t.is_punct and t.lower_ not in _OPENERS]
+    if len(words) < 3 or words[0].lower_ not in _OWNERS or words[0].dep_ not in _SUBJECTS:
+        return None
+    verb = words[0].head
+    it = next((c for c in verb.children if c.dep_ == "dobj" and c.lower_ == "it"), None)
+    if verb.lemma_.lower() not in _FEELINGS or it is None or any(
+            c.dep_ in ("advcl", "ccomp", "xcomp", "prep") for c in verb.children):
+        return None
+    after = [t for t in words if t.i > it.i]
+    return it if all((t.pos_ == "ADV" and t.lower_ not in ("here", "there")) or
+                     t.lower_ == "much" for t in after) else None
+
+
+def _predicate(subject: Token) -> Token:
+    """The verb ``subject`` is the subject of (the parser sometimes hangs a subject on
+    an auxiliary: "It 's raining")."""
+    verb = subject.head
+    while verb.dep_ in ("aux", "auxpass") and verb.head.i != verb.i:
+        verb = verb.head
+    return verb
+
+
+def _the_one(predicate: Token) -> bool:
+    """Is ``predicate`` "... is the one ..." ("that's the one I check")?"""
+    return predicate.lemma_ == "be" and any(
+        c.dep_ == "attr" and c.lower_ == "one" for c in predicate.children)
+
+
+def _expletive(pronoun: Token) -> bool:
+    """Is this "it" a placeholder (weather, time, a clause said later), not a thing?"""
+    verb = _predicate(pronoun)
+    kids = list(verb.children)
+    deps = {c.dep_ for c in kids}
+    if verb.lemma_.lower() in _WEATHER_VERBS | _RAISING or deps & {"ccomp", "csubj"}:
+        return True  # "it's raining", "it turns out ...", "it seems ... that ..."
+    if any(c.dep_ == "xcomp" and any(a.lower_ == "to" for a in c.children) for c in kids) \
+            and (verb.lemma_ != "be" or deps & {"acomp", "attr"}):
+        return True  # "it's nice to be home", "it takes an hour to get there"
+    if any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("when", "if")
+                                     for m in c.children) for c in kids):
+        return True  # "it annoys me when ..."
+    if any(c.dep_ == "prep" and c.lower_ in _LIKE for c in kids):
+        return True  # "it looks like we're moving"
+    for c in kids:
+        if c.dep_ in ("acomp", "attr", "oprd"):
+            if c.lemma_.lower() in _WEATHER | _TIMES or c.pos_ in ("NUM", "PRON"):
+                return True  # "it's so hot", "it's been ages", "it's 40 degrees", "it's me"
+            if any(n.dep_ == "nummod" for n in c.children):
+                return True  # "it's 40 degrees"
+    return False
+
+
+def _phrase(head: Token) -> tuple[int, int] | None:
+    """The character span of ``head``'s noun phrase without its clauses and
+    prepositional phrases ("the bike I bought in May" -> "the bike")."""
+    dropped: set[int] = set()
+    for child in head.children:
+        if child.dep_ in _NOT_IN_PHRASE and (child.dep_ != "appos" or _after_comma(child)):
+            dropped |= {t.i for t in child.subtree}
+    kept = [t for t in head.subtree if t.i not in dropped]
+    if [t.i for t in kept] != list(range(kept[0].i, kept[-1].i + 1)):
+        return None  # not contiguous: no phrase to repeat
+    return kept[0].idx, kept[-1].idx + len(kept[-1].text)
+
+
+def _after_comma(tok: Token) -> bool:
+    """An apposition set off by a comma ("a laptop, a ThinkPad"), not a word the
+    tokenizer split ("e - mail")."""
+    first = tok.doc[min(t.i for t in tok.subtree)]
+    return first.i > 0 and tok.doc[first.i - 1].text == ","
+
+
+def _a_thing(tok: Token) -> bool | None:
+    """True: a thing "it" may mean; False: not a referent of "it" at all (a person, a
+    time, a plural, the speaker); None: a word that may be the referent but cannot be
+    repeated ("something", a bare name that may be a person's)."""
+    if tok.pos_ not in ("NOUN", "PROPN"):
+        return False
+    if tok.dep_ not in _INTRODUCED and not (tok.dep_ == "conj" and tok.head.i != tok.i
+                                            and tok.head.dep_ in _INTRODUCED):
+        return False  # "a lamp and a rug": two things
+    lemma = tok.lemma_.lower()
+    if lemma in _PEOPLE or lemma in _TIMES or tok.tag_ in ("NNS", "NNPS"):
+        return False
+    if lemma in T.NO_VALUE:
+        return None
+    # "Tom fixed it": a bare name is as likely a person's (he/she) as a thing's.
+    return tok.pos_ != "PROPN" or any(c.dep_ in ("det", "poss") for c in tok.children)
+
+
+def _words(tok: Token, sent: Span) -> str | None:
+    """How to name the thing ``tok`` heads in another sentence: its phrase, with a
+    contact value said of it, "my"/"our" for what the speaker got ("I bought a Kobo" ->
+    "my Kobo"), "the" for another's ("a fox" -> "the fox")."""
+    span = _phrase(tok)
+    if span is None:
+        return None
+    text = tok.doc.text[span[0]:span[1]]
+    first = tok.doc.char_span(span[0], span[1])
+    article = first[0] if first is not None and first[0].dep_ == "det" else None
+    if article is not None and article.lower_ in ("a", "an", "the"):
+        owner = next((c.lower_ for c in tok.head.children if c.dep_ in _SUBJECTS), None)
+        if tok.dep_ == "dobj" and tok.head.lemma_.lower() in _GETTING and owner in _OWNERS:
+            text = _OWNERS[owner] + text[len(article.text):]
+        elif article.lower_ != "the":
+            text = "the" + text[len(article.text):]
+    called = next((o for c in tok.children if c.dep_ == "acl" and c.lemma_ in ("call", "name")
+                   for o in c.children if o.dep_ == "oprd" and o.pos_ == "PROPN"), None)
+    value = called.text if called is not None else _value_of(tok, sent, span)
+    return f"{text} {value}" if value else text  # "our whippet Biscuit"
+
+
+def _value_of(tok: Token, sent: Span, span: tuple[int, int]) -> str | None:
+    """The one phone number or e-mail address said of ``tok`` ("my work e-mail is X",
+    "my new number, X"), outside its phrase."""
+    scope = tok.head if tok.dep_ in _SUBJECTS and tok.head.lemma_ == "be" else tok
+    start = min(t.idx for t in scope.subtree)
+    end = max(t.idx + len(t.text) for t in scope.subtree)
+    found = [v for _, v, at in contacts.values(sent)
+             if start <= at < end and not span[0] <= at < span[1]]
+    return found[0] if len(found) == 1 else None
+
+
+def things(sent: Span) -> list[str | None]:
+    """The things ``sent`` introduces, as they would be named elsewhere (None: one that
+    may be meant but cannot be named); none from a question."""
+    if sent.text.rstrip().endswith("?"):
+        return [None]
+    out: list[str | None] = []
+    for tok in sent:
+        kind = _a_thing(tok)
+        if kind is True:
+            out.append(_words(tok, sent))
+        elif kind is None:
+            out.append(None)
+    return out
+
+
+def resolve(doc: Doc, before: Sequence[str | None] = ()) -> str:
+    """``doc``'s text with each resolvable opening "it" (or "that"/"this" that "is the
+    one ...") replaced by the one thing the sentence before it introduced; ``before``:
+    the things of the turn just before (for the first sentence)."""
+    edits: list[tuple[int, int, str]] = []
+    context: list[str | None] = list(before)
+    for sent in doc.sents:
+        pronoun = _opening(sent)
+        if pronoun is None:
+            pronoun = _liked(sent)
+        found: str | None = None
+        if pronoun is not None and (_the_one(_predicate(pronoun)) if pronoun.lower_ != "it"
+                                    else pronoun.dep_ == "dobj" or not _expletive(pronoun)):
+            names = set(context)
+            if len(names) == 1 and None not in names:
+                (found,) = names
+        if found is not None and pronoun is not None:
+            end, words = pronoun.idx + len(pronoun.text), found
+            nxt = pronoun.doc[pronoun.i + 1] if pronoun.i + 1 < len(pronoun.doc) else None
+            if nxt is not None and nxt.text[:1] in "'\u2019" and nxt.lemma_ in _CONTRACTIONS:
+                # "that's" -> "... is": a "'s" after an address or number reads badly
+                end, words = nxt.idx + len(nxt.text), words + _CONTRACTIONS[nxt.lemma_]
+            if pronoun.text[:1].isupper() and "@" not in words.split()[0]:
+                words = words[:1].upper() + words[1:]
+            elif not pronoun.text[:1].isupper() and words.split()[0] in _LOWER:
+                words = words[:1].lower() + words[1:]  # "and it's" -> "and my Kobo's"
+            edits.append((pronoun.idx, end, words))
+        context = things(sent) if found is None else [found]
+    text = doc.text
+    for start, end, words in reversed(edits):
+        text = text[:start] + words + text[end:]
+    return text
+
+
+def last_things(doc: Doc) -> list[str | None]:
+    """The things the last sentence of ``doc`` introduces (for the next turn)."""
+    sents = list(doc.sents)
+    return things(sents[-1]) if sents else []
