@@ -220,7 +220,8 @@ class IngestPipeline:
         origin = {ep.id: ep for ep in episodes}
         if trusted:
             if infer:
-                extracted = self._extract(namespace, self._resolved(trusted), report)
+                extracted = self._extract(namespace, self._resolved(trusted, episodes),
+                                          report)
                 self.language.prepare(  # one parse call for the turns and their facts
                     [ep.text for ep in trusted if ep.role is Role.USER]
                     if self._rule_extraction else [], [f.text for f in extracted])
@@ -268,15 +269,17 @@ class IngestPipeline:
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
 
-    def _resolved(self, episodes: Sequence[Episode]) -> list[Episode]:
+    def _resolved(self, episodes: Sequence[Episode], batch: Sequence[Episode]
+                  ) -> list[Episode]:
         """What the rule extractor reads: user turns with the "he"/"she" and the "it"
         the language pack can resolve named (a model reads the turn as it is; the
-        stored turn is never changed)."""
+        stored turn is never changed). ``batch``: all the batch's turns, the
+        assistant's too (an "it" may point back into the turn just before)."""
         if not self._rule_extraction:
             return list(episodes)
         users = [i for i, ep in enumerate(episodes) if ep.role is Role.USER]
         before = self._previous_user_turns(episodes)
-        just_before = self._turns_just_before(episodes)
+        just_before = self._turns_just_before(batch)
         texts = self.language.referents([episodes[i].text for i in users],
                                         [before.get(episodes[i].id, "") for i in users],
                                         [just_before.get(episodes[i].id, "") for i in users])

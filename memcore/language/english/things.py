@@ -1,21 +1,23 @@
 """An opening "it" (or "that"/"this" said to be "the one ...") resolved to the one thing
 the sentence before named: "I bought a Kobo in March. It's already broken" -> "... My
-Kobo's already broken"; "my work e-mail is kim@x.example" then "that's the one I
+Kobo is already broken"; "my work e-mail is kim@x.example" then "that's the one I
 check" -> "My work e-mail kim@x.example is the one I check", so a fact read alone still
 says what it is about.
 
 A thing is a noun phrase the sentence before has as subject or direct object that is no
-person, no time, no plural and not the speaker; a phone number or e-mail address said
-of it goes with it. The sentence before is the previous sentence of the turn, or, for a
-turn's first sentence, the last sentence of the turn just before it (either speaker's);
-a question offers no referent ("would a list help?" -> "it would"). Only with exactly
-one candidate is the pronoun replaced (a wrong referent is worse than none), and only an
-"it" that refers: not the expletive "it" of weather, time and extraposition ("it's
-raining", "it's been a long week", "it turns out ...", "it's nice to be home"). "That"
-and "this" are replies as often as referents ("that's great!", "that's right"), so they
-are replaced only as the subject of "... is the one ..." ("that's the one I use").
-Places and events are no candidates (the object of a preposition is not read): "it was
-fun" after "we went to Rome" may mean the trip, so it stays.
+person, no time, no plural and not the speaker; a phone number or e-mail address goes
+with the words it is the value of ("my work e-mail" and the address: one thing). The
+sentence before is the previous sentence of the turn, or, for a turn's first sentence,
+the last sentence of the turn just before it (either speaker's); a question offers no
+referent ("would a list help?" - "it would"). Only with exactly one candidate is the
+pronoun replaced (a wrong referent is worse than none), and only an "it" that refers:
+not the expletive "it" of weather, time and extraposition ("it's raining", "it's been a
+long week", "it turns out ...", "it's nice to be home"). "That" and "this" are replies
+as often as referents ("that's great!", "that's right"), so they are replaced only as
+the subject of "... is the one ..." ("that's the one I use"). Places and events are no
+candidates (the object of a preposition is not read): "it was fun" after "we went to
+Rome" may mean the trip, so it stays. "It" as the object of liking, said last ("I love
+it"), is read the same way.
 """
 
 from __future__ import annotations
@@ -55,7 +57,8 @@ _RAISING = frozenset({"seem", "appear", "happen", "turn", "matter", "occur"})
 _LIKE = frozenset({"like", "as"})
 # Verbs by which the speaker comes to have a thing: "I bought a Kobo" -> "my Kobo".
 _GETTING = frozenset({"buy", "get", "adopt", "own", "have", "order", "rescue", "inherit",
-                      "receive", "win", "purchase", "lease", "rent", "build", "acquire"})
+                      "receive", "win", "purchase", "lease", "rent", "build", "acquire",
+                      "use", "drive"})
 _OWNERS = {"i": "my", "we": "our"}
 # Verbs of liking said of a thing: "I love it" -> "I love my Kobo".
 _FEELINGS = frozenset({"love", "like", "hate", "adore", "enjoy", "dislike", "loathe",
@@ -136,7 +139,7 @@ def _expletive(pronoun: Token) -> bool:
         return True  # "it looks like we're moving"
     for c in kids:
         if c.dep_ in ("acomp", "attr", "oprd"):
-            if c.lemma_.lower() in _WEATHER | _TIMES or c.pos_ in ("NUM", "PRON"):
+            if {c.lemma_.lower(), c.lower_} & (_WEATHER | _TIMES) or c.pos_ in ("NUM", "PRON"):
                 return True  # "it's so hot", "it's been ages", "it's 40 degrees", "it's me"
             if any(n.dep_ == "nummod" for n in c.children):
                 return True  # "it's 40 degrees"
@@ -178,12 +181,13 @@ def _a_thing(tok: Token) -> bool | None:
     if lemma in T.NO_VALUE:
         return None
     # "Tom fixed it": a bare name is as likely a person's (he/she) as a thing's.
-    return tok.pos_ != "PROPN" or any(c.dep_ in ("det", "poss") for c in tok.children)
+    return tok.pos_ != "PROPN" or any(t.dep_ in ("det", "poss") and t.i < tok.i
+                                      for t in tok.subtree)
 
 
-def _words(tok: Token, sent: Span) -> str | None:
-    """How to name the thing ``tok`` heads in another sentence: its phrase, with a
-    contact value said of it, "my"/"our" for what the speaker got ("I bought a Kobo" ->
+def _words(tok: Token) -> str | None:
+    """How to name the thing ``tok`` heads in another sentence: its phrase, with the
+    name it is called by, "my"/"our" for what the speaker got ("I bought a Kobo" ->
     "my Kobo"), "the" for another's ("a fox" -> "the fox")."""
     span = _phrase(tok)
     if span is None:
@@ -199,19 +203,38 @@ def _words(tok: Token, sent: Span) -> str | None:
             text = "the" + text[len(article.text):]
     called = next((o for c in tok.children if c.dep_ == "acl" and c.lemma_ in ("call", "name")
                    for o in c.children if o.dep_ == "oprd" and o.pos_ == "PROPN"), None)
-    value = called.text if called is not None else _value_of(tok, sent, span)
-    return f"{text} {value}" if value else text  # "our whippet Biscuit"
+    return f"{text} {called.text}" if called is not None else text  # "our whippet Pip"
 
 
-def _value_of(tok: Token, sent: Span, span: tuple[int, int]) -> str | None:
-    """The one phone number or e-mail address said of ``tok`` ("my work e-mail is X",
-    "my new number, X"), outside its phrase."""
-    scope = tok.head if tok.dep_ in _SUBJECTS and tok.head.lemma_ == "be" else tok
-    start = min(t.idx for t in scope.subtree)
-    end = max(t.idx + len(t.text) for t in scope.subtree)
-    found = [v for _, v, at in contacts.values(sent)
-             if start <= at < end and not span[0] <= at < span[1]]
-    return found[0] if len(found) == 1 else None
+def _contact(sent: Span) -> tuple[str, set[int]] | None:
+    """The one phone number or e-mail address ``sent`` gives, named with the words it is
+    the value of ("My uni e-mail is x@y.example" -> "My uni e-mail x@y.example"), and
+    the tokens those words and the value take (the parse of such sentences is often
+    poor, so the value is found by its shape: :mod:`memcore.language.english.contacts`)."""
+    found = contacts.values(sent)
+    if len(found) != 1:
+        return None
+    kind, value, at = found[0]
+    # The contact noun ("my work e-mail"), else the subject it is said of ("my
+    # personal address is x@y.example").
+    nouns = [t for t in sent if contacts.contact_kind(t) == kind] or [
+        t for t in sent if t.dep_ in _SUBJECTS and t.pos_ == "NOUN" and t.idx < at]
+    if not nouns:
+        return None
+    anchor = min(nouns, key=lambda t: abs(t.idx - at))
+    start = anchor
+    while start.i > sent.start:
+        left = start.doc[start.i - 1]
+        if left.whitespace_ and not (left.pos_ in ("ADJ", "NOUN", "PROPN") or
+                                     left.dep_ in ("poss", "compound", "amod", "det")):
+            break
+        start = left
+    end = anchor
+    while end.i + 1 < sent.end and not end.whitespace_ and not end.doc[end.i + 1].is_punct:
+        end = end.doc[end.i + 1]  # the rest of a word the tokenizer split
+    phrase = sent.doc.text[start.idx:end.idx + len(end.text)]
+    taken = {t.i for t in sent if start.i <= t.i <= end.i or at <= t.idx < at + len(value)}
+    return f"{phrase} {value}", taken
 
 
 def things(sent: Span) -> list[str | None]:
@@ -219,11 +242,13 @@ def things(sent: Span) -> list[str | None]:
     may be meant but cannot be named); none from a question."""
     if sent.text.rstrip().endswith("?"):
         return [None]
-    out: list[str | None] = []
+    contact = _contact(sent)
+    out: list[str | None] = [contact[0]] if contact is not None else []
+    taken = contact[1] if contact is not None else set()
     for tok in sent:
-        kind = _a_thing(tok)
+        kind = _a_thing(tok) if tok.i not in taken else False
         if kind is True:
-            out.append(_words(tok, sent))
+            out.append(_words(tok))
         elif kind is None:
             out.append(None)
     return out
