@@ -41,6 +41,9 @@ T0 = datetime(2026, 2, 2, 9, tzinfo=UTC)
     ("I got a new kettle.", "It seems the shop sent the wrong colour.",
      "It seems the shop sent the wrong colour."),
     ("I got a new kettle.", "It's good to finally have one.", "It's good to finally have one."),
+    ("I need a proper holiday.", "It's been hectic.", "It's been hectic."),
+    ("My landlord replaced the boiler.", "It had been broken since October.",
+     "The boiler had been broken since October."),
     # "That" as a reply.
     ("I got a new kettle.", "That's lovely!", "That's lovely!"),
     ("I got a new kettle.", "That's true.", "That's true."),
@@ -56,8 +59,22 @@ T0 = datetime(2026, 2, 2, 9, tzinfo=UTC)
 ])
 def test_an_opening_it_names_the_one_thing_the_turn_before_introduced(
         before: str, turn: str, read: str) -> None:
-    assert language_pack("english").referents([turn], [""], [before]) == [read]
-    assert NoLanguage().referents([turn], [""], [before]) == [turn]
+    assert language_pack("english").referents([turn], [before], [before]) == [read]
+    assert NoLanguage().referents([turn], [before], [before]) == [turn]
+
+
+@pytest.mark.parametrize(("assistant", "turn", "read"), [
+    # The assistant's "your" is the speaker's; the assistant's own "my" is no one's.
+    ("Congratulations, and enjoy your new e-bike!", "It's amazing.",
+     "My new e-bike is amazing."),
+    ("I reread my earlier summary.", "It was too long.", "It was too long."),
+    # The speaker's previous turn is not read past the assistant's question.
+    ("Would a beginner plan be handy?", "It would, thanks.", "It would, thanks."),
+])
+def test_the_assistants_turn_just_before_is_read_from_the_speakers_side(
+        assistant: str, turn: str, read: str) -> None:
+    previous = "I bought a rowing machine."
+    assert language_pack("english").referents([turn], [previous], [assistant]) == [read]
 
 
 @pytest.mark.parametrize(("turn", "read"), [

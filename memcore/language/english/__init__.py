@@ -204,14 +204,17 @@ class EnglishPack:
             people = [m for m in dict.fromkeys(mentions(next(named)))
                       if " " not in m or m.startswith("my ")] if before[i] else []
             out[i] = resolve_referents(doc, people[-1:] if len(people) == 1 else ())
-        return self._things(out, just_before)
+        return self._things(out, before, just_before)
 
-    def _things(self, turns: list[str], just_before: Sequence[str] | None) -> list[str]:
-        """``turns`` with the opening "it"/"that"/"this" they refer back with named."""
+    def _things(self, turns: list[str], previous: Sequence[str],
+                just_before: Sequence[str] | None) -> list[str]:
+        """``turns`` with the opening "it"/"that"/"this" they refer back with named (a
+        turn just before that is not the speaker's previous one is the assistant's)."""
         prior = list(just_before) if just_before is not None else [""] * len(turns)
         todo = [i for i, t in enumerate(turns) if len(t) <= _MAX_CHARS and _IT.search(t)]
         docs = self.parse([turns[i] for i in todo])
         earlier = iter(self.parse([prior[i][:_MAX_TURN_CHARS] for i in todo if prior[i]]))
         for i, doc in zip(todo, docs, strict=True):
-            turns[i] = resolve_things(doc, last_things(next(earlier)) if prior[i] else ())
+            turns[i] = resolve_things(doc, last_things(next(earlier), prior[i] != previous[i])
+                                      if prior[i] else ())
         return turns

@@ -132,6 +132,8 @@ def _expletive(pronoun: Token) -> bool:
     if any(c.dep_ == "xcomp" and any(a.lower_ == "to" for a in c.children) for c in kids) \
             and (verb.lemma_ != "be" or deps & {"acomp", "attr"}):
         return True  # "it's nice to be home", "it takes an hour to get there"
+    if verb.lower_ == "been" and any(c.dep_ == "acomp" and c.tag_ == "JJ" for c in kids):
+        return True  # "it's been hectic" (a stretch of time), not "it's been broken"
     if any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("when", "if")
                                      for m in c.children) for c in kids):
         return True  # "it annoys me when ..."
@@ -146,17 +148,36 @@ def _expletive(pronoun: Token) -> bool:
     return False
 
 
+def _pieces(tok: Token) -> list[Token]:
+    """The tokens of the written word ``tok`` is part of ("e-bike" -> e, -, bike: the
+    tokenizer splits at hyphens and the parser may hang each piece on the verb)."""
+    doc, start, end = tok.doc, tok.i, tok.i
+    while start > 0 and not doc[start - 1].whitespace_ and _joins(doc[start - 1]):
+        start -= 1
+    while end + 1 < len(doc) and not doc[end].whitespace_ and _joins(doc[end + 1]):
+        end += 1
+    return list(doc[start:end + 1])
+
+
+def _joins(tok: Token) -> bool:
+    return not tok.is_punct or tok.text in ("-", "/")
+
+
 def _phrase(head: Token) -> tuple[int, int] | None:
     """The character span of ``head``'s noun phrase without its clauses and
     prepositional phrases ("the bike I bought in May" -> "the bike")."""
+    pieces = _pieces(head)
     dropped: set[int] = set()
-    for child in head.children:
-        if child.dep_ in _NOT_IN_PHRASE and (child.dep_ != "appos" or _after_comma(child)):
-            dropped |= {t.i for t in child.subtree}
-    kept = [t for t in head.subtree if t.i not in dropped]
-    if [t.i for t in kept] != list(range(kept[0].i, kept[-1].i + 1)):
+    for piece in pieces:
+        for child in piece.children:
+            if child.dep_ in _NOT_IN_PHRASE and child not in pieces and (
+                    child.dep_ != "appos" or _after_comma(child)):
+                dropped |= {t.i for t in child.subtree}
+    kept = sorted({t.i for piece in pieces for t in piece.subtree} - dropped)
+    if kept != list(range(kept[0], kept[-1] + 1)):
         return None  # not contiguous: no phrase to repeat
-    return kept[0].idx, kept[-1].idx + len(kept[-1].text)
+    last = head.doc[kept[-1]]
+    return head.doc[kept[0]].idx, last.idx + len(last.text)
 
 
 def _after_comma(tok: Token) -> bool:
@@ -170,8 +191,8 @@ def _a_thing(tok: Token) -> bool | None:
     """True: a thing "it" may mean; False: not a referent of "it" at all (a person, a
     time, a plural, the speaker); None: a word that may be the referent but cannot be
     repeated ("something", a bare name that may be a person's)."""
-    if tok.pos_ not in ("NOUN", "PROPN"):
-        return False
+    if tok.pos_ not in ("NOUN", "PROPN") or tok.is_punct or tok.i != _pieces(tok)[-1].i:
+        return False  # a word the tokenizer split counts once, by its last piece
     if tok.dep_ not in _INTRODUCED and not (tok.dep_ == "conj" and tok.head.i != tok.i
                                             and tok.head.dep_ in _INTRODUCED):
         return False  # "a lamp and a rug": two things
@@ -237,9 +258,25 @@ def _contact(sent: Span) -> tuple[str, set[int]] | None:
     return f"{phrase} {value}", taken
 
 
-def things(sent: Span) -> list[str | None]:
-    """The things ``sent`` introduces, as they would be named elsewhere (None: one that
-    may be meant but cannot be named); none from a question."""
+def _as_speaker(words: str | None, other: bool) -> str | None:
+    """``words`` as the speaker of the next turn would say them: "your" in the other
+    party's turn is the speaker's ("Enjoy your new bike!" -> "my new bike"); the other
+    party's own "my" is nobody the speaker can name, nor the speaker's own "your"."""
+    if words is None:
+        return None
+    said = words.lower().split()
+    if (other and {"my", "our", "mine", "ours"} & set(said)) or (
+            not other and {"your", "yours"} & set(said)):
+        return None
+    if other:
+        return " ".join({"your": "my", "Your": "My"}.get(w, w) for w in words.split(" "))
+    return words
+
+
+def things(sent: Span, other: bool = False) -> list[str | None]:
+    """The things ``sent`` introduces, as the next sentence's speaker would name them
+    (``other``: ``sent`` is the other party's), None for one that may be meant but
+    cannot be named; none from a question."""
     if sent.text.rstrip().endswith("?"):
         return [None]
     contact = _contact(sent)
@@ -251,7 +288,7 @@ def things(sent: Span) -> list[str | None]:
             out.append(_words(tok))
         elif kind is None:
             out.append(None)
-    return out
+    return [_as_speaker(w, other) for w in out]
 
 
 def resolve(doc: Doc, before: Sequence[str | None] = ()) -> str:
@@ -288,7 +325,8 @@ def resolve(doc: Doc, before: Sequence[str | None] = ()) -> str:
     return text
 
 
-def last_things(doc: Doc) -> list[str | None]:
-    """The things the last sentence of ``doc`` introduces (for the next turn)."""
+def last_things(doc: Doc, other: bool = False) -> list[str | None]:
+    """The things the last sentence of ``doc`` introduces, for the next turn (``other``:
+    ``doc`` is the other party's turn, the assistant's)."""
     sents = list(doc.sents)
-    return things(sents[-1]) if sents else []
+    return things(sents[-1], other) if sents else []
