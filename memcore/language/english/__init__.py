@@ -44,7 +44,11 @@ _MAX_CHARS = 400  # a fact longer than this is read by its start only
 _MAX_TURN_CHARS = 4000  # a turn longer than this is read by its start only
 _PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
 _HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.I)
-_IT = re.compile(r"\b(?:it|that|this)\b", re.I)
+# A turn worth reading for an "it" that points back: an opening "it"/"that"/"this" (after
+# at most one opener word), or "it" liked ("I love it").
+_IT = re.compile(r"(?:^|[.!?]\s+)[\"'(\s]*(?:\w+,?\s+)?(?:it|that|this)\b"
+                 r"|\b(?:love|like|hate|adore|enjoy|dislike|loathe|detest|miss)\s+it\b", re.I)
+_CONTEXT_CHARS = 800  # the turn before is read by its end (its last sentence is used)
 
 
 
@@ -213,8 +217,13 @@ class EnglishPack:
         prior = list(just_before) if just_before is not None else [""] * len(turns)
         todo = [i for i, t in enumerate(turns) if len(t) <= _MAX_CHARS and _IT.search(t)]
         docs = self.parse([turns[i] for i in todo])
-        earlier = iter(self.parse([prior[i][:_MAX_TURN_CHARS] for i in todo if prior[i]]))
+        earlier = iter(self.parse([prior[i][-_CONTEXT_CHARS:] for i in todo if prior[i]]))
         for i, doc in zip(todo, docs, strict=True):
-            turns[i] = resolve_things(doc, last_things(next(earlier), prior[i] != previous[i])
-                                      if prior[i] else ())
+            if not prior[i]:
+                turns[i] = resolve_things(doc)
+                continue
+            context = next(earlier)
+            cut = len(prior[i]) > _CONTEXT_CHARS and len(list(context.sents)) < 2
+            turns[i] = resolve_things(doc, () if cut else  # its last sentence was cut
+                                      last_things(context, prior[i] != previous[i]))
         return turns
