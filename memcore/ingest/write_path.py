@@ -230,7 +230,8 @@ class IngestPipeline:
         origin = {ep.id: ep for ep in episodes}
         if trusted:
             if infer:
-                extracted = self._extract(namespace, self._resolved(trusted), report)
+                extracted = self._extract(namespace, self._resolved(trusted, episodes),
+                                          report)
                 self.language.prepare(  # one parse call for the turns and their facts
                     [ep.text for ep in trusted if ep.role is Role.USER]
                     if self._rule_extraction else [], [f.text for f in extracted])
@@ -278,16 +279,20 @@ class IngestPipeline:
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
 
-    def _resolved(self, episodes: Sequence[Episode]) -> list[Episode]:
-        """What the rule extractor reads: user turns with the "he"/"she" the language
-        pack can resolve inside the turn named (a model reads the turn as it is; the
-        stored turn is never changed)."""
+    def _resolved(self, episodes: Sequence[Episode], batch: Sequence[Episode]
+                  ) -> list[Episode]:
+        """What the rule extractor reads: user turns with the "he"/"she" and the "it"
+        the language pack can resolve named (a model reads the turn as it is; the
+        stored turn is never changed). ``batch``: all the batch's turns, the
+        assistant's too (an "it" may point back into the turn just before)."""
         if not self._rule_extraction:
             return list(episodes)
         users = [i for i, ep in enumerate(episodes) if ep.role is Role.USER]
         before = self._previous_user_turns(episodes)
+        just_before = self._turns_just_before(batch)
         texts = self.language.referents([episodes[i].text for i in users],
-                                        [before.get(episodes[i].id, "") for i in users])
+                                        [before.get(episodes[i].id, "") for i in users],
+                                        [just_before.get(episodes[i].id, "") for i in users])
         out = list(episodes)
         for i, text in zip(users, texts, strict=True):
             if text != out[i].text:
@@ -386,6 +391,13 @@ class IngestPipeline:
         """Each short user turn's previous user turn of its scope: whom an opening "she"
         may mean (the pack reads only turns this short for it)."""
         found = self._turn_before(episodes, lambda e: e.role is Role.USER,
+                                  look_back=lambda e: len(e.text) <= REFERENT_CHARS)
+        return {k: v.text for k, v in found.items()}
+
+    def _turns_just_before(self, episodes: Sequence[Episode]) -> dict[str, str]:
+        """Each short user turn's turn just before it in its scope, either speaker's:
+        what an opening "it" may mean."""
+        found = self._turn_before(episodes, lambda e: True,
                                   look_back=lambda e: len(e.text) <= REFERENT_CHARS)
         return {k: v.text for k, v in found.items()}
 
