@@ -672,6 +672,15 @@ def test_a_passing_feeling_or_a_clause_about_it_is_vague(text: str, is_vague: bo
     # Within the turn first: "my sister Lin" is one person.
     ("My sister Lin moved to Leeds. She loves it.", "Mum is fine.",
      "My sister Lin moved to Leeds. Lin loves it."),
+    # "<someone> is <name>" names one person, by the name; a title in capitals ("COO",
+    # "GP") is no name, and a full name across turns is no referent (it may be a
+    # firm), so the one person named stays unread rather than a title taking its place.
+    ("My accountant is Rhys Morgan. He files in January.", "",
+     "My accountant is Rhys Morgan. Rhys Morgan files in January."),
+    ("He files in January.", "My accountant is Rhys.", "Rhys files in January."),
+    ("She runs the Berlin office.", "Our COO is Dana Whitfield.",
+     "She runs the Berlin office."),
+    ("He prescribed an inhaler.", "The GP was lovely.", "He prescribed an inhaler."),
 ])
 def test_an_opening_pronoun_is_read_with_the_previous_turn(turn: str, previous: str,
                                                            read: str) -> None:

@@ -205,9 +205,12 @@ class EnglishPack:
         for i, doc in zip(todo, docs, strict=True):
             # Across turns only a one-word name or a kin word ("Little Acorns", a
             # nursery, may be the subject of a sentence too).
-            people = [m for m in dict.fromkeys(mentions(next(named)))
-                      if " " not in m or m.startswith("my ")] if before[i] else []
-            out[i] = resolve_referents(doc, people[-1:] if len(people) == 1 else ())
+            # Exactly one person named, and that one of those kinds: "Our CTO is Grace
+            # Adeyemi" names one (the name) that is not, so "She ..." stays.
+            named_before = list(dict.fromkeys(mentions(next(named)))) if before[i] else []
+            people = [m for m in named_before if " " not in m or m.startswith("my ")]
+            one = len(named_before) == 1 and len(people) == 1
+            out[i] = resolve_referents(doc, people if one else ())
         return self._things(out, before, just_before)
 
     def _things(self, turns: list[str], previous: Sequence[str],
