@@ -445,6 +445,24 @@ def _asked_if(verb: Token) -> bool:
         c.dep_ == "acomp" and c.lower_ in _POLITE_ADJ for c in head.children)
 
 
+def _asked_passive(verb: Token) -> bool:
+    """A passive asked of the assistant: "can my phone number be deleted?", "I want my
+    address deleted", "please make sure my address is removed"; not a report of one
+    ("my address was deleted")."""
+    head = verb.head
+    auxes = [a for a in verb.children if a.dep_ in ("aux", "auxpass")]
+    subject = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")), None)
+    if subject is None:
+        return False
+    if any(a.lower_ in ("can", "could", "would") and a.i < subject.i for a in auxes):
+        return True  # a question: the modal before the subject
+    if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
+        return head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+    return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
+        and head.head.lemma_.lower() == "make" and _addressed(head.head) \
+        and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
+
+
 def _addressed(verb: Token) -> bool:
     """The clause asks the assistant: imperative ("forget ...", "please delete ..."),
     "you" as its subject in the present ("can you forget", "you should not keep"), or
@@ -465,6 +483,11 @@ def _addressed(verb: Token) -> bool:
         if subject is not None:
             return subject.lower_ in ("you", "u")
         return verb.dep_ not in ("xcomp",) or head.lemma_.lower() == "let"
+    if verb.tag_ == "VBN" and _asked_passive(verb):
+        return True
+    if verb.dep_ == "xcomp" and head.lower_ == "sure" and head.head.i != head.i \
+            and head.head.lemma_.lower() == "make":
+        return _addressed(head.head)  # "make sure to delete ..."
     if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG"):
         return False
     if verb.dep_ == "xcomp" and head.lemma_.lower() in ASK_HEADS and any(
@@ -476,6 +499,9 @@ def _addressed(verb: Token) -> bool:
     if subject is not None:
         if subject.lower_ in ("'s", "us") and head.lemma_.lower() == "let":
             return True  # "let's forget what I said about ..."
+        if subject.lower_ == "we" and any(a.dep_ == "aux" and a.i < subject.i and a.lower_
+                                          in ("can", "could", "shall") for a in verb.children):
+            return True  # "can we forget I said that?"
         return subject.lower_ in ("you", "u")
     return verb.dep_ != "xcomp"  # "I want to forget about him": the speaker's own wish
 
@@ -548,6 +574,10 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     "hold on to that", "get rid of what I said ...")."""
     obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
                 and c.lower_ not in ("you", "me", "u")), None)
+    if obj is None and verb.tag_ == "VBN" and verb.lemma_.lower() != "rid":
+        # a passive's subject: "can my phone number be deleted?"
+        obj = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
+                    and c.lower_ not in ("you", "me", "u", "i")), None)
     said = _said(verb)
     if obj is not None or said is not None:
         return obj, said
