@@ -1,16 +1,23 @@
 """Requests to forget, read from a user turn's dependency parse
 (docs/design.md, Forget on request).
 
-A request is a clause addressed to the assistant (imperative, or "you" as the subject:
-"Please forget my address", "Can you delete my medical information?", "I want you to
-remove that") whose verb is a forgetting verb, or a keeping verb negated ("don't
-remember that", "please don't keep my address"), or the speaker's regret of having
-said it ("I shouldn't have told you that"). Not requests: the speaker's own forgetting
-("I always forget my keys"), a reminder ("don't forget my dentist appointment"), the
-past ("you forgot my birthday"), and "forget it" dismissing something ("forget it, it
-doesn't matter"). The object gives the target: a noun phrase ("my home address",
-"everything about my ex", "what I said about my breakup") or a back-reference ("that",
-"it", "what I told you").
+A request is a clause addressed to the assistant (imperative, "you" as the subject,
+"I'd like you to", "would you mind", "I'd appreciate it if you", "let's", "can we", or a
+passive asked for: "Please forget my address", "Can you delete my medical information?",
+"Can my address be removed?") whose predicate, read with its particle
+(:func:`_verb_class`), is a forgetting verb, a removing one ("delete", "get rid of",
+"throw out", "take X off your list"), a keeping verb declined ("don't remember that",
+"don't hold on to my address"), or the speaker's regret of having said it ("I shouldn't
+have told you that"). A removing verb asks only for what is kept of the speaker
+(:func:`_kept_thing`), what was said, or what comes "from your memory / notes"; never a
+thing of the world ("remove my name from the mailing list", "delete my last email to
+Tom", "drop me off"). Not requests: the speaker's own forgetting ("I always forget my
+keys"), a reminder ("don't forget my dentist appointment"), the past ("you forgot my
+birthday"), a condition ("if you delete my address, ..."), and "forget it" dismissing
+something ("forget it, it doesn't matter", "forget it, let's move on"). The object gives
+the target: a noun phrase ("my home address", "everything about my ex", "what I said
+about my breakup") or a back-reference ("that", "it", "what I told you"). Turns are read
+respelled (:mod:`.respelling`: "pls delte my adress").
 """
 
 from __future__ import annotations
