@@ -304,6 +304,14 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     # A student studies at a school; a period ("this year") is no end of a state.
     ("I'm a first-year medical student at Leiden.",
      ["Jade is a first-year medical student.", "Jade studies at Leiden."]),
+    # Chat drops the "I" of a sentence opening with a past-tense verb: the speaker's,
+    # at the turn's start or after a sentence of the speaker's; never after a sentence
+    # about someone else.
+    ("Finally relocated to Aarhus!", ["Jade lives in Aarhus."]),
+    ("Morning! Moved to Galway over the summer.", ["Jade lives in Galway."]),
+    ("I love my new flat. Moved to Galway in June.", ["Jade lives in Galway."]),
+    ("My cousin had a tough winter. Moved to Galway in June.", []),
+    ("Drove to Galway for the weekend.", []),
     # A change said in the future is no present state.
     ("I'll join Deloitte after graduation.", []),
     ("I'm going to move to Ghent in March.", []),

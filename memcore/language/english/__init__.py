@@ -169,7 +169,8 @@ class EnglishPack:
         if not turns:
             return []
         docs = self.parse([self.spelled(text)[:_MAX_TURN_CHARS] for _, text in turns])
-        return [statements(doc, speaker) for (speaker, _), doc in zip(turns, docs, strict=True)]
+        return [statements(doc, speaker, self.parse)
+                for (speaker, _), doc in zip(turns, docs, strict=True)]
 
     def instructions(self, turns: Sequence[tuple[str, str, str]]
                      ) -> list[list[tuple[str, str]]]:

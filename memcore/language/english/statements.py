@@ -10,6 +10,7 @@ the turn's spelling. Only the profile's core attributes are written this way
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from memcore.core.frames import is_single_valued
@@ -287,50 +288,95 @@ def framed(speaker: str, attribute: str, value: str, written: str) -> tuple[Fram
     return frame, text
 
 
-def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
+def _clause_statements(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
+    """The statements of core attributes in the sentence's first-person clauses."""
+    found: list[tuple[Frame, str]] = []
+    for clause, inherited in _clauses(sent):
+        raw = read_clause(clause, inherited)
+        if raw is None:
+            continue
+        subject, attribute, value, polarity, event = raw
+        if (subject not in FIRST_PERSON or attribute not in TEMPLATES or polarity < 0
+                or event or not value or _planned(clause)):
+            continue
+        tok = _name_token(clause) if attribute == "name" else _value_token(clause, value)
+        if tok is None:
+            continue
+        if attribute == "name":  # "I'm Marcus, political reporter at the Courier"
+            found.append(framed(speaker, attribute, value, tok.text))
+            found += _appositive_job(tok, speaker)
+            continue
+        if attribute in ("contact:phone", "contact:email"):
+            continue  # found by the value's shape (:mod:`.contacts`)
+        if attribute.startswith("contact:"):  # an address as written
+            written = contact_value(tok)
+            found.append(framed(speaker, attribute, value, written))
+            continue
+        if attribute == "job":  # the noun and its own modifiers ("staff nurse")
+            words = _job_words(tok)
+            found.append(framed(speaker, attribute, words.lower(), words))
+            found += _employer(clause, tok, speaker)
+            continue
+        if attribute == "age":  # "I am seventy-four": 74
+            years = age_value(tok)
+            if years is not None:
+                found.append(framed(speaker, attribute, years, years))
+            continue
+        if tok.pos_ != "PROPN" and any(c.dep_ == "det" and c.lower_ in ("a", "an")
+                                       for c in tok.children):
+            continue  # "at a school in Leeds": no name to write
+        found.append(framed(speaker, attribute, value, surface(tok)))
+    return found
+
+
+def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span | None:
+    """A sentence that opens with a past-tense verb and names no subject ("Just moved
+    to Cardiff!", "Joined Monzo in May": chat drops the "I"), read again with the "I"
+    put back; None for any other sentence. The caller asks only where the turn is the
+    speaker's: at its start, or after a sentence of the speaker's ("My brother had a
+    rough year. Moved back to Leeds." is the brother's)."""
+    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sent):
+        return None
+    start = 0  # past a greeting or a label: "Hi! Moved ...", "Update: moved ..."
+    while start < len(sent) and (sent[start].pos_ in ("INTJ", "PUNCT") or (
+            start + 1 < len(sent) and sent[start + 1].text == ":")):
+        start += 2 if start + 1 < len(sent) and sent[start + 1].text == ":" else 1
+    text = sent[start:].text.strip()
+    if not text[:1].isalpha() or len(text) > 200:
+        return None
+    first = text.split(" ", 1)[0]
+    lowered = text if first.isupper() and len(first) > 1 else text[:1].lower() + text[1:]
+    again = next(iter(parse([f"I {lowered}"])[0].sents))
+    root = again.root
+    speaker = again[0]
+    if root.tag_ != "VBD" or speaker.dep_ != "nsubj" or speaker.head.i != root.i:
+        return None
+    if any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:root.i - again.start]):
+        return None  # the verb opens the sentence (after "just", "finally", ...)
+    return again
+
+
+def statements(doc: Doc, speaker: str,
+               parse: Callable[[Sequence[str]], list[Doc]] | None = None
+               ) -> list[tuple[Frame, str]]:
     """The speaker's first-person statements of core attributes in ``doc``, each as
     its frame and a sentence written from it. Negated ones are left out (the
-    extractor's change rules read them)."""
+    extractor's change rules read them). With ``parse``, a sentence that drops its
+    subject ("Just moved to Cardiff!") is read as the speaker's where the turn is
+    (:func:`_restored`)."""
     out: list[tuple[Frame, str]] = []
     seen: set[tuple[str, str]] = set()
     seen_people: set[tuple[str, str, str]] = set()
+    about_speaker: bool | None = None  # was the sentence before the speaker's?
     for sent in doc.sents:
-        found = _intro(sent, speaker)
-        for clause, inherited in _clauses(sent):
-            raw = read_clause(clause, inherited)
-            if raw is None:
-                continue
-            subject, attribute, value, polarity, event = raw
-            if (subject not in FIRST_PERSON or attribute not in TEMPLATES or polarity < 0
-                    or event or not value or _planned(clause)):
-                continue
-            tok = _name_token(clause) if attribute == "name" else _value_token(clause, value)
-            if tok is None:
-                continue
-            if attribute == "name":  # "I'm Marcus, political reporter at the Courier"
-                found.append(framed(speaker, attribute, value, tok.text))
-                found += _appositive_job(tok, speaker)
-                continue
-            if attribute in ("contact:phone", "contact:email"):
-                continue  # found by the value's shape (:mod:`.contacts`)
-            if attribute.startswith("contact:"):  # an address as written
-                written = contact_value(tok)
-                found.append(framed(speaker, attribute, value, written))
-                continue
-            if attribute == "job":  # the noun and its own modifiers ("staff nurse")
-                words = _job_words(tok)
-                found.append(framed(speaker, attribute, words.lower(), words))
-                found += _employer(clause, tok, speaker)
-                continue
-            if attribute == "age":  # "I am seventy-four": 74
-                years = age_value(tok)
-                if years is not None:
-                    found.append(framed(speaker, attribute, years, years))
-                continue
-            if tok.pos_ != "PROPN" and any(c.dep_ == "det" and c.lower_ in ("a", "an")
-                                           for c in tok.children):
-                continue  # "at a school in Leeds": no name to write
-            found.append(framed(speaker, attribute, value, surface(tok)))
+        found = _intro(sent, speaker) + _clause_statements(sent, speaker)
+        restored = _restored(sent, parse) if parse is not None and about_speaker is not \
+            False and not found else None
+        if restored is not None:
+            found = _clause_statements(restored, speaker)
+        if restored is not None or any(t.pos_ in ("VERB", "AUX") for t in sent):
+            # A greeting ("Hi!") or a verbless remark says nothing about whose turn it is.
+            about_speaker = restored is not None or _speaker_is(subject_of(sent.root))
         for frame, text in found:
             key = (frame.attribute, frame.value)
             if key not in seen:
