@@ -341,6 +341,10 @@ def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span |
     while start < len(sent) and (sent[start].pos_ in ("INTJ", "PUNCT") or (
             start + 1 < len(sent) and sent[start + 1].text == ":")):
         start += 2 if start + 1 < len(sent) and sent[start + 1].text == ":" else 1
+    opener = next((t for t in sent[start:] if t.pos_ not in ("ADV", "INTJ", "PUNCT")), None)
+    if opener is None or not (opener.tag_ in ("VBD", "VBN") or (
+            opener.pos_ == "PROPN" and opener.lower_.endswith("ed"))):
+        return None  # only a past tense (or one the parser took for a name) is parsed again
     text = sent[start:].text.strip()
     if not text[:1].isalpha() or len(text) > 200:
         return None
