@@ -32,7 +32,7 @@ def test_case_and_punctuation_do_not_matter() -> None:
 def test_estimates_follow_the_exact_jaccard() -> None:
     hasher = MinHasher()
     words = LONG.split()
-    variants = [" ".join(words[:-1]), " ".join(words[:10] + ["scafell"] + words[11:]),
+    variants = [" ".join(words[:-1]), " ".join([*words[:10], "scafell", *words[11:]]),
                 " ".join(reversed(words)),
                 "my sister keeps bees on an allotment behind the station in leeds and sells honey"]
     for other in variants:
