@@ -10,7 +10,16 @@ from memcore.adapters import build_models
 from memcore.consolidate.passes import run_pass
 from memcore.core.config import Settings
 from memcore.core.frames import FramedRow, conflict, retires, supersessions
-from memcore.core.models import Actor, AuditAction, Episode, Frame, Memory, Role, Status
+from memcore.core.models import (
+    Actor,
+    AuditAction,
+    Episode,
+    Frame,
+    Kind,
+    Memory,
+    Role,
+    Status,
+)
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import NoLanguage, language_pack
 from memcore.language.english.compare import relate
@@ -154,6 +163,21 @@ def test_conflicting_frames_are_never_the_same_fact() -> None:
     assert not conflict(_f("residence", "leeds"), None)
 
 
+def test_a_present_state_with_a_period_is_no_plan_that_ends_with_it(redis_url: str) -> None:
+    """"I'm a ... this year" holds this year; it does not expire at New Year (a plan
+    with the same period still does)."""
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("yr", [_turn("yr", 0, "I'm a trainee solicitor at Hartley & Crane this year."),
+                           _turn("yr", 1, "I'm going to move to Aberdeen this year.")])
+    by_text = {m.text: m for m in store.records.iter_memories("yr")}
+    state = next(m for t, m in by_text.items() if "solicitor" in t)
+    plan = next(m for t, m in by_text.items() if "Aberdeen" in t)
+    assert state.kind is Kind.KNOWLEDGE and state.expires_at is None, state
+    assert plan.kind is Kind.GOAL and plan.expires_at is not None, plan
+
+
 def _turn(ns: str, i: int, text: str, speaker: str = "Ann") -> Episode:
     return Episode(id=f"{ns}-{i}", namespace=ns, role=Role.USER, speaker=speaker, text=text,
                    timestamp=T0 + timedelta(days=7 * i))
@@ -264,6 +288,25 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     # What others say of the speaker is no statement of the speaker's.
     ("My dad says I'm a hopeless cook.", []),
     ("She thought I was the new carer.", []),
+    # Verbless self-introductions opened by the job; a place in any case (a gazetteer
+    # says "hull" is one only in the place's fragment).
+    ("welder here, 58, hull", ["Jade works as a welder.", "Jade is 58 years old.",
+                               "Jade lives in Hull."]),
+    ("architect, 36, based in porto",
+     ["Jade works as an architect.", "Jade is 36 years old.", "Jade lives in Porto."]),
+    ("undergrad, 20, Utrecht",
+     ["Jade is an undergrad.", "Jade is 20 years old.", "Jade lives in Utrecht."]),
+    ("dev here, 27", ["Jade works as a dev.", "Jade is 27 years old."]),
+    # ... and never a job that is over, nor fragments that are no age or place.
+    ("retired welder, 71, hull", []),
+    ("welder here, love the forum", []),
+    ("teacher, 5 days a week, exhausted", []),
+    # A student studies at a school; a period ("this year") is no end of a state.
+    ("I'm a first-year medical student at Leiden.",
+     ["Jade is a first-year medical student.", "Jade studies at Leiden."]),
+    # A change said in the future is no present state.
+    ("I'll join Deloitte after graduation.", []),
+    ("I'm going to move to Ghent in March.", []),
     # A place, a date or a relative opening a verbless sentence is no introduction.
     ("Lisbon, 28 degrees, heaven.", []),
     ("Grandad, 90 on Sunday!", []),

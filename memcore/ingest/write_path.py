@@ -148,6 +148,16 @@ def _export(namespace: str, report: IngestReport) -> None:
             metrics.record_memory_change(_OP_METRIC[op], n, namespace)
 
 
+
+def _lasting(fact: ExtractedFact) -> ExtractedFact:
+    """A fact the turn also states as a present state of the speaker (a core attribute
+    read from its frame: "I'm a law student at Edinburgh this year") is no dated plan:
+    the period it names ("this year") says when it holds, not when it ends."""
+    if fact.kind is not Kind.GOAL or fact.valid_until is None or fact.valid_from is not None:
+        return fact
+    return fact.model_copy(update={"kind": Kind.KNOWLEDGE, "valid_until": None,
+                                   "expires_at": None})
+
 class IngestPipeline:
     """Runs the write path for batches of one namespace's turns."""
 
@@ -221,7 +231,8 @@ class IngestPipeline:
         origin = {ep.id: ep for ep in episodes}
         if trusted:
             if infer:
-                extracted = self._extract(namespace, self._resolved(trusted), report)
+                extracted = self._extract(namespace, self._resolved(trusted, episodes),
+                                          report)
                 self.language.prepare(  # one parse call for the turns and their facts
                     [ep.text for ep in trusted if ep.role is Role.USER]
                     if self._rule_extraction else [], [f.text for f in extracted])
@@ -269,16 +280,20 @@ class IngestPipeline:
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
 
-    def _resolved(self, episodes: Sequence[Episode]) -> list[Episode]:
-        """What the rule extractor reads: user turns with the "he"/"she" the language
-        pack can resolve inside the turn named (a model reads the turn as it is; the
-        stored turn is never changed)."""
+    def _resolved(self, episodes: Sequence[Episode], batch: Sequence[Episode]
+                  ) -> list[Episode]:
+        """What the rule extractor reads: user turns with the "he"/"she" and the "it"
+        the language pack can resolve named (a model reads the turn as it is; the
+        stored turn is never changed). ``batch``: all the batch's turns, the
+        assistant's too (an "it" may point back into the turn just before)."""
         if not self._rule_extraction:
             return list(episodes)
         users = [i for i, ep in enumerate(episodes) if ep.role is Role.USER]
         before = self._previous_user_turns(episodes)
+        just_before = self._turns_just_before(batch)
         texts = self.language.referents([episodes[i].text for i in users],
-                                        [before.get(episodes[i].id, "") for i in users])
+                                        [before.get(episodes[i].id, "") for i in users],
+                                        [just_before.get(episodes[i].id, "") for i in users])
         out = list(episodes)
         for i, text in zip(users, texts, strict=True):
             if text != out[i].text:
@@ -315,17 +330,21 @@ class IngestPipeline:
                 out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
                                          explicit=True, source=episode.id, frame=frame))
                 continue
-            known = [(f.frame, len(f.text.split())) for f in facts
-                     if f.source == episode.id and f.frame is not None]
+            known = [f for f in facts if f.source == episode.id and f.frame is not None]
             for (frame, text), problem in zip(statements,
                                               self.language.problems([t for _, t in statements]),
                                               strict=True):
+                if problem is not None:
+                    continue
                 # A fact of the turn that says it already stands, unless that fact says
                 # much more (one clause of several would go stale with the others).
-                if problem is not None or any(
-                        k.subject == frame.subject and k.attribute == frame.attribute
-                        and not values_differ(k.value, frame.value)
-                        and words <= len(text.split()) + _MORE_WORDS for k, words in known):
+                same = [f for f in known if f.frame is not None
+                        and f.frame.subject == frame.subject
+                        and f.frame.attribute == frame.attribute
+                        and not values_differ(f.frame.value, frame.value)
+                        and len(f.text.split()) <= len(text.split()) + _MORE_WORDS]
+                if same:
+                    out = [_lasting(f) if f in same else f for f in out]
                     continue
                 if frame.attribute.startswith("contact:"):
                     # The value written from its frame stands in for the turn's other
@@ -373,6 +392,13 @@ class IngestPipeline:
         """Each short user turn's previous user turn of its scope: whom an opening "she"
         may mean (the pack reads only turns this short for it)."""
         found = self._turn_before(episodes, lambda e: e.role is Role.USER,
+                                  look_back=lambda e: len(e.text) <= REFERENT_CHARS)
+        return {k: v.text for k, v in found.items()}
+
+    def _turns_just_before(self, episodes: Sequence[Episode]) -> dict[str, str]:
+        """Each short user turn's turn just before it in its scope, either speaker's:
+        what an opening "it" may mean."""
+        found = self._turn_before(episodes, lambda e: True,
                                   look_back=lambda e: len(e.text) <= REFERENT_CHARS)
         return {k: v.text for k, v in found.items()}
 

@@ -90,12 +90,14 @@ class LanguagePack(Protocol):
         ("Ann's ex Daniel" -> {"daniel"}), lower-case."""
         ...
 
-    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None
-                  ) -> list[str]:
+    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None,
+                  just_before: Sequence[str] | None = None) -> list[str]:
         """Per user turn, its text with the third-person subjects it can resolve named
         ("Mum's at Rosewood. She's settling in" -> "... Mum's settling in"), from the
-        turn or else its ``previous`` turn (the speaker's turn before, "" for none); a
-        turn with none resolvable unchanged."""
+        turn or else its ``previous`` turn (the speaker's turn before, "" for none), and
+        the things it refers back to ("I bought a Kobo" then "it's broken" -> "my Kobo
+        is broken"), from the turn or else the turn ``just_before`` it (either
+        speaker's, "" for none); a turn with none resolvable unchanged."""
         ...
 
 
@@ -154,8 +156,8 @@ class NoLanguage:
         """No names read."""
         return [set() for _ in texts]
 
-    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None
-                  ) -> list[str]:
+    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None,
+                  just_before: Sequence[str] | None = None) -> list[str]:
         """Nothing resolved."""
         return list(turns)
 

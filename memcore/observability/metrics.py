@@ -29,6 +29,7 @@ import contextlib
 import errno
 import logging
 import os
+import re
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -59,6 +60,8 @@ QUEUES: tuple[str, ...] = ("ingest", "consolidate")
 _KOMBU_PRIORITY_SEP = "\x06\x16"
 _KOMBU_PRIORITY_STEPS = (3, 6, 9)
 _UNACKED = "unacked"  # kombu's Redis transport: delivered, not yet acknowledged messages
+# The task id in a Celery message's headers (protocol 2); the body before it is base64.
+_MESSAGE_ID = re.compile(rb'"id": "([^"]+)"')
 # Opt-in only: one series per tenant can explode Prometheus' memory.
 NAMESPACE_LABEL_ENV = "MEMCORE_METRICS_NAMESPACE_LABEL"
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -216,10 +219,16 @@ class QueueLagCollector(Collector):
         ``acks_late``, so a running one is there). Reads the whole queues: for the rare
         question whether a task id exists at all, never per message."""
         wanted = {t: t.encode() for t in task_ids}
+        by_bytes = {b: t for t, b in wanted.items()}
         found: set[str] = set()
 
         def look(raw: bytes | str) -> None:
             blob = raw.encode() if isinstance(raw, str) else raw
+            header = _MESSAGE_ID.search(blob)
+            if header is not None:  # one lookup per message, however many ids are asked
+                if header.group(1) in by_bytes:
+                    found.add(by_bytes[header.group(1)])
+                return
             found.update(t for t, b in wanted.items() if t not in found and b in blob)
 
         for queue in self.queues:

@@ -32,6 +32,8 @@ from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.spelling import spelled, without_listener_tags
 from memcore.language.english.statements import statements
 from memcore.language.english.text_rules import ENGLISH_TEXT
+from memcore.language.english.things import last_things
+from memcore.language.english.things import resolve as resolve_things
 from memcore.language.english.vague import vague
 
 if TYPE_CHECKING:
@@ -42,6 +44,11 @@ _MAX_CHARS = 400  # a fact longer than this is read by its start only
 _MAX_TURN_CHARS = 4000  # a turn longer than this is read by its start only
 _PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
 _HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.I)
+# A turn worth reading for an "it" that points back: an opening "it"/"that"/"this" (after
+# at most one opener word), or "it" liked ("I love it").
+_IT = re.compile(r"(?:^|[.!?]\s+)[\"'(\s]*(?:\w+,?\s+)?(?:it|that|this)\b"
+                 r"|\b(?:love|like|hate|adore|enjoy|dislike|loathe|detest|miss)\s+it\b", re.I)
+_CONTEXT_CHARS = 800  # the turn before is read by its end (its last sentence is used)
 
 
 
@@ -181,11 +188,14 @@ class EnglishPack:
         return [linked_names(doc, words)
                 for doc in self.parse([t[:_MAX_CHARS] for t in texts])]
 
-    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None
-                  ) -> list[str]:
+    def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None,
+                  just_before: Sequence[str] | None = None) -> list[str]:
         """Per turn, its opening "he"/"she" subjects replaced by the one person the turn
         named before them, or else the one its ``previous`` turn (the speaker's turn
-        before, "" for none) named (see :mod:`memcore.language.english.referents`)."""
+        before, "" for none) named (see :mod:`memcore.language.english.referents`); then
+        its opening "it" (and "that"/"this" that "is the one ...") by the one thing the
+        sentence before introduced, in the turn or else the last sentence of the turn
+        ``just_before`` it (see :mod:`memcore.language.english.things`)."""
         out = list(turns)
         before = list(previous) if previous is not None else [""] * len(turns)
         todo = [i for i, t in enumerate(turns) if len(t) <= _MAX_CHARS and _HE_OR_SHE.search(t)]
@@ -198,4 +208,22 @@ class EnglishPack:
             people = [m for m in dict.fromkeys(mentions(next(named)))
                       if " " not in m or m.startswith("my ")] if before[i] else []
             out[i] = resolve_referents(doc, people[-1:] if len(people) == 1 else ())
-        return out
+        return self._things(out, before, just_before)
+
+    def _things(self, turns: list[str], previous: Sequence[str],
+                just_before: Sequence[str] | None) -> list[str]:
+        """``turns`` with the opening "it"/"that"/"this" they refer back with named (a
+        turn just before that is not the speaker's previous one is the assistant's)."""
+        prior = list(just_before) if just_before is not None else [""] * len(turns)
+        todo = [i for i, t in enumerate(turns) if len(t) <= _MAX_CHARS and _IT.search(t)]
+        docs = self.parse([turns[i] for i in todo])
+        earlier = iter(self.parse([prior[i][-_CONTEXT_CHARS:] for i in todo if prior[i]]))
+        for i, doc in zip(todo, docs, strict=True):
+            if not prior[i]:
+                turns[i] = resolve_things(doc)
+                continue
+            context = next(earlier)
+            cut = len(prior[i]) > _CONTEXT_CHARS and len(list(context.sents)) < 2
+            turns[i] = resolve_things(doc, () if cut else  # its last sentence was cut
+                                      last_things(context, prior[i] != previous[i]))
+        return turns

@@ -287,7 +287,8 @@ def is_job(lemma: str) -> bool:
     """Is a noun with this lemma an occupation ("nurse", "driver"; not "fan")?"""
     if lemma in T.NOT_JOB:
         return False
-    return lemma in T.JOB_NOUNS or (len(lemma) > 4 and lemma.endswith(T.JOB_SUFFIXES))
+    return lemma in T.JOB_NOUNS or lemma in T.STUDY_NOUNS or (
+        len(lemma) > 4 and lemma.endswith(T.JOB_SUFFIXES))
 
 
 def _noun_attribute(noun: Token) -> str | None:

@@ -18,6 +18,7 @@ from memcore.language.english import tables as T
 from memcore.language.english.contacts import contacts
 from memcore.language.english.kin import kin_names
 from memcore.language.english.numbers import age_value
+from memcore.language.english.places import is_place_name
 from memcore.language.english.reader import (
     contact_value,
     is_job,
@@ -110,6 +111,8 @@ def _introduced(sent: Span, speaker: str) -> Token | None:
         words = words[1:]
     if not words or words[0].pos_ != "PROPN" or words[0].ent_type_ not in ("PERSON", ""):
         return None
+    if words[0].text.islower() and is_job(words[0].lower_):
+        return None  # "dev here, 31": a job said in lower case (:func:`_job_intro`)
     name = words[0]
     here = len(words) > 1 and words[1].lower_ == "here"
     if named or here or name.lower_ == speaker.lower().split(" ")[0]:
@@ -126,6 +129,10 @@ def _job_words(tok: Token) -> str:
     start = tok.i
     while start > tok.sent.start:
         prev = tok.doc[start - 1]
+        if prev.text == "-" and not prev.whitespace_ and start - 2 >= tok.sent.start \
+                and not tok.doc[start - 2].whitespace_:
+            start -= 2  # "first-year": a hyphenated word is one modifier
+            continue
         named = prev.pos_ == "PROPN" and prev.dep_ not in ("compound", "amod")
         if not tok.is_ancestor(prev) or prev.dep_ in _NOT_JOB_WORDS or named:
             break
@@ -147,7 +154,7 @@ def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
     it names) and the place the job or the speaker is in."""
     name = _introduced(sent, speaker)
     if name is None:
-        return []
+        return _job_intro(sent, speaker)
     out: list[tuple[Frame, str]] = [framed(speaker, "name", name.text.lower(), name.text)]
     for tok in sent:
         if tok.i == name.i or tok.dep_ in ("pobj", "compound", "amod", "poss"):
@@ -162,6 +169,66 @@ def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
             out += _employer(tok, tok, speaker)
             out += _place(tok, speaker)
     return out
+
+
+_FRAGMENTS = re.compile(r"\s*(?:[,;]|\s-\s|\s\|\s)\s*")
+_AGE_FRAGMENT = re.compile(r"^(\d{2,3})\s*(?:yo|y/o|yrs?(?: old)?|years? old)?$")
+_HERE = ("here", "by trade")
+
+
+def _planned(clause: Token) -> bool:
+    """A change said in the future, no present state: "I'll join Acme", "I'm going to
+    move to Leeds". (A progressive "I'm starting at X next month" is read as the state
+    it starts: the profile keeps it once the month has come.)"""
+    auxes = [c for c in clause.children if c.dep_ in ("aux", "auxpass")]
+    if any(a.lower_ in T.FUTURE_AUX for a in auxes):
+        return True
+    return clause.dep_ == "xcomp" and clause.head.lemma_.lower() in T.PLAN_VERBS
+
+
+def _job_intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
+    """A self-introduction opened by the speaker's job, as fragments: "nurse here, 44,
+    leeds", "designer, 29, based in lisbon". Read fragment by fragment, not from the
+    parse (which makes a lower-case "leeds" a verb): the first fragment is a job noun
+    (then "here" or nothing), every other one an age or a place (a capitalized name,
+    or a city or country name in any case: :mod:`.places`). Anything else, or a job
+    that is over ("retired teacher"), and it is no introduction."""
+    parts = [p.strip(" .!") for p in _FRAGMENTS.split(sent.text.strip())]
+    parts = [p for p in parts if p]
+    if len(parts) < 2:
+        return []
+    opener = parts[0].split()
+    while opener and (" ".join(opener[-2:]).lower() in _HERE
+                      or opener[-1].lower() in _HERE):
+        opener = opener[:-2] if " ".join(opener[-2:]).lower() in _HERE else opener[:-1]
+    if not opener or len(opener) > 3 or not is_job(opener[-1].lower()) or any(
+            w.lower().strip("-") in T.PAST_JOB_WORDS for w in opener):
+        return []
+    job = " ".join(opener)
+    out = [framed(speaker, "job", job.lower(), job)]
+    for part in parts[1:]:
+        age = _AGE_FRAGMENT.match(part.lower())
+        if age is not None and 10 <= int(age.group(1)) <= 110:
+            out.append(framed(speaker, "age", age.group(1), age.group(1)))
+            continue
+        place = _place_fragment(part)
+        if place is None:
+            return []
+        out.append(framed(speaker, "residence", place.lower(), place))
+    return out if len(out) > 1 else []
+
+
+def _place_fragment(part: str) -> str | None:
+    """The place a fragment names ("leeds", "based in Lisbon", "from Cardiff"), or None."""
+    words = part.split()
+    lead = next((n for n in (2, 1) if len(words) > n
+                 and " ".join(words[:n]).lower() in T.PLACE_LEADS), 0)
+    place = " ".join(words[lead:])
+    if not place or len(words) - lead > 3:
+        return None
+    if is_place_name(place) or all(w[:1].isupper() for w in words[lead:]):
+        return place
+    return None
 
 
 def _place(head: Token, speaker: str) -> list[tuple[Frame, str]]:
@@ -191,24 +258,32 @@ def _appositive_job(name: Token, speaker: str) -> list[tuple[Frame, str]]:
 
 
 def _employer(clause: Token, job: Token, speaker: str) -> list[tuple[Frame, str]]:
-    """The employer named with a job ("a nurse at St James's", "barista at X")."""
+    """The employer named with a job ("a nurse at St James's", "barista at X"); for a
+    student, the school ("a law student at Edinburgh")."""
+    studies = job.lemma_.lower() in T.STUDY_NOUNS or job.lower_ in T.STUDY_NOUNS
     for head in (job, clause):
         for prep in head.children:
             if prep.dep_ == "prep" and prep.lower_ in ("at", "for", "with"):
+                if studies and prep.lower_ != "at":
+                    continue
                 pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
                 if pobj is not None and value_of(pobj) not in T.NO_VALUE:
-                    return [framed(speaker, "employer", value_of(pobj), surface(pobj))]
+                    return [framed(speaker, "school" if studies else "employer",
+                                   value_of(pobj), surface(pobj))]
     return []
 
 
 def framed(speaker: str, attribute: str, value: str, written: str) -> tuple[Frame, str]:
     """The frame of the speaker's ``attribute`` = ``value`` and its sentence."""
     if not attribute.startswith("contact:"):  # compared by words, as frames are
-        value = " ".join(_WORD.findall(value.lower()))
+        # Hyphens apart, as the parse reads them ("second-year" is "second year").
+        value = " ".join(_WORD.findall(value.lower().replace("-", " ")))
     frame = Frame(subject=speaker.lower()[:256], attribute=attribute, value=value[:256],
                   single=is_single_valued(attribute))
-    text = TEMPLATES[attribute].format(s=speaker, v=_written(attribute, written),
-                                       a=_article(written))
+    template = TEMPLATES[attribute]
+    if attribute == "job" and value.split()[-1:] and value.split()[-1] in T.STUDY_NOUNS:
+        template = "{s} is {a} {v}."  # "Sam is a law student.", not "works as"
+    text = template.format(s=speaker, v=_written(attribute, written), a=_article(written))
     return frame, text
 
 
@@ -227,7 +302,7 @@ def statements(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
                 continue
             subject, attribute, value, polarity, event = raw
             if (subject not in FIRST_PERSON or attribute not in TEMPLATES or polarity < 0
-                    or event or not value):
+                    or event or not value or _planned(clause)):
                 continue
             tok = _name_token(clause) if attribute == "name" else _value_token(clause, value)
             if tok is None:

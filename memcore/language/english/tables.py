@@ -126,6 +126,19 @@ INTRO_LEADS = frozenset({"hi", "hey", "hello", "yo", "morning", "evening", "name
                          "it", "this", "is"})
 # Prepositions that place a job or a person ("driver out of Swindon", "in Hull").
 PLACE_PREPS = frozenset({"in", "of", "near"})
+# Words before a place in a self-introduction's fragment ("*based in* Lisbon").
+PLACE_LEADS = frozenset({"in", "from", "near", "based in", "living in", "out of",
+                         "based near", "live in", "originally from"})
+# Job nouns of someone who studies: "a law student at Edinburgh" studies there (the
+# school, not an employer) and "is" one rather than "works as" one.
+STUDY_NOUNS = frozenset({"student", "pupil", "undergrad", "undergraduate", "postgrad",
+                         "postgraduate", "fresher", "schoolboy", "schoolgirl"})
+# A change said in the future, not a state: "I *will* join Acme", "I'm *going* to move"
+# (memcore.language.english.statements).
+FUTURE_AUX = frozenset({"will", "'ll", "shall", "gon"})
+PLAN_VERBS = frozenset({"go", "plan", "want", "hope", "intend", "aim", "need"})
+# Words that say a job is over ("retired teacher", "ex-nurse", "former editor").
+PAST_JOB_WORDS = frozenset({"retired", "ex", "former", "formerly", "ex-"})
 
 # Common nouns a person lives in or moves to ("moved to a flat", "live in the
 # countryside"); any other common noun after "moved to" is not a home ("moved to
