@@ -105,8 +105,10 @@ def test_run_through_the_stack(tmp_path: Path, redis_url: str) -> None:
 
 OWN_CASES = Path(__file__).parent / "data" / "forget_own_cases.json"
 """The developers' own forget cases (not the held-out memcore/data/forget_cases.json):
-30 requests of varied phrasing, 0-3 turns after the secret or in its own turn, with
-distractors, and 11 turns that only use the word."""
+48 requests of varied phrasing (removing verbs with particles, "get rid of", questions,
+indirect asks, typos and chat spellings), 0-3 turns after the secret or in its own turn,
+with distractors, and 24 turns that only use the word or ask to remove a thing of the
+world ("delete the email from my boss", "remove my name from the mailing list")."""
 
 
 def test_own_cases_through_the_stack(tmp_path: Path, redis_url: str) -> None:
@@ -118,6 +120,6 @@ def test_own_cases_through_the_stack(tmp_path: Path, redis_url: str) -> None:
     print(f"\n[own forget cases] requests honoured {data['requests_honoured']}/"
           f"{data['requests']}, negatives kept {data['negatives_kept']}/{data['negatives']}, "
           f"over-deletions {data['over_deletions']}, key-scan hits {data['key_scan_hits']}")
-    assert (data["requests"], data["negatives"]) == (30, 11)
+    assert (data["requests"], data["negatives"]) == (48, 24)
     assert data["recall"] == 1.0 and data["precision"] == 1.0, failed
     assert data["requests_stored_as_facts"] == 0 and data["key_scan_hits"] == 0

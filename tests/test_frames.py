@@ -427,6 +427,21 @@ def test_a_bare_answer_in_its_own_task_takes_the_stored_question(redis_url: str)
     assert memory.explicit and memory.status is Status.ACTIVE
 
 
+def test_a_bare_answer_later_in_a_batch_takes_the_question_just_before_it(
+        redis_url: str) -> None:
+    """Several turns in one task: the answer is read with the assistant's question
+    between it and the user's turn before (assistant turns give no facts, yet count)."""
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("qb", [_ep("qb", 0, Role.USER, "I need to update my details."),
+                           _ep("qb", 1, Role.ASSISTANT, "Of course. Which city do you live in?"),
+                           _ep("qb", 2, Role.USER, "cardiff, by the bay")])
+    (memory,) = [m for m in store.records.iter_memories("qb") if "Cardiff" in m.text]
+    assert memory.text == "Ann lives in Cardiff, by the bay."
+    assert memory.frame is not None and memory.frame.attribute == "residence"
+
+
 def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None:
     settings = Settings(redis_url=redis_url, openai_api_key=None)
     config = settings.consolidation.model_copy(update={"text_rules": False})
@@ -672,6 +687,15 @@ def test_a_passing_feeling_or_a_clause_about_it_is_vague(text: str, is_vague: bo
     # Within the turn first: "my sister Lin" is one person.
     ("My sister Lin moved to Leeds. She loves it.", "Mum is fine.",
      "My sister Lin moved to Leeds. Lin loves it."),
+    # "<someone> is <name>" names one person, by the name; a title in capitals ("COO",
+    # "GP") is no name, and a full name across turns is no referent (it may be a
+    # firm), so the one person named stays unread rather than a title taking its place.
+    ("My accountant is Rhys Morgan. He files in January.", "",
+     "My accountant is Rhys Morgan. Rhys Morgan files in January."),
+    ("He files in January.", "My accountant is Rhys.", "Rhys files in January."),
+    ("She runs the Berlin office.", "Our COO is Dana Whitfield.",
+     "She runs the Berlin office."),
+    ("He prescribed an inhaler.", "The GP was lovely.", "He prescribed an inhaler."),
 ])
 def test_an_opening_pronoun_is_read_with_the_previous_turn(turn: str, previous: str,
                                                            read: str) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, NoReturn, ParamSpec, TypeVar
@@ -131,6 +131,30 @@ def console() -> Console:
 def emit_json(data: Any) -> None:
     """Print ``data`` as JSON on stdout (datetimes as ISO strings)."""
     typer.echo(json.dumps(data, indent=2, default=_default, ensure_ascii=False))
+
+
+def emit_listing(title: str, columns: Sequence[str], rows: Sequence[Sequence[str]],
+                 data: Any, *, json_out: bool) -> None:
+    """A ``list`` command's output: ``data`` as JSON with ``--json``, else a table."""
+    if json_out:
+        emit_json(data)
+        return
+    from rich.table import Table
+
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column)
+    for row in rows:
+        table.add_row(*row)
+    console().print(table)
+
+
+def emit_removed(item_id: str, done: str, *, json_out: bool) -> None:
+    """A removing command's output: ``{"id": ..., "<done>": true}`` or "<done> <id>"."""
+    if json_out:
+        emit_json({"id": item_id, done: True})
+    else:
+        console().print(f"{done} {item_id}")
 
 
 def _default(value: Any) -> Any:

@@ -8,6 +8,8 @@ from memcore.cli.common import (
     JSON_OPTION,
     console,
     emit_json,
+    emit_listing,
+    emit_removed,
     fail,
     handles_errors,
     open_client,
@@ -44,19 +46,11 @@ def add(url: str = typer.Option(..., "--url", help="http(s) URL the events are P
 @handles_errors
 def list_hooks(json_out: bool = JSON_OPTION) -> None:
     """Every hook (never its secret)."""
-    from rich.table import Table
-
     found = open_client().store.hooks.registered()
-    if json_out:
-        emit_json([h.public() for h in found])
-        return
-    table = Table(title="Webhooks")
-    for col in ("id", "url", "events", "scopes", "created"):
-        table.add_column(col)
-    for h in found:
-        table.add_row(h.id, h.url, " ".join(e.value for e in h.events), " ".join(h.scopes),
-                      h.created_at.isoformat(timespec="seconds"))
-    console().print(table)
+    emit_listing("Webhooks", ("id", "url", "events", "scopes", "created"),
+                 [(h.id, h.url, " ".join(e.value for e in h.events), " ".join(h.scopes),
+                   h.created_at.isoformat(timespec="seconds")) for h in found],
+                 [h.public() for h in found], json_out=json_out)
 
 
 @hooks_app.command("remove")
@@ -66,10 +60,7 @@ def remove(hook_id: str = typer.Argument(..., metavar="ID", help="Hook id (hooks
     """Remove a hook; its queued events are dropped."""
     if not open_client().store.hooks.remove(hook_id):
         fail(f"no hook with id {hook_id!r}")
-    if json_out:
-        emit_json({"id": hook_id, "removed": True})
-    else:
-        console().print(f"removed {hook_id}")
+    emit_removed(hook_id, "removed", json_out=json_out)
 
 
 @hooks_app.command("dead")

@@ -10,6 +10,8 @@ from memcore.cli.common import (
     JSON_OPTION,
     console,
     emit_json,
+    emit_listing,
+    emit_removed,
     fail,
     handles_errors,
     open_client,
@@ -54,20 +56,11 @@ def create(scope: list[str] = typer.Option(..., "--scope", metavar="PATTERN",
 @handles_errors
 def list_keys(json_out: bool = JSON_OPTION) -> None:
     """Every key: id, name, role, scopes, creation time (never the key)."""
-    from rich.table import Table
-
-    repo = _repo()
-    found = repo.list()
-    if json_out:
-        emit_json([k.public() for k in found])
-        return
-    table = Table(title="API keys")
-    for col in ("id", "name", "role", "scopes", "created"):
-        table.add_column(col)
-    for k in found:
-        table.add_row(k.id, k.name, k.role.value, " ".join(k.scopes),
-                      k.created_at.isoformat(timespec="seconds"))
-    console().print(table)
+    found = _repo().list()
+    emit_listing("API keys", ("id", "name", "role", "scopes", "created"),
+                 [(k.id, k.name, k.role.value, " ".join(k.scopes),
+                   k.created_at.isoformat(timespec="seconds")) for k in found],
+                 [k.public() for k in found], json_out=json_out)
 
 
 @keys_app.command("revoke")
@@ -75,13 +68,9 @@ def list_keys(json_out: bool = JSON_OPTION) -> None:
 def revoke(key_id: str = typer.Argument(..., metavar="ID", help="Key id (from keys list)."),
            json_out: bool = JSON_OPTION) -> None:
     """Revoke a key: requests with it get 401 from now on."""
-    repo = _repo()
-    if not repo.revoke(key_id):
+    if not _repo().revoke(key_id):
         fail(f"no key with id {key_id!r}")
-    if json_out:
-        emit_json({"id": key_id, "revoked": True})
-    else:
-        console().print(f"revoked {key_id}")
+    emit_removed(key_id, "revoked", json_out=json_out)
 
 
 def register(app: typer.Typer) -> None:

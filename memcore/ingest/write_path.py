@@ -240,7 +240,7 @@ class IngestPipeline:
             else:
                 facts = [verbatim_fact(ep) for ep in trusted]
             if infer and self._rule_extraction:
-                facts = self._with_statements(trusted, facts)
+                facts = self._with_statements(trusted, facts, batch=episodes)
             if erased:
                 new = {ep.id for ep, stored in zip(episodes, fresh, strict=True) if stored}
                 facts = self._without_erased(namespace, facts, origin, new, erased, report)
@@ -305,8 +305,8 @@ class IngestPipeline:
         """The offline extractor is in use (no model configured, no provided facts)."""
         return not self.settings.openai_api_key and self.settings.extractor == "auto"
 
-    def _with_statements(self, episodes: Sequence[Episode], facts: list[ExtractedFact]
-                         ) -> list[ExtractedFact]:
+    def _with_statements(self, episodes: Sequence[Episode], facts: list[ExtractedFact],
+                         *, batch: Sequence[Episode] | None = None) -> list[ExtractedFact]:
         """``facts`` plus the speakers' first-person statements of core attributes
         (residence, work, age, name, contact, ...) that no fact of the same turn already
         gives: written from their frames, explicit (an explicit statement
@@ -316,7 +316,9 @@ class IngestPipeline:
             return facts
         found = self.language.statements([(ep.speaker.strip() or "User", ep.text)
                                           for ep in users])
-        asked = self._questions(episodes, users)
+        # The questions from the whole batch: the assistant's turns are not trusted (they
+        # give no facts) but a bare answer is read with the one it answers.
+        asked = self._questions(batch if batch is not None else episodes, users)
         replies = self.language.answers([(ep.speaker.strip() or "User", asked[ep.id], ep.text)
                                          for ep in users if ep.id in asked])
         replied = dict(zip([ep.id for ep in users if ep.id in asked], replies, strict=True))

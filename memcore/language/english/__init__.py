@@ -21,13 +21,20 @@ from memcore.core.text_rules import TextRules
 from memcore.language import Reading
 from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
-from memcore.language.english.forget import forget_request, linked_names, may_ask_to_forget
+from memcore.language.english.forget import (
+    REQUEST_VOCABULARY,
+    forget_request,
+    in_turn,
+    linked_names,
+    may_ask_to_forget,
+)
 from memcore.language.english.grammar import problem
 from memcore.language.english.instructions import instructions
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.referents import mentions
 from memcore.language.english.referents import resolve as resolve_referents
+from memcore.language.english.respelling import respelled
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.spelling import spelled, without_listener_tags
 from memcore.language.english.statements import statements
@@ -64,6 +71,7 @@ class EnglishPack:
         self._pipeline_name = pipeline
         self._nlp: Language | None = None
         self._docs: dict[str, Doc] = {}  # recent parses by text (see parse)
+        self._known: frozenset[str] | None = None  # the vocabulary as loaded (is_word)
 
     def parse(self, texts: Sequence[str]) -> list[Doc]:
         """The parses of ``texts``: a text parsed lately (a turn read for statements,
@@ -88,8 +96,13 @@ class EnglishPack:
                     *(f[:_MAX_CHARS] for f in facts)])
 
     def is_word(self, word: str) -> bool:
-        """Does the pipeline's vocabulary know ``word`` (84k strings of its training)?"""
-        return word in self.nlp.vocab.strings
+        """Does the pipeline's vocabulary know ``word`` (84k strings of its training)?
+        Read as loaded: every parsed text adds its words to spaCy's string store, so a
+        typo once seen ("adress") would become a word of it."""
+        if self._known is None:
+            self.nlp  # noqa: B018 - loading it reads the vocabulary
+        assert self._known is not None
+        return word in self._known
 
     def spelled(self, text: str) -> str:
         """``text`` with chat spellings written out and the listener tags its sentences
@@ -105,6 +118,7 @@ class EnglishPack:
         """The spaCy pipeline, loaded on first use (about 0.6 s)."""
         if self._nlp is None:
             self._nlp = load_pipeline(self._pipeline_name)
+            self._known = frozenset(self._nlp.vocab.strings)  # before any text is parsed
         return self._nlp
 
     def frames(self, texts: Sequence[str]) -> list[Frame | None]:
@@ -172,13 +186,18 @@ class EnglishPack:
         the turn's own text (chat spellings are not rewritten here)."""
         if not turns:
             return []
+        # Read with chat words and typos written out ("pls delte my adress"), the spans
+        # mapped back to the turn's own characters.
+        texts = [respelled(t[:_MAX_TURN_CHARS], self.is_word, REQUEST_VOCABULARY)
+                 for t in turns]
         # Only a turn with a forgetting word (or a negated keeping/telling one) can ask:
         # the others (nearly all) are not parsed for it.
-        screened = [i for i, t in enumerate(turns) if may_ask_to_forget(t)]
+        screened = [i for i, t in enumerate(texts) if may_ask_to_forget(t.text)]
         out: list[ForgetRequest | None] = [None] * len(turns)
-        docs = self.parse([turns[i][:_MAX_TURN_CHARS] for i in screened])
+        docs = self.parse([texts[i].text for i in screened])
         for i, doc in zip(screened, docs, strict=True):
-            out[i] = forget_request(doc)
+            request = forget_request(doc)
+            out[i] = request if request is None else in_turn(request, texts[i].original)
         return out
 
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
@@ -205,9 +224,12 @@ class EnglishPack:
         for i, doc in zip(todo, docs, strict=True):
             # Across turns only a one-word name or a kin word ("Little Acorns", a
             # nursery, may be the subject of a sentence too).
-            people = [m for m in dict.fromkeys(mentions(next(named)))
-                      if " " not in m or m.startswith("my ")] if before[i] else []
-            out[i] = resolve_referents(doc, people[-1:] if len(people) == 1 else ())
+            # Exactly one person named, and that one of those kinds: "Our CTO is Grace
+            # Adeyemi" names one (the name) that is not, so "She ..." stays.
+            named_before = list(dict.fromkeys(mentions(next(named)))) if before[i] else []
+            people = [m for m in named_before if " " not in m or m.startswith("my ")]
+            one = len(named_before) == 1 and len(people) == 1
+            out[i] = resolve_referents(doc, people if one else ())
         return self._things(out, before, just_before)
 
     def _things(self, turns: list[str], previous: Sequence[str],

@@ -1,21 +1,29 @@
 """Requests to forget, read from a user turn's dependency parse
 (docs/design.md, Forget on request).
 
-A request is a clause addressed to the assistant (imperative, or "you" as the subject:
-"Please forget my address", "Can you delete my medical information?", "I want you to
-remove that") whose verb is a forgetting verb, or a keeping verb negated ("don't
-remember that", "please don't keep my address"), or the speaker's regret of having
-said it ("I shouldn't have told you that"). Not requests: the speaker's own forgetting
-("I always forget my keys"), a reminder ("don't forget my dentist appointment"), the
-past ("you forgot my birthday"), and "forget it" dismissing something ("forget it, it
-doesn't matter"). The object gives the target: a noun phrase ("my home address",
-"everything about my ex", "what I said about my breakup") or a back-reference ("that",
-"it", "what I told you").
+A request is a clause addressed to the assistant (imperative, "you" as the subject,
+"I'd like you to", "would you mind", "I'd appreciate it if you", "let's", "can we", or a
+passive asked for: "Please forget my address", "Can you delete my medical information?",
+"Can my address be removed?") whose predicate, read with its particle
+(:func:`_verb_class`), is a forgetting verb, a removing one ("delete", "get rid of",
+"throw out", "take X off your list"), a keeping verb declined ("don't remember that",
+"don't hold on to my address"), or the speaker's regret of having said it ("I shouldn't
+have told you that"). A removing verb asks only for what is kept of the speaker
+(:func:`_kept_thing`), what was said, or what comes "from your memory / notes"; never a
+thing of the world ("remove my name from the mailing list", "delete my last email to
+Tom", "drop me off"). Not requests: the speaker's own forgetting ("I always forget my
+keys"), a reminder ("don't forget my dentist appointment"), the past ("you forgot my
+birthday"), a condition ("if you delete my address, ..."), and "forget it" dismissing
+something ("forget it, it doesn't matter", "forget it, let's move on"). The object gives
+the target: a noun phrase ("my home address", "everything about my ex", "what I said
+about my breakup") or a back-reference ("that", "it", "what I told you"). Turns are read
+respelled (:mod:`.respelling`: "pls delte my adress").
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memcore.core.forget import ForgetRequest, ForgetTarget
@@ -24,12 +32,28 @@ from memcore.language.english import tables as T
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
-# Verbs that ask to forget; the ones after the first set also name code, files and
-# lists, so a bare "delete that" needs a word of memory ("from your memory").
-FORGET_VERBS = frozenset({"forget", "erase", "scratch", "unlearn", "disregard"})
-REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge", "ignore"})
+# Verbs that ask to forget: addressed to the assistant, whatever they name is to go.
+FORGET_VERBS = frozenset({"forget", "erase", "unlearn", "disregard", "expunge"})
+# Verbs that remove or throw away. They also name code, files, lists and things in the
+# world ("delete the email from my boss", "drop me off"), so they ask to forget only
+# what is kept of the speaker (:func:`_kept_thing`), what was said ("what I told you
+# about ..."), or anything taken "from your memory / notes / list".
+REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge", "ignore", "scrub",
+                          "strike", "drop", "ditch", "bin", "trash", "discard", "dump",
+                          "toss", "nuke", "chuck", "obliterate", "scratch"})
+# Removing verbs that take back what was just said ("scratch that", "strike that"), so
+# their "that" asks without "from your memory" ("scratch my back" names no such thing).
+RETRACT_VERBS = frozenset({"scratch", "strike"})
+# Verbs that remove only with a particle ("throw out", "take X off your list", "cross
+# off", "get X out of your head"); "down" writes down ("take down my address").
+PARTICLE_VERBS = frozenset({"throw", "take", "cross", "rub", "blot", "cut", "get", "knock"})
+REMOVE_PARTICLES = frozenset({"out", "away", "off", "outta"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
+# Keeping said with a particle: "hold on to", "hang onto", "write / jot / take down".
+KEEP_PARTICLES = {"hold": frozenset({"on", "onto"}), "hang": frozenset({"on", "onto"}),
+                  "write": frozenset({"down"}), "jot": frozenset({"down"}),
+                  "take": frozenset({"down"}), "put": frozenset({"down"})}
 SAY_VERBS = frozenset({"tell", "say", "share", "mention", "give", "write", "type"})
 KNOW_VERBS = frozenset({"know", "have", "learn", "hear", "remember"})
 # Heads that negate a keeping verb under them ("please stop remembering my address").
@@ -38,22 +62,39 @@ STOP_VERBS = frozenset({"stop", "quit", "cease"})
 UNSAY_HEADS = frozenset({"pretend", "act", "imagine"})
 # Nouns that name a turn of the chat: "delete my last message" refers back.
 MESSAGE_NOUNS = frozenset({"message", "msg", "text", "comment", "post", "reply", "answer"})
+# Where the assistant keeps things: "from your memory / notes / list", "out of your
+# head"; the first set also without "your" ("off the record"), the rest only with it
+# ("from the mailing list" is somewhere else).
+MEMORY_WORDS = frozenset({"memory", "memories", "record", "records", "note", "notes",
+                          "mind"})
+YOUR_MEMORY_WORDS = MEMORY_WORDS | frozenset({
+    "database", "file", "files", "list", "lists", "head", "brain", "system", "log", "logs",
+    "knowledge", "profile", "storage", "data", "bank", "archive", "archives", "history"})
 # The screen before parsing a turn for a request (:func:`may_ask_to_forget`): a word
-# starting like a forgetting verb, or a keeping/telling verb with a negation.
+# starting like a verb of the classes above, or a keeping/telling verb with a negation.
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
-                 "clear", "purg", "ignor", "pretend")
+                 "clear", "purg", "ignor", "pretend", "expung", "scrub", "strik", "struck",
+                 "drop", "ditch", "bin", "trash", "discard", "dump", "toss", "nuk", "chuck",
+                 "obliterat", "rid")
 _NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
                         "stop", "quit", "cease", "bother", "need"})
+# Words a request is read by, for typos of them (:mod:`.respelling`): "delte", "adress".
+REQUEST_VOCABULARY = frozenset({
+    *FORGET_VERBS, *REMOVE_VERBS, *KEEP_VERBS, "please", "everything", "anything",
+    "about", "information", "details", "address", "number", "phone", "password",
+    "passport", "salary", "birthday", "diagnosis", "medical", "memory", "shouldn't",
+    "mentioned", "told", "said", "forgetting", "deleting", "removing", "remembering"})
 
 
 def may_ask_to_forget(text: str) -> bool:
     """False when ``text`` cannot hold a request to forget (no verb of
-    ``FORGET_VERBS``/``REMOVE_VERBS`` in any form, and no negated keeping or telling):
-    most turns are not parsed for one."""
+    ``FORGET_VERBS``/``REMOVE_VERBS`` in any form, no removing particle, and no negated
+    keeping or telling): most turns are not parsed for one."""
     words = text.lower().replace("\u2019", "'").split()
-    if any(w.strip("\"'.,!?:;()").startswith(_FORGET_STEMS) for w in words):
+    bare = [w.strip("\"'.,!?:;()") for w in words]
+    if any(w.startswith(_FORGET_STEMS) or w in REMOVE_PARTICLES for w in bare):
         return True
-    return any(w.strip("\"'.,!?:;()") in _NEGATIONS or w.endswith("n't") for w in words)
+    return any(w in _NEGATIONS or w.endswith("n't") for w in bare)
 
 
 ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"})
@@ -64,8 +105,6 @@ ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
                      "everything", "anything", "all"})
-MEMORY_WORDS = frozenset({"memory", "memories", "record", "records", "note", "notes",
-                          "mind", "database", "file", "files"})
 PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
                                    "boyfriend", "fiance", "fiancee", "spouse", "crush",
                                    "date", "doctor", "therapist"}))
@@ -208,7 +247,9 @@ def _about(tok: Token) -> Token | None:
     """The object of "about" under ``tok`` ("everything about my ex")."""
     for prep in tok.children:
         if prep.dep_ == "prep" and prep.lower_ in ABOUT:
-            pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+            # not "what" the parser may hang there ("what I told you about the lawsuit")
+            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"),
+                        None)
             if pobj is not None:
                 return pobj
     return None
@@ -261,6 +302,10 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
         return True  # "I don't want you to remember my address"
     if negated and you and any(c.lower_ in ("rather", "prefer") for c in verb.children):
         return True  # "I'd rather you didn't remember that"
+    if negated and verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS | {"rather"} \
+            and (you or any(c.dep_ == "dobj" and c.lower_ in ("you", "u")
+                            for c in head.children)):
+        return True  # "I'd prefer you didn't keep that", "I'd like you not to keep it"
     return negated and _addressed(verb)
 
 
@@ -278,32 +323,199 @@ def _stated(verb: Token) -> list[ForgetTarget]:
     return []
 
 
+def _container(prep: Token) -> Token | None:
+    """What ``prep`` takes something out of: "from your notes", "off the list", "out of
+    your head" (the object of "of" under "out")."""
+    if prep.lower_ not in ("from", "off", "out", "outta"):
+        return None
+    pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+    if pobj is None and prep.lower_ == "out":
+        of = next((c for c in prep.children if c.dep_ == "prep" and c.lower_ == "of"), None)
+        pobj = next((c for c in of.children if c.dep_ == "pobj"), None) if of else None
+    return pobj
+
+
+def _source(verb: Token, obj: Token | None = None) -> str | None:
+    """Where the request takes its object out of: ``"memory"`` (the assistant's: "from
+    your memory", "off your list", "off the record", "from you"), ``"elsewhere"`` (a
+    thing in the world: "from the mailing list", "from my calendar"), None: unsaid.
+    Read on the verb and on its object (the parser hangs "from ..." on either)."""
+    found = None
+    for head in (verb, obj):
+        if head is None:
+            continue
+        for prep in head.children:
+            if prep.dep_ != "prep":
+                continue
+            place = _container(prep)
+            if place is None:
+                continue
+            owner = next((c.lower_ for c in place.children if c.dep_ == "poss"), None)
+            # with its compounds: "your memory please" is parsed with "please" as the noun
+            lemmas = {place.lemma_.lower(), *(c.lemma_.lower() for c in place.children
+                                              if c.dep_ == "compound")}
+            if place.lower_ in ("you", "yourself", "u") or (
+                    owner == "your" and lemmas & YOUR_MEMORY_WORDS) or (
+                    owner is None and lemmas & MEMORY_WORDS):
+                return "memory"
+            found = "elsewhere"
+    return found
+
+
 def _from_memory(verb: Token) -> bool:
     """"... from your memory / records / notes"."""
-    for prep in verb.children:
-        if prep.dep_ == "prep" and prep.lower_ in ("from", "out", "off") \
-                and any(p.lower_ in MEMORY_WORDS for p in prep.subtree):
-            return True
-    return False
+    return _source(verb) == "memory"
+
+
+# A noun's modifiers that make it one thing among others in the world ("my last email",
+# "my new phone"), not what is known of the speaker.
+INSTANCE_MODS = frozenset({"last", "latest", "recent", "previous", "next", "new", "old",
+                           "first", "second", "third", "other", "spare", "current"})
+# What is known of a person by a value ("my address", "my passport number", "my PIN").
+VALUE_NOUNS = frozenset({
+    "name", "surname", "nickname", "age", "birthday", "birthdate", "dob", "phone",
+    "number", "mobile", "address", "postcode", "zipcode", "job", "occupation",
+    "profession", "employer", "workplace", "salary", "income", "wage", "wages", "diet",
+    "medication", "medications", "dose", "password", "passcode", "pin", "passport", "ssn",
+    "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation"})
+# Values only with a word saying of what ("door code", "account id"): alone they are
+# code or a document.
+NAMED_VALUE_NOUNS = frozenset({"code", "id", "combination", "login", "username"})
+INFO_NOUNS = frozenset({"information", "info", "details", "detail", "facts", "fact"})
+# "email" alone is as often a message as an address: no value alone.
+_MESSAGE_OR_VALUE = frozenset({"email", "e-mail", "mail"})
+
+
+def _kept_thing(noun: Token) -> bool:
+    """``noun`` names something known of the speaker ("my address", "my allergy info",
+    "my medical stuff", "my diagnosis", "my ex's phone number", "the name of my
+    therapist"), not a thing in the world ("my last email to Tom", "my bank account",
+    "my shoes", "my schedule"): the object a removing verb must have when it does not
+    say "from your memory"."""
+    of = _of_object(noun)
+    if of is not None:
+        if of.lemma_.lower() in _OF_FRAMES:
+            return _mine(noun)  # "my date of birth"
+        # "the name of my psychiatrist": a value of someone or something of the speaker's
+        return _mine(of) and (noun.lemma_.lower() in VALUE_NOUNS or _kept_thing(of))
+    owner = next((c for c in noun.children if c.dep_ == "poss"), None)
+    if owner is None:
+        return False
+    if owner.lower_ not in ("my", "mine") and not (
+            owner.lemma_.lower() in PERSON_NOUNS and _mine(owner)):
+        return False  # "my ex's phone number": a value of someone of the speaker's
+    if any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
+           for c in noun.children):
+        return False  # "my email to Tom", "my address in the form"
+    lemma = noun.lemma_.lower()
+    if lemma in MESSAGE_NOUNS:
+        return True  # "my last message": the turn said in this chat (no "to Tom")
+    mods = {c.lemma_.lower() for c in noun.children
+            if c.dep_ in ("amod", "compound", "nummod", "nmod")}
+    kinds = {"first", "last", "middle"} if lemma == "name" else set()  # "my last name"
+    if (mods - kinds) & INSTANCE_MODS or any(c.dep_ == "nummod" for c in noun.children):
+        return False
+    if lemma in _MESSAGE_OR_VALUE:
+        return False
+    if lemma in VALUE_NOUNS or lemma in INFO_NOUNS or lemma in TOPICS:
+        return True
+    if lemma in NAMED_VALUE_NOUNS:
+        return bool(mods)
+    # "my medical stuff / history": a general word of a topic
+    return (lemma in GENERIC or lemma == "history") and bool(mods & TOPICS.keys())
+
+
+def _mine(noun: Token) -> bool:
+    """``noun`` is the speaker's ("my X")."""
+    return any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
+
+
+_POLITE_ADJ = frozenset({"great", "nice", "good", "helpful", "grateful", "thankful",
+                         "better", "best", "ideal", "lovely", "ok", "okay", "fine", "cool",
+                         "awesome", "appreciated", "glad", "happy"})
+
+
+_CONDITIONS = frozenset({"if", "when", "whenever", "unless", "because", "since", "whether",
+                         "before", "after", "until", "once", "while"})
+
+
+def _asked_if(verb: Token) -> bool:
+    """"I'd appreciate it if you deleted ...", "it would be great if you could forget
+    ...": ``verb`` with "you" in an "if" clause of a head that asks politely."""
+    if verb.dep_ != "advcl" or not any(c.dep_ == "mark" and c.lower_ == "if"
+                                       for c in verb.children):
+        return False
+    if not any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in verb.children):
+        return False
+    head = verb.head
+    return head.lemma_.lower() in ASK_HEADS | {"appreciate"} or any(
+        c.dep_ == "acomp" and c.lower_ in _POLITE_ADJ for c in head.children)
+
+
+def _asked_passive(verb: Token) -> bool:
+    """A passive asked of the assistant: "can my phone number be deleted?", "I want my
+    address deleted", "please make sure my address is removed"; not a report of one
+    ("my address was deleted")."""
+    head = verb.head
+    auxes = [a for a in verb.children if a.dep_ in ("aux", "auxpass")]
+    subject = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")), None)
+    if subject is None:
+        return False
+    if any(a.lower_ in ("can", "could", "would") and a.i < subject.i for a in auxes):
+        return True  # a question: the modal before the subject
+    if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
+        return head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+    return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
+        and head.head.lemma_.lower() == "make" and _addressed(head.head) \
+        and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
 
 
 def _addressed(verb: Token) -> bool:
     """The clause asks the assistant: imperative ("forget ...", "please delete ..."),
     "you" as its subject in the present ("can you forget", "you should not keep"), or
-    "I want/need/would like you to ..."; not the past, not the speaker's own."""
+    "I want/need/would like you to ...", "would you mind deleting ...", "let's forget
+    ...", "I'd appreciate it if you deleted ..."; not the past, not the speaker's own."""
+    if _asked_if(verb):
+        return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
+    if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
+        return False  # "if you delete my address, I'll be upset": a condition
+    head = verb.head
+    if verb.tag_ == "VBG" and verb.dep_ == "xcomp" and head.lemma_.lower() == "mind" \
+            and any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in head.children):
+        return True  # "would you mind forgetting ..."
+    if verb.lemma_.lower() == "rid":  # "(I want you to) get rid of ...": "get" is its aux
+        if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in verb.children):
+            return False
+        subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+        if subject is not None:
+            return subject.lower_ in ("you", "u")
+        return verb.dep_ not in ("xcomp",) or head.lemma_.lower() == "let"
+    if verb.tag_ == "VBN" and _asked_passive(verb):
+        return True
+    if verb.dep_ == "xcomp" and head.lower_ == "sure" and head.head.i != head.i \
+            and head.head.lemma_.lower() == "make":
+        return _addressed(head.head)  # "make sure to delete ..."
     if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG"):
         return False
+    if verb.dep_ == "xcomp" and head.lemma_.lower() in ASK_HEADS and any(
+            c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children):
+        return True  # "I'd like you to wipe ..." (the parser's "you" is the object)
     if any(a.dep_ == "aux" and a.tag_ == "VBD" and a.lemma_ == "do" for a in verb.children):
         return False  # "did you forget"
     subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     if subject is not None:
-        return subject.lower_ == "you"
+        if subject.lower_ in ("'s", "us") and head.lemma_.lower() == "let":
+            return True  # "let's forget what I said about ..."
+        if subject.lower_ == "we" and any(a.dep_ == "aux" and a.i < subject.i and a.lower_
+                                          in ("can", "could", "shall") for a in verb.children):
+            return True  # "can we forget I said that?"
+        return subject.lower_ in ("you", "u")
     return verb.dep_ != "xcomp"  # "I want to forget about him": the speaker's own wish
 
 
 def _dismissed(sent: Span, verb: Token) -> bool:
     """"forget it" dismissing something: said with "(it) doesn't matter", "never mind",
-    "no worries", "no need" in the same sentence or the next one."""
+    "no worries", "no need", "let's move on" in the same sentence or the next one."""
     doc = sent.doc
     end = sent.end
     nxt = next((s for s in doc.sents if s.start == end), None)
@@ -325,21 +537,101 @@ def _dismissed(sent: Span, verb: Token) -> bool:
                 return True  # "forget about it, it's fine"
             if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
                 return True  # "forget it, I'll do it myself": the speaker takes it over
+            if tok.i > verb.i and (
+                    (tok.lower_ == "let" and tok.i + 1 < len(doc)
+                     and doc[tok.i + 1].lower_ in ("'s", "us"))
+                    or (lemma == "move" and any(c.lower_ == "on" for c in tok.children))):
+                return True  # "forget it, let's move on": on to something else
     return False
+
+
+def _verb_class(tok: Token) -> str | None:
+    """The class of the predicate ``tok`` heads, read with its particle: ``"forget"``,
+    ``"remove"`` ("delete", "throw out", "take X off your list", "get rid of"),
+    ``"keep"`` ("remember", "hold on to", "write down") or ``"say"``; None: none."""
+    lemma = tok.lemma_.lower()
+    parts = {c.lower_ for c in tok.children if c.dep_ in ("prt", "advmod", "prep")}
+    if lemma in FORGET_VERBS:
+        return "forget"
+    if parts & KEEP_PARTICLES.get(lemma, frozenset()):
+        return "keep"
+    if lemma in REMOVE_VERBS or (lemma in PARTICLE_VERBS and parts & REMOVE_PARTICLES):
+        return "remove"
+    if lemma == "rid" and "of" in parts:
+        return "remove"
+    if lemma in KEEP_VERBS:
+        return "keep"
+    if lemma in SAY_VERBS:
+        return "say"
+    return None
+
+
+def _anchor(verb: Token) -> Token:
+    """The word that carries a predicate's subject, auxiliaries and negation: "get" of
+    "(can you) get rid of"; else the verb itself."""
+    if verb.lemma_.lower() == "rid" and verb.head.lemma_.lower() == "get" \
+            and verb.head.i != verb.i:
+        return verb.head
+    return verb
+
+
+def _object(verb: Token) -> tuple[Token | None, Token | None]:
+    """The predicate's object and the "(what) I said" clause it names: the direct
+    object, else the object of the phrasal verb's preposition ("rid of my address",
+    "hold on to that", "get rid of what I said ...")."""
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
+                and c.lower_ not in ("you", "me", "u")), None)
+    if obj is None and verb.tag_ == "VBN" and verb.lemma_.lower() != "rid":
+        # a passive's subject: "can my phone number be deleted?"
+        obj = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
+                    and c.lower_ not in ("you", "me", "u", "i")), None)
+    said = _said(verb)
+    if obj is not None or said is not None:
+        return obj, said
+    nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
+    if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
+        return nxt, None  # "Scratch that, please" (parsed with "that" under "please")
+    for prep in verb.children:
+        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on"):
+            for c in prep.children:
+                if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
+                    return c, None
+                if c.dep_ == "pcomp" and c.lemma_.lower() in SAY_VERBS and any(
+                        s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
+                    return None, c  # "get rid of what I said about my job"
+    return None, None
+
+
+def _for_later(verb: Token) -> bool:
+    """The removing is an action in the world: done to someone ("delete my message to
+    Tom") or at a time ("drop my name when you call them")."""
+    return any((c.dep_ == "prep" and c.lower_ in ("to", "for")) or (
+        c.dep_ == "advcl" and any(m.lower_ in ("when", "whenever", "while", "before", "after")
+                                  for m in c.children if m.dep_ in ("mark", "advmod")))
+        for c in verb.children)
+
+
+def _tells_of(tok: Token) -> bool:
+    """A "(that) I told you / you know" clause under ``tok`` ("everything I told you")."""
+    return any(c.dep_ in ("relcl", "acl", "ccomp") and c.lemma_.lower() in SAY_VERBS
+               | KNOW_VERBS for c in tok.children)
 
 
 def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | None:
     """The sentence's request: its verb, targets, whether it refers back, whether it
     asks for everything; None when the sentence asks nothing to be forgotten."""
     for verb in sent:
+        cls = _verb_class(verb)
+        if cls is None:
+            continue
         lemma = verb.lemma_.lower()
-        if lemma not in FORGET_VERBS | REMOVE_VERBS | KEEP_VERBS | SAY_VERBS:
-            continue
-        if verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX") or \
-                (verb.pos_ != "VERB" and verb.i != sent.start and verb.dep_ != "ROOT"):
-            continue
-        negated = any(c.dep_ == "neg" or c.lower_ in ("never",) for c in verb.children)
-        if lemma in SAY_VERBS:
+        if lemma != "rid" and (verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX", "ADJ") or (
+                verb.pos_ != "VERB" and verb.i != sent.start and verb.dep_ != "ROOT")):
+            continue  # a noun or adjective only where the parser missed an imperative
+        anchor = _anchor(verb)
+        negated = any(c.dep_ == "neg" or c.lower_ in ("never",)
+                      for c in (*verb.children, *anchor.children))
+        if cls == "say":
             # "I shouldn't have told you that": the speaker regrets having said it;
             # "pretend I never said that": the speaker takes it back.
             subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
@@ -348,30 +640,40 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
                               or verb.head.lemma_.lower() in UNSAY_HEADS)):
                 continue
-        elif lemma in KEEP_VERBS:
+        elif cls == "keep":
             if not _kept_declined(verb, negated):
                 continue
         else:
-            if negated or not _addressed(verb):  # "don't forget my appointment"
+            if negated or not _addressed(anchor):  # "don't forget my appointment"
                 continue
-        obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
-                    and c.lower_ not in ("you", "me")), None)
-        said = _said(verb)
+        obj, said = _object(verb)
         head = verb.head
         if said is None and verb.dep_ in ("intj", "advmod", "dep", "advcl") \
                 and head.lemma_.lower() in SAY_VERBS and any(
                     c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
             said = head  # "Forget I said that." (parsed with "Forget" under "said")
             obj = None
-        if lemma == "ignore" and said is None and not _from_memory(verb) and not (
+        source = _source(verb, obj)
+        # A removing verb asks to forget only what is kept or said, never a thing taken
+        # out of somewhere else ("remove my name from the mailing list").
+        removing = cls == "remove" and source != "memory"
+        if removing and (source == "elsewhere" or _for_later(verb)):
+            continue
+        # "don't hold on to / write down X" also says things of the world ("the past").
+        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS)
+        if lemma == "ignore" and said is None and source != "memory" and not (
                 obj is not None and obj.lower_ == "what"):
             continue  # "ignore my typo"; "ignore what I said about my ex" retracts it
         targets: list[ForgetTarget] = []
         back = everything = False
         if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
+            if removing:
+                continue  # "drop all of that"
             back = True  # "erase all of that"
         elif obj is not None and obj.lower_ in EVERYTHING:
             about = _about_said(obj) or _about(verb)
+            if about is None and removing and not _tells_of(obj):
+                continue  # "drop everything and come here"
             everything = about is None
             targets = _targets(about) if about is not None else []
             if about is not None and not targets:
@@ -388,7 +690,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
         elif obj is not None and obj.lower_ in BACK:
             if lemma == "forget" and obj.lower_ == "it" and _dismissed(sent, verb):
                 continue
-            if lemma in REMOVE_VERBS and not _from_memory(verb):
+            if removing and lemma not in RETRACT_VERBS:
                 continue  # "delete that" may be code or a list
             # "Never mind what I said about my ex, please forget it": "it" is that.
             told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
@@ -401,17 +703,15 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             targets = _targets(about if about is not None else obj)
             if not targets:
                 continue
-            if lemma in REMOVE_VERBS and not _from_memory(verb) and not any(
-                    c.dep_ == "poss" and c.lower_ == "my" for c in
-                    (about if about is not None else obj).children):
-                continue  # "delete the old config file": not about the speaker
-        elif lemma in SAY_VERBS and _about(verb) is None:
+            if worldly and about is None and not _kept_thing(obj):
+                continue  # "delete my last email to Tom", "throw out my old shoes"
+        elif cls == "say" and _about(verb) is None:
             back = True  # "I shouldn't have told you (that), sorry"
-        elif lemma in FORGET_VERBS and _stated(verb):
+        elif cls == "forget" and _stated(verb):
             targets = _stated(verb)  # "please forget that I'm pregnant"
         else:
             about = _about(verb)  # "forget about my ex"
-            if about is None or lemma not in FORGET_VERBS | SAY_VERBS:
+            if about is None or cls not in ("forget", "say"):
                 continue
             if about.lower_ in BACK:  # "please forget about it"
                 if _dismissed(sent, verb):
@@ -423,9 +723,9 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                 continue
         if targets and all(t.message for t in targets):  # "delete my last message"
             targets, back = [], True
-        if lemma in SAY_VERBS and not back and not targets:
+        if cls == "say" and not back and not targets:
             continue
-        return verb, targets, back, everything
+        return anchor, targets, back, everything
     return None
 
 
@@ -441,13 +741,19 @@ def _bare(sent: Span, verb: Token) -> bool:
 
 _REQUEST_DEPS = frozenset({"aux", "neg", "intj", "dobj", "obj", "dative", "prep", "advmod",
                            "punct", "ccomp", "xcomp", "prt", "npadvmod", "nsubj", "cc",
-                           "discourse", "mark"})
+                           "discourse", "mark", "acomp", "auxpass", "nsubjpass"})
 
 
 def _content(tokens: Sequence[Token]) -> bool:
     """Something was said (a noun, a number or a verb other than a greeting)."""
     return any(t.pos_ in ("NOUN", "PROPN", "NUM", "VERB") or
                (t.pos_ == "AUX" and t.lemma_ == "be") for t in tokens)
+
+
+_FRAME_HEADS = ASK_HEADS | STOP_VERBS | frozenset({"mind", "let", "rather", "bother",
+                                                   "appreciate"})
+_FRAME_DEPS = frozenset({"nsubj", "aux", "neg", "advmod", "intj", "dobj", "acomp", "expl",
+                         "punct", "discourse"})
 
 
 def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
@@ -459,6 +765,14 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
                       and not (c.dep_ == "ccomp"
                                and c.lemma_.lower() not in SAY_VERBS | ASK_HEADS)
                       for t in c.subtree}
+    # The asking around it is the request's too: "I'd prefer you didn't keep that",
+    # "I'd appreciate it if you deleted that", "would you mind forgetting it".
+    frame = verb
+    while frame.dep_ in ("xcomp", "ccomp", "advcl") and frame.head.i != frame.i and (
+            frame.head.lemma_.lower() in _FRAME_HEADS or _asked_if(frame)):
+        frame = frame.head
+        own |= {frame.i} | {t.i for c in frame.children if c.dep_ in _FRAME_DEPS
+                            for t in c.subtree}
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct]
     if left and _content(left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
@@ -493,6 +807,16 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
     return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
                          earlier=earlier, everything=everything and not targets,
                          bare=bare and earlier is None)
+
+
+def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:
+    """``request`` read in a respelled turn, its spans as offsets of the turn's own text
+    (``original``: :meth:`.respelling.Respelled.original`)."""
+    def span(s: tuple[int, int]) -> tuple[int, int]:
+        return original(s[0]), original(s[1])
+
+    return replace(request, sentences=tuple(span(s) for s in request.sentences),
+                   earlier=span(request.earlier) if request.earlier else None)
 
 
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:

@@ -24,20 +24,24 @@ _OPENERS = frozenset({"and", "but", "so", "then", "now", "also", "oh", "well", "
 
 def _mentions(sent: Span) -> list[str]:
     """The people ``sent`` names, as written ("my sister", "Mum", "Faisal")."""
-    out: list[str] = []
+    found: dict[int, str] = {}  # token index -> the person it names
     for tok in sent:
         if _a_person(tok):
             first = next((c for c in tok.lefts if c.dep_ == "compound"
                           and c.pos_ == "PROPN"), None)
-            out.append(f"{first.text} {tok.text}" if first is not None else tok.text)
+            if tok.dep_ == "attr":  # "my manager is Tom Ellis": one person, by name
+                for subject in tok.head.children:
+                    if subject.dep_ in ("nsubj", "nsubjpass"):
+                        found.pop(subject.i, None)
+            found[tok.i] = f"{first.text} {tok.text}" if first is not None else tok.text
         elif tok.lemma_.lower() in T.KIN and tok.pos_ in ("NOUN", "PROPN") and not any(
                 _a_person(c) for c in tok.children):  # "my sister Lin": one person, Lin
             owner = next((c for c in tok.children if c.dep_ == "poss"), None)
             if owner is not None and owner.lower_ == "my":
-                out.append(f"my {tok.text}")
+                found[tok.i] = f"my {tok.text}"
             elif owner is None and tok.text[:1].isupper() and tok.tag_ == "NNP":
-                out.append(tok.text)  # "Mum", said as a name
-    return out
+                found[tok.i] = tok.text  # "Mum", said as a name
+    return list(found.values())
 
 
 def _a_person(tok: Token) -> bool:
@@ -47,8 +51,12 @@ def _a_person(tok: Token) -> bool:
     as a second candidate, so a pronoun after two names stays."""
     if tok.pos_ != "PROPN" or not tok.text[:1].isupper() or tok.dep_ == "compound":
         return False
+    if len(tok.text) > 1 and tok.text.isupper():
+        return False  # "CTO", "NHS": a title or a body, not a name
     if tok.dep_ in ("nsubj", "nsubjpass", "dobj", "dative"):
         return True  # "Alfie cried", "we moved Alfie to Treetops"
+    if tok.dep_ == "attr" and tok.head.lemma_ == "be":
+        return True  # "Our CTO is Grace Adeyemi", "my landlord is Pete"
     if tok.dep_ == "conj" and tok.head.i != tok.i:
         return _a_person(tok.head)  # "Priya and Ana"
     return tok.dep_ == "appos" and tok.head.lemma_.lower() in T.KIN
