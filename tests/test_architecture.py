@@ -53,8 +53,6 @@ RESTRICTED = {
     # Grammar lives in the language packs (docs/design.md, Frames): the core holds none.
     "spacy": {"memcore.language"},
     "tiktoken": {"memcore.client"},
-    # datasketch brings scipy: only the write path's near-repeat check loads it.
-    "datasketch": {"memcore.ingest"},
     # Traces: one module of the observability layer (TRACING_MODULE) imports it.
     "opentelemetry": {"memcore.observability"},
     # The runtime never imports the dev tooling (memcore_bench may import memcore) nor

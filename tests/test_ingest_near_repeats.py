@@ -1,11 +1,11 @@
-"""The write path's MinHash (datasketch's) estimates the Jaccard similarity of shingles."""
+"""The write path's MinHash (hand-written: docs/design.md, Hand-written, and why)
+estimates the Jaccard similarity of shingles."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from memcore.core.text import shingles
-from memcore.ingest.near_repeats import MinHasher
+from memcore.core.text import MinHasher, shingles
 
 LONG = ("every second saturday my brother and i drive out to the lake district to climb "
         "a fell before lunch and eat pies in keswick afterwards")

@@ -32,11 +32,10 @@ from memcore.core.models import (
     Status,
     check_turn_size,
 )
-from memcore.core.text import content_hash
+from memcore.core.text import MinHasher, content_hash
 from memcore.index.vector_index import IndexCache
 from memcore.ingest.erased import kept_turns, restated
 from memcore.ingest.forget import Forgetter, read_requests
-from memcore.ingest.near_repeats import MinHasher
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
 from memcore.language.english.compare import (
