@@ -43,7 +43,7 @@ models: $(STAMP)
 test-models: models
 	MEMCORE_TEST_MODEL=$(LLM_MODEL) nice -n 5 $(BIN)/pytest -q --models --timeout=3600 tests/models
 
-# The docs site into site/ (make test builds it with --strict: tests/test_docs_site.py).
+# The docs site into site/ (make test builds it with --strict: tests/project/test_docs_site.py).
 docs: $(STAMP)
 	$(BIN)/mkdocs build --strict --site-dir site
 

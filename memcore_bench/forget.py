@@ -24,7 +24,7 @@ anywhere):
   (``outside_key_hits``).
 - *request stored as a fact*: a live memory of a request case containing one of the
   words forget/forgot/delete/remove/erase (any ending); ``requests_stored_as_facts_broad``
-  also counts scratch/remember/keep/told/ask(s) (tests/test_forget.py's list).
+  also counts scratch/remember/keep/told/ask(s) (tests/ingest/test_forget.py's list).
 - *over-deletion*: a keep string in no live memory. Each is split into ``keep_lost``
   (some live memory held it after one of the case's turns) and ``keep_never_stored``
   (none ever did: an extraction miss, not an erase).
@@ -74,7 +74,7 @@ REQUEST_WORDS = re.compile(r"\b(forget|forgot|delet|remov|eras)[a-z]*", re.IGNOR
 BROAD_REQUEST_WORDS = re.compile(
     r"\b(forget|forgot|delet|remov|eras|scratch|remember|keep|told|asks?\b)[a-z]*",
     re.IGNORECASE)
-"""tests/test_forget.py's request words: a looser count of request-like live memories."""
+"""tests/ingest/test_forget.py's request words: a looser count of request-like live memories."""
 SEARCH_K = 10
 
 

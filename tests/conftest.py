@@ -1,5 +1,5 @@
 """Shared fixtures: a real redis-server per test session, flushed around each test, and
-the real Celery stack of :mod:`tests.celery_stack`."""
+the real Celery stack of :mod:`tests.support.celery_stack`."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from memcore.local.redis_server import RedisServer, running_redis
 
 # Registered here, once: a session fixture imported into each test module would be one
 # fixture per module, so every such module started (and kept until the end) a stack.
-from tests.celery_stack import celery_stack, stack_client  # noqa: F401 - fixtures
+from tests.support.celery_stack import celery_stack, stack_client  # noqa: F401 - fixtures
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -20,7 +20,7 @@ what those layers and :class:`SearchFastPath` would do for a successful search i
 coroutine. Whatever it does not answer goes through the whole stack as before.
 
 Both are on unless ``api.fast_path`` is false (then every request takes the route;
-``tests/test_api_fastpath_parity.py`` sends every auth and error case both ways and
+``tests/api/test_api_fastpath_parity.py`` sends every auth and error case both ways and
 finds the same status, body and headers). What they pay, measured as an interleaved
 A/B of ``memcore bench api --memories 2000 --searches 3000`` (2 server processes, 32
 clients; 3 runs, order alternated, on a shared 2-core machine at load 7 to 11:

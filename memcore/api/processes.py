@@ -27,7 +27,7 @@ notes/api_machinery.md): median ratio handed / shared 0.95x the searches per sec
 1.08x the server CPU per search, 1.03x the p95, single runs between 0.48x and 2.1x: the
 A/B does not show that it pays at this noise, nor that it does not (the pile-up above
 happens in about half the runs, so a few runs may not meet it). What it guarantees,
-16 and 16 connections, is tested (``tests/test_api_processes.py``). Kept until a run on
+16 and 16 connections, is tested (``tests/api/test_api_processes.py``). Kept until a run on
 a quiet machine decides (the same command).
 """
 

@@ -8,7 +8,7 @@ arguments and returns the HTTP request(s) and how to read the answer, without do
 I/O (sans-IO). The remote clients' methods are generated from these methods
 (:mod:`memcore.client.remote`); ``memcore.Client`` implements each with the same
 parameters (plus local-only options, keyword-only with defaults), which
-``tests/test_remote_client_parity.py`` checks against :data:`OPERATIONS`.
+``tests/client/test_remote_client_parity.py`` checks against :data:`OPERATIONS`.
 """
 
 from __future__ import annotations

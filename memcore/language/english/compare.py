@@ -254,7 +254,7 @@ def slot_of(text: str) -> Slot | None:
 
 # The strings one of which each pattern of ``_SLOTS`` (same order) cannot match without,
 # in the cleaned text: a text with none of a pattern's cues is not tried on it (most
-# texts have none at all). tests/test_hashing_fast.py holds every pattern to its cues.
+# texts have none at all). tests/adapters/test_hashing_fast.py holds every pattern to its cues.
 _SLOT_CUES: tuple[tuple[str, ...], ...] = (
     ("assistant",),  # answer_language: "asks the assistant to"
     ("liv", "mov", "relocated", "based", "resid", "settled", "back"),  # residence

@@ -1,0 +1,255 @@
+"""Forget on request inside the conversation (issue 28, items 1-3 and 5): a user turn
+asking to forget erases what it names, completely, before its task ends; the request
+is no fact; sentences that only use the word store normally. Real Redis, the real
+write path (offline models: rule extractor, hashing embedder), the real English pack."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+import redis
+
+from memcore.adapters import build_models
+from memcore.client.client import Client
+from memcore.consolidate.passes import run_pass
+from memcore.core.config import Settings
+from memcore.core.models import AuditAction, Episode, Role, utcnow
+from memcore.ingest.write_path import IngestPipeline
+from memcore.language import language_pack
+from memcore.store import MemoryStore
+from tests.support.api_helpers import Api, api  # noqa: F401 - fixture
+from tests.support.test_reliability_common import T0
+
+REQUEST_WORDS = ("forget", "delete", "remove", "erase", "scratch", "remember", "keep",
+                 "told", "asks")
+
+
+@pytest.fixture(scope="module")
+def pack():  # type: ignore[no-untyped-def]
+    return language_pack()
+
+
+@pytest.mark.parametrize("text", [
+    "Please forget my passport number.", "Can you forget my address?",
+    "I want you to forget my address.", "Could you remove my home address from your memory?",
+    "Please delete my medical information.", "Don't remember that.", "don't keep that",
+    "I shouldn't have told you that.", "Scratch what I said about my ex.",
+    "Forget everything about my ex.", "forget about my ex", "forget I said that",
+    "Please erase what I told you about my diagnosis.", "Actually, please delete that "
+    "from your memory.", "My PIN is 4821, forget it.", "please don't store my phone number",
+    "I shouldn't have told you about my ex.", "forget everything I told you",
+])
+def test_requests_are_read(pack, text: str) -> None:  # type: ignore[no-untyped-def]
+    assert pack.forget_requests([text])[0] is not None, text
+
+
+@pytest.mark.parametrize("text", [
+    "I always forget my keys.", "Don't forget my dentist appointment on Friday.",
+    "Forget it, it doesn't matter.", "Oh forget it, never mind.", "You forgot my birthday!",
+    "Did you forget my address?", "I want to forget about him.", "I'm trying to forget my ex.",
+    "Delete the old config file and restart the server.", "pls delete that",
+    "Remember to call my mum.",
+])
+def test_sentences_only_using_the_word_are_no_requests(pack, text: str  # type: ignore[no-untyped-def]
+                                                        ) -> None:
+    assert pack.forget_requests([text])[0] is None, text
+
+
+def test_targets_and_back_references(pack) -> None:  # type: ignore[no-untyped-def]
+    address, = pack.forget_requests(["Can you forget my home address?"])
+    assert address.targets[0].attribute == "contact:address" and not address.refers_back
+    ex, = pack.forget_requests(["Forget everything about my ex."])
+    assert ex.targets[0].person and ex.targets[0].kind == "entity"
+    back, = pack.forget_requests(["I shouldn't have told you that."])
+    assert back.refers_back and back.earlier is None and back.kind == "turn"
+    same, = pack.forget_requests(["I live in Leeds. My locker code is 4471, forget it."])
+    assert same.refers_back and same.earlier == (17, 39)  # the clause before, not Leeds
+
+
+# -- through the write path --------------------------------------------------------------
+
+@pytest.fixture()
+def url(redis_url: str, redis_client: redis.Redis) -> Iterator[str]:
+    redis_client.config_set("rdbcompression", "no")  # DUMP shows raw bytes
+    yield redis_url
+
+
+def _pipeline(url: str) -> tuple[IngestPipeline, MemoryStore, Settings]:
+    settings = Settings(redis_url=url, openai_api_key=None)
+    store = MemoryStore.from_url(url)
+    return IngestPipeline(store, build_models(settings), settings), store, settings
+
+
+def _say(pipeline: IngestPipeline, ns: str, turns: list[str], *, user: str = "ann",
+         start: int = 0) -> None:
+    """Each turn in its own task, with an assistant reply after it (as chats go)."""
+    for i, text in enumerate(turns, start):
+        at = T0 + timedelta(minutes=2 * i)
+        pipeline.ingest(ns, [Episode(id=f"{user}-{i}", namespace=ns, role=Role.USER,
+                                     speaker=user.title(), text=text, timestamp=at,
+                                     user_id=user)])
+        pipeline.ingest(ns, [Episode(id=f"{user}-{i}-a", namespace=ns, role=Role.ASSISTANT,
+                                     text="Okay.", timestamp=at + timedelta(minutes=1),
+                                     user_id=user)])
+
+
+def _scan(client: redis.Redis, needle: str) -> set[bytes]:
+    """Keys whose DUMP or string value holds ``needle`` (any case)."""
+    found = set()
+    want = needle.lower().encode()
+    for key in client.scan_iter(count=1000):
+        blobs = [client.dump(key) or b""]
+        if client.type(key) == b"string":
+            blobs.append(client.get(key) or b"")
+        if any(want in blob.lower() for blob in blobs):
+            found.add(key)
+    return found
+
+
+def _live(store: MemoryStore, ns: str, user: str = "ann") -> list[str]:
+    return [m.text for m in store.records.iter_memories(ns) if m.live and m.user_id == user]
+
+
+CONVERSATIONS = [
+    # (what is shared, a distractor that must survive, the secret's needle, requests)
+    ("My student ID number is ZX88231Q.", "I live in Leeds.", "ZX88231Q",
+     ["Please forget my student ID number.", "I shouldn't have told you that.",
+      "Can you delete my student ID from your memory?"]),
+    ("My ex Daniel Okafor cheated on me last month.", "I have a cat called Tom.", "Okafor",
+     ["Forget everything about my ex.", "Scratch what I said about my ex.",
+      "Please don't remember that."]),
+    ("I have type 1 diabetes and I take insulin twice a day.", "I work at Acme.", "diabetes",
+     ["Please delete my medical information.", "Forget that, please.",
+      "Could you erase what I told you about my health?"]),
+    ("My home address is 14 Larkspur Lane, Bristol.", "My favourite colour is green.",
+     "Larkspur", ["Can you forget my address?", "Remove my home address from your memory.",
+                  "don't keep that"]),
+    ("My bank password is tangerine77.", "I play the piano.", "tangerine77",
+     ["Please forget my password.", "I shouldn't have told you that.", "Forget I said that."]),
+]
+
+
+@pytest.mark.parametrize("shared,distractor,needle,request_text", [
+    (s, d, n, r) for s, d, n, rs in CONVERSATIONS for r in rs])
+def test_forget_in_the_next_turn(url: str, shared: str, distractor: str, needle: str,
+                                 request_text: str) -> None:
+    pipeline, store, settings = _pipeline(url)
+    ns = "fg"
+    other = needle[:-2] + "QB"  # bob's own secret of the same kind
+    _say(pipeline, ns, [distractor, shared])
+    _say(pipeline, ns, [distractor, shared.replace(needle, other)], user="bob")
+    before = _live(store, ns)
+    assert any(needle.lower() in t.lower() or "[redacted" in t for t in before), before
+    _say(pipeline, ns, [request_text], start=2)
+    run_pass(store, ns, settings.consolidation, pipeline.models.merger, now=T0 + timedelta(days=1))
+    live = _live(store, ns)
+    assert not any(needle.lower() in t.lower() or "[redacted" in t for t in live), live
+    assert live, "the distractor is kept"
+    assert not any(w in t.lower() for t in live for w in REQUEST_WORDS), live
+    client = Client(url)
+    try:
+        hits = client.search(ns, needle, k=5, filters={"user_id": "ann"})
+    finally:
+        client.close()
+    assert not any(needle.lower() in h.memory.text.lower() for h in hits)
+    assert not _scan(store.client, needle)  # no byte of it in any key
+    assert _live(store, ns, "bob") == [t.replace(needle, other) for t in before] \
+        or len(_live(store, ns, "bob")) == len(before)  # bob's scope untouched
+    audit = [e for e in store.audit.tail(ns, 50) if e.action is AuditAction.ERASE
+             and e.reason.startswith("forget request on the request of turn ann-2")]
+    assert len(audit) == 1 and needle.lower() not in audit[0].reason.lower()
+    assert audit[0].before or "turns erased" in audit[0].reason
+
+
+@pytest.mark.parametrize("turn", [
+    "My locker code is 4471, forget it.",
+    "I live in Leeds. My locker code is 4471. Please forget that.",
+])
+def test_forget_in_the_same_turn_stores_nothing_of_it(url: str, turn: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "st", [turn])
+    assert not _scan(store.client, "4471")
+    assert not any("locker" in t.lower() or "forget" in t.lower() for t in _live(store, "st"))
+    if "Leeds" in turn:
+        assert "Ann lives in Leeds." in _live(store, "st")
+
+
+def test_negatives_store_normally(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "ng", ["I live in Leeds.", "I always forget my keys.",
+                          "Don't forget my dentist appointment on Friday.",
+                          "Forget it, it doesn't matter."])
+    live = " ".join(_live(store, "ng"))
+    assert "Leeds" in live and "keys" in live and "dentist" in live
+    assert not [e for e in store.audit.tail("ng", 50) if e.reason.startswith("forget request")]
+
+
+def test_forget_everything_about_a_person_only_erases_them(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    turns = ["My ex is called Daniel.", "Daniel works at Initech.", "I live in York.",
+             "My sister Lin is 34."]
+    _say(pipeline, "ex", turns)
+    _say(pipeline, "ex", turns, user="bob")
+    assert any("Initech" in t for t in _live(store, "ex"))
+    _say(pipeline, "ex", ["Forget everything about my ex."], start=4)
+    live = _live(store, "ex")
+    assert not any("Daniel" in t or "Initech" in t for t in live), live
+    assert any("York" in t for t in live) and any("Lin" in t for t in live)
+    assert any("Initech" in t for t in _live(store, "ex", "bob"))
+
+
+def test_nothing_matching_erases_nothing_and_says_so(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "nm", ["I live in Leeds.", "Please forget my passport number."])
+    assert "Ann lives in Leeds." in _live(store, "nm")
+    audit = [e for e in store.audit.tail("nm", 20) if e.reason.startswith("forget request")]
+    assert len(audit) == 1 and "nothing matched" in audit[0].reason and not audit[0].before
+
+
+def test_a_pass_in_flight_does_not_bring_it_back(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "pf", ["I live in Leeds.", "My home address is 14 Larkspur Lane, Bristol."])
+    view = store.snapshots.begin_pass("pf")  # the pass read the address before the request
+    _say(pipeline, "pf", ["Can you forget my address?"], start=2)
+    store.snapshots.commit_pass("pf", view, view.memories, [], now=utcnow())
+    assert not any("Larkspur" in t for t in _live(store, "pf"))
+    assert not _scan(store.client, "Larkspur")
+    assert "Ann lives in Leeds." in _live(store, "pf")
+
+
+def test_forget_endpoint(api: Api) -> None:  # noqa: F811
+    pipeline, store, _ = _pipeline(api.redis_url)
+    _say(pipeline, "web", ["I live in Leeds.", "My home address is 14 Larkspur Lane, Bristol."])
+    key = api.key("web")
+    r = api.call("POST", "/v1/namespaces/web/forget", key,
+                 json={"text": "my home address", "user_id": "ann"})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["kind"] == "attribute" and body["erased"] == 1
+    # the assistant's reply to the erased turn goes with it: a reply may repeat it
+    assert body["turns_erased"] == ["ann-1", "ann-1-a"]
+    assert not any("Larkspur" in t for t in _live(store, "web"))
+    assert not _scan(store.client, "Larkspur")
+    r = api.call("POST", "/v1/namespaces/web/forget", key,
+                 json={"text": "please forget my passport number", "user_id": "ann"})
+    assert r.status_code == 200 and r.json()["erased"] == 0
+    assert "Ann lives in Leeds." in _live(store, "web")
+    reader = api.key("web", role="read")
+    assert api.call("POST", "/v1/namespaces/web/forget", reader,
+                    json={"text": "that"}).status_code == 403
+
+
+def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str) -> None:
+    # The turn gave no fact naming the debt (or none at all): what the user asks to
+    # forget is then the turn that said it, not nothing.
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "tw", ["I live in Leeds.", "ugh, the debt. 2k to Faisal Qureshi, due june"])
+    assert _scan(store.client, "Qureshi")
+    _say(pipeline, "tw", ["Please erase the bit about my debt."], start=2)
+    assert not _scan(store.client, "Qureshi")
+    assert "Ann lives in Leeds." in _live(store, "tw")  # the other turn stays
+    audit = [e for e in store.audit.tail("tw", 20) if e.reason.startswith("forget request")]
+    assert any("2 turns erased" in e.reason for e in audit)  # the turn and its reply
+    assert not any("Qureshi" in e.reason for e in audit)
