@@ -2,7 +2,7 @@
 # Interleaved A/B of the API server's machinery (notes/api_machinery.md): one
 # `memcore bench api` run measures two servers on the same data (the --baseline-python
 # one first); which setting goes first alternates between runs. Run from a checkout:
-#   PIECES="FAST_PATH SEARCH_POOL HAND_CONNECTIONS" REPS="1 2 3 4" sh notes/api_machinery_ab.sh
+#   PIECES="FAST_PATH HAND_CONNECTIONS" REPS="1 2 3 4" sh notes/api_machinery_ab.sh
 #   python notes/api_machinery_summary.py "$OUT"
 set -e
 PY=${PY:-$(pwd)/.venv/bin/python}
@@ -19,9 +19,8 @@ run() {  # piece, off value, on value, rep
     --searches 3000 --adds 8 --baseline-python "$OUT/py_first" \
     --out "$OUT/$piece-$rep.json" > /dev/null
 }
-for piece in ${PIECES:-FAST_PATH SEARCH_POOL HAND_CONNECTIONS}; do
-  case $piece in FAST_PATH) off=false; on=true;; SEARCH_POOL) off=anyio; on=fixed;;
-                 HAND_CONNECTIONS) off=false; on=true;; esac
+for piece in ${PIECES:-FAST_PATH HAND_CONNECTIONS}; do
+  case $piece in FAST_PATH) off=false; on=true;; HAND_CONNECTIONS) off=false; on=true;; esac
   for rep in ${REPS:-1 2 3 4}; do run "$piece" "$off" "$on" "$rep"; done
 done
 echo "done load: $(cut -d' ' -f1-3 /proc/loadavg)"

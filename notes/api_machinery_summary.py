@@ -1,7 +1,7 @@
 """Per piece: each run's on/off figures and their ratio; the median ratio over the runs."""
 import json, statistics, sys
 from pathlib import Path
-ON = {"FAST_PATH": "true", "SEARCH_POOL": "fixed", "HAND_CONNECTIONS": "true"}
+ON = {"FAST_PATH": "true", "SEARCH_POOL": "fixed", "HAND_CONNECTIONS": "true"}  # SEARCH_POOL: session 13 runs (removed since)
 for piece, on in ON.items():
     runs = sorted(Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/apimach").glob(f"{piece}-*.json"))
     if not runs:

@@ -21,14 +21,12 @@ at start stops the server with its exit code) and passes SIGINT/SIGTERM on. A pr
 whose parent is gone (its pair closed) shuts down on its own.
 
 ``api.hand_connections`` = false goes back to uvicorn's shared socket. Interleaved A/B
-of ``memcore bench api --memories 2000 --searches 3000`` (2 processes, 32 clients; 4
-runs, order alternated, on a shared 2-core machine at load 6 to 11;
-notes/api_machinery.md): median ratio handed / shared 0.95x the searches per second,
-1.08x the server CPU per search, 1.03x the p95, single runs between 0.48x and 2.1x: the
-A/B does not show that it pays at this noise, nor that it does not (the pile-up above
-happens in about half the runs, so a few runs may not meet it). What it guarantees,
-16 and 16 connections, is tested (``tests/api/test_api_processes.py``). Kept until a run on
-a quiet machine decides (the same command).
+of ``memcore bench api --memories 2000 --searches 3000`` (2 processes, 32 clients; 6
+runs, order alternated, on the 2-core machine at load 1.9 to 2.6; notes/api_machinery.md,
+session 13): median ratio handed / shared **1.36x the searches per second, 0.87x the
+server CPU per search, 0.78x the p50 and 0.64x the p95**; handed did better in 5 runs
+of 6 (the sixth 0.96x). (An earlier A/B at load 6 to 11 could not separate them.) The
+even split, 16 and 16 connections, is tested (``tests/api/test_api_processes.py``).
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from fastapi import Request
 
 from memcore.api.auth import KeyCache
 from memcore.api.rate_limits import KeyLimits
-from memcore.api.threads import SearchThreads
 from memcore.client.client import Client
 from memcore.core.config import Settings
 from memcore.store.api_keys import ApiKeyRepository
@@ -34,8 +33,7 @@ class ApiState:
         self._lock = threading.Lock()
         self.key_cache = KeyCache(self.keys)
         self.key_limits = KeyLimits(settings.api, lambda: self.client.store.rate_limits)
-        self._search_threads = SearchThreads(settings.api.search_threads)
-        self._limiter: anyio.CapacityLimiter | None = None  # api.search_pool "anyio"
+        self._limiter: anyio.CapacityLimiter | None = None  # made in the serving loop
 
     @property
     def client(self) -> Client:
@@ -50,11 +48,9 @@ class ApiState:
         return self._client
 
     async def run_search(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(*args)`` in one of ``api.search_threads`` threads of this process
-        (:class:`~memcore.api.threads.SearchThreads`, or anyio's thread pool with a
-        limiter when ``api.search_pool`` is ``anyio``; more wait their turn)."""
-        if self.settings.api.search_pool == "fixed":
-            return await self._search_threads.run(fn, *args)
+        """``fn(*args)`` in anyio's thread pool, at most ``api.search_threads`` at once
+        in this process (more wait their turn). A pool of its own threads on a C queue
+        was measured against this and did not pay (notes/api_machinery.md)."""
         if self._limiter is None:  # made in the event loop it serves
             self._limiter = anyio.CapacityLimiter(self.settings.api.search_threads)
         return await anyio.to_thread.run_sync(fn, *args, limiter=self._limiter)
@@ -68,8 +64,7 @@ class ApiState:
         return self.client.store.task_log
 
     def close(self) -> None:
-        """Stop the search threads; release the Client if this state made it."""
-        self._search_threads.close()
+        """Release the Client if this state made it."""
         if self._owns_client and self._client is not None:
             self._client.close()
             self._client = None

@@ -115,11 +115,6 @@ class ApiConfig(BaseModel):
         description="answer successful searches before FastAPI's router "
                     "(memcore.api.fastpath); false: every request takes the route (the "
                     "same answers, more CPU per search)")
-    search_pool: Literal["fixed", "anyio"] = Field(
-        default="fixed",
-        description="where searches run: fixed (memcore.api.threads: search_threads "
-                    "threads on a C queue) or anyio (anyio.to_thread with a limiter of "
-                    "search_threads)")
     hand_connections: bool = Field(
         default=True,
         description="memcore serve --workers N: the parent accepts and hands connections "
