@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from memcore.client.client import Client
+from memcore.client.conversation_files import is_locomo, locomo_batches, locomo_episode_id
 from memcore.core.config import Settings
 from memcore.core.models import LIVE_STATUSES, Actor, Memory, Status
-from memcore.devtools.conversation_files import is_locomo, locomo_batches, locomo_episode_id
 from memcore.language.english.lexicon import canonical_terms, numbers
 from memcore_bench.common import (
     add_counters,

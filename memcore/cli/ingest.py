@@ -41,9 +41,9 @@ def ingest(file: Path = typer.Argument(..., exists=True, dir_okay=False, readabl
     is stored (--no-wait: enqueued) the resume marker mc:{ns}:ingest:<file id> moves on:
     a killed ingest goes on from there with --resume.
     """
+    from memcore.client import conversation_files
     from memcore.core.config import get_settings
     from memcore.core.models import validate_namespace
-    from memcore.devtools import conversation_files
 
     validate_namespace(namespace)
     batches = conversation_files.read_batches(file, captions=captions)
@@ -91,7 +91,7 @@ def _run(client: Client, namespace: str, file_id: str, episodes: list[list[Episo
     from celery.exceptions import TimeoutError as CeleryTimeout
     from rich.progress import Progress
 
-    from memcore.devtools.conversation_files import ingest_batches
+    from memcore.client.conversation_files import ingest_batches
 
     try:
         with Progress(console=console(), disable=quiet, transient=False) as progress:

@@ -18,7 +18,7 @@ import jsonschema
 import pytest
 
 from memcore.client.client import Client
-from memcore.devtools.conversation_files import (
+from memcore.client.conversation_files import (
     file_id,
     is_locomo,
     locomo_batches,

@@ -33,10 +33,9 @@ ALLOWED: dict[str, set[str]] = {
     "memcore.client": PIPELINE,
     "memcore.api": PIPELINE | {"memcore.client"},
     "memcore.mcp": PIPELINE | {"memcore.client", "memcore.api"},
-    "memcore.devtools": PIPELINE | {"memcore.client", "memcore.api"},
     "memcore.local": PIPELINE | {"memcore.client", "memcore.api"},
     "memcore.cli": PIPELINE | {"memcore.client", "memcore.api", "memcore.mcp",
-                               "memcore.devtools", "memcore.local"},
+                               "memcore.local"},
     "workers": PIPELINE,
 }
 # Third-party packages only some layers may use.

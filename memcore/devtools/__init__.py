@@ -1,1 +1,0 @@
-"""Conversation files for ``memcore ingest`` (``conversation_files``)."""
