@@ -9,21 +9,16 @@ models; ``none`` gives no frames (the frame rules then never fire).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from memcore.core.forget import ForgetRequest
 from memcore.core.models import Frame
 from memcore.core.secrets import SecretCues
 from memcore.core.text_rules import PLAIN, TextRules
+from memcore.language.reading import Reading
 
-
-class Reading(NamedTuple):
-    """What a pack reads in one fact text."""
-
-    frame: Frame | None  # its structure (None: no known attribute)
-    problem: str | None  # why it is no well-formed sentence (None: it is)
-    correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
-    vague: bool = False  # says only a passing feeling, or of something only a pronoun names
+__all__ = ["LanguagePack", "NoLanguage", "Reading", "language_pack", "secret_cues",
+           "text_rules"]
 
 
 @runtime_checkable

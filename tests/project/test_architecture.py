@@ -259,7 +259,10 @@ LAZY_IMPORTS: dict[str, str] = {
     "memcore.api.ui.routes -> memcore.client.plots": "matplotlib (the `plot` extra) loads "
                                                      "when a plot is drawn",
     "memcore.language -> memcore.language.english": "a language pack loads when first named: "
-                                                    "only the configured one is imported",
+                                                    "only the configured one is imported "
+                                                    "(no cycle: the packs import "
+                                                    "memcore.language.reading, not the "
+                                                    "package that picks them)",
 }
 
 

@@ -18,7 +18,6 @@ from memcore.core.frames import is_single_valued
 from memcore.core.models import Frame
 from memcore.core.secrets import SecretCues
 from memcore.core.text_rules import TextRules
-from memcore.language import Reading
 from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
 from memcore.language.english.forget import (
@@ -42,6 +41,7 @@ from memcore.language.english.text_rules import ENGLISH_TEXT
 from memcore.language.english.things import last_things
 from memcore.language.english.things import resolve as resolve_things
 from memcore.language.english.vague import vague
+from memcore.language.reading import Reading
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -1,0 +1,17 @@
+"""What a language pack reads in one fact text (its own module: the packs import it
+without importing the package that picks them)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from memcore.core.models import Frame
+
+
+class Reading(NamedTuple):
+    """What a pack reads in one fact text."""
+
+    frame: Frame | None  # its structure (None: no known attribute)
+    problem: str | None  # why it is no well-formed sentence (None: it is)
+    correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
+    vague: bool = False  # says only a passing feeling, or of something only a pronoun names
