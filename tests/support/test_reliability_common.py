@@ -13,6 +13,7 @@ import hashlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -61,6 +62,15 @@ class Cluster:
         cmd = worker_command(queues, concurrency, name, app=self.stack.app)
         cmd[cmd.index("--loglevel") + 1] = loglevel
         return self.stack.spawn(name, cmd)
+
+    def spawn_beat(self, interval_seconds: float = 2.0) -> subprocess.Popen[bytes]:
+        """Start Celery beat, ticking every ``interval_seconds``: its tick sends again an
+        accepted ingest message the broker lost (a worker killed between taking it off
+        the queue and recording it; memcore.ingest.redelivery)."""
+        return self.stack.spawn(
+            "beat", [sys.executable, "-m", "celery", "-A", self.stack.app, "beat",
+                     "--loglevel", "WARNING", "-s", str(self.log_dir / "beat-schedule")],
+            env={"MEMCORE_BEAT_INTERVAL_SECONDS": str(interval_seconds)})
 
     def kill(self, name: str, whole_group: bool = True) -> None:
         """SIGKILL a worker: its whole process group, or only one pool child."""

@@ -29,6 +29,7 @@ def test_ingest_worker_sigkilled_repeatedly(tmp_path: Path, long_mode: bool) -> 
     ns = f"kill-{uuid.uuid4().hex[:8]}"
     with cluster(tmp_path / "logs") as c:
         c.spawn("ingest", "ingest", concurrency=2)
+        c.spawn_beat()  # a whole-worker kill can lose a message it had just taken
         c.wait_ready({"ingest"})
         client = Client(c.url)
         task_ids: list[str] = []
