@@ -75,7 +75,11 @@ def test_flower_sees_memcore_tasks(celery_stack: LocalStack) -> None:
         tasks: dict[str, dict[str, object]] = {}
         workers: dict[str, object] = {}
         deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and not (set(ids) <= set(tasks) and workers):
+        # Flower gets each task's events a moment after the result is stored: wait for
+        # every task's success event, not only for the task to be listed.
+        while time.monotonic() < deadline and not (
+                set(ids) <= set(tasks) and workers
+                and all(tasks[i].get("state") == "SUCCESS" for i in ids)):
             status, body = get(base + "/api/tasks?taskname=memcore.ingest", AUTH)
             assert status == 200
             tasks = json.loads(body)
