@@ -67,17 +67,19 @@ def mentions(doc: Doc) -> list[str]:
     return [m for sent in doc.sents for m in _mentions(sent)]
 
 
-def _subject_pronoun(sent: Span) -> Token | None:
-    """The sentence's opening subject pronoun ("She's settling in", "And he left"); not
-    one inside a sentence the parser split ("... turned 7 and she's obsessed with ..."):
-    the extractor reads that clause apart itself."""
+def opening_subject(sent: Span, words: frozenset[str],
+                    openers: frozenset[str] = _OPENERS) -> Token | None:
+    """The sentence's opening subject when it is one of ``words`` ("She's settling in",
+    "And he left", "It broke"), after ``openers``; not one inside a sentence the parser
+    split ("... turned 7 and she's obsessed with ..."): the extractor reads that clause
+    apart itself."""
     before = sent.doc.text[:sent.start_char].rstrip()
     if before and before[-1] not in ".!?":
         return None
     for tok in sent:
-        if tok.is_punct or tok.lower_ in _OPENERS:
+        if tok.is_punct or tok.lower_ in openers:
             continue
-        return tok if tok.lower_ in PRONOUNS and tok.dep_ in ("nsubj", "nsubjpass") else None
+        return tok if tok.lower_ in words and tok.dep_ in ("nsubj", "nsubjpass") else None
     return None
 
 
@@ -88,7 +90,7 @@ def resolve(doc: Doc, before: Sequence[str] = ()) -> str:
     named: list[str] = []
     edits: list[tuple[int, int, str]] = []
     for sent in doc.sents:
-        pronoun = _subject_pronoun(sent)
+        pronoun = opening_subject(sent, PRONOUNS)
         people = {m.lower(): m for m in (named or before)}
         if pronoun is not None and len(people) == 1:
             (who,) = people.values()

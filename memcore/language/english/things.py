@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from memcore.language.english import contacts
 from memcore.language.english import tables as T
+from memcore.language.english.referents import opening_subject
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
 _OPENERS = frozenset({"and", "but", "so", "then", "now", "also", "oh", "well", "anyway",
                       "honestly", "sadly", "luckily", "unfortunately", "apparently"})
 _SUBJECTS = ("nsubj", "nsubjpass")
+_THIS_OR_IT = frozenset({"it", "that", "this"})
 # Where a thing is introduced: the subject or the direct object of a clause.
 _INTRODUCED = frozenset({"nsubj", "nsubjpass", "dobj"})
 # Parts of a noun phrase not repeated in its place ("the bike [I bought] [in May]").
@@ -74,20 +76,6 @@ _PEOPLE = T.KIN | frozenset({
 _LOWER = frozenset({"My", "Our", "The", "His", "Her", "Their", "Your"})
 _CONTRACTIONS = {"be": " is", "have": " has", "will": " will", "would": " would"}
 
-
-def _opening(sent: Span) -> Token | None:
-    """The sentence's opening subject "it"/"that"/"this" (after an opener such as "and"),
-    not one inside a sentence the parser split off mid-sentence."""
-    before = sent.doc.text[:sent.start_char].rstrip()
-    if before and before[-1] not in ".!?":
-        return None
-    for tok in sent:
-        if tok.is_punct or tok.lower_ in _OPENERS:
-            continue
-        if tok.lower_ in ("it", "that", "this") and tok.dep_ in _SUBJECTS:
-            return tok
-        return None
-    return None
 
 
 def _liked(sent: Span) -> Token | None:
@@ -298,7 +286,7 @@ def resolve(doc: Doc, before: Sequence[str | None] = ()) -> str:
     edits: list[tuple[int, int, str]] = []
     context: list[str | None] = list(before)
     for sent in doc.sents:
-        pronoun = _opening(sent)
+        pronoun = opening_subject(sent, _THIS_OR_IT, _OPENERS)
         if pronoun is None:
             pronoun = _liked(sent)
         found: str | None = None
