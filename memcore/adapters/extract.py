@@ -306,9 +306,21 @@ _ANTECEDENT = re.compile(r"^(?:(?P<np>(?:[Mm]y|[Oo]ur)\s+(?:(?:little|older|youn
                          r"eldest|youngest|oldest)\s+)?[a-z][\w-]*)(?:(?:'s name is|'s name's|"
                          r" is named| is called| is|,)?\s+(?P<name>[A-Z][\w\u00c0-\u024f'-]+))?|"
                          r"(?P<bare>[A-Z][\w\u00c0-\u024f-]+))(?:'s\b)?")
+# A name right after one of these is a place or a time ("a rescue in Hove", "moving to
+# Thursdays"), never whom a following "she" or "he" is about.
+_PLACE_OR_TIME_BEFORE = re.compile(r"\b(?:in|at|from|to|on|near|around|into|outside|until|till|"
+                                   r"since|by|via|towards?)\s+(?:the\s+)?$", re.I)
 _PRONOUN_START = re.compile(r"^(?P<p>she|he|they)(?P<c>'s|'re)?\b\s*", re.I)
 # After "she's" these words mean "she has", not "she is".
 _HAS_AFTER_S = word_set("been got gotten had")
+# "she's (already) joined the club", "he's done his exams": a participle with an object
+# after it is "has" ("she's called Pickle", "he's retired" stay "is").
+_PARTICIPLES = word_set("done gone seen taken made found left bought sold won lost met told "
+                        "given written begun broken chosen driven eaten fallen forgotten grown "
+                        "known shown spoken stolen thrown worn passed booked")
+_HAS_DONE = re.compile(r"^(?:(?:already|just|also|finally|recently|never|now)\s+)?"
+                       rf"(?:[a-z]+ed|{'|'.join(sorted(_PARTICIPLES))})\s+"
+                       r"(?:the|a|an|my|his|her|their|our|its|some|two|three|\d)\b", re.I)
 
 
 def _about_antecedent(before: str, clause: str) -> str:
@@ -322,7 +334,8 @@ def _about_antecedent(before: str, clause: str) -> str:
     ante = _ANTECEDENT.match(before)
     who = (ante.group("name") or ante.group("np") or ante.group("bare")) if ante else None
     if who is None or fold(who) in _NOT_A_PARTNER or fold(who) in _OPENERS:
-        inside = _NAME_INSIDE.findall(before)
+        inside = [m.group() for m in _NAME_INSIDE.finditer(before)
+                  if not _PLACE_OR_TIME_BEFORE.search(before, 0, m.start())]
         who = inside[-1] if inside else None
     if who is None:
         return clause
@@ -331,7 +344,8 @@ def _about_antecedent(before: str, clause: str) -> str:
     if pronoun.group("c") == "'re" or (plural and pronoun.group("c")):
         return f"{who} are {rest}"
     if pronoun.group("c") == "'s":
-        verb = "has" if fold(rest.split(" ", 1)[0]) in _HAS_AFTER_S else "is"
+        verb = "has" if _HAS_DONE.match(rest) or fold(rest.split(" ", 1)[0]) in _HAS_AFTER_S \
+            else "is"
         return f"{who} {verb} {rest}"
     return f"{who} {rest}"
 
@@ -809,8 +823,8 @@ class OfflineExtractor(Metered):
         if explicit is None:
             # A plain assertion by the user about themselves (or in a sentence about
             # themselves) is an explicit statement; hedges and hypotheticals are not.
-            explicit = ((first_person or said_by_self) and not _HEDGE.search(sentence)
-                        and not _HYPOTHETICAL.search(sentence))
+            explicit = ((first_person or said_by_self or bool(_NAMED_SUBJECT.match(sentence)))
+                        and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence))
         now = episode.timestamp
         # A correction's date is the corrected fact's value, not a deadline of its own.
         timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
