@@ -524,6 +524,16 @@ _VALUE_LIKE = re.compile(r"\d|^[A-Z]|\b(?i:january|february|march|april|may|june
 _ARTICLE_START = re.compile(r"^(?:a|an|the)\s+", re.I)
 
 
+def _parsed_correction(raw: str) -> str | None:
+    """"Sorry, I told you wrong, the physio is Wednesdays, not Thursdays": the correction
+    the language pack reads in the parse ("It's Wednesdays, not Thursdays."), asked only
+    of a sentence that says ", not" (the rest pays no parse here)."""
+    if ", not " not in raw:
+        return None
+    found = language_pack().corrections([raw])[0]
+    return found.rstrip(".") if found else None
+
+
 def correction_claim(raw: str, sentence: str) -> str | None:
     """``sentence`` as "It's X, not Y" (or "It's X") when it corrects what was just said,
     else None. Without a cue word ("actually", "sorry", ...) only "it's X, not Y" counts."""
@@ -756,7 +766,7 @@ class OfflineExtractor(Metered):
             if not sentence or ((raw.strip().endswith("?") or _QUESTION_START.match(sentence))
                                 and not asks_a_habit):
                 continue
-            correction = correction_claim(raw, sentence)
+            correction = _parsed_correction(raw) or correction_claim(raw, sentence)
             if correction is not None:
                 fact = self._fact(correction, name, episode, explicit="not" in correction,
                                   kind=Kind.KNOWLEDGE, min_terms=1, timeless=True,

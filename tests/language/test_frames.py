@@ -477,6 +477,14 @@ def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None
     ("Ann meant well.", None),
     ("It meant a lot to Ann.", None),
     ("Correction: the party is on Saturday.", None),  # a statement of its own
+    # a cue anywhere, and "X, not Y" anywhere after it
+    ("My mistake, the recital is at 6pm, not 7pm.", "It's 6pm, not 7pm."),
+    ("I got it wrong earlier, Priya flies out on Monday the 3rd, not the 4th.",
+     "It's Monday the 3rd, not the 4th."),
+    ("Typo before: the flat is on Orchard Road, not Orchid Road.",
+     "It's Orchard Road, not Orchid Road."),
+    ("Actually I'd rather have tea, not coffee.", None),  # a taste, no correction cue
+    ("My mistake, sorry.", None),
 ])
 def test_corrections_are_read_from_the_parse(text: str, expected: str | None) -> None:
     assert language_pack("english").corrections([text]) == [expected]
@@ -487,6 +495,9 @@ def test_corrections_are_read_from_the_parse(text: str, expected: str | None) ->
      "Ann is flying to Porto in May.", "Lisbon"),
     ("My dentist appointment is on Tuesday.", "Sorry, I meant Thursday.",
      "Ann's dentist appointment is on Thursday.", "Tuesday"),
+    ("My cousin's wedding is on the 12th of June.",
+     "Sorry, I got that wrong, the wedding is on the 14th, not the 12th.",
+     "Ann's cousin's wedding is on the 14th of June.", "12th"),
 ])
 def test_a_correction_replaces_the_value_and_is_no_fact_itself(
         redis_url: str, first: str, correction: str, now_live: str, gone: str) -> None:
