@@ -134,7 +134,10 @@ _FUTURE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bnext month\b", "next_month"),
         (r"\bthis year\b", "this_year"),
         (r"\bnext year\b", "next_year"),
-        (rf"\b(?:next|this|on|coming) (?P<wd>{_DAY_RE})\b", "weekday"),
+        # Not a habit ("on sunday evenings") nor a weekday whose date is said with it
+        # ("on Saturday the 19th"): either would invent a date no turn said.
+        (rf"\b(?:next|this|on|coming) (?P<wd>{_DAY_RE})\b(?!\s+(?:mornings|afternoons|"
+         r"evenings|nights)\b|,?\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\b)", "weekday"),
     )
 )
 
