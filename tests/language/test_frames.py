@@ -65,6 +65,16 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji has a sister named Lin.", "relation:sister(kenji) = lin"),
     ("Kenji quit his job at Acme.", "end(kenji) = acme [end]"),
     ("Kenji joined Bosch in April.", "employer(kenji) = bosch"),
+    # a version is part of which thing; a count is not
+    ("Kenji asks the assistant to target Node 20.", "instruction:node(kenji) = node 20"),
+    ("Kenji owns three bikes.", "owns(kenji) = bike"),
+    # explanations and replies are the answers; how they are to be is the value
+    ("Kenji asks the assistant to keep replies brief.",
+     "instruction:answer(kenji) = reply brief"),
+    ("Kenji asks the assistant to give detailed explanations.",
+     "instruction:answer(kenji) = detailed explanation"),
+    ("Kenji asks the assistant to return to bullet points.",
+     "instruction:point(kenji) = bullet point"),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str) -> None:
     (got,) = language_pack("english").frames([text])
