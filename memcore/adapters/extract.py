@@ -633,6 +633,16 @@ def _leans_back(claim: str) -> bool:
 
 
 # "..., to be honest": a closing hedge of manner, not part of the claim.
+# A sentence that ends in a farewell is leaving the conversation ("aight im off, laters",
+# "gotta run, Pickle needs her walk, byeee"): what it says is about the next minutes.
+_SIGN_OFF = re.compile(r"[,;-]\s*(?:(?:ok(?:ay)?|right|anyway|aight)\s+)?(?:b+y+e+\w*|laters|"
+                       r"cya|see ya|see you(?: soon| later| tomorrow)?|ttyl|gtg|g2g|ciao|"
+                       r"cheerio|hasta luego|adios|night night|ta-?ra|talk soon)"
+                       r"(?: for now)?[\s.!x]*$", re.I)
+# ... and a clause before it that says the speaker is going: the whole sentence is.
+_LEAVING = re.compile(r"\b(?:(?:i'?m|im|i am|am) (?:\w+ )?off|(?:gotta|got to|have to|has to|"
+                      r"must|need to|needs to) (?:go|run|dash|fly|head off)|heading (?:out|off)"
+                      r"|off (?:to|now))\b", re.I)
 _TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol|by the way|"
                               r"btw|fyi|just so you know|sadly|unfortunately|luckily|"
                               r"thankfully)"
@@ -766,6 +776,12 @@ class OfflineExtractor(Metered):
             if not sentence or ((raw.strip().endswith("?") or _QUESTION_START.match(sentence))
                                 and not asks_a_habit):
                 continue
+            farewell = _SIGN_OFF.search(sentence)
+            if farewell:  # "my sister lives in Lima, bye for now": the statement stays
+                sentence = sentence[:farewell.start()].strip()
+                if not sentence or _LEAVING.search(sentence):
+                    continue
+                raw = sentence
             correction = _parsed_correction(raw) or correction_claim(raw, sentence)
             if correction is not None:
                 fact = self._fact(correction, name, episode, explicit="not" in correction,

@@ -166,6 +166,8 @@ _PAST_IRREGULAR = ("was|were|had|did|went|quit|left|got|took|made|sold|bought|ga
                    "became|came|ran|won|lost|met|moved|spent|found|kept|broke|wrote|sent|"
                    "paid|built|chose|drove|flew|ate|drank|fell|felt|held|knew|led|put|rode|"
                    "saw|sang|sat|slept|spoke|stood|swam|taught|told|thought|threw|woke|wore|"
+                   "said|heard|brought|caught|forgot|grew|meant|understood|hurt|cut|hit|"
+                   "shut|stole|stuck|dug|hung|lent|lit|"
                    "been|gone|done|given|taken|seen|eaten|known|driven|flown|written|begun")
 # The speaker tells something that already happened: a subject (or a perfect's
 # auxiliary) directly before a past form, adverbs allowed in between.
@@ -177,6 +179,10 @@ _TOLD_IN_PAST = re.compile(
 
 
 _HAVE_GOT = re.compile(r"\b(?:have|has|'ve|'s) got\b", re.I)
+
+
+# "I haven't seen her in 3 years", "never in ten years": a span without it, up to now.
+_NOT_SINCE = re.compile(r"\b(?:have|has|had)(?:n't| not| never)\b|\bnever\b", re.I)
 
 
 def told_in_past(sentence: str) -> bool:
@@ -305,8 +311,10 @@ def resolve(sentence: str, now: datetime) -> TimeInfo:
             if before is not None:
                 happened = before if happened is None else min(happened, before)
                 continue
-        elif kind == "in" and past and m.group(0).lower().startswith("for"):
-            continue  # "worked there for six years": a duration up to now, not a deadline
+        elif kind == "in" and (past or _NOT_SINCE.search(sentence)):
+            # "worked there for six years", "the first time in 8 months I've slept",
+            # "haven't seen her in 3 years": a span up to now, not a deadline
+            continue
         elif (kind == "weekday" and past and m.group(0).lower().startswith("on ")
               and not _ARRANGING.search(sentence) and not _FUTURE_MARK.search(sentence)):
             # "I started there on Monday": the Monday just past, when it happened

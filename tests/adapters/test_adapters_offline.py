@@ -79,6 +79,10 @@ def test_time_phrases_resolved_against_the_episode(phrase: str, deadline: dateti
     "We swam on Saturday mornings with the kids.",
     "I went to choir on Mondays.",
     "The fair opened on Friday the 12th.",
+    # "in <span>" told of the past or of what has not happened: up to now, no deadline
+    "Best sleep I've had in 6 weeks.",
+    "We haven't been to the coast in 2 years.",
+    "I've put on 4 kg in 3 months.",
 ])
 def test_a_weekday_habit_or_a_dated_weekday_gets_no_invented_date(said: str) -> None:
     info = resolve(said, TS)

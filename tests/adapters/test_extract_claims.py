@@ -118,6 +118,19 @@ def test_a_pronoun_clause_names_the_right_person(said: str, stored: list[str]) -
     assert texts(said) == stored
 
 
+@pytest.mark.parametrize(("said", "stored"), [
+    # a sentence leaving the conversation with a farewell says nothing lasting
+    ("right I'm off, cya", []),
+    ("gotta dash, the twins need picking up, byee", []),
+    ("Off to bed now, night night!", []),
+    # a statement before the farewell stays
+    ("My nephew Kofi started at Arsenal's academy, talk soon", [
+        "Ann's nephew Kofi started at Arsenal's academy."]),
+])
+def test_a_farewell_ends_the_sentence_not_the_statement(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
 def test_names_and_subjectless_openings() -> None:
     assert texts("Hi! I'm Alex. I live in Lisbon.") == [
         "Ann's name is Alex.", "Ann lives in Lisbon."]
