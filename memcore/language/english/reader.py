@@ -48,9 +48,20 @@ def _value(tok: Token) -> str:
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
                 walk(child)
+        for of, name in _name_of(t):  # "the University of Edinburgh"
+            words.append(of.lower_)
+            walk(name)
 
     walk(tok)
     return " ".join(w for w in words if w and w not in ("'s", "-"))
+
+
+def _name_of(tok: Token) -> list[tuple[Token, Token]]:
+    """A name's "of <name>" part ("University *of Edinburgh*", "Bank *of Ireland*")."""
+    if tok.pos_ != "PROPN":
+        return []
+    return [(prep, pobj) for prep in tok.rights if prep.dep_ == "prep" and prep.lower_ == "of"
+            for pobj in prep.children if pobj.dep_ == "pobj" and pobj.pos_ == "PROPN"]
 
 
 def surface(tok: Token) -> str:
@@ -61,7 +72,7 @@ def surface(tok: Token) -> str:
         for child in t.lefts:
             if child.dep_ in _VALUE_DEPS and (child.dep_ != "poss" or _in_a_name(child)):
                 walk(child)
-        if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN") and t.head.i != t.i:
+        if t.dep_ == "nummod" and t.head.pos_ == "NOUN" and t.head.i != t.i:
             return
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             keep.append(t)
@@ -70,6 +81,9 @@ def surface(tok: Token) -> str:
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
                 walk(child)
+        for of, name in _name_of(t):
+            keep.append(of)
+            walk(name)
 
     walk(tok)
     keep.sort(key=lambda t: t.i)
@@ -408,6 +422,11 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
         attribute = T.VERB_FRAMES[(lemma, "")]
         if lemma == "take" and obj.lemma_.lower() not in ("medication", "medicine", "pill"):
             attribute = "takes"
+        if attribute == "employer" and obj.lemma_.lower() in T.TEAM_UNITS | T.PROJECT_UNITS:
+            unit = work_unit(obj)  # "joined the pricing team": a team, not an employer
+            if unit is None:
+                return None
+            attribute = unit
         value = _value(obj)
         return (subject, attribute, value, polarity, "") if _usable(value) else None
     if obj is not None and lemma in ("have", "get", "own"):
@@ -422,6 +441,11 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
             if by_prep == "residence" and obj is not None:
                 continue  # "moved the repo to ...": something else moved, not the subject
             pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+            if pobj is not None and (by_prep in ("residence", "employer")
+                                     or lemma in T.UNIT_VERBS):
+                unit = work_unit(pobj)  # "moving to the pricing team", "works on X project"
+                if unit is not None:
+                    return subject, unit, _value(pobj), polarity, ""
             if by_prep == "residence" and pobj is not None and not is_place(pobj):
                 continue  # "moved to another project": a change, but not of home
             if by_prep and pobj is not None:
@@ -432,6 +456,20 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
         return subject, "job", _value(job), polarity, ""
     return None
+
+
+def work_unit(tok: Token) -> str | None:
+    """"team" or "project" when ``tok`` names a unit of work one is on ("the pricing
+    team", "the loyalty migration project", "team Kestrel"), else None."""
+    lemma = tok.lemma_.lower()
+    named = [c for c in tok.children if c.dep_ in ("compound", "amod", "nmod", "appos")
+             and c.lower_ not in T.UNNAMED_UNIT]
+    if not named and tok.pos_ != "PROPN":
+        return None  # "another project": which one is not said
+    if lemma in T.TEAM_UNITS or (any(c.dep_ == "compound" and c.lemma_.lower() in T.TEAM_UNITS
+                                    for c in tok.children) and tok.pos_ == "PROPN"):
+        return "team"
+    return "project" if lemma in T.PROJECT_UNITS else None
 
 
 def is_place(tok: Token) -> bool:
