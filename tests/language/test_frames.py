@@ -81,6 +81,9 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji works on the checkout redesign project.",
      "project(kenji) = checkout redesign project"),
     ("Kenji joined a new team.", None),
+    # taking up a thing names it as an instruction about it does (no "from": no end)
+    ("Kenji upgraded to Node 22.", "instruction:node(kenji) = node 22"),
+    ("Kenji migrated to Terraform.", "instruction:terraform(kenji) = terraform"),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str | None) -> None:
     (got,) = language_pack("english").frames([text])

@@ -435,6 +435,9 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
             return subject, kin[0], kin[1], polarity, ""
         value = _value(obj)
         return (subject, "has", value, polarity, "") if _usable(value) else None
+    adopted = _adopted(root, obj, lemma)
+    if adopted is not None:  # "upgraded to Python 3.12": what X the subject uses now
+        return subject, *adopted, polarity, ""
     for child in root.children:
         if child.dep_ in ("prep", "agent", "dative"):
             by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
@@ -456,6 +459,22 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
         return subject, "job", _value(job), polarity, ""
     return None
+
+
+def _adopted(root: Token, obj: Token | None, lemma: str) -> tuple[str, str] | None:
+    """"upgraded to Python 3.12", "standardised on pandas", "switched to Kotlin" (no
+    "from": that is an end): the thing's attribute, as an instruction about it names it,
+    and the value; None for anything else ("switched to decaf" too: a choice all the
+    same)."""
+    if lemma not in T.ADOPT_VERBS or obj is not None:
+        return None
+    found = _prep_object(root, ("to", "on"))
+    if found is None or found[1].pos_ not in ("NOUN", "PROPN"):
+        return None
+    key = found[1].lemma_.lower()
+    value = _value(found[1])
+    return (f"instruction:{T.INSTRUCTION_THINGS.get(key, key)}", value) if _usable(value) \
+        else None
 
 
 def work_unit(tok: Token) -> str | None:
