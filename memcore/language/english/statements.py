@@ -352,19 +352,23 @@ def _clause_statements(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
 
 
 def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span | None:
-    """A sentence that opens with a past-tense verb and names no subject ("Just moved
-    to Cardiff!", "Joined Monzo in May": chat drops the "I"), read again with the "I"
-    put back; None for any other sentence. The caller asks only where the turn is the
+    """A sentence that opens with a past-tense verb, or a present one of how the speaker
+    lives (:data:`~memcore.language.english.tables.SELF_VERBS`: "work part time at X"),
+    and names no subject ("Just moved to Cardiff!", "Joined Monzo in May": chat drops
+    the "I"), read again with the "I" put back; None for any other sentence. The caller asks only where the turn is the
     speaker's: at its start, or after a sentence of the speaker's ("My brother had a
     rough year. Moved back to Leeds." is the brother's)."""
-    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sent):
-        return None
     start = 0  # past a greeting or a label: "Hi! Moved ...", "Update: moved ..."
     while start < len(sent) and (sent[start].pos_ in ("INTJ", "PUNCT") or (
             start + 1 < len(sent) and sent[start + 1].text == ":")):
         start += 2 if start + 1 < len(sent) and sent[start + 1].text == ":" else 1
     opener = next((t for t in sent[start:] if t.pos_ not in ("ADV", "INTJ", "PUNCT")), None)
-    if opener is None or not (opener.tag_ in ("VBD", "VBN") or (
+    if opener is None or any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in opener.children) \
+            or any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i < opener.i for t in sent):
+        return None  # the opening verb has a subject of its own
+    present = opener is not None and opener.lemma_.lower() in T.SELF_VERBS and opener.tag_ in (
+        "VB", "VBP", "NN")  # "work part time at X": no imperative to the listener
+    if opener is None or not (present or opener.tag_ in ("VBD", "VBN") or (
             opener.pos_ == "PROPN" and opener.lower_.endswith("ed"))):
         return None  # only a past tense (or one the parser took for a name) is parsed again
     text = sent[start:].text.strip()
@@ -373,11 +377,11 @@ def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span |
     first = text.split(" ", 1)[0]
     lowered = text if first.isupper() and len(first) > 1 else text[:1].lower() + text[1:]
     again = next(iter(parse([f"I {lowered}"])[0].sents))
-    root = again.root
     speaker = again[0]
-    if root.tag_ != "VBD" or speaker.dep_ != "nsubj" or speaker.head.i != root.i:
+    verb = speaker.head
+    if verb.tag_ not in (("VBD", "VBP") if present else ("VBD",)) or speaker.dep_ != "nsubj":
         return None
-    if any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:root.i - again.start]):
+    if any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:verb.i - again.start]):
         return None  # the verb opens the sentence (after "just", "finally", ...)
     return again
 
