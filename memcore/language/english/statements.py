@@ -355,9 +355,9 @@ def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span |
     """A sentence that opens with a past-tense verb, or a present one of how the speaker
     lives (:data:`~memcore.language.english.tables.SELF_VERBS`: "work part time at X"),
     and names no subject ("Just moved to Cardiff!", "Joined Monzo in May": chat drops
-    the "I"), read again with the "I" put back; None for any other sentence. The caller asks only where the turn is the
-    speaker's: at its start, or after a sentence of the speaker's ("My brother had a
-    rough year. Moved back to Leeds." is the brother's)."""
+    the "I"), read again with the "I" put back; None for any other sentence. The caller
+    asks only where the turn is the speaker's: at its start, or after a sentence of the
+    speaker's ("My brother had a rough year. Moved back to Leeds." is the brother's)."""
     start = 0  # past a greeting or a label: "Hi! Moved ...", "Update: moved ..."
     while start < len(sent) and (sent[start].pos_ in ("INTJ", "PUNCT") or (
             start + 1 < len(sent) and sent[start + 1].text == ":")):
