@@ -316,6 +316,9 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("undergrad, 20, Utrecht",
      ["Jade is an undergrad.", "Jade is 20 years old.", "Jade lives in Utrecht."]),
     ("dev here, 27", ["Jade works as a dev.", "Jade is 27 years old."]),
+    # A clause of its own after the introduction does not hide it.
+    ("Jade here, sound engineer at Abbey Road, I mostly mix film scores.",
+     ["Jade's name is Jade.", "Jade works as a sound engineer.", "Jade works at Abbey Road."]),
     # Chat drops the "I" before a present verb of how one lives too.
     ("also work weekends at the Lidl on Queen St. pays the rent",
      ["Jade works at Lidl."]),

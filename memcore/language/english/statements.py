@@ -152,10 +152,24 @@ def _age(tok: Token) -> bool:
     return tok.like_num and tok.text.isdigit() and 10 <= int(tok.text) <= 110
 
 
+def _before_clause(sent: Span) -> Span:
+    """``sent`` up to the clause with a subject of its own that follows an introduction
+    ("Lena here, data scientist in Hamburg, I do demand forecasting": the part before
+    ", I do ..."); all of it when there is none."""
+    for tok in sent[1:]:
+        start = tok.left_edge.i
+        if tok.dep_ in ("nsubj", "nsubjpass") and start > sent.start + 2 and \
+                tok.doc[start - 1].is_punct:
+            return tok.doc[sent.start:start - 1]
+    return sent
+
+
 def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
     """A verbless self-introduction: "jade here, 22, barista at grindhouse coffee",
     "Dave, 47, HGV driver out of Swindon": the name, an age, a job (with the employer
-    it names) and the place the job or the speaker is in."""
+    it names) and the place the job or the speaker is in; a clause after it ("..., I do
+    demand forecasting") is read as any other."""
+    sent = _before_clause(sent)
     name = _introduced(sent, speaker)
     if name is None:
         return _job_intro(sent, speaker)
