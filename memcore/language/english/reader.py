@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
+from memcore.language.english.places import is_place_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -21,7 +22,8 @@ _VALUE_DEPS = frozenset({"compound", "amod", "nummod", "nmod", "flat", "appos", 
 
 def _word(tok: Token) -> str:
     """A token as values compare it: proper nouns and numbers as written, others by lemma."""
-    if tok.pos_ in ("PROPN", "NUM") or tok.like_num or "@" in tok.text:
+    if tok.pos_ in ("PROPN", "NUM") or tok.like_num or "@" in tok.text or (
+            tok.tag_ == "NNS" and is_place_name(tok.text)):  # "leeds", not "leed"
         return tok.text.lower()
     return tok.lemma_.lower()
 
@@ -30,6 +32,13 @@ def _in_a_name(poss: Token) -> bool:
     """A name's possessive that is part of a name ("St Anne's Primary", "Sam's Bakery"),
     not an owner ("Kenji's sister")."""
     return poss.dep_ == "poss" and poss.pos_ == "PROPN" and poss.head.pos_ == "PROPN"
+
+
+def _in_brackets(tok: Token) -> bool:
+    """A phrase set apart in brackets ("Hamburg (Nordhafen Logistik)"): an aside, no part
+    of the value before it."""
+    start = tok.left_edge.i
+    return tok.doc[start].text == "(" or (start > 0 and tok.doc[start - 1].text == "(")
 
 
 def _value(tok: Token) -> str:
@@ -46,7 +55,8 @@ def _value(tok: Token) -> str:
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             words.append(_word(t))
         for child in t.rights:
-            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
+            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX") \
+                    and not _in_brackets(child):
                 walk(child)
         for of, name in _name_of(t):  # "the University of Edinburgh"
             words.append(of.lower_)
@@ -79,7 +89,8 @@ def surface(tok: Token) -> str:
         if _in_a_name(t):  # "St Anne's": its 's too
             keep.extend(c for c in t.children if c.dep_ == "case")
         for child in t.rights:
-            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
+            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX") \
+                    and not _in_brackets(child):
                 walk(child)
         for of, name in _name_of(t):
             keep.append(of)
@@ -494,8 +505,9 @@ def work_unit(tok: Token) -> str | None:
 def is_place(tok: Token) -> bool:
     """A value one can live in: a name ("Leeds", "De Pijp") or a dwelling or place noun
     (:data:`~memcore.language.english.tables.DWELLINGS`), also one that holds a name ("a
-    flat in Leeds")."""
-    if tok.pos_ == "PROPN" or tok.lemma_.lower() in T.DWELLINGS:
+    flat in Leeds"), or a city or country chat writes in lower case ("live in leeds": the
+    slot expects a place, so the gazetteer may say)."""
+    if tok.pos_ == "PROPN" or tok.lemma_.lower() in T.DWELLINGS or is_place_name(tok.text):
         return True
     return any(t.pos_ == "PROPN" for t in tok.subtree)
 
