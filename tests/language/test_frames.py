@@ -81,6 +81,10 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji works on the checkout redesign project.",
      "project(kenji) = checkout redesign project"),
     ("Kenji joined a new team.", None),
+    # an age said by turning it, or with chat's "'s"
+    ("Kenji's daughter Mei turned seven on Sunday.", "age(mei) = 7"),
+    ("Mei's four and a half.", "age(mei) = 4"),
+    ("Mei's bike.", None),
     # taking up a thing names it as an instruction about it does (no "from": no end)
     ("Kenji upgraded to Node 22.", "instruction:node(kenji) = node 22"),
     ("Kenji migrated to Terraform.", "instruction:terraform(kenji) = terraform"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
+from memcore.language.english.numbers import age_value
 from memcore.language.english.places import is_place_name
 
 if TYPE_CHECKING:
@@ -400,7 +401,21 @@ def read_frame(doc: Doc) -> RawFrame | None:
     """The frame of a parsed fact text, or None when no table knows its attribute."""
     if not len(doc):
         return None
-    return read_clause(_clause_root(doc))
+    return _contracted_age(doc) or read_clause(_clause_root(doc))
+
+
+def _contracted_age(doc: Doc) -> RawFrame | None:
+    """"Sam's 18.", "Alfie's two and a half.": chat's "<name> is <age>", which the
+    parser reads as a possessive; None for anything else."""
+    words = [t for t in doc if not t.is_punct]
+    if len(words) < 3 or words[0].pos_ != "PROPN" or words[1].lower_ not in ("'s", "\u2019s"):
+        return None
+    number = words[2]
+    rest = {t.lower_ for t in words[3:]}
+    if not number.like_num or not rest <= {"and", "a", "half", "years", "old", "year"}:
+        return None
+    years = age_value(number)
+    return (words[0].lower_, "age", years, 1, "") if years is not None else None
 
 
 def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
@@ -429,6 +444,8 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
             return ended
     polarity = -1 if negated else 1
     obj = _object(root)
+    if lemma == "turn" and obj is not None and obj.like_num:  # "Alfie turned three"
+        return subject, "age", age_value(obj) or _value(obj), polarity, ""
     if obj is not None and (lemma, "") in T.VERB_FRAMES:
         attribute = T.VERB_FRAMES[(lemma, "")]
         if lemma == "take" and obj.lemma_.lower() not in ("medication", "medicine", "pill"):
