@@ -524,6 +524,12 @@ _VALUE_LIKE = re.compile(r"\d|^[A-Z]|\b(?i:january|february|march|april|may|june
 _ARTICLE_START = re.compile(r"^(?:a|an|the)\s+", re.I)
 
 
+def _is_clause(text: str) -> bool:
+    """Does ``text`` have a finite verb of its own ("the tender closes 19 June"), so it
+    is news, not the value a correction gives ("Thursday", "all rust and c++ here")?"""
+    return any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in language_pack().parse([text])[0])
+
+
 def _parsed_correction(raw: str) -> str | None:
     """"Sorry, I told you wrong, the physio is Wednesdays, not Thursdays": the correction
     the language pack reads in the parse ("It's Wednesdays, not Thursdays."), asked only
@@ -544,6 +550,8 @@ def correction_claim(raw: str, sentence: str) -> str | None:
             "i mean", "i meant"):
         sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
     m = _CORRECTION_BODY.match(sentence.strip(" .!"))
+    if m and m.group("x2") and not cued and _is_clause(m.group("x2")):
+        return None  # "Not appointed yet, the tender closes 19 June": a negation, then news
     if m:
         x = m.group("x") or m.group("x2") or m.group("x3")
         y = m.group("y") or m.group("y2") or m.group("y3")

@@ -131,6 +131,12 @@ def test_a_farewell_ends_the_sentence_not_the_statement(said: str, stored: list[
     assert texts(said) == stored
 
 
+def test_a_negation_then_news_is_no_correction() -> None:
+    assert not any(t.startswith("It's") for t in texts(
+        "Not decided yet, the committee meets on 3 March."))
+    assert texts("Not Friday, Saturday.") == ["It's Saturday, not Friday."]
+
+
 def test_names_and_subjectless_openings() -> None:
     assert texts("Hi! I'm Alex. I live in Lisbon.") == [
         "Ann's name is Alex.", "Ann lives in Lisbon."]

@@ -528,6 +528,9 @@ def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None
     ("Typo before: the flat is on Orchard Road, not Orchid Road.",
      "It's Orchard Road, not Orchid Road."),
     ("Actually I'd rather have tea, not coffee.", None),  # a taste, no correction cue
+    # "not Y, X" after an opener that says it corrects
+    ("Oh sorry, not penicillin, just amoxicillin.", "It's amoxicillin, not penicillin."),
+    ("Well, not really, I prefer tea.", None),
     ("My mistake, sorry.", None),
 ])
 def test_corrections_are_read_from_the_parse(text: str, expected: str | None) -> None:

@@ -95,4 +95,42 @@ def correction(doc: Doc) -> str | None:
                 return _written(value)
     if any(t.lemma_.lower() in _CUE_LEMMAS for t in doc):
         return _comma_not(doc)
+    return _not_then(doc)
+
+
+# Openers before a "not Y, X" correction ("well, sorry, not an epipen, just antihistamine").
+_OPENERS = frozenset({"sorry", "oops", "actually", "well", "no", "wait", "err", "erm", "oh", "ah",
+                      "um", "uh", "hmm"})
+# Openers that say the speaker takes something back ("well, not really" does not).
+_SAYS_SO = frozenset({"sorry", "oops", "actually", "wait"})
+# Words before the right value that are no part of it.
+_LEADS = frozenset({"just", "only", "but", "it", "'s", "it's", "rather"})
+
+
+def _not_then(doc: Doc) -> str | None:
+    """"sorry, not an epipen, just antihistamine": "It's antihistamine, not an epipen."
+    (after an opener that says so), or None."""
+    words = [t for t in doc if not t.is_punct]
+    lead = 0
+    while lead < len(words) and words[lead].lower_ in _OPENERS:
+        lead += 1
+    if not lead or lead >= len(words) or words[lead].lower_ != "not" or \
+            not any(w.lower_ in _SAYS_SO for w in words[:lead]):
+        return None
+    start = words[lead].i + 1
+    comma = next((t.i for t in doc[start:] if t.text in (",", ";")), None)
+    if comma is None:
+        return None
+    old = doc[start:comma]
+    begin = comma + 1
+    while begin < len(doc) and doc[begin].lower_ in _LEADS:
+        begin += 1
+    end = begin
+    while end < len(doc) and not doc[end].is_punct:
+        end += 1
+    new = doc[begin:end]
+    valued = all(any(t.pos_ in ("NOUN", "PROPN", "NUM") or t.like_num for t in span)
+                 for span in (new, old))
+    if valued and 0 < len(new) <= _MAX_VALUE_WORDS and 0 < len(old) <= _MAX_VALUE_WORDS:
+        return f"It's {new.text}, not {old.text}."
     return None
