@@ -24,6 +24,7 @@ from memcore.adapters.timephrases import TimeInfo, resolve
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.models import Episode, Kind, Role
 from memcore.language import language_pack
+from memcore.language.english import EnglishPack
 from memcore.language.english.compare import relation_for
 from memcore.language.english.lexicon import content_terms, fold, word_set
 from memcore.language.english.spelling import without_listener_tags
@@ -527,7 +528,10 @@ _ARTICLE_START = re.compile(r"^(?:a|an|the)\s+", re.I)
 def _is_clause(text: str) -> bool:
     """Does ``text`` have a finite verb of its own ("the tender closes 19 June"), so it
     is news, not the value a correction gives ("Thursday", "all rust and c++ here")?"""
-    return any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in language_pack().parse([text])[0])
+    pack = language_pack()
+    if not isinstance(pack, EnglishPack):  # the rules here are English anyway
+        return False
+    return any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in pack.parse([text])[0])
 
 
 def _parsed_correction(raw: str) -> str | None:
