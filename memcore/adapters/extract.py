@@ -108,6 +108,15 @@ _REQUEST = re.compile(
     r"help|tips|recommendations|inspiration|pointers))\b",
     re.IGNORECASE,
 )
+# A task for the listener to do now ("Write me a function that ...", "Draft an email to
+# my landlord"): asked once, nothing lasting about the speaker (a standing rule, "always
+# write ...", is read as one).
+_ONE_OFF_TASK = re.compile(
+    r"^(?:(?:now|ok(?:ay)?|so|and|also|quick one|next)[\s,:]+)?(?:write|draft|make|create|"
+    r"generate|compose|rewrite|redo|edit|proofread|translate|summari[sz]e|outline|plan|design|"
+    r"build|list|suggest|recommend|find|check|fix|calculate|explain|brainstorm|prepare|"
+    r"convert|sketch|put together|come up with|work out)\s+(?:me|us|a|an|the|some|this|that|"
+    r"these|those|my|our|\d+|two|three|four|five|up)\b", re.I)
 # Sentences opening with a vague pronoun say nothing self-contained unless the
 # speaker is the subject somewhere in them.
 _VAGUE_START = re.compile(r"^(?:it|it's|that|that's|this|this's|those|these|they|they're|he|"
@@ -698,6 +707,8 @@ def _is_noise(sentence: str) -> bool:
     if sentence.endswith("?") or _QUESTION_START.match(sentence):
         return True
     if _SMALL_TALK.match(sentence) or _REQUEST.match(sentence) or _META_REMARK.match(sentence):
+        return True
+    if _ONE_OFF_TASK.match(sentence) and not _STANDING.search(sentence):
         return True
     if _SECOND_PERSON.search(sentence):
         return True

@@ -137,6 +137,19 @@ def test_a_negation_then_news_is_no_correction() -> None:
     assert texts("Not Friday, Saturday.") == ["It's Saturday, not Friday."]
 
 
+@pytest.mark.parametrize(("said", "stored"), [
+    # a task for the listener to do now is no fact about the speaker
+    ("Write me a cover letter for the Aldi job.", []),
+    ("Now translate this menu into Spanish.", []),
+    ("Summarise the three papers in a table.", []),
+    # ... a standing one is an instruction
+    ("Always summarise papers in a table.",
+     ["Ann asks the assistant to always summarise papers in a table."]),
+])
+def test_a_one_off_task_is_no_fact(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
 def test_names_and_subjectless_openings() -> None:
     assert texts("Hi! I'm Alex. I live in Lisbon.") == [
         "Ann's name is Alex.", "Ann lives in Lisbon."]
