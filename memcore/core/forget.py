@@ -60,6 +60,10 @@ class ForgetTarget:
     message: bool = False
     """The phrase names a turn of the chat ("my last message"): a language pack reads
     it as a back-reference."""
+    numbered: frozenset[str] = frozenset()
+    """Words that say the attribute in a memory without a frame only beside a house
+    number ("my address": "Sam's new flat is at 14 Kestrel Lane", never "Sam's flat is
+    in Leeds")."""
 
     @property
     def kind(self) -> str:
@@ -108,6 +112,7 @@ class ForgetMatch:
 
 
 _DIGIT = re.compile(r"\d")
+_HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?,? [A-Z][a-z]")
 
 
 def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
@@ -115,8 +120,14 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
     """The memory's frame gives the attribute the target names (of the speaker, when the
     target says "my"). An address is also where one lives with a house number ("lives at
     22 Wexford Crescent"), not a town alone ("lives in Leeds")."""
-    if target.attribute is None or frame is None:
+    if target.attribute is None:
         return False
+    if frame is None:  # "Sam's new flat is at 14 Kestrel Lane" (see ``numbered``)
+        # said of the speaker in the memory's opening words, not "Sam's ex Jo's flat"
+        opening = frozenset(_WORDS.findall(text.lower())[:4])
+        return target.mine and bool(target.numbered & opening) \
+            and any(s in opening for s in speakers) \
+            and _HOUSE_NUMBER.search(text) is not None
     same = _same_attribute(frame.attribute, target.attribute) or (
         target.attribute == "contact:address" and frame.attribute == "residence"
         and bool(_DIGIT.search(text)))

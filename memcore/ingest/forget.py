@@ -210,10 +210,10 @@ class Forgetter:
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
         before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
         episodes: list[str] = []
-        if request.refers_back and request.earlier is None:
-            episodes = self._referred_turns(namespace, scope, turn)
         memories = [m for m in self.store.records.iter_memories(namespace, LIVE_STATUSES,
                                                         vectors=False) if m.scope == scope]
+        if request.refers_back and request.earlier is None:
+            episodes = self._referred_turns(namespace, scope, turn)
         matches: list[ForgetMatch] = []
         if request.targets or request.everything:
             matches = self._matches(namespace, request, memories, speaker)
@@ -312,8 +312,9 @@ class Forgetter:
 
         for target in request.targets:
             hits: list[str] = []
+            owner = target.owner | self._owner_names(target, memories, words, speakers)
             for m in memories:
-                if target.owner and not target.owner & words[m.id]:
+                if target.owner and not owner & words[m.id]:
                     continue  # someone else's, and this memory does not name them
                 if frame_matches(target, m.frame, speakers, m.text):
                     take(m.id, "frame")
@@ -327,7 +328,7 @@ class Forgetter:
                     take(m.id, "topic")
                     hits.append(m.id)
             for mid, similarity in self._by_meaning(namespace, target, by_id):
-                if target.owner and not target.owner & words[mid]:
+                if target.owner and not owner & words[mid]:
                     continue
                 if not conflicting_attribute(target, by_id[mid].frame):
                     take(mid, "meaning", similarity)
@@ -336,6 +337,18 @@ class Forgetter:
                 self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
                             speakers, take)
         return sorted(found.values(), key=lambda x: (-x.strength, x.memory_id))
+
+    def _owner_names(self, target: ForgetTarget, memories: Sequence[Memory],
+                     words: dict[str, frozenset[str]], speakers: set[str]) -> frozenset[str]:
+        """The names the scope's memories give the owner of a target ("my ex's address":
+        "My ex is Danielle" -> danielle), so a fact naming the owner by name is theirs."""
+        if not target.owner:
+            return frozenset()
+        texts = [m.text for m in memories if target.owner & words[m.id]]
+        names: set[str] = set()
+        for found in self.language.linked_names(texts, target.owner):
+            names |= found
+        return frozenset(names - speakers)
 
     def _names(self, target: ForgetTarget, hits: Sequence[Memory],
                memories: Sequence[Memory], words: dict[str, frozenset[str]],

@@ -40,13 +40,17 @@ FORGET_VERBS = frozenset({"forget", "erase", "unlearn", "disregard", "expunge"})
 # about ..."), or anything taken "from your memory / notes / list".
 REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge", "ignore", "scrub",
                           "strike", "drop", "ditch", "bin", "trash", "discard", "dump",
-                          "toss", "nuke", "chuck", "obliterate", "scratch"})
-# Removing verbs that take back what was just said ("scratch that", "strike that"), so
-# their "that" asks without "from your memory" ("scratch my back" names no such thing).
-RETRACT_VERBS = frozenset({"scratch", "strike"})
+                          "toss", "nuke", "chuck", "obliterate", "scratch", "scrap",
+                          "nix"})
+# Removing verbs that take back what was just said ("scratch that", "strike that", "scrap
+# that"), so their "that" asks without "from your memory" ("scratch my back" names no
+# such thing).
+RETRACT_VERBS = frozenset({"scratch", "strike", "scrap", "nix"})
 # Verbs that remove only with a particle ("throw out", "take X off your list", "cross
-# off", "get X out of your head"); "down" writes down ("take down my address").
-PARTICLE_VERBS = frozenset({"throw", "take", "cross", "rub", "blot", "cut", "get", "knock"})
+# off", "get X out of your head", "leave / keep X out of your notes"); "down" writes down
+# ("take down my address").
+PARTICLE_VERBS = frozenset({"throw", "take", "cross", "rub", "blot", "cut", "get", "knock",
+                            "leave", "keep"})
 REMOVE_PARTICLES = frozenset({"out", "away", "off", "outta"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
@@ -60,6 +64,12 @@ KNOW_VERBS = frozenset({"know", "have", "learn", "hear", "remember"})
 STOP_VERBS = frozenset({"stop", "quit", "cease"})
 # Heads under which the speaker's "I never said that" takes it back.
 UNSAY_HEADS = frozenset({"pretend", "act", "imagine"})
+# Heads under which the speaker's saying is regretted: "I regret telling you about my
+# debt", "I wish I hadn't mentioned my ex".
+REGRET_HEADS = frozenset({"regret", "wish"})
+# Heads of a wish that something not be in the assistant's memory ("I don't want that
+# in your notes").
+WANT_HEADS = frozenset({"want", "need"})
 # Nouns that name a turn of the chat: "delete my last message" refers back.
 MESSAGE_NOUNS = frozenset({"message", "msg", "text", "comment", "post", "reply", "answer"})
 # Where the assistant keeps things: "from your memory / notes / list", "out of your
@@ -75,7 +85,7 @@ YOUR_MEMORY_WORDS = MEMORY_WORDS | frozenset({
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
                  "clear", "purg", "ignor", "pretend", "expung", "scrub", "strik", "struck",
                  "drop", "ditch", "bin", "trash", "discard", "dump", "toss", "nuk", "chuck",
-                 "obliterat", "rid")
+                 "obliterat", "rid", "scrap", "nix", "regret")
 _NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
                         "stop", "quit", "cease", "bother", "need"})
 # Words a request is read by, for typos of them (:mod:`.respelling`): "delte", "adress".
@@ -105,6 +115,13 @@ ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
                      "everything", "anything", "all"})
+# Head nouns that only frame what their modifier names ("my visa situation", "my court
+# case", "the weed thing", "my drinking problem"): with a modifier, the modifier is the
+# target (the facts say "visa", not "situation").
+LIGHT_NOUNS = frozenset({"situation", "case", "issue", "issues", "matter", "business",
+                         "story", "incident", "episode", "saga", "drama", "problem",
+                         "problems", "mess", "trouble", "troubles", "thing", "things",
+                         "stuff"})
 PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
                                    "boyfriend", "fiance", "fiancee", "spouse", "crush",
                                    "date", "doctor", "therapist"}))
@@ -125,11 +142,31 @@ _MONEY = frozenset({"bank", "account", "salary", "debt", "debts", "loan", "mortg
                     "income", "iban", "card", "credit", "savings", "finances", "money"})
 _IDENTITY = frozenset({"passport", "ssn", "social", "security", "insurance", "licence",
                        "license", "national", "id", "identity"})
+# The speaker's trouble with the law (not its professions: "my sister is a lawyer").
+_LEGAL = frozenset({"legal", "lawsuit", "lawsuits", "sue", "sued", "suing", "court",
+                    "trial", "arrest", "arrested", "charged", "charges", "convicted",
+                    "conviction", "probation", "parole", "jail", "prison", "bail", "dui",
+                    "dwi", "offence", "offense", "criminal", "custody", "fined"})
+_RELIGION = frozenset({"religion", "religious", "faith", "belief", "beliefs", "god",
+                       "church", "catholic", "protestant", "christian", "muslim", "islam",
+                       "jewish", "judaism", "hindu", "buddhist", "sikh", "atheist",
+                       "agnostic", "mosque", "synagogue", "temple", "pray", "prayer",
+                       "bible", "quran"})
+_IMMIGRATION = frozenset({"visa", "immigration", "immigrant", "undocumented", "asylum",
+                          "deported", "deportation", "residency", "overstayed", "refugee",
+                          "citizenship"})
+_SEXUALITY = frozenset({"sexuality", "orientation", "gay", "lesbian", "bisexual", "bi",
+                        "queer", "trans", "transgender", "asexual", "closeted", "pansexual"})
 TOPICS: dict[str, frozenset[str]] = {
     "medical": _MEDICAL, "health": _MEDICAL, "condition": _MEDICAL, "diagnosis": _MEDICAL,
     "illness": _MEDICAL, "medication": _MEDICAL, "breakup": _BREAKUP,
     "relationship": _BREAKUP, "divorce": _BREAKUP, "financial": _MONEY, "finance": _MONEY,
     "money": _MONEY, "bank": _MONEY, "identity": _IDENTITY, "id": _IDENTITY,
+    "legal": _LEGAL, "lawsuit": _LEGAL, "court": _LEGAL, "arrest": _LEGAL,
+    "criminal": _LEGAL, "conviction": _LEGAL, "religion": _RELIGION,
+    "religious": _RELIGION, "faith": _RELIGION, "belief": _RELIGION,
+    "visa": _IMMIGRATION, "immigration": _IMMIGRATION, "asylum": _IMMIGRATION,
+    "residency": _IMMIGRATION, "sexuality": _SEXUALITY, "orientation": _SEXUALITY,
 }
 # What dismisses an offer in the same or the next sentence ("forget it, it doesn't
 # matter", "never mind", "no worries").
@@ -139,12 +176,16 @@ _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
 # Words a fact uses for a value the target names by a noun ("my salary": "Sam earns
 # 48,000"; "my date of birth": "Sam was born in 1990"); any of them stands for the noun.
 _EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage", "wages",
-                   "salary", "salaries"})
+                   "salary", "salaries", "compensation"})
+# Where one lives, an address only beside a house number (:attr:`ForgetTarget.numbered`).
+DWELLING = frozenset({"flat", "house", "apartment", "home", "place", "address"})
+_WEIGH = frozenset({"weight", "weigh", "weighs", "weighed", "weighing"})
 SAID_AS: dict[str, frozenset[str]] = {
     "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
     "birthday": frozenset({"birthday", "birth", "born"}),
     "birth": frozenset({"birthday", "birth", "born"}),
     "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
+    "compensation": _EARN, "weight": _WEIGH, "height": frozenset({"height", "tall"}),
 }
 
 
@@ -174,7 +215,7 @@ def _attribute(noun: Token) -> str | None:
 
 # "N of X" where N is a value of X ("the name of my therapist", "date of birth").
 OF_VALUES = frozenset({"name", "number", "address", "date", "details", "detail", "age",
-                       "birthday", "email", "phone"})
+                       "birthday", "email", "phone", "figure", "amount", "sum", "total"})
 _OF_FRAMES = {"birth": "birthday"}
 
 
@@ -205,6 +246,8 @@ def _target(noun: Token) -> ForgetTarget | None:
     mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
     content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
                and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "VERB")]
+    if len(content) > 1 and noun in content and noun.lemma_.lower() in LIGHT_NOUNS:
+        content.remove(noun)  # "my visa situation" is the visa
     related: set[str] = set()
     for t in (*parts, noun):
         related |= TOPICS.get(t.lemma_.lower(), frozenset())
@@ -219,13 +262,23 @@ def _target(noun: Token) -> ForgetTarget | None:
                  None)
     if owner is not None:
         # "my ex's phone number" is the ex's, never the speaker's: named by the owner and
-        # the words that say what it is ("phone"), not an attribute of the speaker.
-        words = (_forms(owner), *(_forms(t) for t in content
-                                   if t.lemma_.lower() not in OF_VALUES))
-        return ForgetTarget(phrase=phrase, words=words, related=frozenset(related),
-                            owner=_forms(owner), person=owner.pos_ == "PROPN"
-                            or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
-    return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+        # a word that says what value it is ("number" or "phone": a fact may say either),
+        # never the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a
+        # value of a person, not the person: the person's other facts stay.
+        values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
+        if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
+            # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
+            return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
+                                owner=_forms(owner), person=owner.pos_ == "PROPN"
+                                or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
+        value = frozenset().union(*(_forms(t) for t in values))
+        words = (_forms(owner), *((value,) if value else ()),
+                 *(_forms(t) for t in content if t not in values))
+        return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+                            related=frozenset(related), owner=_forms(owner), mine=False)
+    attribute = _attribute(noun)
+    return ForgetTarget(phrase=phrase, attribute=attribute, words=words,
+                        numbered=DWELLING if attribute == "contact:address" else frozenset(),
                         related=frozenset(related), person=person,
                         mine=mine or noun.pos_ != "PROPN",
                         message=noun.lemma_.lower() in MESSAGE_NOUNS)
@@ -288,6 +341,8 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
     """A keeping verb the assistant is asked not to do: "don't remember that", "please
     stop remembering my address", "don't bother keeping it", "no need to remember that",
     "I don't want you to remember my address", "I'd rather you didn't keep that"."""
+    if verb.lemma_.lower() in WANT_HEADS:  # "I don't want my address in your notes"
+        return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
     head = verb.head
     head_lemma = head.lemma_.lower()
     head_negated = any(c.dep_ == "neg" for c in head.children)
@@ -378,6 +433,7 @@ VALUE_NOUNS = frozenset({
     "profession", "employer", "workplace", "salary", "income", "wage", "wages", "diet",
     "medication", "medications", "dose", "password", "passcode", "pin", "passport", "ssn",
     "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation"})
+NAME_NOUNS = frozenset({"name", "surname", "nickname"})
 # Values only with a word saying of what ("door code", "account id"): alone they are
 # code or a document.
 NAMED_VALUE_NOUNS = frozenset({"code", "id", "combination", "login", "username"})
@@ -401,9 +457,10 @@ def _kept_thing(noun: Token) -> bool:
     owner = next((c for c in noun.children if c.dep_ == "poss"), None)
     if owner is None:
         return False
-    if owner.lower_ not in ("my", "mine") and not (
+    named = owner.pos_ == "PROPN" and noun.lemma_.lower() in VALUE_NOUNS
+    if owner.lower_ not in ("my", "mine") and not named and not (
             owner.lemma_.lower() in PERSON_NOUNS and _mine(owner)):
-        return False  # "my ex's phone number": a value of someone of the speaker's
+        return False  # "my ex's phone number", "Kofi's number": a value of a person
     if any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
            for c in noun.children):
         return False  # "my email to Tom", "my address in the form"
@@ -433,6 +490,10 @@ def _mine(noun: Token) -> bool:
 _POLITE_ADJ = frozenset({"great", "nice", "good", "helpful", "grateful", "thankful",
                          "better", "best", "ideal", "lovely", "ok", "okay", "fine", "cool",
                          "awesome", "appreciated", "glad", "happy"})
+
+
+# Heads whose "that" clause, with a bare "be", is a demand ("I ask that it be deleted").
+MANDATIVE_HEADS = ASK_HEADS | frozenset({"request", "demand", "insist", "require", "urge"})
 
 
 _CONDITIONS = frozenset({"if", "when", "whenever", "unless", "because", "since", "whether",
@@ -465,6 +526,10 @@ def _asked_passive(verb: Token) -> bool:
         return True  # a question: the modal before the subject
     if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
         return head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+    if verb.dep_ == "ccomp" and head.lemma_.lower() in MANDATIVE_HEADS and all(
+            a.lemma_ == "be" and a.tag_ == "VB" for a in auxes) and any(
+            c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
+        return True  # "I request that my file be erased": the bare "be" of a demand
     return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
         and head.head.lemma_.lower() == "make" and _addressed(head.head) \
         and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
@@ -559,8 +624,8 @@ def _verb_class(tok: Token) -> str | None:
         return "remove"
     if lemma == "rid" and "of" in parts:
         return "remove"
-    if lemma in KEEP_VERBS:
-        return "keep"
+    if lemma in KEEP_VERBS or (lemma in WANT_HEADS and _in_memory(tok)):
+        return "keep"  # "I don't want that in your notes" declines its keeping too
     if lemma in SAY_VERBS:
         return "say"
     return None
@@ -617,9 +682,90 @@ def _tells_of(tok: Token) -> bool:
                | KNOW_VERBS for c in tok.children)
 
 
-def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | None:
+# How long something is set aside: "let's forget about work for a minute" puts it off,
+# it asks nothing to be erased.
+_WHILE = frozenset({"minute", "minutes", "moment", "second", "sec", "while", "bit", "now",
+                    "today", "tonight", "day", "hour", "weekend", "evening", "night", "time"})
+
+
+def _for_a_while(verb: Token) -> bool:
+    """The forgetting is for a time only ("forget about it for now / for a minute")."""
+    other = {t.i for c in verb.children if c.dep_ in ("conj", "advcl", "ccomp")
+             for t in c.subtree}  # "... for a minute and talk about X" is still its own
+    return any(t.dep_ == "prep" and t.lower_ == "for" and t.i not in other and any(
+        c.lemma_.lower() in _WHILE for c in t.children if c.dep_ in ("pobj", "pcomp", "advmod"))
+        for t in verb.subtree)
+
+
+def _regretted(verb: Token, negated: bool) -> bool:
+    """The speaker regrets having said it: "I regret telling you about my debt", "kinda
+    regret mentioning the weed thing", "I wish I hadn't told you that"."""
+    head = verb.head
+    if head.i == verb.i or head.lemma_.lower() not in REGRET_HEADS:
+        return False
+    if head.lemma_.lower() == "wish":
+        return verb.dep_ == "ccomp" and negated and any(
+            c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children) and any(
+            c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children)
+    subject = next((c for c in head.children if c.dep_ == "nsubj"), None)
+    return verb.dep_ in ("xcomp", "ccomp") and not negated and (
+        subject is None or subject.lower_ == "i" or subject.pos_ != "PRON")
+
+
+_WH = frozenset({"where", "what", "who", "whom", "how", "when"})
+_LIGHT_VERBS = frozenset({"be", "have", "do", "get"})
+
+
+def _free_relative(verb: Token) -> Token | None:
+    """A clause the predicate takes as its object that says something of the speaker
+    ("remove where I'm staying", "forget who I'm dating", "delete how much I earn")."""
+    for c in verb.children:
+        if c.dep_ not in ("ccomp", "advcl", "xcomp", "dobj") or c.pos_ not in ("VERB", "AUX"):
+            continue
+        wh = [t for t in c.subtree if t.lower_ in _WH and t.i < c.i]
+        if wh and any(s.dep_ in ("nsubj", "nsubjpass") and s.lower_ == "i"
+                      for s in c.children):
+            return c
+    return None
+
+
+def _clause_target(clause: Token) -> ForgetTarget | None:
+    """What a free relative names: its verb ("where I'm staying": stay) and what it says
+    beside the speaker ("what my salary is": salary)."""
+    content = [clause] if clause.lemma_.lower() not in _LIGHT_VERBS else []
+    content += [c for c in clause.children if c.dep_ in ("dobj", "attr", "acomp", "nsubj")
+                and c.lower_ not in _WH and c.pos_ in ("NOUN", "PROPN", "ADJ")]
+    if not content:
+        return None
+    return ForgetTarget(phrase=clause.doc[clause.left_edge.i:clause.right_edge.i + 1].text,
+                        words=tuple(_forms(t) for t in content), mine=True)
+
+
+def _in_memory(verb: Token) -> bool:
+    """Something wished out of the assistant's keeping "in / on your memory, notes, file"
+    (on the verb or its object: "I don't want that thing in your memory")."""
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj")), None)
+    for head in (verb, obj):
+        for prep in (head.children if head is not None else ()):
+            if prep.dep_ != "prep" or prep.lower_ not in ("in", "on", "inside"):
+                continue
+            for place in prep.children:
+                if place.dep_ != "pobj":
+                    continue
+                owner = next((c.lower_ for c in place.children if c.dep_ == "poss"), None)
+                lemma = place.lemma_.lower()
+                if (owner == "your" and lemma in YOUR_MEMORY_WORDS) or (
+                        owner is None and lemma in MEMORY_WORDS):
+                    return True
+    return False
+
+
+def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool] | None:
     """The sentence's request: its verb, targets, whether it refers back, whether it
-    asks for everything; None when the sentence asks nothing to be forgotten."""
+    asks for everything, and whether it asks only beside another request (a removing
+    verb's "delete that", which may be code or a list: "I don't want that in your notes.
+    Delete it.", "My locker code is 4471, delete that."); None when the sentence asks
+    nothing to be forgotten."""
     for verb in sent:
         cls = _verb_class(verb)
         if cls is None:
@@ -638,7 +784,8 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
             mine = negated and subject is not None and subject.lower_ == "i"
             if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
-                              or verb.head.lemma_.lower() in UNSAY_HEADS)):
+                              or verb.head.lemma_.lower() in UNSAY_HEADS)) \
+                    and not _regretted(verb, negated):
                 continue
         elif cls == "keep":
             if not _kept_declined(verb, negated):
@@ -646,26 +793,29 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
         else:
             if negated or not _addressed(anchor):  # "don't forget my appointment"
                 continue
+            if _for_a_while(verb):
+                continue  # "let's forget about work for a minute": put off, not erased
         obj, said = _object(verb)
+        relative = _free_relative(verb) if obj is None and said is None else None
         head = verb.head
         if said is None and verb.dep_ in ("intj", "advmod", "dep", "advcl") \
                 and head.lemma_.lower() in SAY_VERBS and any(
                     c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
             said = head  # "Forget I said that." (parsed with "Forget" under "said")
             obj = None
-        source = _source(verb, obj)
+        source = _source(verb, obj if obj is not None else relative)
         # A removing verb asks to forget only what is kept or said, never a thing taken
         # out of somewhere else ("remove my name from the mailing list").
         removing = cls == "remove" and source != "memory"
         if removing and (source == "elsewhere" or _for_later(verb)):
             continue
         # "don't hold on to / write down X" also says things of the world ("the past").
-        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS)
+        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
         if lemma == "ignore" and said is None and source != "memory" and not (
                 obj is not None and obj.lower_ == "what"):
             continue  # "ignore my typo"; "ignore what I said about my ex" retracts it
         targets: list[ForgetTarget] = []
-        back = everything = False
+        back = everything = along = False
         if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
             if removing:
                 continue  # "drop all of that"
@@ -691,7 +841,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             if lemma == "forget" and obj.lower_ == "it" and _dismissed(sent, verb):
                 continue
             if removing and lemma not in RETRACT_VERBS:
-                continue  # "delete that" may be code or a list
+                along = True  # "delete that" alone may be code or a list
             # "Never mind what I said about my ex, please forget it": "it" is that.
             told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
                          and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
@@ -705,6 +855,11 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
                 continue
             if worldly and about is None and not _kept_thing(obj):
                 continue  # "delete my last email to Tom", "throw out my old shoes"
+        elif relative is not None:
+            found = _clause_target(relative)
+            if found is None or (removing and source != "memory"):
+                continue  # "remove where I put it" moves a thing; "... from your notes"
+            targets = [found]
         elif cls == "say" and _about(verb) is None:
             back = True  # "I shouldn't have told you (that), sorry"
         elif cls == "forget" and _stated(verb):
@@ -725,7 +880,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             targets, back = [], True
         if cls == "say" and not back and not targets:
             continue
-        return anchor, targets, back, everything
+        return anchor, targets, back, everything, along
     return None
 
 
@@ -773,8 +928,10 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
         frame = frame.head
         own |= {frame.i} | {t.i for c in frame.children if c.dep_ in _FRAME_DEPS
                             for t in c.subtree}
-    left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct]
-    if left and _content(left):
+    left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
+            and not (t.lower_ in BACK and t.head.i == verb.i)]
+    # a statement, not a framing phrase ("Hmm, on second thought, I'd like this deleted")
+    if left and _content(left) and any(t.pos_ in ("VERB", "AUX", "NUM") for t in left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
     before = [s for s in doc.sents if s.end_char <= sent.start_char and s.text.strip()]
     if before and _content(list(before[-1])):
@@ -786,27 +943,38 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
     """The turn's request to forget, or None."""
     spans: list[tuple[int, int]] = []
     targets: list[ForgetTarget] = []
+    named: list[tuple[int, int]] = []  # the request sentences that named a target
     back = everything = False
     bare = True
+    alone = True  # every request sentence is a removing verb's "delete that"
     earlier: tuple[int, int] | None = None
     for sent in doc.sents:
         found = _request_in(sent)
         if found is None:
             continue
-        verb, found_targets, found_back, found_everything = found
-        bare = bare and found_back and not found_targets and _bare(sent, verb)
+        verb, found_targets, found_back, found_everything, found_along = found
+        # "My locker code is 4471, delete that": what it deletes was just said
+        alone = alone and found_along and _earlier(doc, sent, verb) is None
         start = sent.start_char
         spans.append((start, sent.end_char))
+        if found_targets:
+            named.append((start, sent.end_char))
         targets += found_targets
         everything = everything or found_everything
         if found_back and not back:
+            refers = _earlier(doc, sent, verb)
+            if refers is not None and any(a < refers[1] and refers[0] < b for a, b in named):
+                continue  # "I don't want my PIN in your notes. Delete it.": "it" is the PIN
+            bare = bare and not found_targets and _bare(sent, verb)
             back = True
-            earlier = _earlier(doc, sent, verb)
-    if not spans:
+            earlier = refers
+        elif not found_back:
+            bare = False
+    if not spans or alone:
         return None
     return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
                          earlier=earlier, everything=everything and not targets,
-                         bare=bare and earlier is None)
+                         bare=back and bare and earlier is None)
 
 
 def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:
