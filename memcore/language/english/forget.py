@@ -114,7 +114,8 @@ ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
 # Nouns that only point at what follows ("the part about", "my medical information").
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
-                     "everything", "anything", "all"})
+                     "everything", "anything", "all", "memory", "memories", "mentions",
+                     "note", "notes", "reference", "references", "entry", "entries"})
 # Head nouns that only frame what their modifier names ("my visa situation", "my court
 # case", "the weed thing", "my drinking problem"): with a modifier, the modifier is the
 # target (the facts say "visa", not "situation").
@@ -297,8 +298,11 @@ def _targets(noun: Token) -> list[ForgetTarget]:
 
 
 def _about(tok: Token) -> Token | None:
-    """The object of "about" under ``tok`` ("everything about my ex")."""
-    for prep in tok.children:
+    """The object of "about" under ``tok`` ("everything about my ex"), or under its
+    adverb ("what I said earlier about my mortgage")."""
+    preps = [*tok.children, *(p for c in tok.children if c.dep_ == "advmod"
+                               for p in c.children)]
+    for prep in preps:
         if prep.dep_ == "prep" and prep.lower_ in ABOUT:
             # not "what" the parser may hang there ("what I told you about the lawsuit")
             pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"),
@@ -319,6 +323,12 @@ def _about_said(tok: Token) -> Token | None:
             found = _about(c)
             if found is not None:
                 return found
+            # "the part where I mentioned my rehab", "the thing I said my son did"
+            if c.lemma_.lower() in SAY_VERBS and tok.lemma_.lower() in GENERIC:
+                found = next((o for o in c.children if o.dep_ in ("dobj", "obj")
+                              and o.lower_ not in BACK | _WH | {"you", "u"}), None)
+                if found is not None:
+                    return found
     return None
 
 
@@ -343,6 +353,10 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
     "I don't want you to remember my address", "I'd rather you didn't keep that"."""
     if verb.lemma_.lower() in WANT_HEADS:  # "I don't want my address in your notes"
         return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+    if verb.lemma_.lower() in KNOW_VERBS - KEEP_VERBS:
+        return True  # "I don't want you to know about my arrest" (:func:`_unwanted`)
+    if verb.tag_ == "VBN" and verb.dep_ in ("ccomp", "xcomp", "oprd") and _unwanted(verb):
+        return True  # "I don't want my diagnosis stored"
     head = verb.head
     head_lemma = head.lemma_.lower()
     head_negated = any(c.dep_ == "neg" for c in head.children)
@@ -542,6 +556,8 @@ def _addressed(verb: Token) -> bool:
     ...", "I'd appreciate it if you deleted ..."; not the past, not the speaker's own."""
     if _asked_if(verb):
         return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
+    if _rather(verb):
+        return True  # "I'd rather you forgot my address"
     if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
         return False  # "if you delete my address, I'll be upset": a condition
     head = verb.head
@@ -610,14 +626,40 @@ def _dismissed(sent: Span, verb: Token) -> bool:
     return False
 
 
+def _rather(verb: Token) -> bool:
+    """"(I'd) rather you ...": a past form that asks ("I'd rather you forgot that")."""
+    return any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in verb.children) and any(
+        c.lower_ == "rather" for c in verb.children)
+
+
+def _unwanted(verb: Token) -> bool:
+    """``verb`` is what the speaker does not want done: "I don't want you to know",
+    "I'd rather not have my address stored", "I don't want my diagnosis stored"."""
+    head = verb.head
+    if head.i == verb.i:
+        return False
+    negated = any(c.dep_ == "neg" for c in head.children)
+    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
+    if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in head.children):
+        return False  # "I didn't want you to know": what the speaker wanted then
+    if verb.lemma_.lower() in KNOW_VERBS and not any(
+            c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
+            for c in (*verb.children, *head.children)):
+        return False  # "I don't want my kids to know about it": not the assistant
+    return negated and speaker and (head.lemma_.lower() in ASK_HEADS or (
+        head.lemma_.lower() == "have" and any(c.lower_ == "rather" for c in head.children)))
+
+
 def _verb_class(tok: Token) -> str | None:
     """The class of the predicate ``tok`` heads, read with its particle: ``"forget"``,
     ``"remove"`` ("delete", "throw out", "take X off your list", "get rid of"),
     ``"keep"`` ("remember", "hold on to", "write down") or ``"say"``; None: none."""
     lemma = tok.lemma_.lower()
     parts = {c.lower_ for c in tok.children if c.dep_ in ("prt", "advmod", "prep")}
-    if lemma in FORGET_VERBS:
-        return "forget"
+    if lemma in FORGET_VERBS or (tok.lower_ == "forgot" and _rather(tok)):
+        return "forget"  # "I'd rather you forgot about my debt" (its lemma as parsed)
+    if lemma in KNOW_VERBS and tok.dep_ in ("ccomp", "xcomp") and _unwanted(tok):
+        return "keep"  # "I don't want you to know about my arrest"
     if parts & KEEP_PARTICLES.get(lemma, frozenset()):
         return "keep"
     if lemma in REMOVE_VERBS or (lemma in PARTICLE_VERBS and parts & REMOVE_PARTICLES):
@@ -766,6 +808,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
     verb's "delete that", which may be code or a list: "I don't want that in your notes.
     Delete it.", "My locker code is 4471, delete that."); None when the sentence asks
     nothing to be forgotten."""
+    later: tuple[Token, list[ForgetTarget], bool, bool, bool] | None = None
     for verb in sent:
         cls = _verb_class(verb)
         if cls is None:
@@ -849,7 +892,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
             targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
             back = not targets
         elif obj is not None:
-            about = _about(obj) if obj.lemma_.lower() in GENERIC else None
+            about = _about_said(obj) if obj.lemma_.lower() in GENERIC else None
             targets = _targets(about if about is not None else obj)
             if not targets:
                 continue
@@ -865,8 +908,8 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
         elif cls == "forget" and _stated(verb):
             targets = _stated(verb)  # "please forget that I'm pregnant"
         else:
-            about = _about(verb)  # "forget about my ex"
-            if about is None or cls not in ("forget", "say"):
+            about = _about(verb)  # "forget about my ex", "don't want you to know about it"
+            if about is None or not (cls in ("forget", "say") or lemma in KNOW_VERBS):
                 continue
             if about.lower_ in BACK:  # "please forget about it"
                 if _dismissed(sent, verb):
@@ -880,8 +923,11 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
             targets, back = [], True
         if cls == "say" and not back and not targets:
             continue
-        return anchor, targets, back, everything, along
-    return None
+        if not along:
+            return anchor, targets, back, everything, along
+        # "No wait, delete that, I don't want you to have that": a later verb may ask alone
+        later = later or (anchor, targets, back, everything, along)
+    return later
 
 
 def _bare(sent: Span, verb: Token) -> bool:
@@ -930,8 +976,10 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
                             for t in c.subtree}
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
             and not (t.lower_ in BACK and t.head.i == verb.i)]
-    # a statement, not a framing phrase ("Hmm, on second thought, I'd like this deleted")
-    if left and _content(left) and any(t.pos_ in ("VERB", "AUX", "NUM") for t in left):
+    # a statement with a subject or a number, not a framing phrase ("Hmm, on second
+    # thought, I'd like this deleted", "No wait, delete that")
+    if left and _content(left) and any(t.dep_ in ("nsubj", "nsubjpass") or t.pos_ == "NUM"
+                                       for t in left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
     before = [s for s in doc.sents if s.end_char <= sent.start_char and s.text.strip()]
     if before and _content(list(before[-1])):
