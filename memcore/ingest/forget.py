@@ -7,7 +7,8 @@ turn is stored and read for facts without them (and without the part of the same
 a request refers back to: "My PIN is 4821, forget it"; a turn left empty is stored as
 :data:`REQUEST_MARKER`). After the batch's facts are written, in the same task (so
 before the task is acknowledged), the request is resolved against the speaker's live
-and candidate memories of the same namespace and scope only:
+and candidate memories, and their superseded versions, of the same namespace and scope
+only:
 
 - a target naming an attribute ("my address") matches memories framed with it
   (:class:`memcore.core.models.Frame`), of the speaker when it says "my";
@@ -63,6 +64,7 @@ from memcore.core.models import (
     Episode,
     Memory,
     Role,
+    Status,
     as_utc,
     scope_key,
     utcnow,
@@ -80,6 +82,8 @@ MEANING_K = 20
 """Nearest neighbours of the phrase looked at for a match by meaning."""
 LOOKBACK = 32
 """Stored turns of the namespace looked back over for the turn "that" refers to."""
+_MATCHED = LIVE_STATUSES | {Status.SUPERSEDED}
+"""The memories a request is resolved against."""
 _STRENGTH = {"frame": 1.0, "words": 0.9, "name": 0.8, "topic": 0.7, "everything": 0.5}
 
 
@@ -210,7 +214,9 @@ class Forgetter:
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
         before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
         episodes: list[str] = []
-        memories = [m for m in self.store.records.iter_memories(namespace, LIVE_STATUSES,
+        # Superseded versions too: "forget my phone number" is every number said, not
+        # only the latest (a superseded record keeps its text for history).
+        memories = [m for m in self.store.records.iter_memories(namespace, _MATCHED,
                                                         vectors=False) if m.scope == scope]
         if request.refers_back and request.earlier is None:
             episodes = self._referred_turns(namespace, scope, turn)

@@ -739,6 +739,17 @@ def _for_a_while(verb: Token) -> bool:
         for t in verb.subtree)
 
 
+def _told_me(verb: Token) -> bool:
+    """A saying said to the assistant: no one else is its hearer ("told you", "mentioned
+    it"; not "told my boss", "mentioned it to my mum")."""
+    hearers = [c for c in verb.children if c.dep_ in ("dative", "iobj")]
+    if not hearers and verb.lemma_.lower() == "tell":  # "told my boss (about it)"
+        hearers = [c for c in verb.children if c.dep_ == "dobj"]
+    hearers += [o for p in verb.children if p.dep_ in ("prep", "dative")
+                and p.lower_ in ("to", "with") for o in p.children if o.dep_ == "pobj"]
+    return all(h.lower_ in ("you", "u") or h.lower_ in BACK | _WH for h in hearers)
+
+
 def _regretted(verb: Token, negated: bool) -> bool:
     """The speaker regrets having said it: "I regret telling you about my debt", "kinda
     regret mentioning the weed thing", "I wish I hadn't told you that"."""
@@ -830,6 +841,8 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
                               or verb.head.lemma_.lower() in UNSAY_HEADS)) \
                     and not _regretted(verb, negated):
                 continue
+            if not _told_me(verb):
+                continue  # "I shouldn't have told my boss about it": not said here
         elif cls == "keep":
             if not _kept_declined(verb, negated):
                 continue
@@ -987,6 +1000,47 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     return None
 
 
+_PEOPLE_PRONOUNS = frozenset({"he", "she", "they", "it", "that", "this", "him", "her",
+                              "them", "you", "u"})
+
+
+def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> int:
+    """Where the request's sentence stops asking: the end of the sentence, or the start
+    of a statement of its own that follows ("Forget the old one, my new number is 07700
+    900555"; "Please forget my address, but remember that I'm vegetarian"). Such a tail
+    is stored and read for facts; it never says what the request names (no word of a
+    target) and is no reply about it ("he'd hate that I shared it", "it doesn't
+    matter")."""
+    clauses = ("conj", "parataxis", "advcl", "ccomp")
+    own = {t.i for t in verb.subtree} - {t.i for c in verb.children
+                                         if c.dep_ in clauses and c.i > verb.i
+                                         for t in c.subtree}
+    if verb.head.i != verb.i and verb.i < verb.head.i and verb.dep_ in clauses:
+        own -= {verb.head.i}  # "Forget the old one, my new number is ...": "is" is the root
+    last = max((i for i in own if not (sent.doc[i].is_punct or sent.doc[i].dep_ == "cc")),
+               default=verb.i)
+    rest = [t for t in sent if t.i > last and not t.is_space]
+    while rest and (rest[0].is_punct or rest[0].dep_ == "cc" or rest[0].pos_ == "CCONJ"):
+        rest = rest[1:]
+    if not rest:
+        return sent.end_char
+    named = frozenset().union(*(w for t in targets for w in t.words))
+    subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
+    said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
+               for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
+    if not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
+            or any(t.lower_ in named or t.lemma_.lower() in named for t in rest):
+        return sent.end_char
+    if any(_request_in_tokens(t) for t in rest):
+        return sent.end_char  # the tail asks too ("..., please don't keep it either")
+    return rest[0].idx
+
+
+def _request_in_tokens(tok: Token) -> bool:
+    """``tok`` heads a predicate of a request class (a tail that asks is no statement)."""
+    return _verb_class(tok) in ("forget", "remove") or tok.lemma_.lower() in _NEGATIONS
+
+
 def forget_request(doc: Doc) -> ForgetRequest | None:
     """The turn's request to forget, or None."""
     spans: list[tuple[int, int]] = []
@@ -1004,9 +1058,10 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
         # "My locker code is 4471, delete that": what it deletes was just said
         alone = alone and found_along and _earlier(doc, sent, verb) is None
         start = sent.start_char
-        spans.append((start, sent.end_char))
+        end = _request_end(sent, verb, found_targets) if not found_back else sent.end_char
+        spans.append((start, end))
         if found_targets:
-            named.append((start, sent.end_char))
+            named.append((start, end))
         targets += found_targets
         everything = everything or found_everything
         if found_back and not back:
