@@ -61,9 +61,10 @@ class ForgetTarget:
     """The phrase names a turn of the chat ("my last message"): a language pack reads
     it as a back-reference."""
     numbered: frozenset[str] = frozenset()
-    """Words that say the attribute in a memory without a frame only beside a house
-    number ("my address": "Sam's new flat is at 14 Kestrel Lane", never "Sam's flat is
-    in Leeds")."""
+    """Words that say what the target names only beside a number, in a memory said of
+    the speaker ("my address": "Sam's new flat is at 14 Kestrel Lane", never "Sam's flat
+    is in Leeds", a house number; "my salary": "Sam makes 61,000 a year", never "Sam
+    makes pottery")."""
 
     @property
     def kind(self) -> str:
@@ -113,6 +114,7 @@ class ForgetMatch:
 
 _DIGIT = re.compile(r"\d")
 _HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?,? [A-Z][a-z]")
+_AMOUNT = re.compile(r"[£$€¥]\s?\d|\b\d{1,3}(?:,\d{3})+\b|\b\d+(?:\.\d+)?k\b|\b\d{4,}\b")
 
 
 def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
@@ -123,15 +125,23 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
     if target.attribute is None:
         return False
     if frame is None:  # "Sam's new flat is at 14 Kestrel Lane" (see ``numbered``)
-        # said of the speaker in the memory's opening words, not "Sam's ex Jo's flat"
-        opening = frozenset(_WORDS.findall(text.lower())[:4])
-        return target.mine and bool(target.numbered & opening) \
-            and any(s in opening for s in speakers) \
-            and _HOUSE_NUMBER.search(text) is not None
+        return number_matches(target, text, speakers)
     same = _same_attribute(frame.attribute, target.attribute) or (
         target.attribute == "contact:address" and frame.attribute == "residence"
         and bool(_DIGIT.search(text)))
     return same and (not target.mine or frame.subject in speakers)
+
+
+def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
+    """A word of ``target.numbered`` in the memory's opening words, said of the speaker
+    (not "Sam's ex Jo's flat"), beside a number: a house number for an address, else an
+    amount ("61,000", "$900", "45k"; not "3 cakes")."""
+    if not target.numbered or not target.mine:
+        return False
+    opening = frozenset(_WORDS.findall(text.lower())[:4])
+    number = _HOUSE_NUMBER if target.attribute == "contact:address" else _AMOUNT
+    return bool(target.numbered & opening) and any(s in opening for s in speakers) \
+        and number.search(text) is not None
 
 
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:

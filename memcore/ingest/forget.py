@@ -51,6 +51,7 @@ from memcore.core.forget import (
     ForgetTarget,
     conflicting_attribute,
     frame_matches,
+    number_matches,
     topic_matches,
     words_match,
     words_of,
@@ -327,7 +328,8 @@ class Forgetter:
                     hits.append(m.id)
                 elif conflicting_attribute(target, m.frame):
                     continue
-                elif words_match(target, words[m.id]):
+                elif words_match(target, words[m.id]) or (
+                        target.attribute is None and number_matches(target, m.text, speakers)):
                     take(m.id, "words")
                     hits.append(m.id)
                 elif topic_matches(target, words[m.id]):

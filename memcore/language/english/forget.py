@@ -180,6 +180,12 @@ _EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage
                    "salary", "salaries", "compensation"})
 # Where one lives, an address only beside a house number (:attr:`ForgetTarget.numbered`).
 DWELLING = frozenset({"flat", "house", "apartment", "home", "place", "address"})
+# Words that say a value only beside a number ("Sam makes 61,000 a year", never "Sam
+# makes pottery"): :attr:`ForgetTarget.numbered`.
+_MAKE = frozenset({"make", "makes", "made", "making", "bring", "brings"})
+SAID_WITH_NUMBER: dict[str, frozenset[str]] = {
+    "salary": _MAKE, "income": _MAKE, "wage": _MAKE, "pay": _MAKE, "compensation": _MAKE,
+}
 _WEIGH = frozenset({"weight", "weigh", "weighs", "weighed", "weighing"})
 SAID_AS: dict[str, frozenset[str]] = {
     "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
@@ -278,8 +284,9 @@ def _target(noun: Token) -> ForgetTarget | None:
         return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
                             related=frozenset(related), owner=_forms(owner), mine=False)
     attribute = _attribute(noun)
-    return ForgetTarget(phrase=phrase, attribute=attribute, words=words,
-                        numbered=DWELLING if attribute == "contact:address" else frozenset(),
+    numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
+        noun.lemma_.lower(), frozenset())
+    return ForgetTarget(phrase=phrase, attribute=attribute, words=words, numbered=numbered,
                         related=frozenset(related), person=person,
                         mine=mine or noun.pos_ != "PROPN",
                         message=noun.lemma_.lower() in MESSAGE_NOUNS)
@@ -1029,8 +1036,9 @@ def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> in
     said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
                for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
     if not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
-            or any(t.lower_ in named or t.lemma_.lower() in named for t in rest):
-        return sent.end_char
+            or any(t.lower_ in named or t.lemma_.lower() in named for t in rest) \
+            or any(t.lower_ in BACK and t.pos_ == "PRON" for t in rest):
+        return sent.end_char  # "..., I gave it by mistake": about what is forgotten
     if any(_request_in_tokens(t) for t in rest):
         return sent.end_char  # the tail asks too ("..., please don't keep it either")
     return rest[0].idx
