@@ -61,10 +61,10 @@ class ForgetTarget:
     """The phrase names a turn of the chat ("my last message"): a language pack reads
     it as a back-reference."""
     numbered: frozenset[str] = frozenset()
-    """Words that say what the target names only beside a number, in a memory said of
-    the speaker ("my address": "Sam's new flat is at 14 Kestrel Lane", never "Sam's flat
-    is in Leeds", a house number; "my salary": "Sam makes 61,000 a year", never "Sam
-    makes pottery")."""
+    """How a memory that says what the target names beside a number goes on after the
+    speaker, as words of :func:`words_of` joined by spaces ("s new flat": "Sam's new flat
+    is at 14 Kestrel Lane", never "Sam's flat is in Leeds"; "makes": "Sam makes 61,000 a
+    year", never "Sam makes pottery")."""
 
     @property
     def kind(self) -> str:
@@ -114,7 +114,9 @@ class ForgetMatch:
 
 _DIGIT = re.compile(r"\d")
 _HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?,? [A-Z][a-z]")
-_AMOUNT = re.compile(r"[£$€¥]\s?\d|\b\d{1,3}(?:,\d{3})+\b|\b\d+(?:\.\d+)?k\b|\b\d{4,}\b")
+# an amount, not a year ("by 1 March 2026")
+_AMOUNT = re.compile(r"[£$€¥]\s?\d|\b\d{1,3}(?:,\d{3})+\b|\b\d+(?:\.\d+)?k\b"
+                     r"|\b(?!(?:19|20)\d\d\b)\d{4,}\b")
 
 
 def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
@@ -133,14 +135,18 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
 
 
 def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
-    """A word of ``target.numbered`` in the memory's opening words, said of the speaker
-    (not "Sam's ex Jo's flat"), beside a number: a house number for an address, else an
-    amount ("61,000", "$900", "45k"; not "3 cakes")."""
+    """The memory opens with the speaker and one of ``target.numbered`` ("Sam makes",
+    "Sam's new flat"; not "Sam's wife makes", "Sam's ex Jo's flat"), and gives a number:
+    a house number for an address, else an amount ("61,000", "$900", "45k"; not "3
+    cakes")."""
     if not target.numbered or not target.mine:
         return False
-    opening = frozenset(_WORDS.findall(text.lower())[:4])
+    words = _WORDS.findall(text.lower())
+    if not words or words[0] not in speakers:
+        return False
+    said = " ".join(words[1:]) + " "
     number = _HOUSE_NUMBER if target.attribute == "contact:address" else _AMOUNT
-    return bool(target.numbered & opening) and any(s in opening for s in speakers) \
+    return any(said.startswith(p + " ") for p in target.numbered) \
         and number.search(text) is not None
 
 

@@ -125,7 +125,11 @@ LIGHT_NOUNS = frozenset({"situation", "case", "issue", "issues", "matter", "busi
                          "stuff"})
 PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
                                    "boyfriend", "fiance", "fiancee", "spouse", "crush",
-                                   "date", "doctor", "therapist"}))
+                                   "date", "doctor", "therapist", "stepdad", "stepmum",
+                                   "stepmom", "stepfather", "stepmother", "stepbrother",
+                                   "stepsister", "landlord", "landlady", "roommate",
+                                   "flatmate", "housemate", "coworker", "teacher", "coach",
+                                   "mentor", "lawyer", "ex-wife", "ex-husband"}))
 # General words that name a topic, and the words its facts use.
 _MEDICAL = frozenset({
     "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness",
@@ -178,11 +182,13 @@ _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
 # 48,000"; "my date of birth": "Sam was born in 1990"); any of them stands for the noun.
 _EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage", "wages",
                    "salary", "salaries", "compensation"})
-# Where one lives, an address only beside a house number (:attr:`ForgetTarget.numbered`).
-DWELLING = frozenset({"flat", "house", "apartment", "home", "place", "address"})
+# Where one lives: an address only beside a house number (:attr:`ForgetTarget.numbered`).
+DWELLING = frozenset(f"s {mod}{noun}" for mod in ("", "new ", "current ", "rented ")
+                     for noun in ("flat", "house", "apartment", "home", "place"))
 # Words that say a value only beside a number ("Sam makes 61,000 a year", never "Sam
 # makes pottery"): :attr:`ForgetTarget.numbered`.
-_MAKE = frozenset({"make", "makes", "made", "making", "bring", "brings"})
+_MAKE = frozenset(f"{adverb}{verb}" for adverb in ("", "now ", "currently ", "also ")
+                  for verb in ("makes", "made", "brings", "brought", "takes home"))
 SAID_WITH_NUMBER: dict[str, frozenset[str]] = {
     "salary": _MAKE, "income": _MAKE, "wage": _MAKE, "pay": _MAKE, "compensation": _MAKE,
 }
@@ -273,6 +279,8 @@ def _target(noun: Token) -> ForgetTarget | None:
         # never the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a
         # value of a person, not the person: the person's other facts stay.
         values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
+        if noun in values:  # "Olga's home address": any word of the value says it
+            values = [t for t in content if t.i == noun.i or t.dep_ == "compound"]
         if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
             # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
             return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
@@ -362,8 +370,10 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
         return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
     if verb.lemma_.lower() in KNOW_VERBS - KEEP_VERBS:
         return True  # "I don't want you to know about my arrest" (:func:`_unwanted`)
-    if verb.tag_ == "VBN" and verb.dep_ in ("ccomp", "xcomp", "oprd") and _unwanted(verb):
-        return True  # "I don't want my diagnosis stored"
+    if verb.tag_ in ("VBN", "VBD") and verb.dep_ in ("ccomp", "xcomp", "oprd") \
+            and not any(c.dep_ in ("aux", "auxpass") for c in verb.children) \
+            and _unwanted(verb):
+        return True  # "I don't want my diagnosis stored" (the parser may say "VBD")
     head = verb.head
     head_lemma = head.lemma_.lower()
     head_negated = any(c.dep_ == "neg" for c in head.children)
@@ -643,8 +653,9 @@ def _unwanted(verb: Token) -> bool:
     """``verb`` is what the speaker does not want done: "I don't want you to know",
     "I'd rather not have my address stored", "I don't want my diagnosis stored"."""
     head = verb.head
-    if head.i == verb.i:
-        return False
+    if head.i >= verb.i or any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we")
+                               for c in verb.children):
+        return False  # "I saved my money, I don't want it wasted": no complement of it
     negated = any(c.dep_ == "neg" for c in head.children)
     speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
     if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in head.children):
@@ -695,7 +706,12 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     "hold on to that", "get rid of what I said ...")."""
     obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
                 and c.lower_ not in ("you", "me", "u")), None)
-    if obj is None and verb.tag_ == "VBN" and verb.lemma_.lower() != "rid":
+    if obj is None and verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
+            and verb.head.pos_ == "NOUN":
+        obj = verb.head  # "Delete all memories about X", parsed with "Delete" as a name
+    small = verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd") and not any(
+        c.dep_ in ("aux", "auxpass") for c in verb.children)  # "want my PIN saved" as "VBD"
+    if obj is None and (verb.tag_ == "VBN" or small) and verb.lemma_.lower() != "rid":
         # a passive's subject: "can my phone number be deleted?"
         obj = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
                     and c.lower_ not in ("you", "me", "u", "i")), None)
@@ -768,7 +784,8 @@ def _regretted(verb: Token, negated: bool) -> bool:
             c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children) and any(
             c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children)
     subject = next((c for c in head.children if c.dep_ == "nsubj"), None)
-    return verb.dep_ in ("xcomp", "ccomp") and not negated and (
+    # "(kinda) regret telling you": the parser may read "regret" as a noun ("acl")
+    return verb.dep_ in ("xcomp", "ccomp", "acl") and not negated and (
         subject is None or subject.lower_ == "i" or subject.pos_ != "PRON")
 
 

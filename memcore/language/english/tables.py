@@ -167,5 +167,6 @@ CHAT_WORDS: dict[str, str] = {
     "thx": "thanks", "pls": "please", "plz": "please", "rn": "right now",
     "goin": "going", "doin": "doing", "nothin": "nothing", "somethin": "something",
     "abt": "about", "smth": "something", "sth": "something", "cuz": "because",
-    "coz": "because", "ppl": "people",
+    "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
+    "imo": "in my opinion",
 }
