@@ -61,10 +61,10 @@ class ForgetTarget:
     """The phrase names a turn of the chat ("my last message"): a language pack reads
     it as a back-reference."""
     numbered: frozenset[str] = frozenset()
-    """How a memory that says what the target names beside a number goes on after the
-    speaker, as words of :func:`words_of` joined by spaces ("s new flat": "Sam's new flat
-    is at 14 Kestrel Lane", never "Sam's flat is in Leeds"; "makes": "Sam makes 61,000 a
-    year", never "Sam makes pottery")."""
+    """How a memory that says what the target names goes on after the speaker, right
+    before a number, as words of :func:`words_of` joined by spaces ("s new flat is at":
+    "Sam's new flat is at 14 Kestrel Lane", never "Sam's flat is in Leeds"; "makes":
+    "Sam makes 61,000 a year", never "Sam makes pottery")."""
 
     @property
     def kind(self) -> str:
@@ -113,10 +113,10 @@ class ForgetMatch:
 
 
 _DIGIT = re.compile(r"\d")
-_HOUSE_NUMBER = re.compile(r"\b\d+[A-Za-z]?,? [A-Z][a-z]")
+_HOUSE_NUMBER = re.compile(r"[£$€¥]?\d+[A-Za-z]?,? [A-Z][a-z]")
 # an amount, not a year ("by 1 March 2026")
-_AMOUNT = re.compile(r"[£$€¥]\s?\d|\b\d{1,3}(?:,\d{3})+\b|\b\d+(?:\.\d+)?k\b"
-                     r"|\b(?!(?:19|20)\d\d\b)\d{4,}\b")
+_AMOUNT = re.compile(r"[£$€¥]\s?\d|\d{1,3}(?:,\d{3})+\b|\d+(?:\.\d+)?k\b"
+                     r"|(?!(?:19|20)\d\d\b)\d{4,}\b")
 
 
 def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
@@ -135,19 +135,23 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
 
 
 def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
-    """The memory opens with the speaker and one of ``target.numbered`` ("Sam makes",
-    "Sam's new flat"; not "Sam's wife makes", "Sam's ex Jo's flat"), and gives a number:
-    a house number for an address, else an amount ("61,000", "$900", "45k"; not "3
-    cakes")."""
+    """The memory opens with the speaker and one of ``target.numbered`` and goes on
+    with a number right after it ("Sam makes 61,000", "Sam's new flat is at 14 Kestrel
+    Lane"; not "Sam's wife makes", "Sam's ex Jo's flat", "Sam moved to Leeds on 3
+    May"): a house number for an address, else an amount ("61,000", "$900", "45k"; not
+    "3 cakes", not a year)."""
     if not target.numbered or not target.mine:
         return False
     words = _WORDS.findall(text.lower())
     if not words or words[0] not in speakers:
         return False
-    said = " ".join(words[1:]) + " "
     number = _HOUSE_NUMBER if target.attribute == "contact:address" else _AMOUNT
-    return any(said.startswith(p + " ") for p in target.numbered) \
-        and number.search(text) is not None
+    for phrase in target.numbered:
+        said = re.match(r"\W*" + r"\W+".join(map(re.escape, [words[0], *phrase.split()]))
+                        + r"[^\w£$€¥]+", text, re.IGNORECASE)
+        if said is not None and number.match(text, said.end()) is not None:
+            return True
+    return False
 
 
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:

@@ -79,7 +79,7 @@ def test_no_request(pack, text: str) -> None:  # type: ignore[no-untyped-def]
     ("I regret mentioning my overdraft to you.", "overdraft"),
     ("I wish I hadn't told you about the lawsuit.", "lawsuit"),
     ("kinda regret telling u about my rehab tbh", "rehab"),
-    ("I ask that my medical history be deleted.", "history"),
+    ("I ask that my medical history be deleted.", "medical"),
     ("I insist that the details of my arrest be removed.", "arrest"),
     ("Please erase where I work from your memory.", "works"),
     ("Forget who I'm seeing.", "seeing"),
@@ -172,3 +172,34 @@ def test_a_tail_about_what_is_forgotten_is_part_of_the_request(pack, text: str  
                                                               ) -> None:
     request = pack.forget_requests([text])[0]
     assert request is not None and request.sentences == ((0, len(text)),), text
+
+
+# -- "it" of what the sentence is about; more topics; names the tagger calls nouns -------------
+
+def test_it_is_what_the_sentence_is_about(pack) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests(
+        ["Right, about the phone number I sent you earlier - can you forget it?"])[0]
+    assert request is not None and not request.refers_back  # not the previous turn
+    assert request.targets[0].attribute == "contact:phone"
+
+
+def test_addiction_and_politics_topics(pack) -> None:  # type: ignore[no-untyped-def]
+    drugs, = _targets(pack, "Please forget about Nina's drug habit.")
+    assert drugs.owner and "heroin" in drugs.related
+    votes, = _targets(pack, "Could you erase my political opinions?")
+    assert "voted" in votes.related and "green" not in votes.related
+
+
+def test_a_name_tagged_as_a_noun_is_linked(pack) -> None:  # type: ignore[no-untyped-def]
+    sven, freja = pack.linked_names(["Sam's boyfriend Sven plays chess.",
+                                     "Sam's girlfriend Freja lives in Oslo."],
+                                    frozenset({"boyfriend", "girlfriend"}))
+    assert sven == {"sven"} and freja == {"freja"}
+
+
+def test_a_number_right_after_how_it_is_said(pack) -> None:  # type: ignore[no-untyped-def]
+    address, = _targets(pack, "Forget my home address, please.")
+    assert number_matches(address, "Sam just moved into 3 Alder Close, York.", {"sam"})
+    assert not number_matches(address, "Sam moved to York on 3 June.", {"sam"})
+    salary, = _targets(pack, "Please forget my income.")
+    assert number_matches(salary, "Sam makes around £2,400 a month.", {"sam"})

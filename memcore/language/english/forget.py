@@ -122,7 +122,8 @@ GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing
 LIGHT_NOUNS = frozenset({"situation", "case", "issue", "issues", "matter", "business",
                          "story", "incident", "episode", "saga", "drama", "problem",
                          "problems", "mess", "trouble", "troubles", "thing", "things",
-                         "stuff"})
+                         "stuff", "view", "views", "opinion", "opinions", "habit",
+                         "history", "status"})
 PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
                                    "boyfriend", "fiance", "fiancee", "spouse", "crush",
                                    "date", "doctor", "therapist", "stepdad", "stepmum",
@@ -160,6 +161,16 @@ _RELIGION = frozenset({"religion", "religious", "faith", "belief", "beliefs", "g
 _IMMIGRATION = frozenset({"visa", "immigration", "immigrant", "undocumented", "asylum",
                           "deported", "deportation", "residency", "overstayed", "refugee",
                           "citizenship"})
+_ADDICTION = frozenset({"drug", "drugs", "addiction", "addicted", "addict", "cocaine",
+                        "heroin", "meth", "cannabis", "weed", "marijuana", "opioid",
+                        "opioids", "overdose", "overdosed", "rehab", "relapse", "relapsed",
+                        "alcoholic", "alcoholism", "sober", "sobriety", "drinking",
+                        "gambling"})
+_POLITICS = frozenset({"political", "politics", "voted", "voting", "voter",
+                       "election", "labour", "conservative", "conservatives", "tory",
+                       "tories", "democrat", "democrats", "republican", "republicans",
+                       "socialist", "communist", "brexit", "leftist", "right-wing",
+                       "left-wing"})
 _SEXUALITY = frozenset({"sexuality", "orientation", "gay", "lesbian", "bisexual", "bi",
                         "queer", "trans", "transgender", "asexual", "closeted", "pansexual"})
 TOPICS: dict[str, frozenset[str]] = {
@@ -172,6 +183,9 @@ TOPICS: dict[str, frozenset[str]] = {
     "religious": _RELIGION, "faith": _RELIGION, "belief": _RELIGION,
     "visa": _IMMIGRATION, "immigration": _IMMIGRATION, "asylum": _IMMIGRATION,
     "residency": _IMMIGRATION, "sexuality": _SEXUALITY, "orientation": _SEXUALITY,
+    "drug": _ADDICTION, "drugs": _ADDICTION, "addiction": _ADDICTION,
+    "substance": _ADDICTION, "political": _POLITICS, "politics": _POLITICS,
+    "vote": _POLITICS, "voting": _POLITICS,
 }
 # What dismisses an offer in the same or the next sentence ("forget it, it doesn't
 # matter", "never mind", "no worries").
@@ -183,12 +197,17 @@ _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
 _EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage", "wages",
                    "salary", "salaries", "compensation"})
 # Where one lives: an address only beside a house number (:attr:`ForgetTarget.numbered`).
-DWELLING = frozenset(f"s {mod}{noun}" for mod in ("", "new ", "current ", "rented ")
-                     for noun in ("flat", "house", "apartment", "home", "place"))
+DWELLING = frozenset(
+    {f"s {mod}{noun} is {prep}" for mod in ("", "new ", "current ", "rented ")
+     for noun in ("flat", "house", "apartment", "home", "place") for prep in ("at", "on")}
+    | {f"{adverb}{verb}" for adverb in ("", "just ", "recently ", "now ")
+       for verb in ("moved into", "moved to", "lives at", "is moving to", "is moving into",
+                    "has moved into", "has moved to")})
 # Words that say a value only beside a number ("Sam makes 61,000 a year", never "Sam
 # makes pottery"): :attr:`ForgetTarget.numbered`.
-_MAKE = frozenset(f"{adverb}{verb}" for adverb in ("", "now ", "currently ", "also ")
-                  for verb in ("makes", "made", "brings", "brought", "takes home"))
+_MAKE = frozenset(f"{adverb}{verb}{about}" for adverb in ("", "now ", "currently ", "also ")
+                  for verb in ("makes", "made", "brings home", "takes home")
+                  for about in ("", " about", " around", " roughly"))
 SAID_WITH_NUMBER: dict[str, frozenset[str]] = {
     "salary": _MAKE, "income": _MAKE, "wage": _MAKE, "pay": _MAKE, "compensation": _MAKE,
 }
@@ -927,6 +946,11 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
                          and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
                          and _about(t) is not None), None)
             targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
+            # "About the address I gave you, please forget it": "it" is what it is about
+            fronted = _about(verb)
+            if not targets and fronted is not None and fronted.i < verb.i \
+                    and fronted.lower_ not in BACK:
+                targets = _targets(fronted)
             back = not targets
         elif obj is not None:
             about = _about_said(obj) if obj.lemma_.lower() in GENERIC else None
@@ -1128,8 +1152,14 @@ def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
             near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
             near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
                      for g in c.children if g.dep_ in ("oprd", "attr")]
+        after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+        if after is not None and after.is_title and not after.is_stop and after.is_alpha:
+            near.append(after)  # "Ann's girlfriend Freja ...", however it is tagged
         for n in near:
-            if n.pos_ == "PROPN" and n.i != tok.i and n.dep_ != "poss":
+            # a name the tagger may call a noun ("Ann's boyfriend Sven"), capitalised
+            named = n.pos_ == "PROPN" or (n.is_title and n.i > 0 and (
+                n.pos_ == "NOUN" or n.i == tok.i + 1))
+            if named and n.i != tok.i and n.dep_ != "poss":
                 out.add(n.lower_)
                 out |= {c.lower_ for c in n.children if c.dep_ == "compound"
                         and c.pos_ == "PROPN"}
