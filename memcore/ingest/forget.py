@@ -36,6 +36,7 @@ erased, or that nothing matched; never a text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -81,6 +82,8 @@ MEANING_MIN = 0.7
 """The cosine a memory needs with a target's embedded phrase to match by meaning alone."""
 MEANING_K = 20
 """Nearest neighbours of the phrase looked at for a match by meaning."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+"""Where a stored turn's sentences end (to tell which of them a request meant)."""
 LOOKBACK = 32
 """Stored turns of the namespace looked back over for the turn "that" refers to."""
 _MATCHED = LIVE_STATUSES | {Status.SUPERSEDED}
@@ -224,10 +227,17 @@ class Forgetter:
         matches: list[ForgetMatch] = []
         if request.targets or request.everything:
             matches = self._matches(namespace, request, memories, speaker)
+        said: dict[str, list[str]] = {}  # turn id -> the memories of its sentences meant
+        if request.refers_back and request.earlier is None:
+            said = self._of_sentences(before, episodes, memories, speaker,
+                                      lambda sentences: [sentences[-1]])
         if request.targets and not matches and not episodes:
             # Nothing extracted names it (the facts say it in other words, or the turn
             # gave none): the turns that say it are what the user asks to forget.
             episodes = self._saying_turns(namespace, scope, turn, request.targets)
+            said = self._of_sentences(before, episodes, memories, speaker, lambda sentences: [
+                s for s in sentences if any(words_match(t, words_of(s)) or topic_matches(
+                    t, words_of(s)) for t in request.targets)])
         outcome.matched = len(matches) + len(episodes)
         chosen = matches[:self.limit]
         outcome.over_limit = len(matches) - len(chosen)
@@ -235,6 +245,15 @@ class Forgetter:
         erased: set[str] = set()
         gone: set[str] = set()
         for episode_id in episodes:
+            for memory_id in said.get(episode_id, []):
+                # the sentences meant, not the turn's other facts (the turn's text goes)
+                if self.store.records.get(namespace, memory_id) is not None:
+                    report = self.store.eraser.erase_memory_and_sources(
+                        namespace, memory_id, now, reason=reason)
+                    erased.update(report.removed)
+                    gone.update(report.episodes)
+            if episode_id in gone:
+                continue
             carried = [m.id for m in memories if episode_id in m.sources]
             if self.store.eraser.erase_episode(namespace, episode_id, now, reason=reason):
                 gone.add(episode_id)
@@ -285,6 +304,38 @@ class Forgetter:
                 return out
             out.append(e.id)
         return []  # no user turn to refer to: erase nothing
+
+    def _of_sentences(self, turns: Sequence[Episode], ids: Sequence[str],
+                      memories: Sequence[Memory], speaker: str,
+                      meant: Callable[[list[str]], list[str]]) -> dict[str, list[str]]:
+        """Per user turn of ``ids`` said in several sentences, the memories that came from
+        the sentences ``meant`` picks ("I live in Leeds. My PIN is 4821." + "forget that":
+        the PIN, not Leeds): each memory of the turn goes with the sentence sharing most of
+        its words. A turn of one sentence, or none of whose memories goes with a meant
+        sentence, is left out (the whole turn is erased)."""
+        skip = words_of(speaker) | {"user"}
+        out: dict[str, list[str]] = {}
+        for e in turns:
+            if e.id not in ids or e.role is not Role.USER:
+                continue
+            sentences = [s for s in _SENTENCE_END.split(e.text) if words_of(s)]
+            if len(sentences) < 2:
+                continue
+            chosen = set(meant(sentences))
+            keys = [frozenset(w for w in words_of(s) if len(w) > 2) - skip for s in sentences]
+            picked = []
+            for m in memories:
+                if e.id not in m.sources:
+                    continue
+                mine = frozenset(w for w in words_of(m.text) if len(w) > 2) - skip
+                overlap = [len(mine & k) for k in keys]
+                best = max(overlap)
+                if best and overlap.count(best) == 1 \
+                        and sentences[overlap.index(best)] in chosen:
+                    picked.append(m.id)
+            if picked:
+                out[e.id] = picked
+        return out
 
     def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,
                       targets: Sequence[ForgetTarget]) -> list[str]:

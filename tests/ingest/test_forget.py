@@ -291,3 +291,20 @@ def test_a_statement_after_the_request_is_stored(url: str) -> None:
     live = _live(store, "tl")
     assert any("Glasgow" in t for t in live), live
     assert not any(w in t.lower() for t in live for w in REQUEST_WORDS), live
+
+
+@pytest.mark.parametrize("shared,request_text", [
+    ("I grew up in Whitby. My door code is 5083.", "Please don't remember that."),
+    ("I coach a netball team. I was sacked from Ferrow Ltd for fraud, by the way.",
+     "I shouldn't have told you that."),
+])
+def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
+        url: str, shared: str, request_text: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "ls", [shared])
+    kept = "Whitby" if "Whitby" in shared else "netball"
+    secret = "5083" if "5083" in shared else "Ferrow"
+    assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
+    _say(pipeline, "ls", [request_text], start=1)
+    assert not _scan(store.client, secret)  # the turn's text went with it
+    assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
