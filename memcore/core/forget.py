@@ -60,6 +60,9 @@ class ForgetTarget:
     message: bool = False
     """The phrase names a turn of the chat ("my last message"): a language pack reads
     it as a back-reference."""
+    others: frozenset[str] = frozenset()
+    """Words for the speaker's people ("sister", "colleague"): a memory of one of them
+    ("Sam's sister is a doctor") is not the speaker's own topic (:func:`of_speaker`)."""
     numbered: frozenset[str] = frozenset()
     """How a memory that says what the target names goes on after the speaker, right
     before a number, as words of :func:`words_of` joined by spaces ("s new flat is at":
@@ -157,6 +160,22 @@ def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
     """Every content word of the target is in ``words`` (one of its forms)."""
     return bool(target.words) and all(forms & words for forms in target.words)
+
+
+def of_speaker(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
+    """The memory is about the speaker, as a topic of the speaker's own must be ("my
+    medical info" is not "Sam's sister is a doctor", "my breakup" not "Sam's colleague
+    Bea got divorced"): it opens with the speaker, not with one of the speaker's people,
+    or names the speaker again on its own ("Sam's girlfriend Ana dumped Sam")."""
+    if not target.mine or target.owner:
+        return True  # someone else's topic: the owner decides (:attr:`ForgetTarget.owner`)
+    words = _WORDS.findall(text.lower())
+    if not words or words[0] not in speakers:
+        return False
+    if words[1:2] != ["s"] or not (set(words[2:4]) & target.others):
+        return True
+    return any(w in speakers and words[i + 1:i + 2] != ["s"]
+               for i, w in enumerate(words) if i > 0)
 
 
 def topic_matches(target: ForgetTarget, words: frozenset[str]) -> bool:

@@ -53,6 +53,7 @@ from memcore.core.forget import (
     conflicting_attribute,
     frame_matches,
     number_matches,
+    of_speaker,
     topic_matches,
     words_match,
     words_of,
@@ -383,7 +384,8 @@ class Forgetter:
                         target.attribute is None and number_matches(target, m.text, speakers)):
                     take(m.id, "words")
                     hits.append(m.id)
-                elif topic_matches(target, words[m.id]):
+                elif topic_matches(target, words[m.id]) and of_speaker(target, m.text,
+                                                                       speakers):
                     take(m.id, "topic")
                     hits.append(m.id)
             for mid, similarity in self._by_meaning(namespace, target, by_id):

@@ -203,3 +203,28 @@ def test_a_number_right_after_how_it_is_said(pack) -> None:  # type: ignore[no-u
     assert not number_matches(address, "Sam moved to York on 3 June.", {"sam"})
     salary, = _targets(pack, "Please forget my income.")
     assert number_matches(salary, "Sam makes around £2,400 a month.", {"sam"})
+
+
+# -- a topic of the speaker's own is about the speaker ----------------------------------------
+
+@pytest.mark.parametrize("request_text,own,other", [
+    ("Please wipe my health details.", "Sam has been on antidepressants since May.",
+     "Sam's cousin is a doctor with asthma."),
+    ("Forget what I told you about my finances.", "Sam owes 3,000 on a loan.",
+     "Sam works at a bank."),
+    ("Please forget about my divorce.", "Sam's partner Jo dumped Sam.",
+     "Sam's colleague Ravi just got divorced."),
+])
+def test_a_topic_of_my_own_is_about_me(pack, request_text: str, own: str,  # type: ignore[no-untyped-def]
+                                       other: str) -> None:
+    from memcore.core.forget import of_speaker, topic_matches
+    target, = _targets(pack, request_text)
+
+    def hit(fact: str) -> bool:
+        return topic_matches(target, words_of(fact)) and of_speaker(target, fact, {"sam"})
+    assert hit(own) and not hit(other), (own, other)
+
+
+def test_a_contact_number_is_a_phone_number(pack) -> None:  # type: ignore[no-untyped-def]
+    target, = _targets(pack, "Please delete my work number.")
+    assert target.attribute == "contact:phone"

@@ -133,26 +133,29 @@ PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfrie
                                    "mentor", "lawyer", "ex-wife", "ex-husband"}))
 # General words that name a topic, and the words its facts use.
 _MEDICAL = frozenset({
-    "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness",
-    "disease", "disorder", "diabetes", "diabetic", "insulin", "asthma", "asthmatic",
-    "cancer", "chemo", "chemotherapy", "depression", "depressed", "anxiety", "adhd",
-    "autism", "autistic", "bipolar", "epilepsy", "migraine", "migraines", "allergy",
-    "allergic", "medication", "medications", "medicine", "pill", "pills", "prescription",
-    "prescribed", "dose", "surgery", "therapy", "therapist", "hospital", "doctor",
-    "symptom", "symptoms", "pregnant", "pregnancy", "hiv", "std", "infection", "arthritis",
-    "ibs", "crohn", "ptsd", "ocd", "insomnia", "blood", "pressure", "cholesterol",
-    "antidepressant", "antidepressants", "sertraline", "metformin", "inhaler"})
-_BREAKUP = frozenset({"ex", "breakup", "break", "broke", "split", "divorce", "divorced",
+    "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness", "disease",
+    "disorder", "diabetes", "diabetic", "insulin", "asthma", "asthmatic", "cancer", "chemo",
+    "chemotherapy", "depression", "depressed", "anxiety", "adhd", "autism", "autistic", "bipolar",
+    "epilepsy", "migraine", "migraines", "allergy", "allergic", "medication", "medications",
+    "medicine", "pill", "pills", "prescription", "prescribed", "dose", "surgery", "therapy",
+    "symptom", "symptoms", "pregnant", "pregnancy", "hiv", "std", "infection", "arthritis", "ibs",
+    "crohn", "ptsd", "ocd", "insomnia", "blood", "cholesterol", "antidepressant",
+    "antidepressants", "sertraline", "metformin", "inhaler"})
+_BREAKUP = frozenset({"ex", "breakup", "broke", "split", "divorce", "divorced",
                       "separated", "dumped", "heartbreak"})
-_MONEY = frozenset({"bank", "account", "salary", "debt", "debts", "loan", "mortgage",
-                    "income", "iban", "card", "credit", "savings", "finances", "money"})
+# A topic's words say the speaker's state, not a profession or a workplace ("my medical
+# info" is not "Sam is a doctor", "my finances" not "Sam works at a bank").
+_MONEY = frozenset({"salary", "debt", "debts", "loan", "loans", "mortgage", "income",
+                    "iban", "savings", "finances", "overdraft", "owe", "owes", "owed",
+                    "bankrupt", "bankruptcy", "earn", "earns", "earned"})
+_BANKING = frozenset({"account", "iban", "sort", "routing", "card", "overdraft", "pin"})
 _IDENTITY = frozenset({"passport", "ssn", "social", "security", "insurance", "licence",
                        "license", "national", "id", "identity"})
 # The speaker's trouble with the law (not its professions: "my sister is a lawyer").
 _LEGAL = frozenset({"legal", "lawsuit", "lawsuits", "sue", "sued", "suing", "court",
                     "trial", "arrest", "arrested", "charged", "charges", "convicted",
                     "conviction", "probation", "parole", "jail", "prison", "bail", "dui",
-                    "dwi", "offence", "offense", "criminal", "custody", "fined"})
+                    "dwi", "offence", "offense", "custody", "fined"})
 _RELIGION = frozenset({"religion", "religious", "faith", "belief", "beliefs", "god",
                        "church", "catholic", "protestant", "christian", "muslim", "islam",
                        "jewish", "judaism", "hindu", "buddhist", "sikh", "atheist",
@@ -177,7 +180,8 @@ TOPICS: dict[str, frozenset[str]] = {
     "medical": _MEDICAL, "health": _MEDICAL, "condition": _MEDICAL, "diagnosis": _MEDICAL,
     "illness": _MEDICAL, "medication": _MEDICAL, "breakup": _BREAKUP,
     "relationship": _BREAKUP, "divorce": _BREAKUP, "financial": _MONEY, "finance": _MONEY,
-    "money": _MONEY, "bank": _MONEY, "identity": _IDENTITY, "id": _IDENTITY,
+    "money": _MONEY, "bank": _BANKING, "banking": _BANKING, "identity": _IDENTITY,
+    "id": _IDENTITY,
     "legal": _LEGAL, "lawsuit": _LEGAL, "court": _LEGAL, "arrest": _LEGAL,
     "criminal": _LEGAL, "conviction": _LEGAL, "religion": _RELIGION,
     "religious": _RELIGION, "faith": _RELIGION, "belief": _RELIGION,
@@ -238,11 +242,18 @@ def _attribute(noun: Token) -> str | None:
     mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
     if lemma in ("address", "number", "id") and mods & T.CONTACT_COMPOUNDS.keys():
         return T.CONTACT_COMPOUNDS[sorted(mods & T.CONTACT_COMPOUNDS.keys())[0]]
+    if lemma == "number" and mods & PHONE_NUMBER_MODS:
+        return "contact:phone"  # "my contact number", "my home number"
     if lemma in ("number", "id") and mods:
         return None
     if lemma in T.KIN or lemma in ("ex",):
         return None
     return T.NOUN_FRAMES.get(lemma)
+
+
+# What makes "number" a phone number besides "phone" ("contact number", "work number").
+PHONE_NUMBER_MODS = frozenset({"contact", "cell", "telephone", "tel", "home", "work",
+                               "landline", "personal", "private"})
 
 
 # "N of X" where N is a value of X ("the name of my therapist", "date of birth").
@@ -314,6 +325,7 @@ def _target(noun: Token) -> ForgetTarget | None:
     numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
         noun.lemma_.lower(), frozenset())
     return ForgetTarget(phrase=phrase, attribute=attribute, words=words, numbered=numbered,
+                        others=PERSON_NOUNS,
                         related=frozenset(related), person=person,
                         mine=mine or noun.pos_ != "PROPN",
                         message=noun.lemma_.lower() in MESSAGE_NOUNS)
