@@ -228,3 +228,38 @@ def test_a_topic_of_my_own_is_about_me(pack, request_text: str, own: str,  # typ
 def test_a_contact_number_is_a_phone_number(pack) -> None:  # type: ignore[no-untyped-def]
     target, = _targets(pack, "Please delete my work number.")
     assert target.attribute == "contact:phone"
+
+
+# -- more forms: "any of that", "about me telling you", "that info", the parser's npadvmod ----
+
+@pytest.mark.parametrize("text,word", [
+    ("Forget about me mentioning my overdraft.", "overdraft"),
+    ("I'd prefer if you forgot my pay.", "pay"),
+    ("Please ignore that bit about my rehab.", "rehab"),
+    ("Remove any trace of my stalker.", "stalker"),
+])
+def test_more_forms(pack, text: str, word: str) -> None:  # type: ignore[no-untyped-def]
+    targets = _targets(pack, text)
+    assert any(any(word in forms for forms in t.words) for t in targets), (text, targets)
+
+
+@pytest.mark.parametrize("text", [
+    "Please don't store any of that.", "I don't want this remembered.",
+    "Could you remove those details?",
+])
+def test_more_back_references(pack, text: str) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests([text])[0]
+    assert request is not None and request.refers_back, text
+
+
+@pytest.mark.parametrize("text", [
+    "Delete all of my photos from last year.", "Ignore the part about the weather.",
+    "I had a bout of flu in March.", "I don't want any of that cake.",
+])
+def test_more_no_requests(pack, text: str) -> None:  # type: ignore[no-untyped-def]
+    assert pack.forget_requests([text])[0] is None, text
+
+
+def test_everything_about_me_is_the_scope(pack) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests(["Please delete everything you know about me."])[0]
+    assert request is not None and request.everything and not request.targets

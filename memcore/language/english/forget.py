@@ -109,13 +109,14 @@ def may_ask_to_forget(text: str) -> bool:
 
 ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"})
 BACK = frozenset({"that", "it", "this", "those", "these"})
-EVERYTHING = frozenset({"everything", "all", "anything"})
+EVERYTHING = frozenset({"everything", "all", "anything", "any"})
 ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
 # Nouns that only point at what follows ("the part about", "my medical information").
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
                      "everything", "anything", "all", "memory", "memories", "mentions",
-                     "note", "notes", "reference", "references", "entry", "entries"})
+                     "note", "notes", "reference", "references", "entry", "entries",
+                     "trace", "traces"})
 # Head nouns that only frame what their modifier names ("my visa situation", "my court
 # case", "the weed thing", "my drinking problem"): with a modifier, the modifier is the
 # target (the facts say "visa", not "situation").
@@ -355,6 +356,12 @@ def _about(tok: Token) -> Token | None:
                         None)
             if pobj is not None:
                 return pobj
+            # "forget about me telling you about my debt": what the telling was about
+            told = next((c for c in prep.children if c.dep_ == "pcomp"
+                         and c.lemma_.lower() in SAY_VERBS), None)
+            if told is not None and told.i != tok.i:
+                return _about(told) or next((o for o in told.children if o.dep_ in (
+                    "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
     return None
 
 
@@ -691,7 +698,7 @@ def _unwanted(verb: Token) -> bool:
     speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
     if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in head.children):
         return False  # "I didn't want you to know": what the speaker wanted then
-    if verb.lemma_.lower() in KNOW_VERBS and not any(
+    if verb.lemma_.lower() in KNOW_VERBS and verb.tag_ in ("VB", "VBG") and not any(
             c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
             for c in (*verb.children, *head.children)):
         return False  # "I don't want my kids to know about it": not the assistant
@@ -705,7 +712,7 @@ def _verb_class(tok: Token) -> str | None:
     ``"keep"`` ("remember", "hold on to", "write down") or ``"say"``; None: none."""
     lemma = tok.lemma_.lower()
     parts = {c.lower_ for c in tok.children if c.dep_ in ("prt", "advmod", "prep")}
-    if lemma in FORGET_VERBS or (tok.lower_ == "forgot" and _rather(tok)):
+    if lemma in FORGET_VERBS or (tok.lower_ == "forgot" and (_rather(tok) or _asked_if(tok))):
         return "forget"  # "I'd rather you forgot about my debt" (its lemma as parsed)
     if lemma in KNOW_VERBS and tok.dep_ in ("ccomp", "xcomp") and _unwanted(tok):
         return "keep"  # "I don't want you to know about my arrest"
@@ -735,7 +742,9 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     """The predicate's object and the "(what) I said" clause it names: the direct
     object, else the object of the phrasal verb's preposition ("rid of my address",
     "hold on to that", "get rid of what I said ...")."""
-    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
+    obj = next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
+                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
+                and any(d.dep_ in ("poss", "det") for d in c.children)))  # "Disregard my ..."
                 and c.lower_ not in ("you", "me", "u")), None)
     if obj is None and verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
             and verb.head.pos_ == "NOUN":
@@ -782,6 +791,12 @@ def _tells_of(tok: Token) -> bool:
 # it asks nothing to be erased.
 _WHILE = frozenset({"minute", "minutes", "moment", "second", "sec", "while", "bit", "now",
                     "today", "tonight", "day", "hour", "weekend", "evening", "night", "time"})
+
+
+# Nouns of time the parser may hang on a verb as its object ("forget it this week").
+_TIMES = (_WHILE - {"bit"}) | frozenset({
+    "week", "month", "year", "morning", "afternoon", "weekend", "monday", "tuesday",
+    "wednesday", "thursday", "friday", "saturday", "sunday", "once", "way"})
 
 
 def _for_a_while(verb: Token) -> bool:
@@ -923,8 +938,10 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
         # "don't hold on to / write down X" also says things of the world ("the past").
         worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
         if lemma == "ignore" and said is None and source != "memory" and not (
-                obj is not None and obj.lower_ == "what"):
-            continue  # "ignore my typo"; "ignore what I said about my ex" retracts it
+                obj is not None and (obj.lower_ == "what" or (
+                    obj.lemma_.lower() in GENERIC
+                    and _mine(_about_said(obj) or _about(verb) or obj)))):
+            continue  # "ignore my typo"; "ignore what I said / the bit about my ex" retracts
         targets: list[ForgetTarget] = []
         back = everything = along = False
         if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
@@ -935,6 +952,12 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
             about = _about_said(obj) or _about(verb)
             if about is None and removing and not _tells_of(obj):
                 continue  # "drop everything and come here"
+            if about is not None and removing and about.head.lower_ == "of" \
+                    and not _tells_of(obj) and not _kept_thing(about):
+                continue  # "delete all of my old files": the files, things of the world
+            if about is not None and about.lower_ in ("me", "myself") and (
+                    not removing or _tells_of(obj)):
+                about = None  # "forget everything you know about me": the whole scope
             everything = about is None
             targets = _targets(about) if about is not None else []
             if about is not None and not targets:
@@ -964,8 +987,13 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
                     and fronted.lower_ not in BACK:
                 targets = _targets(fronted)
             back = not targets
+        elif obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
+                and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children):
+            back = True  # "please remove that info": what was just said, as information
         elif obj is not None:
-            about = _about_said(obj) if obj.lemma_.lower() in GENERIC else None
+            # "erase the bit about my debt" (the parser may hang "about" on the verb)
+            about = (_about_said(obj) or _about(verb)) if obj.lemma_.lower() in GENERIC \
+                else None
             targets = _targets(about if about is not None else obj)
             if not targets:
                 continue

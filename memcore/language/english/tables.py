@@ -168,5 +168,5 @@ CHAT_WORDS: dict[str, str] = {
     "goin": "going", "doin": "doing", "nothin": "nothing", "somethin": "something",
     "abt": "about", "smth": "something", "sth": "something", "cuz": "because",
     "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
-    "imo": "in my opinion",
+    "imo": "in my opinion", "bout": "about",
 }
