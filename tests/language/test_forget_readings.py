@@ -58,6 +58,7 @@ def test_a_persons_name_is_still_the_person(pack) -> None:  # type: ignore[no-un
     "Can we forget about the budget for now?",
     "Let's forget about my exams for tonight and watch a film.",
     "Forget about the deadline for a second, how was your weekend?",
+    "Let's forget about the wedding today and just relax.",
     "I shouldn't have told my landlord about the dog.",
     "I regret telling my sister about the loan.",
     "I wish I hadn't mentioned the party to my boss.",

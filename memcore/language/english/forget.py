@@ -803,6 +803,9 @@ def _for_a_while(verb: Token) -> bool:
     """The forgetting is for a time only ("forget about it for now / for a minute")."""
     other = {t.i for c in verb.children if c.dep_ in ("conj", "advcl", "ccomp")
              for t in c.subtree}  # "... for a minute and talk about X" is still its own
+    if any(c.dep_ in ("npadvmod", "advmod") and c.lemma_.lower() in _WHILE - {"now", "bit"}
+           for c in verb.children):
+        return True  # "let's forget about work tonight" ("forget it now" asks now)
     return any(t.dep_ == "prep" and t.lower_ == "for" and t.i not in other and any(
         c.lemma_.lower() in _WHILE for c in t.children if c.dep_ in ("pobj", "pcomp", "advmod"))
         for t in verb.subtree)
