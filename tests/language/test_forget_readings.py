@@ -264,3 +264,40 @@ def test_more_no_requests(pack, text: str) -> None:  # type: ignore[no-untyped-d
 def test_everything_about_me_is_the_scope(pack) -> None:  # type: ignore[no-untyped-def]
     request = pack.forget_requests(["Please delete everything you know about me."])[0]
     assert request is not None and request.everything and not request.targets
+
+
+# -- put off only what is not the speaker's; what a statement said; forms as written ---------
+
+def test_forgetting_mine_for_now_still_asks(pack) -> None:  # type: ignore[no-untyped-def]
+    target, = _targets(pack, "Could you forget about my diagnosis for now?")
+    assert "diagnosis" in target.words[0]
+
+
+@pytest.mark.parametrize("text,word", [
+    ("Please forget that Noor was arrested.", "arrested"),
+    ("Forget that I got evicted.", "evicted"),
+    ("Please forget my redundancy.", "redundant"),
+    ("Forget my bankruptcy, please.", "bankrupt"),
+    ("Please forget about my conviction.", "convicted"),
+    ("Hmm, on second thought, forget about my landlord.", "landlord"),
+    ("Could you not keep the overdraft thing on record?", "overdraft"),
+])
+def test_what_a_statement_or_a_noun_says(pack, text: str, word: str  # type: ignore[no-untyped-def]
+                                         ) -> None:
+    targets = _targets(pack, text)
+    assert any(any(word in forms for forms in t.words) for t in targets), (text, targets)
+
+
+def test_a_target_matches_the_speakers_own_spelling(pack) -> None:  # type: ignore[no-untyped-def]
+    target, = _targets(pack, "pls forget my pasport number")
+    assert _matches(target, "Sam's pasport number is Y1234567.")
+
+
+@pytest.mark.parametrize("text", [
+    "Please forget everything concerning my family history.",
+    "Forget everything regarding my health record.",
+])
+def test_everything_about_a_history_or_record_of_mine_is_no_whole_scope(  # type: ignore[no-untyped-def]
+        pack, text: str) -> None:
+    request = pack.forget_requests([text])[0]
+    assert request is not None and not request.everything and request.targets, text

@@ -232,6 +232,15 @@ def _forms(tok: Token) -> frozenset[str]:
     # Memories keep the words as said: "arrest" -> "arrested", "allergy" -> "allergic".
     derived = {lemma + "ed", lemma + "d", stem + "ing", stem + "ic", stem + "ies",
                stem + "ied"} if len(lemma) > 3 and tok.pos_ in ("NOUN", "VERB") else set()
+    if tok.pos_ == "NOUN" and len(lemma) > 5:
+        # "pregnancy" -> "pregnant", "bankruptcy" -> "bankrupt", "addiction" -> "addicted",
+        # "deportation" -> "deported"
+        if lemma.endswith("cy"):
+            derived.add(lemma[:-2] if lemma.endswith("tcy") else lemma[:-2] + "t")
+        if lemma.endswith("ation"):
+            derived.add(lemma[:-5] + "ed")
+        elif lemma.endswith("tion"):
+            derived.add(lemma[:-3] + "ed")
     return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower, *derived,
                       *SAID_AS.get(lemma, ())})
 
@@ -351,9 +360,12 @@ def _about(tok: Token) -> Token | None:
                                for p in c.children)]
     for prep in preps:
         if prep.dep_ == "prep" and prep.lower_ in ABOUT:
-            # not "what" the parser may hang there ("what I told you about the lawsuit")
-            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"),
-                        None)
+            if prep.i < tok.i and prep.lower_ in ("on", "of"):
+                continue  # "On second thought, forget about my ex"
+            # not "what" the parser may hang there ("what I told you about the lawsuit"),
+            # nor where it is kept ("keep the bankruptcy thing on file")
+            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"
+                         and not (prep.lower_ != "about" and _kept_in(c))), None)
             if pobj is not None:
                 return pobj
             # "forget about me telling you about my debt": what the telling was about
@@ -363,6 +375,15 @@ def _about(tok: Token) -> Token | None:
                 return _about(told) or next((o for o in told.children if o.dep_ in (
                     "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
     return None
+
+
+def _kept_in(place: Token) -> bool:
+    """``place`` is where the assistant keeps things ("on file", "on record", "in your
+    notes"), not a topic ("my medical history")."""
+    owner = next((c.lower_ for c in place.children if c.dep_ == "poss"), None)
+    lemma = place.lemma_.lower()
+    return (owner == "your" and lemma in YOUR_MEMORY_WORDS) or (
+        owner is None and lemma in MEMORY_WORDS | {"file"})
 
 
 def _about_said(tok: Token) -> Token | None:
@@ -443,6 +464,9 @@ def _stated(verb: Token) -> list[ForgetTarget]:
             for comp in c.children:
                 if comp.dep_ in ("acomp", "attr", "dobj", "oprd"):
                     out += _targets(comp)
+            if not out and c.tag_ == "VBN" and c.lemma_.lower() not in _LIGHT_VERBS:
+                # "forget that Eli was expelled": what happened, not who it happened to
+                out = [ForgetTarget(phrase=c.text, words=(_forms(c),), mine=True)]
             return out
     return []
 
@@ -762,7 +786,8 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
         return nxt, None  # "Scratch that, please" (parsed with "that" under "please")
     for prep in verb.children:
-        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on"):
+        # after the verb: "rid of", "hold on to" (not "On second thought, forget ...")
+        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on") and prep.i > verb.i:
             for c in prep.children:
                 if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
                     return c, None
@@ -820,6 +845,18 @@ def _told_me(verb: Token) -> bool:
     hearers += [o for p in verb.children if p.dep_ in ("prep", "dative")
                 and p.lower_ in ("to", "with") for o in p.children if o.dep_ == "pobj"]
     return all(h.lower_ in ("you", "u") or h.lower_ in BACK | _WH for h in hearers)
+
+
+def _mine_asked(verb: Token) -> bool:
+    """The assistant is asked to forget something of the speaker's, even for a while
+    ("could you forget about my pregnancy for now"), not "we" ("let's forget about my
+    exams tonight") nor a thing of the conversation ("forget about the deadline")."""
+    if any(c.dep_ == "nsubj" and c.lower_ in ("we", "us", "'s") for c in verb.children) \
+            or verb.head.lemma_.lower() == "let":
+        return False
+    about = _about(verb)
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj")), None)
+    return any(t is not None and _mine(t) for t in (about, obj))
 
 
 def _regretted(verb: Token, negated: bool) -> bool:
@@ -922,7 +959,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
         else:
             if negated or not _addressed(anchor):  # "don't forget my appointment"
                 continue
-            if _for_a_while(verb):
+            if _for_a_while(verb) and not _mine_asked(verb):
                 continue  # "let's forget about work for a minute": put off, not erased
         obj, said = _object(verb)
         relative = _free_relative(verb) if obj is None and said is None else None
@@ -958,6 +995,10 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
             if about is not None and removing and about.head.lower_ == "of" \
                     and not _tells_of(obj) and not _kept_thing(about):
                 continue  # "delete all of my old files": the files, things of the world
+            if about is None and any(
+                    p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
+                    for p in obj.children):
+                continue  # "everything <prep> X" unread: never the whole scope for it
             if about is not None and about.lower_ in ("me", "myself") and (
                     not removing or _tells_of(obj)):
                 about = None  # "forget everything you know about me": the whole scope
@@ -1180,6 +1221,19 @@ def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetReq
 
     return replace(request, sentences=tuple(span(s) for s in request.sentences),
                    earlier=span(request.earlier) if request.earlier else None)
+
+
+def as_written(request: ForgetRequest, spellings: Sequence[tuple[str, str]]) -> ForgetRequest:
+    """``request`` whose targets also match the words as the speaker wrote them
+    (``spellings``: (respelled, as written) pairs): a speaker who writes "adress" wrote it
+    in the fact too ("Sam's adress is Kastanienallee 12")."""
+    swap = {new.lower(): old.lower() for new, old in spellings if new.lower() != old.lower()}
+    if not swap or not request.targets:
+        return request
+    targets = tuple(replace(t, words=tuple(forms | {swap[w] for w in forms if w in swap}
+                                           for forms in t.words))
+                    for t in request.targets)
+    return replace(request, targets=targets)
 
 
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
