@@ -97,6 +97,17 @@ def test_no_request(pack, text: str) -> None:  # type: ignore[no-untyped-def]
     ("Please forget the gambling thing.", "gambling"),
     ("Please forget the amount of my mortgage.", "mortgage"),
     ("can u forget abt my ex pls", "ex"),
+    ("Forget about me mentioning my overdraft.", "overdraft"),
+    ("I'd prefer if you forgot my pay.", "pay"),
+    ("Please ignore that bit about my rehab.", "rehab"),
+    ("Remove any trace of my stalker.", "stalker"),
+    ("Please forget that Noor was arrested.", "arrested"),
+    ("Forget that I got evicted.", "evicted"),
+    ("Please forget my redundancy.", "redundant"),
+    ("Forget my bankruptcy, please.", "bankrupt"),
+    ("Please forget about my conviction.", "convicted"),
+    ("Hmm, on second thought, forget about my landlord.", "landlord"),
+    ("Could you not keep the overdraft thing on record?", "overdraft"),
 ])
 def test_request_forms_name_their_target(pack, text: str, word: str  # type: ignore[no-untyped-def]
                                          ) -> None:
@@ -233,16 +244,6 @@ def test_a_contact_number_is_a_phone_number(pack) -> None:  # type: ignore[no-un
 
 # -- more forms: "any of that", "about me telling you", "that info", the parser's npadvmod ----
 
-@pytest.mark.parametrize("text,word", [
-    ("Forget about me mentioning my overdraft.", "overdraft"),
-    ("I'd prefer if you forgot my pay.", "pay"),
-    ("Please ignore that bit about my rehab.", "rehab"),
-    ("Remove any trace of my stalker.", "stalker"),
-])
-def test_more_forms(pack, text: str, word: str) -> None:  # type: ignore[no-untyped-def]
-    targets = _targets(pack, text)
-    assert any(any(word in forms for forms in t.words) for t in targets), (text, targets)
-
 
 @pytest.mark.parametrize("text", [
     "Please don't store any of that.", "I don't want this remembered.",
@@ -271,21 +272,6 @@ def test_everything_about_me_is_the_scope(pack) -> None:  # type: ignore[no-unty
 def test_forgetting_mine_for_now_still_asks(pack) -> None:  # type: ignore[no-untyped-def]
     target, = _targets(pack, "Could you forget about my diagnosis for now?")
     assert "diagnosis" in target.words[0]
-
-
-@pytest.mark.parametrize("text,word", [
-    ("Please forget that Noor was arrested.", "arrested"),
-    ("Forget that I got evicted.", "evicted"),
-    ("Please forget my redundancy.", "redundant"),
-    ("Forget my bankruptcy, please.", "bankrupt"),
-    ("Please forget about my conviction.", "convicted"),
-    ("Hmm, on second thought, forget about my landlord.", "landlord"),
-    ("Could you not keep the overdraft thing on record?", "overdraft"),
-])
-def test_what_a_statement_or_a_noun_says(pack, text: str, word: str  # type: ignore[no-untyped-def]
-                                         ) -> None:
-    targets = _targets(pack, text)
-    assert any(any(word in forms for forms in t.words) for t in targets), (text, targets)
 
 
 def test_a_target_matches_the_speakers_own_spelling(pack) -> None:  # type: ignore[no-untyped-def]
