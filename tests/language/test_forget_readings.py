@@ -247,7 +247,7 @@ def test_a_contact_number_is_a_phone_number(pack) -> None:  # type: ignore[no-un
 
 @pytest.mark.parametrize("text", [
     "Please don't store any of that.", "I don't want this remembered.",
-    "Could you remove those details?",
+    "I'm on parole. Could you remove those details?",
 ])
 def test_more_back_references(pack, text: str) -> None:  # type: ignore[no-untyped-def]
     request = pack.forget_requests([text])[0]
@@ -257,6 +257,7 @@ def test_more_back_references(pack, text: str) -> None:  # type: ignore[no-untyp
 @pytest.mark.parametrize("text", [
     "Delete all of my photos from last year.", "Ignore the part about the weather.",
     "I had a bout of flu in March.", "I don't want any of that cake.",
+    "Please remove that info.",
 ])
 def test_more_no_requests(pack, text: str) -> None:  # type: ignore[no-untyped-def]
     assert pack.forget_requests([text])[0] is None, text

@@ -168,8 +168,7 @@ _IMMIGRATION = frozenset({"visa", "immigration", "immigrant", "undocumented", "a
 _ADDICTION = frozenset({"drug", "drugs", "addiction", "addicted", "addict", "cocaine",
                         "heroin", "meth", "cannabis", "weed", "marijuana", "opioid",
                         "opioids", "overdose", "overdosed", "rehab", "relapse", "relapsed",
-                        "alcoholic", "alcoholism", "sober", "sobriety", "drinking",
-                        "gambling"})
+                        "alcoholic", "alcoholism", "sober", "sobriety", "gambling"})
 _POLITICS = frozenset({"political", "politics", "voted", "voting", "voter",
                        "election", "labour", "conservative", "conservatives", "tory",
                        "tories", "democrat", "democrats", "republican", "republicans",
@@ -1034,6 +1033,7 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool
         elif obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
                 and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children):
             back = True  # "please remove that info": what was just said, as information
+            along = removing  # ... or what the assistant just gave (alone: no request)
         elif obj is not None:
             # "erase the bit about my debt" (the parser may hang "about" on the verb)
             about = (_about_said(obj) or _about(verb)) if obj.lemma_.lower() in GENERIC \
