@@ -60,6 +60,14 @@ class ForgetTarget:
     message: bool = False
     """The phrase names a turn of the chat ("my last message"): a language pack reads
     it as a back-reference."""
+    others: frozenset[str] = frozenset()
+    """Words for the speaker's people ("sister", "colleague"): a memory of one of them
+    ("Sam's sister is a doctor") is not the speaker's own topic (:func:`of_speaker`)."""
+    numbered: frozenset[str] = frozenset()
+    """How a memory that says what the target names goes on after the speaker, right
+    before a number, as words of :func:`words_of` joined by spaces ("s new flat is at":
+    "Sam's new flat is at 14 Kestrel Lane", never "Sam's flat is in Leeds"; "makes":
+    "Sam makes 61,000 a year", never "Sam makes pottery")."""
 
     @property
     def kind(self) -> str:
@@ -108,6 +116,10 @@ class ForgetMatch:
 
 
 _DIGIT = re.compile(r"\d")
+_HOUSE_NUMBER = re.compile(r"[£$€¥]?\d+[A-Za-z]?,? [A-Z][a-z]")
+# an amount, not a year ("by 1 March 2026")
+_AMOUNT = re.compile(r"[£$€¥]\s?\d|\d{1,3}(?:,\d{3})+\b|\d+(?:\.\d+)?k\b"
+                     r"|(?!(?:19|20)\d\d\b)\d{4,}\b")
 
 
 def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collection[str],
@@ -115,17 +127,55 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
     """The memory's frame gives the attribute the target names (of the speaker, when the
     target says "my"). An address is also where one lives with a house number ("lives at
     22 Wexford Crescent"), not a town alone ("lives in Leeds")."""
-    if target.attribute is None or frame is None:
+    if target.attribute is None:
         return False
+    if frame is None:  # "Sam's new flat is at 14 Kestrel Lane" (see ``numbered``)
+        return number_matches(target, text, speakers)
     same = _same_attribute(frame.attribute, target.attribute) or (
         target.attribute == "contact:address" and frame.attribute == "residence"
         and bool(_DIGIT.search(text)))
     return same and (not target.mine or frame.subject in speakers)
 
 
+def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
+    """The memory opens with the speaker and one of ``target.numbered`` and goes on
+    with a number right after it ("Sam makes 61,000", "Sam's new flat is at 14 Kestrel
+    Lane"; not "Sam's wife makes", "Sam's ex Jo's flat", "Sam moved to Leeds on 3
+    May"): a house number for an address, else an amount ("61,000", "$900", "45k"; not
+    "3 cakes", not a year)."""
+    if not target.numbered or not target.mine:
+        return False
+    words = _WORDS.findall(text.lower())
+    if not words or words[0] not in speakers:
+        return False
+    number = _HOUSE_NUMBER if target.attribute == "contact:address" else _AMOUNT
+    for phrase in target.numbered:
+        said = re.match(r"\W*" + r"\W+".join(map(re.escape, [words[0], *phrase.split()]))
+                        + r"[^\w£$€¥]+", text, re.IGNORECASE)
+        if said is not None and number.match(text, said.end()) is not None:
+            return True
+    return False
+
+
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
     """Every content word of the target is in ``words`` (one of its forms)."""
     return bool(target.words) and all(forms & words for forms in target.words)
+
+
+def of_speaker(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
+    """The memory is about the speaker, as a topic of the speaker's own must be ("my
+    medical info" is not "Sam's sister is a doctor", "my breakup" not "Sam's colleague
+    Bea got divorced"): it opens with the speaker, not with one of the speaker's people,
+    or names the speaker again on its own ("Sam's girlfriend Ana dumped Sam")."""
+    if not target.mine or target.owner:
+        return True  # someone else's topic: the owner decides (:attr:`ForgetTarget.owner`)
+    words = _WORDS.findall(text.lower())
+    if not words or words[0] not in speakers:
+        return False
+    if words[1:2] != ["s"] or not (set(words[2:4]) & target.others):
+        return True
+    return any(w in speakers and words[i + 1:i + 2] != ["s"]
+               for i, w in enumerate(words) if i > 0)
 
 
 def topic_matches(target: ForgetTarget, words: frozenset[str]) -> bool:

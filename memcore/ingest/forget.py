@@ -7,7 +7,8 @@ turn is stored and read for facts without them (and without the part of the same
 a request refers back to: "My PIN is 4821, forget it"; a turn left empty is stored as
 :data:`REQUEST_MARKER`). After the batch's facts are written, in the same task (so
 before the task is acknowledged), the request is resolved against the speaker's live
-and candidate memories of the same namespace and scope only:
+and candidate memories, and their superseded versions, of the same namespace and scope
+only:
 
 - a target naming an attribute ("my address") matches memories framed with it
   (:class:`memcore.core.models.Frame`), of the speaker when it says "my";
@@ -35,6 +36,7 @@ erased, or that nothing matched; never a text.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -50,6 +52,8 @@ from memcore.core.forget import (
     ForgetTarget,
     conflicting_attribute,
     frame_matches,
+    number_matches,
+    of_speaker,
     topic_matches,
     words_match,
     words_of,
@@ -63,6 +67,7 @@ from memcore.core.models import (
     Episode,
     Memory,
     Role,
+    Status,
     as_utc,
     scope_key,
     utcnow,
@@ -78,8 +83,12 @@ MEANING_MIN = 0.7
 """The cosine a memory needs with a target's embedded phrase to match by meaning alone."""
 MEANING_K = 20
 """Nearest neighbours of the phrase looked at for a match by meaning."""
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+"""Where a stored turn's sentences end (to tell which of them a request meant)."""
 LOOKBACK = 32
 """Stored turns of the namespace looked back over for the turn "that" refers to."""
+_MATCHED = LIVE_STATUSES | {Status.SUPERSEDED}
+"""The memories a request is resolved against."""
 _STRENGTH = {"frame": 1.0, "words": 0.9, "name": 0.8, "topic": 0.7, "everything": 0.5}
 
 
@@ -210,17 +219,26 @@ class Forgetter:
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
         before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
         episodes: list[str] = []
+        # Superseded versions too: "forget my phone number" is every number said, not
+        # only the latest (a superseded record keeps its text for history).
+        memories = [m for m in self.store.records.iter_memories(namespace, _MATCHED,
+                                                        vectors=False) if m.scope == scope]
         if request.refers_back and request.earlier is None:
             episodes = self._referred_turns(namespace, scope, turn)
-        memories = [m for m in self.store.records.iter_memories(namespace, LIVE_STATUSES,
-                                                        vectors=False) if m.scope == scope]
         matches: list[ForgetMatch] = []
         if request.targets or request.everything:
             matches = self._matches(namespace, request, memories, speaker)
+        said: dict[str, list[str]] = {}  # turn id -> the memories of its sentences meant
+        if request.refers_back and request.earlier is None:
+            said = self._of_sentences(before, episodes, memories, speaker,
+                                      lambda sentences: [sentences[-1]])
         if request.targets and not matches and not episodes:
             # Nothing extracted names it (the facts say it in other words, or the turn
             # gave none): the turns that say it are what the user asks to forget.
             episodes = self._saying_turns(namespace, scope, turn, request.targets)
+            said = self._of_sentences(before, episodes, memories, speaker, lambda sentences: [
+                s for s in sentences if any(words_match(t, words_of(s)) or topic_matches(
+                    t, words_of(s)) for t in request.targets)])
         outcome.matched = len(matches) + len(episodes)
         chosen = matches[:self.limit]
         outcome.over_limit = len(matches) - len(chosen)
@@ -228,6 +246,15 @@ class Forgetter:
         erased: set[str] = set()
         gone: set[str] = set()
         for episode_id in episodes:
+            for memory_id in said.get(episode_id, []):
+                # the sentences meant, not the turn's other facts (the turn's text goes)
+                if self.store.records.get(namespace, memory_id) is not None:
+                    report = self.store.eraser.erase_memory_and_sources(
+                        namespace, memory_id, now, reason=reason)
+                    erased.update(report.removed)
+                    gone.update(report.episodes)
+            if episode_id in gone:
+                continue
             carried = [m.id for m in memories if episode_id in m.sources]
             if self.store.eraser.erase_episode(namespace, episode_id, now, reason=reason):
                 gone.add(episode_id)
@@ -279,6 +306,38 @@ class Forgetter:
             out.append(e.id)
         return []  # no user turn to refer to: erase nothing
 
+    def _of_sentences(self, turns: Sequence[Episode], ids: Sequence[str],
+                      memories: Sequence[Memory], speaker: str,
+                      meant: Callable[[list[str]], list[str]]) -> dict[str, list[str]]:
+        """Per user turn of ``ids`` said in several sentences, the memories that came from
+        the sentences ``meant`` picks ("I live in Leeds. My PIN is 4821." + "forget that":
+        the PIN, not Leeds): each memory of the turn goes with the sentence sharing most of
+        its words. A turn of one sentence, or none of whose memories goes with a meant
+        sentence, is left out (the whole turn is erased)."""
+        skip = words_of(speaker) | {"user"}
+        out: dict[str, list[str]] = {}
+        for e in turns:
+            if e.id not in ids or e.role is not Role.USER:
+                continue
+            sentences = [s for s in _SENTENCE_END.split(e.text) if words_of(s)]
+            if len(sentences) < 2:
+                continue
+            chosen = set(meant(sentences))
+            keys = [frozenset(w for w in words_of(s) if len(w) > 2) - skip for s in sentences]
+            picked = []
+            for m in memories:
+                if e.id not in m.sources:
+                    continue
+                mine = frozenset(w for w in words_of(m.text) if len(w) > 2) - skip
+                overlap = [len(mine & k) for k in keys]
+                best = max(overlap)
+                if best and overlap.count(best) == 1 \
+                        and sentences[overlap.index(best)] in chosen:
+                    picked.append(m.id)
+            if picked:
+                out[e.id] = picked
+        return out
+
     def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,
                       targets: Sequence[ForgetTarget]) -> list[str]:
         """The scope's recent user turns before ``turn`` whose own words name one of
@@ -312,22 +371,25 @@ class Forgetter:
 
         for target in request.targets:
             hits: list[str] = []
+            owner = target.owner | self._owner_names(target, memories, words, speakers)
             for m in memories:
-                if target.owner and not target.owner & words[m.id]:
+                if target.owner and not owner & words[m.id]:
                     continue  # someone else's, and this memory does not name them
                 if frame_matches(target, m.frame, speakers, m.text):
                     take(m.id, "frame")
                     hits.append(m.id)
                 elif conflicting_attribute(target, m.frame):
                     continue
-                elif words_match(target, words[m.id]):
+                elif words_match(target, words[m.id]) or (
+                        target.attribute is None and number_matches(target, m.text, speakers)):
                     take(m.id, "words")
                     hits.append(m.id)
-                elif topic_matches(target, words[m.id]):
+                elif topic_matches(target, words[m.id]) and of_speaker(target, m.text,
+                                                                       speakers):
                     take(m.id, "topic")
                     hits.append(m.id)
             for mid, similarity in self._by_meaning(namespace, target, by_id):
-                if target.owner and not target.owner & words[mid]:
+                if target.owner and not owner & words[mid]:
                     continue
                 if not conflicting_attribute(target, by_id[mid].frame):
                     take(mid, "meaning", similarity)
@@ -336,6 +398,18 @@ class Forgetter:
                 self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
                             speakers, take)
         return sorted(found.values(), key=lambda x: (-x.strength, x.memory_id))
+
+    def _owner_names(self, target: ForgetTarget, memories: Sequence[Memory],
+                     words: dict[str, frozenset[str]], speakers: set[str]) -> frozenset[str]:
+        """The names the scope's memories give the owner of a target ("my ex's address":
+        "My ex is Danielle" -> danielle), so a fact naming the owner by name is theirs."""
+        if not target.owner:
+            return frozenset()
+        texts = [m.text for m in memories if target.owner & words[m.id]]
+        names: set[str] = set()
+        for found in self.language.linked_names(texts, target.owner):
+            names |= found
+        return frozenset(names - speakers)
 
     def _names(self, target: ForgetTarget, hits: Sequence[Memory],
                memories: Sequence[Memory], words: dict[str, frozenset[str]],

@@ -253,3 +253,58 @@ def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str
     audit = [e for e in store.audit.tail("tw", 20) if e.reason.startswith("forget request")]
     assert any("2 turns erased" in e.reason for e in audit)  # the turn and its reply
     assert not any("Qureshi" in e.reason for e in audit)
+
+
+def test_a_persons_value_keeps_the_persons_other_facts(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "pv", ["My neighbour Tariq runs a bakery.",
+                          "Tariq's phone number is 07700 445566."])
+    assert any("445566" in t for t in _live(store, "pv"))
+    _say(pipeline, "pv", ["Please delete Tariq's phone number."], start=2)
+    assert not _scan(store.client, "445566")
+    assert any("bakery" in t for t in _live(store, "pv")), _live(store, "pv")
+
+
+def test_a_salary_said_with_an_amount_goes_and_other_making_stays(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "am", ["I make 72,000 a year.", "I make pottery at the weekend."])
+    _say(pipeline, "am", ["Please forget my salary."], start=2)
+    assert not _scan(store.client, "72,000")
+    assert any("pottery" in t for t in _live(store, "am")), _live(store, "am")
+
+
+def test_every_version_of_a_value_goes(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "sv", ["My phone number is 07700 100200.", "I like squash.",
+                          "My new phone number is 07700 300400."])
+    _say(pipeline, "sv", ["Please forget my phone number."], start=3)
+    assert not _scan(store.client, "100200") and not _scan(store.client, "300400")
+    assert any("squash" in t for t in _live(store, "sv"))
+
+
+def test_a_statement_after_the_request_is_stored(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "tl", ["My gym locker code is 6120."])
+    _say(pipeline, "tl", ["Please forget my locker code, my new office is in Glasgow."],
+         start=1)
+    assert not _scan(store.client, "6120")
+    live = _live(store, "tl")
+    assert any("Glasgow" in t for t in live), live
+    assert not any(w in t.lower() for t in live for w in REQUEST_WORDS), live
+
+
+@pytest.mark.parametrize("shared,request_text", [
+    ("I grew up in Whitby. My door code is 5083.", "Please don't remember that."),
+    ("I coach a netball team. I was sacked from Ferrow Ltd for fraud, by the way.",
+     "I shouldn't have told you that."),
+])
+def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
+        url: str, shared: str, request_text: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "ls", [shared])
+    kept = "Whitby" if "Whitby" in shared else "netball"
+    secret = "5083" if "5083" in shared else "Ferrow"
+    assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
+    _say(pipeline, "ls", [request_text], start=1)
+    assert not _scan(store.client, secret)  # the turn's text went with it
+    assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")

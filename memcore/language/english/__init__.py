@@ -22,6 +22,7 @@ from memcore.language.english.answers import answer
 from memcore.language.english.corrections import correction
 from memcore.language.english.forget import (
     REQUEST_VOCABULARY,
+    as_written,
     forget_request,
     in_turn,
     linked_names,
@@ -198,7 +199,11 @@ class EnglishPack:
         docs = self.parse([texts[i].text for i in screened])
         for i, doc in zip(screened, docs, strict=True):
             request = forget_request(doc)
-            out[i] = request if request is None else in_turn(request, texts[i].original)
+            if request is not None:
+                written = texts[i]
+                request = as_written(in_turn(request, written.original), [
+                    (written.text[a:b], turns[i][c:d]) for a, b, c, d in written.replaced])
+            out[i] = request
         return out
 
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:

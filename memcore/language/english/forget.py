@@ -40,13 +40,17 @@ FORGET_VERBS = frozenset({"forget", "erase", "unlearn", "disregard", "expunge"})
 # about ..."), or anything taken "from your memory / notes / list".
 REMOVE_VERBS = frozenset({"delete", "remove", "wipe", "clear", "purge", "ignore", "scrub",
                           "strike", "drop", "ditch", "bin", "trash", "discard", "dump",
-                          "toss", "nuke", "chuck", "obliterate", "scratch"})
-# Removing verbs that take back what was just said ("scratch that", "strike that"), so
-# their "that" asks without "from your memory" ("scratch my back" names no such thing).
-RETRACT_VERBS = frozenset({"scratch", "strike"})
+                          "toss", "nuke", "chuck", "obliterate", "scratch", "scrap",
+                          "nix"})
+# Removing verbs that take back what was just said ("scratch that", "strike that", "scrap
+# that"), so their "that" asks without "from your memory" ("scratch my back" names no
+# such thing).
+RETRACT_VERBS = frozenset({"scratch", "strike", "scrap", "nix"})
 # Verbs that remove only with a particle ("throw out", "take X off your list", "cross
-# off", "get X out of your head"); "down" writes down ("take down my address").
-PARTICLE_VERBS = frozenset({"throw", "take", "cross", "rub", "blot", "cut", "get", "knock"})
+# off", "get X out of your head", "leave / keep X out of your notes"); "down" writes down
+# ("take down my address").
+PARTICLE_VERBS = frozenset({"throw", "take", "cross", "rub", "blot", "cut", "get", "knock",
+                            "leave", "keep"})
 REMOVE_PARTICLES = frozenset({"out", "away", "off", "outta"})
 KEEP_VERBS = frozenset({"remember", "keep", "store", "save", "record", "note", "memorize",
                         "memorise", "retain", "log"})
@@ -60,6 +64,12 @@ KNOW_VERBS = frozenset({"know", "have", "learn", "hear", "remember"})
 STOP_VERBS = frozenset({"stop", "quit", "cease"})
 # Heads under which the speaker's "I never said that" takes it back.
 UNSAY_HEADS = frozenset({"pretend", "act", "imagine"})
+# Heads under which the speaker's saying is regretted: "I regret telling you about my
+# debt", "I wish I hadn't mentioned my ex".
+REGRET_HEADS = frozenset({"regret", "wish"})
+# Heads of a wish that something not be in the assistant's memory ("I don't want that
+# in your notes").
+WANT_HEADS = frozenset({"want", "need"})
 # Nouns that name a turn of the chat: "delete my last message" refers back.
 MESSAGE_NOUNS = frozenset({"message", "msg", "text", "comment", "post", "reply", "answer"})
 # Where the assistant keeps things: "from your memory / notes / list", "out of your
@@ -75,7 +85,7 @@ YOUR_MEMORY_WORDS = MEMORY_WORDS | frozenset({
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
                  "clear", "purg", "ignor", "pretend", "expung", "scrub", "strik", "struck",
                  "drop", "ditch", "bin", "trash", "discard", "dump", "toss", "nuk", "chuck",
-                 "obliterat", "rid")
+                 "obliterat", "rid", "scrap", "nix", "regret")
 _NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
                         "stop", "quit", "cease", "bother", "need"})
 # Words a request is read by, for typos of them (:mod:`.respelling`): "delte", "adress".
@@ -99,37 +109,87 @@ def may_ask_to_forget(text: str) -> bool:
 
 ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"})
 BACK = frozenset({"that", "it", "this", "those", "these"})
-EVERYTHING = frozenset({"everything", "all", "anything"})
+EVERYTHING = frozenset({"everything", "all", "anything", "any"})
 ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
 # Nouns that only point at what follows ("the part about", "my medical information").
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
-                     "everything", "anything", "all"})
+                     "everything", "anything", "all", "memory", "memories", "mentions",
+                     "note", "notes", "reference", "references", "entry", "entries",
+                     "trace", "traces"})
+# Head nouns that only frame what their modifier names ("my visa situation", "my court
+# case", "the weed thing", "my drinking problem"): with a modifier, the modifier is the
+# target (the facts say "visa", not "situation").
+LIGHT_NOUNS = frozenset({"situation", "case", "issue", "issues", "matter", "business",
+                         "story", "incident", "episode", "saga", "drama", "problem",
+                         "problems", "mess", "trouble", "troubles", "thing", "things",
+                         "stuff", "view", "views", "opinion", "opinions", "habit",
+                         "history", "status"})
 PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfriend",
                                    "boyfriend", "fiance", "fiancee", "spouse", "crush",
-                                   "date", "doctor", "therapist"}))
+                                   "date", "doctor", "therapist", "stepdad", "stepmum",
+                                   "stepmom", "stepfather", "stepmother", "stepbrother",
+                                   "stepsister", "landlord", "landlady", "roommate",
+                                   "flatmate", "housemate", "coworker", "teacher", "coach",
+                                   "mentor", "lawyer", "ex-wife", "ex-husband"}))
 # General words that name a topic, and the words its facts use.
 _MEDICAL = frozenset({
-    "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness",
-    "disease", "disorder", "diabetes", "diabetic", "insulin", "asthma", "asthmatic",
-    "cancer", "chemo", "chemotherapy", "depression", "depressed", "anxiety", "adhd",
-    "autism", "autistic", "bipolar", "epilepsy", "migraine", "migraines", "allergy",
-    "allergic", "medication", "medications", "medicine", "pill", "pills", "prescription",
-    "prescribed", "dose", "surgery", "therapy", "therapist", "hospital", "doctor",
-    "symptom", "symptoms", "pregnant", "pregnancy", "hiv", "std", "infection", "arthritis",
-    "ibs", "crohn", "ptsd", "ocd", "insomnia", "blood", "pressure", "cholesterol",
-    "antidepressant", "antidepressants", "sertraline", "metformin", "inhaler"})
-_BREAKUP = frozenset({"ex", "breakup", "break", "broke", "split", "divorce", "divorced",
+    "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness", "disease",
+    "disorder", "diabetes", "diabetic", "insulin", "asthma", "asthmatic", "cancer", "chemo",
+    "chemotherapy", "depression", "depressed", "anxiety", "adhd", "autism", "autistic", "bipolar",
+    "epilepsy", "migraine", "migraines", "allergy", "allergic", "medication", "medications",
+    "medicine", "pill", "pills", "prescription", "prescribed", "dose", "surgery", "therapy",
+    "symptom", "symptoms", "pregnant", "pregnancy", "hiv", "std", "infection", "arthritis", "ibs",
+    "crohn", "ptsd", "ocd", "insomnia", "blood", "cholesterol", "antidepressant",
+    "antidepressants", "sertraline", "metformin", "inhaler"})
+_BREAKUP = frozenset({"ex", "breakup", "broke", "split", "divorce", "divorced",
                       "separated", "dumped", "heartbreak"})
-_MONEY = frozenset({"bank", "account", "salary", "debt", "debts", "loan", "mortgage",
-                    "income", "iban", "card", "credit", "savings", "finances", "money"})
+# A topic's words say the speaker's state, not a profession or a workplace ("my medical
+# info" is not "Sam is a doctor", "my finances" not "Sam works at a bank").
+_MONEY = frozenset({"salary", "debt", "debts", "loan", "loans", "mortgage", "income",
+                    "iban", "savings", "finances", "overdraft", "owe", "owes", "owed",
+                    "bankrupt", "bankruptcy", "earn", "earns", "earned"})
+_BANKING = frozenset({"account", "iban", "sort", "routing", "card", "overdraft", "pin"})
 _IDENTITY = frozenset({"passport", "ssn", "social", "security", "insurance", "licence",
                        "license", "national", "id", "identity"})
+# The speaker's trouble with the law (not its professions: "my sister is a lawyer").
+_LEGAL = frozenset({"legal", "lawsuit", "lawsuits", "sue", "sued", "suing", "court",
+                    "trial", "arrest", "arrested", "charged", "charges", "convicted",
+                    "conviction", "probation", "parole", "jail", "prison", "bail", "dui",
+                    "dwi", "offence", "offense", "custody", "fined"})
+_RELIGION = frozenset({"religion", "religious", "faith", "belief", "beliefs", "god",
+                       "church", "catholic", "protestant", "christian", "muslim", "islam",
+                       "jewish", "judaism", "hindu", "buddhist", "sikh", "atheist",
+                       "agnostic", "mosque", "synagogue", "temple", "pray", "prayer",
+                       "bible", "quran"})
+_IMMIGRATION = frozenset({"visa", "immigration", "immigrant", "undocumented", "asylum",
+                          "deported", "deportation", "residency", "overstayed", "refugee",
+                          "citizenship"})
+_ADDICTION = frozenset({"drug", "drugs", "addiction", "addicted", "addict", "cocaine",
+                        "heroin", "meth", "cannabis", "weed", "marijuana", "opioid",
+                        "opioids", "overdose", "overdosed", "rehab", "relapse", "relapsed",
+                        "alcoholic", "alcoholism", "sober", "sobriety", "gambling"})
+_POLITICS = frozenset({"political", "politics", "voted", "voting", "voter",
+                       "election", "labour", "conservative", "conservatives", "tory",
+                       "tories", "democrat", "democrats", "republican", "republicans",
+                       "socialist", "communist", "brexit", "leftist", "right-wing",
+                       "left-wing"})
+_SEXUALITY = frozenset({"sexuality", "orientation", "gay", "lesbian", "bisexual", "bi",
+                        "queer", "trans", "transgender", "asexual", "closeted", "pansexual"})
 TOPICS: dict[str, frozenset[str]] = {
     "medical": _MEDICAL, "health": _MEDICAL, "condition": _MEDICAL, "diagnosis": _MEDICAL,
     "illness": _MEDICAL, "medication": _MEDICAL, "breakup": _BREAKUP,
     "relationship": _BREAKUP, "divorce": _BREAKUP, "financial": _MONEY, "finance": _MONEY,
-    "money": _MONEY, "bank": _MONEY, "identity": _IDENTITY, "id": _IDENTITY,
+    "money": _MONEY, "bank": _BANKING, "banking": _BANKING, "identity": _IDENTITY,
+    "id": _IDENTITY,
+    "legal": _LEGAL, "lawsuit": _LEGAL, "court": _LEGAL, "arrest": _LEGAL,
+    "criminal": _LEGAL, "conviction": _LEGAL, "religion": _RELIGION,
+    "religious": _RELIGION, "faith": _RELIGION, "belief": _RELIGION,
+    "visa": _IMMIGRATION, "immigration": _IMMIGRATION, "asylum": _IMMIGRATION,
+    "residency": _IMMIGRATION, "sexuality": _SEXUALITY, "orientation": _SEXUALITY,
+    "drug": _ADDICTION, "drugs": _ADDICTION, "addiction": _ADDICTION,
+    "substance": _ADDICTION, "political": _POLITICS, "politics": _POLITICS,
+    "vote": _POLITICS, "voting": _POLITICS,
 }
 # What dismisses an offer in the same or the next sentence ("forget it, it doesn't
 # matter", "never mind", "no worries").
@@ -139,12 +199,29 @@ _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
 # Words a fact uses for a value the target names by a noun ("my salary": "Sam earns
 # 48,000"; "my date of birth": "Sam was born in 1990"); any of them stands for the noun.
 _EARN = frozenset({"earn", "earns", "earned", "earning", "income", "paid", "wage", "wages",
-                   "salary", "salaries"})
+                   "salary", "salaries", "compensation"})
+# Where one lives: an address only beside a house number (:attr:`ForgetTarget.numbered`).
+DWELLING = frozenset(
+    {f"s {mod}{noun} is {prep}" for mod in ("", "new ", "current ", "rented ")
+     for noun in ("flat", "house", "apartment", "home", "place") for prep in ("at", "on")}
+    | {f"{adverb}{verb}" for adverb in ("", "just ", "recently ", "now ")
+       for verb in ("moved into", "moved to", "lives at", "is moving to", "is moving into",
+                    "has moved into", "has moved to")})
+# Words that say a value only beside a number ("Sam makes 61,000 a year", never "Sam
+# makes pottery"): :attr:`ForgetTarget.numbered`.
+_MAKE = frozenset(f"{adverb}{verb}{about}" for adverb in ("", "now ", "currently ", "also ")
+                  for verb in ("makes", "made", "brings home", "takes home")
+                  for about in ("", " about", " around", " roughly"))
+SAID_WITH_NUMBER: dict[str, frozenset[str]] = {
+    "salary": _MAKE, "income": _MAKE, "wage": _MAKE, "pay": _MAKE, "compensation": _MAKE,
+}
+_WEIGH = frozenset({"weight", "weigh", "weighs", "weighed", "weighing"})
 SAID_AS: dict[str, frozenset[str]] = {
     "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
     "birthday": frozenset({"birthday", "birth", "born"}),
     "birth": frozenset({"birthday", "birth", "born"}),
     "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
+    "compensation": _EARN, "weight": _WEIGH, "height": frozenset({"height", "tall"}),
 }
 
 
@@ -154,6 +231,15 @@ def _forms(tok: Token) -> frozenset[str]:
     # Memories keep the words as said: "arrest" -> "arrested", "allergy" -> "allergic".
     derived = {lemma + "ed", lemma + "d", stem + "ing", stem + "ic", stem + "ies",
                stem + "ied"} if len(lemma) > 3 and tok.pos_ in ("NOUN", "VERB") else set()
+    if tok.pos_ == "NOUN" and len(lemma) > 5:
+        # "pregnancy" -> "pregnant", "bankruptcy" -> "bankrupt", "addiction" -> "addicted",
+        # "deportation" -> "deported"
+        if lemma.endswith("cy"):
+            derived.add(lemma[:-2] if lemma.endswith("tcy") else lemma[:-2] + "t")
+        if lemma.endswith("ation"):
+            derived.add(lemma[:-5] + "ed")
+        elif lemma.endswith("tion"):
+            derived.add(lemma[:-3] + "ed")
     return frozenset({lemma, lower, lemma + "s", lower.rstrip("s") or lower, *derived,
                       *SAID_AS.get(lemma, ())})
 
@@ -165,6 +251,8 @@ def _attribute(noun: Token) -> str | None:
     mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
     if lemma in ("address", "number", "id") and mods & T.CONTACT_COMPOUNDS.keys():
         return T.CONTACT_COMPOUNDS[sorted(mods & T.CONTACT_COMPOUNDS.keys())[0]]
+    if lemma == "number" and mods & PHONE_NUMBER_MODS:
+        return "contact:phone"  # "my contact number", "my home number"
     if lemma in ("number", "id") and mods:
         return None
     if lemma in T.KIN or lemma in ("ex",):
@@ -172,9 +260,14 @@ def _attribute(noun: Token) -> str | None:
     return T.NOUN_FRAMES.get(lemma)
 
 
+# What makes "number" a phone number besides "phone" ("contact number", "work number").
+PHONE_NUMBER_MODS = frozenset({"contact", "cell", "telephone", "tel", "home", "work",
+                               "landline", "personal", "private"})
+
+
 # "N of X" where N is a value of X ("the name of my therapist", "date of birth").
 OF_VALUES = frozenset({"name", "number", "address", "date", "details", "detail", "age",
-                       "birthday", "email", "phone"})
+                       "birthday", "email", "phone", "figure", "amount", "sum", "total"})
 _OF_FRAMES = {"birth": "birthday"}
 
 
@@ -205,6 +298,8 @@ def _target(noun: Token) -> ForgetTarget | None:
     mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
     content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
                and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "VERB")]
+    if len(content) > 1 and noun in content and noun.lemma_.lower() in LIGHT_NOUNS:
+        content.remove(noun)  # "my visa situation" is the visa
     related: set[str] = set()
     for t in (*parts, noun):
         related |= TOPICS.get(t.lemma_.lower(), frozenset())
@@ -219,13 +314,27 @@ def _target(noun: Token) -> ForgetTarget | None:
                  None)
     if owner is not None:
         # "my ex's phone number" is the ex's, never the speaker's: named by the owner and
-        # the words that say what it is ("phone"), not an attribute of the speaker.
-        words = (_forms(owner), *(_forms(t) for t in content
-                                   if t.lemma_.lower() not in OF_VALUES))
-        return ForgetTarget(phrase=phrase, words=words, related=frozenset(related),
-                            owner=_forms(owner), person=owner.pos_ == "PROPN"
-                            or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
-    return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+        # a word that says what value it is ("number" or "phone": a fact may say either),
+        # never the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a
+        # value of a person, not the person: the person's other facts stay.
+        values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
+        if noun in values:  # "Olga's home address": any word of the value says it
+            values = [t for t in content if t.i == noun.i or t.dep_ == "compound"]
+        if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
+            # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
+            return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
+                                owner=_forms(owner), person=owner.pos_ == "PROPN"
+                                or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
+        value = frozenset().union(*(_forms(t) for t in values))
+        words = (_forms(owner), *((value,) if value else ()),
+                 *(_forms(t) for t in content if t not in values))
+        return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+                            related=frozenset(related), owner=_forms(owner), mine=False)
+    attribute = _attribute(noun)
+    numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
+        noun.lemma_.lower(), frozenset())
+    return ForgetTarget(phrase=phrase, attribute=attribute, words=words, numbered=numbered,
+                        others=PERSON_NOUNS,
                         related=frozenset(related), person=person,
                         mine=mine or noun.pos_ != "PROPN",
                         message=noun.lemma_.lower() in MESSAGE_NOUNS)
@@ -244,15 +353,36 @@ def _targets(noun: Token) -> list[ForgetTarget]:
 
 
 def _about(tok: Token) -> Token | None:
-    """The object of "about" under ``tok`` ("everything about my ex")."""
-    for prep in tok.children:
+    """The object of "about" under ``tok`` ("everything about my ex"), or under its
+    adverb ("what I said earlier about my mortgage")."""
+    preps = [*tok.children, *(p for c in tok.children if c.dep_ == "advmod"
+                               for p in c.children)]
+    for prep in preps:
         if prep.dep_ == "prep" and prep.lower_ in ABOUT:
-            # not "what" the parser may hang there ("what I told you about the lawsuit")
-            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"),
-                        None)
+            if prep.i < tok.i and prep.lower_ in ("on", "of"):
+                continue  # "On second thought, forget about my ex"
+            # not "what" the parser may hang there ("what I told you about the lawsuit"),
+            # nor where it is kept ("keep the bankruptcy thing on file")
+            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"
+                         and not (prep.lower_ != "about" and _kept_in(c))), None)
             if pobj is not None:
                 return pobj
+            # "forget about me telling you about my debt": what the telling was about
+            told = next((c for c in prep.children if c.dep_ == "pcomp"
+                         and c.lemma_.lower() in SAY_VERBS), None)
+            if told is not None and told.i != tok.i:
+                return _about(told) or next((o for o in told.children if o.dep_ in (
+                    "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
     return None
+
+
+def _kept_in(place: Token) -> bool:
+    """``place`` is where the assistant keeps things ("on file", "on record", "in your
+    notes"), not a topic ("my medical history")."""
+    owner = next((c.lower_ for c in place.children if c.dep_ == "poss"), None)
+    lemma = place.lemma_.lower()
+    return (owner == "your" and lemma in YOUR_MEMORY_WORDS) or (
+        owner is None and lemma in MEMORY_WORDS | {"file"})
 
 
 def _about_said(tok: Token) -> Token | None:
@@ -266,6 +396,12 @@ def _about_said(tok: Token) -> Token | None:
             found = _about(c)
             if found is not None:
                 return found
+            # "the part where I mentioned my rehab", "the thing I said my son did"
+            if c.lemma_.lower() in SAY_VERBS and tok.lemma_.lower() in GENERIC:
+                found = next((o for o in c.children if o.dep_ in ("dobj", "obj")
+                              and o.lower_ not in BACK | _WH | {"you", "u"}), None)
+                if found is not None:
+                    return found
     return None
 
 
@@ -288,6 +424,14 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
     """A keeping verb the assistant is asked not to do: "don't remember that", "please
     stop remembering my address", "don't bother keeping it", "no need to remember that",
     "I don't want you to remember my address", "I'd rather you didn't keep that"."""
+    if verb.lemma_.lower() in WANT_HEADS:  # "I don't want my address in your notes"
+        return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+    if verb.lemma_.lower() in KNOW_VERBS - KEEP_VERBS:
+        return True  # "I don't want you to know about my arrest" (:func:`_unwanted`)
+    if verb.tag_ in ("VBN", "VBD") and verb.dep_ in ("ccomp", "xcomp", "oprd") \
+            and not any(c.dep_ in ("aux", "auxpass") for c in verb.children) \
+            and _unwanted(verb):
+        return True  # "I don't want my diagnosis stored" (the parser may say "VBD")
     head = verb.head
     head_lemma = head.lemma_.lower()
     head_negated = any(c.dep_ == "neg" for c in head.children)
@@ -319,6 +463,9 @@ def _stated(verb: Token) -> list[ForgetTarget]:
             for comp in c.children:
                 if comp.dep_ in ("acomp", "attr", "dobj", "oprd"):
                     out += _targets(comp)
+            if not out and c.tag_ == "VBN" and c.lemma_.lower() not in _LIGHT_VERBS:
+                # "forget that Eli was expelled": what happened, not who it happened to
+                out = [ForgetTarget(phrase=c.text, words=(_forms(c),), mine=True)]
             return out
     return []
 
@@ -378,6 +525,7 @@ VALUE_NOUNS = frozenset({
     "profession", "employer", "workplace", "salary", "income", "wage", "wages", "diet",
     "medication", "medications", "dose", "password", "passcode", "pin", "passport", "ssn",
     "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation"})
+NAME_NOUNS = frozenset({"name", "surname", "nickname"})
 # Values only with a word saying of what ("door code", "account id"): alone they are
 # code or a document.
 NAMED_VALUE_NOUNS = frozenset({"code", "id", "combination", "login", "username"})
@@ -401,9 +549,10 @@ def _kept_thing(noun: Token) -> bool:
     owner = next((c for c in noun.children if c.dep_ == "poss"), None)
     if owner is None:
         return False
-    if owner.lower_ not in ("my", "mine") and not (
+    named = owner.pos_ == "PROPN" and noun.lemma_.lower() in VALUE_NOUNS
+    if owner.lower_ not in ("my", "mine") and not named and not (
             owner.lemma_.lower() in PERSON_NOUNS and _mine(owner)):
-        return False  # "my ex's phone number": a value of someone of the speaker's
+        return False  # "my ex's phone number", "Kofi's number": a value of a person
     if any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
            for c in noun.children):
         return False  # "my email to Tom", "my address in the form"
@@ -433,6 +582,10 @@ def _mine(noun: Token) -> bool:
 _POLITE_ADJ = frozenset({"great", "nice", "good", "helpful", "grateful", "thankful",
                          "better", "best", "ideal", "lovely", "ok", "okay", "fine", "cool",
                          "awesome", "appreciated", "glad", "happy"})
+
+
+# Heads whose "that" clause, with a bare "be", is a demand ("I ask that it be deleted").
+MANDATIVE_HEADS = ASK_HEADS | frozenset({"request", "demand", "insist", "require", "urge"})
 
 
 _CONDITIONS = frozenset({"if", "when", "whenever", "unless", "because", "since", "whether",
@@ -465,6 +618,10 @@ def _asked_passive(verb: Token) -> bool:
         return True  # a question: the modal before the subject
     if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
         return head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+    if verb.dep_ == "ccomp" and head.lemma_.lower() in MANDATIVE_HEADS and all(
+            a.lemma_ == "be" and a.tag_ == "VB" for a in auxes) and any(
+            c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
+        return True  # "I request that my file be erased": the bare "be" of a demand
     return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
         and head.head.lemma_.lower() == "make" and _addressed(head.head) \
         and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
@@ -477,6 +634,8 @@ def _addressed(verb: Token) -> bool:
     ...", "I'd appreciate it if you deleted ..."; not the past, not the speaker's own."""
     if _asked_if(verb):
         return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
+    if _rather(verb):
+        return True  # "I'd rather you forgot my address"
     if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
         return False  # "if you delete my address, I'll be upset": a condition
     head = verb.head
@@ -545,22 +704,49 @@ def _dismissed(sent: Span, verb: Token) -> bool:
     return False
 
 
+def _rather(verb: Token) -> bool:
+    """"(I'd) rather you ...": a past form that asks ("I'd rather you forgot that")."""
+    return any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in verb.children) and any(
+        c.lower_ == "rather" for c in verb.children)
+
+
+def _unwanted(verb: Token) -> bool:
+    """``verb`` is what the speaker does not want done: "I don't want you to know",
+    "I'd rather not have my address stored", "I don't want my diagnosis stored"."""
+    head = verb.head
+    if head.i >= verb.i or any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we")
+                               for c in verb.children):
+        return False  # "I saved my money, I don't want it wasted": no complement of it
+    negated = any(c.dep_ == "neg" for c in head.children)
+    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
+    if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in head.children):
+        return False  # "I didn't want you to know": what the speaker wanted then
+    if verb.lemma_.lower() in KNOW_VERBS and verb.tag_ in ("VB", "VBG") and not any(
+            c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
+            for c in (*verb.children, *head.children)):
+        return False  # "I don't want my kids to know about it": not the assistant
+    return negated and speaker and (head.lemma_.lower() in ASK_HEADS or (
+        head.lemma_.lower() == "have" and any(c.lower_ == "rather" for c in head.children)))
+
+
 def _verb_class(tok: Token) -> str | None:
     """The class of the predicate ``tok`` heads, read with its particle: ``"forget"``,
     ``"remove"`` ("delete", "throw out", "take X off your list", "get rid of"),
     ``"keep"`` ("remember", "hold on to", "write down") or ``"say"``; None: none."""
     lemma = tok.lemma_.lower()
     parts = {c.lower_ for c in tok.children if c.dep_ in ("prt", "advmod", "prep")}
-    if lemma in FORGET_VERBS:
-        return "forget"
+    if lemma in FORGET_VERBS or (tok.lower_ == "forgot" and (_rather(tok) or _asked_if(tok))):
+        return "forget"  # "I'd rather you forgot about my debt" (its lemma as parsed)
+    if lemma in KNOW_VERBS and tok.dep_ in ("ccomp", "xcomp") and _unwanted(tok):
+        return "keep"  # "I don't want you to know about my arrest"
     if parts & KEEP_PARTICLES.get(lemma, frozenset()):
         return "keep"
     if lemma in REMOVE_VERBS or (lemma in PARTICLE_VERBS and parts & REMOVE_PARTICLES):
         return "remove"
     if lemma == "rid" and "of" in parts:
         return "remove"
-    if lemma in KEEP_VERBS:
-        return "keep"
+    if lemma in KEEP_VERBS or (lemma in WANT_HEADS and _in_memory(tok)):
+        return "keep"  # "I don't want that in your notes" declines its keeping too
     if lemma in SAY_VERBS:
         return "say"
     return None
@@ -579,9 +765,16 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     """The predicate's object and the "(what) I said" clause it names: the direct
     object, else the object of the phrasal verb's preposition ("rid of my address",
     "hold on to that", "get rid of what I said ...")."""
-    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "dative")
+    obj = next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
+                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
+                and any(d.dep_ in ("poss", "det") for d in c.children)))  # "Disregard my ..."
                 and c.lower_ not in ("you", "me", "u")), None)
-    if obj is None and verb.tag_ == "VBN" and verb.lemma_.lower() != "rid":
+    if obj is None and verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
+            and verb.head.pos_ == "NOUN":
+        obj = verb.head  # "Delete all memories about X", parsed with "Delete" as a name
+    small = verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd") and not any(
+        c.dep_ in ("aux", "auxpass") for c in verb.children)  # "want my PIN saved" as "VBD"
+    if obj is None and (verb.tag_ == "VBN" or small) and verb.lemma_.lower() != "rid":
         # a passive's subject: "can my phone number be deleted?"
         obj = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
                     and c.lower_ not in ("you", "me", "u", "i")), None)
@@ -592,7 +785,8 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
         return nxt, None  # "Scratch that, please" (parsed with "that" under "please")
     for prep in verb.children:
-        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on"):
+        # after the verb: "rid of", "hold on to" (not "On second thought, forget ...")
+        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on") and prep.i > verb.i:
             for c in prep.children:
                 if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
                     return c, None
@@ -617,9 +811,124 @@ def _tells_of(tok: Token) -> bool:
                | KNOW_VERBS for c in tok.children)
 
 
-def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | None:
+# How long something is set aside: "let's forget about work for a minute" puts it off,
+# it asks nothing to be erased.
+_WHILE = frozenset({"minute", "minutes", "moment", "second", "sec", "while", "bit", "now",
+                    "today", "tonight", "day", "hour", "weekend", "evening", "night", "time"})
+
+
+# Nouns of time the parser may hang on a verb as its object ("forget it this week").
+_TIMES = (_WHILE - {"bit"}) | frozenset({
+    "week", "month", "year", "morning", "afternoon", "weekend", "monday", "tuesday",
+    "wednesday", "thursday", "friday", "saturday", "sunday", "once", "way"})
+
+
+def _for_a_while(verb: Token) -> bool:
+    """The forgetting is for a time only ("forget about it for now / for a minute")."""
+    other = {t.i for c in verb.children if c.dep_ in ("conj", "advcl", "ccomp")
+             for t in c.subtree}  # "... for a minute and talk about X" is still its own
+    if any(c.dep_ in ("npadvmod", "advmod") and c.lemma_.lower() in _WHILE - {"now", "bit"}
+           for c in verb.children):
+        return True  # "let's forget about work tonight" ("forget it now" asks now)
+    return any(t.dep_ == "prep" and t.lower_ == "for" and t.i not in other and any(
+        c.lemma_.lower() in _WHILE for c in t.children if c.dep_ in ("pobj", "pcomp", "advmod"))
+        for t in verb.subtree)
+
+
+def _told_me(verb: Token) -> bool:
+    """A saying said to the assistant: no one else is its hearer ("told you", "mentioned
+    it"; not "told my boss", "mentioned it to my mum")."""
+    hearers = [c for c in verb.children if c.dep_ in ("dative", "iobj")]
+    if not hearers and verb.lemma_.lower() == "tell":  # "told my boss (about it)"
+        hearers = [c for c in verb.children if c.dep_ == "dobj"]
+    hearers += [o for p in verb.children if p.dep_ in ("prep", "dative")
+                and p.lower_ in ("to", "with") for o in p.children if o.dep_ == "pobj"]
+    return all(h.lower_ in ("you", "u") or h.lower_ in BACK | _WH for h in hearers)
+
+
+def _mine_asked(verb: Token) -> bool:
+    """The assistant is asked to forget something of the speaker's, even for a while
+    ("could you forget about my pregnancy for now"), not "we" ("let's forget about my
+    exams tonight") nor a thing of the conversation ("forget about the deadline")."""
+    if any(c.dep_ == "nsubj" and c.lower_ in ("we", "us", "'s") for c in verb.children) \
+            or verb.head.lemma_.lower() == "let":
+        return False
+    about = _about(verb)
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj")), None)
+    return any(t is not None and _mine(t) for t in (about, obj))
+
+
+def _regretted(verb: Token, negated: bool) -> bool:
+    """The speaker regrets having said it: "I regret telling you about my debt", "kinda
+    regret mentioning the weed thing", "I wish I hadn't told you that"."""
+    head = verb.head
+    if head.i == verb.i or head.lemma_.lower() not in REGRET_HEADS:
+        return False
+    if head.lemma_.lower() == "wish":
+        return verb.dep_ == "ccomp" and negated and any(
+            c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children) and any(
+            c.dep_ == "aux" and c.lemma_ == "have" for c in verb.children)
+    subject = next((c for c in head.children if c.dep_ == "nsubj"), None)
+    # "(kinda) regret telling you": the parser may read "regret" as a noun ("acl")
+    return verb.dep_ in ("xcomp", "ccomp", "acl") and not negated and (
+        subject is None or subject.lower_ == "i" or subject.pos_ != "PRON")
+
+
+_WH = frozenset({"where", "what", "who", "whom", "how", "when"})
+_LIGHT_VERBS = frozenset({"be", "have", "do", "get"})
+
+
+def _free_relative(verb: Token) -> Token | None:
+    """A clause the predicate takes as its object that says something of the speaker
+    ("remove where I'm staying", "forget who I'm dating", "delete how much I earn")."""
+    for c in verb.children:
+        if c.dep_ not in ("ccomp", "advcl", "xcomp", "dobj") or c.pos_ not in ("VERB", "AUX"):
+            continue
+        wh = [t for t in c.subtree if t.lower_ in _WH and t.i < c.i]
+        if wh and any(s.dep_ in ("nsubj", "nsubjpass") and s.lower_ == "i"
+                      for s in c.children):
+            return c
+    return None
+
+
+def _clause_target(clause: Token) -> ForgetTarget | None:
+    """What a free relative names: its verb ("where I'm staying": stay) and what it says
+    beside the speaker ("what my salary is": salary)."""
+    content = [clause] if clause.lemma_.lower() not in _LIGHT_VERBS else []
+    content += [c for c in clause.children if c.dep_ in ("dobj", "attr", "acomp", "nsubj")
+                and c.lower_ not in _WH and c.pos_ in ("NOUN", "PROPN", "ADJ")]
+    if not content:
+        return None
+    return ForgetTarget(phrase=clause.doc[clause.left_edge.i:clause.right_edge.i + 1].text,
+                        words=tuple(_forms(t) for t in content), mine=True)
+
+
+def _in_memory(verb: Token) -> bool:
+    """Something wished out of the assistant's keeping "in / on your memory, notes, file"
+    (on the verb or its object: "I don't want that thing in your memory")."""
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj")), None)
+    for head in (verb, obj):
+        for prep in (head.children if head is not None else ()):
+            if prep.dep_ != "prep" or prep.lower_ not in ("in", "on", "inside"):
+                continue
+            for place in prep.children:
+                if place.dep_ != "pobj":
+                    continue
+                owner = next((c.lower_ for c in place.children if c.dep_ == "poss"), None)
+                lemma = place.lemma_.lower()
+                if (owner == "your" and lemma in YOUR_MEMORY_WORDS) or (
+                        owner is None and lemma in MEMORY_WORDS):
+                    return True
+    return False
+
+
+def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool] | None:
     """The sentence's request: its verb, targets, whether it refers back, whether it
-    asks for everything; None when the sentence asks nothing to be forgotten."""
+    asks for everything, and whether it asks only beside another request (a removing
+    verb's "delete that", which may be code or a list: "I don't want that in your notes.
+    Delete it.", "My locker code is 4471, delete that."); None when the sentence asks
+    nothing to be forgotten."""
+    later: tuple[Token, list[ForgetTarget], bool, bool, bool] | None = None
     for verb in sent:
         cls = _verb_class(verb)
         if cls is None:
@@ -638,34 +947,42 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
             mine = negated and subject is not None and subject.lower_ == "i"
             if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
-                              or verb.head.lemma_.lower() in UNSAY_HEADS)):
+                              or verb.head.lemma_.lower() in UNSAY_HEADS)) \
+                    and not _regretted(verb, negated):
                 continue
+            if not _told_me(verb):
+                continue  # "I shouldn't have told my boss about it": not said here
         elif cls == "keep":
             if not _kept_declined(verb, negated):
                 continue
         else:
             if negated or not _addressed(anchor):  # "don't forget my appointment"
                 continue
+            if _for_a_while(verb) and not _mine_asked(verb):
+                continue  # "let's forget about work for a minute": put off, not erased
         obj, said = _object(verb)
+        relative = _free_relative(verb) if obj is None and said is None else None
         head = verb.head
         if said is None and verb.dep_ in ("intj", "advmod", "dep", "advcl") \
                 and head.lemma_.lower() in SAY_VERBS and any(
                     c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
             said = head  # "Forget I said that." (parsed with "Forget" under "said")
             obj = None
-        source = _source(verb, obj)
+        source = _source(verb, obj if obj is not None else relative)
         # A removing verb asks to forget only what is kept or said, never a thing taken
         # out of somewhere else ("remove my name from the mailing list").
         removing = cls == "remove" and source != "memory"
         if removing and (source == "elsewhere" or _for_later(verb)):
             continue
         # "don't hold on to / write down X" also says things of the world ("the past").
-        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS)
+        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
         if lemma == "ignore" and said is None and source != "memory" and not (
-                obj is not None and obj.lower_ == "what"):
-            continue  # "ignore my typo"; "ignore what I said about my ex" retracts it
+                obj is not None and (obj.lower_ == "what" or (
+                    obj.lemma_.lower() in GENERIC
+                    and _mine(_about_said(obj) or _about(verb) or obj)))):
+            continue  # "ignore my typo"; "ignore what I said / the bit about my ex" retracts
         targets: list[ForgetTarget] = []
-        back = everything = False
+        back = everything = along = False
         if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
             if removing:
                 continue  # "drop all of that"
@@ -674,6 +991,16 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             about = _about_said(obj) or _about(verb)
             if about is None and removing and not _tells_of(obj):
                 continue  # "drop everything and come here"
+            if about is not None and removing and about.head.lower_ == "of" \
+                    and not _tells_of(obj) and not _kept_thing(about):
+                continue  # "delete all of my old files": the files, things of the world
+            if about is None and any(
+                    p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
+                    for p in obj.children):
+                continue  # "everything <prep> X" unread: never the whole scope for it
+            if about is not None and about.lower_ in ("me", "myself") and (
+                    not removing or _tells_of(obj)):
+                about = None  # "forget everything you know about me": the whole scope
             everything = about is None
             targets = _targets(about) if about is not None else []
             if about is not None and not targets:
@@ -691,27 +1018,43 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             if lemma == "forget" and obj.lower_ == "it" and _dismissed(sent, verb):
                 continue
             if removing and lemma not in RETRACT_VERBS:
-                continue  # "delete that" may be code or a list
+                along = True  # "delete that" alone may be code or a list
             # "Never mind what I said about my ex, please forget it": "it" is that.
             told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
                          and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
                          and _about(t) is not None), None)
             targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
+            # "About the address I gave you, please forget it": "it" is what it is about
+            fronted = _about(verb)
+            if not targets and fronted is not None and fronted.i < verb.i \
+                    and fronted.lower_ not in BACK:
+                targets = _targets(fronted)
             back = not targets
+        elif obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
+                and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children):
+            back = True  # "please remove that info": what was just said, as information
+            along = removing  # ... or what the assistant just gave (alone: no request)
         elif obj is not None:
-            about = _about(obj) if obj.lemma_.lower() in GENERIC else None
+            # "erase the bit about my debt" (the parser may hang "about" on the verb)
+            about = (_about_said(obj) or _about(verb)) if obj.lemma_.lower() in GENERIC \
+                else None
             targets = _targets(about if about is not None else obj)
             if not targets:
                 continue
             if worldly and about is None and not _kept_thing(obj):
                 continue  # "delete my last email to Tom", "throw out my old shoes"
+        elif relative is not None:
+            found = _clause_target(relative)
+            if found is None or (removing and source != "memory"):
+                continue  # "remove where I put it" moves a thing; "... from your notes"
+            targets = [found]
         elif cls == "say" and _about(verb) is None:
             back = True  # "I shouldn't have told you (that), sorry"
         elif cls == "forget" and _stated(verb):
             targets = _stated(verb)  # "please forget that I'm pregnant"
         else:
-            about = _about(verb)  # "forget about my ex"
-            if about is None or cls not in ("forget", "say"):
+            about = _about(verb)  # "forget about my ex", "don't want you to know about it"
+            if about is None or not (cls in ("forget", "say") or lemma in KNOW_VERBS):
                 continue
             if about.lower_ in BACK:  # "please forget about it"
                 if _dismissed(sent, verb):
@@ -725,8 +1068,11 @@ def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool] | No
             targets, back = [], True
         if cls == "say" and not back and not targets:
             continue
-        return anchor, targets, back, everything
-    return None
+        if not along:
+            return anchor, targets, back, everything, along
+        # "No wait, delete that, I don't want you to have that": a later verb may ask alone
+        later = later or (anchor, targets, back, everything, along)
+    return later
 
 
 def _bare(sent: Span, verb: Token) -> bool:
@@ -773,8 +1119,12 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
         frame = frame.head
         own |= {frame.i} | {t.i for c in frame.children if c.dep_ in _FRAME_DEPS
                             for t in c.subtree}
-    left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct]
-    if left and _content(left):
+    left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
+            and not (t.lower_ in BACK and t.head.i == verb.i)]
+    # a statement with a subject or a number, not a framing phrase ("Hmm, on second
+    # thought, I'd like this deleted", "No wait, delete that")
+    if left and _content(left) and any(t.dep_ in ("nsubj", "nsubjpass") or t.pos_ == "NUM"
+                                       for t in left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
     before = [s for s in doc.sents if s.end_char <= sent.start_char and s.text.strip()]
     if before and _content(list(before[-1])):
@@ -782,31 +1132,85 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     return None
 
 
+_PEOPLE_PRONOUNS = frozenset({"he", "she", "they", "it", "that", "this", "him", "her",
+                              "them", "you", "u"})
+
+
+def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> int:
+    """Where the request's sentence stops asking: the end of the sentence, or the start
+    of a statement of its own that follows ("Forget the old one, my new number is 07700
+    900555"; "Please forget my address, but remember that I'm vegetarian"). Such a tail
+    is stored and read for facts; it never says what the request names (no word of a
+    target) and is no reply about it ("he'd hate that I shared it", "it doesn't
+    matter")."""
+    clauses = ("conj", "parataxis", "advcl", "ccomp")
+    own = {t.i for t in verb.subtree} - {t.i for c in verb.children
+                                         if c.dep_ in clauses and c.i > verb.i
+                                         for t in c.subtree}
+    if verb.head.i != verb.i and verb.i < verb.head.i and verb.dep_ in clauses:
+        own -= {verb.head.i}  # "Forget the old one, my new number is ...": "is" is the root
+    last = max((i for i in own if not (sent.doc[i].is_punct or sent.doc[i].dep_ == "cc")),
+               default=verb.i)
+    rest = [t for t in sent if t.i > last and not t.is_space]
+    while rest and (rest[0].is_punct or rest[0].dep_ == "cc" or rest[0].pos_ == "CCONJ"):
+        rest = rest[1:]
+    if not rest:
+        return sent.end_char
+    named = frozenset().union(*(w for t in targets for w in t.words))
+    subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
+    said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
+               for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
+    if not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
+            or any(t.lower_ in named or t.lemma_.lower() in named for t in rest) \
+            or any(t.lower_ in BACK and t.pos_ == "PRON" for t in rest):
+        return sent.end_char  # "..., I gave it by mistake": about what is forgotten
+    if any(_request_in_tokens(t) for t in rest):
+        return sent.end_char  # the tail asks too ("..., please don't keep it either")
+    return rest[0].idx
+
+
+def _request_in_tokens(tok: Token) -> bool:
+    """``tok`` heads a predicate of a request class (a tail that asks is no statement)."""
+    return _verb_class(tok) in ("forget", "remove") or tok.lemma_.lower() in _NEGATIONS
+
+
 def forget_request(doc: Doc) -> ForgetRequest | None:
     """The turn's request to forget, or None."""
     spans: list[tuple[int, int]] = []
     targets: list[ForgetTarget] = []
+    named: list[tuple[int, int]] = []  # the request sentences that named a target
     back = everything = False
     bare = True
+    alone = True  # every request sentence is a removing verb's "delete that"
     earlier: tuple[int, int] | None = None
     for sent in doc.sents:
         found = _request_in(sent)
         if found is None:
             continue
-        verb, found_targets, found_back, found_everything = found
-        bare = bare and found_back and not found_targets and _bare(sent, verb)
+        verb, found_targets, found_back, found_everything, found_along = found
+        # "My locker code is 4471, delete that": what it deletes was just said
+        alone = alone and found_along and _earlier(doc, sent, verb) is None
         start = sent.start_char
-        spans.append((start, sent.end_char))
+        end = _request_end(sent, verb, found_targets) if not found_back else sent.end_char
+        spans.append((start, end))
+        if found_targets:
+            named.append((start, end))
         targets += found_targets
         everything = everything or found_everything
         if found_back and not back:
+            refers = _earlier(doc, sent, verb)
+            if refers is not None and any(a < refers[1] and refers[0] < b for a, b in named):
+                continue  # "I don't want my PIN in your notes. Delete it.": "it" is the PIN
+            bare = bare and not found_targets and _bare(sent, verb)
             back = True
-            earlier = _earlier(doc, sent, verb)
-    if not spans:
+            earlier = refers
+        elif not found_back:
+            bare = False
+    if not spans or alone:
         return None
     return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
                          earlier=earlier, everything=everything and not targets,
-                         bare=bare and earlier is None)
+                         bare=back and bare and earlier is None)
 
 
 def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:
@@ -817,6 +1221,19 @@ def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetReq
 
     return replace(request, sentences=tuple(span(s) for s in request.sentences),
                    earlier=span(request.earlier) if request.earlier else None)
+
+
+def as_written(request: ForgetRequest, spellings: Sequence[tuple[str, str]]) -> ForgetRequest:
+    """``request`` whose targets also match the words as the speaker wrote them
+    (``spellings``: (respelled, as written) pairs): a speaker who writes "adress" wrote it
+    in the fact too ("Sam's adress is Kastanienallee 12")."""
+    swap = {new.lower(): old.lower() for new, old in spellings if new.lower() != old.lower()}
+    if not swap or not request.targets:
+        return request
+    targets = tuple(replace(t, words=tuple(forms | {swap[w] for w in forms if w in swap}
+                                           for forms in t.words))
+                    for t in request.targets)
+    return replace(request, targets=targets)
 
 
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
@@ -832,8 +1249,14 @@ def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
             near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
             near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
                      for g in c.children if g.dep_ in ("oprd", "attr")]
+        after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+        if after is not None and after.is_title and not after.is_stop and after.is_alpha:
+            near.append(after)  # "Ann's girlfriend Freja ...", however it is tagged
         for n in near:
-            if n.pos_ == "PROPN" and n.i != tok.i and n.dep_ != "poss":
+            # a name the tagger may call a noun ("Ann's boyfriend Sven"), capitalised
+            named = n.pos_ == "PROPN" or (n.is_title and n.i > 0 and (
+                n.pos_ == "NOUN" or n.i == tok.i + 1))
+            if named and n.i != tok.i and n.dep_ != "poss":
                 out.add(n.lower_)
                 out |= {c.lower_ for c in n.children if c.dep_ == "compound"
                         and c.pos_ == "PROPN"}

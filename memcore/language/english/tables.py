@@ -189,4 +189,7 @@ CHAT_WORDS: dict[str, str] = {
     "gf": "girlfriend", "bf": "boyfriend", "bc": "because", "tho": "though",
     "thx": "thanks", "pls": "please", "plz": "please", "rn": "right now",
     "goin": "going", "doin": "doing", "nothin": "nothing", "somethin": "something",
+    "abt": "about", "smth": "something", "sth": "something", "cuz": "because",
+    "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
+    "imo": "in my opinion", "bout": "about",
 }
