@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memcore.adapters.person import ADVERB_STEMS as _ADVERB_STEMS
 from memcore.adapters.person import FIRST_PERSON as _FIRST_PERSON
@@ -795,44 +795,24 @@ class OfflineExtractor(Metered):
               said_by_self: bool = False, timeless: bool = False) -> ExtractedFact | None:
         sentence = _with_subject(sentence)
         first_person = bool(_FIRST_PERSON.search(sentence))
-        needed = self.min_terms if min_terms is None else min_terms
-        # Third-person chatter needs more substance than a first-person statement.
+        needed = self._terms_needed(sentence, first_person, said_by_self or bool(explicit),
+                                    min_terms)
         terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
-        if not (first_person or said_by_self or explicit):
-            # Someone named ("Biscuit hates the rain") is a subject; "It was nice" is not.
-            needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
-        if _ENDING.search(sentence) or _NEW_AMOUNT.search(sentence) or (first_person and (
-                _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
-            needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
         if len(terms) < needed:
             return None
         if explicit is None:
-            # A plain assertion by the user about themselves (or in a sentence about
-            # themselves) is an explicit statement; hedges and hypotheticals are not.
-            explicit = ((first_person or said_by_self) and not _HEDGE.search(sentence)
-                        and not _HYPOTHETICAL.search(sentence))
+            explicit = _asserted(sentence, first_person or said_by_self)
         now = episode.timestamp
         # A correction's date is the corrected fact's value, not a deadline of its own.
         timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
-        rewritten = timing.rewritten
-        text = resolve_first_person(rewritten, name).rstrip(" ,;:-")
-        kind = kind or _kind(text)
-        if not text.endswith((".", "!")):
-            text += "."
-        text = text.replace("!", ".")[:_MAX_FACT_CHARS]
-        valid_until = expires_at = timing.deadline
+        said = resolve_first_person(timing.rewritten, name).rstrip(" ,;:-")
+        kind = kind or _kind(said)
+        text = _fact_text(said)
+        expires_at = timing.deadline
         if kind is Kind.TEMPORARY and expires_at is None:
             expires_at = now + timedelta(days=self.temporary_days)
-        if timing.happened is not None and kind is Kind.KNOWLEDGE:
-            kind = Kind.EVENT
-        if kind is Kind.TEMPORARY and timing.deadline is not None and timing.happened is None \
-                and timing.deadline - now > timedelta(days=self.temporary_days):
-            kind = Kind.GOAL  # "off to Lisbon in May": a plan, not a state of the moment
-        if timing.deadline is not None and kind in (Kind.KNOWLEDGE, Kind.PREFERENCE):
-            kind = Kind.EVENT if timing.happened else Kind.GOAL
-        valid_from = timing.happened
-        if valid_from is not None and valid_until is not None and valid_until < valid_from:
-            valid_from = None
+        kind = _timed_kind(kind, timing, now, timedelta(days=self.temporary_days))
+        valid_from, valid_until = _validity(timing)
         return ExtractedFact(
             text=text,
             kind=kind,
@@ -844,3 +824,52 @@ class OfflineExtractor(Metered):
             expires_at=expires_at,
             relation=relation_for(text),
         )
+
+    def _terms_needed(self, sentence: str, first_person: bool, vouched: bool,
+                      min_terms: int | None) -> int:
+        """How many content terms a claim needs to be a fact. ``vouched``: said by the
+        speaker about themselves or explicitly."""
+        needed = self.min_terms if min_terms is None else min_terms
+        # Third-person chatter needs more substance than a first-person statement.
+        if not (first_person or vouched):
+            # Someone named ("Biscuit hates the rain") is a subject; "It was nice" is not.
+            needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
+        if _ENDING.search(sentence) or _NEW_AMOUNT.search(sentence) or (first_person and (
+                _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
+            needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
+        return needed
+
+
+def _asserted(sentence: str, about_self: bool) -> bool:
+    """A plain assertion by the user about themselves (or in a sentence about
+    themselves) is an explicit statement; hedges and hypotheticals are not."""
+    return about_self and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
+
+
+def _fact_text(text: str) -> str:
+    """A claim as a fact's text: one sentence ending in a full stop, bounded."""
+    if not text.endswith((".", "!")):
+        text += "."
+    return text.replace("!", ".")[:_MAX_FACT_CHARS]
+
+
+def _timed_kind(kind: Kind, timing: TimeInfo, now: datetime, temporary: timedelta) -> Kind:
+    """The kind a fact's time phrases make it: something that happened is an event, a
+    state with a far deadline a plan, a statement with a deadline an event or a goal."""
+    if timing.happened is not None and kind is Kind.KNOWLEDGE:
+        kind = Kind.EVENT
+    if kind is Kind.TEMPORARY and timing.deadline is not None and timing.happened is None \
+            and timing.deadline - now > temporary:
+        kind = Kind.GOAL  # "off to Lisbon in May": a plan, not a state of the moment
+    if timing.deadline is not None and kind in (Kind.KNOWLEDGE, Kind.PREFERENCE):
+        kind = Kind.EVENT if timing.happened else Kind.GOAL
+    return kind
+
+
+def _validity(timing: TimeInfo) -> tuple[datetime | None, datetime | None]:
+    """``(valid_from, valid_until)``: from when it happened until its deadline; a start
+    after the end is dropped."""
+    valid_from, valid_until = timing.happened, timing.deadline
+    if valid_from is not None and valid_until is not None and valid_until < valid_from:
+        valid_from = None
+    return valid_from, valid_until

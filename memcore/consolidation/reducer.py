@@ -159,6 +159,9 @@ class Reducer:
         return self.by_id.get(mid)
 
     def merge(self, ids: Sequence[str], text: str | None, reason: str) -> str | None:
+        """Merge the live memories among ``ids`` into the survivor (the first by
+        :func:`survivor_key`) and tombstone the rest; the survivor's id, or None when
+        fewer than two are live."""
         members = [self.by_id[i] for i in ids if i in self.by_id and self.by_id[i].live]
         if len(members) < 2:
             return None
@@ -167,45 +170,19 @@ class Reducer:
         members.sort(key=survivor_key)
         head, rest = members[0], members[1:]
         cfg = self.config
-        if all(m.vector is not None for m in members):
-            weights = np.array([min(m.strength, cfg.strength_cap) for m in members], np.float32)
-            centroid = (np.vstack([m.array for m in members]) * weights[:, None]).sum(axis=0)
-            norm = float(np.linalg.norm(centroid))
-            if norm > 1e-9:
-                head.vector = self.by_id.vector_form(centroid / norm)
-        sources = unique_in_order(s for m in members for s in m.sources)
-        best = max(members, key=lambda m: (m.confidence, len(m.sources)))
-        extra = len(sources) - len(set(best.sources))
+        centroid = pooled_vector(members, cfg.strength_cap)
+        if centroid is not None:
+            head.vector = self.by_id.vector_form(centroid)
+        confidence = pooled_confidence(members, cfg.support_step)
         lists = merge_lists(members)  # bounded (memcore.core.bounds)
         head.member_texts = lists.member_texts
         head.metadata = lists.metadata
-        # Without a written merge (exact duplicates, a pair judged the same, a merged
-        # text past a turn's size), keep the most informative of the texts rather than
-        # whichever record survives.
-        text = text if text and text_fits(text) else None
-        done = fulfilment(members)
-        if done is not None:  # a plan merged with its fulfilment keeps the fulfilment
-            head.kind, text = done.kind, done.text
-            reason = f"{reason}; plan fulfilled"
-        head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
-        head.content_hash = content_hash(head.text, head.scope)
-        head.importance = max(m.importance for m in members)
-        head.last_used = max(m.last_used for m in members)
-        head.last_supported = max((m.last_supported or m.last_used) for m in members)
-        head.strength = capped_strength(sum(m.strength for m in members), cfg.strength_cap)
+        reason = merged_text(head, members, text, reason)
+        pool_use(head, members, cfg.strength_cap)
         head.sources = lists.sources
         head.support = lists.support
-        head.confidence = reinforced_confidence(best.confidence, extra, cfg.support_step)
-        head.explicit = any(m.explicit for m in members)
-        head.recall_count = sum(m.recall_count for m in members)
-        head.derived_level = max(m.derived_level for m in members)
-        froms = [m.valid_from for m in members if m.valid_from]
-        head.valid_from = min(froms) if froms else None
-        expiries = [m.expires_at for m in members]
-        head.expires_at = max(e for e in expiries if e) if all(expiries) else None
-        # Valid while any member is: a merge with an open-ended fact stays open-ended.
-        untils = [m.valid_until for m in members]
-        head.valid_until = max(u for u in untils if u) if all(untils) else None
+        head.confidence = confidence
+        pool_validity(head, members)
         self.touched(head)
         for m in rest:
             m.status = Status.TOMBSTONED
@@ -295,6 +272,63 @@ def fulfilment(members: Sequence[Memory]) -> Memory | None:
     last_plan = max(m.created_at for m in plans)
     later = [m for m in members if m.kind is not Kind.GOAL and m.created_at > last_plan]
     return max(later, key=lambda m: (m.created_at, m.id)) if later else None
+
+
+def pooled_vector(members: Sequence[Memory], strength_cap: float) -> np.ndarray | None:
+    """The members' unit centroid weighted by (capped) strength; None when a member has
+    no vector or the centroid is null."""
+    if not all(m.vector is not None for m in members):
+        return None
+    weights = np.array([min(m.strength, strength_cap) for m in members], np.float32)
+    centroid = (np.vstack([m.array for m in members]) * weights[:, None]).sum(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    return centroid / norm if norm > 1e-9 else None
+
+
+def pooled_confidence(members: Sequence[Memory], support_step: float) -> float:
+    """The most confident member's confidence, reinforced by each source it lacked."""
+    sources = unique_in_order(s for m in members for s in m.sources)
+    best = max(members, key=lambda m: (m.confidence, len(m.sources)))
+    extra = len(sources) - len(set(best.sources))
+    return reinforced_confidence(best.confidence, extra, support_step)
+
+
+def merged_text(head: Memory, members: Sequence[Memory], text: str | None, reason: str) -> str:
+    """Give ``head`` the merge's text (and kind) and return the merge's reason.
+
+    Without a written merge (exact duplicates, a pair judged the same, a merged text
+    past a turn's size), keep the most informative of the texts rather than whichever
+    record survives."""
+    text = text if text and text_fits(text) else None
+    done = fulfilment(members)
+    if done is not None:  # a plan merged with its fulfilment keeps the fulfilment
+        head.kind, text = done.kind, done.text
+        reason = f"{reason}; plan fulfilled"
+    head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
+    head.content_hash = content_hash(head.text, head.scope)
+    return reason
+
+
+def pool_use(head: Memory, members: Sequence[Memory], strength_cap: float) -> None:
+    """``head`` takes the members' combined importance, use, strength and recalls."""
+    head.importance = max(m.importance for m in members)
+    head.last_used = max(m.last_used for m in members)
+    head.last_supported = max((m.last_supported or m.last_used) for m in members)
+    head.strength = capped_strength(sum(m.strength for m in members), strength_cap)
+    head.explicit = any(m.explicit for m in members)
+    head.recall_count = sum(m.recall_count for m in members)
+    head.derived_level = max(m.derived_level for m in members)
+
+
+def pool_validity(head: Memory, members: Sequence[Memory]) -> None:
+    """``head`` is valid from the earliest start and while any member is: a merge with
+    an open-ended fact stays open-ended (the same for expiry)."""
+    froms = [m.valid_from for m in members if m.valid_from]
+    head.valid_from = min(froms) if froms else None
+    expiries = [m.expires_at for m in members]
+    head.expires_at = max(e for e in expiries if e) if all(expiries) else None
+    untils = [m.valid_until for m in members]
+    head.valid_until = max(u for u in untils if u) if all(untils) else None
 
 
 def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:

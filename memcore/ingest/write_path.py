@@ -26,6 +26,7 @@ from memcore.core.models import (
     FACTS_KEY,
     Actor,
     Episode,
+    Frame,
     Kind,
     Memory,
     Role,
@@ -35,7 +36,7 @@ from memcore.core.models import (
 from memcore.core.text import MinHasher, content_hash
 from memcore.index.vector_index import IndexCache
 from memcore.ingest.erased import kept_turns, restated
-from memcore.ingest.forget import Forgetter, read_requests
+from memcore.ingest.forget import ForgetRequest, Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
 from memcore.language.english.compare import (
@@ -157,6 +158,32 @@ def _lasting(fact: ExtractedFact) -> ExtractedFact:
     return fact.model_copy(update={"kind": Kind.KNOWLEDGE, "valid_until": None,
                                    "expires_at": None})
 
+
+def _with_reply(facts: list[ExtractedFact], source: str,
+                reply: tuple[Frame | None, str]) -> list[ExtractedFact]:
+    """A bare answer read with its question replaces what was made of it alone."""
+    frame, text = reply
+    out = [f for f in facts if f.source != source]
+    out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
+                             explicit=True, source=source, frame=frame))
+    return out
+
+
+def _restates(fact: ExtractedFact, frame: Frame, text: str) -> bool:
+    """A fact of the turn that says the statement already stands for it, unless that
+    fact says much more (one clause of several would go stale with the others)."""
+    return (fact.frame is not None
+            and fact.frame.subject == frame.subject
+            and fact.frame.attribute == frame.attribute
+            and not values_differ(fact.frame.value, frame.value)
+            and len(fact.text.split()) <= len(text.split()) + _MORE_WORDS)
+
+
+def _only_carries(fact: ExtractedFact, source: str, value: str) -> bool:
+    """A frameless fact of the turn ``source`` that only carries ``value``."""
+    return fact.source == source and fact.frame is None and value in fact.text.lower()
+
+
 class IngestPipeline:
     """Runs the write path for batches of one namespace's turns."""
 
@@ -203,49 +230,21 @@ class IngestPipeline:
 
     def _ingest(self, namespace: str, episodes: Sequence[Episode], infer: bool,
                 erased: ErasedSince) -> IngestReport:
-        for i, episode in enumerate(episodes):  # before anything is written
-            try:
-                check_turn_size(episode.text, self.settings.max_turn_bytes)
-            except ValueError as exc:
-                raise ValueError(f"episodes.{i}.text: {exc}") from None
+        self._check_sizes(episodes)  # before anything is written
         # Secrets are masked before anything is stored or extracted (docs/design.md).
         episodes, secrets = mask_turns(self.settings, namespace, episodes)
         # Forget requests (docs/design.md): their sentences are never stored nor read for facts.
         episodes, forget = read_requests(self.language, episodes)
         report = IngestReport(episodes=len(episodes))
         if erased:  # as stored: masked, without request sentences
-            kept = {ep.id for ep in kept_turns(episodes, erased)}
-            report.erased_turns = len(episodes) - len(kept)
-            secrets = [found for ep, found in zip(episodes, secrets, strict=True)
-                       if ep.id in kept]
-            for ep in episodes:  # stored by a run before the erase: the erase wins
-                if ep.id not in kept:
-                    self.store.episodes.drop(namespace, ep.id)
-            episodes = [ep for ep in episodes if ep.id in kept]
-            forget = {k: v for k, v in forget.items() if k in kept}
+            episodes, secrets, forget = self._without_erased_turns(
+                namespace, episodes, secrets, forget, erased, report)
         fresh = self.store.episodes.add_episodes(episodes)
         audit_redactions(self.store, namespace, episodes, fresh, secrets)
         report.new_episodes = sum(fresh)
         trusted = [ep for ep in episodes if self.trusted(ep)]
-        origin = {ep.id: ep for ep in episodes}
         if trusted:
-            if infer:
-                extracted = self._extract(namespace, self._resolved(trusted, episodes),
-                                          report)
-                self.language.prepare(  # one parse call for the turns and their facts
-                    [ep.text for ep in trusted if ep.role is Role.USER]
-                    if self._rule_extraction else [], [f.text for f in extracted])
-                facts = self._framed(extracted, report)
-            else:
-                facts = [verbatim_fact(ep) for ep in trusted]
-            if infer and self._rule_extraction:
-                facts = self._with_statements(trusted, facts, batch=episodes)
-            if erased:
-                new = {ep.id for ep, stored in zip(episodes, fresh, strict=True) if stored}
-                facts = self._without_erased(namespace, facts, origin, new, erased, report)
-            report.facts = len(facts)
-            if facts:
-                self._decide_and_apply(namespace, facts, origin, report, infer=infer)
+            self._write_facts(namespace, episodes, trusted, fresh, infer, erased, report)
         if forget:  # erased in this task, before it is acknowledged (memcore.ingest.forget)
             # The task's own erase: not refused by the fence its writes are under.
             with self.store.gateway.unfenced(namespace):
@@ -253,6 +252,62 @@ class IngestPipeline:
                     self.store, self.models.embedder, self.language,
                     self.index_cache).apply(namespace, episodes, forget)]
         return report
+
+    def _check_sizes(self, episodes: Sequence[Episode]) -> None:
+        """Refuse a batch with a turn past the size limit, naming the turn."""
+        for i, episode in enumerate(episodes):
+            try:
+                check_turn_size(episode.text, self.settings.max_turn_bytes)
+            except ValueError as exc:
+                raise ValueError(f"episodes.{i}.text: {exc}") from None
+
+    def _without_erased_turns(self, namespace: str, episodes: list[Episode],
+                              secrets: list[list[str]], forget: dict[str, ForgetRequest],
+                              erased: ErasedSince, report: IngestReport
+                              ) -> tuple[list[Episode], list[list[str]],
+                                         dict[str, ForgetRequest]]:
+        """The turns, their secrets and their forget requests without the turns single
+        erases removed after they were accepted; a copy stored before the erase is
+        dropped (the erase wins)."""
+        kept = {ep.id for ep in kept_turns(episodes, erased)}
+        report.erased_turns = len(episodes) - len(kept)
+        secrets = [found for ep, found in zip(episodes, secrets, strict=True)
+                   if ep.id in kept]
+        for ep in episodes:
+            if ep.id not in kept:
+                self.store.episodes.drop(namespace, ep.id)
+        episodes = [ep for ep in episodes if ep.id in kept]
+        forget = {k: v for k, v in forget.items() if k in kept}
+        return episodes, secrets, forget
+
+    def _write_facts(self, namespace: str, episodes: list[Episode], trusted: list[Episode],
+                     fresh: Sequence[bool], infer: bool, erased: ErasedSince,
+                     report: IngestReport) -> None:
+        """Read the trusted turns' facts, leave out what was erased since, then decide
+        and apply each."""
+        origin = {ep.id: ep for ep in episodes}
+        facts = self._facts(namespace, episodes, trusted, infer, report)
+        if erased:
+            new = {ep.id for ep, stored in zip(episodes, fresh, strict=True) if stored}
+            facts = self._without_erased(namespace, facts, origin, new, erased, report)
+        report.facts = len(facts)
+        if facts:
+            self._decide_and_apply(namespace, facts, origin, report, infer=infer)
+
+    def _facts(self, namespace: str, episodes: list[Episode], trusted: list[Episode],
+               infer: bool, report: IngestReport) -> list[ExtractedFact]:
+        """The trusted turns' facts: extracted and framed (with the speakers' own
+        statements when the rules extract), or each turn verbatim without ``infer``."""
+        if not infer:
+            return [verbatim_fact(ep) for ep in trusted]
+        extracted = self._extract(namespace, self._resolved(trusted, episodes), report)
+        self.language.prepare(  # one parse call for the turns and their facts
+            [ep.text for ep in trusted if ep.role is Role.USER]
+            if self._rule_extraction else [], [f.text for f in extracted])
+        facts = self._framed(extracted, report)
+        if self._rule_extraction:
+            facts = self._with_statements(trusted, facts, batch=episodes)
+        return facts
 
     def _without_erased(self, namespace: str, facts: list[ExtractedFact],
                         origin: dict[str, Episode], new: set[str],
@@ -325,38 +380,34 @@ class IngestPipeline:
         for episode, statements in zip(users, found, strict=True):
             reply = replied.get(episode.id)
             if reply is not None:
-                # A bare answer read with its question replaces what was made of it alone.
-                out = [f for f in out if f.source != episode.id]
-                frame, text = reply
-                out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
-                                         explicit=True, source=episode.id, frame=frame))
-                continue
-            known = [f for f in facts if f.source == episode.id and f.frame is not None]
-            for (frame, text), problem in zip(statements,
-                                              self.language.problems([t for _, t in statements]),
-                                              strict=True):
-                if problem is not None:
-                    continue
-                # A fact of the turn that says it already stands, unless that fact says
-                # much more (one clause of several would go stale with the others).
-                same = [f for f in known if f.frame is not None
-                        and f.frame.subject == frame.subject
-                        and f.frame.attribute == frame.attribute
-                        and not values_differ(f.frame.value, frame.value)
-                        and len(f.text.split()) <= len(text.split()) + _MORE_WORDS]
-                if same:
-                    out = [_lasting(f) if f in same else f for f in out]
-                    continue
-                if frame.attribute.startswith("contact:"):
-                    # The value written from its frame stands in for the turn's other
-                    # facts that only carry it ("New one is 06-51930462.").
-                    out = [f for f in out if f.source != episode.id or f.frame is not None
-                           or frame.value not in f.text.lower()]
-                out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
-                                         explicit=True, source=episode.id, frame=frame))
+                out = _with_reply(out, episode.id, reply)
+            else:
+                out = self._with_turn_statements(out, facts, episode.id, statements)
         return self._with_instructions(users, asked,
                                        {k for k, v in replied.items() if v is not None}, out,
                                        {id(f) for f in out} - {id(f) for f in facts})
+
+    def _with_turn_statements(self, out: list[ExtractedFact], facts: list[ExtractedFact],
+                              source: str, statements: list[tuple[Frame, str]]
+                              ) -> list[ExtractedFact]:
+        """``out`` with one turn's well-formed statements that no fact of the turn (in
+        the extractor's ``facts``) already gives."""
+        known = [f for f in facts if f.source == source and f.frame is not None]
+        problems = self.language.problems([t for _, t in statements])
+        for (frame, text), problem in zip(statements, problems, strict=True):
+            if problem is not None:
+                continue
+            same = [f for f in known if _restates(f, frame, text)]
+            if same:
+                out = [_lasting(f) if f in same else f for f in out]
+                continue
+            if frame.attribute.startswith("contact:"):
+                # The value written from its frame stands in for the turn's other
+                # facts that only carry it ("New one is 06-51930462.").
+                out = [f for f in out if not _only_carries(f, source, frame.value)]
+            out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
+                                     explicit=True, source=source, frame=frame))
+        return out
 
     def _with_instructions(self, users: Sequence[Episode], asked: dict[str, str],
                            replied: set[str], facts: list[ExtractedFact],

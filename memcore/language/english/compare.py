@@ -396,34 +396,63 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     """How ``new`` relates to ``old``, with a one-line reason."""
     terms_new = canonical_terms(_paraphrased(new))
     terms_old = canonical_terms(_paraphrased(old))
-    nums_new, nums_old = numbers(new), numbers(old)
     pol_new, pol_old = polarity(new), polarity(old)
-    overlap = _jaccard(terms_new, terms_old)
+    by_slot = _relate_slots(new, old, terms_old < terms_new, pol_new, pol_old)
+    if by_slot is not None:
+        return by_slot
+    change = change_of(new)
+    if change is not None and ends(change, old):
+        return Relation.CONTRADICTS, change.reason
+    return _relate_wording(new, old, terms_new, terms_old, pol_new != pol_old)
 
-    # The employer named in a job statement only ever contradicts (two facts about one
-    # employer may still say different things).
+
+def _relate_slots(new: str, old: str, adds_terms: bool, pol_new: int,
+                  pol_old: int) -> tuple[Relation, str] | None:
+    """The relation of two facts that fill the same slot of the same subject, or None.
+    Only the first slot of each side can be the same or extend; the employer named in a
+    job statement only ever contradicts (two facts about one employer may still say
+    different things)."""
     pairs = [(x, y, not (i or j)) for i, x in enumerate(slots_of(new))
              for j, y in enumerate(slots_of(old))]
     for slot_new, slot_old, primary in pairs:
         if not (_same_slot_name(slot_new.name, slot_old.name)
                 and slot_new.subject == slot_old.subject):
             continue
-        a, b = slot_new.value, slot_old.value
-        if a and b and (a in b or b in a) and pol_new == pol_old and primary:
-            if terms_old < terms_new or (a != b and b in a):
-                return Relation.EXTENDS, f"same {slot_new.name}, more detail"
-            return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
-        if a and b and a not in b and b not in a and pol_new > 0 and pol_old > 0:
-            return Relation.CONTRADICTS, (
-                f"{slot_new.name} of {slot_new.subject} changed: "
-                f"{slot_old.value!r} -> {slot_new.value!r}")
-    change = change_of(new)
-    if change is not None and ends(change, old):
-        return Relation.CONTRADICTS, change.reason
+        found = _relate_slot_pair(slot_new, slot_old, primary and pol_new == pol_old,
+                                  adds_terms, pol_new > 0 and pol_old > 0)
+        if found is not None:
+            return found
+    return None
+
+
+def _relate_slot_pair(slot_new: Slot, slot_old: Slot, may_agree: bool, adds_terms: bool,
+                      both_positive: bool) -> tuple[Relation, str] | None:
+    """Two fillings of one slot: one value inside the other is the same fact or more
+    detail (``may_agree``: primary slots of equal polarity), two unrelated values
+    contradict (``both_positive``: neither is negated)."""
+    a, b = slot_new.value, slot_old.value
+    if not (a and b):
+        return None
+    if (a in b or b in a) and may_agree:
+        if adds_terms or (a != b and b in a):
+            return Relation.EXTENDS, f"same {slot_new.name}, more detail"
+        return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
+    if a not in b and b not in a and both_positive:
+        return Relation.CONTRADICTS, (
+            f"{slot_new.name} of {slot_new.subject} changed: "
+            f"{slot_old.value!r} -> {slot_new.value!r}")
+    return None
+
+
+def _relate_wording(new: str, old: str, terms_new: frozenset[str], terms_old: frozenset[str],
+                    flipped: bool) -> tuple[Relation, str]:
+    """The relation of two facts by their words and numbers (no slot decided it);
+    ``flipped``: their polarities differ."""
+    nums_new, nums_old = numbers(new), numbers(old)
     differ = len(terms_new ^ terms_old)
     # A flip only contradicts the *same* statement: "likes hiking and hates
     # swimming" must not retire "likes hiking".
-    if pol_new != pol_old and (differ == 0 or (differ == 1 and len(terms_new | terms_old) >= 6)):
+    if flipped and (differ == 0 or (differ == 1 and len(terms_new | terms_old) >= 6)):
         return Relation.CONTRADICTS, "negation flip of the same statement"
     # A changed number retires only the same statement ("has 2 kids" -> "has 3 kids");
     # facts that also differ in words are different things ("item1 ... 2019" and
@@ -431,7 +460,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     if nums_new and nums_old and nums_new != nums_old and differ == 0:
         return Relation.CONTRADICTS, (
             f"changed number {sorted(nums_old)} -> {sorted(nums_new)}")
-    if pol_new != pol_old:
+    if flipped:
         return Relation.DISTINCT, "different polarity, different content"
     if terms_new == terms_old and nums_new == nums_old:
         return Relation.SAME, "same statement"
@@ -439,6 +468,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
         return Relation.EXTENDS, "new fact adds detail to the old one"
     if terms_new < terms_old and nums_new <= nums_old:
         return Relation.SUBSUMED, "already known in more detail"
+    overlap = _jaccard(terms_new, terms_old)
     if overlap >= 0.85 and nums_new == nums_old and not names_differ(new, old):
         return Relation.SAME, f"near-identical wording (overlap {overlap:.2f})"
     return Relation.DISTINCT, "different content"

@@ -219,39 +219,54 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     polarity = -1 if _negated(root) else 1
     complement = next((c for c in root.children if c.dep_ in ("attr", "acomp", "oprd")), None)
     if possessed is not None:
-        noun = possessed.lemma_.lower()
-        if complement is not None and complement.lemma_.lower() in T.HEALED:
-            return subject, "health", _value(possessed), 1, "end"
-        if complement is None:
-            return None
-        value = _value(complement)
-        attribute = _noun_attribute(possessed)
-        if attribute is not None and attribute.startswith("relation:") and \
-                complement.pos_ != "PROPN":
-            # "Dan's wife is a paramedic": about the wife, not who she is
-            return _copula(root, f"{subject}'s {noun}", None)
-        if attribute is None:
-            kin = _kin_or_pet(possessed)
-            if kin is None or complement.pos_ != "PROPN":
-                # "Kenji's sister is a doctor": about the sister
-                owned = f"{subject}'s {noun}"
-                return _copula(root, owned, None) if kin is not None else None
-            attribute = kin[0]
-            value = complement.text.lower()
-        if attribute.startswith("contact:"):
-            value = contact_value(complement).lower()
-        if not _usable(value):
-            return None
-        del noun
-        return subject, attribute, value, polarity, ""
+        return _possessed_copula(root, subject, possessed, complement, polarity)
     if complement is None:
-        found = _prep_object(root, ("in", "at", "from"))
-        based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
-        if based is not None:
-            found = _prep_object(based, ("in", "at"))
-            if found:
-                return subject, "residence", _value(found[1]), polarity, ""
+        return _based_in(root, subject, polarity)
+    return _complement_frame(complement, subject, polarity)
+
+
+def _possessed_copula(root: Token, subject: str, possessed: Token, complement: Token | None,
+                      polarity: int) -> RawFrame | None:
+    """"<subject>'s <noun> is <value>": the noun names the attribute, or a relative or
+    pet the sentence is about."""
+    if complement is not None and complement.lemma_.lower() in T.HEALED:
+        return subject, "health", _value(possessed), 1, "end"
+    if complement is None:
         return None
+    owned = f"{subject}'s {possessed.lemma_.lower()}"
+    value = _value(complement)
+    attribute = _noun_attribute(possessed)
+    if attribute is not None and attribute.startswith("relation:") and \
+            complement.pos_ != "PROPN":
+        # "Dan's wife is a paramedic": about the wife, not who she is
+        return _copula(root, owned, None)
+    if attribute is None:
+        kin = _kin_or_pet(possessed)
+        if kin is None or complement.pos_ != "PROPN":
+            # "Kenji's sister is a doctor": about the sister
+            return _copula(root, owned, None) if kin is not None else None
+        attribute = kin[0]
+        value = complement.text.lower()
+    if attribute.startswith("contact:"):
+        value = contact_value(complement).lower()
+    if not _usable(value):
+        return None
+    return subject, attribute, value, polarity, ""
+
+
+def _based_in(root: Token, subject: str, polarity: int) -> RawFrame | None:
+    """A copula without a complement: only "is based in <place>" says something."""
+    based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
+    if based is None:
+        return None
+    found = _prep_object(based, ("in", "at"))
+    if not found:
+        return None
+    return subject, "residence", _value(found[1]), polarity, ""
+
+
+def _complement_frame(complement: Token, subject: str, polarity: int) -> RawFrame | None:
+    """"<subject> is <complement>": a diet, an age, a partner, a name or a job."""
     lemma = complement.lemma_.lower()
     if lemma in T.DIETS:
         return subject, "diet", lemma, polarity, ""
@@ -267,20 +282,33 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
         return None
     if lemma in T.HEALED and polarity > 0:
         return None
-    articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
-    if (complement.pos_ == "PROPN" and subject in ("i", "me") and not list(complement.lefts)
-            and not any(c.dep_ == "prep" for c in complement.children)):
+    if _names_the_speaker(complement, subject):
         return subject, "name", _word(complement), polarity, ""  # "I'm Dave"
-    # "is a nurse", "is the Courier's health correspondent", "is architect" (an article
-    # dropped, as many non-native speakers do), "I am chef" (parsed as an adjective).
+    if _job_complement(complement, lemma):
+        return subject, "job", _value(complement), polarity, ""
+    return None
+
+
+def _names_the_speaker(complement: Token, subject: str) -> bool:
+    """"I'm Dave": a bare proper noun the speaker is."""
+    return (complement.pos_ == "PROPN" and subject in ("i", "me")
+            and not list(complement.lefts)
+            and not any(c.dep_ == "prep" for c in complement.children))
+
+
+def _job_complement(complement: Token, lemma: str) -> bool:
+    """Does the complement name an occupation? "is a nurse", "is the Courier's health
+    correspondent", "is architect" (an article dropped, as many non-native speakers
+    do), "I am chef" (parsed as an adjective)."""
+    if complement.dep_ == "acomp" and lemma in T.JOB_NOUNS:
+        return True
+    if complement.pos_ != "NOUN" or not is_job(lemma):
+        return False
+    articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
     bare = complement.tag_ == "NN" and not any(
         c.dep_ == "det" or (c.dep_ == "poss" and c.pos_ == "PRON")  # "my boss": a person
         for c in complement.children)
-    if (complement.pos_ == "NOUN" and is_job(lemma)
-            and (articled or bare or lemma in T.JOB_NOUNS)) \
-            or (complement.dep_ == "acomp" and lemma in T.JOB_NOUNS):
-        return subject, "job", _value(complement), polarity, ""
-    return None
+    return articled or bare or lemma in T.JOB_NOUNS
 
 
 def is_job(lemma: str) -> bool:
