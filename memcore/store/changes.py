@@ -40,28 +40,9 @@ def queue_changes(batch: ScriptBatch, namespace: str, version: int, changes: Seq
     for ch in changes:
         old, new = ch.old, ch.new
         mid = (new or old).id  # type: ignore[union-attr]
-        key = keys.memory(namespace, mid)
-        if undo and version > 0:
-            batch.undo(key, keys.undo(namespace, version), mid)
-        if new is None:
-            batch.delete(key)
-        else:
-            batch.set(key, pack_memory(new))
-        old_live = old is not None and old.live
-        new_live = new is not None and new.live
-        same_hash = old is not None and new is not None and old.content_hash == new.content_hash
-        if old is not None and old_live and not (new_live and same_hash) \
-                and owners.get(old.content_hash) == old.id:
-            batch.delete(keys.by_hash(namespace, old.content_hash))
-        if new is not None and new_live and not (old_live and same_hash):
-            batch.set(keys.by_hash(namespace, new.content_hash), new.id)
-        old_status = old.status.value if old is not None else None
-        new_status = new.status.value if new is not None else None
-        if old_status != new_status:
-            if old_status:
-                batch.hincrby(keys.stats(namespace), old_status, -1)
-            if new_status:
-                batch.hincrby(keys.stats(namespace), new_status, 1)
+        _queue_record(batch, namespace, mid, new, version if undo else 0)
+        _queue_hash(batch, namespace, old, new, owners)
+        _queue_status(batch, namespace, old, new)
         if new is not None and (old is None or ch.reindex):
             reindex.append(mid)
         if passing:
@@ -74,3 +55,43 @@ def queue_changes(batch: ScriptBatch, namespace: str, version: int, changes: Seq
     if reindex:
         batch.order(keys.order_len(namespace), keys.order_prefix(namespace), keys.ORDER_CHUNK,
                     reindex)
+
+
+def _queue_record(batch: ScriptBatch, namespace: str, mid: str, new: Memory | None,
+                  undo_version: int) -> None:
+    """The record's bytes (deleted when ``new`` is None), kept first in the undo hash
+    of ``undo_version`` (none when 0)."""
+    key = keys.memory(namespace, mid)
+    if undo_version > 0:
+        batch.undo(key, keys.undo(namespace, undo_version), mid)
+    if new is None:
+        batch.delete(key)
+    else:
+        batch.set(key, pack_memory(new))
+
+
+def _queue_hash(batch: ScriptBatch, namespace: str, old: Memory | None, new: Memory | None,
+                owners: Mapping[str, str | None]) -> None:
+    """The content-hash key: a live record owns its hash; one that stops being live or
+    changes its text gives it up (only if it still owns it)."""
+    old_live = old is not None and old.live
+    new_live = new is not None and new.live
+    same_hash = old is not None and new is not None and old.content_hash == new.content_hash
+    if old is not None and old_live and not (new_live and same_hash) \
+            and owners.get(old.content_hash) == old.id:
+        batch.delete(keys.by_hash(namespace, old.content_hash))
+    if new is not None and new_live and not (old_live and same_hash):
+        batch.set(keys.by_hash(namespace, new.content_hash), new.id)
+
+
+def _queue_status(batch: ScriptBatch, namespace: str, old: Memory | None,
+                  new: Memory | None) -> None:
+    """The per-status counts: one less of the old status, one more of the new."""
+    old_status = old.status.value if old is not None else None
+    new_status = new.status.value if new is not None else None
+    if old_status == new_status:
+        return
+    if old_status:
+        batch.hincrby(keys.stats(namespace), old_status, -1)
+    if new_status:
+        batch.hincrby(keys.stats(namespace), new_status, 1)

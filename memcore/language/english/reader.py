@@ -415,8 +415,7 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     if possessed is not None and not copula and lemma not in T.HEALED_VERBS:
         # "my sister lives in Leeds": about the sister, not the speaker
         subject, possessed = f"{subject}'s {possessed.lemma_.lower()}", None
-    if lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
-                                    for c in root.children if c.dep_ in ("dobj", "dative")):
+    if _asks_the_assistant(root, lemma):
         return _instruction(root, subject)
     if copula:
         return _copula(root, subject, possessed)
@@ -426,33 +425,59 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
             return ended
     polarity = -1 if negated else 1
     obj = _object(root)
-    if obj is not None and (lemma, "") in T.VERB_FRAMES:
+    if obj is not None and _frames_its_object(lemma):
+        return _object_frame(lemma, obj, subject, polarity)
+    by_prep = _prep_frame(root, lemma, obj, subject, polarity)
+    if by_prep is not None:
+        return by_prep
+    job = _as_job(root)
+    if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
+        return subject, "job", _value(job), polarity, ""
+    return None
+
+
+def _asks_the_assistant(root: Token, lemma: str) -> bool:
+    """"<subject> asks the assistant to ...": an ask verb whose object is the assistant."""
+    return lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
+                                        for c in root.children if c.dep_ in ("dobj", "dative"))
+
+
+def _frames_its_object(lemma: str) -> bool:
+    """Does the verb's object carry the value ("uses vim", "has a dog")?"""
+    return (lemma, "") in T.VERB_FRAMES or lemma in ("have", "get", "own")
+
+
+def _object_frame(lemma: str, obj: Token, subject: str, polarity: int) -> RawFrame | None:
+    """The frame of a verb whose object is the value (see :func:`_frames_its_object`)."""
+    if (lemma, "") in T.VERB_FRAMES:
         attribute = T.VERB_FRAMES[(lemma, "")]
         if lemma == "take" and obj.lemma_.lower() not in ("medication", "medicine", "pill"):
             attribute = "takes"
         value = _value(obj)
         return (subject, attribute, value, polarity, "") if _usable(value) else None
-    if obj is not None and lemma in ("have", "get", "own"):
-        kin = _kin_or_pet(obj)
-        if kin is not None:
-            return subject, kin[0], kin[1], polarity, ""
-        value = _value(obj)
-        return (subject, "has", value, polarity, "") if _usable(value) else None
+    kin = _kin_or_pet(obj)
+    if kin is not None:
+        return subject, kin[0], kin[1], polarity, ""
+    value = _value(obj)
+    return (subject, "has", value, polarity, "") if _usable(value) else None
+
+
+def _prep_frame(root: Token, lemma: str, obj: Token | None, subject: str,
+                polarity: int) -> RawFrame | None:
+    """The frame a verb and one of its prepositions give ("lives in Leeds")."""
     for child in root.children:
-        if child.dep_ in ("prep", "agent", "dative"):
-            by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
-            if by_prep == "residence" and obj is not None:
-                continue  # "moved the repo to ...": something else moved, not the subject
-            pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
-            if by_prep == "residence" and pobj is not None and not is_place(pobj):
-                continue  # "moved to another project": a change, but not of home
-            if by_prep and pobj is not None:
-                value = _value(pobj)
-                if _usable(value):
-                    return subject, by_prep, value, polarity, ""
-    job = _as_job(root)
-    if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
-        return subject, "job", _value(job), polarity, ""
+        if child.dep_ not in ("prep", "agent", "dative"):
+            continue
+        by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
+        if by_prep == "residence" and obj is not None:
+            continue  # "moved the repo to ...": something else moved, not the subject
+        pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+        if by_prep == "residence" and pobj is not None and not is_place(pobj):
+            continue  # "moved to another project": a change, but not of home
+        if by_prep and pobj is not None:
+            value = _value(pobj)
+            if _usable(value):
+                return subject, by_prep, value, polarity, ""
     return None
 
 
