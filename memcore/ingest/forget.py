@@ -209,6 +209,23 @@ class Forgetter:
             return ForgetOutcome(turn_id=turn_id, kind="dismissal")
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
         before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
+        episodes, memories, matches = self._resolve(namespace, request, scope, speaker, turn)
+        outcome.matched = len(matches) + len(episodes)
+        chosen = matches[:self.limit]
+        outcome.over_limit = len(matches) - len(chosen)
+        reason = f"forget request{f' in turn {turn_id}' if turn_id else ''} ({request.kind})"
+        erased, gone = self._erase(namespace, episodes, memories, chosen, before, now, reason)
+        outcome.erased = sorted(erased)
+        outcome.turns = sorted(gone)
+        self._audit(namespace, turn_id, request.kind, outcome.matched, outcome.erased,
+                    outcome.turns, outcome.over_limit, now, unstored=request.earlier is not None)
+        return outcome
+
+    def _resolve(self, namespace: str, request: ForgetRequest, scope: str, speaker: str,
+                 turn: Episode | None
+                 ) -> tuple[list[str], list[Memory], list[ForgetMatch]]:
+        """What ``request`` names in ``scope``: the turns to erase, the scope's live
+        memories and the memories it names (best first)."""
         episodes: list[str] = []
         if request.refers_back and request.earlier is None:
             episodes = self._referred_turns(namespace, scope, turn)
@@ -221,33 +238,33 @@ class Forgetter:
             # Nothing extracted names it (the facts say it in other words, or the turn
             # gave none): the turns that say it are what the user asks to forget.
             episodes = self._saying_turns(namespace, scope, turn, request.targets)
-        outcome.matched = len(matches) + len(episodes)
-        chosen = matches[:self.limit]
-        outcome.over_limit = len(matches) - len(chosen)
-        reason = f"forget request{f' in turn {turn_id}' if turn_id else ''} ({request.kind})"
+        return episodes, memories, matches
+
+    def _erase(self, namespace: str, episodes: Sequence[str], memories: Sequence[Memory],
+               chosen: Sequence[ForgetMatch], before: Sequence[Episode], now: datetime,
+               reason: str) -> tuple[set[str], set[str]]:
+        """Erase the named turns (with the memories only they carried), the chosen
+        memories (with their sources) and the replies to erased turns: the memory ids
+        and the turn ids erased."""
         erased: set[str] = set()
         gone: set[str] = set()
+        eraser, records = self.store.eraser, self.store.records
         for episode_id in episodes:
             carried = [m.id for m in memories if episode_id in m.sources]
-            if self.store.eraser.erase_episode(namespace, episode_id, now, reason=reason):
+            if eraser.erase_episode(namespace, episode_id, now, reason=reason):
                 gone.add(episode_id)
-                erased.update(i for i in carried if self.store.records.get(namespace, i) is None)
+                erased.update(i for i in carried if records.get(namespace, i) is None)
         for match in chosen:
-            if match.memory_id in erased or self.store.records.get(namespace,
-                                                           match.memory_id) is None:
+            if match.memory_id in erased or records.get(namespace, match.memory_id) is None:
                 continue
-            report = self.store.eraser.erase_memory_and_sources(namespace, match.memory_id, now,
-                                                         reason=reason)
+            report = eraser.erase_memory_and_sources(namespace, match.memory_id, now,
+                                                     reason=reason)
             erased.update(report.removed)
             gone.update(report.episodes)
         for reply in _replies(before, gone):
-            if self.store.eraser.erase_episode(namespace, reply, now, reason=reason):
+            if eraser.erase_episode(namespace, reply, now, reason=reason):
                 gone.add(reply)
-        outcome.erased = sorted(erased)
-        outcome.turns = sorted(gone)
-        self._audit(namespace, turn_id, request.kind, outcome.matched, outcome.erased,
-                    outcome.turns, outcome.over_limit, now, unstored=request.earlier is not None)
-        return outcome
+        return erased, gone
 
     def _earlier_turns(self, namespace: str, scope: str, turn: Episode | None
                        ) -> list[Episode]:
@@ -313,18 +330,9 @@ class Forgetter:
         for target in request.targets:
             hits: list[str] = []
             for m in memories:
-                if target.owner and not target.owner & words[m.id]:
-                    continue  # someone else's, and this memory does not name them
-                if frame_matches(target, m.frame, speakers, m.text):
-                    take(m.id, "frame")
-                    hits.append(m.id)
-                elif conflicting_attribute(target, m.frame):
-                    continue
-                elif words_match(target, words[m.id]):
-                    take(m.id, "words")
-                    hits.append(m.id)
-                elif topic_matches(target, words[m.id]):
-                    take(m.id, "topic")
+                how = _named_as(target, m, words[m.id], speakers)
+                if how is not None:
+                    take(m.id, how)
                     hits.append(m.id)
             for mid, similarity in self._by_meaning(namespace, target, by_id):
                 if target.owner and not target.owner & words[mid]:
@@ -395,3 +403,21 @@ def forget_text(store: MemoryStore, embedder: Embedder, settings: Settings, name
     language = language_pack(settings.language, settings.spacy_pipeline)
     return Forgetter(store, embedder, language).forget_text(
         namespace, text, now=utcnow(), user_id=user_id, agent_id=agent_id, run_id=run_id)
+
+
+def _named_as(target: ForgetTarget, memory: Memory, words: frozenset[str],
+              speakers: set[str]) -> str | None:
+    """How ``target`` names ``memory`` (``frame``, ``words``, ``topic``), or None: not
+    when it is someone else's and does not name them, nor when its frame gives
+    another attribute."""
+    if target.owner and not target.owner & words:
+        return None  # someone else's, and this memory does not name them
+    if frame_matches(target, memory.frame, speakers, memory.text):
+        return "frame"
+    if conflicting_attribute(target, memory.frame):
+        return None
+    if words_match(target, words):
+        return "words"
+    if topic_matches(target, words):
+        return "topic"
+    return None

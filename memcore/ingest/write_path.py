@@ -184,6 +184,18 @@ def _only_carries(fact: ExtractedFact, source: str, value: str) -> bool:
     return fact.source == source and fact.frame is None and value in fact.text.lower()
 
 
+def _shown_target(decision: Decision, near: list[Neighbour]
+                  ) -> tuple[Decision, Neighbour | None]:
+    """The neighbour a decision targets; the model may only touch the neighbours it was
+    shown: a target it invented turns the decision into a NOOP."""
+    chosen = decision.target
+    if chosen is None:
+        return decision, None
+    if not 0 <= chosen < len(near):
+        return Decision(Op.NOOP, reason=f"rejected invented id {chosen}"), None
+    return decision, near[chosen]
+
+
 class IngestPipeline:
     """Runs the write path for batches of one namespace's turns."""
 
@@ -526,21 +538,11 @@ class IngestPipeline:
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
                           origin: dict[str, Episode], report: IngestReport, *,
                           infer: bool = True) -> None:
-        pending: list[tuple[int, ExtractedFact]] = []
         # Every fact's exact duplicate (in its own scope) and the version for the
         # neighbours: one round trip.
         version, owners = self.store.records.find_by_hashes_at(
             namespace, [content_hash(f.text, origin[f.source].scope) for f in facts])
-        for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
-            now = origin[fact.source].timestamp
-            if existing is not None:
-                self.store.writes.reinforce(namespace, existing, source=fact.source, now=now,
-                                     reason="exact duplicate (normalized text)",
-                                     metadata=inherited(origin[fact.source]))
-                report.count(Op.NOOP)
-                report.memory_ids.append(existing)
-            else:
-                pending.append((index, fact))
+        pending = self._reinforce_duplicates(namespace, facts, owners, origin, report)
         if not pending:
             return
         vectors = self._embed(namespace, [f.text for _, f in pending],
@@ -558,40 +560,66 @@ class IngestPipeline:
                                       [origin[f.source].scope for _, f in pending])
         requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]] = []
         for (index, fact), vec, near in zip(pending, vectors, neighbours, strict=True):
-            episode = origin[fact.source]
-            now = episode.timestamp
-            top = near[0].similarity if near else -1.0
-            repeat = self._verbatim_repeat(fact.text, near)
-            if leans_on_recent(fact.text):
-                recent = self._recent(namespace, version, episode.scope, vec)
-                if recent:
-                    seen = {n.memory_id for n in recent}
-                    requests.append((index, fact, vec,
-                                     recent + [n for n in near if n.memory_id not in seen]))
-                    continue
-            changed = self._frame_change(fact, near) if self._rule_extraction else None
-            if changed is not None:
-                # Same subject and attribute, another value (or its end): the newer fact
-                # supersedes the neighbour it replaces, with no model call.
-                self._apply(namespace, index, fact, vec, near, changed, episode, report)
-            elif repeat is not None:
-                self.store.writes.reinforce(namespace, repeat, source=fact.source, now=now,
-                                     reason="near-verbatim repeat (MinHash)",
-                                     metadata=inherited(episode))
-                report.count(Op.NOOP)
-                report.memory_ids.append(repeat)
-            elif self._lone_correction(fact):
-                report.count(Op.NOOP)
-            elif top < (self.settings.add_threshold or 0.0):
-                self._add(namespace, index, fact, vec, episode, "no similar memory", None,
-                          report)
-            elif not self._worth_a_call(fact.text, near):
-                self._add(namespace, index, fact, vec, episode,
-                          "similar memories, none the same fact or in conflict", None, report)
-            else:
-                requests.append((index, fact, vec, near))
+            asked = self._by_rules(namespace, version, index, fact, vec, near,
+                                   origin[fact.source], report)
+            if asked is not None:
+                requests.append((index, fact, vec, asked))
         if requests:
             self._decide(namespace, requests, origin, report)
+
+    def _reinforce_duplicates(self, namespace: str, facts: list[ExtractedFact],
+                              owners: Sequence[str | None], origin: dict[str, Episode],
+                              report: IngestReport) -> list[tuple[int, ExtractedFact]]:
+        """Reinforce the memory each exact duplicate repeats (``owners``: the memory with
+        the fact's text in its scope, or None); the other facts, with their index."""
+        pending: list[tuple[int, ExtractedFact]] = []
+        for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
+            if existing is None:
+                pending.append((index, fact))
+                continue
+            self.store.writes.reinforce(namespace, existing, source=fact.source,
+                                        now=origin[fact.source].timestamp,
+                                        reason="exact duplicate (normalized text)",
+                                        metadata=inherited(origin[fact.source]))
+            report.count(Op.NOOP)
+            report.memory_ids.append(existing)
+        return pending
+
+    def _by_rules(self, namespace: str, version: int, index: int, fact: ExtractedFact,
+                  vec: np.ndarray, near: list[Neighbour], episode: Episode,
+                  report: IngestReport) -> list[Neighbour] | None:
+        """Apply what the rules decide for one fact without a decision call; else the
+        neighbours to ask the decider about (None: applied)."""
+        top = near[0].similarity if near else -1.0
+        repeat = self._verbatim_repeat(fact.text, near)
+        if leans_on_recent(fact.text):
+            recent = self._recent(namespace, version, episode.scope, vec)
+            if recent:
+                seen = {n.memory_id for n in recent}
+                return recent + [n for n in near if n.memory_id not in seen]
+        changed = self._frame_change(fact, near) if self._rule_extraction else None
+        if changed is not None:
+            # Same subject and attribute, another value (or its end): the newer fact
+            # supersedes the neighbour it replaces, with no model call.
+            self._apply(namespace, index, fact, vec, near, changed, episode, report)
+        elif repeat is not None:
+            self.store.writes.reinforce(namespace, repeat, source=fact.source,
+                                        now=episode.timestamp,
+                                        reason="near-verbatim repeat (MinHash)",
+                                        metadata=inherited(episode))
+            report.count(Op.NOOP)
+            report.memory_ids.append(repeat)
+        elif self._lone_correction(fact):
+            report.count(Op.NOOP)
+        elif top < (self.settings.add_threshold or 0.0):
+            self._add(namespace, index, fact, vec, episode, "no similar memory", None,
+                      report)
+        elif not self._worth_a_call(fact.text, near):
+            self._add(namespace, index, fact, vec, episode,
+                      "similar memories, none the same fact or in conflict", None, report)
+        else:
+            return near
+        return None
 
     def _lone_correction(self, fact: ExtractedFact) -> bool:
         """A rule-read correction ("It's Thursday.") about to be stored on its own: it
@@ -720,19 +748,10 @@ class IngestPipeline:
     def _apply(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
                near: list[Neighbour], decision: Decision, episode: Episode,
                report: IngestReport) -> None:
-        now = episode.timestamp
-        target: Neighbour | None = None
-        chosen = decision.target
-        if chosen is not None:
-            if not 0 <= chosen < len(near):
-                # The model may only touch the neighbours it was shown.
-                decision = Decision(Op.NOOP, reason=f"rejected invented id {chosen}")
-            else:
-                target = near[chosen]
+        decision, target = _shown_target(decision, near)
         op = decision.op
         why = decision.reason or op.value
-        if (op in (Op.UPDATE, Op.DELETE) and decision.text and decision.text != fact.text
-                and self._rule_extraction and self.language.problems([decision.text])[0]):
+        if op in (Op.UPDATE, Op.DELETE) and self._garbled_rewrite(fact, decision):
             # The rules' rewrite is no sentence ("Rory works as a laters"): change nothing.
             report.garbled += 1
             report.count(Op.NOOP)
@@ -749,21 +768,41 @@ class IngestPipeline:
                 target = near[0]
             if target is not None:
                 self.store.writes.reinforce(namespace, target.memory_id, source=fact.source,
-                                            now=now,
-                                     reason=why, metadata=inherited(episode))
+                                            now=episode.timestamp,
+                                            reason=why, metadata=inherited(episode))
                 report.memory_ids.append(target.memory_id)
             report.count(Op.NOOP)
             return
         assert target is not None
         if op is Op.UPDATE:
-            text = decision.text or fact.text
-            new_vec = vec if text == fact.text else self._embed(namespace, [text], now)[0]
-            self.store.writes.update(namespace, target.memory_id, text=text,
-                              vector=[float(x) for x in new_vec], source=fact.source, now=now,
-                              reason=why, decision=op.value)
-            report.count(Op.UPDATE)
-            report.memory_ids.append(target.memory_id)
+            self._update(namespace, fact, vec, decision, target, episode.timestamp, why,
+                         report)
             return
+        self._supersede(namespace, index, fact, vec, decision, target, episode, why, report)
+
+    def _garbled_rewrite(self, fact: ExtractedFact, decision: Decision) -> bool:
+        """A rules' decision rewrites the text into no well-formed sentence."""
+        return bool(decision.text and decision.text != fact.text and self._rule_extraction
+                    and self.language.problems([decision.text])[0])
+
+    def _update(self, namespace: str, fact: ExtractedFact, vec: np.ndarray,
+                decision: Decision, target: Neighbour, now: datetime, why: str,
+                report: IngestReport) -> None:
+        """Rewrite the target memory with the decision's text (or the fact's)."""
+        text = decision.text or fact.text
+        new_vec = vec if text == fact.text else self._embed(namespace, [text], now)[0]
+        self.store.writes.update(namespace, target.memory_id, text=text,
+                                 vector=[float(x) for x in new_vec], source=fact.source,
+                                 now=now, reason=why, decision=decision.op.value)
+        report.count(Op.UPDATE)
+        report.memory_ids.append(target.memory_id)
+
+    def _supersede(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
+                   decision: Decision, target: Neighbour, episode: Episode, why: str,
+                   report: IngestReport) -> None:
+        """The fact's memory replaces the target (with the decision's text when it
+        completes a correction or a move)."""
+        now = episode.timestamp
         if decision.text and decision.text != fact.text and is_correction(fact.text):
             # A correction applied to the memory it corrects: the decider wrote the text.
             fact, vec = self._rewritten(namespace, fact, decision.text, target, now)
@@ -775,7 +814,7 @@ class IngestPipeline:
             vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.writes.supersede(namespace, target.memory_id, memory, now=now, reason=why,
-                             decision=op.value)
+                                    decision=decision.op.value)
         report.count(Op.DELETE)
         report.memory_ids.append(memory.id)
 
