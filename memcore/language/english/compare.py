@@ -814,41 +814,68 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     that keeps it per row screens only the texts that changed).
     """
     n = len(ids)
-    by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
-    for i in range(n):
-        if slotted is not None and not slotted[i]:
-            continue
-        style = answer_length(texts[i])
-        if style is not None:
-            by_key.setdefault((style.name, style.subject), []).append((i, style))
-        elif polarity(texts[i]) > 0:
-            for slot in slots_of(texts[i]):
-                if slot.value:
-                    by_key.setdefault((slot.name.partition(":")[0], slot.subject),
-                                      []).append((i, slot))
+    by_key = _filled_slots(texts, slotted)
     screened = range(n) if hints is None else [i for i in range(n) if hints[i]]
     changes = {i: c for i in screened if (c := change_of(texts[i])) is not None}
     folded = [fold(t) for t in texts] if changes else []
-    retired: dict[int, tuple[int, str]] = {}
-
-    def retire(old: int, new: int, reason: str) -> None:
-        # The newest retiring fact wins; a fact never retires one from its own time on.
-        earlier = times[old] < times[new] or (times[old] == times[new] and old < new)
-        if earlier and (old not in retired or times[retired[old][0]] < times[new]):
-            retired[old] = (new, reason)
-
+    retired = _Retirements(times)
     for members in by_key.values():
         for j, a in members:
             for i, b in members:
-                if (i != j and _same_slot_name(a.name, b.name) and a.value not in b.value
-                        and b.value not in a.value):
-                    retire(i, j, f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
+                if i != j and _values_differ(a, b):
+                    retired.retire(i, j,
+                                   f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
     for j, change in changes.items():
         for i in range(n):
-            if i != j and any(all(t[:3] in folded[i] for t in ended)
-                              for ended in change.screen_sets) and ends(change, texts[i]):
-                retire(i, j, change.reason)
-    return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.items())]
+            if i != j and _may_end(change, folded[i]) and ends(change, texts[i]):
+                retired.retire(i, j, change.reason)
+    return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.by_old.items())]
+
+
+def _filled_slots(texts: Sequence[str], slotted: Sequence[bool] | None
+                  ) -> dict[tuple[str, str], list[tuple[int, Slot]]]:
+    """The slots the affirmative texts fill (with the text's index), by (slot, subject);
+    ``slotted``: only the texts it marks."""
+    by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
+    for i, text in enumerate(texts):
+        if slotted is not None and not slotted[i]:
+            continue
+        style = answer_length(text)
+        if style is not None:
+            by_key.setdefault((style.name, style.subject), []).append((i, style))
+        elif polarity(text) > 0:
+            for slot in slots_of(text):
+                if slot.value:
+                    by_key.setdefault((slot.name.partition(":")[0], slot.subject),
+                                      []).append((i, slot))
+    return by_key
+
+
+def _may_end(change: Change, folded: str) -> bool:
+    """A cheap screen before :func:`ends`: the folded text holds the start of every
+    term of one of the things ``change`` ends."""
+    return any(all(t[:3] in folded for t in ended) for ended in change.screen_sets)
+
+
+def _values_differ(a: Slot, b: Slot) -> bool:
+    """Two fillings of one slot with values neither of which holds the other."""
+    return (_same_slot_name(a.name, b.name) and a.value not in b.value
+            and b.value not in a.value)
+
+
+class _Retirements:
+    """Which newer fact retires each older one (by index), and why."""
+
+    def __init__(self, times: Sequence[float]) -> None:
+        self.times = times
+        self.by_old: dict[int, tuple[int, str]] = {}
+
+    def retire(self, old: int, new: int, reason: str) -> None:
+        """The newest retiring fact wins; a fact never retires one from its own time on."""
+        times = self.times
+        earlier = times[old] < times[new] or (times[old] == times[new] and old < new)
+        if earlier and (old not in self.by_old or times[self.by_old[old][0]] < times[new]):
+            self.by_old[old] = (new, reason)
 
 
 # --- corrections: "it's X, not Y" applied to the fact it corrects --------------------

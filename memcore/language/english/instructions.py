@@ -277,21 +277,7 @@ def instructions(doc: Doc, speaker: str, question: str,
     words that said it (its label and item) and "<speaker> asks the assistant to ...". ``question``
     is the assistant's turn before it (preferences asked for make a list of rules);
     ``parse`` parses the items (one batch)."""
-    asked = question.rstrip().endswith("?") and any(
-        w.strip("?.,!").lower().rstrip("s") in ASKS_PREFERENCE for w in question.split()[-14:])
-    plan: list[tuple[str, str, str, bool, str, str]] = []  # sentence, item, topic, ...
-    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
-    for sent in doc.sents:
-        kind, topic, rest = _label(sent)
-        rules_turn = rules_turn or kind == "rules"
-        body = rest if rest is not None else sent
-        standing = bool(_STANDING.search(sent.text))
-        listed = "rules" if rules_turn else kind or ("asked" if asked else "")
-        if not (listed or standing or _may_instruct(sent)):
-            continue  # most sentences: no item is parsed again
-        label = sent.text[:len(sent.text) - len(rest.text)] if rest is not None else ""
-        for item in _items(body):
-            plan.append((sent.text, item, topic, standing, listed, label))
+    plan = _plan(doc, _asks_preferences(question))
     if not plan:
         return []
     docs = parse([item for _, item, *_ in plan])
@@ -310,6 +296,37 @@ def instructions(doc: Doc, speaker: str, question: str,
         text = _third_person(_with_topic(_lowered(instruction, doc_), topic), speaker)
         out.append((sentence, text, f"{label} {item}".strip()))
     return [(said, _asks(speaker, text)) for said, text in _replacements(out)]
+
+
+def _asks_preferences(question: str) -> bool:
+    """Does the assistant's turn ask for the listener's preferences ("Any preferences
+    for the format?")?"""
+    return question.rstrip().endswith("?") and any(
+        w.strip("?.,!").lower().rstrip("s") in ASKS_PREFERENCE for w in question.split()[-14:])
+
+
+_Planned = tuple[str, str, str, bool, str, str]
+"""An item that may be an instruction: its sentence, the item, the topic of its label,
+whether the sentence says it is standing, the list it is in, and the label's words."""
+
+
+def _plan(doc: Doc, asked: bool) -> list[_Planned]:
+    """The items of the turn's sentences that may be instructions (most sentences give
+    none, so no item of theirs is parsed again)."""
+    plan: list[_Planned] = []
+    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
+    for sent in doc.sents:
+        kind, topic, rest = _label(sent)
+        rules_turn = rules_turn or kind == "rules"
+        body = rest if rest is not None else sent
+        standing = bool(_STANDING.search(sent.text))
+        listed = "rules" if rules_turn else kind or ("asked" if asked else "")
+        if not (listed or standing or _may_instruct(sent)):
+            continue
+        label = sent.text[:len(sent.text) - len(rest.text)] if rest is not None else ""
+        for item in _items(body):
+            plan.append((sent.text, item, topic, standing, listed, label))
+    return plan
 
 
 def _asks(speaker: str, instruction: str) -> str:

@@ -338,42 +338,15 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     "recovered from the flu", "broke up with Sam", "switched from vim to neovim"."""
     lemma = root.lemma_.lower()
     particle = _particle(root)
-    target: Token | None = None
     if lemma in T.SWITCH_VERBS:
-        found = _prep_object(root, ("from",))
-        if found is None and lemma in ("replace", "swap", "trade", "exchange"):
-            target = _object(root)
-        elif found is not None:
-            target = found[1]
+        target = _switched_from(root, lemma)
         if target is None:
             return None
     elif lemma in T.END_VERBS or (lemma, particle) in T.END_PHRASAL:
-        if (lemma, particle) in (("move", "out"),):
-            found = _prep_object(root, ("of",))
-            target = found[1] if found else None
-        else:
-            target = _object(root)
-        if target is not None and target.pos_ == "VERB":  # "stopped running": the habit
-            return subject, "end", target.lemma_.lower(), 1, "end"
-        if target is None:
-            xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "pcomp")), None)
-            if xcomp is not None:
-                inner = _object(xcomp)
-                value = _value(inner) if inner is not None else xcomp.lemma_.lower()
-                return subject, "end", value, 1, "end"
-            found = _prep_object(root, ("from", "with", "of", "on"))
-            if found is not None:
-                target = found[1]
-        if target is None:
-            if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
-                return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
-            if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
-                return None
-            if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
-                return subject, "end", _value(possessed), 1, "end"
-            if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended
-                return subject, "end", subject, 1, "end"
-            return None
+        ended = _ended(root, lemma, particle, subject, possessed)
+        if ended is None or isinstance(ended, tuple):
+            return ended
+        target = ended
     else:
         return None
     if target.lemma_.lower() in ("job", "work", "position", "post", "role"):
@@ -386,6 +359,55 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     if not _usable(value):
         return None
     return subject, "end", value, 1, "end"
+
+
+def _switched_from(root: Token, lemma: str) -> Token | None:
+    """What a switch left: "switched from vim", "replaced the old car"."""
+    found = _prep_object(root, ("from",))
+    if found is not None:
+        return found[1]
+    if lemma in ("replace", "swap", "trade", "exchange"):
+        return _object(root)
+    return None
+
+
+def _ended(root: Token, lemma: str, particle: str, subject: str, possessed: Token | None
+           ) -> Token | RawFrame | None:
+    """What an ending verb ended: the thing (a token, its frame still to write), or the
+    frame itself when no thing is named, or None."""
+    if (lemma, particle) == ("move", "out"):
+        found = _prep_object(root, ("of",))
+        target = found[1] if found else None
+    else:
+        target = _object(root)
+    if target is not None and target.pos_ == "VERB":  # "stopped running": the habit
+        return subject, "end", target.lemma_.lower(), 1, "end"
+    if target is not None:
+        return target
+    xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "pcomp")), None)
+    if xcomp is not None:
+        inner = _object(xcomp)
+        value = _value(inner) if inner is not None else xcomp.lemma_.lower()
+        return subject, "end", value, 1, "end"
+    found = _prep_object(root, ("from", "with", "of", "on"))
+    if found is not None:
+        return found[1]
+    return _nothing_named_ended(lemma, particle, subject, possessed)
+
+
+def _nothing_named_ended(lemma: str, particle: str, subject: str, possessed: Token | None
+                         ) -> RawFrame | None:
+    """An ending that names no thing: "Ann broke up" (her partner), "Kenji's dog Rex
+    died" (the possessed thing), "Rex died" (the subject); "Ann retired": nothing."""
+    if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
+        return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
+    if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
+        return None
+    if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
+        return subject, "end", _value(possessed), 1, "end"
+    if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended
+        return subject, "end", subject, 1, "end"
+    return None
 
 
 def _clause_root(doc: Doc | Span) -> Token:
