@@ -510,6 +510,28 @@ _VALUE_LIKE = re.compile(r"\d|^[A-Z]|\b(?i:january|february|march|april|may|june
 _ARTICLE_START = re.compile(r"^(?:a|an|the)\s+", re.I)
 
 
+def _cleaned(raw: str) -> tuple[str, str]:
+    """``(raw, sentence)``: the sentence without fillers and a leading vocative; an ask
+    to remember ("can u remember that ...") is the statement it asks to keep."""
+    sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
+    remember = _ASK_TO_REMEMBER.match(sentence)
+    if remember:  # "can u remember that my wife's name is Ana": a statement
+        raw = sentence = f"please remember that {remember.group('x').rstrip('?')}"
+    if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
+        sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
+    return raw, sentence
+
+
+def _a_question(raw: str, sentence: str) -> bool:
+    """A question gives no fact, unless it asks for a standing habit ("could you always
+    use metric units?")."""
+    asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
+                        and (_STANDING.search(m.group("rest"))
+                             or _HABIT_ASK.match(m.group("rest"))))
+    return bool(raw.strip().endswith("?") or _QUESTION_START.match(sentence)) \
+        and not asks_a_habit
+
+
 def correction_claim(raw: str, sentence: str) -> str | None:
     """``sentence`` as "It's X, not Y" (or "It's X") when it corrects what was just said,
     else None. Without a cue word ("actually", "sorry", ...) only "it's X, not Y" counts."""
@@ -519,22 +541,34 @@ def correction_claim(raw: str, sentence: str) -> str | None:
     while (cue := _CORRECTION_CUE.match(sentence)) and cue.group(0).lower() not in (
             "i mean", "i meant"):
         sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
+    values = _corrected_values(sentence, cued)
+    if values is None or not _a_corrected_value(*values, cued):
+        return None
+    x, y = values
+    return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+
+
+def _corrected_values(sentence: str, cued: bool) -> tuple[str, str | None] | None:
+    """``(X, Y)`` of "it's X, not Y" (Y None for "it's X"); a cued sentence may say only
+    "X, not Y"."""
     m = _CORRECTION_BODY.match(sentence.strip(" .!"))
     if m:
-        x = m.group("x") or m.group("x2") or m.group("x3")
-        y = m.group("y") or m.group("y2") or m.group("y3")
-    elif (cued and (bare := _BARE_CORRECTION.match(sentence.strip(" .!")))
-          and not _CLAUSE_LIKE.match(bare.group("x"))):
-        x, y = bare.group("x"), bare.group("y")
-    else:
-        return None
+        return (m.group("x") or m.group("x2") or m.group("x3"),
+                m.group("y") or m.group("y2") or m.group("y3"))
+    bare = _BARE_CORRECTION.match(sentence.strip(" .!")) if cued else None
+    if bare and not _CLAUSE_LIKE.match(bare.group("x")):
+        return bare.group("x"), bare.group("y")
+    return None
+
+
+def _a_corrected_value(x: str, y: str | None, cued: bool) -> bool:
+    """Are X (and Y) short values, not the speaker's own clauses? Without "not Y" the
+    sentence must be cued and X look like a value (a number, a date, a name)."""
     if not (cued or y) or len(x.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(x):
-        return None
+        return False
     if not y and not _VALUE_LIKE.search(_ARTICLE_START.sub("", x.strip())):
-        return None  # "Actually, it's so beautiful": chat, not a corrected value
-    if y and (len(y.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(y)):
-        return None
-    return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+        return False  # "Actually, it's so beautiful": chat, not a corrected value
+    return not (y and (len(y.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(y)))
 
 
 _NAME = re.compile(r"^(?i:i'?m|i am|im|my name is|my name's|call me|this is)\s+"
@@ -729,18 +763,8 @@ class OfflineExtractor(Metered):
         seen: set[str] = set()
         out: list[ExtractedFact] = []
         for raw in _with_verdicts(split_sentences(chat_spelled_out(episode.text))):
-            raw = without_listener_tags(raw)
-            sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
-            remember = _ASK_TO_REMEMBER.match(sentence)
-            if remember:  # "can u remember that my wife's name is Ana": a statement
-                raw = sentence = f"please remember that {remember.group('x').rstrip('?')}"
-            if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
-                sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
-            asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
-                                and (_STANDING.search(m.group("rest"))
-                                     or _HABIT_ASK.match(m.group("rest"))))
-            if not sentence or ((raw.strip().endswith("?") or _QUESTION_START.match(sentence))
-                                and not asks_a_habit):
+            raw, sentence = _cleaned(without_listener_tags(raw))
+            if not sentence or _a_question(raw, sentence):
                 continue
             correction = correction_claim(raw, sentence)
             if correction is not None:
