@@ -676,33 +676,39 @@ def change_of(text: str) -> Change | None:
     clean = _clean(text)
     for pattern, group, same in _CHANGES:
         m = pattern.search(clean)
-        if not m:
-            continue
-        resumes = group.endswith("+")
-        name, _, consequence = group.rstrip("#+!").partition("=")
-        raw = m.group(name) if m.group(name) else ""
-        phrase = _object_phrase(_CUT.sub("", raw).strip())
-        subject = _subject(m.group("s")) if same and "s" in pattern.groupindex else None
-        owner = set(canonical_terms(subject)) if subject else set()
-        # The subject's own name is not what ended ("sam's car": the key is "car").
-        terms = frozenset(t for t in canonical_terms(phrase)
-                          if t not in owner and t not in _GENERIC_VERBS)
-        # A fixed consequence ("graduated" ends "studying") is another way to match.
-        alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
-        if resumes and alternatives:
-            # Whoever took a habit up again is no longer an abstainer from it either.
-            identities = tuple(frozenset({k}) for k, sets in _ABSTAINED.items()
-                               if any(s <= terms for s in sets))
-            return Change(subject.split("'s")[0] if subject else None, terms, phrase,
-                          alternatives=identities, negated=_negations_of(terms, True),
-                          resumes=True)
-        if alternatives:
-            return Change(subject.split("'s")[0] if subject else None, alternatives[0],
-                          phrase or consequence, amount=group.endswith("#"),
-                          alternatives=alternatives[1:],
-                          negated=_negations_of(alternatives[0], False),
-                          ailment=group.endswith("!"))
+        found = _change_in(m, group, same) if m else None
+        if found is not None:
+            return found
     return None
+
+
+def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
+    """The change one of :data:`_CHANGES` matched (``group``: which group names what
+    ended, with its marks; ``same``: the subject must match), or None when it names
+    nothing."""
+    resumes = group.endswith("+")
+    name, _, consequence = group.rstrip("#+!").partition("=")
+    raw = m.group(name) if m.group(name) else ""
+    phrase = _object_phrase(_CUT.sub("", raw).strip())
+    subject = _subject(m.group("s")) if same and "s" in m.re.groupindex else None
+    owner = set(canonical_terms(subject)) if subject else set()
+    # The subject's own name is not what ended ("sam's car": the key is "car").
+    terms = frozenset(t for t in canonical_terms(phrase)
+                      if t not in owner and t not in _GENERIC_VERBS)
+    # A fixed consequence ("graduated" ends "studying") is another way to match.
+    alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
+    if not alternatives:
+        return None
+    who = subject.split("'s")[0] if subject else None
+    if resumes:
+        # Whoever took a habit up again is no longer an abstainer from it either.
+        identities = tuple(frozenset({k}) for k, sets in _ABSTAINED.items()
+                           if any(s <= terms for s in sets))
+        return Change(who, terms, phrase, alternatives=identities,
+                      negated=_negations_of(terms, True), resumes=True)
+    return Change(who, alternatives[0], phrase or consequence, amount=group.endswith("#"),
+                  alternatives=alternatives[1:], negated=_negations_of(alternatives[0], False),
+                  ailment=group.endswith("!"))
 
 
 def _has_term(term: str, terms: frozenset[str]) -> bool:
@@ -923,33 +929,47 @@ def corrected(correction: str, old: str) -> str | None:
     new, wrong = _core(m.group("x")), m.group("y")
     body = old.strip()
     if wrong:
-        wrong = _core(wrong)
-        # The new value may repeat words before the old one ("a ThinkPad T14, not an X1"
-        # in "... is a ThinkPad X1"): replace from the first repeated word on.
-        first = re.escape(new.split()[0])
-        span = re.search(rf"\b{first}\b(?:\s+\S+){{0,3}}?\s+{re.escape(wrong)}\b", body, re.I)
-        span = span or re.search(rf"\b{re.escape(wrong)}\b", body, re.I)
-        if span is None:
-            return None
-        text = body[:span.start()] + new + body[span.end():]
-        return text if fold(text) != fold(body) else None
+        return _replace_named(body, new, _core(wrong))
     new = m.group("x").strip()
     counted = re.fullmatch(r"(?P<n>\d+(?:\.\d+)?) (?P<what>[a-z]+)(?: [a-z]+)*", new, re.I)
     if counted:
-        # "3 kids" corrects the count of the same thing ("has 2 kids"), nothing else.
-        what = re.escape(counted.group("what")[:4])
-        spans = list(re.finditer(rf"\b\d+(?:\.\d+)?(?= {what})", body, re.I))
-        if len(spans) != 1:
-            return None
-        text = body[:spans[0].start()] + counted.group("n") + body[spans[0].end():]
-        return text if fold(text) != fold(body) else None
+        return _recount(body, counted)
     if _WEEKDAY.fullmatch(new):
         # "It's Thursday" corrects the only weekday, and the date resolved from it.
         days = list(_WEEKDAY_IN.finditer(body))
-        if len(days) != 1:
-            return None
-        text = body[:days[0].start()] + new + body[days[0].end():]
-        return text if fold(text) != fold(body) else None
+        return _spliced(body, days[0], new) if len(days) == 1 else None
+    return _replace_typed(body, new)
+
+
+def _spliced(body: str, span: re.Match[str], new: str) -> str | None:
+    """``body`` with ``new`` in place of ``span``; None when that changes nothing."""
+    text = body[:span.start()] + new + body[span.end():]
+    return text if fold(text) != fold(body) else None
+
+
+def _replace_named(body: str, new: str, wrong: str) -> str | None:
+    """"It's X, not Y": Y replaced by X. The new value may repeat words before the old
+    one ("a ThinkPad T14, not an X1" in "... is a ThinkPad X1"): replace from the first
+    repeated word on."""
+    first = re.escape(new.split()[0])
+    span = re.search(rf"\b{first}\b(?:\s+\S+){{0,3}}?\s+{re.escape(wrong)}\b", body, re.I)
+    span = span or re.search(rf"\b{re.escape(wrong)}\b", body, re.I)
+    if span is None:
+        return None
+    return _spliced(body, span, new)
+
+
+def _recount(body: str, counted: re.Match[str]) -> str | None:
+    """"3 kids" corrects the count of the same thing ("has 2 kids"), nothing else."""
+    what = re.escape(counted.group("what")[:4])
+    spans = list(re.finditer(rf"\b\d+(?:\.\d+)?(?= {what})", body, re.I))
+    if len(spans) != 1:
+        return None
+    return _spliced(body, spans[0], counted.group("n"))
+
+
+def _replace_typed(body: str, new: str) -> str | None:
+    """The only value of ``new``'s type (a date, a number, a name) replaced by it."""
     for kind in (_DATE, _NUMBER, _PROPER):
         if kind is _PROPER:
             fits = bool(_NAME_VALUE.fullmatch(new))
@@ -965,8 +985,7 @@ def corrected(correction: str, old: str) -> str | None:
         year = re.search(r",? \d{4}$", value.group(0)) if kind is _DATE else None
         if year and not re.search(r"\d{4}$", new):
             new += year.group(0)  # "5 May" corrects the day of "3 May 1990", not the year
-        text = body[:value.start()] + new + body[value.end():]
-        return text if fold(text) != fold(body) else None
+        return _spliced(body, value, new)
     return None
 
 
