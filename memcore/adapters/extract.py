@@ -306,9 +306,21 @@ _ANTECEDENT = re.compile(r"^(?:(?P<np>(?:[Mm]y|[Oo]ur)\s+(?:(?:little|older|youn
                          r"eldest|youngest|oldest)\s+)?[a-z][\w-]*)(?:(?:'s name is|'s name's|"
                          r" is named| is called| is|,)?\s+(?P<name>[A-Z][\w\u00c0-\u024f'-]+))?|"
                          r"(?P<bare>[A-Z][\w\u00c0-\u024f-]+))(?:'s\b)?")
+# A name right after one of these is a place or a time ("a rescue in Hove", "moving to
+# Thursdays"), never whom a following "she" or "he" is about.
+_PLACE_OR_TIME_BEFORE = re.compile(r"\b(?:in|at|from|to|on|near|around|into|outside|until|till|"
+                                   r"since|by|via|towards?)\s+(?:the\s+)?$", re.I)
 _PRONOUN_START = re.compile(r"^(?P<p>she|he|they)(?P<c>'s|'re)?\b\s*", re.I)
 # After "she's" these words mean "she has", not "she is".
 _HAS_AFTER_S = word_set("been got gotten had")
+# "she's (already) joined the club", "he's done his exams": a participle with an object
+# after it is "has" ("she's called Pickle", "he's retired" stay "is").
+_PARTICIPLES = word_set("done gone seen taken made found left bought sold won lost met told "
+                        "given written begun broken chosen driven eaten fallen forgotten grown "
+                        "known shown spoken stolen thrown worn passed booked")
+_HAS_DONE = re.compile(r"^(?:(?:already|just|also|finally|recently|never|now)\s+)?"
+                       rf"(?:[a-z]+ed|{'|'.join(sorted(_PARTICIPLES))})\s+"
+                       r"(?:the|a|an|my|his|her|their|our|its|some|two|three|\d)\b", re.I)
 
 
 def _about_antecedent(before: str, clause: str) -> str:
@@ -322,7 +334,8 @@ def _about_antecedent(before: str, clause: str) -> str:
     ante = _ANTECEDENT.match(before)
     who = (ante.group("name") or ante.group("np") or ante.group("bare")) if ante else None
     if who is None or fold(who) in _NOT_A_PARTNER or fold(who) in _OPENERS:
-        inside = _NAME_INSIDE.findall(before)
+        inside = [m.group() for m in _NAME_INSIDE.finditer(before)
+                  if not _PLACE_OR_TIME_BEFORE.search(before, 0, m.start())]
         who = inside[-1] if inside else None
     if who is None:
         return clause
@@ -331,7 +344,8 @@ def _about_antecedent(before: str, clause: str) -> str:
     if pronoun.group("c") == "'re" or (plural and pronoun.group("c")):
         return f"{who} are {rest}"
     if pronoun.group("c") == "'s":
-        verb = "has" if fold(rest.split(" ", 1)[0]) in _HAS_AFTER_S else "is"
+        verb = "has" if _HAS_DONE.match(rest) or fold(rest.split(" ", 1)[0]) in _HAS_AFTER_S \
+            else "is"
         return f"{who} {verb} {rest}"
     return f"{who} {rest}"
 
@@ -532,6 +546,29 @@ def _a_question(raw: str, sentence: str) -> bool:
         and not asks_a_habit
 
 
+def _before_farewell(raw: str, sentence: str) -> tuple[str, str] | None:
+    """``(raw, sentence)`` without a farewell it ends in ("my sister lives in Lima, bye
+    for now": the statement stays); None when nothing is left or the clause says the
+    speaker is going."""
+    farewell = _SIGN_OFF.search(sentence)
+    if not farewell:
+        return raw, sentence
+    sentence = sentence[:farewell.start()].strip()
+    if not sentence or _LEAVING.search(sentence):
+        return None
+    return sentence, sentence
+
+
+def _parsed_correction(raw: str) -> str | None:
+    """"Sorry, I told you wrong, the physio is Wednesdays, not Thursdays": the correction
+    the language pack reads in the parse ("It's Wednesdays, not Thursdays."), asked only
+    of a sentence that says ", not" (the rest pays no parse here)."""
+    if ", not " not in raw:
+        return None
+    found = language_pack().corrections([raw])[0]
+    return found.rstrip(".") if found else None
+
+
 def correction_claim(raw: str, sentence: str) -> str | None:
     """``sentence`` as "It's X, not Y" (or "It's X") when it corrects what was just said,
     else None. Without a cue word ("actually", "sorry", ...) only "it's X, not Y" counts."""
@@ -643,6 +680,16 @@ def _leans_back(claim: str) -> bool:
 
 
 # "..., to be honest": a closing hedge of manner, not part of the claim.
+# A sentence that ends in a farewell is leaving the conversation ("aight im off, laters",
+# "gotta run, Pickle needs her walk, byeee"): what it says is about the next minutes.
+_SIGN_OFF = re.compile(r"[,;-]\s*(?:(?:ok(?:ay)?|right|anyway|aight)\s+)?(?:b+y+e+\w*|laters|"
+                       r"cya|see ya|see you(?: soon| later| tomorrow)?|ttyl|gtg|g2g|ciao|"
+                       r"cheerio|hasta luego|adios|night night|ta-?ra|talk soon)"
+                       r"(?: for now)?[\s.!x]*$", re.I)
+# ... and a clause before it that says the speaker is going: the whole sentence is.
+_LEAVING = re.compile(r"\b(?:(?:i'?m|im|i am|am) (?:\w+ )?off|(?:gotta|got to|have to|has to|"
+                      r"must|need to|needs to) (?:go|run|dash|fly|head off)|heading (?:out|off)"
+                      r"|off (?:to|now))\b", re.I)
 _TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol|by the way|"
                               r"btw|fyi|just so you know|sadly|unfortunately|luckily|"
                               r"thankfully)"
@@ -766,7 +813,11 @@ class OfflineExtractor(Metered):
             raw, sentence = _cleaned(without_listener_tags(raw))
             if not sentence or _a_question(raw, sentence):
                 continue
-            correction = correction_claim(raw, sentence)
+            kept = _before_farewell(raw, sentence)
+            if kept is None:
+                continue
+            raw, sentence = kept
+            correction = _parsed_correction(raw) or correction_claim(raw, sentence)
             if correction is not None:
                 fact = self._fact(correction, name, episode, explicit="not" in correction,
                                   kind=Kind.KNOWLEDGE, min_terms=1, timeless=True,
@@ -825,7 +876,8 @@ class OfflineExtractor(Metered):
         if len(terms) < needed:
             return None
         if explicit is None:
-            explicit = _asserted(sentence, first_person or said_by_self)
+            explicit = _asserted(sentence, first_person or said_by_self
+                                 or bool(_NAMED_SUBJECT.match(sentence)))
         now = episode.timestamp
         # A correction's date is the corrected fact's value, not a deadline of its own.
         timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
@@ -864,10 +916,11 @@ class OfflineExtractor(Metered):
         return needed
 
 
-def _asserted(sentence: str, about_self: bool) -> bool:
+def _asserted(sentence: str, vouched: bool) -> bool:
     """A plain assertion by the user about themselves (or in a sentence about
-    themselves) is an explicit statement; hedges and hypotheticals are not."""
-    return about_self and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
+    themselves), or about someone named (``vouched``), is an explicit statement; hedges
+    and hypotheticals are not."""
+    return vouched and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
 
 
 def _fact_text(text: str) -> str:

@@ -134,7 +134,10 @@ _FUTURE: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (r"\bnext month\b", "next_month"),
         (r"\bthis year\b", "this_year"),
         (r"\bnext year\b", "next_year"),
-        (rf"\b(?:next|this|on|coming) (?P<wd>{_DAY_RE})\b", "weekday"),
+        # Not a habit ("on sunday evenings") nor a weekday whose date is said with it
+        # ("on Saturday the 19th"): either would invent a date no turn said.
+        (rf"\b(?:next|this|on|coming) (?P<wd>{_DAY_RE})\b(?!\s+(?:mornings|afternoons|"
+         r"evenings|nights)\b|,?\s+(?:the\s+)?\d{1,2}(?:st|nd|rd|th)?\b)", "weekday"),
     )
 )
 
@@ -163,6 +166,8 @@ _PAST_IRREGULAR = ("was|were|had|did|went|quit|left|got|took|made|sold|bought|ga
                    "became|came|ran|won|lost|met|moved|spent|found|kept|broke|wrote|sent|"
                    "paid|built|chose|drove|flew|ate|drank|fell|felt|held|knew|led|put|rode|"
                    "saw|sang|sat|slept|spoke|stood|swam|taught|told|thought|threw|woke|wore|"
+                   "said|heard|brought|caught|forgot|grew|meant|understood|hurt|cut|hit|"
+                   "shut|stole|stuck|dug|hung|lent|lit|"
                    "been|gone|done|given|taken|seen|eaten|known|driven|flown|written|begun")
 # The speaker tells something that already happened: a subject (or a perfect's
 # auxiliary) directly before a past form, adverbs allowed in between.
@@ -174,6 +179,10 @@ _TOLD_IN_PAST = re.compile(
 
 
 _HAVE_GOT = re.compile(r"\b(?:have|has|'ve|'s) got\b", re.I)
+
+
+# "I haven't seen her in 3 years", "never in ten years": a span without it, up to now.
+_NOT_SINCE = re.compile(r"\b(?:have|has|had)(?:n't| not| never)\b|\bnever\b", re.I)
 
 
 def told_in_past(sentence: str) -> bool:
@@ -333,6 +342,10 @@ def _read_future(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.M
         if before is not None:
             reading.happened_by(before)
             return
+    elif kind == "in" and (past or _NOT_SINCE.search(m.string)):
+        # "worked there for six years", "the first time in 8 months I've slept",
+        # "haven't seen her in 3 years": a span up to now, not a deadline
+        return
     elif past and _read_in_past(reading, pattern, kind, m, now):
         return
     else:
@@ -343,12 +356,9 @@ def _read_future(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.M
 
 def _read_in_past(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.Match[str],
                   now: datetime) -> bool:
-    """A phrase of a sentence told in the past that says when it happened, or only how
-    long it lasted: read (True), and no deadline."""
-    said = m.group(0).lower()
-    if kind == "in" and said.startswith("for"):
-        return True  # "worked there for six years": a duration up to now, not a deadline
-    if kind == "weekday" and said.startswith("on ") and not _ARRANGING.search(
+    """A phrase of a sentence told in the past that says when it happened: read (True),
+    and no deadline."""
+    if kind == "weekday" and m.group(0).lower().startswith("on ") and not _ARRANGING.search(
             m.string) and not _FUTURE_MARK.search(m.string):
         # "I started there on Monday": the Monday just past, when it happened
         back = (now.weekday() - WEEKDAYS[m.group("wd").lower()]) % 7 or 7

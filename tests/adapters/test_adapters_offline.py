@@ -74,6 +74,21 @@ def test_time_phrases_resolved_against_the_episode(phrase: str, deadline: dateti
     assert fact.expires_at == deadline
 
 
+@pytest.mark.parametrize("said", [
+    "I ran a pottery class on thursday evenings at the community hall.",
+    "We swam on Saturday mornings with the kids.",
+    "I went to choir on Mondays.",
+    "The fair opened on Friday the 12th.",
+    # "in <span>" told of the past or of what has not happened: up to now, no deadline
+    "Best sleep I've had in 6 weeks.",
+    "We haven't been to the coast in 2 years.",
+    "I've put on 4 kg in 3 months.",
+])
+def test_a_weekday_habit_or_a_dated_weekday_gets_no_invented_date(said: str) -> None:
+    info = resolve(said, TS)
+    assert info.deadline is None and info.happened is None and info.rewritten == said
+
+
 def test_past_phrases_made_absolute() -> None:
     (fact,) = OfflineExtractor().extract([ep("I went to a support group yesterday.")])
     assert fact.text == "Caroline went to a support group on 7 May 2023."

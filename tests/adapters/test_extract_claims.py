@@ -94,6 +94,43 @@ def test_first_person_assertions_are_explicit_inferences_are_not() -> None:
     assert not chatter.explicit  # nobody said it of themselves: needs a second episode
 
 
+def test_a_plain_statement_about_someone_named_is_explicit() -> None:
+    (son,) = facts("Ravi got into Durham to read chemistry.")
+    assert son.explicit  # the user's own word about their son
+    (guess,) = facts("Ravi probably got into Durham.")
+    assert not guess.explicit
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    # a name after a place or time preposition is no antecedent of "she"/"he"
+    ("My aunt is flying in from Dublin, she's a midwife.",
+     ["Ann's aunt is flying in from Dublin.", "Ann's aunt is a midwife."]),
+    ("My mum has physio on Thursdays, she's got a new therapist.",
+     ["Ann's mum has physio on Thursdays.", "Ann's mum has got a new therapist."]),
+    ("I had coffee with Oskar in Malmo, he's a luthier.",
+     ["Ann had coffee with Oskar in Malmo.", "Oskar is a luthier."]),
+    # "'s" before a participle with an object is "has"; before an adjective, "is"
+    ("My brother Tunde is 30 and he's finally passed his driving test.",
+     ["Ann's brother Tunde is 30.", "Tunde has finally passed his driving test."]),
+    ("My uncle Femi is 68 and he's retired.", ["Ann's uncle Femi is 68.", "Femi is retired."]),
+])
+def test_a_pronoun_clause_names_the_right_person(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    # a sentence leaving the conversation with a farewell says nothing lasting
+    ("right I'm off, cya", []),
+    ("gotta dash, the twins need picking up, byee", []),
+    ("Off to bed now, night night!", []),
+    # a statement before the farewell stays
+    ("My nephew Kofi started at Arsenal's academy, talk soon", [
+        "Ann's nephew Kofi started at Arsenal's academy."]),
+])
+def test_a_farewell_ends_the_sentence_not_the_statement(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
 def test_names_and_subjectless_openings() -> None:
     assert texts("Hi! I'm Alex. I live in Lisbon.") == [
         "Ann's name is Alex.", "Ann lives in Lisbon."]

@@ -65,6 +65,16 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji has a sister named Lin.", "relation:sister(kenji) = lin"),
     ("Kenji quit his job at Acme.", "end(kenji) = acme [end]"),
     ("Kenji joined Bosch in April.", "employer(kenji) = bosch"),
+    # a version is part of which thing; a count is not
+    ("Kenji asks the assistant to target Node 20.", "instruction:node(kenji) = node 20"),
+    ("Kenji owns three bikes.", "owns(kenji) = bike"),
+    # explanations and replies are the answers; how they are to be is the value
+    ("Kenji asks the assistant to keep replies brief.",
+     "instruction:answer(kenji) = reply brief"),
+    ("Kenji asks the assistant to give detailed explanations.",
+     "instruction:answer(kenji) = detailed explanation"),
+    ("Kenji asks the assistant to return to bullet points.",
+     "instruction:point(kenji) = bullet point"),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str) -> None:
     (got,) = language_pack("english").frames([text])
@@ -477,6 +487,14 @@ def test_a_pass_never_merges_two_values_of_one_attribute(redis_url: str) -> None
     ("Ann meant well.", None),
     ("It meant a lot to Ann.", None),
     ("Correction: the party is on Saturday.", None),  # a statement of its own
+    # a cue anywhere, and "X, not Y" anywhere after it
+    ("My mistake, the recital is at 6pm, not 7pm.", "It's 6pm, not 7pm."),
+    ("I got it wrong earlier, Priya flies out on Monday the 3rd, not the 4th.",
+     "It's Monday the 3rd, not the 4th."),
+    ("Typo before: the flat is on Orchard Road, not Orchid Road.",
+     "It's Orchard Road, not Orchid Road."),
+    ("Actually I'd rather have tea, not coffee.", None),  # a taste, no correction cue
+    ("My mistake, sorry.", None),
 ])
 def test_corrections_are_read_from_the_parse(text: str, expected: str | None) -> None:
     assert language_pack("english").corrections([text]) == [expected]
@@ -487,6 +505,9 @@ def test_corrections_are_read_from_the_parse(text: str, expected: str | None) ->
      "Ann is flying to Porto in May.", "Lisbon"),
     ("My dentist appointment is on Tuesday.", "Sorry, I meant Thursday.",
      "Ann's dentist appointment is on Thursday.", "Tuesday"),
+    ("My cousin's wedding is on the 12th of June.",
+     "Sorry, I got that wrong, the wedding is on the 14th, not the 12th.",
+     "Ann's cousin's wedding is on the 14th of June.", "12th"),
 ])
 def test_a_correction_replaces_the_value_and_is_no_fact_itself(
         redis_url: str, first: str, correction: str, now_live: str, gone: str) -> None:

@@ -17,6 +17,15 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
 _VALUE_DEPS = ("dobj", "npadvmod", "attr", "oprd", "pobj")
+# Words that say a sentence corrects what was said before ("sorry, I told you wrong",
+# "my mistake", "correction: ..."); with one, "X, not Y" anywhere in it is the correction.
+# ("actually" and "sorry" alone are not: "Actually I prefer tea, not coffee" states a taste.)
+_CUE_LEMMAS = frozenset({"correct", "correction", "mistake", "wrong", "typo", "misspeak",
+                         "misremember"})
+# Modifiers climbed from the word before the comma to the phrase it belongs to
+# ("Saturday the 19th", "3 pm").
+_PHRASE_PARTS = ("appos", "compound", "nummod", "amod", "det", "poss")
+_MAX_VALUE_WORDS = 5
 _NOT_PEOPLE = frozenset({"it", "that", "this", "which", "what", "they", "he", "she"})
 
 
@@ -38,6 +47,32 @@ def _written(tok: Token) -> str:
     return f"It's {value}, not {old}." if old else f"It's {value}."
 
 
+def _comma_not(doc: Doc) -> str | None:
+    """"..., he moves in on Saturday the 19th, not the 20th": "It's Saturday the 19th,
+    not the 20th." (the phrase before ", not" and the one after it), or None."""
+    for tok in doc:
+        if tok.lower_ != "not" or tok.i < 2 or doc[tok.i - 1].text != ",":
+            continue
+        node = doc[tok.i - 2]
+        while node.dep_ in _PHRASE_PARTS and node.head.i < node.i:
+            node = node.head
+        start = node.left_edge.i
+        # Never past a comma or colon: "Oops, typo: Lyon, not Lille" is "Lyon".
+        start = max([start] + [t.i + 1 for t in doc[start:tok.i - 1] if t.is_punct])
+        new = doc[start:tok.i - 1]
+        end = tok.i + 1
+        while end < len(doc) and not doc[end].is_punct:
+            end += 1
+        old = doc[tok.i + 1:end]
+        # A value names something or counts ("the 4th" is tagged an adjective).
+        valued = all(any(t.pos_ in ("NOUN", "PROPN", "NUM") or t.like_num
+                         or any(c.isdigit() for c in t.text) for t in span)
+                     for span in (new, old))
+        if valued and 0 < len(new) <= _MAX_VALUE_WORDS and 0 < len(old) <= _MAX_VALUE_WORDS:
+            return f"It's {new.text}, not {old.text}."
+    return None
+
+
 def correction(doc: Doc) -> str | None:
     """The fact ``doc`` corrects to, written as "It's X[, not Y].", or None."""
     for tok in doc:
@@ -46,6 +81,8 @@ def correction(doc: Doc) -> str | None:
             value = _after_colon(doc)
         if value is not None:
             return _written(value)
+    if any(t.lemma_.lower() in _CUE_LEMMAS for t in doc):
+        return _comma_not(doc)
     return None
 
 

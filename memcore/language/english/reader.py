@@ -41,8 +41,8 @@ def _value(tok: Token) -> str:
         for child in t.lefts:
             if child.dep_ in _VALUE_DEPS and (child.dep_ != "poss" or _in_a_name(child)):
                 walk(child)
-        if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN"):
-            return  # "two cats": how many is no part of what
+        if t.dep_ == "nummod" and t.head.pos_ == "NOUN":
+            return  # "two cats": how many is no part of what ("Python 3.11": which one)
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             words.append(_word(t))
         for child in t.rights:
@@ -185,7 +185,9 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
     target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
                                    None)
     if target is None:
-        found = _prep_object(verb)
+        # "go back to short answers": the object of a preposition under "back"
+        found = next((f for head in (verb, *(c for c in verb.children if c.dep_ == "advmod"))
+                      if (f := _prep_object(head)) is not None), None)
         target = found[1] if found else None
     if target is None:
         if verb is xcomp and polarity > 0:
@@ -195,7 +197,11 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
     purpose = _prep_object(verb, ("for",))  # "use plotly for plots": about plots
     if purpose is not None and purpose[1].pos_ == "NOUN":
         key = purpose[1].lemma_.lower()
-    return subject, f"instruction:{key}", _qualified(target, verb), polarity, ""
+    key = T.INSTRUCTION_THINGS.get(key, key)
+    value = _qualified(target, verb)
+    # "keep answers short": how the thing is to be is part of the value
+    value += "".join(f" {_word(c)}" for c in verb.children if c.dep_ in ("oprd", "acomp"))
+    return subject, f"instruction:{key}", value, polarity, ""
 
 
 def _qualified(target: Token, verb: Token) -> str:
@@ -208,7 +214,7 @@ def _qualified(target: Token, verb: Token) -> str:
             if prep.dep_ != "prep" or prep.i < verb.i:
                 continue
             pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
-            if pobj is not None and pobj.pos_ in ("NOUN", "PROPN") and \
+            if pobj is not None and pobj.i != target.i and pobj.pos_ in ("NOUN", "PROPN") and \
                     pobj.ent_type_ not in ("DATE", "TIME") and pobj.lower_ not in T.NO_VALUE:
                 words.append(f"{prep.lower_} {_value(pobj)}")
     return " ".join(words)

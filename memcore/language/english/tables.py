@@ -48,6 +48,11 @@ NOUN_FRAMES: dict[str, str] = {
     "therapist": "relation:therapist", "physio": "relation:physio",
     "medication": "medication", "medicine": "medication", "dose": "medication:dose",
 }
+# Things an instruction is about, named by other words: an instruction about
+# explanations or replies governs the answers ("full explanations" after "keep answers
+# short": the later one holds).
+INSTRUCTION_THINGS: dict[str, str] = {"explanation": "answer", "reply": "answer",
+                                      "response": "answer"}
 # A contact noun names which contact by its compound ("e-mail address", "home address").
 CONTACT_COMPOUNDS: dict[str, str] = {"email": "contact:email", "e-mail": "contact:email",
                                      "mail": "contact:email", "phone": "contact:phone",
