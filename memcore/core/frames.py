@@ -31,7 +31,7 @@ SINGLE_VALUED = frozenset({
     "residence", "employer", "job", "name", "age", "birthday", "diet", "school",
     "contact:phone", "contact:email", "contact:address", "main_language", "reading",
     "relation:partner", "relation:doctor", "answer_length", "answer_language", "team",
-    "commute", "schedule",
+    "commute", "schedule", "project",
 })
 # A favourite is single-valued per category ("favorite:colour"); an instruction per thing
 # it is about ("instruction:example"): the latest one about examples governs them; a

@@ -75,10 +75,16 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
      "instruction:answer(kenji) = detailed explanation"),
     ("Kenji asks the assistant to return to bullet points.",
      "instruction:point(kenji) = bullet point"),
+    # a unit of work is a team or a project, never an employer nor a home
+    ("Kenji moved to the billing team.", "team(kenji) = billing team"),
+    ("Kenji joined the onboarding squad.", "team(kenji) = onboarding squad"),
+    ("Kenji works on the checkout redesign project.",
+     "project(kenji) = checkout redesign project"),
+    ("Kenji joined a new team.", None),
 ])
-def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str) -> None:
+def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str | None) -> None:
     (got,) = language_pack("english").frames([text])
-    assert got is not None and got.render() == frame, (text, got)
+    assert (got.render() if got is not None else None) == frame, (text, got)
 
 
 @pytest.mark.parametrize("text", [
@@ -329,6 +335,11 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("Lisbon, 28 degrees, heaven.", []),
     ("Grandad, 90 on Sunday!", []),
     ("Jade, the kids say hello", []),
+    # The unit one works in is no employer ("lead designer for the booking platform").
+    ("I'm lead designer for the booking platform at Ryanair.",
+     ["Jade works as a lead designer.", "Jade works on the booking platform.",
+      "Jade works at Ryanair."]),
+    ("I teach at a primary school in Leeds.", []),
 ])
 def test_first_person_statements_are_written_from_their_frames(text: str, expected: list[str]
                                                                ) -> None:

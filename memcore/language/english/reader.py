@@ -48,9 +48,20 @@ def _value(tok: Token) -> str:
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
                 walk(child)
+        for of, name in _name_of(t):  # "the University of Edinburgh"
+            words.append(of.lower_)
+            walk(name)
 
     walk(tok)
     return " ".join(w for w in words if w and w not in ("'s", "-"))
+
+
+def _name_of(tok: Token) -> list[tuple[Token, Token]]:
+    """A name's "of <name>" part ("University *of Edinburgh*", "Bank *of Ireland*")."""
+    if tok.pos_ != "PROPN":
+        return []
+    return [(prep, pobj) for prep in tok.rights if prep.dep_ == "prep" and prep.lower_ == "of"
+            for pobj in prep.children if pobj.dep_ == "pobj" and pobj.pos_ == "PROPN"]
 
 
 def surface(tok: Token) -> str:
@@ -61,7 +72,7 @@ def surface(tok: Token) -> str:
         for child in t.lefts:
             if child.dep_ in _VALUE_DEPS and (child.dep_ != "poss" or _in_a_name(child)):
                 walk(child)
-        if t.dep_ == "nummod" and t.head.pos_ in ("NOUN", "PROPN") and t.head.i != t.i:
+        if t.dep_ == "nummod" and t.head.pos_ == "NOUN" and t.head.i != t.i:
             return
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             keep.append(t)
@@ -70,6 +81,9 @@ def surface(tok: Token) -> str:
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
                 walk(child)
+        for of, name in _name_of(t):
+            keep.append(of)
+            walk(name)
 
     walk(tok)
     keep.sort(key=lambda t: t.i)
@@ -182,13 +196,7 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
         polarity = -1
         inner = next((c for c in xcomp.children if c.dep_ in ("xcomp", "pcomp", "ccomp")), None)
         verb = inner if inner is not None else xcomp
-    target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
-                                   None)
-    if target is None:
-        # "go back to short answers": the object of a preposition under "back"
-        found = next((f for head in (verb, *(c for c in verb.children if c.dep_ == "advmod"))
-                      if (f := _prep_object(head)) is not None), None)
-        target = found[1] if found else None
+    target = _instructed_thing(verb)
     if target is None:
         if verb is xcomp and polarity > 0:
             return subject, f"instruction:{verb.lemma_.lower()}", verb.lemma_.lower(), 1, ""
@@ -202,6 +210,18 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
     # "keep answers short": how the thing is to be is part of the value
     value += "".join(f" {_word(c)}" for c in verb.children if c.dep_ in ("oprd", "acomp"))
     return subject, f"instruction:{key}", value, polarity, ""
+
+
+def _instructed_thing(verb: Token) -> Token | None:
+    """What an instruction's verb is about: its object or complement, else the object
+    of a preposition under it or under an adverb of it ("go back to short answers")."""
+    target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
+                                   None)
+    if target is not None:
+        return target
+    found = next((f for head in (verb, *(c for c in verb.children if c.dep_ == "advmod"))
+                  if (f := _prep_object(head)) is not None), None)
+    return found[1] if found else None
 
 
 def _qualified(target: Token, verb: Token) -> str:
@@ -481,6 +501,11 @@ def _object_frame(lemma: str, obj: Token, subject: str, polarity: int) -> RawFra
         attribute = T.VERB_FRAMES[(lemma, "")]
         if lemma == "take" and obj.lemma_.lower() not in ("medication", "medicine", "pill"):
             attribute = "takes"
+        if attribute == "employer" and obj.lemma_.lower() in T.TEAM_UNITS | T.PROJECT_UNITS:
+            unit = work_unit(obj)  # "joined the pricing team": a team, not an employer
+            if unit is None:
+                return None
+            attribute = unit
         value = _value(obj)
         return (subject, attribute, value, polarity, "") if _usable(value) else None
     kin = _kin_or_pet(obj)
@@ -500,6 +525,9 @@ def _prep_frame(root: Token, lemma: str, obj: Token | None, subject: str,
         if by_prep == "residence" and obj is not None:
             continue  # "moved the repo to ...": something else moved, not the subject
         pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+        unit = _unit_by_prep(pobj, by_prep, lemma)
+        if unit is not None and pobj is not None:
+            return subject, unit, _value(pobj), polarity, ""
         if by_prep == "residence" and pobj is not None and not is_place(pobj):
             continue  # "moved to another project": a change, but not of home
         if by_prep and pobj is not None:
@@ -507,6 +535,28 @@ def _prep_frame(root: Token, lemma: str, obj: Token | None, subject: str,
             if _usable(value):
                 return subject, by_prep, value, polarity, ""
     return None
+
+
+def _unit_by_prep(pobj: Token | None, by_prep: str | None, lemma: str) -> str | None:
+    """The unit of work a preposition's object names where a home, an employer or a
+    unit could be meant ("moving to the pricing team", "works on X project")."""
+    if pobj is None or not (by_prep in ("residence", "employer") or lemma in T.UNIT_VERBS):
+        return None
+    return work_unit(pobj)
+
+
+def work_unit(tok: Token) -> str | None:
+    """"team" or "project" when ``tok`` names a unit of work one is on ("the pricing
+    team", "the loyalty migration project", "team Kestrel"), else None."""
+    lemma = tok.lemma_.lower()
+    named = [c for c in tok.children if c.dep_ in ("compound", "amod", "nmod", "appos")
+             and c.lower_ not in T.UNNAMED_UNIT]
+    if not named and tok.pos_ != "PROPN":
+        return None  # "another project": which one is not said
+    if lemma in T.TEAM_UNITS or (any(c.dep_ == "compound" and c.lemma_.lower() in T.TEAM_UNITS
+                                    for c in tok.children) and tok.pos_ == "PROPN"):
+        return "team"
+    return "project" if lemma in T.PROJECT_UNITS else None
 
 
 def is_place(tok: Token) -> bool:

@@ -27,6 +27,7 @@ from memcore.language.english.reader import (
     subject_of,
     surface,
     value_of,
+    work_unit,
 )
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ TEMPLATES: dict[str, str] = {
     "reading": "{s} is reading {v}.",
     "main_language": "{s}'s main language is {v}.",
     "relation:partner": "{s}'s partner is {v}.",
+    "team": "{s} is in the {v}.",
+    "project": "{s} works on the {v}.",
 }
 _CAPITALIZED = frozenset({"residence", "employer", "name", "school", "relation:partner"})
 
@@ -258,20 +261,40 @@ def _appositive_job(name: Token, speaker: str) -> list[tuple[Frame, str]]:
     return []
 
 
+def _unnamed(tok: Token) -> bool:
+    """"a school", "an agency": a kind of place, no name to write."""
+    return tok.pos_ != "PROPN" and any(c.dep_ == "det" and c.lower_ in ("a", "an")
+                                       for c in tok.children)
+
+
+def _prep_objects(head: Token) -> list[tuple[str, Token]]:
+    """``(preposition, object)`` under ``head``, and the names under a unit of work once
+    more ("for the booking platform at Ryanair": for-platform, at-Ryanair)."""
+    out: list[tuple[str, Token]] = []
+    for prep in (c for c in head.children if c.dep_ == "prep"):
+        for pobj in (c for c in prep.children if c.dep_ == "pobj"):
+            out.append((prep.lower_, pobj))
+            if work_unit(pobj) is not None:  # the employer named after the unit
+                out += [(inner.lower_, o) for inner in pobj.children if inner.dep_ == "prep"
+                        for o in inner.children if o.dep_ == "pobj" and o.pos_ == "PROPN"]
+    return out
+
+
 def _employer(clause: Token, job: Token, speaker: str) -> list[tuple[Frame, str]]:
     """The employer named with a job ("a nurse at St James's", "barista at X"); for a
-    student, the school ("a law student at Edinburgh")."""
+    student, the school ("a law student at Edinburgh"); and the unit of work, a team or
+    a project, named with it ("designer for the booking platform at Ryanair")."""
     studies = job.lemma_.lower() in T.STUDY_NOUNS or job.lower_ in T.STUDY_NOUNS
-    for head in (job, clause):
-        for prep in head.children:
-            if prep.dep_ == "prep" and prep.lower_ in ("at", "for", "with"):
-                if studies and prep.lower_ != "at":
-                    continue
-                pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
-                if pobj is not None and value_of(pobj) not in T.NO_VALUE:
-                    return [framed(speaker, "school" if studies else "employer",
-                                   value_of(pobj), surface(pobj))]
-    return []
+    places = ("at",) if studies else ("at", "for", "with")
+    found: dict[str, tuple[Frame, str]] = {}
+    for prep, pobj in (pair for head in (job, clause) for pair in _prep_objects(head)):
+        unit = work_unit(pobj)
+        attribute = unit or ("school" if studies else "employer")
+        if attribute in found or value_of(pobj) in T.NO_VALUE or _unnamed(pobj):
+            continue
+        if unit is not None or prep in places:
+            found[attribute] = framed(speaker, attribute, value_of(pobj), surface(pobj))
+    return list(found.values())
 
 
 def framed(speaker: str, attribute: str, value: str, written: str) -> tuple[Frame, str]:
@@ -321,8 +344,7 @@ def _written_statements(clause: Token, tok: Token, speaker: str, attribute: str,
     if attribute == "age":  # "I am seventy-four": 74
         years = age_value(tok)
         return [framed(speaker, attribute, years, years)] if years is not None else []
-    if tok.pos_ != "PROPN" and any(c.dep_ == "det" and c.lower_ in ("a", "an")
-                                   for c in tok.children):
+    if _unnamed(tok):
         return []  # "at a school in Leeds": no name to write
     return [framed(speaker, attribute, value, surface(tok))]
 

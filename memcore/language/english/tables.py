@@ -48,6 +48,16 @@ NOUN_FRAMES: dict[str, str] = {
     "therapist": "relation:therapist", "physio": "relation:physio",
     "medication": "medication", "medicine": "medication", "dose": "medication:dose",
 }
+# Units of work one is on or in, never an employer nor a home ("architect for the loyalty
+# migration project", "moving to the pricing team"): the team, or the project.
+TEAM_UNITS = frozenset({"team", "squad", "department", "unit", "division", "crew", "desk"})
+PROJECT_UNITS = frozenset({"project", "platform", "programme", "program", "initiative",
+                           "workstream", "migration", "product", "account", "rollout"})
+# Modifiers that do not say which unit ("another project", "a new team").
+UNNAMED_UNIT = frozenset({"other", "another", "new", "different", "same", "old", "big",
+                          "small", "current", "next"})
+# Verbs that put someone on a unit of work with any preposition ("work on", "transfer to").
+UNIT_VERBS = frozenset({"work", "move", "transfer", "switch", "join", "assign", "put"})
 # Things an instruction is about, named by other words: an instruction about
 # explanations or replies governs the answers ("full explanations" after "keep answers
 # short": the later one holds).
