@@ -81,6 +81,9 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji works on the checkout redesign project.",
      "project(kenji) = checkout redesign project"),
     ("Kenji joined a new team.", None),
+    # taking up a thing names it as an instruction about it does (no "from": no end)
+    ("Kenji upgraded to Node 22.", "instruction:node(kenji) = node 22"),
+    ("Kenji migrated to Terraform.", "instruction:terraform(kenji) = terraform"),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str | None) -> None:
     (got,) = language_pack("english").frames([text])
@@ -313,6 +316,12 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("undergrad, 20, Utrecht",
      ["Jade is an undergrad.", "Jade is 20 years old.", "Jade lives in Utrecht."]),
     ("dev here, 27", ["Jade works as a dev.", "Jade is 27 years old."]),
+    # A clause of its own after the introduction does not hide it.
+    ("Jade here, sound engineer at Abbey Road, I mostly mix film scores.",
+     ["Jade's name is Jade.", "Jade works as a sound engineer.", "Jade works at Abbey Road."]),
+    # Chat drops the "I" before a present verb of how one lives too.
+    ("also work weekends at the Lidl on Queen St. pays the rent",
+     ["Jade works at Lidl."]),
     # ... and never a job that is over, nor fragments that are no age or place.
     ("retired welder, 71, hull", []),
     ("welder here, love the forum", []),
@@ -366,6 +375,9 @@ def test_the_grammar_checker_names_what_is_broken(text: str, problem: str) -> No
     "Richard asks the assistant to refrain from using exclamation marks in its replies.",
     "Kenji's phone number is 0171 555 0199.",
     "Ann has had had enough of it.",
+    # short statements the tagger reads "works"/"lives" in as plural nouns
+    "Rory works at Boardroom.",
+    "Siobhan lives in Cork.",
 ])
 def test_the_grammar_checker_passes_good_sentences(text: str) -> None:
     assert language_pack("english").problems([text]) == [None]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import TYPE_CHECKING
 
+from memcore.language.english.tables import VERB_FRAMES
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
@@ -24,6 +26,8 @@ _COMPLEMENTS = frozenset({"attr", "acomp", "oprd", "prep", "xcomp", "ccomp", "ad
 _FOLLOWS_ASK_FOR = frozenset({"DET", "NOUN", "PROPN", "ADJ", "NUM", "PRON"})
 _DOUBLED_OK = frozenset({"that", "had", "very", "so", "bye", "ha", "no"})
 _SCRAP_WORDS = 6
+# Verbs the frame tables know ("works at", "lives in"), read as verbs however tagged.
+_FRAME_VERBS = frozenset(verb for verb, _ in VERB_FRAMES)
 
 
 def _asks_for_a_thing(tok: Token) -> bool:
@@ -32,6 +36,15 @@ def _asks_for_a_thing(tok: Token) -> bool:
     if nxt is None or nxt.is_punct:  # "... didn't ask for.": the thing came before
         return True
     return nxt.pos_ in _FOLLOWS_ASK_FOR and nxt.lower_ not in ("it", "ye")
+
+
+def _verb_read_as_noun(tok: Token) -> bool:
+    """"Rory works at Boardroom", "Rory lives in Leeds": the tagger reads a short
+    sentence's "works" as a plural noun (and "lives" as lives); right after the name that
+    opens it, a verb of the frame tables is a verb."""
+    word = tok.lower_
+    return (tok.i == 1 and tok.tag_ == "NNS" and tok.nbor(-1).text[:1].isupper()
+            and (word[:-1] in _FRAME_VERBS or word[:-2] in _FRAME_VERBS))
 
 
 def problem(doc: Doc) -> str | None:
@@ -57,7 +70,8 @@ def _word_problem(doc: Doc, words: list[Token]) -> str | None:
     for a, b in pairwise(doc):
         if a.lower_ == b.lower_ and a.is_alpha and a.lower_ not in _DOUBLED_OK:
             return f"doubled word {a.text!r}"
-    if (len(words) <= _SCRAP_WORDS and not any(t.pos_ in ("VERB", "AUX") for t in words)
+    if (len(words) <= _SCRAP_WORDS and not any(t.pos_ in ("VERB", "AUX") or _verb_read_as_noun(t)
+                                               for t in words)
             and not any(t.lower_ in ("'s", "\u2019s") for t in words)):
         return "no verb"  # a short scrap ("Bit terrified."); longer ones may be mis-tagged
     return None

@@ -475,6 +475,9 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     obj = _object(root)
     if obj is not None and _frames_its_object(lemma):
         return _object_frame(lemma, obj, subject, polarity)
+    adopted = _adopted(root, obj, lemma)
+    if adopted is not None:  # "upgraded to Python 3.12": what X the subject uses now
+        return subject, *adopted, polarity, ""
     by_prep = _prep_frame(root, lemma, obj, subject, polarity)
     if by_prep is not None:
         return by_prep
@@ -543,6 +546,22 @@ def _unit_by_prep(pobj: Token | None, by_prep: str | None, lemma: str) -> str | 
     if pobj is None or not (by_prep in ("residence", "employer") or lemma in T.UNIT_VERBS):
         return None
     return work_unit(pobj)
+
+
+def _adopted(root: Token, obj: Token | None, lemma: str) -> tuple[str, str] | None:
+    """"upgraded to Python 3.12", "standardised on pandas", "switched to Kotlin" (no
+    "from": that is an end): the thing's attribute, as an instruction about it names it,
+    and the value; None for anything else ("switched to decaf" too: a choice all the
+    same)."""
+    if lemma not in T.ADOPT_VERBS or obj is not None:
+        return None
+    found = _prep_object(root, ("to", "on"))
+    if found is None or found[1].pos_ not in ("NOUN", "PROPN"):
+        return None
+    key = found[1].lemma_.lower()
+    value = _value(found[1])
+    return (f"instruction:{T.INSTRUCTION_THINGS.get(key, key)}", value) if _usable(value) \
+        else None
 
 
 def work_unit(tok: Token) -> str | None:

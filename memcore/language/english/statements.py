@@ -152,10 +152,24 @@ def _age(tok: Token) -> bool:
     return tok.like_num and tok.text.isdigit() and 10 <= int(tok.text) <= 110
 
 
+def _before_clause(sent: Span) -> Span:
+    """``sent`` up to the clause with a subject of its own that follows an introduction
+    ("Lena here, data scientist in Hamburg, I do demand forecasting": the part before
+    ", I do ..."); all of it when there is none."""
+    for tok in sent[1:]:
+        start = tok.left_edge.i
+        if tok.dep_ in ("nsubj", "nsubjpass") and start > sent.start + 2 and \
+                tok.doc[start - 1].is_punct:
+            return tok.doc[sent.start:start - 1]
+    return sent
+
+
 def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
     """A verbless self-introduction: "jade here, 22, barista at grindhouse coffee",
     "Dave, 47, HGV driver out of Swindon": the name, an age, a job (with the employer
-    it names) and the place the job or the speaker is in."""
+    it names) and the place the job or the speaker is in; a clause after it ("..., I do
+    demand forecasting") is read as any other."""
+    sent = _before_clause(sent)
     name = _introduced(sent, speaker)
     if name is None:
         return _job_intro(sent, speaker)
@@ -350,25 +364,39 @@ def _written_statements(clause: Token, tok: Token, speaker: str, attribute: str,
 
 
 def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span | None:
-    """A sentence that opens with a past-tense verb and names no subject ("Just moved
-    to Cardiff!", "Joined Monzo in May": chat drops the "I"), read again with the "I"
-    put back; None for any other sentence. The caller asks only where the turn is the
-    speaker's: at its start, or after a sentence of the speaker's ("My brother had a
-    rough year. Moved back to Leeds." is the brother's)."""
-    if any(t.dep_ in ("nsubj", "nsubjpass", "expl") for t in sent):
-        return None
+    """A sentence that opens with a past-tense verb, or a present one of how the speaker
+    lives (:data:`~memcore.language.english.tables.SELF_VERBS`: "work part time at X"),
+    and names no subject ("Just moved to Cardiff!", "Joined Monzo in May": chat drops
+    the "I"), read again with the "I" put back; None for any other sentence. The caller
+    asks only where the turn is the speaker's: at its start, or after a sentence of the
+    speaker's ("My brother had a rough year. Moved back to Leeds." is the brother's)."""
     start = _past_greeting(sent)
-    opener = next((t for t in sent[start:] if t.pos_ not in ("ADV", "INTJ", "PUNCT")), None)
-    if opener is None or not (opener.tag_ in ("VBD", "VBN") or (
-            opener.pos_ == "PROPN" and opener.lower_.endswith("ed"))):
-        return None  # only a past tense (or one the parser took for a name) is parsed again
+    present = _opens_without_subject(sent, start)
+    if present is None:
+        return None
     text = sent[start:].text.strip()
     if not text[:1].isalpha() or len(text) > 200:
         return None
     first = text.split(" ", 1)[0]
     lowered = text if first.isupper() and len(first) > 1 else text[:1].lower() + text[1:]
     again = next(iter(parse([f"I {lowered}"])[0].sents))
-    return again if _opens_with_i_and_verb(again) else None
+    return again if _opens_with_i_and_verb(again, present) else None
+
+
+def _opens_without_subject(sent: Span, start: int) -> bool | None:
+    """Does the sentence (from ``start``) open with a verb that has no subject of its
+    own: a past tense (or one the parser took for a name), False, or a present one of
+    how the speaker lives, True? None for any other opening."""
+    opener = next((t for t in sent[start:] if t.pos_ not in ("ADV", "INTJ", "PUNCT")), None)
+    if opener is None or any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in opener.children) \
+            or any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i < opener.i for t in sent):
+        return None  # the opening verb has a subject of its own
+    present = opener.lemma_.lower() in T.SELF_VERBS and opener.tag_ in (
+        "VB", "VBP", "NN")  # "work part time at X": no imperative to the listener
+    if not (present or opener.tag_ in ("VBD", "VBN") or (
+            opener.pos_ == "PROPN" and opener.lower_.endswith("ed"))):
+        return None  # only a past tense (or one the parser took for a name) is parsed again
+    return present
 
 
 def _past_greeting(sent: Span) -> int:
@@ -381,14 +409,15 @@ def _past_greeting(sent: Span) -> int:
     return start
 
 
-def _opens_with_i_and_verb(again: Span) -> bool:
-    """"I <past verb> ...": the "I" put back is the subject of the past-tense root, and
-    only adverbs ("just", "finally", ...) come between them."""
-    root = again.root
+def _opens_with_i_and_verb(again: Span, present: bool) -> bool:
+    """"I <verb> ...": the "I" put back is the subject of a past-tense verb (or, with
+    ``present``, a present one of how one lives), and only adverbs ("just", "finally",
+    ...) come between them."""
     speaker = again[0]
-    if root.tag_ != "VBD" or speaker.dep_ != "nsubj" or speaker.head.i != root.i:
+    verb = speaker.head
+    if verb.tag_ not in (("VBD", "VBP") if present else ("VBD",)) or speaker.dep_ != "nsubj":
         return False
-    return not any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:root.i - again.start])
+    return not any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:verb.i - again.start])
 
 
 def statements(doc: Doc, speaker: str,

@@ -58,6 +58,14 @@ UNNAMED_UNIT = frozenset({"other", "another", "new", "different", "same", "old",
                           "small", "current", "next"})
 # Verbs that put someone on a unit of work with any preposition ("work on", "transfer to").
 UNIT_VERBS = frozenset({"work", "move", "transfer", "switch", "join", "assign", "put"})
+# Present-tense verbs of how one lives that chat opens a sentence with, the "I" left out
+# ("work part time at the skate shop", "live near the park"); no request to the listener
+# opens with them.
+SELF_VERBS = frozenset({"work", "live", "teach", "volunteer", "commute", "freelance"})
+# Verbs that take up a thing in place of another ("upgraded to Python 3.12"): the thing
+# is what an instruction about it names.
+ADOPT_VERBS = frozenset({"upgrade", "switch", "migrate", "standardise", "standardize",
+                         "convert", "downgrade"})
 # Things an instruction is about, named by other words: an instruction about
 # explanations or replies governs the answers ("full explanations" after "keep answers
 # short": the later one holds).
