@@ -81,6 +81,10 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji works on the checkout redesign project.",
      "project(kenji) = checkout redesign project"),
     ("Kenji joined a new team.", None),
+    # an age said by turning it, or with chat's "'s"
+    ("Kenji's daughter Mei turned seven on Sunday.", "age(mei) = 7"),
+    ("Mei's four and a half.", "age(mei) = 4"),
+    ("Mei's bike.", None),
     # taking up a thing names it as an instruction about it does (no "from": no end)
     ("Kenji upgraded to Node 22.", "instruction:node(kenji) = node 22"),
     ("Kenji migrated to Terraform.", "instruction:terraform(kenji) = terraform"),
@@ -279,7 +283,7 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
 @pytest.mark.parametrize(("text", "expected"), [
     ("yo. jade here, 22, barista at grindhouse coffee in manchester",
      ["Jade's name is Jade.", "Jade is 22 years old.", "Jade works as a barista.",
-      "Jade works at Grindhouse Coffee."]),
+      "Jade works at Grindhouse Coffee.", "Jade lives in Manchester."]),
     ("im 19, live in manchester, work part time at boardroom skate shop",
      ["Jade is 19 years old.", "Jade works at Boardroom Skate Shop."]),
     ("my email is jade@x.org and my number is 0161 555 0123",
@@ -316,6 +320,13 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("undergrad, 20, Utrecht",
      ["Jade is an undergrad.", "Jade is 20 years old.", "Jade lives in Utrecht."]),
     ("dev here, 27", ["Jade works as a dev.", "Jade is 27 years old."]),
+    # The place a job is in, however deep and in lower case.
+    ("kemi here, 25, barista at the corner cafe in bristol",
+     ["Jade's name is Kemi.", "Jade is 25 years old.", "Jade works as a barista.",
+      "Jade works at Corner Cafe.", "Jade lives in Bristol."]),
+    # An aside in brackets is no part of a value.
+    ("Hi, Jade here, nurse at a clinic in Porto (Hospital da Luz).",
+     ["Jade's name is Jade.", "Jade works as a nurse.", "Jade lives in Porto."]),
     # A clause of its own after the introduction does not hide it.
     ("Jade here, sound engineer at Abbey Road, I mostly mix film scores.",
      ["Jade's name is Jade.", "Jade works as a sound engineer.", "Jade works at Abbey Road."]),

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
+from memcore.language.english.numbers import age_value
+from memcore.language.english.places import is_place_name
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -21,7 +23,8 @@ _VALUE_DEPS = frozenset({"compound", "amod", "nummod", "nmod", "flat", "appos", 
 
 def _word(tok: Token) -> str:
     """A token as values compare it: proper nouns and numbers as written, others by lemma."""
-    if tok.pos_ in ("PROPN", "NUM") or tok.like_num or "@" in tok.text:
+    if tok.pos_ in ("PROPN", "NUM") or tok.like_num or "@" in tok.text or (
+            tok.tag_ == "NNS" and is_place_name(tok.text)):  # "leeds", not "leed"
         return tok.text.lower()
     return tok.lemma_.lower()
 
@@ -30,6 +33,13 @@ def _in_a_name(poss: Token) -> bool:
     """A name's possessive that is part of a name ("St Anne's Primary", "Sam's Bakery"),
     not an owner ("Kenji's sister")."""
     return poss.dep_ == "poss" and poss.pos_ == "PROPN" and poss.head.pos_ == "PROPN"
+
+
+def _in_brackets(tok: Token) -> bool:
+    """A phrase set apart in brackets ("Hamburg (Nordhafen Logistik)"): an aside, no part
+    of the value before it."""
+    start = tok.left_edge.i
+    return tok.doc[start].text == "(" or (start > 0 and tok.doc[start - 1].text == "(")
 
 
 def _value(tok: Token) -> str:
@@ -46,7 +56,8 @@ def _value(tok: Token) -> str:
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             words.append(_word(t))
         for child in t.rights:
-            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
+            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX") \
+                    and not _in_brackets(child):
                 walk(child)
         for of, name in _name_of(t):  # "the University of Edinburgh"
             words.append(of.lower_)
@@ -79,7 +90,8 @@ def surface(tok: Token) -> str:
         if _in_a_name(t):  # "St Anne's": its 's too
             keep.extend(c for c in t.children if c.dep_ == "case")
         for child in t.rights:
-            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX"):
+            if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX") \
+                    and not _in_brackets(child):
                 walk(child)
         for of, name in _name_of(t):
             keep.append(of)
@@ -445,7 +457,21 @@ def read_frame(doc: Doc) -> RawFrame | None:
     """The frame of a parsed fact text, or None when no table knows its attribute."""
     if not len(doc):
         return None
-    return read_clause(_clause_root(doc))
+    return _contracted_age(doc) or read_clause(_clause_root(doc))
+
+
+def _contracted_age(doc: Doc) -> RawFrame | None:
+    """"Sam's 18.", "Alfie's two and a half.": chat's "<name> is <age>", which the
+    parser reads as a possessive; None for anything else."""
+    words = [t for t in doc if not t.is_punct]
+    if len(words) < 3 or words[0].pos_ != "PROPN" or words[1].lower_ not in ("'s", "\u2019s"):
+        return None
+    number = words[2]
+    rest = {t.lower_ for t in words[3:]}
+    if not number.like_num or not rest <= {"and", "a", "half", "years", "old", "year"}:
+        return None
+    years = age_value(number)
+    return (words[0].lower_, "age", years, 1, "") if years is not None else None
 
 
 def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
@@ -471,8 +497,15 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
         ended = _end_event(root, subject, possessed)
         if ended is not None:
             return ended
-    polarity = -1 if negated else 1
+    return _verb_frame(root, lemma, subject, -1 if negated else 1)
+
+
+def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFrame | None:
+    """The frame a verb other than "be" gives: an age turned, its object, a thing taken
+    up, the object of one of its prepositions, or the job it is done as."""
     obj = _object(root)
+    if lemma == "turn" and obj is not None and obj.like_num:  # "Alfie turned three"
+        return subject, "age", age_value(obj) or _value(obj), polarity, ""
     if obj is not None and _frames_its_object(lemma):
         return _object_frame(lemma, obj, subject, polarity)
     adopted = _adopted(root, obj, lemma)
@@ -581,8 +614,9 @@ def work_unit(tok: Token) -> str | None:
 def is_place(tok: Token) -> bool:
     """A value one can live in: a name ("Leeds", "De Pijp") or a dwelling or place noun
     (:data:`~memcore.language.english.tables.DWELLINGS`), also one that holds a name ("a
-    flat in Leeds")."""
-    if tok.pos_ == "PROPN" or tok.lemma_.lower() in T.DWELLINGS:
+    flat in Leeds"), or a city or country chat writes in lower case ("live in leeds": the
+    slot expects a place, so the gazetteer may say)."""
+    if tok.pos_ == "PROPN" or tok.lemma_.lower() in T.DWELLINGS or is_place_name(tok.text):
         return True
     return any(t.pos_ == "PROPN" for t in tok.subtree)
 

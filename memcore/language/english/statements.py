@@ -253,12 +253,23 @@ def _place(head: Token, speaker: str) -> list[tuple[Frame, str]]:
     """Where a job is: "driver *out of Swindon*", "plumber *in Hull*", "nurse ..., *based
     in Leeds*" (a place name, not "in a band")."""
     for tok in head.subtree:
-        if tok.dep_ == "pobj" and tok.pos_ == "PROPN" and tok.head.lower_ in T.PLACE_PREPS:
+        if tok.dep_ == "pobj" and tok.head.lower_ in T.PLACE_PREPS and (
+                tok.pos_ == "PROPN" or is_place_name(tok.text)):  # "... in manchester"
             prep = tok.head
-            if prep.head.i == head.i or prep.head.lemma_.lower() == "base" or (
-                    prep.head.dep_ == "prep" and prep.head.head.i == head.i):
+            if prep.head.lemma_.lower() == "base" or _through_phrases(prep, head):
                 return [framed(speaker, "residence", value_of(tok), surface(tok))]
     return []
+
+
+def _through_phrases(prep: Token, head: Token) -> bool:
+    """Is ``prep`` attached to ``head`` through prepositional phrases only ("barista *at
+    grindhouse coffee* in manchester")?"""
+    node = prep.head
+    while node.i != head.i:
+        if node.dep_ not in ("prep", "pobj") or node.head.i == node.i:
+            return False
+        node = node.head
+    return True
 
 
 def _name_token(clause: Token) -> Token | None:
