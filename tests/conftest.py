@@ -1,5 +1,6 @@
-"""Shared fixtures: a real redis-server per test session, flushed around each test, and
-the real Celery stack of :mod:`tests.support.celery_stack`."""
+"""Shared fixtures: a real redis-server per test session, flushed around each test, an
+in-process client on it, and the real Celery stack of :mod:`tests.support.celery_stack`.
+Fixtures only one folder's tests use live in that folder's conftest.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 import redis
 
+from memcore.client.client import Client
 from memcore.local.redis_server import RedisServer, running_redis
 
 # Registered here, once: a session fixture imported into each test module would be one
@@ -98,3 +100,12 @@ def redis_client(redis_url: str) -> Iterator[redis.Redis]:
     client = redis.Redis.from_url(redis_url)
     yield client
     client.close()
+
+
+@pytest.fixture()
+def client(redis_url: str) -> Iterator[Client]:
+    """An in-process client on the flushed test server (a module that needs one on the
+    Celery stack defines its own)."""
+    c = Client(redis_url)
+    yield c
+    c.close()

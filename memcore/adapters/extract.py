@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from memcore.adapters.person import ADVERB_STEMS as _ADVERB_STEMS
 from memcore.adapters.person import FIRST_PERSON as _FIRST_PERSON
@@ -543,6 +543,41 @@ def _is_clause(text: str) -> bool:
     return any(t.tag_ in ("VBZ", "VBP", "VBD", "MD") for t in pack.parse([text])[0])
 
 
+def _cleaned(raw: str) -> tuple[str, str]:
+    """``(raw, sentence)``: the sentence without fillers and a leading vocative; an ask
+    to remember ("can u remember that ...") is the statement it asks to keep."""
+    sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
+    remember = _ASK_TO_REMEMBER.match(sentence)
+    if remember:  # "can u remember that my wife's name is Ana": a statement
+        raw = sentence = f"please remember that {remember.group('x').rstrip('?')}"
+    if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
+        sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
+    return raw, sentence
+
+
+def _a_question(raw: str, sentence: str) -> bool:
+    """A question gives no fact, unless it asks for a standing habit ("could you always
+    use metric units?")."""
+    asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
+                        and (_STANDING.search(m.group("rest"))
+                             or _HABIT_ASK.match(m.group("rest"))))
+    return bool(raw.strip().endswith("?") or _QUESTION_START.match(sentence)) \
+        and not asks_a_habit
+
+
+def _before_farewell(raw: str, sentence: str) -> tuple[str, str] | None:
+    """``(raw, sentence)`` without a farewell it ends in ("my sister lives in Lima, bye
+    for now": the statement stays); None when nothing is left or the clause says the
+    speaker is going."""
+    farewell = _SIGN_OFF.search(sentence)
+    if not farewell:
+        return raw, sentence
+    sentence = sentence[:farewell.start()].strip()
+    if not sentence or _LEAVING.search(sentence):
+        return None
+    return sentence, sentence
+
+
 def _parsed_correction(raw: str) -> str | None:
     """"Sorry, I told you wrong, the physio is Wednesdays, not Thursdays": the correction
     the language pack reads in the parse ("It's Wednesdays, not Thursdays."), asked only
@@ -562,24 +597,36 @@ def correction_claim(raw: str, sentence: str) -> str | None:
     while (cue := _CORRECTION_CUE.match(sentence)) and cue.group(0).lower() not in (
             "i mean", "i meant"):
         sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
+    values = _corrected_values(sentence, cued)
+    if values is None or not _a_corrected_value(*values, cued):
+        return None
+    x, y = values
+    return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+
+
+def _corrected_values(sentence: str, cued: bool) -> tuple[str, str | None] | None:
+    """``(X, Y)`` of "it's X, not Y" (Y None for "it's X"); a cued sentence may say only
+    "X, not Y"."""
     m = _CORRECTION_BODY.match(sentence.strip(" .!"))
     if m and m.group("x2") and not cued and _is_clause(m.group("x2")):
         return None  # "Not appointed yet, the tender closes 19 June": a negation, then news
     if m:
-        x = m.group("x") or m.group("x2") or m.group("x3")
-        y = m.group("y") or m.group("y2") or m.group("y3")
-    elif (cued and (bare := _BARE_CORRECTION.match(sentence.strip(" .!")))
-          and not _CLAUSE_LIKE.match(bare.group("x"))):
-        x, y = bare.group("x"), bare.group("y")
-    else:
-        return None
+        return (m.group("x") or m.group("x2") or m.group("x3"),
+                m.group("y") or m.group("y2") or m.group("y3"))
+    bare = _BARE_CORRECTION.match(sentence.strip(" .!")) if cued else None
+    if bare and not _CLAUSE_LIKE.match(bare.group("x")):
+        return bare.group("x"), bare.group("y")
+    return None
+
+
+def _a_corrected_value(x: str, y: str | None, cued: bool) -> bool:
+    """Are X (and Y) short values, not the speaker's own clauses? Without "not Y" the
+    sentence must be cued and X look like a value (a number, a date, a name)."""
     if not (cued or y) or len(x.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(x):
-        return None
+        return False
     if not y and not _VALUE_LIKE.search(_ARTICLE_START.sub("", x.strip())):
-        return None  # "Actually, it's so beautiful": chat, not a corrected value
-    if y and (len(y.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(y)):
-        return None
-    return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+        return False  # "Actually, it's so beautiful": chat, not a corrected value
+    return not (y and (len(y.split()) > _MAX_CORRECTION_WORDS or _FIRST_PERSON.search(y)))
 
 
 _NAME = re.compile(r"^(?i:i'?m|i am|im|my name is|my name's|call me|this is)\s+"
@@ -786,25 +833,13 @@ class OfflineExtractor(Metered):
         seen: set[str] = set()
         out: list[ExtractedFact] = []
         for raw in _with_verdicts(split_sentences(chat_spelled_out(episode.text))):
-            raw = without_listener_tags(raw)
-            sentence = _TRAILING_FILLER.sub("", _LEADING_FILLER.sub("", raw)).strip(" ,.!-:")
-            remember = _ASK_TO_REMEMBER.match(sentence)
-            if remember:  # "can u remember that my wife's name is Ana": a statement
-                raw = sentence = f"please remember that {remember.group('x').rstrip('?')}"
-            if _VOCATIVE.match(sentence) and not sentence.startswith("I,"):
-                sentence = _LEADING_FILLER.sub("", _VOCATIVE.sub("", sentence, count=1))
-            asks_a_habit = bool((m := _STANDING_QUESTION.match(sentence))
-                                and (_STANDING.search(m.group("rest"))
-                                     or _HABIT_ASK.match(m.group("rest"))))
-            if not sentence or ((raw.strip().endswith("?") or _QUESTION_START.match(sentence))
-                                and not asks_a_habit):
+            raw, sentence = _cleaned(without_listener_tags(raw))
+            if not sentence or _a_question(raw, sentence):
                 continue
-            farewell = _SIGN_OFF.search(sentence)
-            if farewell:  # "my sister lives in Lima, bye for now": the statement stays
-                sentence = sentence[:farewell.start()].strip()
-                if not sentence or _LEAVING.search(sentence):
-                    continue
-                raw = sentence
+            kept = _before_farewell(raw, sentence)
+            if kept is None:
+                continue
+            raw, sentence = kept
             correction = _parsed_correction(raw) or correction_claim(raw, sentence)
             if correction is not None:
                 fact = self._fact(correction, name, episode, explicit="not" in correction,
@@ -858,44 +893,25 @@ class OfflineExtractor(Metered):
               said_by_self: bool = False, timeless: bool = False) -> ExtractedFact | None:
         sentence = _with_subject(sentence)
         first_person = bool(_FIRST_PERSON.search(sentence))
-        needed = self.min_terms if min_terms is None else min_terms
-        # Third-person chatter needs more substance than a first-person statement.
+        needed = self._terms_needed(sentence, first_person, said_by_self or bool(explicit),
+                                    min_terms)
         terms = [t for t in content_terms(sentence) if t not in _ADVERB_STEMS]
-        if not (first_person or said_by_self or explicit):
-            # Someone named ("Biscuit hates the rain") is a subject; "It was nice" is not.
-            needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
-        if _ENDING.search(sentence) or _NEW_AMOUNT.search(sentence) or (first_person and (
-                _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
-            needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
         if len(terms) < needed:
             return None
         if explicit is None:
-            # A plain assertion by the user about themselves (or in a sentence about
-            # themselves) is an explicit statement; hedges and hypotheticals are not.
-            explicit = ((first_person or said_by_self or bool(_NAMED_SUBJECT.match(sentence)))
-                        and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence))
+            explicit = _asserted(sentence, first_person or said_by_self
+                                 or bool(_NAMED_SUBJECT.match(sentence)))
         now = episode.timestamp
         # A correction's date is the corrected fact's value, not a deadline of its own.
         timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
-        rewritten = timing.rewritten
-        text = resolve_first_person(rewritten, name).rstrip(" ,;:-")
-        kind = kind or _kind(text)
-        if not text.endswith((".", "!")):
-            text += "."
-        text = text.replace("!", ".")[:_MAX_FACT_CHARS]
-        valid_until = expires_at = timing.deadline
+        said = resolve_first_person(timing.rewritten, name).rstrip(" ,;:-")
+        kind = kind or _kind(said)
+        text = _fact_text(said)
+        expires_at = timing.deadline
         if kind is Kind.TEMPORARY and expires_at is None:
             expires_at = now + timedelta(days=self.temporary_days)
-        if timing.happened is not None and kind is Kind.KNOWLEDGE:
-            kind = Kind.EVENT
-        if kind is Kind.TEMPORARY and timing.deadline is not None and timing.happened is None \
-                and timing.deadline - now > timedelta(days=self.temporary_days):
-            kind = Kind.GOAL  # "off to Lisbon in May": a plan, not a state of the moment
-        if timing.deadline is not None and kind in (Kind.KNOWLEDGE, Kind.PREFERENCE):
-            kind = Kind.EVENT if timing.happened else Kind.GOAL
-        valid_from = timing.happened
-        if valid_from is not None and valid_until is not None and valid_until < valid_from:
-            valid_from = None
+        kind = _timed_kind(kind, timing, now, timedelta(days=self.temporary_days))
+        valid_from, valid_until = _validity(timing)
         return ExtractedFact(
             text=text,
             kind=kind,
@@ -907,3 +923,53 @@ class OfflineExtractor(Metered):
             expires_at=expires_at,
             relation=relation_for(text),
         )
+
+    def _terms_needed(self, sentence: str, first_person: bool, vouched: bool,
+                      min_terms: int | None) -> int:
+        """How many content terms a claim needs to be a fact. ``vouched``: said by the
+        speaker about themselves or explicitly."""
+        needed = self.min_terms if min_terms is None else min_terms
+        # Third-person chatter needs more substance than a first-person statement.
+        if not (first_person or vouched):
+            # Someone named ("Biscuit hates the rain") is a subject; "It was nice" is not.
+            needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
+        if _ENDING.search(sentence) or _NEW_AMOUNT.search(sentence) or (first_person and (
+                _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
+            needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
+        return needed
+
+
+def _asserted(sentence: str, vouched: bool) -> bool:
+    """A plain assertion by the user about themselves (or in a sentence about
+    themselves), or about someone named (``vouched``), is an explicit statement; hedges
+    and hypotheticals are not."""
+    return vouched and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
+
+
+def _fact_text(text: str) -> str:
+    """A claim as a fact's text: one sentence ending in a full stop, bounded."""
+    if not text.endswith((".", "!")):
+        text += "."
+    return text.replace("!", ".")[:_MAX_FACT_CHARS]
+
+
+def _timed_kind(kind: Kind, timing: TimeInfo, now: datetime, temporary: timedelta) -> Kind:
+    """The kind a fact's time phrases make it: something that happened is an event, a
+    state with a far deadline a plan, a statement with a deadline an event or a goal."""
+    if timing.happened is not None and kind is Kind.KNOWLEDGE:
+        kind = Kind.EVENT
+    if kind is Kind.TEMPORARY and timing.deadline is not None and timing.happened is None \
+            and timing.deadline - now > temporary:
+        kind = Kind.GOAL  # "off to Lisbon in May": a plan, not a state of the moment
+    if timing.deadline is not None and kind in (Kind.KNOWLEDGE, Kind.PREFERENCE):
+        kind = Kind.EVENT if timing.happened else Kind.GOAL
+    return kind
+
+
+def _validity(timing: TimeInfo) -> tuple[datetime | None, datetime | None]:
+    """``(valid_from, valid_until)``: from when it happened until its deadline; a start
+    after the end is dropped."""
+    valid_from, valid_until = timing.happened, timing.deadline
+    if valid_from is not None and valid_until is not None and valid_until < valid_from:
+        valid_from = None
+    return valid_from, valid_until

@@ -154,6 +154,23 @@ def summarize_group(texts: Sequence[str], max_terms: int = 6,
     content words (so the summary is still found by what its members said)."""
     if not texts:
         return ""
+    doc_freq, surface = _term_counts(texts)
+    shared = [t for t, n in doc_freq.most_common() if n >= 2] or [t for t, _ in
+                                                                   doc_freq.most_common(3)]
+    names = ", ".join(surface.get(t, t) for t in shared[:max_terms])
+    head = f"Recurring ({len(texts)} memories): {names}"
+    # Terms in most members (>= 80 %) are said once in the head, not per member.
+    common = {t for t, n in doc_freq.items() if n >= max(2, (len(texts) * 4 + 4) // 5)}
+    body = ""
+    for detail in _details(texts, common):
+        if len(head) + len(body) + len(detail) + 4 > limit:
+            break
+        body = f"{body}; {detail}" if body else detail
+    return f"{head} - {body}." if body else f"{head}."
+
+
+def _term_counts(texts: Sequence[str]) -> tuple[Counter[str], dict[str, str]]:
+    """How many texts hold each content term, and each term's first surface word."""
     doc_freq: Counter[str] = Counter()
     surface: dict[str, str] = {}
     for text in texts:
@@ -163,12 +180,11 @@ def summarize_group(texts: Sequence[str], max_terms: int = 6,
             if terms and terms[0] not in surface:
                 surface[terms[0]] = word
         doc_freq.update(set(content_terms(text)))
-    shared = [t for t, n in doc_freq.most_common() if n >= 2] or [t for t, _ in
-                                                                   doc_freq.most_common(3)]
-    names = ", ".join(surface.get(t, t) for t in shared[:max_terms])
-    head = f"Recurring ({len(texts)} memories): {names}"
-    # Terms in most members (>= 80 %) are said once in the head, not per member.
-    common = {t for t, n in doc_freq.items() if n >= max(2, (len(texts) * 4 + 4) // 5)}
+    return doc_freq, surface
+
+
+def _details(texts: Sequence[str], common: set[str]) -> list[str]:
+    """Each text's own content words (without the ``common`` terms), once each."""
     details: list[str] = []
     for text in texts:
         kept = [w.strip(".,!?;:'\"()") for w in text.split()
@@ -176,9 +192,4 @@ def summarize_group(texts: Sequence[str], max_terms: int = 6,
         detail = " ".join(kept)
         if detail and detail not in details:
             details.append(detail)
-    body = ""
-    for detail in details:
-        if len(head) + len(body) + len(detail) + 4 > limit:
-            break
-        body = f"{body}; {detail}" if body else detail
-    return f"{head} - {body}." if body else f"{head}."
+    return details

@@ -154,29 +154,10 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     note = _NOTE_TO_SELF.match(PLEASE.sub("", text).strip(" ,"))
     if note:
         return f"I want to be reminded of this: {note.group('note').strip(' .!')}"
-    marker = _LEADING_STANDING.match(PLEASE.sub("", text).strip(" ,"))
-    if marker and marker.group("m").lower() != "always":
-        # "From now on, answer in English" -> "please answer in English from now on"
-        rest = PLEASE.sub("", text).strip(" ,")[marker.end():].rstrip(" .!")
-        if rest.split()[:1] and rest.split()[0].lower() in _IMPERATIVE:
-            text = f"please {rest} {marker.group('m').lower()}"
-    standing = _STANDING_REQUEST.match(text)
-    wish = _WISH.match(text)
-    unwish = _UNWISH.match(text)
-    asked = STANDING_QUESTION.match(text.rstrip("?"))
-    if standing:
-        text = "please " + standing.group("rest")
-    elif wish:
-        text = "please " + _imperative(wish.group("rest"))
-    elif unwish:
-        text = "please don't " + _imperative(unwish.group("rest"))
-    elif asked and (STANDING.search(asked.group("rest"))
-                    or HABIT_ASK.match(asked.group("rest"))):
-        text = "please " + _imperative(HABIT_ASK.sub("", asked.group("rest")).rstrip("?"))
-    elif (not PLEASE.search(text) and not _REMEMBER.match(text)
-          and not _NEG_IMPERATIVE.match(text) and not _IMPERATIVE_HABIT.match(text)):
+    request = _as_please(_standing_marker_last(text))
+    if request is None:
         return None
-    text = PLEASE.sub("", text).strip(" ,.!:;")
+    text = PLEASE.sub("", request).strip(" ,.!:;")
     text = re.sub(r"^(?:again|also|and|oh|ok|okay|so|btw)\b[\s,:]*", "", text, flags=re.I)
     reminder = _REMIND_TO.match(text)
     if reminder:  # "remind me to call my mom on Sunday": a task of the speaker's own
@@ -186,14 +167,66 @@ def request_as_fact(sentence: str, name: str) -> str | None:
         said = text[remembered.end():].strip()
         if not re.match(r"(?i)to\s", said):
             return said  # the fact itself, said as a statement
-        # "remember to use metric units": a request about answers like any imperative;
-        # "remember to water the plants": a reminder of the speaker's own task
-        text = said[3:].strip()
-        if _SECOND_PERSON.search(text):
-            return None  # "don't forget to rest when you need to": advice, no fact
-        first = text.split()[0].lower() if text.split() else ""
-        if first not in _IMPERATIVE and first not in ("always", "never"):
-            return f"I want to be reminded to {text}"
+        return _remember_to(said[3:].strip(), name)
+    return _standing_request(text, name)
+
+
+def _standing_marker_last(text: str) -> str:
+    """"From now on, answer in English" -> "please answer in English from now on"."""
+    bare = PLEASE.sub("", text).strip(" ,")
+    marker = _LEADING_STANDING.match(bare)
+    if not marker or marker.group("m").lower() == "always":
+        return text
+    rest = bare[marker.end():].rstrip(" .!")
+    if rest.split()[:1] and rest.split()[0].lower() in _IMPERATIVE:
+        return f"please {rest} {marker.group('m').lower()}"
+    return text
+
+
+def _as_please(text: str) -> str | None:
+    """A request said as a wish, a dislike or a question about a habit, said as "please
+    <imperative>"; a request said plainly as it is; None for no request."""
+    standing = _STANDING_REQUEST.match(text)
+    if standing:
+        return "please " + standing.group("rest")
+    wish = _WISH.match(text)
+    if wish:
+        return "please " + _imperative(wish.group("rest"))
+    unwish = _UNWISH.match(text)
+    if unwish:
+        return "please don't " + _imperative(unwish.group("rest"))
+    asked = STANDING_QUESTION.match(text.rstrip("?"))
+    if asked and (STANDING.search(asked.group("rest"))
+                  or HABIT_ASK.match(asked.group("rest"))):
+        return "please " + _imperative(HABIT_ASK.sub("", asked.group("rest")).rstrip("?"))
+    if (PLEASE.search(text) or _REMEMBER.match(text) or _NEG_IMPERATIVE.match(text)
+            or _IMPERATIVE_HABIT.match(text)):
+        return text
+    return None
+
+
+def _remember_to(text: str, name: str) -> str | None:
+    """"remember to use metric units": a request about answers like any imperative;
+    "remember to water the plants": a reminder of the speaker's own task."""
+    if _SECOND_PERSON.search(text):
+        return None  # "don't forget to rest when you need to": advice, no fact
+    first = text.split()[0].lower() if text.split() else ""
+    if first not in _IMPERATIVE and first not in ("always", "never"):
+        return f"I want to be reminded to {text}"
+    return _standing_request(text, name)
+
+
+# How a request that opens with a refusal is written ("don't ...", "no ...").
+_REFUSALS = (("don't ", "{n} asks the assistant not to {r}"),
+             ("dont ", "{n} asks the assistant not to {r}"),
+             ("do not ", "{n} asks the assistant not to {r}"),
+             ("never ", "{n} asks the assistant never to {r}"),
+             ("no ", "{n} wants no {r}"),
+             ("without ", "{n} wants no {r}"))
+
+
+def _standing_request(text: str, name: str) -> str | None:
+    """A request without "please", in the third person; None for a one-off task."""
     if not text:
         return None
     call = _CALL_ME.match(text)
@@ -204,12 +237,7 @@ def request_as_fact(sentence: str, name: str) -> str | None:
         return None
     body = resolve_first_person(_assistant_person(text), name)
     body = body[:1].lower() + body[1:]
-    for prefix, template in (("don't ", "{n} asks the assistant not to {r}"),
-                             ("dont ", "{n} asks the assistant not to {r}"),
-                             ("do not ", "{n} asks the assistant not to {r}"),
-                             ("never ", "{n} asks the assistant never to {r}"),
-                             ("no ", "{n} wants no {r}"),
-                             ("without ", "{n} wants no {r}")):
+    for prefix, template in _REFUSALS:
         if low.startswith(prefix):
             return template.format(n=name, r=body[len(prefix):])
     first = low.split()[0]

@@ -292,64 +292,101 @@ _RELATIVE = frozenset({"tomorrow", "today", "in", "weekday", "weekend", "next_we
                        "this_week", "next_week", "this_month", "next_month", "next_year"})
 
 
-def resolve(sentence: str, now: datetime) -> TimeInfo:
-    """Resolve the time phrases of ``sentence`` against ``now`` (the episode time)."""
+@dataclass
+class _Reading:
+    """What :func:`resolve` has read of a sentence's time phrases so far."""
+
+    text: str  # the sentence as rewritten so far
     deadline: datetime | None = None
     happened: datetime | None = None
-    phrase = ""
-    text = sentence
+    phrase: str = ""
+
+    def happened_by(self, when: datetime) -> None:
+        """Something happened at ``when``: the earliest such time counts."""
+        self.happened = when if self.happened is None else min(self.happened, when)
+
+    def reworded(self, pattern: re.Pattern[str], wording: str) -> None:
+        """Replace the phrase ``pattern`` finds in the text with ``wording``."""
+        found = pattern.search(self.text)
+        if found:
+            self.text = f"{self.text[: found.start()]}{wording}{self.text[found.end():]}"
+
+
+def resolve(sentence: str, now: datetime) -> TimeInfo:
+    """Resolve the time phrases of ``sentence`` against ``now`` (the episode time)."""
+    reading = _Reading(text=sentence)
     past = told_in_past(sentence)
     recurring = bool(_RECURRING.search(sentence))
     for pattern, kind in _FUTURE:
         m = pattern.search(sentence)
-        if not m:
-            continue
-        if kind in ("month", "range"):
-            when, before = _named_date(m, kind, now, past)
-            if recurring:
-                when = None  # a birthday on May 3 is no deadline; "born in 1990" is a past
-            if before is not None:
-                happened = before if happened is None else min(happened, before)
-                continue
-        elif kind == "in" and (past or _NOT_SINCE.search(sentence)):
-            # "worked there for six years", "the first time in 8 months I've slept",
-            # "haven't seen her in 3 years": a span up to now, not a deadline
-            continue
-        elif (kind == "weekday" and past and m.group(0).lower().startswith("on ")
-              and not _ARRANGING.search(sentence) and not _FUTURE_MARK.search(sentence)):
-            # "I started there on Monday": the Monday just past, when it happened
-            back = (now.weekday() - WEEKDAYS[m.group("wd").lower()]) % 7 or 7
-            day = now - timedelta(days=back)
-            happened = _day_start(day) if happened is None else min(happened, _day_start(day))
-            found = pattern.search(text)
-            if found:
-                text = f"{text[: found.start()]}on {fmt(day)}{text[found.end():]}"
-            continue
-        elif kind in _CURRENT_PERIOD and past:
-            # "I started a new job this week", "finished it this morning": it happened in
-            # the period that is still running, so it is no deadline.
-            start, wording = _CURRENT_PERIOD[kind](now)
-            happened = start if happened is None else min(happened, start)
-            found = pattern.search(text)
-            if found:
-                text = f"{text[: found.start()]}{wording}{text[found.end():]}"
-            continue
-        else:
-            when = _future(kind, m, now)
-        if when is not None and when > now and (deadline is None or when < deadline):
-            deadline, phrase = when, m.group(0)
-        if kind in _RELATIVE and when is not None and when > now:
-            day = when if kind == "in" else when - timedelta(seconds=1)
-            exact = kind in ("tomorrow", "today", "weekday", "in")
-            label = fmt(day) if exact else f"by {fmt(day)}"
-            found = pattern.search(text)
-            if found:
-                text = f"{text[: found.end()]} ({label}){text[found.end():]}"
+        if m:
+            _read_future(reading, pattern, kind, m, now, past=past, recurring=recurring)
     for pattern, kind in _PAST:
-        m = pattern.search(text)
+        m = pattern.search(reading.text)
         if not m:
             continue
         when, wording = _past(kind, m, now)
-        happened = when if happened is None else min(happened, when)
-        text = pattern.sub(wording, text, count=1)
-    return TimeInfo(deadline=deadline, happened=happened, rewritten=text, phrase=phrase)
+        reading.happened_by(when)
+        reading.text = pattern.sub(wording, reading.text, count=1)
+    return TimeInfo(deadline=reading.deadline, happened=reading.happened,
+                    rewritten=reading.text, phrase=reading.phrase)
+
+
+def _read_future(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.Match[str],
+                 now: datetime, *, past: bool, recurring: bool) -> None:
+    """One phrase of the future patterns: a date that happened, or a deadline."""
+    if kind in ("month", "range"):
+        when, before = _named_date(m, kind, now, past)
+        if recurring:
+            when = None  # a birthday on May 3 is no deadline; "born in 1990" is a past
+        if before is not None:
+            reading.happened_by(before)
+            return
+    elif kind == "in" and (past or _NOT_SINCE.search(m.string)):
+        # "worked there for six years", "the first time in 8 months I've slept",
+        # "haven't seen her in 3 years": a span up to now, not a deadline
+        return
+    elif past and _read_in_past(reading, pattern, kind, m, now):
+        return
+    else:
+        when = _future(kind, m, now)
+    if when is not None and when > now:
+        _read_deadline(reading, pattern, kind, m, when)
+
+
+def _read_in_past(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.Match[str],
+                  now: datetime) -> bool:
+    """A phrase of a sentence told in the past that says when it happened: read (True),
+    and no deadline."""
+    if kind == "weekday" and m.group(0).lower().startswith("on ") and not _ARRANGING.search(
+            m.string) and not _FUTURE_MARK.search(m.string):
+        # "I started there on Monday": the Monday just past, when it happened
+        back = (now.weekday() - WEEKDAYS[m.group("wd").lower()]) % 7 or 7
+        day = now - timedelta(days=back)
+        reading.happened_by(_day_start(day))
+        reading.reworded(pattern, f"on {fmt(day)}")
+        return True
+    if kind in _CURRENT_PERIOD:
+        # "I started a new job this week", "finished it this morning": it happened in
+        # the period that is still running, so it is no deadline.
+        start, wording = _CURRENT_PERIOD[kind](now)
+        reading.happened_by(start)
+        reading.reworded(pattern, wording)
+        return True
+    return False
+
+
+def _read_deadline(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.Match[str],
+                   when: datetime) -> None:
+    """A future time: the nearest is the deadline; a relative phrase gets its absolute
+    date appended so the fact stays readable later."""
+    if reading.deadline is None or when < reading.deadline:
+        reading.deadline, reading.phrase = when, m.group(0)
+    if kind not in _RELATIVE:
+        return
+    day = when if kind == "in" else when - timedelta(seconds=1)
+    exact = kind in ("tomorrow", "today", "weekday", "in")
+    label = fmt(day) if exact else f"by {fmt(day)}"
+    found = pattern.search(reading.text)
+    if found:
+        reading.text = f"{reading.text[: found.end()]} ({label}){reading.text[found.end():]}"

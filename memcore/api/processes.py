@@ -39,6 +39,7 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from multiprocessing.process import BaseProcess
 from types import FrameType
@@ -255,42 +256,56 @@ def serve_processes(host: str, port: int, workers: int, log_level: str = "info")
     killed_at_start = [0] * workers
     try:
         while not stop.wait(0.5):
-            for i, child in enumerate(children):
-                if child.process.is_alive():
-                    continue
-                code = child.process.exitcode
-                at_start = time.monotonic() - child.started < STARTUP_SECONDS
-                # Killed by a signal (SIGKILL, the OOM killer): no fault of its own, so it
-                # is replaced, unless that keeps happening at start.
-                killed = code is not None and code < 0
-                killed_at_start[i] = killed_at_start[i] + 1 if killed and at_start else 0
-                if at_start and (not killed or killed_at_start[i] > KILLED_AT_START_LIMIT):
-                    failure = code or 1
-                    log.error("server process %s exited with %s at start", child.process.pid,
-                              code)
-                    stop.set()
-                    break
-                log.warning("server process %s exited with %s; starting another",
-                            child.process.pid, child.process.exitcode)
-                replacement = start()
-                with dispatcher.lock:
-                    children[i] = replacement
-                child.channel.close()
+            failure = _replace_exited(children, killed_at_start, dispatcher, start)
+            if failure:
+                stop.set()
     finally:
-        dispatcher.stop.set()
-        dispatcher.thread.join(5)
-        listener.close()
-        for child in children:
-            if child.process.is_alive():
-                child.process.terminate()  # SIGTERM: uvicorn shuts down gracefully
-        deadline = time.monotonic() + 20
-        for child in children:
-            child.process.join(max(0.1, deadline - time.monotonic()))
-            if child.process.is_alive():
-                child.process.kill()
-                child.process.join(5)
-            child.channel.close()
+        _shut_down(dispatcher, listener, children)
         for sig, handler in previous.items():
             signal.signal(sig, handler)
     if failure:
         raise SystemExit(failure)
+
+
+def _replace_exited(children: list[_Child], killed_at_start: list[int],
+                    dispatcher: _Dispatcher, start: Callable[[], _Child]) -> int:
+    """Start a process in place of each one that exited; the exit code (non-zero) of one
+    that failed at start, which ends the server, else 0."""
+    for i, child in enumerate(children):
+        if child.process.is_alive():
+            continue
+        code = child.process.exitcode
+        at_start = time.monotonic() - child.started < STARTUP_SECONDS
+        # Killed by a signal (SIGKILL, the OOM killer): no fault of its own, so it
+        # is replaced, unless that keeps happening at start.
+        killed = code is not None and code < 0
+        killed_at_start[i] = killed_at_start[i] + 1 if killed and at_start else 0
+        if at_start and (not killed or killed_at_start[i] > KILLED_AT_START_LIMIT):
+            log.error("server process %s exited with %s at start", child.process.pid, code)
+            return code or 1
+        log.warning("server process %s exited with %s; starting another",
+                    child.process.pid, child.process.exitcode)
+        replacement = start()
+        with dispatcher.lock:
+            children[i] = replacement
+        child.channel.close()
+    return 0
+
+
+def _shut_down(dispatcher: _Dispatcher, listener: socket.socket,
+               children: list[_Child]) -> None:
+    """Stop handing connections, then stop the processes: SIGTERM (uvicorn shuts down
+    gracefully), SIGKILL for one still running after 20 s."""
+    dispatcher.stop.set()
+    dispatcher.thread.join(5)
+    listener.close()
+    for child in children:
+        if child.process.is_alive():
+            child.process.terminate()  # SIGTERM: uvicorn shuts down gracefully
+    deadline = time.monotonic() + 20
+    for child in children:
+        child.process.join(max(0.1, deadline - time.monotonic()))
+        if child.process.is_alive():
+            child.process.kill()
+            child.process.join(5)
+        child.channel.close()

@@ -13,7 +13,7 @@ import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -35,7 +35,7 @@ from memcore.core.errors import (
     NamespaceNotFound,
     UnknownNamespaceWarning,
 )
-from memcore.core.filters import FilterFields, compile_filter
+from memcore.core.filters import FilterFields, Predicate, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
     AuditEvent,
@@ -142,6 +142,36 @@ def _enum_arg(enum: type[E], value: E | str | None, field: str) -> E | None:
     except ValueError:
         allowed = ", ".join(e.value for e in enum)
         raise ValueError(f"{field}: unknown value {value!r} (one of: {allowed})") from None
+
+
+@dataclass(frozen=True)
+class _Listed:
+    """Which memories :meth:`Client.list` returns: of ``status`` (else the live ones,
+    any with ``include_inactive``; with ``instant``, those valid then), of ``kind``,
+    accepted by the filter ``wanted``, after the cursor's position ``after``."""
+
+    status: Status | None
+    kind: Kind | None
+    wanted: Predicate
+    instant: datetime | None
+    include_inactive: bool
+    after: tuple[datetime, str] | None
+
+    def admits(self, fields: FilterFields) -> bool:
+        """Is the memory of ``fields`` on the list?"""
+        if self.status is not None and fields.status is not self.status:
+            return False
+        if self.instant is not None:
+            if not valid_at(fields, self.instant):
+                return False
+        elif self.status is None and not self.include_inactive and \
+                fields.status not in LIVE_STATUSES:
+            return False
+        if self.kind is not None and fields.kind is not self.kind:
+            return False
+        if self.after is not None and _position(fields) <= self.after:
+            return False
+        return self.wanted(fields)
 
 
 class BatchedAdder:
@@ -871,27 +901,12 @@ class Client:
         validate_namespace(namespace)
         if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIST:
             raise ValueError(f"limit: expected an integer from 1 to {MAX_LIST}, got {limit!r}")
-        want_status = _enum_arg(Status, status, "status")
-        want_kind = _enum_arg(Kind, kind, "kind")
-        wanted = compile_filter(filters)
-        instant = as_instant(as_of, "as_of") if as_of is not None else None
-        after = decode_cursor(cursor) if cursor else None
-        found: list[FilterFields] = []
-        for fields in self.store.records.iter_filter_fields(namespace):  # cheap: no whole records
-            if want_status is not None and fields.status is not want_status:
-                continue
-            if instant is not None:
-                if not valid_at(fields, instant):
-                    continue
-            elif want_status is None and not include_inactive and \
-                    fields.status not in LIVE_STATUSES:
-                continue
-            if want_kind is not None and fields.kind is not want_kind:
-                continue
-            if after is not None and _position(fields) <= after:
-                continue
-            if wanted(fields):
-                found.append(fields)
+        listed = _Listed(_enum_arg(Status, status, "status"), _enum_arg(Kind, kind, "kind"),
+                         compile_filter(filters),
+                         as_instant(as_of, "as_of") if as_of is not None else None,
+                         include_inactive, decode_cursor(cursor) if cursor else None)
+        found = [fields for fields in self.store.records.iter_filter_fields(namespace)
+                 if listed.admits(fields)]  # cheap: no whole records
         found.sort(key=_position)
         chosen = [f.id for f in found[:limit]]
         # A record erased since the scan is left out; the cursor still moves past it.

@@ -156,64 +156,104 @@ def import_stream(store: MemoryStore, namespace: str, lines: Iterable[str], *,
     validate_namespace(namespace)
     if chunk < 1:
         raise ValueError(f"chunk: must be >= 1, got {chunk}")
-    header: Header | None = None
-    report: ImportReport | None = None
-    done = records = number = 0
-    end: int | None = None
-    memories: list[Memory] = []
-    episodes: list[Episode] = []
-    events: list[AuditEvent] = []
+    stream = _StreamImport(store, namespace, resume, chunk, total, progress)
+    number = 0
     for number, text in enumerate(lines, 1):
+        stream.read(number, text)
+    return stream.finish(number)
+
+
+class _StreamImport:
+    """The state of :func:`import_stream`: the header, the report, the lines committed
+    (``done``), the records counted for the end line and the chunk not yet written."""
+
+    def __init__(self, store: MemoryStore, namespace: str, resume: bool, chunk: int,
+                 total: int | None, progress: Callable[[int, int], None] | None) -> None:
+        self.store = store
+        self.namespace = namespace
+        self.resume = resume
+        self.chunk = chunk
+        self.total = total
+        self.progress = progress
+        self.header: Header | None = None
+        self.report: ImportReport | None = None
+        self.done = 0
+        self.records = 0
+        self.end: int | None = None
+        self.memories: list[Memory] = []
+        self.episodes: list[Episode] = []
+        self.events: list[AuditEvent] = []
+
+    def read(self, number: int, text: str) -> None:
+        """Check line ``number``; write the chunk it completes."""
         if not text.strip():
             raise ExportFormatError(number, "(line)", "empty line")
+        header = self.header
         if header is None:
-            header = parse_header(text, number)
-            done = store.imports.progress(namespace, header.export_id)
-            report = ImportReport(namespace, header.export_id, header.namespace,
-                                  total or 0, done)
-            if progress is not None:
-                progress(done, total or 0)
-            continue
-        assert report is not None
-        if end is not None:
+            self._start(number, text)
+            return
+        assert self.report is not None
+        if self.end is not None:
             raise ExportFormatError(number, "type", "a line after the end line")
-        if number > report.resumed_after > 0 and not resume:
+        if number > self.report.resumed_after > 0 and not self.resume:
             # Lines past the marker: this file's import stopped midway (a finished one
             # committed through its end line).
             raise ValueError(f"an import of this file ({header.export_id}) into "
-                             f"{namespace!r} stopped after line {report.resumed_after}"
-                             f"{'' if total is None else f' of {total}'}: run it again "
-                             "with --resume")
-        parsed = parse_record(text, number, namespace)
-        if isinstance(parsed, int):
-            end = parsed
-            if end != records:
-                raise ExportFormatError(number, "records", f"the end line counts {end} "
-                                        f"records but the file has {records}")
-        else:
-            records += 1
-        if number <= done:
-            continue  # committed before the resume (checked again for the count)
+                             f"{self.namespace!r} stopped after line "
+                             f"{self.report.resumed_after}"
+                             f"{'' if self.total is None else f' of {self.total}'}: run it "
+                             "again with --resume")
+        parsed = parse_record(text, number, self.namespace)
+        self._count(number, parsed)
+        if number <= self.done:
+            return  # committed before the resume (checked again for the count)
         if isinstance(parsed, Memory):
-            memories.append(parsed)
+            self.memories.append(parsed)
         elif isinstance(parsed, Episode):
-            episodes.append(parsed)
+            self.episodes.append(parsed)
         elif isinstance(parsed, AuditEvent):
-            events.append(parsed)
-        if number - max(done, 1) >= chunk or end is not None:
-            result = store.imports.write(namespace, header.export_id, number, memories,
-                                         episodes, events, utcnow())
-            report.added += result.added
-            report.existing += result.existing
-            report.episodes += result.episodes
-            report.audit += result.audit
-            memories, episodes, events = [], [], []
-            done = number
-            if progress is not None:
-                progress(done, total or 0)
-    if header is None or report is None:
-        raise ExportFormatError(1, "format", "empty file (no header line)")
-    if end is None:
-        raise ExportFormatError(number + 1, "type", "no end line: the file is truncated")
-    report.lines = number
-    return report
+            self.events.append(parsed)
+        if number - max(self.done, 1) >= self.chunk or self.end is not None:
+            self._write(header, self.report, number)
+
+    def _start(self, number: int, text: str) -> None:
+        """The header line: where an earlier import of this file stopped."""
+        header = self.header = parse_header(text, number)
+        self.done = self.store.imports.progress(self.namespace, header.export_id)
+        self.report = ImportReport(self.namespace, header.export_id, header.namespace,
+                                   self.total or 0, self.done)
+        if self.progress is not None:
+            self.progress(self.done, self.total or 0)
+
+    def _count(self, number: int, parsed: Memory | Episode | AuditEvent | int) -> None:
+        """Count a record; the end line must count as many."""
+        if not isinstance(parsed, int):
+            self.records += 1
+            return
+        self.end = parsed
+        if parsed != self.records:
+            raise ExportFormatError(number, "records", f"the end line counts {parsed} "
+                                    f"records but the file has {self.records}")
+
+    def _write(self, header: Header, report: ImportReport, number: int) -> None:
+        """Commit the chunk ending at line ``number`` with the resume marker."""
+        result = self.store.imports.write(self.namespace, header.export_id, number,
+                                          self.memories, self.episodes, self.events, utcnow())
+        report.added += result.added
+        report.existing += result.existing
+        report.episodes += result.episodes
+        report.audit += result.audit
+        self.memories, self.episodes, self.events = [], [], []
+        self.done = number
+        if self.progress is not None:
+            self.progress(self.done, self.total or 0)
+
+    def finish(self, number: int) -> ImportReport:
+        """The report, after the last line ``number``; a file without a header or an end
+        line is refused."""
+        if self.header is None or self.report is None:
+            raise ExportFormatError(1, "format", "empty file (no header line)")
+        if self.end is None:
+            raise ExportFormatError(number + 1, "type", "no end line: the file is truncated")
+        self.report.lines = number
+        return self.report

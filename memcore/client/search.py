@@ -12,7 +12,7 @@ import logging
 import numbers
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 
 from memcore.adapters import Models
 from memcore.core.config import ConsolidationConfig, Settings
-from memcore.core.filters import Filterable, FilterFields, compile_filter
+from memcore.core.filters import Filterable, FilterFields, Predicate, compile_filter
 from memcore.core.models import (
     LIVE_STATUSES,
     Memory,
@@ -192,6 +192,101 @@ class FilterFieldsCache(NamespaceLRU[list[FilterFields]]):
         return fields
 
 
+def _checked_search(namespace: str, query: str, k: int, filters: Mapping[str, Any] | None,
+                    as_of: datetime | str | None, include_history: bool, time_hint: bool
+                    ) -> tuple[datetime | None, Predicate]:
+    """A search's arguments checked (a ValueError names the bad one): the instant of
+    ``as_of`` (None: now) and the compiled filter."""
+    validate_namespace(namespace)
+    instant = as_instant(as_of, "as_of") if as_of is not None else None
+    for flag, value in (("include_history", include_history), ("time_hint", time_hint)):
+        if not isinstance(value, bool):
+            raise ValueError(f"{flag}: expected a boolean, got {value!r}")
+    if not isinstance(query, str) or not query.strip():
+        raise ValueError("query: must be a non-empty string")
+    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
+        # "5" from a form or a CLI wrapper used to end in a bare TypeError
+        raise ValueError(f"k: expected an integer of at least 1, got {k!r}")
+    return instant, compile_filter(filters)  # a bad filter fails before any read
+
+
+def _admission(wanted: Predicate, instant: datetime | None,
+               include_inactive: bool, now: datetime) -> Admit:
+    """Which memories a search may return: those valid at ``instant`` (the set valid then
+    replaces the live set), else the live ones (any with ``include_inactive``) not
+    expired at ``now``; either way only those the filter ``wanted`` accepts."""
+    def admit(memory: Filterable | None) -> bool:
+        if memory is None:
+            return False
+        if instant is not None:
+            return valid_at(memory, instant) and wanted(memory)
+        return (include_inactive or memory.status in LIVE_STATUSES) \
+            and not expired(memory, now) and wanted(memory)
+
+    return admit
+
+
+@dataclass
+class _TopK:
+    """The ``k`` best scores so far (a min-heap) of a search that stops early: no
+    candidate whose fused rank times ``lift`` (the largest lift retention can give)
+    stays below them can enter the top ``k``. ``lift`` None: no early stop."""
+
+    k: int
+    lift: float | None
+    best: list[float] = field(default_factory=list)
+
+    def out_of_reach(self, rank: float) -> bool:
+        """Can a candidate of fused rank ``rank`` no longer enter the top ``k``?"""
+        return self.lift is not None and len(self.best) == self.k \
+            and rank * self.lift < self.best[0]
+
+    def push(self, score: float) -> None:
+        """Count one hit's score."""
+        if self.lift is not None:
+            (heapq.heappush if len(self.best) < self.k else heapq.heappushpop)(self.best, score)
+
+
+@dataclass(frozen=True)
+class _Scorer:
+    """Scores a search's admitted records: similarity from the index's vector, and the
+    rank or similarity lifted by retention."""
+
+    ranking: Ranking
+    index: VectorIndex
+    query_vec: np.ndarray
+    now: datetime
+    cfg: ConsolidationConfig
+    retention_weight: float
+    hybrid: bool
+
+    def hit(self, mid: str, memory: Memory) -> SearchHit:
+        """The scored hit of one record."""
+        keep = (effective_relation_weight(memory, self.now, self.cfg)
+                if memory.relation is not None else memory_score(memory, self.now, self.cfg))
+        stored = self.index.vector_of(mid)
+        sim = float(self.query_vec @ stored) if stored is not None else 0.0
+        # Cosine is additive with retention; a fused rank score is scaled by it.
+        score = (self.ranking.rank[mid] * (1.0 + self.retention_weight * keep) if self.hybrid
+                 else sim + self.retention_weight * keep)
+        return SearchHit(memory, sim, score)
+
+
+def _score_in_order(ids: Sequence[str], records: Sequence[Memory | None], admit: Admit,
+                    scorer: _Scorer, top: _TopK, hits: list[SearchHit]) -> bool:
+    """Score the admitted ``records`` into ``hits`` in rank order; False when it stopped
+    early (neither a candidate nor any after it can make the top ``k``)."""
+    for mid, memory in zip(ids, records, strict=True):
+        if top.out_of_reach(scorer.ranking.rank[mid]):
+            return False
+        if memory is None or not admit(memory):
+            continue
+        hit = scorer.hit(mid, memory)
+        hits.append(hit)
+        top.push(hit.score)
+    return True
+
+
 class Searcher:
     """Searches the namespaces of one store; holds this process's index caches."""
 
@@ -249,17 +344,8 @@ class Searcher:
                include_history: bool = False, time_hint: bool = False) -> list[SearchHit]:
         """See :meth:`memcore.Client.search`."""
         try:
-            validate_namespace(namespace)
-            instant = as_instant(as_of, "as_of") if as_of is not None else None
-            for flag, value in (("include_history", include_history), ("time_hint", time_hint)):
-                if not isinstance(value, bool):
-                    raise ValueError(f"{flag}: expected a boolean, got {value!r}")
-            if not isinstance(query, str) or not query.strip():
-                raise ValueError("query: must be a non-empty string")
-            if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-                # "5" from a form or a CLI wrapper used to end in a bare TypeError
-                raise ValueError(f"k: expected an integer of at least 1, got {k!r}")
-            wanted = compile_filter(filters)  # a bad filter fails before any read
+            instant, wanted = _checked_search(namespace, query, k, filters, as_of,
+                                              include_history, time_hint)
         except ValueError:
             if guard is not None:  # the guard still comes first (a revoked key: 401)
                 guard.check(None)
@@ -271,15 +357,7 @@ class Searcher:
             filters = hint.filter() if filters is None else {"and": [dict(filters),
                                                                      hint.filter()]}
             wanted, query = compile_filter(filters), hint.query
-
-        def admit(memory: Filterable | None) -> bool:
-            if memory is None:
-                return False
-            if instant is not None:  # the set valid then replaces the live set
-                return valid_at(memory, instant) and wanted(memory)
-            return (include_inactive or memory.status in LIVE_STATUSES) \
-                and not expired(memory, now) and wanted(memory)
-
+        admit = _admission(wanted, instant, include_inactive, now)
         hits, state, vec = None, None, None
         filtered = filters is not None or instant is not None
         if not filtered:
@@ -292,18 +370,23 @@ class Searcher:
         if include_history and chosen:
             chosen = self._with_history(namespace, chosen)
         # A question about the past recalls nothing now: no recall bookkeeping.
-        touch = touch and instant is None
-        # Recall strengthens a memory: only hits the query matched count as recalled, not
-        # the ones after every real match (a search for "pets" recalls no pork diet).
-        recalled = [h for h in chosen if (h.score > 0 if hybrid else h.similarity > 0)]
-        if touch and recalled:
-            ids = [h.memory.id for h in recalled]
-            if self._touches is not None:
-                self._touches.add(namespace, ids, now)
-            else:
-                self.store.writes.touch(namespace, ids, now,
-                                        self.settings.consolidation.strength_cap)
+        if touch and instant is None:
+            self._recall(namespace, chosen, now, hybrid)
         return chosen
+
+    def _recall(self, namespace: str, chosen: Sequence[SearchHit], now: datetime,
+                hybrid: bool) -> None:
+        """Recall strengthens a memory: only hits the query matched count as recalled, not
+        the ones after every real match (a search for "pets" recalls no pork diet)."""
+        recalled = [h for h in chosen if (h.score > 0 if hybrid else h.similarity > 0)]
+        if not recalled:
+            return
+        ids = [h.memory.id for h in recalled]
+        if self._touches is not None:
+            self._touches.add(namespace, ids, now)
+        else:
+            self.store.writes.touch(namespace, ids, now,
+                                    self.settings.consolidation.strength_cap)
 
     def _with_history(self, namespace: str, hits: list[SearchHit]) -> list[SearchHit]:
         """``hits`` with the values each fact replaced (one scan of the superseded)."""
@@ -421,40 +504,22 @@ class Searcher:
         answer is the one the whole chunk gives. Under ``bench api`` that reads 20
         records instead of 40 and scores 10-13 of them."""
         cfg = self.settings.consolidation
-        query_vec = np.asarray(vec, dtype=np.float32).reshape(-1)
+        scorer = _Scorer(ranking, index, np.asarray(vec, dtype=np.float32).reshape(-1), now,
+                         cfg, retention_weight, hybrid)
         hits: list[SearchHit] = []
         step = max(k * 4, 20)
-        lift = retention_lift(retention_weight, cfg) if hybrid and self.prune else None
-        best: list[float] = []  # min-heap of the k best scores so far (with ``lift``)
+        top = _TopK(k, retention_lift(retention_weight, cfg) if hybrid and self.prune else None)
         for start in range(0, len(ranking.order), step):
             chunk = ranking.order[start:start + step]
-            head = 2 * k if lift is not None else len(chunk)
+            head = 2 * k if top.lift is not None else len(chunk)
             for ids in (chunk[:head], chunk[head:]):
-                if not ids or (lift is not None and len(best) == k
-                               and ranking.rank[ids[0]] * lift < best[0]):
+                if not ids or top.out_of_reach(ranking.rank[ids[0]]):
                     break
                 records = ([read[mid] for mid in ids] if read is not None
                            and all(mid in read for mid in ids)
                            else self.store.records.get_many(namespace, ids, memo=self._records))
-                for mid, memory in zip(ids, records, strict=True):
-                    if lift is not None and len(best) == k \
-                            and ranking.rank[mid] * lift < best[0]:
-                        break  # neither this candidate nor any after it can make the top k
-                    if memory is None or not admit(memory):
-                        continue
-                    keep = (effective_relation_weight(memory, now, cfg)
-                            if memory.relation is not None else memory_score(memory, now, cfg))
-                    stored = index.vector_of(mid)
-                    sim = float(query_vec @ stored) if stored is not None else 0.0
-                    # Cosine is additive with retention; a fused rank score is scaled by it.
-                    score = (ranking.rank[mid] * (1.0 + retention_weight * keep) if hybrid
-                             else sim + retention_weight * keep)
-                    hits.append(SearchHit(memory, sim, score))
-                    if lift is not None:
-                        (heapq.heappush if len(best) < k else heapq.heappushpop)(best, score)
-                else:
-                    continue
-                break
+                if not _score_in_order(ids, records, admit, scorer, top, hits):
+                    break
             if len(hits) >= k:
                 break
         # Equal fused ranks (common with RRF) go to the stronger text match.

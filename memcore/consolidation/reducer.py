@@ -159,6 +159,9 @@ class Reducer:
         return self.by_id.get(mid)
 
     def merge(self, ids: Sequence[str], text: str | None, reason: str) -> str | None:
+        """Merge the live memories among ``ids`` into the survivor (the first by
+        :func:`survivor_key`) and tombstone the rest; the survivor's id, or None when
+        fewer than two are live."""
         members = [self.by_id[i] for i in ids if i in self.by_id and self.by_id[i].live]
         if len(members) < 2:
             return None
@@ -167,45 +170,19 @@ class Reducer:
         members.sort(key=survivor_key)
         head, rest = members[0], members[1:]
         cfg = self.config
-        if all(m.vector is not None for m in members):
-            weights = np.array([min(m.strength, cfg.strength_cap) for m in members], np.float32)
-            centroid = (np.vstack([m.array for m in members]) * weights[:, None]).sum(axis=0)
-            norm = float(np.linalg.norm(centroid))
-            if norm > 1e-9:
-                head.vector = self.by_id.vector_form(centroid / norm)
-        sources = unique_in_order(s for m in members for s in m.sources)
-        best = max(members, key=lambda m: (m.confidence, len(m.sources)))
-        extra = len(sources) - len(set(best.sources))
+        centroid = pooled_vector(members, cfg.strength_cap)
+        if centroid is not None:
+            head.vector = self.by_id.vector_form(centroid)
+        confidence = pooled_confidence(members, cfg.support_step)
         lists = merge_lists(members)  # bounded (memcore.core.bounds)
         head.member_texts = lists.member_texts
         head.metadata = lists.metadata
-        # Without a written merge (exact duplicates, a pair judged the same, a merged
-        # text past a turn's size), keep the most informative of the texts rather than
-        # whichever record survives.
-        text = text if text and text_fits(text) else None
-        done = fulfilment(members)
-        if done is not None:  # a plan merged with its fulfilment keeps the fulfilment
-            head.kind, text = done.kind, done.text
-            reason = f"{reason}; plan fulfilled"
-        head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
-        head.content_hash = content_hash(head.text, head.scope)
-        head.importance = max(m.importance for m in members)
-        head.last_used = max(m.last_used for m in members)
-        head.last_supported = max((m.last_supported or m.last_used) for m in members)
-        head.strength = capped_strength(sum(m.strength for m in members), cfg.strength_cap)
+        reason = merged_text(head, members, text, reason)
+        pool_use(head, members, cfg.strength_cap)
         head.sources = lists.sources
         head.support = lists.support
-        head.confidence = reinforced_confidence(best.confidence, extra, cfg.support_step)
-        head.explicit = any(m.explicit for m in members)
-        head.recall_count = sum(m.recall_count for m in members)
-        head.derived_level = max(m.derived_level for m in members)
-        froms = [m.valid_from for m in members if m.valid_from]
-        head.valid_from = min(froms) if froms else None
-        expiries = [m.expires_at for m in members]
-        head.expires_at = max(e for e in expiries if e) if all(expiries) else None
-        # Valid while any member is: a merge with an open-ended fact stays open-ended.
-        untils = [m.valid_until for m in members]
-        head.valid_until = max(u for u in untils if u) if all(untils) else None
+        head.confidence = confidence
+        pool_validity(head, members)
         self.touched(head)
         for m in rest:
             m.status = Status.TOMBSTONED
@@ -297,6 +274,63 @@ def fulfilment(members: Sequence[Memory]) -> Memory | None:
     return max(later, key=lambda m: (m.created_at, m.id)) if later else None
 
 
+def pooled_vector(members: Sequence[Memory], strength_cap: float) -> np.ndarray | None:
+    """The members' unit centroid weighted by (capped) strength; None when a member has
+    no vector or the centroid is null."""
+    if not all(m.vector is not None for m in members):
+        return None
+    weights = np.array([min(m.strength, strength_cap) for m in members], np.float32)
+    centroid = (np.vstack([m.array for m in members]) * weights[:, None]).sum(axis=0)
+    norm = float(np.linalg.norm(centroid))
+    return centroid / norm if norm > 1e-9 else None
+
+
+def pooled_confidence(members: Sequence[Memory], support_step: float) -> float:
+    """The most confident member's confidence, reinforced by each source it lacked."""
+    sources = unique_in_order(s for m in members for s in m.sources)
+    best = max(members, key=lambda m: (m.confidence, len(m.sources)))
+    extra = len(sources) - len(set(best.sources))
+    return reinforced_confidence(best.confidence, extra, support_step)
+
+
+def merged_text(head: Memory, members: Sequence[Memory], text: str | None, reason: str) -> str:
+    """Give ``head`` the merge's text (and kind) and return the merge's reason.
+
+    Without a written merge (exact duplicates, a pair judged the same, a merged text
+    past a turn's size), keep the most informative of the texts rather than whichever
+    record survives."""
+    text = text if text and text_fits(text) else None
+    done = fulfilment(members)
+    if done is not None:  # a plan merged with its fulfilment keeps the fulfilment
+        head.kind, text = done.kind, done.text
+        reason = f"{reason}; plan fulfilled"
+    head.text = text or max((m.text for m in members), key=lambda t: (len(t.split()), t))
+    head.content_hash = content_hash(head.text, head.scope)
+    return reason
+
+
+def pool_use(head: Memory, members: Sequence[Memory], strength_cap: float) -> None:
+    """``head`` takes the members' combined importance, use, strength and recalls."""
+    head.importance = max(m.importance for m in members)
+    head.last_used = max(m.last_used for m in members)
+    head.last_supported = max((m.last_supported or m.last_used) for m in members)
+    head.strength = capped_strength(sum(m.strength for m in members), strength_cap)
+    head.explicit = any(m.explicit for m in members)
+    head.recall_count = sum(m.recall_count for m in members)
+    head.derived_level = max(m.derived_level for m in members)
+
+
+def pool_validity(head: Memory, members: Sequence[Memory]) -> None:
+    """``head`` is valid from the earliest start and while any member is: a merge with
+    an open-ended fact stays open-ended (the same for expiry)."""
+    froms = [m.valid_from for m in members if m.valid_from]
+    head.valid_from = min(froms) if froms else None
+    expiries = [m.expires_at for m in members]
+    head.expires_at = max(e for e in expiries if e) if all(expiries) else None
+    untils = [m.valid_until for m in members]
+    head.valid_until = max(u for u in untils if u) if all(untils) else None
+
+
 def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | None]) -> int:
     changes = 0
     # A verdict judged two texts. Once either side has merged into something else this
@@ -312,31 +346,44 @@ def apply_merges(red: Reducer, plan_: Plan, outcomes: Sequence[ClusterOutcome | 
     for work, outcome in zip(plan_.clusters, outcomes, strict=True):
         if outcome is None:
             continue  # the model call failed: leave the cluster for the next pass
-        if len(work.members) > 1 and outcome.merged_text and not _frames_conflict(
-                red, work.members) and not _frames_differ(red, work.members) and red.merge(
-                    work.members, outcome.merged_text,
-                                                 outcome.reason or "near-duplicates"):
+        if _merged_cluster(red, work.members, outcome):
             changes += 1
-        for (a0, b0), verdict in zip(work.pairs, outcome.verdicts, strict=False):
-            a, b = _follow(red, a0), _follow(red, b0)
-            if a == b:
-                continue
-            if verdict is Verdict.SAME and _frames_conflict(red, [a, b]):
-                # Another value of one attribute is never the same fact: the newer wins.
-                red.contradict(a, b, "judged the same, but their frames differ: newer kept")
-                changes += 1
-            elif verdict is Verdict.SAME:
-                if (a, b) != (a0, b0) or any(red.by_id[m].text != judged.get(m) for m in (a, b)):
-                    continue
-                if _frames_differ(red, [a, b]):
-                    continue  # "Ann is 74" and "Ann's wife is Helen": two facts
-                if red.merge([a, b], None, "judged the same fact"):
-                    changes += 1
-            elif verdict is Verdict.CONTRADICTS:
-                red.contradict(a, b, outcome.reason or "contradiction: newer fact kept")
+        for pair, verdict in zip(work.pairs, outcome.verdicts, strict=False):
+            if _applied_verdict(red, pair, verdict, outcome.reason, judged):
                 changes += 1
     red.sync()
     return changes
+
+
+def _merged_cluster(red: Reducer, members: Sequence[str], outcome: ClusterOutcome) -> bool:
+    """Merge a cluster the model wrote one text for, unless frames keep its facts apart."""
+    return (len(members) > 1 and bool(outcome.merged_text)
+            and not _frames_conflict(red, members) and not _frames_differ(red, members)
+            and bool(red.merge(members, outcome.merged_text,
+                               outcome.reason or "near-duplicates")))
+
+
+def _applied_verdict(red: Reducer, pair: tuple[str, str], verdict: Verdict, reason: str,
+                     judged: Mapping[str, str]) -> bool:
+    """Apply one pair's verdict to the pair's survivors; did it change anything?"""
+    a0, b0 = pair
+    a, b = _follow(red, a0), _follow(red, b0)
+    if a == b:
+        return False
+    if verdict is Verdict.SAME and _frames_conflict(red, [a, b]):
+        # Another value of one attribute is never the same fact: the newer wins.
+        red.contradict(a, b, "judged the same, but their frames differ: newer kept")
+        return True
+    if verdict is Verdict.SAME:
+        if (a, b) != (a0, b0) or any(red.by_id[m].text != judged.get(m) for m in (a, b)):
+            return False
+        if _frames_differ(red, [a, b]):
+            return False  # "Ann is 74" and "Ann's wife is Helen": two facts
+        return bool(red.merge([a, b], None, "judged the same fact"))
+    if verdict is Verdict.CONTRADICTS:
+        red.contradict(a, b, reason or "contradiction: newer fact kept")
+        return True
+    return False
 
 
 def _frames_conflict(red: Reducer, ids: Sequence[str]) -> bool:
@@ -477,10 +524,21 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
             ) -> None:
     """Expiry, support promotion, summarize-before-forget, floor and cap, vectorized over
     the table; only the rows that change are materialized."""
-    t, cfg, now = red.table, red.config, red.now
     red.sync()
     _retire_changed(red)
-    now_us = to_micros(now)
+    _expire(red)
+    red.sync()
+    _promote(red)
+    red.sync()
+    _drop_weak(red, summarize)
+    red.sync()
+    _cap(red)
+
+
+def _expire(red: Reducer) -> None:
+    """Live memories past their expiry: closed, kept as history or tombstoned."""
+    t = red.table
+    now_us = to_micros(red.now)
     expired = np.flatnonzero(t.live() & (t.expires_at != NONE_TIME)
                              & (t.expires_at <= now_us))
     red.by_id.fetch(t.ids[r] for r in expired.tolist())
@@ -489,28 +547,35 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
         # Pinning exempts from a guessed expiry, not from the one the caller gave.
         if m is None or m.expires_at is None or (m.pinned and not m.expiry_given):
             continue
-        until = m.expires_at
-        if m.expiry_given:
-            # The caller's expiry: the memory goes (restorable), as maintenance does it.
-            m.status = Status.TOMBSTONED
-            why = (f"expired at {until.isoformat()} (expiry given by the caller): "
-                   "tombstoned, restorable")
-        elif m.valid_until is not None:
-            # A fact that said its own date ("the launch tomorrow (20 June 2023)", "learnt
-            # it today (9 July 2023)") is history once the date passed, not a stale state:
-            # it leaves the profile (valid_until is past) but stays a live memory that
-            # search finds. A fact given only a default expiry (a mood, "busy at the
-            # moment") is a state: it is closed.
-            m.valid_until = min(m.valid_until, until)
-            m.expires_at = None
-            why = f"date passed ({until.isoformat()}): kept as history, out of the profile"
-        else:
-            m.status = Status.SUPERSEDED
-            m.valid_until = until
-            why = f"expired at {until.isoformat()}"
+        why = _expired(m, m.expires_at)
         red.touched(m)
         red.event(AuditAction.EXPIRE, [m.id], [], why)
-    red.sync()
+
+
+def _expired(m: Memory, until: datetime) -> str:
+    """End ``m`` at its expiry ``until``; the reason."""
+    if m.expiry_given:
+        # The caller's expiry: the memory goes (restorable), as maintenance does it.
+        m.status = Status.TOMBSTONED
+        return (f"expired at {until.isoformat()} (expiry given by the caller): "
+                "tombstoned, restorable")
+    if m.valid_until is not None:
+        # A fact that said its own date ("the launch tomorrow (20 June 2023)", "learnt
+        # it today (9 July 2023)") is history once the date passed, not a stale state:
+        # it leaves the profile (valid_until is past) but stays a live memory that
+        # search finds. A fact given only a default expiry (a mood, "busy at the
+        # moment") is a state: it is closed.
+        m.valid_until = min(m.valid_until, until)
+        m.expires_at = None
+        return f"date passed ({until.isoformat()}): kept as history, out of the profile"
+    m.status = Status.SUPERSEDED
+    m.valid_until = until
+    return f"expired at {until.isoformat()}"
+
+
+def _promote(red: Reducer) -> None:
+    """Candidates with enough support (or stated explicitly, or pinned) become active."""
+    t, cfg = red.table, red.config
     candidate = STATUSES.index(Status.CANDIDATE)
     supported = t.explicit | t.pinned | (t.n_sources >= cfg.min_support)
     promoted = np.flatnonzero((t.status == candidate) & supported)
@@ -523,7 +588,13 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
         red.touched(m)
         why = "stated explicitly" if m.explicit else f"{len(set(m.sources))} episodes"
         red.event(AuditAction.PROMOTE, [m.id], [m.id], f"support: {why}")
-    red.sync()
+
+
+def _drop_weak(red: Reducer,
+               summarize: Callable[[Sequence[Sequence[str]]], list[str]] | None) -> None:
+    """Memories below the floor (summarized first) and idle unsupported candidates are
+    tombstoned."""
+    t, cfg, now = red.table, red.config, red.now
     doomed = weak_rows(t, now, cfg)
     summarize_doomed(red, [r for r, _ in doomed], summarize)
     doomed += [(r, f"unsupported candidate unused for {cfg.summary_idle_days:g} days")
@@ -535,7 +606,11 @@ def finish(red: Reducer, summarize: Callable[[Sequence[Sequence[str]]], list[str
             m.status = Status.TOMBSTONED
             red.touched(m)
             red.event(AuditAction.TOMBSTONE, [m.id], [], why)
-    red.sync()
+
+
+def _cap(red: Reducer) -> None:
+    """The lowest-scoring unpinned live memories past the cap are tombstoned."""
+    t, cfg, now = red.table, red.config, red.now
     live = t.live()
     room = max(0, cfg.cap - int((live & t.pinned).sum()))
     ranked = np.flatnonzero(live & ~t.pinned)

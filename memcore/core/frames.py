@@ -92,16 +92,7 @@ def retires(new: Frame, old: Frame) -> str | None:
     if old.event or old.polarity < 0:
         return None  # only affirmative, plain facts are retired by these rules
     if new.event == "end":
-        if (not new.value and new.attribute == old.attribute
-                and new.subject == old.subject):  # "quit his job": the job ended
-            return f"ended: {new.attribute}({new.subject})"
-        if new.subject == old.subject and _names_value(new.value, old.value):
-            return f"ended: {new.attribute}({new.subject}) = {new.value!r}"
-        # The thing itself ended ("Rex died"): its facts, and having it (by its name).
-        if new.subject == new.value and (old.subject == new.value
-                                         or _names_value(new.value, old.value)):
-            return f"ended: {new.value!r}"
-        return None
+        return _ended(new, old)
     if new.subject != old.subject or new.attribute != old.attribute:
         return None
     if new.polarity < 0:
@@ -113,6 +104,20 @@ def retires(new: Frame, old: Frame) -> str | None:
                 f"{new.value!r}")
     if new.event == "correction" and values_differ(new.value, old.value):
         return f"corrected: {new.attribute}({new.subject}) = {new.value!r}"
+    return None
+
+
+def _ended(new: Frame, old: Frame) -> str | None:
+    """Why the end ``new`` reports retires ``old``, or None."""
+    if (not new.value and new.attribute == old.attribute
+            and new.subject == old.subject):  # "quit his job": the job ended
+        return f"ended: {new.attribute}({new.subject})"
+    if new.subject == old.subject and _names_value(new.value, old.value):
+        return f"ended: {new.attribute}({new.subject}) = {new.value!r}"
+    # The thing itself ended ("Rex died"): its facts, and having it (by its name).
+    if new.subject == new.value and (old.subject == new.value
+                                     or _names_value(new.value, old.value)):
+        return f"ended: {new.value!r}"
     return None
 
 

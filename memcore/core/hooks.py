@@ -14,7 +14,7 @@ import hashlib
 import hmac
 import ipaddress
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -137,41 +137,77 @@ def drafts_of(event: AuditEvent) -> list[EventDraft]:
     change and, for created/updated, a flag that the delivery may read the entry's text.
     Audit actions with no event: NOOP (reinforcement), PURGE (of memories already
     deleted), ROLLBACK, MODEL_ERROR, DROP, REDACT."""
-    created, updated = HookEventType.CREATED, HookEventType.UPDATED
-    deleted, superseded = HookEventType.DELETED, HookEventType.SUPERSEDED
-    action, before, after = event.action, event.before, event.after
-    if action is AuditAction.ADD:
-        return [EventDraft(created, after[0], with_text=True)] if after else []
-    if action is AuditAction.SUPERSEDE:
-        out = []
-        if event.actor is Actor.INGEST and after:  # the write path adds the newer one
-            out.append(EventDraft(created, after[0], with_text=True))
-        out += [EventDraft(superseded, b, {"superseded_by": list(after)}) for b in before]
-        return out
-    if action is AuditAction.UPDATE:
-        return [EventDraft(updated, a, {"change": "text"}, with_text=True) for a in after[:1]]
-    if action is AuditAction.MERGE:
-        head = after[0] if after else None
-        out = [EventDraft(updated, head, {"change": "merged"}, with_text=True)] if head else []
-        return out + [EventDraft(deleted, b, {"merged_into": head}) for b in before
-                      if b != head]
-    if action is AuditAction.SUMMARIZE:
-        summary = after[0] if after else None
-        out = [EventDraft(created, summary, {"kind": "summary"}, with_text=True)] \
-            if summary else []
-        return out + [EventDraft(deleted, b, {"summarized_into": summary}) for b in before]
-    if action is AuditAction.EXPIRE:
-        return [EventDraft(superseded, b, {"superseded_by": [], "expired": True})
-                for b in before]
-    if action is AuditAction.TOMBSTONE:
-        return [EventDraft(deleted, b) for b in before]
-    if action in _CHANGES:
-        return [EventDraft(updated, a, {"change": _CHANGES[action]}) for a in after[:1]]
-    if action is AuditAction.ERASE:
-        if not before:
-            return [EventDraft(HookEventType.ERASED, None, {"scope": "namespace"})]
-        return [EventDraft(HookEventType.ERASED, b, {"scope": "memory"}) for b in before]
-    return []
+    drafts = _DRAFTS.get(event.action)
+    return drafts(event) if drafts is not None else []
+
+
+def _added(event: AuditEvent) -> list[EventDraft]:
+    return [EventDraft(HookEventType.CREATED, event.after[0], with_text=True)] \
+        if event.after else []
+
+
+def _superseded(event: AuditEvent) -> list[EventDraft]:
+    out = []
+    if event.actor is Actor.INGEST and event.after:  # the write path adds the newer one
+        out.append(EventDraft(HookEventType.CREATED, event.after[0], with_text=True))
+    out += [EventDraft(HookEventType.SUPERSEDED, b, {"superseded_by": list(event.after)})
+            for b in event.before]
+    return out
+
+
+def _updated(event: AuditEvent) -> list[EventDraft]:
+    return [EventDraft(HookEventType.UPDATED, a, {"change": "text"}, with_text=True)
+            for a in event.after[:1]]
+
+
+def _merged(event: AuditEvent) -> list[EventDraft]:
+    head = event.after[0] if event.after else None
+    out = [EventDraft(HookEventType.UPDATED, head, {"change": "merged"}, with_text=True)] \
+        if head else []
+    return out + [EventDraft(HookEventType.DELETED, b, {"merged_into": head})
+                  for b in event.before if b != head]
+
+
+def _summarized(event: AuditEvent) -> list[EventDraft]:
+    summary = event.after[0] if event.after else None
+    out = [EventDraft(HookEventType.CREATED, summary, {"kind": "summary"}, with_text=True)] \
+        if summary else []
+    return out + [EventDraft(HookEventType.DELETED, b, {"summarized_into": summary})
+                  for b in event.before]
+
+
+def _expired(event: AuditEvent) -> list[EventDraft]:
+    return [EventDraft(HookEventType.SUPERSEDED, b, {"superseded_by": [], "expired": True})
+            for b in event.before]
+
+
+def _tombstoned(event: AuditEvent) -> list[EventDraft]:
+    return [EventDraft(HookEventType.DELETED, b) for b in event.before]
+
+
+def _changed(event: AuditEvent) -> list[EventDraft]:
+    """Restored, pinned, unpinned or promoted (:data:`_CHANGES`)."""
+    return [EventDraft(HookEventType.UPDATED, a, {"change": _CHANGES[event.action]})
+            for a in event.after[:1]]
+
+
+def _erased(event: AuditEvent) -> list[EventDraft]:
+    if not event.before:
+        return [EventDraft(HookEventType.ERASED, None, {"scope": "namespace"})]
+    return [EventDraft(HookEventType.ERASED, b, {"scope": "memory"}) for b in event.before]
+
+
+_DRAFTS: dict[AuditAction, Callable[[AuditEvent], list[EventDraft]]] = {
+    AuditAction.ADD: _added,
+    AuditAction.SUPERSEDE: _superseded,
+    AuditAction.UPDATE: _updated,
+    AuditAction.MERGE: _merged,
+    AuditAction.SUMMARIZE: _summarized,
+    AuditAction.EXPIRE: _expired,
+    AuditAction.TOMBSTONE: _tombstoned,
+    **dict.fromkeys(_CHANGES, _changed),
+    AuditAction.ERASE: _erased,
+}
 
 
 def signature(secret: str, timestamp: int, body: bytes) -> str:

@@ -210,23 +210,30 @@ def _support_advice(facts: Sequence[LabelledFact], config: ConsolidationConfig
     # Only when low support explains at least half of the incorrect facts.
     if not incorrect or 2 * len(wrong_low) < len(incorrect):
         return None
-    best: tuple[int, float] | None = None
-    for k in range(config.min_support + 1, config.min_support + MAX_SUPPORT_STEP + 1):
-        kept = [f for f in judged if f.explicit or f.pinned or f.support >= k]
-        p = precision(kept)
-        if p is None:
-            break
-        if best is None or p > best[1] + 1e-9:
-            best = (k, p)
-        if p >= TARGET_PRECISION:
-            best = (k, p)
-            break
+    best = _best_min_support(judged, config.min_support)
     if best is None:
         return None
     k, p = best
     below = sum(1 for f in incorrect if f.support < k and not (f.explicit or f.pinned))
     return Advice("min_support", config.min_support, k,
                   f"{below} of {len(incorrect)} incorrect facts had support < {k}", p)
+
+
+def _best_min_support(judged: Sequence[LabelledFact], current: int
+                      ) -> tuple[int, float] | None:
+    """``(min_support, precision)``: the first raise that reaches the target precision,
+    else the raise with the best what-if precision (None: nothing left to judge)."""
+    best: tuple[int, float] | None = None
+    for k in range(current + 1, current + MAX_SUPPORT_STEP + 1):
+        kept = [f for f in judged if f.explicit or f.pinned or f.support >= k]
+        p = precision(kept)
+        if p is None:
+            break
+        if p >= TARGET_PRECISION:
+            return k, p
+        if best is None or p > best[1] + 1e-9:
+            best = (k, p)
+    return best
 
 
 def _merge_advice(facts: Sequence[LabelledFact], config: ConsolidationConfig) -> list[Advice]:
@@ -264,23 +271,9 @@ def _staleness_advice(facts: Sequence[LabelledFact], config: ConsolidationConfig
         return []
     out: list[Advice] = []
     for kind in sorted({f.kind for f in stale}):
-        needed = [h for f in stale if f.kind == kind
-                  if (h := _half_life_needed(f, config.min_confidence)) is not None]
-        if not needed:
-            continue
-        current = half_life_days(kind, config)
-        suggested = max(1.0, float(math.floor(min(needed))))
-        if suggested >= current:
-            continue
-        lost = sum(1 for f in judged if f.kind == kind and f.label is Label.CORRECT
-                   and (h := _half_life_needed(f, config.min_confidence)) is not None
-                   and h >= suggested)
-        n = sum(1 for f in stale if f.kind == kind)
-        out.append(Advice(
-            f"half_lives_days.{kind}", current, suggested,
-            f"{n} out-of-date {kind} facts were last supported "
-            f"{min(f.days_since_support for f in stale if f.kind == kind):.0f}+ days ago"
-            + (f"; would also drop {lost} correct {kind} facts" if lost else "")))
+        advice = _half_life_advice(kind, [f for f in stale if f.kind == kind], judged, config)
+        if advice is not None:
+            out.append(advice)
     top = max(f.confidence for f in stale)
     target = min(0.95, math.ceil((top + 0.01) * 20) / 20)  # next 0.05 step above the stalest
     if target > config.min_confidence:
@@ -289,6 +282,29 @@ def _staleness_advice(facts: Sequence[LabelledFact], config: ConsolidationConfig
                           f"{len(stale)} out-of-date facts had confidence <= {top:.2f} "
                           "(alternative to shorter half-lives)", precision(kept)))
     return out
+
+
+def _half_life_advice(kind: str, stale: Sequence[LabelledFact],
+                      judged: Sequence[LabelledFact], config: ConsolidationConfig
+                      ) -> Advice | None:
+    """A shorter half-life for ``kind`` under which its ``stale`` facts would have
+    decayed below the floor, with the correct facts of that kind it would also drop."""
+    needed = [h for f in stale
+              if (h := _half_life_needed(f, config.min_confidence)) is not None]
+    if not needed:
+        return None
+    current = half_life_days(kind, config)
+    suggested = max(1.0, float(math.floor(min(needed))))
+    if suggested >= current:
+        return None
+    lost = sum(1 for f in judged if f.kind == kind and f.label is Label.CORRECT
+               and (h := _half_life_needed(f, config.min_confidence)) is not None
+               and h >= suggested)
+    return Advice(
+        f"half_lives_days.{kind}", current, suggested,
+        f"{len(stale)} out-of-date {kind} facts were last supported "
+        f"{min(f.days_since_support for f in stale):.0f}+ days ago"
+        + (f"; would also drop {lost} correct {kind} facts" if lost else ""))
 
 
 def advise(facts: Sequence[LabelledFact], config: ConsolidationConfig) -> list[Advice]:

@@ -399,31 +399,54 @@ def _reader(kind: str, cues: SecretCues) -> ValueReader:
 
 
 def _cued(text: str, cues: SecretCues) -> Iterator[Found]:
-    connect, lead_phrase = cues.pattern("connect"), cues.pattern("lead")
     for kind, pattern in cues.pattern("patterns"):
-        read = _reader(kind, cues)
-        reach = 0  # the end of this kind's last value: a cue inside it is part of it
-        for cue in pattern.finditer(text):
-            if cue.start() < reach:
-                continue
-            if kind == CODE and cue.group().lower() == cues.code_word:
-                before = _WORD_BEFORE.search(text, max(0, cue.start() - 64), cue.start())
-                if before and before.group(1).lower() in cues.not_secret_codes:
-                    continue
-            span = None
-            lead = lead_phrase.match(text, cue.end())
-            if lead:  # "password for the wifi is X"
-                after = connect.match(text, lead.end())
-                span = read(text, after.end() if after else lead.end(), False)
-            if span is None:
-                after = connect.match(text, cue.end())
-                pos = after.end() if after else cue.end()
-                linked = pos > cue.end() and bool(re.search(r"[:=#]|[A-Za-z]",
-                                                            text[cue.end():pos]))
-                span = read(text, pos, not linked)
-            if span is not None and span[1] > span[0]:
-                reach = span[1]
-                yield Found(kind, *span, cue=cue.start())
+        yield from _cued_kind(text, cues, kind, pattern)
+    yield from _reversed(text, cues)
+
+
+def _cued_kind(text: str, cues: SecretCues, kind: str, pattern: re.Pattern[str]
+               ) -> Iterator[Found]:
+    """The values of one kind, each after a cue ``pattern`` finds ("password: X")."""
+    read = _reader(kind, cues)
+    reach = 0  # the end of this kind's last value: a cue inside it is part of it
+    for cue in pattern.finditer(text):
+        if cue.start() < reach:
+            continue
+        if kind == CODE and _no_secret_code(text, cue, cues):
+            continue
+        span = _value_after(text, cue, cues, read)
+        if span is not None and span[1] > span[0]:
+            reach = span[1]
+            yield Found(kind, *span, cue=cue.start())
+
+
+def _no_secret_code(text: str, cue: re.Match[str], cues: SecretCues) -> bool:
+    """The code word after a word that says it is no secret ("postal code")."""
+    if cue.group().lower() != cues.code_word:
+        return False
+    before = _WORD_BEFORE.search(text, max(0, cue.start() - 64), cue.start())
+    return bool(before and before.group(1).lower() in cues.not_secret_codes)
+
+
+def _value_after(text: str, cue: re.Match[str], cues: SecretCues, read: ValueReader
+                 ) -> tuple[int, int] | None:
+    """The span of the value a cue introduces, after a lead phrase ("password for the
+    wifi is X") or the cue itself, and a link word if any."""
+    connect = cues.pattern("connect")
+    lead = cues.pattern("lead").match(text, cue.end())
+    if lead:  # "password for the wifi is X"
+        after = connect.match(text, lead.end())
+        span = read(text, after.end() if after else lead.end(), False)
+        if span is not None:
+            return span
+    after = connect.match(text, cue.end())
+    pos = after.end() if after else cue.end()
+    linked = pos > cue.end() and bool(re.search(r"[:=#]|[A-Za-z]", text[cue.end():pos]))
+    return read(text, pos, not linked)
+
+
+def _reversed(text: str, cues: SecretCues) -> Iterator[Found]:
+    """Values said before their cue ("X is my password")."""
     for m in cues.pattern("reversed").finditer(text):
         group = "a" if m.group("a") else "b"
         value = m.group(group).strip(_TRAILING)

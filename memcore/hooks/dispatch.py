@@ -72,13 +72,7 @@ def dispatch(store: MemoryStore, namespace: str, *,
         for entry_id, event in entries:
             seq = _queue_entry(queued, hooks, namespace, seq, entry_id, event)
         if last:
-            for item in extras:
-                seq += 1
-                draft = EventDraft(HookEventType(item["type"]), None, dict(item.get("data", {})))
-                record = event_record(namespace, seq, draft, action="", actor="consolidation",
-                                      at=now or utcnow(), audit_id=None)
-                queued += [(lane_name(h.id, None), json.dumps(record)) for h in hooks
-                           if h.wants(draft.type, namespace)]
+            seq = _queue_extras(queued, hooks, namespace, seq, extras, now)
         if not entries and not (last and extras):
             if start != cursor:  # nothing since the oldest hook: skip the older log for good
                 store.hooks.commit(namespace, cursor, start, seq, [])
@@ -88,6 +82,20 @@ def dispatch(store: MemoryStore, namespace: str, *,
             lanes.update(lane for lane, _ in queued)
             if last:
                 return sorted(lanes)
+
+
+def _queue_extras(queued: list[tuple[str, str]], hooks: Sequence[Hook], namespace: str,
+                  seq: int, extras: Sequence[Mapping[str, Any]], now: datetime | None) -> int:
+    """Queue the ``extra`` events of :func:`dispatch` (no audit entry behind them) for
+    the hooks that want them; the last sequence number used."""
+    for item in extras:
+        seq += 1
+        draft = EventDraft(HookEventType(item["type"]), None, dict(item.get("data", {})))
+        record = event_record(namespace, seq, draft, action="", actor="consolidation",
+                              at=now or utcnow(), audit_id=None)
+        queued += [(lane_name(h.id, None), json.dumps(record)) for h in hooks
+                   if h.wants(draft.type, namespace)]
+    return seq
 
 
 def _queue_entry(queued: list[tuple[str, str]], hooks: Sequence[Hook], namespace: str,

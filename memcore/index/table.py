@@ -416,6 +416,15 @@ class MemoryTable:
         old = np.array([j for j, r in enumerate(rows) if r is not None], dtype=np.int64)
         at = np.array([r for r in rows if r is not None], dtype=np.int64)
         new = np.array([j for j, r in enumerate(rows) if r is None], dtype=np.int64)
+        self._overwrite_rows(fresh, old, at)
+        if new.size:
+            self._append_rows(fresh, new)
+
+    def _overwrite_rows(self, fresh: MemoryTable, old: np.ndarray, at: np.ndarray) -> None:
+        """Rows ``at`` take ``fresh``'s rows ``old`` (codes checked by :meth:`patch`)."""
+        mine, theirs = self.vectors, fresh.vectors
+        assert mine.scales is not None and theirs.codes is not None \
+            and theirs.scales is not None  # checked by patch
         cols, other = self._columns(), fresh._columns()
         for name, col in cols.items():
             col[at] = other[name][old]
@@ -428,27 +437,34 @@ class MemoryTable:
             mine.codes = np.zeros((len(self), theirs.dim), dtype=np.int8)
             mine.dim = theirs.dim
         if at.size and theirs.dim:
+            assert mine.codes is not None  # checked by patch
             mine.codes[at] = theirs.codes[old]
         mine.scales[at] = theirs.scales[old]
         mine.present[at] = theirs.present[old]
-        if new.size:
-            n = len(self)
-            for name, col in cols.items():
-                setattr(self, name, np.concatenate([col, other[name][new]]))
-            extra = (theirs.codes[new] if theirs.dim
-                     else np.zeros((new.size, mine.dim), dtype=np.int8))
-            mine.codes = np.concatenate([mine.codes, extra])
-            mine.scales = np.concatenate([mine.scales, theirs.scales[new]])
-            mine.present = np.concatenate([mine.present, theirs.present[new]])
-            mine.base_rows = int(mine.codes.shape[0])
-            for k, j in enumerate(new.tolist()):
-                self.ids.append(fresh.ids[j])
-                self.texts.append(fresh.texts[j])
-                self.hashes.append(fresh.hashes[j])
-                self.scopes.append(fresh.scopes[j])
-                if self._rows is not None:
-                    self._rows[fresh.ids[j]] = n + k
-            self._grow_flags(n)
+
+    def _append_rows(self, fresh: MemoryTable, new: np.ndarray) -> None:
+        """Append ``fresh``'s rows ``new`` (ids this table does not hold)."""
+        mine, theirs = self.vectors, fresh.vectors
+        assert mine.codes is not None and mine.scales is not None \
+            and theirs.codes is not None and theirs.scales is not None  # checked by patch
+        n = len(self)
+        cols, other = self._columns(), fresh._columns()
+        for name, col in cols.items():
+            setattr(self, name, np.concatenate([col, other[name][new]]))
+        extra = (theirs.codes[new] if theirs.dim
+                 else np.zeros((new.size, mine.dim), dtype=np.int8))
+        mine.codes = np.concatenate([mine.codes, extra])
+        mine.scales = np.concatenate([mine.scales, theirs.scales[new]])
+        mine.present = np.concatenate([mine.present, theirs.present[new]])
+        mine.base_rows = int(mine.codes.shape[0])
+        for k, j in enumerate(new.tolist()):
+            self.ids.append(fresh.ids[j])
+            self.texts.append(fresh.texts[j])
+            self.hashes.append(fresh.hashes[j])
+            self.scopes.append(fresh.scopes[j])
+            if self._rows is not None:
+                self._rows[fresh.ids[j]] = n + k
+        self._grow_flags(n)
 
     def _columns(self) -> dict[str, np.ndarray]:
         return {name: getattr(self, name) for name in

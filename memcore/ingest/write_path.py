@@ -26,6 +26,7 @@ from memcore.core.models import (
     FACTS_KEY,
     Actor,
     Episode,
+    Frame,
     Kind,
     Memory,
     Role,
@@ -35,7 +36,7 @@ from memcore.core.models import (
 from memcore.core.text import MinHasher, content_hash
 from memcore.index.vector_index import IndexCache
 from memcore.ingest.erased import kept_turns, restated
-from memcore.ingest.forget import Forgetter, read_requests
+from memcore.ingest.forget import ForgetRequest, Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
 from memcore.language.english.compare import (
@@ -157,6 +158,44 @@ def _lasting(fact: ExtractedFact) -> ExtractedFact:
     return fact.model_copy(update={"kind": Kind.KNOWLEDGE, "valid_until": None,
                                    "expires_at": None})
 
+
+def _with_reply(facts: list[ExtractedFact], source: str,
+                reply: tuple[Frame | None, str]) -> list[ExtractedFact]:
+    """A bare answer read with its question replaces what was made of it alone."""
+    frame, text = reply
+    out = [f for f in facts if f.source != source]
+    out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
+                             explicit=True, source=source, frame=frame))
+    return out
+
+
+def _restates(fact: ExtractedFact, frame: Frame, text: str) -> bool:
+    """A fact of the turn that says the statement already stands for it, unless that
+    fact says much more (one clause of several would go stale with the others)."""
+    return (fact.frame is not None
+            and fact.frame.subject == frame.subject
+            and fact.frame.attribute == frame.attribute
+            and not values_differ(fact.frame.value, frame.value)
+            and len(fact.text.split()) <= len(text.split()) + _MORE_WORDS)
+
+
+def _only_carries(fact: ExtractedFact, source: str, value: str) -> bool:
+    """A frameless fact of the turn ``source`` that only carries ``value``."""
+    return fact.source == source and fact.frame is None and value in fact.text.lower()
+
+
+def _shown_target(decision: Decision, near: list[Neighbour]
+                  ) -> tuple[Decision, Neighbour | None]:
+    """The neighbour a decision targets; the model may only touch the neighbours it was
+    shown: a target it invented turns the decision into a NOOP."""
+    chosen = decision.target
+    if chosen is None:
+        return decision, None
+    if not 0 <= chosen < len(near):
+        return Decision(Op.NOOP, reason=f"rejected invented id {chosen}"), None
+    return decision, near[chosen]
+
+
 class IngestPipeline:
     """Runs the write path for batches of one namespace's turns."""
 
@@ -203,49 +242,21 @@ class IngestPipeline:
 
     def _ingest(self, namespace: str, episodes: Sequence[Episode], infer: bool,
                 erased: ErasedSince) -> IngestReport:
-        for i, episode in enumerate(episodes):  # before anything is written
-            try:
-                check_turn_size(episode.text, self.settings.max_turn_bytes)
-            except ValueError as exc:
-                raise ValueError(f"episodes.{i}.text: {exc}") from None
+        self._check_sizes(episodes)  # before anything is written
         # Secrets are masked before anything is stored or extracted (docs/design.md).
         episodes, secrets = mask_turns(self.settings, namespace, episodes)
         # Forget requests (docs/design.md): their sentences are never stored nor read for facts.
         episodes, forget = read_requests(self.language, episodes)
         report = IngestReport(episodes=len(episodes))
         if erased:  # as stored: masked, without request sentences
-            kept = {ep.id for ep in kept_turns(episodes, erased)}
-            report.erased_turns = len(episodes) - len(kept)
-            secrets = [found for ep, found in zip(episodes, secrets, strict=True)
-                       if ep.id in kept]
-            for ep in episodes:  # stored by a run before the erase: the erase wins
-                if ep.id not in kept:
-                    self.store.episodes.drop(namespace, ep.id)
-            episodes = [ep for ep in episodes if ep.id in kept]
-            forget = {k: v for k, v in forget.items() if k in kept}
+            episodes, secrets, forget = self._without_erased_turns(
+                namespace, episodes, secrets, forget, erased, report)
         fresh = self.store.episodes.add_episodes(episodes)
         audit_redactions(self.store, namespace, episodes, fresh, secrets)
         report.new_episodes = sum(fresh)
         trusted = [ep for ep in episodes if self.trusted(ep)]
-        origin = {ep.id: ep for ep in episodes}
         if trusted:
-            if infer:
-                extracted = self._extract(namespace, self._resolved(trusted, episodes),
-                                          report)
-                self.language.prepare(  # one parse call for the turns and their facts
-                    [ep.text for ep in trusted if ep.role is Role.USER]
-                    if self._rule_extraction else [], [f.text for f in extracted])
-                facts = self._framed(extracted, report)
-            else:
-                facts = [verbatim_fact(ep) for ep in trusted]
-            if infer and self._rule_extraction:
-                facts = self._with_statements(trusted, facts, batch=episodes)
-            if erased:
-                new = {ep.id for ep, stored in zip(episodes, fresh, strict=True) if stored}
-                facts = self._without_erased(namespace, facts, origin, new, erased, report)
-            report.facts = len(facts)
-            if facts:
-                self._decide_and_apply(namespace, facts, origin, report, infer=infer)
+            self._write_facts(namespace, episodes, trusted, fresh, infer, erased, report)
         if forget:  # erased in this task, before it is acknowledged (memcore.ingest.forget)
             # The task's own erase: not refused by the fence its writes are under.
             with self.store.gateway.unfenced(namespace):
@@ -253,6 +264,62 @@ class IngestPipeline:
                     self.store, self.models.embedder, self.language,
                     self.index_cache).apply(namespace, episodes, forget)]
         return report
+
+    def _check_sizes(self, episodes: Sequence[Episode]) -> None:
+        """Refuse a batch with a turn past the size limit, naming the turn."""
+        for i, episode in enumerate(episodes):
+            try:
+                check_turn_size(episode.text, self.settings.max_turn_bytes)
+            except ValueError as exc:
+                raise ValueError(f"episodes.{i}.text: {exc}") from None
+
+    def _without_erased_turns(self, namespace: str, episodes: list[Episode],
+                              secrets: list[list[str]], forget: dict[str, ForgetRequest],
+                              erased: ErasedSince, report: IngestReport
+                              ) -> tuple[list[Episode], list[list[str]],
+                                         dict[str, ForgetRequest]]:
+        """The turns, their secrets and their forget requests without the turns single
+        erases removed after they were accepted; a copy stored before the erase is
+        dropped (the erase wins)."""
+        kept = {ep.id for ep in kept_turns(episodes, erased)}
+        report.erased_turns = len(episodes) - len(kept)
+        secrets = [found for ep, found in zip(episodes, secrets, strict=True)
+                   if ep.id in kept]
+        for ep in episodes:
+            if ep.id not in kept:
+                self.store.episodes.drop(namespace, ep.id)
+        episodes = [ep for ep in episodes if ep.id in kept]
+        forget = {k: v for k, v in forget.items() if k in kept}
+        return episodes, secrets, forget
+
+    def _write_facts(self, namespace: str, episodes: list[Episode], trusted: list[Episode],
+                     fresh: Sequence[bool], infer: bool, erased: ErasedSince,
+                     report: IngestReport) -> None:
+        """Read the trusted turns' facts, leave out what was erased since, then decide
+        and apply each."""
+        origin = {ep.id: ep for ep in episodes}
+        facts = self._facts(namespace, episodes, trusted, infer, report)
+        if erased:
+            new = {ep.id for ep, stored in zip(episodes, fresh, strict=True) if stored}
+            facts = self._without_erased(namespace, facts, origin, new, erased, report)
+        report.facts = len(facts)
+        if facts:
+            self._decide_and_apply(namespace, facts, origin, report, infer=infer)
+
+    def _facts(self, namespace: str, episodes: list[Episode], trusted: list[Episode],
+               infer: bool, report: IngestReport) -> list[ExtractedFact]:
+        """The trusted turns' facts: extracted and framed (with the speakers' own
+        statements when the rules extract), or each turn verbatim without ``infer``."""
+        if not infer:
+            return [verbatim_fact(ep) for ep in trusted]
+        extracted = self._extract(namespace, self._resolved(trusted, episodes), report)
+        self.language.prepare(  # one parse call for the turns and their facts
+            [ep.text for ep in trusted if ep.role is Role.USER]
+            if self._rule_extraction else [], [f.text for f in extracted])
+        facts = self._framed(extracted, report)
+        if self._rule_extraction:
+            facts = self._with_statements(trusted, facts, batch=episodes)
+        return facts
 
     def _without_erased(self, namespace: str, facts: list[ExtractedFact],
                         origin: dict[str, Episode], new: set[str],
@@ -325,38 +392,34 @@ class IngestPipeline:
         for episode, statements in zip(users, found, strict=True):
             reply = replied.get(episode.id)
             if reply is not None:
-                # A bare answer read with its question replaces what was made of it alone.
-                out = [f for f in out if f.source != episode.id]
-                frame, text = reply
-                out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
-                                         explicit=True, source=episode.id, frame=frame))
-                continue
-            known = [f for f in facts if f.source == episode.id and f.frame is not None]
-            for (frame, text), problem in zip(statements,
-                                              self.language.problems([t for _, t in statements]),
-                                              strict=True):
-                if problem is not None:
-                    continue
-                # A fact of the turn that says it already stands, unless that fact says
-                # much more (one clause of several would go stale with the others).
-                same = [f for f in known if f.frame is not None
-                        and f.frame.subject == frame.subject
-                        and f.frame.attribute == frame.attribute
-                        and not values_differ(f.frame.value, frame.value)
-                        and len(f.text.split()) <= len(text.split()) + _MORE_WORDS]
-                if same:
-                    out = [_lasting(f) if f in same else f for f in out]
-                    continue
-                if frame.attribute.startswith("contact:"):
-                    # The value written from its frame stands in for the turn's other
-                    # facts that only carry it ("New one is 06-51930462.").
-                    out = [f for f in out if f.source != episode.id or f.frame is not None
-                           or frame.value not in f.text.lower()]
-                out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
-                                         explicit=True, source=episode.id, frame=frame))
+                out = _with_reply(out, episode.id, reply)
+            else:
+                out = self._with_turn_statements(out, facts, episode.id, statements)
         return self._with_instructions(users, asked,
                                        {k for k, v in replied.items() if v is not None}, out,
                                        {id(f) for f in out} - {id(f) for f in facts})
+
+    def _with_turn_statements(self, out: list[ExtractedFact], facts: list[ExtractedFact],
+                              source: str, statements: list[tuple[Frame, str]]
+                              ) -> list[ExtractedFact]:
+        """``out`` with one turn's well-formed statements that no fact of the turn (in
+        the extractor's ``facts``) already gives."""
+        known = [f for f in facts if f.source == source and f.frame is not None]
+        problems = self.language.problems([t for _, t in statements])
+        for (frame, text), problem in zip(statements, problems, strict=True):
+            if problem is not None:
+                continue
+            same = [f for f in known if _restates(f, frame, text)]
+            if same:
+                out = [_lasting(f) if f in same else f for f in out]
+                continue
+            if frame.attribute.startswith("contact:"):
+                # The value written from its frame stands in for the turn's other
+                # facts that only carry it ("New one is 06-51930462.").
+                out = [f for f in out if not _only_carries(f, source, frame.value)]
+            out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
+                                     explicit=True, source=source, frame=frame))
+        return out
 
     def _with_instructions(self, users: Sequence[Episode], asked: dict[str, str],
                            replied: set[str], facts: list[ExtractedFact],
@@ -475,21 +538,11 @@ class IngestPipeline:
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
                           origin: dict[str, Episode], report: IngestReport, *,
                           infer: bool = True) -> None:
-        pending: list[tuple[int, ExtractedFact]] = []
         # Every fact's exact duplicate (in its own scope) and the version for the
         # neighbours: one round trip.
         version, owners = self.store.records.find_by_hashes_at(
             namespace, [content_hash(f.text, origin[f.source].scope) for f in facts])
-        for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
-            now = origin[fact.source].timestamp
-            if existing is not None:
-                self.store.writes.reinforce(namespace, existing, source=fact.source, now=now,
-                                     reason="exact duplicate (normalized text)",
-                                     metadata=inherited(origin[fact.source]))
-                report.count(Op.NOOP)
-                report.memory_ids.append(existing)
-            else:
-                pending.append((index, fact))
+        pending = self._reinforce_duplicates(namespace, facts, owners, origin, report)
         if not pending:
             return
         vectors = self._embed(namespace, [f.text for _, f in pending],
@@ -507,40 +560,66 @@ class IngestPipeline:
                                       [origin[f.source].scope for _, f in pending])
         requests: list[tuple[int, ExtractedFact, np.ndarray, list[Neighbour]]] = []
         for (index, fact), vec, near in zip(pending, vectors, neighbours, strict=True):
-            episode = origin[fact.source]
-            now = episode.timestamp
-            top = near[0].similarity if near else -1.0
-            repeat = self._verbatim_repeat(fact.text, near)
-            if leans_on_recent(fact.text):
-                recent = self._recent(namespace, version, episode.scope, vec)
-                if recent:
-                    seen = {n.memory_id for n in recent}
-                    requests.append((index, fact, vec,
-                                     recent + [n for n in near if n.memory_id not in seen]))
-                    continue
-            changed = self._frame_change(fact, near) if self._rule_extraction else None
-            if changed is not None:
-                # Same subject and attribute, another value (or its end): the newer fact
-                # supersedes the neighbour it replaces, with no model call.
-                self._apply(namespace, index, fact, vec, near, changed, episode, report)
-            elif repeat is not None:
-                self.store.writes.reinforce(namespace, repeat, source=fact.source, now=now,
-                                     reason="near-verbatim repeat (MinHash)",
-                                     metadata=inherited(episode))
-                report.count(Op.NOOP)
-                report.memory_ids.append(repeat)
-            elif self._lone_correction(fact):
-                report.count(Op.NOOP)
-            elif top < (self.settings.add_threshold or 0.0):
-                self._add(namespace, index, fact, vec, episode, "no similar memory", None,
-                          report)
-            elif not self._worth_a_call(fact.text, near):
-                self._add(namespace, index, fact, vec, episode,
-                          "similar memories, none the same fact or in conflict", None, report)
-            else:
-                requests.append((index, fact, vec, near))
+            asked = self._by_rules(namespace, version, index, fact, vec, near,
+                                   origin[fact.source], report)
+            if asked is not None:
+                requests.append((index, fact, vec, asked))
         if requests:
             self._decide(namespace, requests, origin, report)
+
+    def _reinforce_duplicates(self, namespace: str, facts: list[ExtractedFact],
+                              owners: Sequence[str | None], origin: dict[str, Episode],
+                              report: IngestReport) -> list[tuple[int, ExtractedFact]]:
+        """Reinforce the memory each exact duplicate repeats (``owners``: the memory with
+        the fact's text in its scope, or None); the other facts, with their index."""
+        pending: list[tuple[int, ExtractedFact]] = []
+        for index, (fact, existing) in enumerate(zip(facts, owners, strict=True)):
+            if existing is None:
+                pending.append((index, fact))
+                continue
+            self.store.writes.reinforce(namespace, existing, source=fact.source,
+                                        now=origin[fact.source].timestamp,
+                                        reason="exact duplicate (normalized text)",
+                                        metadata=inherited(origin[fact.source]))
+            report.count(Op.NOOP)
+            report.memory_ids.append(existing)
+        return pending
+
+    def _by_rules(self, namespace: str, version: int, index: int, fact: ExtractedFact,
+                  vec: np.ndarray, near: list[Neighbour], episode: Episode,
+                  report: IngestReport) -> list[Neighbour] | None:
+        """Apply what the rules decide for one fact without a decision call; else the
+        neighbours to ask the decider about (None: applied)."""
+        top = near[0].similarity if near else -1.0
+        repeat = self._verbatim_repeat(fact.text, near)
+        if leans_on_recent(fact.text):
+            recent = self._recent(namespace, version, episode.scope, vec)
+            if recent:
+                seen = {n.memory_id for n in recent}
+                return recent + [n for n in near if n.memory_id not in seen]
+        changed = self._frame_change(fact, near) if self._rule_extraction else None
+        if changed is not None:
+            # Same subject and attribute, another value (or its end): the newer fact
+            # supersedes the neighbour it replaces, with no model call.
+            self._apply(namespace, index, fact, vec, near, changed, episode, report)
+        elif repeat is not None:
+            self.store.writes.reinforce(namespace, repeat, source=fact.source,
+                                        now=episode.timestamp,
+                                        reason="near-verbatim repeat (MinHash)",
+                                        metadata=inherited(episode))
+            report.count(Op.NOOP)
+            report.memory_ids.append(repeat)
+        elif self._lone_correction(fact):
+            report.count(Op.NOOP)
+        elif top < (self.settings.add_threshold or 0.0):
+            self._add(namespace, index, fact, vec, episode, "no similar memory", None,
+                      report)
+        elif not self._worth_a_call(fact.text, near):
+            self._add(namespace, index, fact, vec, episode,
+                      "similar memories, none the same fact or in conflict", None, report)
+        else:
+            return near
+        return None
 
     def _lone_correction(self, fact: ExtractedFact) -> bool:
         """A rule-read correction ("It's Thursday.") about to be stored on its own: it
@@ -669,19 +748,10 @@ class IngestPipeline:
     def _apply(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
                near: list[Neighbour], decision: Decision, episode: Episode,
                report: IngestReport) -> None:
-        now = episode.timestamp
-        target: Neighbour | None = None
-        chosen = decision.target
-        if chosen is not None:
-            if not 0 <= chosen < len(near):
-                # The model may only touch the neighbours it was shown.
-                decision = Decision(Op.NOOP, reason=f"rejected invented id {chosen}")
-            else:
-                target = near[chosen]
+        decision, target = _shown_target(decision, near)
         op = decision.op
         why = decision.reason or op.value
-        if (op in (Op.UPDATE, Op.DELETE) and decision.text and decision.text != fact.text
-                and self._rule_extraction and self.language.problems([decision.text])[0]):
+        if op in (Op.UPDATE, Op.DELETE) and self._garbled_rewrite(fact, decision):
             # The rules' rewrite is no sentence ("Rory works as a laters"): change nothing.
             report.garbled += 1
             report.count(Op.NOOP)
@@ -698,21 +768,41 @@ class IngestPipeline:
                 target = near[0]
             if target is not None:
                 self.store.writes.reinforce(namespace, target.memory_id, source=fact.source,
-                                            now=now,
-                                     reason=why, metadata=inherited(episode))
+                                            now=episode.timestamp,
+                                            reason=why, metadata=inherited(episode))
                 report.memory_ids.append(target.memory_id)
             report.count(Op.NOOP)
             return
         assert target is not None
         if op is Op.UPDATE:
-            text = decision.text or fact.text
-            new_vec = vec if text == fact.text else self._embed(namespace, [text], now)[0]
-            self.store.writes.update(namespace, target.memory_id, text=text,
-                              vector=[float(x) for x in new_vec], source=fact.source, now=now,
-                              reason=why, decision=op.value)
-            report.count(Op.UPDATE)
-            report.memory_ids.append(target.memory_id)
+            self._update(namespace, fact, vec, decision, target, episode.timestamp, why,
+                         report)
             return
+        self._supersede(namespace, index, fact, vec, decision, target, episode, why, report)
+
+    def _garbled_rewrite(self, fact: ExtractedFact, decision: Decision) -> bool:
+        """A rules' decision rewrites the text into no well-formed sentence."""
+        return bool(decision.text and decision.text != fact.text and self._rule_extraction
+                    and self.language.problems([decision.text])[0])
+
+    def _update(self, namespace: str, fact: ExtractedFact, vec: np.ndarray,
+                decision: Decision, target: Neighbour, now: datetime, why: str,
+                report: IngestReport) -> None:
+        """Rewrite the target memory with the decision's text (or the fact's)."""
+        text = decision.text or fact.text
+        new_vec = vec if text == fact.text else self._embed(namespace, [text], now)[0]
+        self.store.writes.update(namespace, target.memory_id, text=text,
+                                 vector=[float(x) for x in new_vec], source=fact.source,
+                                 now=now, reason=why, decision=decision.op.value)
+        report.count(Op.UPDATE)
+        report.memory_ids.append(target.memory_id)
+
+    def _supersede(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
+                   decision: Decision, target: Neighbour, episode: Episode, why: str,
+                   report: IngestReport) -> None:
+        """The fact's memory replaces the target (with the decision's text when it
+        completes a correction or a move)."""
+        now = episode.timestamp
         if decision.text and decision.text != fact.text and is_correction(fact.text):
             # A correction applied to the memory it corrects: the decider wrote the text.
             fact, vec = self._rewritten(namespace, fact, decision.text, target, now)
@@ -724,7 +814,7 @@ class IngestPipeline:
             vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.writes.supersede(namespace, target.memory_id, memory, now=now, reason=why,
-                             decision=op.value)
+                                    decision=decision.op.value)
         report.count(Op.DELETE)
         report.memory_ids.append(memory.id)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -33,7 +33,7 @@ from memcore.observability import metrics
 from memcore.store import keys, ops
 from memcore.store.audit import PURGED, AuditLog
 from memcore.store.base import BATCH, DeltaEntry, DeltaOp
-from memcore.store.changes import Change, queue_changes
+from memcore.store.changes import Change, check_reads, hash_owners, queue_changes
 from memcore.store.codec import pack_memory, unpack_memory
 from memcore.store.episodes import Episodes
 from memcore.store.erased import Erased
@@ -138,47 +138,44 @@ class Eraser:
         commit checks the pointer, the pass token and every record and hash key read, and
         a conflict reads again. ``also``: ids found victims in an older version. No undo
         bytes are kept (rolling back never brings erased data back)."""
-        gw = self._gw
         while True:
-            pointer = gw.client.get(keys.current(namespace))
-            token = gw.client.get(keys.pass_token(namespace))
-            current = int(pointer) if pointer is not None else 0
-            ids = gw.live_ids(namespace)
-            raws = gw.load_raw(namespace, ids)
-            memories = {i: unpack_memory(raw, namespace, i) for i, raw in zip(ids, raws,
-                                                                              strict=True)
-                        if raw is not None}
-            victims, changed = planner(memories)
-            victims |= also & memories.keys()
-            for v in victims:
-                changed.pop(v, None)
-            touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
-            hashes = sorted({m.content_hash for m in touched})
-            owner_raws = gw.client.mget([keys.by_hash(namespace, h) for h in hashes]) \
-                if hashes else []
-            owners: dict[str, str | None] = {
-                h: (r.decode() if r else None) for h, r in zip(hashes, owner_raws, strict=True)}
-            changes = [Change(memories[v], None) for v in victims]
-            changes += [Change(memories[i], m) for i, m in changed.items()]
-            batch = gw.batch(namespace)
-            queue_changes(batch, namespace, current, changes, owners, passing=False, undo=False)
-            for v in victims:  # the source ids a victim counted but no longer listed
-                batch.delete(unlisted_key(namespace, v))
-            if token is not None:  # the running pass replays these onto what it staged
-                entries = [DeltaEntry(v, DeltaOp.ERASE, 0, {"now": now}) for v in victims]
-                if source:
-                    entries.append(DeltaEntry(source, DeltaOp.ERASE_SOURCE, 0,
-                                              {"source": source, "now": now}))
-                for entry in entries:
-                    batch.xadd(keys.delta(namespace), entry.fields())
-            if not batch.writes:
+            victims = self._try_erase_live(namespace, planner, source, now, also)
+            if victims is not None:
                 return victims
-            for i, raw in zip(ids, raws, strict=True):
-                batch.check(keys.memory(namespace, i), raw)
-            for h, raw in zip(hashes, owner_raws, strict=True):
-                batch.check(keys.by_hash(namespace, h), raw)
-            if gw.commit(namespace, batch, version=current, token=token):
-                return victims
+
+    def _try_erase_live(self, namespace: str, planner: Planner, source: str | None,
+                        now: datetime, also: set[str]) -> set[str] | None:
+        """One attempt at :meth:`_erase_live`: the victims, or None when a write came in
+        between (the commit's checks refused it)."""
+        gw = self._gw
+        pointer = gw.client.get(keys.current(namespace))
+        token = gw.client.get(keys.pass_token(namespace))
+        current = int(pointer) if pointer is not None else 0
+        ids = gw.live_ids(namespace)
+        raws = gw.load_raw(namespace, ids)
+        memories = {i: unpack_memory(raw, namespace, i) for i, raw in zip(ids, raws,
+                                                                          strict=True)
+                    if raw is not None}
+        victims, changed = planner(memories)
+        victims |= also & memories.keys()
+        for v in victims:
+            changed.pop(v, None)
+        touched = [memories[i] for i in (*victims, *changed) if memories[i].live]
+        hashes = sorted({m.content_hash for m in touched})
+        owner_raws, owners = hash_owners(gw.client, namespace, hashes)
+        changes = [Change(memories[v], None) for v in victims]
+        changes += [Change(memories[i], m) for i, m in changed.items()]
+        batch = gw.batch(namespace)
+        queue_changes(batch, namespace, current, changes, owners, passing=False, undo=False)
+        for v in victims:  # the source ids a victim counted but no longer listed
+            batch.delete(unlisted_key(namespace, v))
+        if token is not None:  # the running pass replays these onto what it staged
+            for entry in _erase_entries(victims, source, now):
+                batch.xadd(keys.delta(namespace), entry.fields())
+        if not batch.writes:
+            return victims
+        check_reads(batch, namespace, ids, raws, hashes, owner_raws)
+        return victims if gw.commit(namespace, batch, version=current, token=token) else None
 
     def _erase_history(self, namespace: str, planner: Planner, known: set[str]) -> set[str]:
         """Erase in the undo hashes (the bytes older versions would roll back to): walk the
@@ -509,3 +506,14 @@ def _start_in_background(command: Callable[[], object], wait: float) -> bool:
             if "in progress" not in str(exc) or time.monotonic() > deadline:
                 raise
             time.sleep(0.05)
+
+
+def _erase_entries(victims: Iterable[str], source: str | None, now: datetime
+                   ) -> list[DeltaEntry]:
+    """The delta entries a running pass replays for an erase: each victim, and the
+    erased source."""
+    entries = [DeltaEntry(v, DeltaOp.ERASE, 0, {"now": now}) for v in victims]
+    if source:
+        entries.append(DeltaEntry(source, DeltaOp.ERASE_SOURCE, 0,
+                                  {"source": source, "now": now}))
+    return entries

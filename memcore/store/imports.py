@@ -59,9 +59,7 @@ class Importer:
         (idempotent by id); records, events and the marker commit together, only if the
         marker still is below ``last_line`` (a second importer of the same file loses)."""
         validate_namespace(namespace)
-        for other_ns in {*(m.namespace for m in memories), *(e.namespace for e in episodes),
-                         *(e.namespace for e in events)} - {namespace}:
-            raise ValueError(f"namespace: a record belongs to {other_ns!r}, not {namespace!r}")
+        _check_namespaces(namespace, memories, episodes, events)
         gw = self._gw
         gw.register(namespace)
         out = ChunkResult(episodes=sum(self._episodes.add_episodes(episodes)) if episodes else 0)
@@ -74,25 +72,11 @@ class Importer:
             token = gw.client.get(keys.pass_token(namespace))
             raws = gw.client.mget([keys.memory(namespace, m.id) for m in memories]) \
                 if memories else []
-            news = []
-            existing = 0
-            for memory, raw in zip(memories, raws, strict=True):
-                if raw is None:
-                    news.append(memory)
-                    continue
-                _same(unpack_memory(raw, namespace, memory.id, vector=False), memory)
-                existing += 1
+            news, existing = _new_ones(namespace, memories, raws)
             live = [m for m in news if m.live]
             owners = gw.client.mget([keys.by_hash(namespace, m.content_hash) for m in live]) \
                 if live else []
-            seen: dict[str, str] = {}
-            for memory, owner in zip(live, owners, strict=True):
-                other = owner.decode() if owner is not None else seen.get(memory.content_hash)
-                if other is not None and other != memory.id:
-                    raise ImportConflict(
-                        f"memory {memory.id}: live memory {other} of namespace {namespace!r} "
-                        "has the same text and scope (import into an empty namespace)")
-                seen[memory.content_hash] = memory.id
+            _check_unowned(namespace, live, owners)
             batch = gw.batch(namespace)
             changes = [Change(None, m, [DeltaEntry(m.id, DeltaOp.ADD, m.version, record=m)])
                        for m in news]
@@ -109,6 +93,42 @@ class Importer:
             if gw.commit(namespace, batch, version=version, token=token):
                 out.added, out.existing, out.audit = len(news), existing, len(events)
                 return out
+
+
+def _check_namespaces(namespace: str, memories: Sequence[Memory], episodes: Sequence[Episode],
+                      events: Sequence[AuditEvent]) -> None:
+    """Every record of a chunk belongs to ``namespace``."""
+    for other_ns in {*(m.namespace for m in memories), *(e.namespace for e in episodes),
+                     *(e.namespace for e in events)} - {namespace}:
+        raise ValueError(f"namespace: a record belongs to {other_ns!r}, not {namespace!r}")
+
+
+def _new_ones(namespace: str, memories: Sequence[Memory], raws: Sequence[bytes | None]
+              ) -> tuple[list[Memory], int]:
+    """The memories not stored yet, and how many are (each the same memory as stored)."""
+    news = []
+    existing = 0
+    for memory, raw in zip(memories, raws, strict=True):
+        if raw is None:
+            news.append(memory)
+            continue
+        _same(unpack_memory(raw, namespace, memory.id, vector=False), memory)
+        existing += 1
+    return news, existing
+
+
+def _check_unowned(namespace: str, live: Sequence[Memory], owners: Sequence[bytes | None]
+                   ) -> None:
+    """No live memory of the chunk repeats the text and scope of another live one, stored
+    (``owners``: its hash keys as read) or earlier in the chunk."""
+    seen: dict[str, str] = {}
+    for memory, owner in zip(live, owners, strict=True):
+        other = owner.decode() if owner is not None else seen.get(memory.content_hash)
+        if other is not None and other != memory.id:
+            raise ImportConflict(
+                f"memory {memory.id}: live memory {other} of namespace {namespace!r} "
+                "has the same text and scope (import into an empty namespace)")
+        seen[memory.content_hash] = memory.id
 
 
 def _same(stored: Memory, incoming: Memory) -> None:

@@ -15,6 +15,7 @@ every version within the grace period reads exactly as it did (notes/store.md).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -41,7 +42,14 @@ from memcore.store.base import (
     VersionInfo,
     decode_args,
 )
-from memcore.store.changes import Change, queue_changes
+from memcore.store.changes import (
+    Change,
+    check_reads,
+    hash_moves,
+    hash_owners,
+    queue_changes,
+    status_move,
+)
 from memcore.store.codec import (
     dequantize,
     pack_memory,
@@ -160,6 +168,34 @@ def _vectors_differ(raw: bytes | None, new: Memory) -> bool:
     if old is None or new.vector is None:
         return (old is None) != (new.vector is None)
     return not np.array_equal(old, np.asarray(new.vector, dtype=np.float32))
+
+
+@dataclass
+class _SwapDiff:
+    """What a pass's commit changes between the live records and the staged ones: the
+    content-hash keys to delete (hash, owner) and to set (hash, id, ...), the status
+    counts and the ids whose vectors changed (for the order log)."""
+
+    dels: list[tuple[str, str]] = field(default_factory=list)
+    sets: list[str] = field(default_factory=list)
+    counts: dict[str, int] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)
+
+    def add(self, memory_id: str, raw: bytes | None, old: Memory | None,
+            new: Memory | None) -> None:
+        """Count one record going from ``old`` (stored as ``raw``) to ``new``."""
+        gives_up, takes = hash_moves(old, new)
+        if gives_up and old is not None:
+            self.dels.append((old.content_hash, memory_id))
+        if takes and new is not None:
+            self.sets.extend([new.content_hash, memory_id])
+        before, after = status_move(old, new)
+        if before:
+            self.counts[before] = self.counts.get(before, 0) - 1
+        if after:
+            self.counts[after] = self.counts.get(after, 0) + 1
+        if new is not None and _vectors_differ(raw, new):
+            self.order.append(memory_id)
 
 
 class Snapshots:
@@ -398,39 +434,22 @@ class Snapshots:
         (``done``: records earlier parts of the pass committed; ``final``: end the pass)."""
         ids = list(staged)
         raws = self._gw.load_raw(namespace, ids)
-        dels: list[tuple[str, str]] = []
-        sets: list[str] = []
-        counts: dict[str, int] = {}
-        order: list[str] = []
+        diff = _SwapDiff()
         for memory_id, raw in zip(ids, raws, strict=True):
             old = None if raw is None else unpack_memory(raw, namespace, memory_id, vector=False)
-            new = staged[memory_id]
-            old_live = old is not None and old.live
-            new_live = new is not None and new.live
-            same = old is not None and new is not None and old.content_hash == new.content_hash
-            if old is not None and old_live and not (new_live and same):
-                dels.append((old.content_hash, memory_id))
-            if new is not None and new_live and not (old_live and same):
-                sets += [new.content_hash, memory_id]
-            before = old.status.value if old is not None else None
-            after = new.status.value if new is not None else None
-            if before != after:
-                if before:
-                    counts[before] = counts.get(before, 0) - 1
-                if after:
-                    counts[after] = counts.get(after, 0) + 1
-            if new is not None and _vectors_differ(raw, new):
-                order.append(memory_id)
+            diff.add(memory_id, raw, old, staged[memory_id])
         # A hash that loses its owner goes to another live memory with that text, if any
         # (a merge keeps the survivor's record but may tombstone the hash's owner).
-        heirs = self._heirs(view, staged, done, {h for h, _ in dels})
+        heirs = self._heirs(view, staged, done, {h for h, _ in diff.dels})
+        sets = list(diff.sets)
         del_args: list[str] = []
-        for content_hash, owner in dels:
+        for content_hash, owner in diff.dels:
             if content_hash in heirs:
                 sets += [content_hash, heirs[content_hash]]
             else:
                 del_args += [content_hash, owner]
         dels_n = len(del_args) // 2
+        counts, order = diff.counts, diff.order
         stat_args: list[str | int] = []
         for status, delta in counts.items():
             stat_args += [status, delta]
@@ -499,65 +518,70 @@ class Snapshots:
         if self._r.hget(keys.meta(namespace, version), "abandoned") is not None:
             raise ValueError(f"version: {version} of {namespace!r} was rolled back from; it cannot "
                              "be restored")
-        gw = self._gw
-        gw.new_generation(namespace)
-        while True:
-            token = new_id()  # as a pass does: from now on every write is logged
-            cur, _ = gw.begin_pass(
-                keys=[keys.delta(namespace), keys.pass_token(namespace), keys.current(namespace),
-                      keys.pending(namespace)],
-                args=[token, int(gw.pass_ttl_seconds * 1000)])
-            old = int(cur) if cur is not None else 0
-            if version > old:
-                self._r.delete(keys.pass_token(namespace))
-                raise ValueError(f"version: {version} is newer than the current v{old}")
-            later = sorted((int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)
-                            if version < int(v) <= old), reverse=True)
-            restore: dict[str, bytes] = {}
-            for u in later:  # newest first: the oldest undo of an id wins
-                restore.update({k.decode(): v for k, v in
-                                self._r.hgetall(keys.undo(namespace, u)).items()})
-            ids = sorted(restore)
-            raws = gw.load_raw(namespace, ids)
-            changes = []
-            for memory_id, raw in zip(ids, raws, strict=True):
-                back = restore[memory_id]
-                if (raw or b"") == back:
-                    continue
-                old_m = None if raw is None else unpack_memory(raw, namespace, memory_id)
-                new_m = unpack_memory(back, namespace, memory_id) if back else None
-                changes.append(Change(old_m, new_m, reindex=new_m is not None
-                                      and _vectors_differ(raw, new_m)))
-            hashes = sorted({c.old.content_hash for c in changes
-                             if c.old is not None and c.old.live})
-            owner_raws = self._r.mget([keys.by_hash(namespace,
-                                                    h) for h in hashes]) if hashes else []
-            owners = {h: (r.decode() if r else None)
-                      for h, r in zip(hashes, owner_raws, strict=True)}
-            count = sum(int(c) for c in self._r.hvals(keys.stats(namespace)))
-            batch = gw.batch(namespace)
-            queue_changes(batch, namespace, old, changes, owners, passing=False, undo=False)
-            batch.set(keys.current(namespace), str(version))
-            batch.set(keys.generation(namespace), new_id())
-            batch.delete(keys.pass_token(namespace))
-            batch.delete(keys.delta(namespace))
-            batch.hset(keys.meta(namespace, old), "memories", count)
-            for u in later:
-                batch.delete(keys.undo(namespace, u))
-                batch.hset(keys.meta(namespace, u), "abandoned", now.timestamp())
-                batch.hset(keys.meta(namespace, u), "retired_at", now.timestamp())
-            self._audit.queue(batch, [AuditEvent(
-                action=AuditAction.ROLLBACK, namespace=namespace,
-                reason=f"{reason}: v{old} -> v{version}", actor=Actor.USER, at=now)])
-            for memory_id, raw in zip(ids, raws, strict=True):
-                batch.check(keys.memory(namespace, memory_id), raw)
-            for h, raw in zip(hashes, owner_raws, strict=True):
-                batch.check(keys.by_hash(namespace, h), raw)
-            batch.check_empty(keys.delta(namespace))  # no write since we took the token
-            if gw.commit(namespace, batch, version=old, token=token):
-                break
+        self._gw.new_generation(namespace)
+        while not self._try_rollback(namespace, version, now, reason):
+            pass
         for raw in self._r.zrange(keys.building(namespace), 0, -1):  # the cancelled pass's staging
             self.drop_version(namespace, int(raw))
+
+    def _try_rollback(self, namespace: str, version: int, now: datetime, reason: str) -> bool:
+        """One attempt at :meth:`rollback`: False when a write came in between (the
+        commit's checks refused it) and it must be tried again."""
+        gw = self._gw
+        token = new_id()  # as a pass does: from now on every write is logged
+        cur, _ = gw.begin_pass(
+            keys=[keys.delta(namespace), keys.pass_token(namespace), keys.current(namespace),
+                  keys.pending(namespace)],
+            args=[token, int(gw.pass_ttl_seconds * 1000)])
+        old = int(cur) if cur is not None else 0
+        if version > old:
+            self._r.delete(keys.pass_token(namespace))
+            raise ValueError(f"version: {version} is newer than the current v{old}")
+        later = sorted((int(v) for v in self._r.zrange(keys.versions(namespace), 0, -1)
+                        if version < int(v) <= old), reverse=True)
+        ids, raws, changes = self._undone(namespace, later)
+        hashes = sorted({c.old.content_hash for c in changes
+                         if c.old is not None and c.old.live})
+        owner_raws, owners = hash_owners(self._r, namespace, hashes)
+        count = sum(int(c) for c in self._r.hvals(keys.stats(namespace)))
+        batch = gw.batch(namespace)
+        queue_changes(batch, namespace, old, changes, owners, passing=False, undo=False)
+        batch.set(keys.current(namespace), str(version))
+        batch.set(keys.generation(namespace), new_id())
+        batch.delete(keys.pass_token(namespace))
+        batch.delete(keys.delta(namespace))
+        batch.hset(keys.meta(namespace, old), "memories", count)
+        for u in later:
+            batch.delete(keys.undo(namespace, u))
+            batch.hset(keys.meta(namespace, u), "abandoned", now.timestamp())
+            batch.hset(keys.meta(namespace, u), "retired_at", now.timestamp())
+        self._audit.queue(batch, [AuditEvent(
+            action=AuditAction.ROLLBACK, namespace=namespace,
+            reason=f"{reason}: v{old} -> v{version}", actor=Actor.USER, at=now)])
+        check_reads(batch, namespace, ids, raws, hashes, owner_raws)
+        batch.check_empty(keys.delta(namespace))  # no write since we took the token
+        return gw.commit(namespace, batch, version=old, token=token)
+
+    def _undone(self, namespace: str, later: Sequence[int]
+                ) -> tuple[list[str], list[bytes | None], list[Change]]:
+        """The ids the undo hashes of the ``later`` versions (newest first) keep, their
+        stored bytes now, and the changes that put their earlier bytes back."""
+        restore: dict[str, bytes] = {}
+        for u in later:  # newest first: the oldest undo of an id wins
+            restore.update({k.decode(): v for k, v in
+                            self._r.hgetall(keys.undo(namespace, u)).items()})
+        ids = sorted(restore)
+        raws = self._gw.load_raw(namespace, ids)
+        changes = []
+        for memory_id, raw in zip(ids, raws, strict=True):
+            back = restore[memory_id]
+            if (raw or b"") == back:
+                continue
+            old_m = None if raw is None else unpack_memory(raw, namespace, memory_id)
+            new_m = unpack_memory(back, namespace, memory_id) if back else None
+            changes.append(Change(old_m, new_m, reindex=new_m is not None
+                                  and _vectors_differ(raw, new_m)))
+        return ids, raws, changes
 
     def drop_version(self, namespace: str, version: int) -> None:
         """Delete every key of one version (its undo hash, staging, meta, index)."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -19,13 +18,6 @@ from memcore.store import keys
 from tests.core.test_filters import KEYS, filters, meta_value
 
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
-
-
-@pytest.fixture()
-def client(redis_url: str) -> Iterator[Client]:
-    c = Client(redis_url)
-    yield c
-    c.close()
 
 
 def put(client: Client, ns: str, text: str, at: int = 0, status: Status = Status.ACTIVE,

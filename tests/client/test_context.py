@@ -4,7 +4,6 @@ determinism; the pure assembly (memcore.core.context) on its own."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -21,13 +20,6 @@ from memcore.core import context as assembly
 from memcore.core.models import Actor, Kind, Memory, Status
 
 NOW = datetime(2026, 12, 2, 12, tzinfo=UTC)
-
-
-@pytest.fixture()
-def client(redis_url: str) -> Iterator[Client]:
-    c = Client(redis_url)
-    yield c
-    c.close()
 
 
 def put(client: Client, ns: str, text: str, at: datetime, **fields: Any) -> Memory:

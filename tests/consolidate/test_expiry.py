@@ -29,13 +29,6 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 HOUR = timedelta(hours=1)
 
 
-@pytest.fixture()
-def client(redis_url: str) -> Iterator[Client]:
-    c = Client(redis_url)
-    yield c
-    c.close()
-
-
 def put(client: Client, ns: str, text: str, **fields: Any) -> Memory:
     vec = [float(x) for x in client.models.embedder.embed([text])[0]]
     m = Memory(namespace=ns, text=text, vector=vec, last_used=T0, created_at=T0, updated_at=T0,

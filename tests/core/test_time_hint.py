@@ -11,7 +11,7 @@ import pytest
 from memcore import Client, RemoteClient
 from memcore.core.models import Memory, utcnow
 from memcore.core.timehint import resolve_time
-from tests.core.test_time_queries import client, put  # noqa: F401 - the fixture
+from tests.core.test_time_queries import put
 from tests.support.api_helpers import Api, serve
 
 NOW = datetime(2026, 5, 20, 12, 0, tzinfo=UTC)  # a Wednesday
@@ -46,7 +46,7 @@ def test_words_that_only_look_like_dates_are_not_hints(query: str) -> None:
     assert resolve_time(query, NOW) is None
 
 
-def trips(client: Client, ns: str, now: datetime) -> Memory:  # noqa: F811
+def trips(client: Client, ns: str, now: datetime) -> Memory:
     """Twenty trip memories over the last months; the one said last week returned."""
     last_week = now - timedelta(days=8)
     for i in range(20):
@@ -56,7 +56,7 @@ def trips(client: Client, ns: str, now: datetime) -> Memory:  # noqa: F811
 
 
 def test_a_relative_time_in_the_question_filters_before_ranking(
-        client: Client) -> None:  # noqa: F811
+        client: Client) -> None:
     sintra = trips(client, "sam", NOW)
     question = "what did Sam say about the trip last week?"
     plain = client.search("sam", question, k=3, now=NOW, touch=False)

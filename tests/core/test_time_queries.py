@@ -3,7 +3,6 @@ filters chosen before ranking (pure parts, then memcore.Client on a real Redis).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -101,13 +100,6 @@ def test_records_written_before_still_load_with_their_interval() -> None:
 
 
 # -- memcore.Client on a real Redis ----------------------------------------------------------
-
-@pytest.fixture()
-def client(redis_url: str) -> Iterator[Client]:
-    c = Client(redis_url)
-    yield c
-    c.close()
-
 
 def put(client: Client, ns: str, text: str, when: datetime, **fields: Any) -> Memory:
     """Store one memory as the write path would have (created at its turn's time)."""

@@ -111,13 +111,6 @@ def store(redis_url: str) -> Iterator[MemoryStore]:
     s.close()
 
 
-@pytest.fixture()
-def receiver() -> Iterator[Receiver]:
-    r = Receiver().up()
-    yield r
-    r.down()
-
-
 def _drain_all(store: MemoryStore, config: HooksConfig, namespace: str,
                token: str = "t") -> None:
     """Deliver every lane as task ``token``, retrying at once instead of after the

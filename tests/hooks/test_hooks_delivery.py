@@ -7,9 +7,6 @@ never posted, and a receiver that keeps failing sends the event to the dead lett
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-
-import pytest
 
 from memcore.client.client import Client
 from memcore.core.hooks import SIGNATURE_HEADER, HookEventType, verify
@@ -17,13 +14,6 @@ from tests.hooks.hook_receiver import Received, Receiver
 from tests.support.celery_stack import fresh_ns
 
 ALL = [e.value for e in HookEventType]
-
-
-@pytest.fixture()
-def receiver() -> Iterator[Receiver]:
-    r = Receiver().up()
-    yield r
-    r.down()
 
 
 def _turn(text: str, i: int) -> dict[str, str]:

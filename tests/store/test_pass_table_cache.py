@@ -6,18 +6,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import redis
 
 from memcore.consolidate.passes import TableCache
 from memcore.core.models import Actor, Status
 from memcore.index.table import MemoryTable
 from memcore.store import MemoryStore
 from tests.store.test_store_support import later, mem
-
-
-@pytest.fixture()
-def store(redis_client: redis.Redis) -> MemoryStore:
-    return MemoryStore(redis_client)
 
 
 def rows(table: MemoryTable) -> dict[str, tuple[object, ...]]:

@@ -3,17 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import redis
 
 from memcore.core.models import Actor, AuditAction, Episode, Role, Status
 from memcore.local.redis_server import running_redis
 from memcore.store import DurabilityError, MemoryStore, footprint, keys
 from tests.store.test_store_support import DIM, T0, hundred_chars, later, mem, vec
-
-
-@pytest.fixture()
-def store(redis_client: redis.Redis) -> MemoryStore:
-    return MemoryStore(redis_client)
 
 
 @pytest.mark.parametrize("bad", ["", "a b", "x{y}", "a:b", "a*", "é", "x" * 129])

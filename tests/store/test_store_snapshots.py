@@ -13,11 +13,6 @@ from memcore.store import MemoryStore, StoreConflict, keys, snapshots
 from tests.store.test_store_support import T0, later, mem
 
 
-@pytest.fixture()
-def store(redis_client: redis.Redis) -> MemoryStore:
-    return MemoryStore(redis_client)
-
-
 def _seed(store: MemoryStore, n: int = 30) -> list[str]:
     return [store.writes.add("u", mem("u", f"v0 fact {i}", seed=i), actor=Actor.INGEST,
                              reason="").id

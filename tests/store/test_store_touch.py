@@ -5,7 +5,6 @@ while a pass runs is replayed with its count."""
 
 from __future__ import annotations
 
-import pytest
 import redis
 
 from memcore.core.models import Actor, Memory
@@ -13,11 +12,6 @@ from memcore.store import MemoryStore, keys
 from memcore.store.codec import RECALL
 from memcore.store.writes import TOUCH_CHUNK
 from tests.store.test_store_support import later, mem
-
-
-@pytest.fixture()
-def store(redis_client: redis.Redis) -> MemoryStore:
-    return MemoryStore(redis_client)
 
 
 def _seed(store: MemoryStore, n: int, ns: str = "u") -> list[Memory]:

@@ -21,7 +21,7 @@ from memcore.language.english.contacts import values as contact_values
 from memcore.language.english.statements import TEMPLATES, framed
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Span
+    from spacy.tokens import Doc, Span, Token
 
 MAX_ANSWER_WORDS = 8
 _WH_TAGS = frozenset({"WDT", "WP", "WP$", "WRB"})
@@ -51,13 +51,24 @@ def _attribute(question: Span) -> str | None:
         return "age"
     for tok in question:
         if tok.dep_ == "poss" and tok.lower_ == "your":
-            noun = tok.head
-            attribute = T.NOUN_FRAMES.get(noun.lemma_.lower())
-            mods = {c.lemma_.lower() for c in noun.children}
-            if mods & T.FAVOURITE:
-                return f"favorite:{noun.lemma_.lower()}"
-            if attribute in TEMPLATES:
+            attribute = _yours(tok.head)
+            if attribute is not None:
                 return attribute
+    return _asked_by_verb(question, words)
+
+
+def _yours(noun: Token) -> str | None:
+    """The attribute "your <noun>" names ("your favourite book", "your job")."""
+    attribute = T.NOUN_FRAMES.get(noun.lemma_.lower())
+    mods = {c.lemma_.lower() for c in noun.children}
+    if mods & T.FAVOURITE:
+        return f"favorite:{noun.lemma_.lower()}"
+    return attribute if attribute in TEMPLATES else None
+
+
+def _asked_by_verb(question: Span, words: list[str]) -> str | None:
+    """The attribute the question's verb and wh-word ask for ("where do you live",
+    "what do you do", "what are you reading")."""
     root = question.root
     wh = {t.lower_ for t in question if t.tag_ in _WH_TAGS}
     if {"where", "which"} & wh and root.lemma_.lower() in _WHERE_VERBS:

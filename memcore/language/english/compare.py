@@ -396,34 +396,63 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     """How ``new`` relates to ``old``, with a one-line reason."""
     terms_new = canonical_terms(_paraphrased(new))
     terms_old = canonical_terms(_paraphrased(old))
-    nums_new, nums_old = numbers(new), numbers(old)
     pol_new, pol_old = polarity(new), polarity(old)
-    overlap = _jaccard(terms_new, terms_old)
+    by_slot = _relate_slots(new, old, terms_old < terms_new, pol_new, pol_old)
+    if by_slot is not None:
+        return by_slot
+    change = change_of(new)
+    if change is not None and ends(change, old):
+        return Relation.CONTRADICTS, change.reason
+    return _relate_wording(new, old, terms_new, terms_old, pol_new != pol_old)
 
-    # The employer named in a job statement only ever contradicts (two facts about one
-    # employer may still say different things).
+
+def _relate_slots(new: str, old: str, adds_terms: bool, pol_new: int,
+                  pol_old: int) -> tuple[Relation, str] | None:
+    """The relation of two facts that fill the same slot of the same subject, or None.
+    Only the first slot of each side can be the same or extend; the employer named in a
+    job statement only ever contradicts (two facts about one employer may still say
+    different things)."""
     pairs = [(x, y, not (i or j)) for i, x in enumerate(slots_of(new))
              for j, y in enumerate(slots_of(old))]
     for slot_new, slot_old, primary in pairs:
         if not (_same_slot_name(slot_new.name, slot_old.name)
                 and slot_new.subject == slot_old.subject):
             continue
-        a, b = slot_new.value, slot_old.value
-        if a and b and (a in b or b in a) and pol_new == pol_old and primary:
-            if terms_old < terms_new or (a != b and b in a):
-                return Relation.EXTENDS, f"same {slot_new.name}, more detail"
-            return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
-        if a and b and a not in b and b not in a and pol_new > 0 and pol_old > 0:
-            return Relation.CONTRADICTS, (
-                f"{slot_new.name} of {slot_new.subject} changed: "
-                f"{slot_old.value!r} -> {slot_new.value!r}")
-    change = change_of(new)
-    if change is not None and ends(change, old):
-        return Relation.CONTRADICTS, change.reason
+        found = _relate_slot_pair(slot_new, slot_old, primary and pol_new == pol_old,
+                                  adds_terms, pol_new > 0 and pol_old > 0)
+        if found is not None:
+            return found
+    return None
+
+
+def _relate_slot_pair(slot_new: Slot, slot_old: Slot, may_agree: bool, adds_terms: bool,
+                      both_positive: bool) -> tuple[Relation, str] | None:
+    """Two fillings of one slot: one value inside the other is the same fact or more
+    detail (``may_agree``: primary slots of equal polarity), two unrelated values
+    contradict (``both_positive``: neither is negated)."""
+    a, b = slot_new.value, slot_old.value
+    if not (a and b):
+        return None
+    if (a in b or b in a) and may_agree:
+        if adds_terms or (a != b and b in a):
+            return Relation.EXTENDS, f"same {slot_new.name}, more detail"
+        return Relation.SAME, f"same {slot_new.name} of {slot_new.subject}"
+    if a not in b and b not in a and both_positive:
+        return Relation.CONTRADICTS, (
+            f"{slot_new.name} of {slot_new.subject} changed: "
+            f"{slot_old.value!r} -> {slot_new.value!r}")
+    return None
+
+
+def _relate_wording(new: str, old: str, terms_new: frozenset[str], terms_old: frozenset[str],
+                    flipped: bool) -> tuple[Relation, str]:
+    """The relation of two facts by their words and numbers (no slot decided it);
+    ``flipped``: their polarities differ."""
+    nums_new, nums_old = numbers(new), numbers(old)
     differ = len(terms_new ^ terms_old)
     # A flip only contradicts the *same* statement: "likes hiking and hates
     # swimming" must not retire "likes hiking".
-    if pol_new != pol_old and (differ == 0 or (differ == 1 and len(terms_new | terms_old) >= 6)):
+    if flipped and (differ == 0 or (differ == 1 and len(terms_new | terms_old) >= 6)):
         return Relation.CONTRADICTS, "negation flip of the same statement"
     # A changed number retires only the same statement ("has 2 kids" -> "has 3 kids");
     # facts that also differ in words are different things ("item1 ... 2019" and
@@ -431,7 +460,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
     if nums_new and nums_old and nums_new != nums_old and differ == 0:
         return Relation.CONTRADICTS, (
             f"changed number {sorted(nums_old)} -> {sorted(nums_new)}")
-    if pol_new != pol_old:
+    if flipped:
         return Relation.DISTINCT, "different polarity, different content"
     if terms_new == terms_old and nums_new == nums_old:
         return Relation.SAME, "same statement"
@@ -439,6 +468,7 @@ def relate(new: str, old: str) -> tuple[Relation, str]:
         return Relation.EXTENDS, "new fact adds detail to the old one"
     if terms_new < terms_old and nums_new <= nums_old:
         return Relation.SUBSUMED, "already known in more detail"
+    overlap = _jaccard(terms_new, terms_old)
     if overlap >= 0.85 and nums_new == nums_old and not names_differ(new, old):
         return Relation.SAME, f"near-identical wording (overlap {overlap:.2f})"
     return Relation.DISTINCT, "different content"
@@ -646,33 +676,39 @@ def change_of(text: str) -> Change | None:
     clean = _clean(text)
     for pattern, group, same in _CHANGES:
         m = pattern.search(clean)
-        if not m:
-            continue
-        resumes = group.endswith("+")
-        name, _, consequence = group.rstrip("#+!").partition("=")
-        raw = m.group(name) if m.group(name) else ""
-        phrase = _object_phrase(_CUT.sub("", raw).strip())
-        subject = _subject(m.group("s")) if same and "s" in pattern.groupindex else None
-        owner = set(canonical_terms(subject)) if subject else set()
-        # The subject's own name is not what ended ("sam's car": the key is "car").
-        terms = frozenset(t for t in canonical_terms(phrase)
-                          if t not in owner and t not in _GENERIC_VERBS)
-        # A fixed consequence ("graduated" ends "studying") is another way to match.
-        alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
-        if resumes and alternatives:
-            # Whoever took a habit up again is no longer an abstainer from it either.
-            identities = tuple(frozenset({k}) for k, sets in _ABSTAINED.items()
-                               if any(s <= terms for s in sets))
-            return Change(subject.split("'s")[0] if subject else None, terms, phrase,
-                          alternatives=identities, negated=_negations_of(terms, True),
-                          resumes=True)
-        if alternatives:
-            return Change(subject.split("'s")[0] if subject else None, alternatives[0],
-                          phrase or consequence, amount=group.endswith("#"),
-                          alternatives=alternatives[1:],
-                          negated=_negations_of(alternatives[0], False),
-                          ailment=group.endswith("!"))
+        found = _change_in(m, group, same) if m else None
+        if found is not None:
+            return found
     return None
+
+
+def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
+    """The change one of :data:`_CHANGES` matched (``group``: which group names what
+    ended, with its marks; ``same``: the subject must match), or None when it names
+    nothing."""
+    resumes = group.endswith("+")
+    name, _, consequence = group.rstrip("#+!").partition("=")
+    raw = m.group(name) if m.group(name) else ""
+    phrase = _object_phrase(_CUT.sub("", raw).strip())
+    subject = _subject(m.group("s")) if same and "s" in m.re.groupindex else None
+    owner = set(canonical_terms(subject)) if subject else set()
+    # The subject's own name is not what ended ("sam's car": the key is "car").
+    terms = frozenset(t for t in canonical_terms(phrase)
+                      if t not in owner and t not in _GENERIC_VERBS)
+    # A fixed consequence ("graduated" ends "studying") is another way to match.
+    alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
+    if not alternatives:
+        return None
+    who = subject.split("'s")[0] if subject else None
+    if resumes:
+        # Whoever took a habit up again is no longer an abstainer from it either.
+        identities = tuple(frozenset({k}) for k, sets in _ABSTAINED.items()
+                           if any(s <= terms for s in sets))
+        return Change(who, terms, phrase, alternatives=identities,
+                      negated=_negations_of(terms, True), resumes=True)
+    return Change(who, alternatives[0], phrase or consequence, amount=group.endswith("#"),
+                  alternatives=alternatives[1:], negated=_negations_of(alternatives[0], False),
+                  ailment=group.endswith("!"))
 
 
 def _has_term(term: str, terms: frozenset[str]) -> bool:
@@ -784,41 +820,68 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     that keeps it per row screens only the texts that changed).
     """
     n = len(ids)
-    by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
-    for i in range(n):
-        if slotted is not None and not slotted[i]:
-            continue
-        style = answer_length(texts[i])
-        if style is not None:
-            by_key.setdefault((style.name, style.subject), []).append((i, style))
-        elif polarity(texts[i]) > 0:
-            for slot in slots_of(texts[i]):
-                if slot.value:
-                    by_key.setdefault((slot.name.partition(":")[0], slot.subject),
-                                      []).append((i, slot))
+    by_key = _filled_slots(texts, slotted)
     screened = range(n) if hints is None else [i for i in range(n) if hints[i]]
     changes = {i: c for i in screened if (c := change_of(texts[i])) is not None}
     folded = [fold(t) for t in texts] if changes else []
-    retired: dict[int, tuple[int, str]] = {}
-
-    def retire(old: int, new: int, reason: str) -> None:
-        # The newest retiring fact wins; a fact never retires one from its own time on.
-        earlier = times[old] < times[new] or (times[old] == times[new] and old < new)
-        if earlier and (old not in retired or times[retired[old][0]] < times[new]):
-            retired[old] = (new, reason)
-
+    retired = _Retirements(times)
     for members in by_key.values():
         for j, a in members:
             for i, b in members:
-                if (i != j and _same_slot_name(a.name, b.name) and a.value not in b.value
-                        and b.value not in a.value):
-                    retire(i, j, f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
+                if i != j and _values_differ(a, b):
+                    retired.retire(i, j,
+                                   f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
     for j, change in changes.items():
         for i in range(n):
-            if i != j and any(all(t[:3] in folded[i] for t in ended)
-                              for ended in change.screen_sets) and ends(change, texts[i]):
-                retire(i, j, change.reason)
-    return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.items())]
+            if i != j and _may_end(change, folded[i]) and ends(change, texts[i]):
+                retired.retire(i, j, change.reason)
+    return [(ids[i], ids[j], reason) for i, (j, reason) in sorted(retired.by_old.items())]
+
+
+def _filled_slots(texts: Sequence[str], slotted: Sequence[bool] | None
+                  ) -> dict[tuple[str, str], list[tuple[int, Slot]]]:
+    """The slots the affirmative texts fill (with the text's index), by (slot, subject);
+    ``slotted``: only the texts it marks."""
+    by_key: dict[tuple[str, str], list[tuple[int, Slot]]] = {}
+    for i, text in enumerate(texts):
+        if slotted is not None and not slotted[i]:
+            continue
+        style = answer_length(text)
+        if style is not None:
+            by_key.setdefault((style.name, style.subject), []).append((i, style))
+        elif polarity(text) > 0:
+            for slot in slots_of(text):
+                if slot.value:
+                    by_key.setdefault((slot.name.partition(":")[0], slot.subject),
+                                      []).append((i, slot))
+    return by_key
+
+
+def _may_end(change: Change, folded: str) -> bool:
+    """A cheap screen before :func:`ends`: the folded text holds the start of every
+    term of one of the things ``change`` ends."""
+    return any(all(t[:3] in folded for t in ended) for ended in change.screen_sets)
+
+
+def _values_differ(a: Slot, b: Slot) -> bool:
+    """Two fillings of one slot with values neither of which holds the other."""
+    return (_same_slot_name(a.name, b.name) and a.value not in b.value
+            and b.value not in a.value)
+
+
+class _Retirements:
+    """Which newer fact retires each older one (by index), and why."""
+
+    def __init__(self, times: Sequence[float]) -> None:
+        self.times = times
+        self.by_old: dict[int, tuple[int, str]] = {}
+
+    def retire(self, old: int, new: int, reason: str) -> None:
+        """The newest retiring fact wins; a fact never retires one from its own time on."""
+        times = self.times
+        earlier = times[old] < times[new] or (times[old] == times[new] and old < new)
+        if earlier and (old not in self.by_old or times[self.by_old[old][0]] < times[new]):
+            self.by_old[old] = (new, reason)
 
 
 # --- corrections: "it's X, not Y" applied to the fact it corrects --------------------
@@ -866,33 +929,47 @@ def corrected(correction: str, old: str) -> str | None:
     new, wrong = _core(m.group("x")), m.group("y")
     body = old.strip()
     if wrong:
-        wrong = _core(wrong)
-        # The new value may repeat words before the old one ("a ThinkPad T14, not an X1"
-        # in "... is a ThinkPad X1"): replace from the first repeated word on.
-        first = re.escape(new.split()[0])
-        span = re.search(rf"\b{first}\b(?:\s+\S+){{0,3}}?\s+{re.escape(wrong)}\b", body, re.I)
-        span = span or re.search(rf"\b{re.escape(wrong)}\b", body, re.I)
-        if span is None:
-            return None
-        text = body[:span.start()] + new + body[span.end():]
-        return text if fold(text) != fold(body) else None
+        return _replace_named(body, new, _core(wrong))
     new = m.group("x").strip()
     counted = re.fullmatch(r"(?P<n>\d+(?:\.\d+)?) (?P<what>[a-z]+)(?: [a-z]+)*", new, re.I)
     if counted:
-        # "3 kids" corrects the count of the same thing ("has 2 kids"), nothing else.
-        what = re.escape(counted.group("what")[:4])
-        spans = list(re.finditer(rf"\b\d+(?:\.\d+)?(?= {what})", body, re.I))
-        if len(spans) != 1:
-            return None
-        text = body[:spans[0].start()] + counted.group("n") + body[spans[0].end():]
-        return text if fold(text) != fold(body) else None
+        return _recount(body, counted)
     if _WEEKDAY.fullmatch(new):
         # "It's Thursday" corrects the only weekday, and the date resolved from it.
         days = list(_WEEKDAY_IN.finditer(body))
-        if len(days) != 1:
-            return None
-        text = body[:days[0].start()] + new + body[days[0].end():]
-        return text if fold(text) != fold(body) else None
+        return _spliced(body, days[0], new) if len(days) == 1 else None
+    return _replace_typed(body, new)
+
+
+def _spliced(body: str, span: re.Match[str], new: str) -> str | None:
+    """``body`` with ``new`` in place of ``span``; None when that changes nothing."""
+    text = body[:span.start()] + new + body[span.end():]
+    return text if fold(text) != fold(body) else None
+
+
+def _replace_named(body: str, new: str, wrong: str) -> str | None:
+    """"It's X, not Y": Y replaced by X. The new value may repeat words before the old
+    one ("a ThinkPad T14, not an X1" in "... is a ThinkPad X1"): replace from the first
+    repeated word on."""
+    first = re.escape(new.split()[0])
+    span = re.search(rf"\b{first}\b(?:\s+\S+){{0,3}}?\s+{re.escape(wrong)}\b", body, re.I)
+    span = span or re.search(rf"\b{re.escape(wrong)}\b", body, re.I)
+    if span is None:
+        return None
+    return _spliced(body, span, new)
+
+
+def _recount(body: str, counted: re.Match[str]) -> str | None:
+    """"3 kids" corrects the count of the same thing ("has 2 kids"), nothing else."""
+    what = re.escape(counted.group("what")[:4])
+    spans = list(re.finditer(rf"\b\d+(?:\.\d+)?(?= {what})", body, re.I))
+    if len(spans) != 1:
+        return None
+    return _spliced(body, spans[0], counted.group("n"))
+
+
+def _replace_typed(body: str, new: str) -> str | None:
+    """The only value of ``new``'s type (a date, a number, a name) replaced by it."""
     for kind in (_DATE, _NUMBER, _PROPER):
         if kind is _PROPER:
             fits = bool(_NAME_VALUE.fullmatch(new))
@@ -908,8 +985,7 @@ def corrected(correction: str, old: str) -> str | None:
         year = re.search(r",? \d{4}$", value.group(0)) if kind is _DATE else None
         if year and not re.search(r"\d{4}$", new):
             new += year.group(0)  # "5 May" corrects the day of "3 May 1990", not the year
-        text = body[:value.start()] + new + body[value.end():]
-        return text if fold(text) != fold(body) else None
+        return _spliced(body, value, new)
     return None
 
 

@@ -142,32 +142,40 @@ def contacts(doc: Doc, speaker: str) -> list[tuple[Frame, str]]:
     carried: dict[str, str] = {}  # kind -> qualifier, from an earlier sentence's own noun
     for sent in doc.sents:
         for kind, value, at in values(sent):
-            anchor = _anchor(sent, kind, at)
-            if anchor is not None and (_owner(anchor) == "other" or _past(anchor)):
-                continue  # "my wife's number is ...", "the old number was ..."
-            if anchor is None:
-                if _reach_me(sent):
-                    out.append(contact_frame(speaker, kind, value))
-                elif kind in carried and not _about_someone_else(sent):
-                    out.append(contact_frame(speaker, kind, value, carried[kind]))
-                continue
-            stands_for = contact_kind(anchor) is None  # "one": a noun said before
-            said_before = kind in carried or any(
-                contact_kind(t) == kind and t.idx < anchor.idx for t in sent)
-            if stands_for and not said_before and _owner(anchor) != "self":
-                continue  # "the new one is ..." with nothing before it to stand for
-            holder = _holder(anchor)
-            if holder == "other":
-                continue  # "Marco, my ex, has a new number: ..."
-            if _owner(anchor) == "self" or holder == "self" or \
-                    not _about_someone_else(sent):
-                which = qualifier(anchor) or (carried.get(kind, "") if stands_for else "")
-                out.append(contact_frame(speaker, kind, value, which))
+            found = _stated(sent, speaker, kind, value, _anchor(sent, kind, at), carried)
+            if found is not None:
+                out.append(found)
         for kind in ("phone", "email"):
             for noun in (t for t in sent if contact_kind(t) == kind):
                 if _owner(noun) == "self" or (_owner(noun) == "" and _holder(noun) == "self"):
                     carried[kind] = qualifier(noun)
     return out
+
+
+def _stated(sent: Span, speaker: str, kind: str, value: str, anchor: Token | None,
+            carried: dict[str, str]) -> tuple[Frame, str] | None:
+    """The speaker's contact ``value`` of ``kind`` in ``sent`` (``anchor``: the noun it
+    is said of, if any), or None when it is someone else's or a past one."""
+    if anchor is None:
+        if _reach_me(sent):
+            return contact_frame(speaker, kind, value)
+        if kind in carried and not _about_someone_else(sent):
+            return contact_frame(speaker, kind, value, carried[kind])
+        return None
+    if _owner(anchor) == "other" or _past(anchor):
+        return None  # "my wife's number is ...", "the old number was ..."
+    stands_for = contact_kind(anchor) is None  # "one": a noun said before
+    said_before = kind in carried or any(
+        contact_kind(t) == kind and t.idx < anchor.idx for t in sent)
+    if stands_for and not said_before and _owner(anchor) != "self":
+        return None  # "the new one is ..." with nothing before it to stand for
+    holder = _holder(anchor)
+    if holder == "other":
+        return None  # "Marco, my ex, has a new number: ..."
+    if _owner(anchor) == "self" or holder == "self" or not _about_someone_else(sent):
+        which = qualifier(anchor) or (carried.get(kind, "") if stands_for else "")
+        return contact_frame(speaker, kind, value, which)
+    return None
 
 
 def contact_frame(speaker: str, kind: str, value: str, qualifier: str = ""

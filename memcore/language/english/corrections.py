@@ -76,23 +76,11 @@ def _comma_not(doc: Doc) -> str | None:
 def correction(doc: Doc) -> str | None:
     """The fact ``doc`` corrects to, written as "It's X[, not Y].", or None."""
     for tok in doc:
-        if tok.lemma_ == "mean" and tok.tag_ == "VBD":
-            subject = next((c for c in tok.children if c.dep_ == "nsubj"), None)
-            if subject is None or subject.lower_ in _NOT_PEOPLE:
-                continue
-            value = next((c for c in tok.children if c.dep_ in _VALUE_DEPS), None)
-            if value is not None and value.pos_ in ("NOUN", "PROPN", "NUM", "ADJ"):
-                return _written(value)
-        if tok.lemma_ in ("correct", "correction") and ":" in doc.text:
-            colon = next(t for t in doc if t.text == ":")
-            after = [t for t in doc[colon.i + 1:] if t.head.i == t.i or t.dep_ == "ROOT"]
-            root = after[0] if after else None
-            if root is None or root.lemma_ != "be":
-                continue
-            subject = next((c for c in root.children if c.dep_ == "nsubj"), None)
-            value = next((c for c in root.children if c.dep_ in ("attr", "acomp")), None)
-            if subject is not None and subject.lower_ in ("it", "that") and value is not None:
-                return _written(value)
+        value = _meant(tok)
+        if value is None and tok.lemma_ in ("correct", "correction") and ":" in doc.text:
+            value = _after_colon(doc)
+        if value is not None:
+            return _written(value)
     if any(t.lemma_.lower() in _CUE_LEMMAS for t in doc):
         return _comma_not(doc)
     return _not_then(doc)
@@ -133,4 +121,31 @@ def _not_then(doc: Doc) -> str | None:
                  for span in (new, old))
     if valued and 0 < len(new) <= _MAX_VALUE_WORDS and 0 < len(old) <= _MAX_VALUE_WORDS:
         return f"It's {new.text}, not {old.text}."
+    return None
+
+
+def _meant(tok: Token) -> Token | None:
+    """The value of "<someone> meant <value>" when ``tok`` is that "meant"."""
+    if tok.lemma_ != "mean" or tok.tag_ != "VBD":
+        return None
+    subject = next((c for c in tok.children if c.dep_ == "nsubj"), None)
+    if subject is None or subject.lower_ in _NOT_PEOPLE:
+        return None
+    value = next((c for c in tok.children if c.dep_ in _VALUE_DEPS), None)
+    if value is not None and value.pos_ in ("NOUN", "PROPN", "NUM", "ADJ"):
+        return value
+    return None
+
+
+def _after_colon(doc: Doc) -> Token | None:
+    """The value of "it was <value>" after the colon of "let me correct that: ..."."""
+    colon = next(t for t in doc if t.text == ":")
+    after = [t for t in doc[colon.i + 1:] if t.head.i == t.i or t.dep_ == "ROOT"]
+    root = after[0] if after else None
+    if root is None or root.lemma_ != "be":
+        return None
+    subject = next((c for c in root.children if c.dep_ == "nsubj"), None)
+    value = next((c for c in root.children if c.dep_ in ("attr", "acomp")), None)
+    if subject is not None and subject.lower_ in ("it", "that") and value is not None:
+        return value
     return None

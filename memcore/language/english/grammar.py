@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from memcore.language.english.tables import VERB_FRAMES
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
 
 _AUXILIARIES = ("can", "cannot", "could", "would", "should", "must", "might", "shall",
                 "may", "are", "were", "was", "have", "do", "did", "is", "am")
@@ -52,6 +52,18 @@ def problem(doc: Doc) -> str | None:
     words = [t for t in doc if not t.is_punct and not t.is_space]
     if not words:
         return "empty"
+    found = _word_problem(doc, words)
+    if found is not None:
+        return found
+    for sent in doc.sents:
+        found = _clause_problem(sent)
+        if found is not None:
+            return found
+    return None
+
+
+def _word_problem(doc: Doc, words: list[Token]) -> str | None:
+    """A broken verb form, a doubled word, or a short scrap with no verb."""
     for tok in words:
         if tok.lower_ in BROKEN_FORMS and tok.pos_ != "PROPN":
             return f"broken verb form {tok.text!r}"
@@ -62,23 +74,33 @@ def problem(doc: Doc) -> str | None:
                                                for t in words)
             and not any(t.lower_ in ("'s", "\u2019s") for t in words)):
         return "no verb"  # a short scrap ("Bit terrified."); longer ones may be mis-tagged
-    for sent in doc.sents:
-        root = sent.root
-        children = list(root.children)
-        if root.pos_ == "AUX" and root.lemma_ == "be" and not any(
-                c.dep_ in _COMPLEMENTS for c in children):
-            return "'be' without a complement"
-        for tok in sent:
-            if tok.lower_ == "for" and tok.head.lemma_ == "ask" and tok.i > 0 \
-                    and tok.nbor(-1).lemma_ == "ask" and not _asks_for_a_thing(tok):
-                return "'asks for' without a thing asked for"
-            if tok.dep_ == "xcomp" and tok.head.lemma_ == "ask" and tok.pos_ == "VERB":
-                kept = [c for c in tok.children if c.dep_ not in ("aux", "punct")
-                        and not (c.dep_ == "prep" and c.lower_ == "from"
-                                 and any(g.lower_ == "now" for g in c.children))]
-                if not kept and tok.lemma_ not in _ASKS_ALONE:
-                    return f"'asks the assistant to {tok.text}' with nothing to {tok.text}"
     return None
+
+
+def _clause_problem(sent: Span) -> str | None:
+    """A 'be' without a complement, or an ask without what is asked."""
+    root = sent.root
+    if root.pos_ == "AUX" and root.lemma_ == "be" and not any(
+            c.dep_ in _COMPLEMENTS for c in root.children):
+        return "'be' without a complement"
+    for tok in sent:
+        if tok.lower_ == "for" and tok.head.lemma_ == "ask" and tok.i > 0 \
+                and tok.nbor(-1).lemma_ == "ask" and not _asks_for_a_thing(tok):
+            return "'asks for' without a thing asked for"
+        if _asks_to_do_nothing(tok):
+            return f"'asks the assistant to {tok.text}' with nothing to {tok.text}"
+    return None
+
+
+def _asks_to_do_nothing(tok: Token) -> bool:
+    """"asks the assistant to use": the verb asked for has no object of its own ("from
+    now" is none)."""
+    if not (tok.dep_ == "xcomp" and tok.head.lemma_ == "ask" and tok.pos_ == "VERB"):
+        return False
+    kept = [c for c in tok.children if c.dep_ not in ("aux", "punct")
+            and not (c.dep_ == "prep" and c.lower_ == "from"
+                     and any(g.lower_ == "now" for g in c.children))]
+    return not kept and tok.lemma_ not in _ASKS_ALONE
 
 
 # Asks that need no object ("asks the assistant to slow down" has a particle; these not).

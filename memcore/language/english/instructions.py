@@ -163,39 +163,75 @@ def _as_instruction(item: Doc, standing: bool, listed: str) -> str | None:
     lower = first.lower_
     following = item[first.i + 1:]
     if lower in ("always", "never") and len(following):
-        inner = _as_instruction(following.as_doc(), True, listed)
-        if inner is None:
-            return None
-        return f"never {inner}" if lower == "never" else inner
+        return _always_or_never(lower, following, listed)
     if lower == "no" and listed and len(following) and _is_verbless(following.as_doc()):
         return f"avoid {following.text.strip(' .!')}"
-    if lower in ("don't", "dont") or (lower == "do" and len(following)
-                                      and following[0].lower_ in ("n't", "not")):
+    if _opens_with_dont(lower, following):
         rest = text.split(None, 2 if lower == "do" else 1)[1:]
         return f"not {rest[-1]}" if rest and (standing or listed) else None
-    if lower == "back" and len(following) > 1 and following[0].lower_ == "to" and \
-            following[1].tag_ != "VBG" and (listed or standing or _a_kind_of_thing(following)):
+    if _back_to(lower, following, standing, listed):
         return f"go {text}"  # "back to short answers", not "back to throwing"
-    imperative = first.tag_ == "VB" or (first.tag_ in ("NN", "VBP") and len(following)
-                                         and lower in _FRAGMENT_VERBS)
-    if imperative and first.lemma_.lower() in STANDING_VERBS:
-        words = text.split()
-        if first.lemma_.lower() == "make" and len(words) > 2 and \
-                words[1].lower() in ("that", "it") and _STANDING.search(text):
-            # "make that structlog rather than plain logging": what to use instead
-            return "use " + " ".join(words[2:])
-        if not _has_content(first):
-            return None  # "switch from now on": to what?
-        if listed or (standing and not any(c.dep_ in ("dative", "iobj")
-                                           for c in first.children)) \
-                or _kind_of_thing(first):
-            return text
-        return None
-    if _is_verbless(item) and _a_thing_to_use(item) and (
-            listed == "rules" or (listed == "asked" and (
-                _for_a_purpose(item) or len(item) <= _MAX_BARE_ITEM))):
+    if _is_imperative(first, following) and first.lemma_.lower() in STANDING_VERBS:
+        return _imperative(first, text, standing, listed)
+    if _bare_thing_to_use(item, listed):
         return f"use {text}"
     return None
+
+
+def _always_or_never(lower: str, following: Span, listed: str) -> str | None:
+    """"always X" is X said as standing; "never X" is X's negation."""
+    inner = _as_instruction(following.as_doc(), True, listed)
+    if inner is None:
+        return None
+    return f"never {inner}" if lower == "never" else inner
+
+
+def _opens_with_dont(lower: str, following: Span) -> bool:
+    """"don't ...", "do not ...", "do n't ..."."""
+    if lower in ("don't", "dont"):
+        return True
+    return lower == "do" and bool(len(following)) and following[0].lower_ in ("n't", "not")
+
+
+def _back_to(lower: str, following: Span, standing: bool, listed: str) -> bool:
+    """"back to <a kind of thing>" said as a rule ("back to short answers")."""
+    return (lower == "back" and len(following) > 1 and following[0].lower_ == "to"
+            and following[1].tag_ != "VBG"
+            and bool(listed or standing or _a_kind_of_thing(following)))
+
+
+def _is_imperative(first: Token, following: Span) -> bool:
+    """A base-form verb, or a fragment verb a tagger read as a noun ("use mermaid")."""
+    if first.tag_ == "VB":
+        return True
+    return first.tag_ in ("NN", "VBP") and bool(len(following)) \
+        and first.lower_ in _FRAGMENT_VERBS
+
+
+def _imperative(first: Token, text: str, standing: bool, listed: str) -> str | None:
+    """An imperative of a standing verb: a rule when listed, said as standing, or about
+    a kind of thing."""
+    words = text.split()
+    if first.lemma_.lower() == "make" and len(words) > 2 and \
+            words[1].lower() in ("that", "it") and _STANDING.search(text):
+        # "make that structlog rather than plain logging": what to use instead
+        return "use " + " ".join(words[2:])
+    if not _has_content(first):
+        return None  # "switch from now on": to what?
+    for_someone = any(c.dep_ in ("dative", "iobj") for c in first.children)
+    if listed or (standing and not for_someone) or _kind_of_thing(first):
+        return text
+    return None
+
+
+def _bare_thing_to_use(item: Doc, listed: str) -> bool:
+    """A verbless item naming a tool or style in a list of rules, or one the assistant
+    asked for ("polars for dataframes", "British spelling")."""
+    if not (_is_verbless(item) and _a_thing_to_use(item)):
+        return False
+    if listed == "rules":
+        return True
+    return listed == "asked" and (_for_a_purpose(item) or len(item) <= _MAX_BARE_ITEM)
 
 
 def _a_kind_of_thing(span: Span) -> bool:
@@ -241,21 +277,7 @@ def instructions(doc: Doc, speaker: str, question: str,
     words that said it (its label and item) and "<speaker> asks the assistant to ...". ``question``
     is the assistant's turn before it (preferences asked for make a list of rules);
     ``parse`` parses the items (one batch)."""
-    asked = question.rstrip().endswith("?") and any(
-        w.strip("?.,!").lower().rstrip("s") in ASKS_PREFERENCE for w in question.split()[-14:])
-    plan: list[tuple[str, str, str, bool, str, str]] = []  # sentence, item, topic, ...
-    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
-    for sent in doc.sents:
-        kind, topic, rest = _label(sent)
-        rules_turn = rules_turn or kind == "rules"
-        body = rest if rest is not None else sent
-        standing = bool(_STANDING.search(sent.text))
-        listed = "rules" if rules_turn else kind or ("asked" if asked else "")
-        if not (listed or standing or _may_instruct(sent)):
-            continue  # most sentences: no item is parsed again
-        label = sent.text[:len(sent.text) - len(rest.text)] if rest is not None else ""
-        for item in _items(body):
-            plan.append((sent.text, item, topic, standing, listed, label))
+    plan = _plan(doc, _asks_preferences(question))
     if not plan:
         return []
     docs = parse([item for _, item, *_ in plan])
@@ -274,6 +296,37 @@ def instructions(doc: Doc, speaker: str, question: str,
         text = _third_person(_with_topic(_lowered(instruction, doc_), topic), speaker)
         out.append((sentence, text, f"{label} {item}".strip()))
     return [(said, _asks(speaker, text)) for said, text in _replacements(out)]
+
+
+def _asks_preferences(question: str) -> bool:
+    """Does the assistant's turn ask for the listener's preferences ("Any preferences
+    for the format?")?"""
+    return question.rstrip().endswith("?") and any(
+        w.strip("?.,!").lower().rstrip("s") in ASKS_PREFERENCE for w in question.split()[-14:])
+
+
+_Planned = tuple[str, str, str, bool, str, str]
+"""An item that may be an instruction: its sentence, the item, the topic of its label,
+whether the sentence says it is standing, the list it is in, and the label's words."""
+
+
+def _plan(doc: Doc, asked: bool) -> list[_Planned]:
+    """The items of the turn's sentences that may be instructions (most sentences give
+    none, so no item of theirs is parsed again)."""
+    plan: list[_Planned] = []
+    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
+    for sent in doc.sents:
+        kind, topic, rest = _label(sent)
+        rules_turn = rules_turn or kind == "rules"
+        body = rest if rest is not None else sent
+        standing = bool(_STANDING.search(sent.text))
+        listed = "rules" if rules_turn else kind or ("asked" if asked else "")
+        if not (listed or standing or _may_instruct(sent)):
+            continue
+        label = sent.text[:len(sent.text) - len(rest.text)] if rest is not None else ""
+        for item in _items(body):
+            plan.append((sent.text, item, topic, standing, listed, label))
+    return plan
 
 
 def _asks(speaker: str, instruction: str) -> str:

@@ -208,13 +208,7 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
         polarity = -1
         inner = next((c for c in xcomp.children if c.dep_ in ("xcomp", "pcomp", "ccomp")), None)
         verb = inner if inner is not None else xcomp
-    target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
-                                   None)
-    if target is None:
-        # "go back to short answers": the object of a preposition under "back"
-        found = next((f for head in (verb, *(c for c in verb.children if c.dep_ == "advmod"))
-                      if (f := _prep_object(head)) is not None), None)
-        target = found[1] if found else None
+    target = _instructed_thing(verb)
     if target is None:
         if verb is xcomp and polarity > 0:
             return subject, f"instruction:{verb.lemma_.lower()}", verb.lemma_.lower(), 1, ""
@@ -228,6 +222,18 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
     # "keep answers short": how the thing is to be is part of the value
     value += "".join(f" {_word(c)}" for c in verb.children if c.dep_ in ("oprd", "acomp"))
     return subject, f"instruction:{key}", value, polarity, ""
+
+
+def _instructed_thing(verb: Token) -> Token | None:
+    """What an instruction's verb is about: its object or complement, else the object
+    of a preposition under it or under an adverb of it ("go back to short answers")."""
+    target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
+                                   None)
+    if target is not None:
+        return target
+    found = next((f for head in (verb, *(c for c in verb.children if c.dep_ == "advmod"))
+                  if (f := _prep_object(head)) is not None), None)
+    return found[1] if found else None
 
 
 def _qualified(target: Token, verb: Token) -> str:
@@ -251,39 +257,54 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     polarity = -1 if _negated(root) else 1
     complement = next((c for c in root.children if c.dep_ in ("attr", "acomp", "oprd")), None)
     if possessed is not None:
-        noun = possessed.lemma_.lower()
-        if complement is not None and complement.lemma_.lower() in T.HEALED:
-            return subject, "health", _value(possessed), 1, "end"
-        if complement is None:
-            return None
-        value = _value(complement)
-        attribute = _noun_attribute(possessed)
-        if attribute is not None and attribute.startswith("relation:") and \
-                complement.pos_ != "PROPN":
-            # "Dan's wife is a paramedic": about the wife, not who she is
-            return _copula(root, f"{subject}'s {noun}", None)
-        if attribute is None:
-            kin = _kin_or_pet(possessed)
-            if kin is None or complement.pos_ != "PROPN":
-                # "Kenji's sister is a doctor": about the sister
-                owned = f"{subject}'s {noun}"
-                return _copula(root, owned, None) if kin is not None else None
-            attribute = kin[0]
-            value = complement.text.lower()
-        if attribute.startswith("contact:"):
-            value = contact_value(complement).lower()
-        if not _usable(value):
-            return None
-        del noun
-        return subject, attribute, value, polarity, ""
+        return _possessed_copula(root, subject, possessed, complement, polarity)
     if complement is None:
-        found = _prep_object(root, ("in", "at", "from"))
-        based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
-        if based is not None:
-            found = _prep_object(based, ("in", "at"))
-            if found:
-                return subject, "residence", _value(found[1]), polarity, ""
+        return _based_in(root, subject, polarity)
+    return _complement_frame(complement, subject, polarity)
+
+
+def _possessed_copula(root: Token, subject: str, possessed: Token, complement: Token | None,
+                      polarity: int) -> RawFrame | None:
+    """"<subject>'s <noun> is <value>": the noun names the attribute, or a relative or
+    pet the sentence is about."""
+    if complement is not None and complement.lemma_.lower() in T.HEALED:
+        return subject, "health", _value(possessed), 1, "end"
+    if complement is None:
         return None
+    owned = f"{subject}'s {possessed.lemma_.lower()}"
+    value = _value(complement)
+    attribute = _noun_attribute(possessed)
+    if attribute is not None and attribute.startswith("relation:") and \
+            complement.pos_ != "PROPN":
+        # "Dan's wife is a paramedic": about the wife, not who she is
+        return _copula(root, owned, None)
+    if attribute is None:
+        kin = _kin_or_pet(possessed)
+        if kin is None or complement.pos_ != "PROPN":
+            # "Kenji's sister is a doctor": about the sister
+            return _copula(root, owned, None) if kin is not None else None
+        attribute = kin[0]
+        value = complement.text.lower()
+    if attribute.startswith("contact:"):
+        value = contact_value(complement).lower()
+    if not _usable(value):
+        return None
+    return subject, attribute, value, polarity, ""
+
+
+def _based_in(root: Token, subject: str, polarity: int) -> RawFrame | None:
+    """A copula without a complement: only "is based in <place>" says something."""
+    based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
+    if based is None:
+        return None
+    found = _prep_object(based, ("in", "at"))
+    if not found:
+        return None
+    return subject, "residence", _value(found[1]), polarity, ""
+
+
+def _complement_frame(complement: Token, subject: str, polarity: int) -> RawFrame | None:
+    """"<subject> is <complement>": a diet, an age, a partner, a name or a job."""
     lemma = complement.lemma_.lower()
     if lemma in T.DIETS:
         return subject, "diet", lemma, polarity, ""
@@ -299,20 +320,33 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
         return None
     if lemma in T.HEALED and polarity > 0:
         return None
-    articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
-    if (complement.pos_ == "PROPN" and subject in ("i", "me") and not list(complement.lefts)
-            and not any(c.dep_ == "prep" for c in complement.children)):
+    if _names_the_speaker(complement, subject):
         return subject, "name", _word(complement), polarity, ""  # "I'm Dave"
-    # "is a nurse", "is the Courier's health correspondent", "is architect" (an article
-    # dropped, as many non-native speakers do), "I am chef" (parsed as an adjective).
+    if _job_complement(complement, lemma):
+        return subject, "job", _value(complement), polarity, ""
+    return None
+
+
+def _names_the_speaker(complement: Token, subject: str) -> bool:
+    """"I'm Dave": a bare proper noun the speaker is."""
+    return (complement.pos_ == "PROPN" and subject in ("i", "me")
+            and not list(complement.lefts)
+            and not any(c.dep_ == "prep" for c in complement.children))
+
+
+def _job_complement(complement: Token, lemma: str) -> bool:
+    """Does the complement name an occupation? "is a nurse", "is the Courier's health
+    correspondent", "is architect" (an article dropped, as many non-native speakers
+    do), "I am chef" (parsed as an adjective)."""
+    if complement.dep_ == "acomp" and lemma in T.JOB_NOUNS:
+        return True
+    if complement.pos_ != "NOUN" or not is_job(lemma):
+        return False
+    articled = any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in complement.children)
     bare = complement.tag_ == "NN" and not any(
         c.dep_ == "det" or (c.dep_ == "poss" and c.pos_ == "PRON")  # "my boss": a person
         for c in complement.children)
-    if (complement.pos_ == "NOUN" and is_job(lemma)
-            and (articled or bare or lemma in T.JOB_NOUNS)) \
-            or (complement.dep_ == "acomp" and lemma in T.JOB_NOUNS):
-        return subject, "job", _value(complement), polarity, ""
-    return None
+    return articled or bare or lemma in T.JOB_NOUNS
 
 
 def is_job(lemma: str) -> bool:
@@ -342,42 +376,15 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     "recovered from the flu", "broke up with Sam", "switched from vim to neovim"."""
     lemma = root.lemma_.lower()
     particle = _particle(root)
-    target: Token | None = None
     if lemma in T.SWITCH_VERBS:
-        found = _prep_object(root, ("from",))
-        if found is None and lemma in ("replace", "swap", "trade", "exchange"):
-            target = _object(root)
-        elif found is not None:
-            target = found[1]
+        target = _switched_from(root, lemma)
         if target is None:
             return None
     elif lemma in T.END_VERBS or (lemma, particle) in T.END_PHRASAL:
-        if (lemma, particle) in (("move", "out"),):
-            found = _prep_object(root, ("of",))
-            target = found[1] if found else None
-        else:
-            target = _object(root)
-        if target is not None and target.pos_ == "VERB":  # "stopped running": the habit
-            return subject, "end", target.lemma_.lower(), 1, "end"
-        if target is None:
-            xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "pcomp")), None)
-            if xcomp is not None:
-                inner = _object(xcomp)
-                value = _value(inner) if inner is not None else xcomp.lemma_.lower()
-                return subject, "end", value, 1, "end"
-            found = _prep_object(root, ("from", "with", "of", "on"))
-            if found is not None:
-                target = found[1]
-        if target is None:
-            if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
-                return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
-            if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
-                return None
-            if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
-                return subject, "end", _value(possessed), 1, "end"
-            if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended
-                return subject, "end", subject, 1, "end"
-            return None
+        ended = _ended(root, lemma, particle, subject, possessed)
+        if ended is None or isinstance(ended, tuple):
+            return ended
+        target = ended
     else:
         return None
     if target.lemma_.lower() in ("job", "work", "position", "post", "role"):
@@ -390,6 +397,55 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     if not _usable(value):
         return None
     return subject, "end", value, 1, "end"
+
+
+def _switched_from(root: Token, lemma: str) -> Token | None:
+    """What a switch left: "switched from vim", "replaced the old car"."""
+    found = _prep_object(root, ("from",))
+    if found is not None:
+        return found[1]
+    if lemma in ("replace", "swap", "trade", "exchange"):
+        return _object(root)
+    return None
+
+
+def _ended(root: Token, lemma: str, particle: str, subject: str, possessed: Token | None
+           ) -> Token | RawFrame | None:
+    """What an ending verb ended: the thing (a token, its frame still to write), or the
+    frame itself when no thing is named, or None."""
+    if (lemma, particle) == ("move", "out"):
+        found = _prep_object(root, ("of",))
+        target = found[1] if found else None
+    else:
+        target = _object(root)
+    if target is not None and target.pos_ == "VERB":  # "stopped running": the habit
+        return subject, "end", target.lemma_.lower(), 1, "end"
+    if target is not None:
+        return target
+    xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "pcomp")), None)
+    if xcomp is not None:
+        inner = _object(xcomp)
+        value = _value(inner) if inner is not None else xcomp.lemma_.lower()
+        return subject, "end", value, 1, "end"
+    found = _prep_object(root, ("from", "with", "of", "on"))
+    if found is not None:
+        return found[1]
+    return _nothing_named_ended(lemma, particle, subject, possessed)
+
+
+def _nothing_named_ended(lemma: str, particle: str, subject: str, possessed: Token | None
+                         ) -> RawFrame | None:
+    """An ending that names no thing: "Ann broke up" (her partner), "Kenji's dog Rex
+    died" (the possessed thing), "Rex died" (the subject); "Ann retired": nothing."""
+    if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
+        return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
+    if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
+        return None
+    if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
+        return subject, "end", _value(possessed), 1, "end"
+    if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended
+        return subject, "end", subject, 1, "end"
+    return None
 
 
 def _clause_root(doc: Doc | Span) -> Token:
@@ -433,8 +489,7 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     if possessed is not None and not copula and lemma not in T.HEALED_VERBS:
         # "my sister lives in Leeds": about the sister, not the speaker
         subject, possessed = f"{subject}'s {possessed.lemma_.lower()}", None
-    if lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
-                                    for c in root.children if c.dep_ in ("dobj", "dative")):
+    if _asks_the_assistant(root, lemma):
         return _instruction(root, subject)
     if copula:
         return _copula(root, subject, possessed)
@@ -442,11 +497,43 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
         ended = _end_event(root, subject, possessed)
         if ended is not None:
             return ended
-    polarity = -1 if negated else 1
+    return _verb_frame(root, lemma, subject, -1 if negated else 1)
+
+
+def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFrame | None:
+    """The frame a verb other than "be" gives: an age turned, its object, a thing taken
+    up, the object of one of its prepositions, or the job it is done as."""
     obj = _object(root)
     if lemma == "turn" and obj is not None and obj.like_num:  # "Alfie turned three"
         return subject, "age", age_value(obj) or _value(obj), polarity, ""
-    if obj is not None and (lemma, "") in T.VERB_FRAMES:
+    if obj is not None and _frames_its_object(lemma):
+        return _object_frame(lemma, obj, subject, polarity)
+    adopted = _adopted(root, obj, lemma)
+    if adopted is not None:  # "upgraded to Python 3.12": what X the subject uses now
+        return subject, *adopted, polarity, ""
+    by_prep = _prep_frame(root, lemma, obj, subject, polarity)
+    if by_prep is not None:
+        return by_prep
+    job = _as_job(root)
+    if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
+        return subject, "job", _value(job), polarity, ""
+    return None
+
+
+def _asks_the_assistant(root: Token, lemma: str) -> bool:
+    """"<subject> asks the assistant to ...": an ask verb whose object is the assistant."""
+    return lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
+                                        for c in root.children if c.dep_ in ("dobj", "dative"))
+
+
+def _frames_its_object(lemma: str) -> bool:
+    """Does the verb's object carry the value ("uses vim", "has a dog")?"""
+    return (lemma, "") in T.VERB_FRAMES or lemma in ("have", "get", "own")
+
+
+def _object_frame(lemma: str, obj: Token, subject: str, polarity: int) -> RawFrame | None:
+    """The frame of a verb whose object is the value (see :func:`_frames_its_object`)."""
+    if (lemma, "") in T.VERB_FRAMES:
         attribute = T.VERB_FRAMES[(lemma, "")]
         if lemma == "take" and obj.lemma_.lower() not in ("medication", "medicine", "pill"):
             attribute = "takes"
@@ -457,36 +544,41 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
             attribute = unit
         value = _value(obj)
         return (subject, attribute, value, polarity, "") if _usable(value) else None
-    if obj is not None and lemma in ("have", "get", "own"):
-        kin = _kin_or_pet(obj)
-        if kin is not None:
-            return subject, kin[0], kin[1], polarity, ""
-        value = _value(obj)
-        return (subject, "has", value, polarity, "") if _usable(value) else None
-    adopted = _adopted(root, obj, lemma)
-    if adopted is not None:  # "upgraded to Python 3.12": what X the subject uses now
-        return subject, *adopted, polarity, ""
+    kin = _kin_or_pet(obj)
+    if kin is not None:
+        return subject, kin[0], kin[1], polarity, ""
+    value = _value(obj)
+    return (subject, "has", value, polarity, "") if _usable(value) else None
+
+
+def _prep_frame(root: Token, lemma: str, obj: Token | None, subject: str,
+                polarity: int) -> RawFrame | None:
+    """The frame a verb and one of its prepositions give ("lives in Leeds")."""
     for child in root.children:
-        if child.dep_ in ("prep", "agent", "dative"):
-            by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
-            if by_prep == "residence" and obj is not None:
-                continue  # "moved the repo to ...": something else moved, not the subject
-            pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
-            if pobj is not None and (by_prep in ("residence", "employer")
-                                     or lemma in T.UNIT_VERBS):
-                unit = work_unit(pobj)  # "moving to the pricing team", "works on X project"
-                if unit is not None:
-                    return subject, unit, _value(pobj), polarity, ""
-            if by_prep == "residence" and pobj is not None and not is_place(pobj):
-                continue  # "moved to another project": a change, but not of home
-            if by_prep and pobj is not None:
-                value = _value(pobj)
-                if _usable(value):
-                    return subject, by_prep, value, polarity, ""
-    job = _as_job(root)
-    if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
-        return subject, "job", _value(job), polarity, ""
+        if child.dep_ not in ("prep", "agent", "dative"):
+            continue
+        by_prep = T.VERB_FRAMES.get((lemma, child.lower_))
+        if by_prep == "residence" and obj is not None:
+            continue  # "moved the repo to ...": something else moved, not the subject
+        pobj = next((c for c in child.children if c.dep_ == "pobj"), None)
+        unit = _unit_by_prep(pobj, by_prep, lemma)
+        if unit is not None and pobj is not None:
+            return subject, unit, _value(pobj), polarity, ""
+        if by_prep == "residence" and pobj is not None and not is_place(pobj):
+            continue  # "moved to another project": a change, but not of home
+        if by_prep and pobj is not None:
+            value = _value(pobj)
+            if _usable(value):
+                return subject, by_prep, value, polarity, ""
     return None
+
+
+def _unit_by_prep(pobj: Token | None, by_prep: str | None, lemma: str) -> str | None:
+    """The unit of work a preposition's object names where a home, an employer or a
+    unit could be meant ("moving to the pricing team", "works on X project")."""
+    if pobj is None or not (by_prep in ("residence", "employer") or lemma in T.UNIT_VERBS):
+        return None
+    return work_unit(pobj)
 
 
 def _adopted(root: Token, obj: Token | None, lemma: str) -> tuple[str, str] | None:

@@ -34,14 +34,25 @@ def _mentions(sent: Span) -> list[str]:
                     if subject.dep_ in ("nsubj", "nsubjpass"):
                         found.pop(subject.i, None)
             found[tok.i] = f"{first.text} {tok.text}" if first is not None else tok.text
-        elif tok.lemma_.lower() in T.KIN and tok.pos_ in ("NOUN", "PROPN") and not any(
-                _a_person(c) for c in tok.children):  # "my sister Lin": one person, Lin
-            owner = next((c for c in tok.children if c.dep_ == "poss"), None)
-            if owner is not None and owner.lower_ == "my":
-                found[tok.i] = f"my {tok.text}"
-            elif owner is None and tok.text[:1].isupper() and tok.tag_ == "NNP":
-                found[tok.i] = tok.text  # "Mum", said as a name
+            continue
+        kin = _kin_named(tok)
+        if kin is not None:
+            found[tok.i] = kin
     return list(found.values())
+
+
+def _kin_named(tok: Token) -> str | None:
+    """A relative named by a kin word: "my sister", "Mum" said as a name; not "my sister
+    Lin" (one person, Lin)."""
+    if tok.lemma_.lower() not in T.KIN or tok.pos_ not in ("NOUN", "PROPN") or any(
+            _a_person(c) for c in tok.children):
+        return None
+    owner = next((c for c in tok.children if c.dep_ == "poss"), None)
+    if owner is not None and owner.lower_ == "my":
+        return f"my {tok.text}"
+    if owner is None and tok.text[:1].isupper() and tok.tag_ == "NNP":
+        return tok.text  # "Mum", said as a name
+    return None
 
 
 def _a_person(tok: Token) -> bool:

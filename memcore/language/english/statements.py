@@ -348,32 +348,30 @@ def _clause_statements(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
                 or event or not value or _planned(clause)):
             continue
         tok = _name_token(clause) if attribute == "name" else _value_token(clause, value)
-        if tok is None:
-            continue
-        if attribute == "name":  # "I'm Marcus, political reporter at the Courier"
-            found.append(framed(speaker, attribute, value, tok.text))
-            found += _appositive_job(tok, speaker)
-            continue
-        if attribute in ("contact:phone", "contact:email"):
-            continue  # found by the value's shape (:mod:`.contacts`)
-        if attribute.startswith("contact:"):  # an address as written
-            written = contact_value(tok)
-            found.append(framed(speaker, attribute, value, written))
-            continue
-        if attribute == "job":  # the noun and its own modifiers ("staff nurse")
-            words = _job_words(tok)
-            found.append(framed(speaker, attribute, words.lower(), words))
-            found += _employer(clause, tok, speaker)
-            continue
-        if attribute == "age":  # "I am seventy-four": 74
-            years = age_value(tok)
-            if years is not None:
-                found.append(framed(speaker, attribute, years, years))
-            continue
-        if _unnamed(tok):
-            continue  # "at a school in Leeds": no name to write
-        found.append(framed(speaker, attribute, value, surface(tok)))
+        if tok is not None:
+            found += _written_statements(clause, tok, speaker, attribute, value)
     return found
+
+
+def _written_statements(clause: Token, tok: Token, speaker: str, attribute: str,
+                        value: str) -> list[tuple[Frame, str]]:
+    """The statements one clause makes of ``attribute`` (its value at ``tok``)."""
+    if attribute == "name":  # "I'm Marcus, political reporter at the Courier"
+        return [framed(speaker, attribute, value, tok.text), *_appositive_job(tok, speaker)]
+    if attribute in ("contact:phone", "contact:email"):
+        return []  # found by the value's shape (:mod:`.contacts`)
+    if attribute.startswith("contact:"):  # an address as written
+        return [framed(speaker, attribute, value, contact_value(tok))]
+    if attribute == "job":  # the noun and its own modifiers ("staff nurse")
+        words = _job_words(tok)
+        return [framed(speaker, attribute, words.lower(), words),
+                *_employer(clause, tok, speaker)]
+    if attribute == "age":  # "I am seventy-four": 74
+        years = age_value(tok)
+        return [framed(speaker, attribute, years, years)] if years is not None else []
+    if _unnamed(tok):
+        return []  # "at a school in Leeds": no name to write
+    return [framed(speaker, attribute, value, surface(tok))]
 
 
 def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span | None:
@@ -383,32 +381,54 @@ def _restored(sent: Span, parse: Callable[[Sequence[str]], list[Doc]]) -> Span |
     the "I"), read again with the "I" put back; None for any other sentence. The caller
     asks only where the turn is the speaker's: at its start, or after a sentence of the
     speaker's ("My brother had a rough year. Moved back to Leeds." is the brother's)."""
-    start = 0  # past a greeting or a label: "Hi! Moved ...", "Update: moved ..."
-    while start < len(sent) and (sent[start].pos_ in ("INTJ", "PUNCT") or (
-            start + 1 < len(sent) and sent[start + 1].text == ":")):
-        start += 2 if start + 1 < len(sent) and sent[start + 1].text == ":" else 1
-    opener = next((t for t in sent[start:] if t.pos_ not in ("ADV", "INTJ", "PUNCT")), None)
-    if opener is None or any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in opener.children) \
-            or any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i < opener.i for t in sent):
-        return None  # the opening verb has a subject of its own
-    present = opener is not None and opener.lemma_.lower() in T.SELF_VERBS and opener.tag_ in (
-        "VB", "VBP", "NN")  # "work part time at X": no imperative to the listener
-    if opener is None or not (present or opener.tag_ in ("VBD", "VBN") or (
-            opener.pos_ == "PROPN" and opener.lower_.endswith("ed"))):
-        return None  # only a past tense (or one the parser took for a name) is parsed again
+    start = _past_greeting(sent)
+    present = _opens_without_subject(sent, start)
+    if present is None:
+        return None
     text = sent[start:].text.strip()
     if not text[:1].isalpha() or len(text) > 200:
         return None
     first = text.split(" ", 1)[0]
     lowered = text if first.isupper() and len(first) > 1 else text[:1].lower() + text[1:]
     again = next(iter(parse([f"I {lowered}"])[0].sents))
+    return again if _opens_with_i_and_verb(again, present) else None
+
+
+def _opens_without_subject(sent: Span, start: int) -> bool | None:
+    """Does the sentence (from ``start``) open with a verb that has no subject of its
+    own: a past tense (or one the parser took for a name), False, or a present one of
+    how the speaker lives, True? None for any other opening."""
+    opener = next((t for t in sent[start:] if t.pos_ not in ("ADV", "INTJ", "PUNCT")), None)
+    if opener is None or any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in opener.children) \
+            or any(t.dep_ in ("nsubj", "nsubjpass", "expl") and t.i < opener.i for t in sent):
+        return None  # the opening verb has a subject of its own
+    present = opener.lemma_.lower() in T.SELF_VERBS and opener.tag_ in (
+        "VB", "VBP", "NN")  # "work part time at X": no imperative to the listener
+    if not (present or opener.tag_ in ("VBD", "VBN") or (
+            opener.pos_ == "PROPN" and opener.lower_.endswith("ed"))):
+        return None  # only a past tense (or one the parser took for a name) is parsed again
+    return present
+
+
+def _past_greeting(sent: Span) -> int:
+    """Where the sentence starts past a greeting or a label: "Hi! Moved ...", "Update:
+    moved ..."."""
+    start = 0
+    while start < len(sent) and (sent[start].pos_ in ("INTJ", "PUNCT") or (
+            start + 1 < len(sent) and sent[start + 1].text == ":")):
+        start += 2 if start + 1 < len(sent) and sent[start + 1].text == ":" else 1
+    return start
+
+
+def _opens_with_i_and_verb(again: Span, present: bool) -> bool:
+    """"I <verb> ...": the "I" put back is the subject of a past-tense verb (or, with
+    ``present``, a present one of how one lives), and only adverbs ("just", "finally",
+    ...) come between them."""
     speaker = again[0]
     verb = speaker.head
     if verb.tag_ not in (("VBD", "VBP") if present else ("VBD",)) or speaker.dep_ != "nsubj":
-        return None
-    if any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:verb.i - again.start]):
-        return None  # the verb opens the sentence (after "just", "finally", ...)
-    return again
+        return False
+    return not any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:verb.i - again.start])
 
 
 def statements(doc: Doc, speaker: str,

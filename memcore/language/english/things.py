@@ -114,26 +114,35 @@ def _expletive(pronoun: Token) -> bool:
     """Is this "it" a placeholder (weather, time, a clause said later), not a thing?"""
     verb = _predicate(pronoun)
     kids = list(verb.children)
+    if _a_placeholder_verb(verb, kids):
+        return True
+    if any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("when", "if")
+                                     for m in c.children) for c in kids):
+        return True  # "it annoys me when ..."
+    if any(c.dep_ == "prep" and c.lower_ in _LIKE for c in kids):
+        return True  # "it looks like we're moving"
+    return any(c.dep_ in ("acomp", "attr", "oprd") and _a_time_or_weather(c) for c in kids)
+
+
+def _a_placeholder_verb(verb: Token, kids: list[Token]) -> bool:
+    """A verb whose "it" stands for weather, a clause said later or a stretch of time."""
     deps = {c.dep_ for c in kids}
     if verb.lemma_.lower() in _WEATHER_VERBS | _RAISING or deps & {"ccomp", "csubj"}:
         return True  # "it's raining", "it turns out ...", "it seems ... that ..."
     if any(c.dep_ == "xcomp" and any(a.lower_ == "to" for a in c.children) for c in kids) \
             and (verb.lemma_ != "be" or deps & {"acomp", "attr"}):
         return True  # "it's nice to be home", "it takes an hour to get there"
-    if verb.lower_ == "been" and any(c.dep_ == "acomp" and c.tag_ == "JJ" for c in kids):
-        return True  # "it's been hectic" (a stretch of time), not "it's been broken"
-    if any(c.dep_ == "advcl" and any(m.dep_ == "mark" and m.lower_ in ("when", "if")
-                                     for m in c.children) for c in kids):
-        return True  # "it annoys me when ..."
-    if any(c.dep_ == "prep" and c.lower_ in _LIKE for c in kids):
-        return True  # "it looks like we're moving"
-    for c in kids:
-        if c.dep_ in ("acomp", "attr", "oprd"):
-            if {c.lemma_.lower(), c.lower_} & (_WEATHER | _TIMES) or c.pos_ in ("NUM", "PRON"):
-                return True  # "it's so hot", "it's been ages", "it's 40 degrees", "it's me"
-            if any(n.dep_ == "nummod" for n in c.children):
-                return True  # "it's 40 degrees"
-    return False
+    # "it's been hectic" (a stretch of time), not "it's been broken"
+    return verb.lower_ == "been" and any(c.dep_ == "acomp" and c.tag_ == "JJ" for c in kids)
+
+
+def _a_time_or_weather(complement: Token) -> bool:
+    """"it's so hot", "it's been ages", "it's 40 degrees", "it's me": a complement of
+    weather, time, a number or a pronoun."""
+    if {complement.lemma_.lower(), complement.lower_} & (_WEATHER | _TIMES) or \
+            complement.pos_ in ("NUM", "PRON"):
+        return True
+    return any(n.dep_ == "nummod" for n in complement.children)  # "it's 40 degrees"
 
 
 def _pieces(tok: Token) -> list[Token]:
@@ -290,27 +299,39 @@ def resolve(doc: Doc, before: Sequence[str | None] = ()) -> str:
         if pronoun is None:
             pronoun = _liked(sent)
         found: str | None = None
-        if pronoun is not None and (_the_one(_predicate(pronoun)) if pronoun.lower_ != "it"
-                                    else pronoun.dep_ == "dobj" or not _expletive(pronoun)):
+        if pronoun is not None and _stands_for_a_thing(pronoun):
             names = set(context)
             if len(names) == 1 and None not in names:
                 (found,) = names
         if found is not None and pronoun is not None:
-            end, words = pronoun.idx + len(pronoun.text), found
-            nxt = pronoun.doc[pronoun.i + 1] if pronoun.i + 1 < len(pronoun.doc) else None
-            if nxt is not None and nxt.text[:1] in "'\u2019" and nxt.lemma_ in _CONTRACTIONS:
-                # "that's" -> "... is": a "'s" after an address or number reads badly
-                end, words = nxt.idx + len(nxt.text), words + _CONTRACTIONS[nxt.lemma_]
-            if pronoun.text[:1].isupper() and "@" not in words.split()[0]:
-                words = words[:1].upper() + words[1:]
-            elif not pronoun.text[:1].isupper() and words.split()[0] in _LOWER:
-                words = words[:1].lower() + words[1:]  # "and it's" -> "and my Kobo's"
-            edits.append((pronoun.idx, end, words))
+            edits.append(_edit(pronoun, found))
         context = things(sent) if found is None else [found]
     text = doc.text
     for start, end, words in reversed(edits):
         text = text[:start] + words + text[end:]
     return text
+
+
+def _stands_for_a_thing(pronoun: Token) -> bool:
+    """An "it" that is no placeholder (or an object), a "that"/"this" that "is the one"."""
+    if pronoun.lower_ != "it":
+        return _the_one(_predicate(pronoun))
+    return pronoun.dep_ == "dobj" or not _expletive(pronoun)
+
+
+def _edit(pronoun: Token, found: str) -> tuple[int, int, str]:
+    """``(start, end, words)``: the thing's words in place of the pronoun (and of a
+    contracted verb after it), capitalized as the pronoun was."""
+    end, words = pronoun.idx + len(pronoun.text), found
+    nxt = pronoun.doc[pronoun.i + 1] if pronoun.i + 1 < len(pronoun.doc) else None
+    if nxt is not None and nxt.text[:1] in "'\u2019" and nxt.lemma_ in _CONTRACTIONS:
+        # "that's" -> "... is": a "'s" after an address or number reads badly
+        end, words = nxt.idx + len(nxt.text), words + _CONTRACTIONS[nxt.lemma_]
+    if pronoun.text[:1].isupper() and "@" not in words.split()[0]:
+        words = words[:1].upper() + words[1:]
+    elif not pronoun.text[:1].isupper() and words.split()[0] in _LOWER:
+        words = words[:1].lower() + words[1:]  # "and it's" -> "and my Kobo's"
+    return pronoun.idx, end, words
 
 
 def last_things(doc: Doc, other: bool = False) -> list[str | None]:

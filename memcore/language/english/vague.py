@@ -41,20 +41,27 @@ def vague(doc: Doc) -> bool:
     subject = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
     if subject is None:
         return False
-    complements = [c for c in root.children if c.dep_ in ("acomp", "attr", "oprd")]
-    # "Ben's German isn't good enough", "her kidneys weren't happy": a state of something
-    # of someone's, or negated, is no passing mood.
-    moody = not any(c.dep_ == "neg" for c in root.children) and \
-        not any(c.dep_ == "poss" for c in subject.children)
     others = [t for t in root.subtree if t.i != subject.i and t not in subject.subtree
               and _content(t)]
-    if moody and root.lemma_.lower() in _FEEL_VERBS and complements and all(
-            c.lemma_.lower() in MOODS or c.lower_ in MOODS for c in complements) and not others:
-        return True  # "Tom feels awful about it", "the house is quiet"
-    if moody and root.lower_ in MOODS and any(c.lemma_ == "be" for c in root.children) \
-            and not others:
-        return True  # "Sophie is thrilled" (parsed as a passive)
+    if _a_mood(root, subject) and not others:
+        return True
     if subject.lower_ in _PRONOUNS and not any(_content(t) for t in subject.subtree):
         return not others  # "It was great", "She loved it"
     objects = [c for c in root.children if c.dep_ in ("dobj", "obj")]
     return bool(objects) and all(o.lower_ in _PRONOUNS for o in objects) and not others
+
+
+def _a_mood(root: Token, subject: Token) -> bool:
+    """Does the clause predicate a passing mood of its subject ("Tom feels awful about
+    it", "the house is quiet", "Sophie is thrilled")? "Ben's German isn't good enough",
+    "her kidneys weren't happy": a state of something of someone's, or negated, is no
+    passing mood."""
+    if any(c.dep_ == "neg" for c in root.children) or \
+            any(c.dep_ == "poss" for c in subject.children):
+        return False
+    complements = [c for c in root.children if c.dep_ in ("acomp", "attr", "oprd")]
+    if root.lemma_.lower() in _FEEL_VERBS and complements and all(
+            c.lemma_.lower() in MOODS or c.lower_ in MOODS for c in complements):
+        return True
+    # "Sophie is thrilled" (parsed as a passive)
+    return root.lower_ in MOODS and any(c.lemma_ == "be" for c in root.children)
