@@ -324,6 +324,9 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("kemi here, 25, barista at the corner cafe in bristol",
      ["Jade's name is Kemi.", "Jade is 25 years old.", "Jade works as a barista.",
       "Jade works at Corner Cafe.", "Jade lives in Bristol."]),
+    # "of" after a job names the employer, never a place to live.
+    ("Hi, Jade here, founder and CEO of Loomly.",
+     ["Jade's name is Jade.", "Jade works as a founder.", "Jade works as a CEO."]),
     # An aside in brackets is no part of a value.
     ("Hi, Jade here, nurse at a clinic in Porto (Hospital da Luz).",
      ["Jade's name is Jade.", "Jade works as a nurse.", "Jade lives in Porto."]),

@@ -254,7 +254,9 @@ def _place(head: Token, speaker: str) -> list[tuple[Frame, str]]:
     in Leeds*" (a place name, not "in a band")."""
     for tok in head.subtree:
         if tok.dep_ == "pobj" and tok.head.lower_ in T.PLACE_PREPS and (
-                tok.pos_ == "PROPN" or is_place_name(tok.text)):  # "... in manchester"
+                (tok.pos_ == "PROPN" and not (tok.head.lower_ == "of"  # "CEO of Basil": no place
+                                              and is_job(tok.head.head.lemma_.lower())))
+                or is_place_name(tok.text)):  # "... in manchester"
             prep = tok.head
             if prep.head.lemma_.lower() == "base" or _through_phrases(prep, head):
                 return [framed(speaker, "residence", value_of(tok), surface(tok))]
