@@ -23,7 +23,7 @@ respelled (:mod:`.respelling`: "pls delte my adress").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memcore.core.forget import ForgetRequest, ForgetTarget
@@ -922,156 +922,300 @@ def _in_memory(verb: Token) -> bool:
     return False
 
 
-def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool] | None:
+# What one request verb asks: its targets, whether it refers back, whether it asks for
+# everything, and whether it asks only beside another request.
+_Ask = tuple[list[ForgetTarget], bool, bool, bool]
+_Found = tuple["Token", list[ForgetTarget], bool, bool, bool]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One request verb of a sentence, with what it acts on."""
+
+    sent: Span
+    verb: Token
+    cls: str
+    lemma: str
+    obj: Token | None
+    said: Token | None
+    relative: Token | None
+    source: str | None
+    removing: bool
+    worldly: bool
+
+
+def _verb_may_ask(sent: Span, verb: Token, lemma: str) -> bool:
+    """A verb, or a noun or adjective only where the parser missed an imperative."""
+    if lemma == "rid":
+        return True
+    if verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX", "ADJ"):
+        return False
+    return verb.pos_ == "VERB" or verb.i == sent.start or verb.dep_ == "ROOT"
+
+
+def _is_negated(verb: Token, anchor: Token) -> bool:
+    """The verb or its anchor is negated ("don't", "never")."""
+    return any(c.dep_ == "neg" or c.lower_ in ("never",)
+               for c in (*verb.children, *anchor.children))
+
+
+def _unsaid(verb: Token, negated: bool) -> bool:
+    """A saying verb that takes back what was said here: "I shouldn't have told you
+    that" (the speaker regrets having said it), "pretend I never said that"."""
+    subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+    auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
+    mine = negated and subject is not None and subject.lower_ == "i"
+    if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
+                      or verb.head.lemma_.lower() in UNSAY_HEADS)) \
+            and not _regretted(verb, negated):
+        return False
+    return _told_me(verb)  # "I shouldn't have told my boss about it": not said here
+
+
+def _class_asks(verb: Token, anchor: Token, cls: str, negated: bool) -> bool:
+    """The verb's class, its negation and its addressee make it a request."""
+    if cls == "say":
+        return _unsaid(verb, negated)
+    if cls == "keep":
+        return _kept_declined(verb, negated)
+    if negated or not _addressed(anchor):  # "don't forget my appointment"
+        return False
+    # "let's forget about work for a minute": put off, not erased
+    return not (_for_a_while(verb) and not _mine_asked(verb))
+
+
+def _said_over(verb: Token) -> Token | None:
+    """"Forget I said that." (parsed with "Forget" under "said"): the saying verb."""
+    head = verb.head
+    if verb.dep_ in ("intj", "advmod", "dep", "advcl") \
+            and head.lemma_.lower() in SAY_VERBS and any(
+                c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
+        return head
+    return None
+
+
+def _reading(sent: Span, verb: Token, cls: str) -> _Reading:
+    """What the request verb acts on, and whether it removes things of the world."""
+    lemma = verb.lemma_.lower()
+    obj, said = _object(verb)
+    relative = _free_relative(verb) if obj is None and said is None else None
+    if said is None:
+        over = _said_over(verb)
+        if over is not None:
+            said, obj = over, None
+    source = _source(verb, obj if obj is not None else relative)
+    # A removing verb asks to forget only what is kept or said, never a thing taken
+    # out of somewhere else ("remove my name from the mailing list").
+    removing = cls == "remove" and source != "memory"
+    # "don't hold on to / write down X" also says things of the world ("the past").
+    worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
+    return _Reading(sent=sent, verb=verb, cls=cls, lemma=lemma, obj=obj, said=said,
+                    relative=relative, source=source, removing=removing, worldly=worldly)
+
+
+def _ignored_only(r: _Reading) -> bool:
+    """"ignore my typo" asks nothing; "ignore what I said / the bit about my ex"
+    retracts."""
+    if r.lemma != "ignore" or r.said is not None or r.source == "memory":
+        return False
+    obj = r.obj
+    return not (obj is not None and (obj.lower_ == "what" or (
+        obj.lemma_.lower() in GENERIC
+        and _mine(_about_said(obj) or _about(r.verb) or obj))))
+
+
+def _everything_back(r: _Reading) -> _Ask | None:
+    """"erase all of that" refers back; "drop all of that" asks nothing."""
+    if r.removing:
+        return None
+    return [], True, False, False
+
+
+def _everything_about(r: _Reading) -> _Ask | None:
+    """"forget everything (you know) about X": X, or the whole scope."""
+    obj = r.obj
+    assert obj is not None
+    about = _about_said(obj) or _about(r.verb)
+    if about is None and r.removing and not _tells_of(obj):
+        return None  # "drop everything and come here"
+    if about is not None and r.removing and about.head.lower_ == "of" \
+            and not _tells_of(obj) and not _kept_thing(about):
+        return None  # "delete all of my old files": the files, things of the world
+    if about is None and any(
+            p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
+            for p in obj.children):
+        return None  # "everything <prep> X" unread: never the whole scope for it
+    if about is not None and about.lower_ in ("me", "myself") and (
+            not r.removing or _tells_of(obj)):
+        about = None  # "forget everything you know about me": the whole scope
+    targets = _targets(about) if about is not None else []
+    if about is not None and not targets:
+        return None
+    return targets, False, about is None, False
+
+
+def _what_said(r: _Reading) -> _Ask | None:
+    """"forget what I said (about X)", "forget that I mentioned my loan"."""
+    clause = r.said if r.said is not None else r.obj
+    assert clause is not None
+    about = _about(clause)
+    if about is None and r.said is not None:  # "forget that I mentioned my loan"
+        about = next((c for c in r.said.children if c.dep_ in ("dobj", "obj")
+                      and c.lower_ not in BACK | {"you", "what"}), None)
+    targets = _targets(about) if about is not None else []
+    return targets, not targets, False, False
+
+
+def _back_object(r: _Reading) -> _Ask | None:
+    """"forget it", "delete that": what it refers to, in the sentence or before."""
+    obj = r.obj
+    assert obj is not None
+    if r.lemma == "forget" and obj.lower_ == "it" and _dismissed(r.sent, r.verb):
+        return None
+    along = r.removing and r.lemma not in RETRACT_VERBS  # "delete that" may be code or a list
+    # "Never mind what I said about my ex, please forget it": "it" is that.
+    told = next((t for t in r.sent if t.lemma_.lower() in SAY_VERBS
+                 and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
+                 and _about(t) is not None), None)
+    targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
+    # "About the address I gave you, please forget it": "it" is what it is about
+    fronted = _about(r.verb)
+    if not targets and fronted is not None and fronted.i < r.verb.i \
+            and fronted.lower_ not in BACK:
+        targets = _targets(fronted)
+    return targets, not targets, False, along
+
+
+def _info_back(r: _Reading) -> _Ask | None:
+    """"please remove that info": what was just said, as information, or (alone: no
+    request) what the assistant just gave."""
+    return [], True, False, r.removing
+
+
+def _named_object(r: _Reading) -> _Ask | None:
+    """"forget my address"; "erase the bit about my debt" (the parser may hang "about"
+    on the verb)."""
+    obj = r.obj
+    assert obj is not None
+    about = (_about_said(obj) or _about(r.verb)) if obj.lemma_.lower() in GENERIC else None
+    targets = _targets(about if about is not None else obj)
+    if not targets:
+        return None
+    if r.worldly and about is None and not _kept_thing(obj):
+        return None  # "delete my last email to Tom", "throw out my old shoes"
+    return targets, False, False, False
+
+
+def _relative_clause(r: _Reading) -> _Ask | None:
+    """"forget where I live"; "remove where I put it" moves a thing."""
+    assert r.relative is not None
+    found = _clause_target(r.relative)
+    if found is None or (r.removing and r.source != "memory"):
+        return None  # "remove where I put it" moves a thing; "... from your notes"
+    return [found], False, False, False
+
+
+def _said_back(r: _Reading) -> _Ask | None:
+    """"I shouldn't have told you (that), sorry"."""
+    return [], True, False, False
+
+
+def _stated_clause(r: _Reading) -> _Ask | None:
+    """"please forget that I'm pregnant"."""
+    return _stated(r.verb), False, False, False
+
+
+def _about_verb(r: _Reading) -> _Ask | None:
+    """"forget about my ex", "don't want you to know about it"."""
+    about = _about(r.verb)
+    if about is None or not (r.cls in ("forget", "say") or r.lemma in KNOW_VERBS):
+        return None
+    back = False
+    if about.lower_ in BACK:  # "please forget about it"
+        if _dismissed(r.sent, r.verb):
+            return None
+        back = True
+        about = None
+    targets = _targets(about) if about is not None else []
+    if not targets and not back:
+        return None
+    return targets, back, False, False
+
+
+def _is_everything(r: _Reading) -> bool:
+    return r.obj is not None and r.obj.lower_ in EVERYTHING
+
+
+def _is_info_back(r: _Reading) -> bool:
+    obj = r.obj
+    return obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
+        and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children)
+
+
+# What the verb acts on decides how it is read: the first row that holds (in order).
+_READERS: tuple[tuple[Callable[[_Reading], bool], Callable[[_Reading], _Ask | None]], ...] = (
+    (lambda r: _is_everything(r) and _of_back(r.obj), _everything_back),  # type: ignore[arg-type]
+    (_is_everything, _everything_about),
+    (lambda r: (r.obj is not None and r.obj.lower_ == "what")
+     or (r.obj is None and r.said is not None), _what_said),
+    (lambda r: r.obj is not None and r.obj.lower_ in BACK, _back_object),
+    (_is_info_back, _info_back),
+    (lambda r: r.obj is not None, _named_object),
+    (lambda r: r.relative is not None, _relative_clause),
+    (lambda r: r.cls == "say" and _about(r.verb) is None, _said_back),
+    (lambda r: r.cls == "forget" and bool(_stated(r.verb)), _stated_clause),
+    (lambda r: True, _about_verb),
+)
+
+
+def _asked(r: _Reading) -> _Ask | None:
+    """What the request verb asks (by what it acts on), or None: it asks nothing."""
+    handler = next(h for holds, h in _READERS if holds(r))
+    found = handler(r)
+    if found is None:
+        return None
+    targets, back, everything, along = found
+    if targets and all(t.message for t in targets):  # "delete my last message"
+        targets, back = [], True
+    if r.cls == "say" and not back and not targets:
+        return None
+    return targets, back, everything, along
+
+
+def _verb_request(sent: Span, verb: Token) -> _Found | None:
+    """The request ``verb`` makes in ``sent`` (see :func:`_request_in`), or None."""
+    cls = _verb_class(verb)
+    if cls is None or not _verb_may_ask(sent, verb, verb.lemma_.lower()):
+        return None
+    anchor = _anchor(verb)
+    if not _class_asks(verb, anchor, cls, _is_negated(verb, anchor)):
+        return None
+    r = _reading(sent, verb, cls)
+    if r.removing and (r.source == "elsewhere" or _for_later(verb)):
+        return None
+    if _ignored_only(r):
+        return None  # "ignore my typo"; "ignore what I said / the bit about my ex" retracts
+    found = _asked(r)
+    if found is None:
+        return None
+    return (anchor, *found)
+
+
+def _request_in(sent: Span) -> _Found | None:
     """The sentence's request: its verb, targets, whether it refers back, whether it
     asks for everything, and whether it asks only beside another request (a removing
     verb's "delete that", which may be code or a list: "I don't want that in your notes.
     Delete it.", "My locker code is 4471, delete that."); None when the sentence asks
     nothing to be forgotten."""
-    later: tuple[Token, list[ForgetTarget], bool, bool, bool] | None = None
+    later: _Found | None = None
     for verb in sent:
-        cls = _verb_class(verb)
-        if cls is None:
+        found = _verb_request(sent, verb)
+        if found is None:
             continue
-        lemma = verb.lemma_.lower()
-        if lemma != "rid" and (verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX", "ADJ") or (
-                verb.pos_ != "VERB" and verb.i != sent.start and verb.dep_ != "ROOT")):
-            continue  # a noun or adjective only where the parser missed an imperative
-        anchor = _anchor(verb)
-        negated = any(c.dep_ == "neg" or c.lower_ in ("never",)
-                      for c in (*verb.children, *anchor.children))
-        if cls == "say":
-            # "I shouldn't have told you that": the speaker regrets having said it;
-            # "pretend I never said that": the speaker takes it back.
-            subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
-            auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
-            mine = negated and subject is not None and subject.lower_ == "i"
-            if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
-                              or verb.head.lemma_.lower() in UNSAY_HEADS)) \
-                    and not _regretted(verb, negated):
-                continue
-            if not _told_me(verb):
-                continue  # "I shouldn't have told my boss about it": not said here
-        elif cls == "keep":
-            if not _kept_declined(verb, negated):
-                continue
-        else:
-            if negated or not _addressed(anchor):  # "don't forget my appointment"
-                continue
-            if _for_a_while(verb) and not _mine_asked(verb):
-                continue  # "let's forget about work for a minute": put off, not erased
-        obj, said = _object(verb)
-        relative = _free_relative(verb) if obj is None and said is None else None
-        head = verb.head
-        if said is None and verb.dep_ in ("intj", "advmod", "dep", "advcl") \
-                and head.lemma_.lower() in SAY_VERBS and any(
-                    c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
-            said = head  # "Forget I said that." (parsed with "Forget" under "said")
-            obj = None
-        source = _source(verb, obj if obj is not None else relative)
-        # A removing verb asks to forget only what is kept or said, never a thing taken
-        # out of somewhere else ("remove my name from the mailing list").
-        removing = cls == "remove" and source != "memory"
-        if removing and (source == "elsewhere" or _for_later(verb)):
-            continue
-        # "don't hold on to / write down X" also says things of the world ("the past").
-        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
-        if lemma == "ignore" and said is None and source != "memory" and not (
-                obj is not None and (obj.lower_ == "what" or (
-                    obj.lemma_.lower() in GENERIC
-                    and _mine(_about_said(obj) or _about(verb) or obj)))):
-            continue  # "ignore my typo"; "ignore what I said / the bit about my ex" retracts
-        targets: list[ForgetTarget] = []
-        back = everything = along = False
-        if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
-            if removing:
-                continue  # "drop all of that"
-            back = True  # "erase all of that"
-        elif obj is not None and obj.lower_ in EVERYTHING:
-            about = _about_said(obj) or _about(verb)
-            if about is None and removing and not _tells_of(obj):
-                continue  # "drop everything and come here"
-            if about is not None and removing and about.head.lower_ == "of" \
-                    and not _tells_of(obj) and not _kept_thing(about):
-                continue  # "delete all of my old files": the files, things of the world
-            if about is None and any(
-                    p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
-                    for p in obj.children):
-                continue  # "everything <prep> X" unread: never the whole scope for it
-            if about is not None and about.lower_ in ("me", "myself") and (
-                    not removing or _tells_of(obj)):
-                about = None  # "forget everything you know about me": the whole scope
-            everything = about is None
-            targets = _targets(about) if about is not None else []
-            if about is not None and not targets:
-                continue
-        elif (obj is not None and obj.lower_ == "what") or (obj is None and said is not None):
-            clause = said if said is not None else obj
-            assert clause is not None
-            about = _about(clause)
-            if about is None and said is not None:  # "forget that I mentioned my loan"
-                about = next((c for c in said.children if c.dep_ in ("dobj", "obj")
-                              and c.lower_ not in BACK | {"you", "what"}), None)
-            targets = _targets(about) if about is not None else []
-            back = not targets
-        elif obj is not None and obj.lower_ in BACK:
-            if lemma == "forget" and obj.lower_ == "it" and _dismissed(sent, verb):
-                continue
-            if removing and lemma not in RETRACT_VERBS:
-                along = True  # "delete that" alone may be code or a list
-            # "Never mind what I said about my ex, please forget it": "it" is that.
-            told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
-                         and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
-                         and _about(t) is not None), None)
-            targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
-            # "About the address I gave you, please forget it": "it" is what it is about
-            fronted = _about(verb)
-            if not targets and fronted is not None and fronted.i < verb.i \
-                    and fronted.lower_ not in BACK:
-                targets = _targets(fronted)
-            back = not targets
-        elif obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
-                and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children):
-            back = True  # "please remove that info": what was just said, as information
-            along = removing  # ... or what the assistant just gave (alone: no request)
-        elif obj is not None:
-            # "erase the bit about my debt" (the parser may hang "about" on the verb)
-            about = (_about_said(obj) or _about(verb)) if obj.lemma_.lower() in GENERIC \
-                else None
-            targets = _targets(about if about is not None else obj)
-            if not targets:
-                continue
-            if worldly and about is None and not _kept_thing(obj):
-                continue  # "delete my last email to Tom", "throw out my old shoes"
-        elif relative is not None:
-            found = _clause_target(relative)
-            if found is None or (removing and source != "memory"):
-                continue  # "remove where I put it" moves a thing; "... from your notes"
-            targets = [found]
-        elif cls == "say" and _about(verb) is None:
-            back = True  # "I shouldn't have told you (that), sorry"
-        elif cls == "forget" and _stated(verb):
-            targets = _stated(verb)  # "please forget that I'm pregnant"
-        else:
-            about = _about(verb)  # "forget about my ex", "don't want you to know about it"
-            if about is None or not (cls in ("forget", "say") or lemma in KNOW_VERBS):
-                continue
-            if about.lower_ in BACK:  # "please forget about it"
-                if _dismissed(sent, verb):
-                    continue
-                back = True
-                about = None
-            targets = _targets(about) if about is not None else []
-            if not targets and not back:
-                continue
-        if targets and all(t.message for t in targets):  # "delete my last message"
-            targets, back = [], True
-        if cls == "say" and not back and not targets:
-            continue
-        if not along:
-            return anchor, targets, back, everything, along
+        if not found[4]:
+            return found
         # "No wait, delete that, I don't want you to have that": a later verb may ask alone
-        later = later or (anchor, targets, back, everything, along)
+        later = later or found
     return later
 
 
