@@ -281,63 +281,95 @@ def _of_object(noun: Token) -> Token | None:
     return None
 
 
-def _target(noun: Token) -> ForgetTarget | None:
-    """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
+def _names_nothing(noun: Token) -> bool:
+    """A pronoun, or a word naming nothing alone ("my medical stuff" names something,
+    "stuff" alone does not)."""
     described = any(c.dep_ in ("amod", "compound") for c in noun.children)
-    if noun.lower_ in BACK or (noun.lower_ in T.NO_VALUE - EVERYTHING and not described):
-        return None  # "my medical stuff" names something, "stuff" alone does not
-    of = _of_object(noun)
-    if of is not None and of.lower_ not in BACK:
-        if of.lemma_.lower() in _OF_FRAMES:  # "date of birth": an attribute of the speaker
-            return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
-                                attribute=_OF_FRAMES[of.lemma_.lower()],
-                                words=(_forms(of),), mine=True)
-        # "the name of my therapist" names the therapist, not the speaker's name.
-        return _target(of)
-    parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
-    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
+    return noun.lower_ in BACK or (noun.lower_ in T.NO_VALUE - EVERYTHING and not described)
+
+
+def _of_target(noun: Token, of: Token) -> ForgetTarget | None:
+    """"date of birth": an attribute of the speaker; "the name of my therapist" names the
+    therapist, not the speaker's name."""
+    if of.lemma_.lower() in _OF_FRAMES:
+        return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
+                            attribute=_OF_FRAMES[of.lemma_.lower()],
+                            words=(_forms(of),), mine=True)
+    return _target(of)
+
+
+def _content_words(noun: Token, parts: Sequence[Token]) -> list[Token]:
+    """The words of the phrase that say what it names."""
     content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
                and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "VERB")]
     if len(content) > 1 and noun in content and noun.lemma_.lower() in LIGHT_NOUNS:
         content.remove(noun)  # "my visa situation" is the visa
-    related: set[str] = set()
-    for t in (*parts, noun):
-        related |= TOPICS.get(t.lemma_.lower(), frozenset())
-    words = tuple(_forms(t) for t in content)
-    if not words and not related:
-        return None
+    return content
+
+
+def _phrase(noun: Token) -> str:
+    """The noun with its possessor, determiner and modifiers before it."""
     first = min([noun.i, *(c.i for c in noun.children if c.dep_ in ("poss", "det", "amod",
                                                                      "compound"))])
-    phrase = noun.doc[first:noun.i + 1].text
-    person = noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS
-    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
-                 None)
-    if owner is not None:
-        # "my ex's phone number" is the ex's, never the speaker's: named by the owner and
-        # a word that says what value it is ("number" or "phone": a fact may say either),
-        # never the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a
-        # value of a person, not the person: the person's other facts stay.
-        values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
-        if noun in values:  # "Olga's home address": any word of the value says it
-            values = [t for t in content if t.i == noun.i or t.dep_ == "compound"]
-        if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
-            # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
-            return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
-                                owner=_forms(owner), person=owner.pos_ == "PROPN"
-                                or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
-        value = frozenset().union(*(_forms(t) for t in values))
-        words = (_forms(owner), *((value,) if value else ()),
-                 *(_forms(t) for t in content if t not in values))
-        return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
-                            related=frozenset(related), owner=_forms(owner), mine=False)
+    return noun.doc[first:noun.i + 1].text
+
+
+def _owned_target(noun: Token, owner: Token, content: Sequence[Token],
+                  related: set[str]) -> ForgetTarget:
+    """"my ex's phone number" is the ex's, never the speaker's: named by the owner and a
+    word that says what value it is ("number" or "phone": a fact may say either), never
+    the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a value of a
+    person, not the person: the person's other facts stay."""
+    phrase = _phrase(noun)
+    values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
+    if noun in values:  # "Olga's home address": any word of the value says it
+        values = [t for t in content if t.i == noun.i or t.dep_ == "compound"]
+    if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
+        # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
+        return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
+                            owner=_forms(owner), person=owner.pos_ == "PROPN"
+                            or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
+    value = frozenset().union(*(_forms(t) for t in values))
+    words = (_forms(owner), *((value,) if value else ()),
+             *(_forms(t) for t in content if t not in values))
+    return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+                        related=frozenset(related), owner=_forms(owner), mine=False)
+
+
+def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> ForgetTarget:
+    """The target of a phrase with no owner but (perhaps) the speaker."""
+    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
     attribute = _attribute(noun)
     numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
         noun.lemma_.lower(), frozenset())
-    return ForgetTarget(phrase=phrase, attribute=attribute, words=words, numbered=numbered,
+    return ForgetTarget(phrase=_phrase(noun), attribute=attribute,
+                        words=tuple(_forms(t) for t in content), numbered=numbered,
                         others=PERSON_NOUNS,
-                        related=frozenset(related), person=person,
+                        related=frozenset(related),
+                        person=noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS,
                         mine=mine or noun.pos_ != "PROPN",
                         message=noun.lemma_.lower() in MESSAGE_NOUNS)
+
+
+def _target(noun: Token) -> ForgetTarget | None:
+    """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
+    if _names_nothing(noun):
+        return None
+    of = _of_object(noun)
+    if of is not None and of.lower_ not in BACK:
+        return _of_target(noun, of)
+    parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
+    content = _content_words(noun, parts)
+    related: set[str] = set()
+    for t in (*parts, noun):
+        related |= TOPICS.get(t.lemma_.lower(), frozenset())
+    if not content and not related:
+        return None
+    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
+                 None)
+    if owner is not None:
+        return _owned_target(noun, owner, content, related)
+    return _own_target(noun, content, related)
 
 
 def _targets(noun: Token) -> list[ForgetTarget]:
