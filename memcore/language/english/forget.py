@@ -659,81 +659,152 @@ def _asked_passive(verb: Token) -> bool:
         and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
 
 
+def _you_subject(tok: Token) -> bool:
+    """``tok`` has "you" as its subject."""
+    return any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in tok.children)
+
+
+def _if_addressed(verb: Token) -> bool | None:
+    """"I'd appreciate it if you deleted ..." asks; "... if you had deleted" does not."""
+    if not _asked_if(verb):
+        return None
+    return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
+
+
+def _rather_addressed(verb: Token) -> bool | None:
+    """"I'd rather you forgot my address"."""
+    return True if _rather(verb) else None
+
+
+def _conditional(verb: Token) -> bool | None:
+    """"if you delete my address, I'll be upset": a condition."""
+    if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
+        return False
+    return None
+
+
+def _mind_addressed(verb: Token) -> bool | None:
+    """"would you mind forgetting ..."."""
+    head = verb.head
+    if verb.tag_ == "VBG" and verb.dep_ == "xcomp" and head.lemma_.lower() == "mind" \
+            and _you_subject(head):
+        return True
+    return None
+
+
+def _rid_addressed(verb: Token) -> bool | None:
+    """"(I want you to) get rid of ...": "get" is its aux."""
+    if verb.lemma_.lower() != "rid":
+        return None
+    if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in verb.children):
+        return False
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is not None:
+        return subject.lower_ in ("you", "u")
+    return verb.dep_ not in ("xcomp",) or verb.head.lemma_.lower() == "let"
+
+
+def _passive_addressed(verb: Token) -> bool | None:
+    """"can my phone number be deleted?" (:func:`_asked_passive`)."""
+    return True if verb.tag_ == "VBN" and _asked_passive(verb) else None
+
+
+def _make_sure_addressed(verb: Token) -> bool | None:
+    """"make sure to delete ...": as "make" is addressed."""
+    head = verb.head
+    if verb.dep_ == "xcomp" and head.lower_ == "sure" and head.head.i != head.i \
+            and head.head.lemma_.lower() == "make":
+        return _addressed(head.head)
+    return None
+
+
+def _past_form(verb: Token) -> bool | None:
+    """A past, third person or gerund form asks nothing (left: the rules above)."""
+    return False if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG") else None
+
+
+def _you_object_addressed(verb: Token) -> bool | None:
+    """"I'd like you to wipe ..." (the parser's "you" is the object)."""
+    head = verb.head
+    if verb.dep_ == "xcomp" and head.lemma_.lower() in ASK_HEADS and any(
+            c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children):
+        return True
+    return None
+
+
+def _did_you(verb: Token) -> bool | None:
+    """"did you forget": a question about the past."""
+    if any(a.dep_ == "aux" and a.tag_ == "VBD" and a.lemma_ == "do" for a in verb.children):
+        return False
+    return None
+
+
+def _subject_addressed(verb: Token) -> bool | None:
+    """"you" as the subject asks; so do "let's forget ..." and "can we forget ..."."""
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None:
+        return None
+    if subject.lower_ in ("'s", "us") and verb.head.lemma_.lower() == "let":
+        return True  # "let's forget what I said about ..."
+    if subject.lower_ == "we" and any(a.dep_ == "aux" and a.i < subject.i and a.lower_
+                                      in ("can", "could", "shall") for a in verb.children):
+        return True  # "can we forget I said that?"
+    return subject.lower_ in ("you", "u")
+
+
+# Whether a clause asks the assistant: the first rule that decides (in order).
+_ADDRESS_RULES: tuple[Callable[[Token], bool | None], ...] = (
+    _if_addressed, _rather_addressed, _conditional, _mind_addressed, _rid_addressed,
+    _passive_addressed, _make_sure_addressed, _past_form, _you_object_addressed, _did_you,
+    _subject_addressed,
+)
+
+
 def _addressed(verb: Token) -> bool:
     """The clause asks the assistant: imperative ("forget ...", "please delete ..."),
     "you" as its subject in the present ("can you forget", "you should not keep"), or
     "I want/need/would like you to ...", "would you mind deleting ...", "let's forget
     ...", "I'd appreciate it if you deleted ..."; not the past, not the speaker's own."""
-    if _asked_if(verb):
-        return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
-    if _rather(verb):
-        return True  # "I'd rather you forgot my address"
-    if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
-        return False  # "if you delete my address, I'll be upset": a condition
-    head = verb.head
-    if verb.tag_ == "VBG" and verb.dep_ == "xcomp" and head.lemma_.lower() == "mind" \
-            and any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in head.children):
-        return True  # "would you mind forgetting ..."
-    if verb.lemma_.lower() == "rid":  # "(I want you to) get rid of ...": "get" is its aux
-        if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in verb.children):
-            return False
-        subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-        if subject is not None:
-            return subject.lower_ in ("you", "u")
-        return verb.dep_ not in ("xcomp",) or head.lemma_.lower() == "let"
-    if verb.tag_ == "VBN" and _asked_passive(verb):
-        return True
-    if verb.dep_ == "xcomp" and head.lower_ == "sure" and head.head.i != head.i \
-            and head.head.lemma_.lower() == "make":
-        return _addressed(head.head)  # "make sure to delete ..."
-    if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG"):
-        return False
-    if verb.dep_ == "xcomp" and head.lemma_.lower() in ASK_HEADS and any(
-            c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children):
-        return True  # "I'd like you to wipe ..." (the parser's "you" is the object)
-    if any(a.dep_ == "aux" and a.tag_ == "VBD" and a.lemma_ == "do" for a in verb.children):
-        return False  # "did you forget"
-    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    if subject is not None:
-        if subject.lower_ in ("'s", "us") and head.lemma_.lower() == "let":
-            return True  # "let's forget what I said about ..."
-        if subject.lower_ == "we" and any(a.dep_ == "aux" and a.i < subject.i and a.lower_
-                                          in ("can", "could", "shall") for a in verb.children):
-            return True  # "can we forget I said that?"
-        return subject.lower_ in ("you", "u")
+    for rule in _ADDRESS_RULES:
+        decided = rule(verb)
+        if decided is not None:
+            return decided
     return verb.dep_ != "xcomp"  # "I want to forget about him": the speaker's own wish
+
+
+def _dismissal(doc: Doc, verb: Token, tok: Token) -> bool:
+    """``tok`` says the "forget it" dismisses (see :func:`_dismissed`)."""
+    lemma = tok.lemma_.lower()
+    neg = any(c.dep_ == "neg" or c.lower_ == "no" for c in tok.children)
+    if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
+                                  or any(c.lower_ == "no" for c in tok.children)):
+        return True
+    if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children) \
+            and not any(c.dep_ in ("dobj", "ccomp") for c in tok.children):
+        return True  # not "never mind what I said about ...": that retracts it
+    if tok.lower_ in ("nevermind", "whatever"):
+        return True
+    if tok.lower_ in ("fine", "ok", "okay", "alright") and tok.dep_ == "acomp":
+        return True  # "forget about it, it's fine"
+    if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
+        return True  # "forget it, I'll do it myself": the speaker takes it over
+    return tok.i > verb.i and _moves_on(doc, tok)
+
+
+def _moves_on(doc: Doc, tok: Token) -> bool:
+    """"let's ...", "move on": on to something else."""
+    return (tok.lower_ == "let" and tok.i + 1 < len(doc)
+            and doc[tok.i + 1].lower_ in ("'s", "us")) \
+        or (tok.lemma_.lower() == "move" and any(c.lower_ == "on" for c in tok.children))
 
 
 def _dismissed(sent: Span, verb: Token) -> bool:
     """"forget it" dismissing something: said with "(it) doesn't matter", "never mind",
     "no worries", "no need", "let's move on" in the same sentence or the next one."""
     doc = sent.doc
-    end = sent.end
-    nxt = next((s for s in doc.sents if s.start == end), None)
-    for span in (sent, nxt):
-        if span is None:
-            continue
-        for tok in span:
-            lemma = tok.lemma_.lower()
-            neg = any(c.dep_ == "neg" or c.lower_ == "no" for c in tok.children)
-            if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
-                                          or any(c.lower_ == "no" for c in tok.children)):
-                return True
-            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children) \
-                    and not any(c.dep_ in ("dobj", "ccomp") for c in tok.children):
-                return True  # not "never mind what I said about ...": that retracts it
-            if tok.lower_ in ("nevermind", "whatever"):
-                return True
-            if tok.lower_ in ("fine", "ok", "okay", "alright") and tok.dep_ == "acomp":
-                return True  # "forget about it, it's fine"
-            if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
-                return True  # "forget it, I'll do it myself": the speaker takes it over
-            if tok.i > verb.i and (
-                    (tok.lower_ == "let" and tok.i + 1 < len(doc)
-                     and doc[tok.i + 1].lower_ in ("'s", "us"))
-                    or (lemma == "move" and any(c.lower_ == "on" for c in tok.children))):
-                return True  # "forget it, let's move on": on to something else
-    return False
+    nxt = next((s for s in doc.sents if s.start == sent.end), None)
+    return any(_dismissal(doc, verb, tok)
+               for span in (sent, nxt) if span is not None for tok in span)
 
 
 def _rather(verb: Token) -> bool:
