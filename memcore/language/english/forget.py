@@ -864,39 +864,74 @@ def _anchor(verb: Token) -> Token:
     return verb
 
 
+def _direct_object(verb: Token) -> Token | None:
+    """The direct object, or a determined noun after the verb the parser took for an
+    adverb ("Disregard my ..."); never "you" or "me"."""
+    return next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
+                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
+                and any(d.dep_ in ("poss", "det") for d in c.children)))
+                and c.lower_ not in ("you", "me", "u")), None)
+
+
+def _misparsed_head(verb: Token) -> Token | None:
+    """"Delete all memories about X", parsed with "Delete" as a name: the noun."""
+    if verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
+            and verb.head.pos_ == "NOUN":
+        return verb.head
+    return None
+
+
+def _passive_subject(verb: Token) -> Token | None:
+    """A passive's subject: "can my phone number be deleted?" ("want my PIN saved" may
+    be tagged "VBD")."""
+    small = verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd") and not any(
+        c.dep_ in ("aux", "auxpass") for c in verb.children)
+    if not (verb.tag_ == "VBN" or small) or verb.lemma_.lower() == "rid":
+        return None
+    return next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
+                 and c.lower_ not in ("you", "me", "u", "i")), None)
+
+
+def _back_after(verb: Token) -> Token | None:
+    """"Scratch that, please" (parsed with "that" under "please"): the "that"."""
+    nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
+    if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
+        return nxt
+    return None
+
+
+def _particle_object(verb: Token) -> tuple[Token | None, Token | None]:
+    """The object of the phrasal verb's preposition after the verb ("rid of", "hold on
+    to"; not "On second thought, forget ..."), or its "what I said" clause."""
+    for prep in verb.children:
+        if prep.dep_ != "prep" or prep.lower_ not in ("of", "to", "onto", "on") \
+                or prep.i <= verb.i:
+            continue
+        for c in prep.children:
+            if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
+                return c, None
+            if c.dep_ == "pcomp" and c.lemma_.lower() in SAY_VERBS and any(
+                    s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
+                return None, c  # "get rid of what I said about my job"
+    return None, None
+
+
 def _object(verb: Token) -> tuple[Token | None, Token | None]:
     """The predicate's object and the "(what) I said" clause it names: the direct
     object, else the object of the phrasal verb's preposition ("rid of my address",
     "hold on to that", "get rid of what I said ...")."""
-    obj = next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
-                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
-                and any(d.dep_ in ("poss", "det") for d in c.children)))  # "Disregard my ..."
-                and c.lower_ not in ("you", "me", "u")), None)
-    if obj is None and verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
-            and verb.head.pos_ == "NOUN":
-        obj = verb.head  # "Delete all memories about X", parsed with "Delete" as a name
-    small = verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd") and not any(
-        c.dep_ in ("aux", "auxpass") for c in verb.children)  # "want my PIN saved" as "VBD"
-    if obj is None and (verb.tag_ == "VBN" or small) and verb.lemma_.lower() != "rid":
-        # a passive's subject: "can my phone number be deleted?"
-        obj = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
-                    and c.lower_ not in ("you", "me", "u", "i")), None)
+    obj = _direct_object(verb)
+    if obj is None:
+        obj = _misparsed_head(verb)
+    if obj is None:
+        obj = _passive_subject(verb)
     said = _said(verb)
     if obj is not None or said is not None:
         return obj, said
-    nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
-    if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
-        return nxt, None  # "Scratch that, please" (parsed with "that" under "please")
-    for prep in verb.children:
-        # after the verb: "rid of", "hold on to" (not "On second thought, forget ...")
-        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on") and prep.i > verb.i:
-            for c in prep.children:
-                if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
-                    return c, None
-                if c.dep_ == "pcomp" and c.lemma_.lower() in SAY_VERBS and any(
-                        s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
-                    return None, c  # "get rid of what I said about my job"
-    return None, None
+    back = _back_after(verb)
+    if back is not None:
+        return back, None
+    return _particle_object(verb)
 
 
 def _for_later(verb: Token) -> bool:
@@ -1383,6 +1418,42 @@ _PEOPLE_PRONOUNS = frozenset({"he", "she", "they", "it", "that", "this", "him", 
                               "them", "you", "u"})
 
 
+def _asking_words(verb: Token) -> set[int]:
+    """The words of the request itself: the verb's subtree less the clauses that follow
+    it ("Forget the old one, my new number is ...": "is", the root, is no part of it)."""
+    clauses = ("conj", "parataxis", "advcl", "ccomp")
+    own = {t.i for t in verb.subtree} - {t.i for c in verb.children
+                                         if c.dep_ in clauses and c.i > verb.i
+                                         for t in c.subtree}
+    if verb.head.i != verb.i and verb.i < verb.head.i and verb.dep_ in clauses:
+        own -= {verb.head.i}
+    return own
+
+
+def _tail(sent: Span, verb: Token) -> list[Token]:
+    """The words of the sentence after the request, less leading punctuation and
+    conjunctions."""
+    own = _asking_words(verb)
+    last = max((i for i in own if not (sent.doc[i].is_punct or sent.doc[i].dep_ == "cc")),
+               default=verb.i)
+    rest = [t for t in sent if t.i > last and not t.is_space]
+    while rest and (rest[0].is_punct or rest[0].dep_ == "cc" or rest[0].pos_ == "CCONJ"):
+        rest = rest[1:]
+    return rest
+
+
+def _says_of_request(rest: Sequence[Token], targets: Sequence[ForgetTarget]) -> bool:
+    """The tail is about what is forgotten ("..., I gave it by mistake"), or says
+    nothing of its own: no subject, nothing said, a pronoun or a word of a target."""
+    named = frozenset().union(*(w for t in targets for w in t.words))
+    subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
+    said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
+               for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
+    return not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
+        or any(t.lower_ in named or t.lemma_.lower() in named for t in rest) \
+        or any(t.lower_ in BACK and t.pos_ == "PRON" for t in rest)
+
+
 def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> int:
     """Where the request's sentence stops asking: the end of the sentence, or the start
     of a statement of its own that follows ("Forget the old one, my new number is 07700
@@ -1390,27 +1461,9 @@ def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> in
     is stored and read for facts; it never says what the request names (no word of a
     target) and is no reply about it ("he'd hate that I shared it", "it doesn't
     matter")."""
-    clauses = ("conj", "parataxis", "advcl", "ccomp")
-    own = {t.i for t in verb.subtree} - {t.i for c in verb.children
-                                         if c.dep_ in clauses and c.i > verb.i
-                                         for t in c.subtree}
-    if verb.head.i != verb.i and verb.i < verb.head.i and verb.dep_ in clauses:
-        own -= {verb.head.i}  # "Forget the old one, my new number is ...": "is" is the root
-    last = max((i for i in own if not (sent.doc[i].is_punct or sent.doc[i].dep_ == "cc")),
-               default=verb.i)
-    rest = [t for t in sent if t.i > last and not t.is_space]
-    while rest and (rest[0].is_punct or rest[0].dep_ == "cc" or rest[0].pos_ == "CCONJ"):
-        rest = rest[1:]
-    if not rest:
+    rest = _tail(sent, verb)
+    if not rest or _says_of_request(rest, targets):
         return sent.end_char
-    named = frozenset().union(*(w for t in targets for w in t.words))
-    subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
-    said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
-               for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
-    if not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
-            or any(t.lower_ in named or t.lemma_.lower() in named for t in rest) \
-            or any(t.lower_ in BACK and t.pos_ == "PRON" for t in rest):
-        return sent.end_char  # "..., I gave it by mistake": about what is forgotten
     if any(_request_in_tokens(t) for t in rest):
         return sent.end_char  # the tail asks too ("..., please don't keep it either")
     return rest[0].idx
