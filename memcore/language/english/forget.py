@@ -452,18 +452,28 @@ def _of_back(tok: Token) -> bool:
         c.dep_ == "pobj" and c.lower_ in BACK for c in p.children) for p in tok.children)
 
 
-def _kept_declined(verb: Token, negated: bool) -> bool:
-    """A keeping verb the assistant is asked not to do: "don't remember that", "please
-    stop remembering my address", "don't bother keeping it", "no need to remember that",
-    "I don't want you to remember my address", "I'd rather you didn't keep that"."""
-    if verb.lemma_.lower() in WANT_HEADS:  # "I don't want my address in your notes"
-        return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+def _wanted_declined(verb: Token, negated: bool) -> bool | None:
+    """"I don't want my address in your notes": the speaker's own negated want."""
+    if verb.lemma_.lower() not in WANT_HEADS:
+        return None
+    return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+
+
+def _known_declined(verb: Token, negated: bool) -> bool | None:
+    """"I don't want you to know about my arrest" (:func:`_unwanted`); "I don't want my
+    diagnosis stored" (the parser may say "VBD")."""
     if verb.lemma_.lower() in KNOW_VERBS - KEEP_VERBS:
-        return True  # "I don't want you to know about my arrest" (:func:`_unwanted`)
+        return True
     if verb.tag_ in ("VBN", "VBD") and verb.dep_ in ("ccomp", "xcomp", "oprd") \
             and not any(c.dep_ in ("aux", "auxpass") for c in verb.children) \
             and _unwanted(verb):
-        return True  # "I don't want my diagnosis stored" (the parser may say "VBD")
+        return True
+    return None
+
+
+def _stopped(verb: Token, negated: bool) -> bool | None:
+    """"please stop remembering my address", "don't bother keeping it": as the head is
+    addressed; "no need to remember that"."""
     head = verb.head
     head_lemma = head.lemma_.lower()
     head_negated = any(c.dep_ == "neg" for c in head.children)
@@ -473,15 +483,41 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
     if verb.dep_ in ("acl", "relcl") and head_lemma == "need" and any(
             c.lower_ == "no" for c in head.children):
         return True
+    return None
+
+
+def _you_declined(verb: Token, negated: bool) -> bool | None:
+    """"I don't want you to remember my address", "I'd rather you didn't remember
+    that", "I'd prefer you didn't keep that", "I'd like you not to keep it"."""
+    head = verb.head
+    head_lemma = head.lemma_.lower()
     you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in verb.children)
-    if verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS and head_negated and you:
-        return True  # "I don't want you to remember my address"
+    if verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS and you \
+            and any(c.dep_ == "neg" for c in head.children):
+        return True
     if negated and you and any(c.lower_ in ("rather", "prefer") for c in verb.children):
-        return True  # "I'd rather you didn't remember that"
+        return True
     if negated and verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS | {"rather"} \
             and (you or any(c.dep_ == "dobj" and c.lower_ in ("you", "u")
                             for c in head.children)):
-        return True  # "I'd prefer you didn't keep that", "I'd like you not to keep it"
+        return True
+    return None
+
+
+# Whether a keeping verb is declined: the first rule that decides (in order).
+_DECLINE_RULES: tuple[Callable[[Token, bool], bool | None], ...] = (
+    _wanted_declined, _known_declined, _stopped, _you_declined,
+)
+
+
+def _kept_declined(verb: Token, negated: bool) -> bool:
+    """A keeping verb the assistant is asked not to do: "don't remember that", "please
+    stop remembering my address", "don't bother keeping it", "no need to remember that",
+    "I don't want you to remember my address", "I'd rather you didn't keep that"."""
+    for rule in _DECLINE_RULES:
+        decided = rule(verb, negated)
+        if decided is not None:
+            return decided
     return negated and _addressed(verb)
 
 
@@ -566,31 +602,32 @@ INFO_NOUNS = frozenset({"information", "info", "details", "detail", "facts", "fa
 _MESSAGE_OR_VALUE = frozenset({"email", "e-mail", "mail"})
 
 
-def _kept_thing(noun: Token) -> bool:
-    """``noun`` names something known of the speaker ("my address", "my allergy info",
-    "my medical stuff", "my diagnosis", "my ex's phone number", "the name of my
-    therapist"), not a thing in the world ("my last email to Tom", "my bank account",
-    "my shoes", "my schedule"): the object a removing verb must have when it does not
-    say "from your memory"."""
-    of = _of_object(noun)
-    if of is not None:
-        if of.lemma_.lower() in _OF_FRAMES:
-            return _mine(noun)  # "my date of birth"
-        # "the name of my psychiatrist": a value of someone or something of the speaker's
-        return _mine(of) and (noun.lemma_.lower() in VALUE_NOUNS or _kept_thing(of))
-    owner = next((c for c in noun.children if c.dep_ == "poss"), None)
-    if owner is None:
-        return False
+def _kept_of(noun: Token, of: Token) -> bool:
+    """"my date of birth"; "the name of my psychiatrist": a value of someone or something
+    of the speaker's."""
+    if of.lemma_.lower() in _OF_FRAMES:
+        return _mine(noun)
+    return _mine(of) and (noun.lemma_.lower() in VALUE_NOUNS or _kept_thing(of))
+
+
+def _speakers(noun: Token, owner: Token) -> bool:
+    """The speaker's, or a named person's value; not "my ex's phone number" or "Kofi's
+    number" (a value of a person)."""
     named = owner.pos_ == "PROPN" and noun.lemma_.lower() in VALUE_NOUNS
-    if owner.lower_ not in ("my", "mine") and not named and not (
-            owner.lemma_.lower() in PERSON_NOUNS and _mine(owner)):
-        return False  # "my ex's phone number", "Kofi's number": a value of a person
-    if any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
-           for c in noun.children):
-        return False  # "my email to Tom", "my address in the form"
+    return owner.lower_ in ("my", "mine") or named or (
+        owner.lemma_.lower() in PERSON_NOUNS and _mine(owner))
+
+
+def _placed(noun: Token) -> bool:
+    """"my email to Tom", "my address in the form": a thing somewhere."""
+    return any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
+               for c in noun.children)
+
+
+def _known_kind(noun: Token) -> bool:
+    """The word (with its modifiers) names a kind of thing known of someone, not one
+    instance ("my last name" is, "my first car" is not)."""
     lemma = noun.lemma_.lower()
-    if lemma in MESSAGE_NOUNS:
-        return True  # "my last message": the turn said in this chat (no "to Tom")
     mods = {c.lemma_.lower() for c in noun.children
             if c.dep_ in ("amod", "compound", "nummod", "nmod")}
     kinds = {"first", "last", "middle"} if lemma == "name" else set()  # "my last name"
@@ -604,6 +641,23 @@ def _kept_thing(noun: Token) -> bool:
         return bool(mods)
     # "my medical stuff / history": a general word of a topic
     return (lemma in GENERIC or lemma == "history") and bool(mods & TOPICS.keys())
+
+
+def _kept_thing(noun: Token) -> bool:
+    """``noun`` names something known of the speaker ("my address", "my allergy info",
+    "my medical stuff", "my diagnosis", "my ex's phone number", "the name of my
+    therapist"), not a thing in the world ("my last email to Tom", "my bank account",
+    "my shoes", "my schedule"): the object a removing verb must have when it does not
+    say "from your memory"."""
+    of = _of_object(noun)
+    if of is not None:
+        return _kept_of(noun, of)
+    owner = next((c for c in noun.children if c.dep_ == "poss"), None)
+    if owner is None or not _speakers(noun, owner) or _placed(noun):
+        return False
+    if noun.lemma_.lower() in MESSAGE_NOUNS:
+        return True  # "my last message": the turn said in this chat (no "to Tom")
+    return _known_kind(noun)
 
 
 def _mine(noun: Token) -> bool:
