@@ -1438,30 +1438,44 @@ _FRAME_DEPS = frozenset({"nsubj", "aux", "neg", "advmod", "intj", "dobj", "acomp
                          "punct", "discourse"})
 
 
-def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
-    """What a back-reference refers to inside its own turn: the rest of the request's
-    sentence before the request ("My PIN is 4821, forget it"), else the sentence before
-    it when that says something; None: the previous turn."""
+def _request_words(verb: Token) -> set[int]:
+    """The words of the request: the verb with its asking dependents, and the asking
+    around it ("I'd prefer you didn't keep that", "I'd appreciate it if you deleted
+    that", "would you mind forgetting it")."""
     own = {verb.i} | {t.i for c in verb.children if c.dep_ in _REQUEST_DEPS
                       and not (c.dep_ == "nsubj" and c.lower_ != "you")
                       and not (c.dep_ == "ccomp"
                                and c.lemma_.lower() not in SAY_VERBS | ASK_HEADS)
                       for t in c.subtree}
-    # The asking around it is the request's too: "I'd prefer you didn't keep that",
-    # "I'd appreciate it if you deleted that", "would you mind forgetting it".
     frame = verb
     while frame.dep_ in ("xcomp", "ccomp", "advcl") and frame.head.i != frame.i and (
             frame.head.lemma_.lower() in _FRAME_HEADS or _asked_if(frame)):
         frame = frame.head
         own |= {frame.i} | {t.i for c in frame.children if c.dep_ in _FRAME_DEPS
                             for t in c.subtree}
+    return own
+
+
+def _statement_left(sent: Span, verb: Token) -> tuple[int, int] | None:
+    """The rest of the request's sentence before the request when it is a statement
+    with a subject or a number, not a framing phrase ("Hmm, on second thought, I'd like
+    this deleted", "No wait, delete that")."""
+    own = _request_words(verb)
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
             and not (t.lower_ in BACK and t.head.i == verb.i)]
-    # a statement with a subject or a number, not a framing phrase ("Hmm, on second
-    # thought, I'd like this deleted", "No wait, delete that")
     if left and _content(left) and any(t.dep_ in ("nsubj", "nsubjpass") or t.pos_ == "NUM"
                                        for t in left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
+    return None
+
+
+def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
+    """What a back-reference refers to inside its own turn: the rest of the request's
+    sentence before the request ("My PIN is 4821, forget it"), else the sentence before
+    it when that says something; None: the previous turn."""
+    left = _statement_left(sent, verb)
+    if left is not None:
+        return left
     before = [s for s in doc.sents if s.end_char <= sent.start_char and s.text.strip()]
     if before and _content(list(before[-1])):
         return before[-1].start_char, before[-1].end_char
@@ -1590,6 +1604,30 @@ def as_written(request: ForgetRequest, spellings: Sequence[tuple[str, str]]) -> 
     return replace(request, targets=targets)
 
 
+def _near_person(doc: Doc, tok: Token) -> list[Token]:
+    """The words that may name the person ``tok`` names: its children and head, what
+    its verb says it is ("Ann's ex is (called) Daniel"), and a capitalised word right
+    after it ("Ann's girlfriend Freja ...", however it is tagged)."""
+    near = [*tok.children, tok.head]
+    if tok.dep_ in ("nsubj", "nsubjpass"):
+        verb = tok.head
+        near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
+        near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
+                 for g in c.children if g.dep_ in ("oprd", "attr")]
+    after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+    if after is not None and after.is_title and not after.is_stop and after.is_alpha:
+        near.append(after)
+    return near
+
+
+def _name_of(tok: Token, n: Token) -> bool:
+    """``n`` is a name given to ``tok``: a proper noun, or a capitalised word the tagger
+    may call a noun ("Ann's boyfriend Sven"); not ``tok`` itself nor its owner."""
+    named = n.pos_ == "PROPN" or (n.is_title and n.i > 0 and (
+        n.pos_ == "NOUN" or n.i == tok.i + 1))
+    return named and n.i != tok.i and n.dep_ != "poss"
+
+
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
     """Names given to a person the text names by one of ``words``: "Ann's ex Daniel",
     "Daniel, Ann's ex", "Ann's ex is (called) Daniel" -> {"daniel"}."""
@@ -1597,20 +1635,8 @@ def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
     for tok in doc:
         if tok.lemma_.lower() not in words and tok.lower_ not in words:
             continue
-        near = [*tok.children, tok.head]
-        if tok.dep_ in ("nsubj", "nsubjpass"):
-            verb = tok.head
-            near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
-            near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
-                     for g in c.children if g.dep_ in ("oprd", "attr")]
-        after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
-        if after is not None and after.is_title and not after.is_stop and after.is_alpha:
-            near.append(after)  # "Ann's girlfriend Freja ...", however it is tagged
-        for n in near:
-            # a name the tagger may call a noun ("Ann's boyfriend Sven"), capitalised
-            named = n.pos_ == "PROPN" or (n.is_title and n.i > 0 and (
-                n.pos_ == "NOUN" or n.i == tok.i + 1))
-            if named and n.i != tok.i and n.dep_ != "poss":
+        for n in _near_person(doc, tok):
+            if _name_of(tok, n):
                 out.add(n.lower_)
                 out |= {c.lower_ for c in n.children if c.dep_ == "compound"
                         and c.pos_ == "PROPN"}
