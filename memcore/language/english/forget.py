@@ -384,27 +384,41 @@ def _targets(noun: Token) -> list[ForgetTarget]:
     return out
 
 
-def _about(tok: Token) -> Token | None:
-    """The object of "about" under ``tok`` ("everything about my ex"), or under its
-    adverb ("what I said earlier about my mortgage")."""
+def _about_preps(tok: Token) -> list[Token]:
+    """The "about" prepositions under ``tok`` or its adverb, not a fronted "on" or "of"
+    ("On second thought, forget about my ex")."""
     preps = [*tok.children, *(p for c in tok.children if c.dep_ == "advmod"
                                for p in c.children)]
-    for prep in preps:
-        if prep.dep_ == "prep" and prep.lower_ in ABOUT:
-            if prep.i < tok.i and prep.lower_ in ("on", "of"):
-                continue  # "On second thought, forget about my ex"
-            # not "what" the parser may hang there ("what I told you about the lawsuit"),
-            # nor where it is kept ("keep the bankruptcy thing on file")
-            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"
-                         and not (prep.lower_ != "about" and _kept_in(c))), None)
-            if pobj is not None:
-                return pobj
-            # "forget about me telling you about my debt": what the telling was about
-            told = next((c for c in prep.children if c.dep_ == "pcomp"
-                         and c.lemma_.lower() in SAY_VERBS), None)
-            if told is not None and told.i != tok.i:
-                return _about(told) or next((o for o in told.children if o.dep_ in (
-                    "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
+    return [p for p in preps if p.dep_ == "prep" and p.lower_ in ABOUT
+            and not (p.i < tok.i and p.lower_ in ("on", "of"))]
+
+
+def _about_pobj(prep: Token) -> Token | None:
+    """The preposition's object: not "what" the parser may hang there ("what I told you
+    about the lawsuit"), nor where it is kept ("keep the bankruptcy thing on file")."""
+    return next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"
+                 and not (prep.lower_ != "about" and _kept_in(c))), None)
+
+
+def _about_telling(tok: Token, prep: Token) -> Token | None:
+    """"forget about me telling you about my debt": the telling (not ``tok`` itself)."""
+    told = next((c for c in prep.children if c.dep_ == "pcomp"
+                 and c.lemma_.lower() in SAY_VERBS), None)
+    return told if told is not None and told.i != tok.i else None
+
+
+def _about(tok: Token) -> Token | None:
+    """The object of "about" under ``tok`` ("everything about my ex"), or under its
+    adverb ("what I said earlier about my mortgage"): the first such preposition with an
+    object or a telling decides."""
+    for prep in _about_preps(tok):
+        pobj = _about_pobj(prep)
+        if pobj is not None:
+            return pobj
+        told = _about_telling(tok, prep)
+        if told is not None:  # what the telling was about
+            return _about(told) or next((o for o in told.children if o.dep_ in (
+                "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
     return None
 
 
@@ -691,11 +705,26 @@ def _asked_if(verb: Token) -> bool:
         c.dep_ == "acomp" and c.lower_ in _POLITE_ADJ for c in head.children)
 
 
+def _demanded(verb: Token, auxes: Sequence[Token]) -> bool:
+    """"I request that my file be erased": the bare "be" of a demand."""
+    head = verb.head
+    return verb.dep_ == "ccomp" and head.lemma_.lower() in MANDATIVE_HEADS and all(
+        a.lemma_ == "be" and a.tag_ == "VB" for a in auxes) and any(
+        c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
+
+
+def _made_sure(verb: Token, auxes: Sequence[Token]) -> bool:
+    """"please make sure my address is removed", as "make" is addressed."""
+    head = verb.head
+    return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
+        and head.head.lemma_.lower() == "make" and _addressed(head.head) \
+        and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
+
+
 def _asked_passive(verb: Token) -> bool:
     """A passive asked of the assistant: "can my phone number be deleted?", "I want my
     address deleted", "please make sure my address is removed"; not a report of one
     ("my address was deleted")."""
-    head = verb.head
     auxes = [a for a in verb.children if a.dep_ in ("aux", "auxpass")]
     subject = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")), None)
     if subject is None:
@@ -703,14 +732,8 @@ def _asked_passive(verb: Token) -> bool:
     if any(a.lower_ in ("can", "could", "would") and a.i < subject.i for a in auxes):
         return True  # a question: the modal before the subject
     if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
-        return head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
-    if verb.dep_ == "ccomp" and head.lemma_.lower() in MANDATIVE_HEADS and all(
-            a.lemma_ == "be" and a.tag_ == "VB" for a in auxes) and any(
-            c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
-        return True  # "I request that my file be erased": the bare "be" of a demand
-    return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
-        and head.head.lemma_.lower() == "make" and _addressed(head.head) \
-        and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
+        return verb.head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+    return _demanded(verb, auxes) or _made_sure(verb, auxes)
 
 
 def _you_subject(tok: Token) -> bool:
