@@ -890,21 +890,32 @@ def _rather(verb: Token) -> bool:
         c.lower_ == "rather" for c in verb.children)
 
 
+def _speakers_own(verb: Token) -> bool:
+    """No complement of a want: the speaker's own doing ("I saved my money, I don't
+    want it wasted")."""
+    return verb.head.i >= verb.i or any(
+        c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in verb.children)
+
+
+def _known_by_others(verb: Token) -> bool:
+    """"I don't want my kids to know about it": knowing, not by the assistant."""
+    return verb.lemma_.lower() in KNOW_VERBS and verb.tag_ in ("VB", "VBG") and not any(
+        c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
+        for c in (*verb.children, *verb.head.children))
+
+
 def _unwanted(verb: Token) -> bool:
     """``verb`` is what the speaker does not want done: "I don't want you to know",
     "I'd rather not have my address stored", "I don't want my diagnosis stored"."""
     head = verb.head
-    if head.i >= verb.i or any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we")
-                               for c in verb.children):
-        return False  # "I saved my money, I don't want it wasted": no complement of it
-    negated = any(c.dep_ == "neg" for c in head.children)
-    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
+    if _speakers_own(verb):
+        return False
     if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in head.children):
         return False  # "I didn't want you to know": what the speaker wanted then
-    if verb.lemma_.lower() in KNOW_VERBS and verb.tag_ in ("VB", "VBG") and not any(
-            c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
-            for c in (*verb.children, *head.children)):
-        return False  # "I don't want my kids to know about it": not the assistant
+    if _known_by_others(verb):
+        return False
+    negated = any(c.dep_ == "neg" for c in head.children)
+    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
     return negated and speaker and (head.lemma_.lower() in ASK_HEADS or (
         head.lemma_.lower() == "have" and any(c.lower_ == "rather" for c in head.children)))
 
