@@ -23,7 +23,7 @@ respelled (:mod:`.respelling`: "pls delte my adress").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from memcore.core.forget import ForgetRequest, ForgetTarget
@@ -1257,27 +1257,31 @@ def _everything_back(r: _Reading) -> _Ask | None:
     return [], True, False, False
 
 
+def _everything_unread(r: _Reading, obj: Token) -> bool:
+    """"everything" with nothing it is about that cannot be the whole scope: "drop
+    everything and come here"; "everything <prep> X" unread."""
+    if r.removing and not _tells_of(obj):
+        return True
+    return any(p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
+               for p in obj.children)
+
+
 def _everything_about(r: _Reading) -> _Ask | None:
     """"forget everything (you know) about X": X, or the whole scope."""
     obj = r.obj
     assert obj is not None
     about = _about_said(obj) or _about(r.verb)
-    if about is None and r.removing and not _tells_of(obj):
-        return None  # "drop everything and come here"
-    if about is not None and r.removing and about.head.lower_ == "of" \
-            and not _tells_of(obj) and not _kept_thing(about):
+    if about is None:
+        return None if _everything_unread(r, obj) else ([], False, True, False)
+    if r.removing and about.head.lower_ == "of" and not _tells_of(obj) \
+            and not _kept_thing(about):
         return None  # "delete all of my old files": the files, things of the world
-    if about is None and any(
-            p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
-            for p in obj.children):
-        return None  # "everything <prep> X" unread: never the whole scope for it
-    if about is not None and about.lower_ in ("me", "myself") and (
-            not r.removing or _tells_of(obj)):
-        about = None  # "forget everything you know about me": the whole scope
-    targets = _targets(about) if about is not None else []
-    if about is not None and not targets:
+    if about.lower_ in ("me", "myself") and (not r.removing or _tells_of(obj)):
+        return [], False, True, False  # "forget everything you know about me": the whole scope
+    targets = _targets(about)
+    if not targets:
         return None
-    return targets, False, about is None, False
+    return targets, False, False, False
 
 
 def _what_said(r: _Reading) -> _Ask | None:
@@ -1576,43 +1580,66 @@ def _request_in_tokens(tok: Token) -> bool:
     return _verb_class(tok) in ("forget", "remove") or tok.lemma_.lower() in _NEGATIONS
 
 
+@dataclass
+class _Gathered:
+    """A turn's request sentences, gathered in order (see :func:`forget_request`)."""
+
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    targets: list[ForgetTarget] = field(default_factory=list)
+    named: list[tuple[int, int]] = field(default_factory=list)  # sentences naming a target
+    back: bool = False
+    everything: bool = False
+    bare: bool = True
+    alone: bool = True  # every request sentence is a removing verb's "delete that"
+    earlier: tuple[int, int] | None = None
+
+    def add(self, doc: Doc, sent: Span, found: _Found) -> None:
+        """Gather one sentence's request."""
+        verb, targets, back, everything, along = found
+        # "My locker code is 4471, delete that": what it deletes was just said
+        self.alone = self.alone and along and _earlier(doc, sent, verb) is None
+        start = sent.start_char
+        end = _request_end(sent, verb, targets) if not back else sent.end_char
+        self.spans.append((start, end))
+        if targets:
+            self.named.append((start, end))
+        self.targets += targets
+        self.everything = self.everything or everything
+        if back and not self.back:
+            self._refer(doc, sent, verb, targets)
+        elif not back:
+            self.bare = False
+
+    def _refer(self, doc: Doc, sent: Span, verb: Token, targets: Sequence[ForgetTarget]
+               ) -> None:
+        """The first back-reference: what it refers to, unless a request sentence before
+        named it ("I don't want my PIN in your notes. Delete it.": "it" is the PIN)."""
+        refers = _earlier(doc, sent, verb)
+        if refers is not None and any(a < refers[1] and refers[0] < b for a, b in self.named):
+            return
+        self.bare = self.bare and not targets and _bare(sent, verb)
+        self.back = True
+        self.earlier = refers
+
+    def request(self) -> ForgetRequest | None:
+        """The turn's request, or None (no request, or only a "delete that" beside
+        nothing just said)."""
+        if not self.spans or self.alone:
+            return None
+        return ForgetRequest(sentences=tuple(self.spans), targets=tuple(self.targets),
+                             refers_back=self.back, earlier=self.earlier,
+                             everything=self.everything and not self.targets,
+                             bare=self.back and self.bare and self.earlier is None)
+
+
 def forget_request(doc: Doc) -> ForgetRequest | None:
     """The turn's request to forget, or None."""
-    spans: list[tuple[int, int]] = []
-    targets: list[ForgetTarget] = []
-    named: list[tuple[int, int]] = []  # the request sentences that named a target
-    back = everything = False
-    bare = True
-    alone = True  # every request sentence is a removing verb's "delete that"
-    earlier: tuple[int, int] | None = None
+    gathered = _Gathered()
     for sent in doc.sents:
         found = _request_in(sent)
-        if found is None:
-            continue
-        verb, found_targets, found_back, found_everything, found_along = found
-        # "My locker code is 4471, delete that": what it deletes was just said
-        alone = alone and found_along and _earlier(doc, sent, verb) is None
-        start = sent.start_char
-        end = _request_end(sent, verb, found_targets) if not found_back else sent.end_char
-        spans.append((start, end))
-        if found_targets:
-            named.append((start, end))
-        targets += found_targets
-        everything = everything or found_everything
-        if found_back and not back:
-            refers = _earlier(doc, sent, verb)
-            if refers is not None and any(a < refers[1] and refers[0] < b for a, b in named):
-                continue  # "I don't want my PIN in your notes. Delete it.": "it" is the PIN
-            bare = bare and not found_targets and _bare(sent, verb)
-            back = True
-            earlier = refers
-        elif not found_back:
-            bare = False
-    if not spans or alone:
-        return None
-    return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
-                         earlier=earlier, everything=everything and not targets,
-                         bare=back and bare and earlier is None)
+        if found is not None:
+            gathered.add(doc, sent, found)
+    return gathered.request()
 
 
 def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:
