@@ -218,27 +218,13 @@ class Forgetter:
             return ForgetOutcome(turn_id=turn_id, kind="dismissal")
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
         before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
-        episodes: list[str] = []
         # Superseded versions too: "forget my phone number" is every number said, not
         # only the latest (a superseded record keeps its text for history).
         memories = [m for m in self.store.records.iter_memories(namespace, _MATCHED,
                                                         vectors=False) if m.scope == scope]
-        if request.refers_back and request.earlier is None:
-            episodes = self._referred_turns(namespace, scope, turn)
-        matches: list[ForgetMatch] = []
-        if request.targets or request.everything:
-            matches = self._matches(namespace, request, memories, speaker)
-        said: dict[str, list[str]] = {}  # turn id -> the memories of its sentences meant
-        if request.refers_back and request.earlier is None:
-            said = self._of_sentences(before, episodes, memories, speaker,
-                                      lambda sentences: [sentences[-1]])
-        if request.targets and not matches and not episodes:
-            # Nothing extracted names it (the facts say it in other words, or the turn
-            # gave none): the turns that say it are what the user asks to forget.
-            episodes = self._saying_turns(namespace, scope, turn, request.targets)
-            said = self._of_sentences(before, episodes, memories, speaker, lambda sentences: [
-                s for s in sentences if any(words_match(t, words_of(s)) or topic_matches(
-                    t, words_of(s)) for t in request.targets)])
+        episodes, said, matches = self._resolve(namespace, request, scope=scope,
+                                                speaker=speaker, turn=turn, before=before,
+                                                memories=memories)
         outcome.matched = len(matches) + len(episodes)
         chosen = matches[:self.limit]
         outcome.over_limit = len(matches) - len(chosen)
@@ -246,27 +232,10 @@ class Forgetter:
         erased: set[str] = set()
         gone: set[str] = set()
         for episode_id in episodes:
-            for memory_id in said.get(episode_id, []):
-                # the sentences meant, not the turn's other facts (the turn's text goes)
-                if self.store.records.get(namespace, memory_id) is not None:
-                    report = self.store.eraser.erase_memory_and_sources(
-                        namespace, memory_id, now, reason=reason)
-                    erased.update(report.removed)
-                    gone.update(report.episodes)
-            if episode_id in gone:
-                continue
-            carried = [m.id for m in memories if episode_id in m.sources]
-            if self.store.eraser.erase_episode(namespace, episode_id, now, reason=reason):
-                gone.add(episode_id)
-                erased.update(i for i in carried if self.store.records.get(namespace, i) is None)
+            self._erase_turn(namespace, episode_id, said.get(episode_id, []), memories,
+                             now, reason, erased, gone)
         for match in chosen:
-            if match.memory_id in erased or self.store.records.get(namespace,
-                                                           match.memory_id) is None:
-                continue
-            report = self.store.eraser.erase_memory_and_sources(namespace, match.memory_id, now,
-                                                         reason=reason)
-            erased.update(report.removed)
-            gone.update(report.episodes)
+            self._erase_match(namespace, match, now, reason, erased, gone)
         for reply in _replies(before, gone):
             if self.store.eraser.erase_episode(namespace, reply, now, reason=reason):
                 gone.add(reply)
@@ -275,6 +244,58 @@ class Forgetter:
         self._audit(namespace, turn_id, request.kind, outcome.matched, outcome.erased,
                     outcome.turns, outcome.over_limit, now, unstored=request.earlier is not None)
         return outcome
+
+    def _resolve(self, namespace: str, request: ForgetRequest, *, scope: str, speaker: str,
+                 turn: Episode | None, before: Sequence[Episode], memories: Sequence[Memory]
+                 ) -> tuple[list[str], dict[str, list[str]], list[ForgetMatch]]:
+        """What ``request`` names: the turns it refers to or that say it, per such turn the
+        memories of the sentences meant, and the memories it names (best first)."""
+        referred = request.refers_back and request.earlier is None
+        episodes = self._referred_turns(namespace, scope, turn) if referred else []
+        matches: list[ForgetMatch] = []
+        if request.targets or request.everything:
+            matches = self._matches(namespace, request, memories, speaker)
+        said: dict[str, list[str]] = {}  # turn id -> the memories of its sentences meant
+        if referred:
+            said = self._of_sentences(before, episodes, memories, speaker,
+                                      lambda sentences: [sentences[-1]])
+        if request.targets and not matches and not episodes:
+            # Nothing extracted names it (the facts say it in other words, or the turn
+            # gave none): the turns that say it are what the user asks to forget.
+            episodes = self._saying_turns(namespace, scope, turn, request.targets)
+            said = self._of_sentences(before, episodes, memories, speaker, lambda sentences: [
+                s for s in sentences if _names_target(s, request.targets)])
+        return episodes, said, matches
+
+    def _erase_turn(self, namespace: str, episode_id: str, meant: Sequence[str],
+                    memories: Sequence[Memory], now: datetime, reason: str,
+                    erased: set[str], gone: set[str]) -> None:
+        """Erase the memories ``meant`` of a turn's sentences (not the turn's other facts),
+        then the turn itself (its text goes), adding to ``erased`` and ``gone``."""
+        for memory_id in meant:
+            if self.store.records.get(namespace, memory_id) is not None:
+                report = self.store.eraser.erase_memory_and_sources(
+                    namespace, memory_id, now, reason=reason)
+                erased.update(report.removed)
+                gone.update(report.episodes)
+        if episode_id in gone:
+            return
+        carried = [m.id for m in memories if episode_id in m.sources]
+        if self.store.eraser.erase_episode(namespace, episode_id, now, reason=reason):
+            gone.add(episode_id)
+            erased.update(i for i in carried if self.store.records.get(namespace, i) is None)
+
+    def _erase_match(self, namespace: str, match: ForgetMatch, now: datetime, reason: str,
+                     erased: set[str], gone: set[str]) -> None:
+        """Erase a matched memory and its sources unless already gone, adding to
+        ``erased`` and ``gone``."""
+        if match.memory_id in erased or self.store.records.get(namespace,
+                                                               match.memory_id) is None:
+            return
+        report = self.store.eraser.erase_memory_and_sources(namespace, match.memory_id, now,
+                                                            reason=reason)
+        erased.update(report.removed)
+        gone.update(report.episodes)
 
     def _earlier_turns(self, namespace: str, scope: str, turn: Episode | None
                        ) -> list[Episode]:
@@ -359,45 +380,36 @@ class Forgetter:
             return [ForgetMatch(m.id, "everything", _STRENGTH["everything"])
                     for m in sorted(memories, key=lambda m: m.created_at, reverse=True)]
         speakers = {s for s in {(speaker or "").strip().lower(), "user"} if s}
-        by_id = {m.id: m for m in memories}
         words = {m.id: words_of(m.text) for m in memories}
-        found: dict[str, ForgetMatch] = {}
-
-        def take(mid: str, how: str, strength: float | None = None) -> None:
-            """Keep ``mid``'s strongest match."""
-            score = _STRENGTH[how] if strength is None else strength
-            if mid not in found or found[mid].strength < score:
-                found[mid] = ForgetMatch(mid, how, score)
-
+        found = _Strongest()
         for target in request.targets:
-            hits: list[str] = []
-            owner = target.owner | self._owner_names(target, memories, words, speakers)
-            for m in memories:
-                if target.owner and not owner & words[m.id]:
-                    continue  # someone else's, and this memory does not name them
-                if frame_matches(target, m.frame, speakers, m.text):
-                    take(m.id, "frame")
-                    hits.append(m.id)
-                elif conflicting_attribute(target, m.frame):
-                    continue
-                elif words_match(target, words[m.id]) or (
-                        target.attribute is None and number_matches(target, m.text, speakers)):
-                    take(m.id, "words")
-                    hits.append(m.id)
-                elif topic_matches(target, words[m.id]) and of_speaker(target, m.text,
-                                                                       speakers):
-                    take(m.id, "topic")
-                    hits.append(m.id)
-            for mid, similarity in self._by_meaning(namespace, target, by_id):
-                if target.owner and not owner & words[mid]:
-                    continue
-                if not conflicting_attribute(target, by_id[mid].frame):
-                    take(mid, "meaning", similarity)
-                    hits.append(mid)
-            if target.person and hits:
-                self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
-                            speakers, take)
-        return sorted(found.values(), key=lambda x: (-x.strength, x.memory_id))
+            self._match_target(namespace, target, memories, words, speakers, found)
+        return found.best_first()
+
+    def _match_target(self, namespace: str, target: ForgetTarget, memories: Sequence[Memory],
+                      words: dict[str, frozenset[str]], speakers: set[str],
+                      found: _Strongest) -> None:
+        """Add the memories ``target`` names to ``found``: by frame, words or topic, by
+        meaning, and (a person) by the names the matched ones give them."""
+        by_id = {m.id: m for m in memories}
+        hits: list[str] = []
+        owner = target.owner | self._owner_names(target, memories, words, speakers)
+        for m in memories:
+            if target.owner and not owner & words[m.id]:
+                continue  # someone else's, and this memory does not name them
+            how = _matched_how(target, m, words[m.id], speakers)
+            if how is not None:
+                found.take(m.id, how)
+                hits.append(m.id)
+        for mid, similarity in self._by_meaning(namespace, target, by_id):
+            if target.owner and not owner & words[mid]:
+                continue
+            if not conflicting_attribute(target, by_id[mid].frame):
+                found.take(mid, "meaning", similarity)
+                hits.append(mid)
+        if target.person and hits:
+            self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
+                        speakers, found.take)
 
     def _owner_names(self, target: ForgetTarget, memories: Sequence[Memory],
                      words: dict[str, frozenset[str]], speakers: set[str]) -> frozenset[str]:
@@ -457,6 +469,45 @@ class Forgetter:
             action=AuditAction.ERASE, namespace=namespace, before=list(erased),
             reason=f"{FORGET_AUDIT_PREFIX}{who}; kind: {kind}; {what}",
             actor=Actor.USER, at=now)])
+
+
+class _Strongest:
+    """Per memory id, its strongest match."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, ForgetMatch] = {}
+
+    def take(self, mid: str, how: str, strength: float | None = None) -> None:
+        """Keep ``mid``'s strongest match."""
+        score = _STRENGTH[how] if strength is None else strength
+        if mid not in self.found or self.found[mid].strength < score:
+            self.found[mid] = ForgetMatch(mid, how, score)
+
+    def best_first(self) -> list[ForgetMatch]:
+        """The matches, strongest first (ties by memory id)."""
+        return sorted(self.found.values(), key=lambda x: (-x.strength, x.memory_id))
+
+
+def _matched_how(target: ForgetTarget, m: Memory, words: frozenset[str],
+                 speakers: set[str]) -> str | None:
+    """How memory ``m`` (its words ``words``) matches ``target``: "frame", "words" or
+    "topic"; None: it does not (or its attribute conflicts)."""
+    if frame_matches(target, m.frame, speakers, m.text):
+        return "frame"
+    if conflicting_attribute(target, m.frame):
+        return None
+    if words_match(target, words) or (
+            target.attribute is None and number_matches(target, m.text, speakers)):
+        return "words"
+    if topic_matches(target, words) and of_speaker(target, m.text, speakers):
+        return "topic"
+    return None
+
+
+def _names_target(sentence: str, targets: Sequence[ForgetTarget]) -> bool:
+    """A sentence whose words name one of ``targets`` (every word of it, or its topic)."""
+    return any(words_match(t, words_of(sentence)) or topic_matches(t, words_of(sentence))
+               for t in targets)
 
 
 def forget_text(store: MemoryStore, embedder: Embedder, settings: Settings, namespace: str,

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from memcore.language.english.reader import surface
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc, Token
+    from spacy.tokens import Doc, Span, Token
 
 _VALUE_DEPS = ("dobj", "npadvmod", "attr", "oprd", "pobj")
 # Words that say a sentence corrects what was said before ("sorry, I told you wrong",
@@ -95,9 +95,9 @@ _SAYS_SO = frozenset({"sorry", "oops", "actually", "wait"})
 _LEADS = frozenset({"just", "only", "but", "it", "'s", "it's", "rather"})
 
 
-def _not_then(doc: Doc) -> str | None:
-    """"sorry, not an epipen, just antihistamine": "It's antihistamine, not an epipen."
-    (after an opener that says so), or None."""
+def _taken_back_at(doc: Doc) -> int | None:
+    """Where the wrong value starts: after openers that say the speaker takes something
+    back and a "not" ("sorry, not ..."); None: the turn does not start so."""
     words = [t for t in doc if not t.is_punct]
     lead = 0
     while lead < len(words) and words[lead].lower_ in _OPENERS:
@@ -105,18 +105,32 @@ def _not_then(doc: Doc) -> str | None:
     if not lead or lead >= len(words) or words[lead].lower_ != "not" or \
             not any(w.lower_ in _SAYS_SO for w in words[:lead]):
         return None
-    start = words[lead].i + 1
-    comma = next((t.i for t in doc[start:] if t.text in (",", ";")), None)
-    if comma is None:
-        return None
-    old = doc[start:comma]
+    return words[lead].i + 1
+
+
+def _right_value(doc: Doc, comma: int) -> Span:
+    """The value after the comma, less the words before it that are no part of it
+    ("just", "only"), up to the next punctuation."""
     begin = comma + 1
     while begin < len(doc) and doc[begin].lower_ in _LEADS:
         begin += 1
     end = begin
     while end < len(doc) and not doc[end].is_punct:
         end += 1
-    new = doc[begin:end]
+    return doc[begin:end]
+
+
+def _not_then(doc: Doc) -> str | None:
+    """"sorry, not an epipen, just antihistamine": "It's antihistamine, not an epipen."
+    (after an opener that says so), or None."""
+    start = _taken_back_at(doc)
+    if start is None:
+        return None
+    comma = next((t.i for t in doc[start:] if t.text in (",", ";")), None)
+    if comma is None:
+        return None
+    old = doc[start:comma]
+    new = _right_value(doc, comma)
     valued = all(any(t.pos_ in ("NOUN", "PROPN", "NUM") or t.like_num for t in span)
                  for span in (new, old))
     if valued and 0 < len(new) <= _MAX_VALUE_WORDS and 0 < len(old) <= _MAX_VALUE_WORDS:

@@ -23,7 +23,7 @@ respelled (:mod:`.respelling`: "pls delte my adress").
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from memcore.core.forget import ForgetRequest, ForgetTarget
@@ -281,63 +281,95 @@ def _of_object(noun: Token) -> Token | None:
     return None
 
 
-def _target(noun: Token) -> ForgetTarget | None:
-    """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
+def _names_nothing(noun: Token) -> bool:
+    """A pronoun, or a word naming nothing alone ("my medical stuff" names something,
+    "stuff" alone does not)."""
     described = any(c.dep_ in ("amod", "compound") for c in noun.children)
-    if noun.lower_ in BACK or (noun.lower_ in T.NO_VALUE - EVERYTHING and not described):
-        return None  # "my medical stuff" names something, "stuff" alone does not
-    of = _of_object(noun)
-    if of is not None and of.lower_ not in BACK:
-        if of.lemma_.lower() in _OF_FRAMES:  # "date of birth": an attribute of the speaker
-            return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
-                                attribute=_OF_FRAMES[of.lemma_.lower()],
-                                words=(_forms(of),), mine=True)
-        # "the name of my therapist" names the therapist, not the speaker's name.
-        return _target(of)
-    parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
-    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
+    return noun.lower_ in BACK or (noun.lower_ in T.NO_VALUE - EVERYTHING and not described)
+
+
+def _of_target(noun: Token, of: Token) -> ForgetTarget | None:
+    """"date of birth": an attribute of the speaker; "the name of my therapist" names the
+    therapist, not the speaker's name."""
+    if of.lemma_.lower() in _OF_FRAMES:
+        return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
+                            attribute=_OF_FRAMES[of.lemma_.lower()],
+                            words=(_forms(of),), mine=True)
+    return _target(of)
+
+
+def _content_words(noun: Token, parts: Sequence[Token]) -> list[Token]:
+    """The words of the phrase that say what it names."""
     content = [t for t in (*parts, noun) if t.lemma_.lower() not in GENERIC
                and t.pos_ in ("NOUN", "PROPN", "ADJ", "NUM", "VERB")]
     if len(content) > 1 and noun in content and noun.lemma_.lower() in LIGHT_NOUNS:
         content.remove(noun)  # "my visa situation" is the visa
-    related: set[str] = set()
-    for t in (*parts, noun):
-        related |= TOPICS.get(t.lemma_.lower(), frozenset())
-    words = tuple(_forms(t) for t in content)
-    if not words and not related:
-        return None
+    return content
+
+
+def _phrase(noun: Token) -> str:
+    """The noun with its possessor, determiner and modifiers before it."""
     first = min([noun.i, *(c.i for c in noun.children if c.dep_ in ("poss", "det", "amod",
                                                                      "compound"))])
-    phrase = noun.doc[first:noun.i + 1].text
-    person = noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS
-    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
-                 None)
-    if owner is not None:
-        # "my ex's phone number" is the ex's, never the speaker's: named by the owner and
-        # a word that says what value it is ("number" or "phone": a fact may say either),
-        # never the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a
-        # value of a person, not the person: the person's other facts stay.
-        values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
-        if noun in values:  # "Olga's home address": any word of the value says it
-            values = [t for t in content if t.i == noun.i or t.dep_ == "compound"]
-        if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
-            # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
-            return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
-                                owner=_forms(owner), person=owner.pos_ == "PROPN"
-                                or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
-        value = frozenset().union(*(_forms(t) for t in values))
-        words = (_forms(owner), *((value,) if value else ()),
-                 *(_forms(t) for t in content if t not in values))
-        return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
-                            related=frozenset(related), owner=_forms(owner), mine=False)
+    return noun.doc[first:noun.i + 1].text
+
+
+def _owned_target(noun: Token, owner: Token, content: Sequence[Token],
+                  related: set[str]) -> ForgetTarget:
+    """"my ex's phone number" is the ex's, never the speaker's: named by the owner and a
+    word that says what value it is ("number" or "phone": a fact may say either), never
+    the owner alone ("Kofi's number" is not "Kofi got engaged"). It is a value of a
+    person, not the person: the person's other facts stay."""
+    phrase = _phrase(noun)
+    values = [t for t in content if t.lemma_.lower() in OF_VALUES | VALUE_NOUNS]
+    if noun in values:  # "Olga's home address": any word of the value says it
+        values = [t for t in content if t.i == noun.i or t.dep_ == "compound"]
+    if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
+        # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
+        return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
+                            owner=_forms(owner), person=owner.pos_ == "PROPN"
+                            or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
+    value = frozenset().union(*(_forms(t) for t in values))
+    words = (_forms(owner), *((value,) if value else ()),
+             *(_forms(t) for t in content if t not in values))
+    return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
+                        related=frozenset(related), owner=_forms(owner), mine=False)
+
+
+def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> ForgetTarget:
+    """The target of a phrase with no owner but (perhaps) the speaker."""
+    mine = any(c.dep_ == "poss" and c.lower_ in ("my", "mine") for c in noun.children)
     attribute = _attribute(noun)
     numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
         noun.lemma_.lower(), frozenset())
-    return ForgetTarget(phrase=phrase, attribute=attribute, words=words, numbered=numbered,
+    return ForgetTarget(phrase=_phrase(noun), attribute=attribute,
+                        words=tuple(_forms(t) for t in content), numbered=numbered,
                         others=PERSON_NOUNS,
-                        related=frozenset(related), person=person,
+                        related=frozenset(related),
+                        person=noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS,
                         mine=mine or noun.pos_ != "PROPN",
                         message=noun.lemma_.lower() in MESSAGE_NOUNS)
+
+
+def _target(noun: Token) -> ForgetTarget | None:
+    """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
+    if _names_nothing(noun):
+        return None
+    of = _of_object(noun)
+    if of is not None and of.lower_ not in BACK:
+        return _of_target(noun, of)
+    parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
+    content = _content_words(noun, parts)
+    related: set[str] = set()
+    for t in (*parts, noun):
+        related |= TOPICS.get(t.lemma_.lower(), frozenset())
+    if not content and not related:
+        return None
+    owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
+                 None)
+    if owner is not None:
+        return _owned_target(noun, owner, content, related)
+    return _own_target(noun, content, related)
 
 
 def _targets(noun: Token) -> list[ForgetTarget]:
@@ -352,27 +384,41 @@ def _targets(noun: Token) -> list[ForgetTarget]:
     return out
 
 
-def _about(tok: Token) -> Token | None:
-    """The object of "about" under ``tok`` ("everything about my ex"), or under its
-    adverb ("what I said earlier about my mortgage")."""
+def _about_preps(tok: Token) -> list[Token]:
+    """The "about" prepositions under ``tok`` or its adverb, not a fronted "on" or "of"
+    ("On second thought, forget about my ex")."""
     preps = [*tok.children, *(p for c in tok.children if c.dep_ == "advmod"
                                for p in c.children)]
-    for prep in preps:
-        if prep.dep_ == "prep" and prep.lower_ in ABOUT:
-            if prep.i < tok.i and prep.lower_ in ("on", "of"):
-                continue  # "On second thought, forget about my ex"
-            # not "what" the parser may hang there ("what I told you about the lawsuit"),
-            # nor where it is kept ("keep the bankruptcy thing on file")
-            pobj = next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"
-                         and not (prep.lower_ != "about" and _kept_in(c))), None)
-            if pobj is not None:
-                return pobj
-            # "forget about me telling you about my debt": what the telling was about
-            told = next((c for c in prep.children if c.dep_ == "pcomp"
-                         and c.lemma_.lower() in SAY_VERBS), None)
-            if told is not None and told.i != tok.i:
-                return _about(told) or next((o for o in told.children if o.dep_ in (
-                    "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
+    return [p for p in preps if p.dep_ == "prep" and p.lower_ in ABOUT
+            and not (p.i < tok.i and p.lower_ in ("on", "of"))]
+
+
+def _about_pobj(prep: Token) -> Token | None:
+    """The preposition's object: not "what" the parser may hang there ("what I told you
+    about the lawsuit"), nor where it is kept ("keep the bankruptcy thing on file")."""
+    return next((c for c in prep.children if c.dep_ == "pobj" and c.lower_ != "what"
+                 and not (prep.lower_ != "about" and _kept_in(c))), None)
+
+
+def _about_telling(tok: Token, prep: Token) -> Token | None:
+    """"forget about me telling you about my debt": the telling (not ``tok`` itself)."""
+    told = next((c for c in prep.children if c.dep_ == "pcomp"
+                 and c.lemma_.lower() in SAY_VERBS), None)
+    return told if told is not None and told.i != tok.i else None
+
+
+def _about(tok: Token) -> Token | None:
+    """The object of "about" under ``tok`` ("everything about my ex"), or under its
+    adverb ("what I said earlier about my mortgage"): the first such preposition with an
+    object or a telling decides."""
+    for prep in _about_preps(tok):
+        pobj = _about_pobj(prep)
+        if pobj is not None:
+            return pobj
+        told = _about_telling(tok, prep)
+        if told is not None:  # what the telling was about
+            return _about(told) or next((o for o in told.children if o.dep_ in (
+                "dobj", "obj") and o.lower_ not in BACK | _WH | {"you", "u"}), None)
     return None
 
 
@@ -420,18 +466,28 @@ def _of_back(tok: Token) -> bool:
         c.dep_ == "pobj" and c.lower_ in BACK for c in p.children) for p in tok.children)
 
 
-def _kept_declined(verb: Token, negated: bool) -> bool:
-    """A keeping verb the assistant is asked not to do: "don't remember that", "please
-    stop remembering my address", "don't bother keeping it", "no need to remember that",
-    "I don't want you to remember my address", "I'd rather you didn't keep that"."""
-    if verb.lemma_.lower() in WANT_HEADS:  # "I don't want my address in your notes"
-        return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+def _wanted_declined(verb: Token, negated: bool) -> bool | None:
+    """"I don't want my address in your notes": the speaker's own negated want."""
+    if verb.lemma_.lower() not in WANT_HEADS:
+        return None
+    return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+
+
+def _known_declined(verb: Token, negated: bool) -> bool | None:
+    """"I don't want you to know about my arrest" (:func:`_unwanted`); "I don't want my
+    diagnosis stored" (the parser may say "VBD")."""
     if verb.lemma_.lower() in KNOW_VERBS - KEEP_VERBS:
-        return True  # "I don't want you to know about my arrest" (:func:`_unwanted`)
+        return True
     if verb.tag_ in ("VBN", "VBD") and verb.dep_ in ("ccomp", "xcomp", "oprd") \
             and not any(c.dep_ in ("aux", "auxpass") for c in verb.children) \
             and _unwanted(verb):
-        return True  # "I don't want my diagnosis stored" (the parser may say "VBD")
+        return True
+    return None
+
+
+def _stopped(verb: Token, negated: bool) -> bool | None:
+    """"please stop remembering my address", "don't bother keeping it": as the head is
+    addressed; "no need to remember that"."""
     head = verb.head
     head_lemma = head.lemma_.lower()
     head_negated = any(c.dep_ == "neg" for c in head.children)
@@ -441,15 +497,41 @@ def _kept_declined(verb: Token, negated: bool) -> bool:
     if verb.dep_ in ("acl", "relcl") and head_lemma == "need" and any(
             c.lower_ == "no" for c in head.children):
         return True
+    return None
+
+
+def _you_declined(verb: Token, negated: bool) -> bool | None:
+    """"I don't want you to remember my address", "I'd rather you didn't remember
+    that", "I'd prefer you didn't keep that", "I'd like you not to keep it"."""
+    head = verb.head
+    head_lemma = head.lemma_.lower()
     you = any(c.dep_ == "nsubj" and c.lower_ == "you" for c in verb.children)
-    if verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS and head_negated and you:
-        return True  # "I don't want you to remember my address"
+    if verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS and you \
+            and any(c.dep_ == "neg" for c in head.children):
+        return True
     if negated and you and any(c.lower_ in ("rather", "prefer") for c in verb.children):
-        return True  # "I'd rather you didn't remember that"
+        return True
     if negated and verb.dep_ in ("ccomp", "xcomp") and head_lemma in ASK_HEADS | {"rather"} \
             and (you or any(c.dep_ == "dobj" and c.lower_ in ("you", "u")
                             for c in head.children)):
-        return True  # "I'd prefer you didn't keep that", "I'd like you not to keep it"
+        return True
+    return None
+
+
+# Whether a keeping verb is declined: the first rule that decides (in order).
+_DECLINE_RULES: tuple[Callable[[Token, bool], bool | None], ...] = (
+    _wanted_declined, _known_declined, _stopped, _you_declined,
+)
+
+
+def _kept_declined(verb: Token, negated: bool) -> bool:
+    """A keeping verb the assistant is asked not to do: "don't remember that", "please
+    stop remembering my address", "don't bother keeping it", "no need to remember that",
+    "I don't want you to remember my address", "I'd rather you didn't keep that"."""
+    for rule in _DECLINE_RULES:
+        decided = rule(verb, negated)
+        if decided is not None:
+            return decided
     return negated and _addressed(verb)
 
 
@@ -534,31 +616,32 @@ INFO_NOUNS = frozenset({"information", "info", "details", "detail", "facts", "fa
 _MESSAGE_OR_VALUE = frozenset({"email", "e-mail", "mail"})
 
 
-def _kept_thing(noun: Token) -> bool:
-    """``noun`` names something known of the speaker ("my address", "my allergy info",
-    "my medical stuff", "my diagnosis", "my ex's phone number", "the name of my
-    therapist"), not a thing in the world ("my last email to Tom", "my bank account",
-    "my shoes", "my schedule"): the object a removing verb must have when it does not
-    say "from your memory"."""
-    of = _of_object(noun)
-    if of is not None:
-        if of.lemma_.lower() in _OF_FRAMES:
-            return _mine(noun)  # "my date of birth"
-        # "the name of my psychiatrist": a value of someone or something of the speaker's
-        return _mine(of) and (noun.lemma_.lower() in VALUE_NOUNS or _kept_thing(of))
-    owner = next((c for c in noun.children if c.dep_ == "poss"), None)
-    if owner is None:
-        return False
+def _kept_of(noun: Token, of: Token) -> bool:
+    """"my date of birth"; "the name of my psychiatrist": a value of someone or something
+    of the speaker's."""
+    if of.lemma_.lower() in _OF_FRAMES:
+        return _mine(noun)
+    return _mine(of) and (noun.lemma_.lower() in VALUE_NOUNS or _kept_thing(of))
+
+
+def _speakers(noun: Token, owner: Token) -> bool:
+    """The speaker's, or a named person's value; not "my ex's phone number" or "Kofi's
+    number" (a value of a person)."""
     named = owner.pos_ == "PROPN" and noun.lemma_.lower() in VALUE_NOUNS
-    if owner.lower_ not in ("my", "mine") and not named and not (
-            owner.lemma_.lower() in PERSON_NOUNS and _mine(owner)):
-        return False  # "my ex's phone number", "Kofi's number": a value of a person
-    if any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
-           for c in noun.children):
-        return False  # "my email to Tom", "my address in the form"
+    return owner.lower_ in ("my", "mine") or named or (
+        owner.lemma_.lower() in PERSON_NOUNS and _mine(owner))
+
+
+def _placed(noun: Token) -> bool:
+    """"my email to Tom", "my address in the form": a thing somewhere."""
+    return any(c.dep_ in ("relcl", "acl") or (c.dep_ == "prep" and c.lower_ not in ABOUT)
+               for c in noun.children)
+
+
+def _known_kind(noun: Token) -> bool:
+    """The word (with its modifiers) names a kind of thing known of someone, not one
+    instance ("my last name" is, "my first car" is not)."""
     lemma = noun.lemma_.lower()
-    if lemma in MESSAGE_NOUNS:
-        return True  # "my last message": the turn said in this chat (no "to Tom")
     mods = {c.lemma_.lower() for c in noun.children
             if c.dep_ in ("amod", "compound", "nummod", "nmod")}
     kinds = {"first", "last", "middle"} if lemma == "name" else set()  # "my last name"
@@ -572,6 +655,23 @@ def _kept_thing(noun: Token) -> bool:
         return bool(mods)
     # "my medical stuff / history": a general word of a topic
     return (lemma in GENERIC or lemma == "history") and bool(mods & TOPICS.keys())
+
+
+def _kept_thing(noun: Token) -> bool:
+    """``noun`` names something known of the speaker ("my address", "my allergy info",
+    "my medical stuff", "my diagnosis", "my ex's phone number", "the name of my
+    therapist"), not a thing in the world ("my last email to Tom", "my bank account",
+    "my shoes", "my schedule"): the object a removing verb must have when it does not
+    say "from your memory"."""
+    of = _of_object(noun)
+    if of is not None:
+        return _kept_of(noun, of)
+    owner = next((c for c in noun.children if c.dep_ == "poss"), None)
+    if owner is None or not _speakers(noun, owner) or _placed(noun):
+        return False
+    if noun.lemma_.lower() in MESSAGE_NOUNS:
+        return True  # "my last message": the turn said in this chat (no "to Tom")
+    return _known_kind(noun)
 
 
 def _mine(noun: Token) -> bool:
@@ -605,11 +705,26 @@ def _asked_if(verb: Token) -> bool:
         c.dep_ == "acomp" and c.lower_ in _POLITE_ADJ for c in head.children)
 
 
+def _demanded(verb: Token, auxes: Sequence[Token]) -> bool:
+    """"I request that my file be erased": the bare "be" of a demand."""
+    head = verb.head
+    return verb.dep_ == "ccomp" and head.lemma_.lower() in MANDATIVE_HEADS and all(
+        a.lemma_ == "be" and a.tag_ == "VB" for a in auxes) and any(
+        c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
+
+
+def _made_sure(verb: Token, auxes: Sequence[Token]) -> bool:
+    """"please make sure my address is removed", as "make" is addressed."""
+    head = verb.head
+    return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
+        and head.head.lemma_.lower() == "make" and _addressed(head.head) \
+        and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
+
+
 def _asked_passive(verb: Token) -> bool:
     """A passive asked of the assistant: "can my phone number be deleted?", "I want my
     address deleted", "please make sure my address is removed"; not a report of one
     ("my address was deleted")."""
-    head = verb.head
     auxes = [a for a in verb.children if a.dep_ in ("aux", "auxpass")]
     subject = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")), None)
     if subject is None:
@@ -617,14 +732,109 @@ def _asked_passive(verb: Token) -> bool:
     if any(a.lower_ in ("can", "could", "would") and a.i < subject.i for a in auxes):
         return True  # a question: the modal before the subject
     if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
-        return head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
-    if verb.dep_ == "ccomp" and head.lemma_.lower() in MANDATIVE_HEADS and all(
-            a.lemma_ == "be" and a.tag_ == "VB" for a in auxes) and any(
-            c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
-        return True  # "I request that my file be erased": the bare "be" of a demand
-    return verb.dep_ == "ccomp" and head.lower_ == "sure" and head.head.i != head.i \
-        and head.head.lemma_.lower() == "make" and _addressed(head.head) \
-        and all(a.tag_ in ("VBZ", "VBP", "VB") for a in auxes)
+        return verb.head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+    return _demanded(verb, auxes) or _made_sure(verb, auxes)
+
+
+def _you_subject(tok: Token) -> bool:
+    """``tok`` has "you" as its subject."""
+    return any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in tok.children)
+
+
+def _if_addressed(verb: Token) -> bool | None:
+    """"I'd appreciate it if you deleted ..." asks; "... if you had deleted" does not."""
+    if not _asked_if(verb):
+        return None
+    return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
+
+
+def _rather_addressed(verb: Token) -> bool | None:
+    """"I'd rather you forgot my address"."""
+    return True if _rather(verb) else None
+
+
+def _conditional(verb: Token) -> bool | None:
+    """"if you delete my address, I'll be upset": a condition."""
+    if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
+        return False
+    return None
+
+
+def _mind_addressed(verb: Token) -> bool | None:
+    """"would you mind forgetting ..."."""
+    head = verb.head
+    if verb.tag_ == "VBG" and verb.dep_ == "xcomp" and head.lemma_.lower() == "mind" \
+            and _you_subject(head):
+        return True
+    return None
+
+
+def _rid_addressed(verb: Token) -> bool | None:
+    """"(I want you to) get rid of ...": "get" is its aux."""
+    if verb.lemma_.lower() != "rid":
+        return None
+    if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in verb.children):
+        return False
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is not None:
+        return subject.lower_ in ("you", "u")
+    return verb.dep_ not in ("xcomp",) or verb.head.lemma_.lower() == "let"
+
+
+def _passive_addressed(verb: Token) -> bool | None:
+    """"can my phone number be deleted?" (:func:`_asked_passive`)."""
+    return True if verb.tag_ == "VBN" and _asked_passive(verb) else None
+
+
+def _make_sure_addressed(verb: Token) -> bool | None:
+    """"make sure to delete ...": as "make" is addressed."""
+    head = verb.head
+    if verb.dep_ == "xcomp" and head.lower_ == "sure" and head.head.i != head.i \
+            and head.head.lemma_.lower() == "make":
+        return _addressed(head.head)
+    return None
+
+
+def _past_form(verb: Token) -> bool | None:
+    """A past, third person or gerund form asks nothing (left: the rules above)."""
+    return False if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG") else None
+
+
+def _you_object_addressed(verb: Token) -> bool | None:
+    """"I'd like you to wipe ..." (the parser's "you" is the object)."""
+    head = verb.head
+    if verb.dep_ == "xcomp" and head.lemma_.lower() in ASK_HEADS and any(
+            c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children):
+        return True
+    return None
+
+
+def _did_you(verb: Token) -> bool | None:
+    """"did you forget": a question about the past."""
+    if any(a.dep_ == "aux" and a.tag_ == "VBD" and a.lemma_ == "do" for a in verb.children):
+        return False
+    return None
+
+
+def _subject_addressed(verb: Token) -> bool | None:
+    """"you" as the subject asks; so do "let's forget ..." and "can we forget ..."."""
+    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if subject is None:
+        return None
+    if subject.lower_ in ("'s", "us") and verb.head.lemma_.lower() == "let":
+        return True  # "let's forget what I said about ..."
+    if subject.lower_ == "we" and any(a.dep_ == "aux" and a.i < subject.i and a.lower_
+                                      in ("can", "could", "shall") for a in verb.children):
+        return True  # "can we forget I said that?"
+    return subject.lower_ in ("you", "u")
+
+
+# Whether a clause asks the assistant: the first rule that decides (in order).
+_ADDRESS_RULES: tuple[Callable[[Token], bool | None], ...] = (
+    _if_addressed, _rather_addressed, _conditional, _mind_addressed, _rid_addressed,
+    _passive_addressed, _make_sure_addressed, _past_form, _you_object_addressed, _did_you,
+    _subject_addressed,
+)
 
 
 def _addressed(verb: Token) -> bool:
@@ -632,76 +842,46 @@ def _addressed(verb: Token) -> bool:
     "you" as its subject in the present ("can you forget", "you should not keep"), or
     "I want/need/would like you to ...", "would you mind deleting ...", "let's forget
     ...", "I'd appreciate it if you deleted ..."; not the past, not the speaker's own."""
-    if _asked_if(verb):
-        return not any(a.dep_ == "aux" and a.lemma_ == "have" for a in verb.children)
-    if _rather(verb):
-        return True  # "I'd rather you forgot my address"
-    if any(c.dep_ == "mark" and c.lower_ in _CONDITIONS for c in verb.children):
-        return False  # "if you delete my address, I'll be upset": a condition
-    head = verb.head
-    if verb.tag_ == "VBG" and verb.dep_ == "xcomp" and head.lemma_.lower() == "mind" \
-            and any(c.dep_ == "nsubj" and c.lower_ in ("you", "u") for c in head.children):
-        return True  # "would you mind forgetting ..."
-    if verb.lemma_.lower() == "rid":  # "(I want you to) get rid of ...": "get" is its aux
-        if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in verb.children):
-            return False
-        subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-        if subject is not None:
-            return subject.lower_ in ("you", "u")
-        return verb.dep_ not in ("xcomp",) or head.lemma_.lower() == "let"
-    if verb.tag_ == "VBN" and _asked_passive(verb):
-        return True
-    if verb.dep_ == "xcomp" and head.lower_ == "sure" and head.head.i != head.i \
-            and head.head.lemma_.lower() == "make":
-        return _addressed(head.head)  # "make sure to delete ..."
-    if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG"):
-        return False
-    if verb.dep_ == "xcomp" and head.lemma_.lower() in ASK_HEADS and any(
-            c.dep_ == "dobj" and c.lower_ in ("you", "u") for c in head.children):
-        return True  # "I'd like you to wipe ..." (the parser's "you" is the object)
-    if any(a.dep_ == "aux" and a.tag_ == "VBD" and a.lemma_ == "do" for a in verb.children):
-        return False  # "did you forget"
-    subject = next((c for c in verb.children if c.dep_ in ("nsubj", "nsubjpass")), None)
-    if subject is not None:
-        if subject.lower_ in ("'s", "us") and head.lemma_.lower() == "let":
-            return True  # "let's forget what I said about ..."
-        if subject.lower_ == "we" and any(a.dep_ == "aux" and a.i < subject.i and a.lower_
-                                          in ("can", "could", "shall") for a in verb.children):
-            return True  # "can we forget I said that?"
-        return subject.lower_ in ("you", "u")
+    for rule in _ADDRESS_RULES:
+        decided = rule(verb)
+        if decided is not None:
+            return decided
     return verb.dep_ != "xcomp"  # "I want to forget about him": the speaker's own wish
+
+
+def _dismissal(doc: Doc, verb: Token, tok: Token) -> bool:
+    """``tok`` says the "forget it" dismisses (see :func:`_dismissed`)."""
+    lemma = tok.lemma_.lower()
+    neg = any(c.dep_ == "neg" or c.lower_ == "no" for c in tok.children)
+    if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
+                                  or any(c.lower_ == "no" for c in tok.children)):
+        return True
+    if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children) \
+            and not any(c.dep_ in ("dobj", "ccomp") for c in tok.children):
+        return True  # not "never mind what I said about ...": that retracts it
+    if tok.lower_ in ("nevermind", "whatever"):
+        return True
+    if tok.lower_ in ("fine", "ok", "okay", "alright") and tok.dep_ == "acomp":
+        return True  # "forget about it, it's fine"
+    if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
+        return True  # "forget it, I'll do it myself": the speaker takes it over
+    return tok.i > verb.i and _moves_on(doc, tok)
+
+
+def _moves_on(doc: Doc, tok: Token) -> bool:
+    """"let's ...", "move on": on to something else."""
+    return (tok.lower_ == "let" and tok.i + 1 < len(doc)
+            and doc[tok.i + 1].lower_ in ("'s", "us")) \
+        or (tok.lemma_.lower() == "move" and any(c.lower_ == "on" for c in tok.children))
 
 
 def _dismissed(sent: Span, verb: Token) -> bool:
     """"forget it" dismissing something: said with "(it) doesn't matter", "never mind",
     "no worries", "no need", "let's move on" in the same sentence or the next one."""
     doc = sent.doc
-    end = sent.end
-    nxt = next((s for s in doc.sents if s.start == end), None)
-    for span in (sent, nxt):
-        if span is None:
-            continue
-        for tok in span:
-            lemma = tok.lemma_.lower()
-            neg = any(c.dep_ == "neg" or c.lower_ == "no" for c in tok.children)
-            if lemma in _DISMISS_NEG and (neg or tok.head.lower_ == "no"
-                                          or any(c.lower_ == "no" for c in tok.children)):
-                return True
-            if lemma == "mind" and any(c.lower_ in ("never", "nevermind") for c in tok.children) \
-                    and not any(c.dep_ in ("dobj", "ccomp") for c in tok.children):
-                return True  # not "never mind what I said about ...": that retracts it
-            if tok.lower_ in ("nevermind", "whatever"):
-                return True
-            if tok.lower_ in ("fine", "ok", "okay", "alright") and tok.dep_ == "acomp":
-                return True  # "forget about it, it's fine"
-            if tok.lower_ in ("myself", "ourselves") and tok.head.i != verb.i:
-                return True  # "forget it, I'll do it myself": the speaker takes it over
-            if tok.i > verb.i and (
-                    (tok.lower_ == "let" and tok.i + 1 < len(doc)
-                     and doc[tok.i + 1].lower_ in ("'s", "us"))
-                    or (lemma == "move" and any(c.lower_ == "on" for c in tok.children))):
-                return True  # "forget it, let's move on": on to something else
-    return False
+    nxt = next((s for s in doc.sents if s.start == sent.end), None)
+    return any(_dismissal(doc, verb, tok)
+               for span in (sent, nxt) if span is not None for tok in span)
 
 
 def _rather(verb: Token) -> bool:
@@ -710,21 +890,32 @@ def _rather(verb: Token) -> bool:
         c.lower_ == "rather" for c in verb.children)
 
 
+def _speakers_own(verb: Token) -> bool:
+    """No complement of a want: the speaker's own doing ("I saved my money, I don't
+    want it wasted")."""
+    return verb.head.i >= verb.i or any(
+        c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we") for c in verb.children)
+
+
+def _known_by_others(verb: Token) -> bool:
+    """"I don't want my kids to know about it": knowing, not by the assistant."""
+    return verb.lemma_.lower() in KNOW_VERBS and verb.tag_ in ("VB", "VBG") and not any(
+        c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
+        for c in (*verb.children, *verb.head.children))
+
+
 def _unwanted(verb: Token) -> bool:
     """``verb`` is what the speaker does not want done: "I don't want you to know",
     "I'd rather not have my address stored", "I don't want my diagnosis stored"."""
     head = verb.head
-    if head.i >= verb.i or any(c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("i", "we")
-                               for c in verb.children):
-        return False  # "I saved my money, I don't want it wasted": no complement of it
-    negated = any(c.dep_ == "neg" for c in head.children)
-    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
+    if _speakers_own(verb):
+        return False
     if any(c.dep_ == "aux" and c.tag_ == "VBD" for c in head.children):
         return False  # "I didn't want you to know": what the speaker wanted then
-    if verb.lemma_.lower() in KNOW_VERBS and verb.tag_ in ("VB", "VBG") and not any(
-            c.lower_ in ("you", "u") and c.dep_ in ("nsubj", "dobj")
-            for c in (*verb.children, *head.children)):
-        return False  # "I don't want my kids to know about it": not the assistant
+    if _known_by_others(verb):
+        return False
+    negated = any(c.dep_ == "neg" for c in head.children)
+    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
     return negated and speaker and (head.lemma_.lower() in ASK_HEADS or (
         head.lemma_.lower() == "have" and any(c.lower_ == "rather" for c in head.children)))
 
@@ -761,39 +952,74 @@ def _anchor(verb: Token) -> Token:
     return verb
 
 
+def _direct_object(verb: Token) -> Token | None:
+    """The direct object, or a determined noun after the verb the parser took for an
+    adverb ("Disregard my ..."); never "you" or "me"."""
+    return next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
+                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
+                and any(d.dep_ in ("poss", "det") for d in c.children)))
+                and c.lower_ not in ("you", "me", "u")), None)
+
+
+def _misparsed_head(verb: Token) -> Token | None:
+    """"Delete all memories about X", parsed with "Delete" as a name: the noun."""
+    if verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
+            and verb.head.pos_ == "NOUN":
+        return verb.head
+    return None
+
+
+def _passive_subject(verb: Token) -> Token | None:
+    """A passive's subject: "can my phone number be deleted?" ("want my PIN saved" may
+    be tagged "VBD")."""
+    small = verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd") and not any(
+        c.dep_ in ("aux", "auxpass") for c in verb.children)
+    if not (verb.tag_ == "VBN" or small) or verb.lemma_.lower() == "rid":
+        return None
+    return next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
+                 and c.lower_ not in ("you", "me", "u", "i")), None)
+
+
+def _back_after(verb: Token) -> Token | None:
+    """"Scratch that, please" (parsed with "that" under "please"): the "that"."""
+    nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
+    if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
+        return nxt
+    return None
+
+
+def _particle_object(verb: Token) -> tuple[Token | None, Token | None]:
+    """The object of the phrasal verb's preposition after the verb ("rid of", "hold on
+    to"; not "On second thought, forget ..."), or its "what I said" clause."""
+    for prep in verb.children:
+        if prep.dep_ != "prep" or prep.lower_ not in ("of", "to", "onto", "on") \
+                or prep.i <= verb.i:
+            continue
+        for c in prep.children:
+            if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
+                return c, None
+            if c.dep_ == "pcomp" and c.lemma_.lower() in SAY_VERBS and any(
+                    s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
+                return None, c  # "get rid of what I said about my job"
+    return None, None
+
+
 def _object(verb: Token) -> tuple[Token | None, Token | None]:
     """The predicate's object and the "(what) I said" clause it names: the direct
     object, else the object of the phrasal verb's preposition ("rid of my address",
     "hold on to that", "get rid of what I said ...")."""
-    obj = next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
-                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
-                and any(d.dep_ in ("poss", "det") for d in c.children)))  # "Disregard my ..."
-                and c.lower_ not in ("you", "me", "u")), None)
-    if obj is None and verb.i == verb.sent.start and verb.dep_ in ("nsubj", "compound") \
-            and verb.head.pos_ == "NOUN":
-        obj = verb.head  # "Delete all memories about X", parsed with "Delete" as a name
-    small = verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd") and not any(
-        c.dep_ in ("aux", "auxpass") for c in verb.children)  # "want my PIN saved" as "VBD"
-    if obj is None and (verb.tag_ == "VBN" or small) and verb.lemma_.lower() != "rid":
-        # a passive's subject: "can my phone number be deleted?"
-        obj = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
-                    and c.lower_ not in ("you", "me", "u", "i")), None)
+    obj = _direct_object(verb)
+    if obj is None:
+        obj = _misparsed_head(verb)
+    if obj is None:
+        obj = _passive_subject(verb)
     said = _said(verb)
     if obj is not None or said is not None:
         return obj, said
-    nxt = verb.doc[verb.i + 1] if verb.i + 1 < len(verb.doc) else None
-    if nxt is not None and nxt.lower_ in BACK and nxt.dep_ in ("dobj", "nsubj"):
-        return nxt, None  # "Scratch that, please" (parsed with "that" under "please")
-    for prep in verb.children:
-        # after the verb: "rid of", "hold on to" (not "On second thought, forget ...")
-        if prep.dep_ == "prep" and prep.lower_ in ("of", "to", "onto", "on") and prep.i > verb.i:
-            for c in prep.children:
-                if c.dep_ == "pobj" and c.lower_ not in ("you", "me", "u"):
-                    return c, None
-                if c.dep_ == "pcomp" and c.lemma_.lower() in SAY_VERBS and any(
-                        s.dep_ == "nsubj" and s.lower_ == "i" for s in c.children):
-                    return None, c  # "get rid of what I said about my job"
-    return None, None
+    back = _back_after(verb)
+    if back is not None:
+        return back, None
+    return _particle_object(verb)
 
 
 def _for_later(verb: Token) -> bool:
@@ -922,156 +1148,304 @@ def _in_memory(verb: Token) -> bool:
     return False
 
 
-def _request_in(sent: Span) -> tuple[Token, list[ForgetTarget], bool, bool, bool] | None:
+# What one request verb asks: its targets, whether it refers back, whether it asks for
+# everything, and whether it asks only beside another request.
+_Ask = tuple[list[ForgetTarget], bool, bool, bool]
+_Found = tuple["Token", list[ForgetTarget], bool, bool, bool]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One request verb of a sentence, with what it acts on."""
+
+    sent: Span
+    verb: Token
+    cls: str
+    lemma: str
+    obj: Token | None
+    said: Token | None
+    relative: Token | None
+    source: str | None
+    removing: bool
+    worldly: bool
+
+
+def _verb_may_ask(sent: Span, verb: Token, lemma: str) -> bool:
+    """A verb, or a noun or adjective only where the parser missed an imperative."""
+    if lemma == "rid":
+        return True
+    if verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX", "ADJ"):
+        return False
+    return verb.pos_ == "VERB" or verb.i == sent.start or verb.dep_ == "ROOT"
+
+
+def _is_negated(verb: Token, anchor: Token) -> bool:
+    """The verb or its anchor is negated ("don't", "never")."""
+    return any(c.dep_ == "neg" or c.lower_ in ("never",)
+               for c in (*verb.children, *anchor.children))
+
+
+def _unsaid(verb: Token, negated: bool) -> bool:
+    """A saying verb that takes back what was said here: "I shouldn't have told you
+    that" (the speaker regrets having said it), "pretend I never said that"."""
+    subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+    auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
+    mine = negated and subject is not None and subject.lower_ == "i"
+    if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
+                      or verb.head.lemma_.lower() in UNSAY_HEADS)) \
+            and not _regretted(verb, negated):
+        return False
+    return _told_me(verb)  # "I shouldn't have told my boss about it": not said here
+
+
+def _class_asks(verb: Token, anchor: Token, cls: str, negated: bool) -> bool:
+    """The verb's class, its negation and its addressee make it a request."""
+    if cls == "say":
+        return _unsaid(verb, negated)
+    if cls == "keep":
+        return _kept_declined(verb, negated)
+    if negated or not _addressed(anchor):  # "don't forget my appointment"
+        return False
+    # "let's forget about work for a minute": put off, not erased
+    return not (_for_a_while(verb) and not _mine_asked(verb))
+
+
+def _said_over(verb: Token) -> Token | None:
+    """"Forget I said that." (parsed with "Forget" under "said"): the saying verb."""
+    head = verb.head
+    if verb.dep_ in ("intj", "advmod", "dep", "advcl") \
+            and head.lemma_.lower() in SAY_VERBS and any(
+                c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
+        return head
+    return None
+
+
+def _reading(sent: Span, verb: Token, cls: str) -> _Reading:
+    """What the request verb acts on, and whether it removes things of the world."""
+    lemma = verb.lemma_.lower()
+    obj, said = _object(verb)
+    relative = _free_relative(verb) if obj is None and said is None else None
+    if said is None:
+        over = _said_over(verb)
+        if over is not None:
+            said, obj = over, None
+    source = _source(verb, obj if obj is not None else relative)
+    # A removing verb asks to forget only what is kept or said, never a thing taken
+    # out of somewhere else ("remove my name from the mailing list").
+    removing = cls == "remove" and source != "memory"
+    # "don't hold on to / write down X" also says things of the world ("the past").
+    worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
+    return _Reading(sent=sent, verb=verb, cls=cls, lemma=lemma, obj=obj, said=said,
+                    relative=relative, source=source, removing=removing, worldly=worldly)
+
+
+def _ignored_only(r: _Reading) -> bool:
+    """"ignore my typo" asks nothing; "ignore what I said / the bit about my ex"
+    retracts."""
+    if r.lemma != "ignore" or r.said is not None or r.source == "memory":
+        return False
+    obj = r.obj
+    return not (obj is not None and (obj.lower_ == "what" or (
+        obj.lemma_.lower() in GENERIC
+        and _mine(_about_said(obj) or _about(r.verb) or obj))))
+
+
+def _everything_back(r: _Reading) -> _Ask | None:
+    """"erase all of that" refers back; "drop all of that" asks nothing."""
+    if r.removing:
+        return None
+    return [], True, False, False
+
+
+def _everything_unread(r: _Reading, obj: Token) -> bool:
+    """"everything" with nothing it is about that cannot be the whole scope: "drop
+    everything and come here"; "everything <prep> X" unread."""
+    if r.removing and not _tells_of(obj):
+        return True
+    return any(p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
+               for p in obj.children)
+
+
+def _everything_about(r: _Reading) -> _Ask | None:
+    """"forget everything (you know) about X": X, or the whole scope."""
+    obj = r.obj
+    assert obj is not None
+    about = _about_said(obj) or _about(r.verb)
+    if about is None:
+        return None if _everything_unread(r, obj) else ([], False, True, False)
+    if r.removing and about.head.lower_ == "of" and not _tells_of(obj) \
+            and not _kept_thing(about):
+        return None  # "delete all of my old files": the files, things of the world
+    if about.lower_ in ("me", "myself") and (not r.removing or _tells_of(obj)):
+        return [], False, True, False  # "forget everything you know about me": the whole scope
+    targets = _targets(about)
+    if not targets:
+        return None
+    return targets, False, False, False
+
+
+def _what_said(r: _Reading) -> _Ask | None:
+    """"forget what I said (about X)", "forget that I mentioned my loan"."""
+    clause = r.said if r.said is not None else r.obj
+    assert clause is not None
+    about = _about(clause)
+    if about is None and r.said is not None:  # "forget that I mentioned my loan"
+        about = next((c for c in r.said.children if c.dep_ in ("dobj", "obj")
+                      and c.lower_ not in BACK | {"you", "what"}), None)
+    targets = _targets(about) if about is not None else []
+    return targets, not targets, False, False
+
+
+def _back_object(r: _Reading) -> _Ask | None:
+    """"forget it", "delete that": what it refers to, in the sentence or before."""
+    obj = r.obj
+    assert obj is not None
+    if r.lemma == "forget" and obj.lower_ == "it" and _dismissed(r.sent, r.verb):
+        return None
+    along = r.removing and r.lemma not in RETRACT_VERBS  # "delete that" may be code or a list
+    # "Never mind what I said about my ex, please forget it": "it" is that.
+    told = next((t for t in r.sent if t.lemma_.lower() in SAY_VERBS
+                 and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
+                 and _about(t) is not None), None)
+    targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
+    # "About the address I gave you, please forget it": "it" is what it is about
+    fronted = _about(r.verb)
+    if not targets and fronted is not None and fronted.i < r.verb.i \
+            and fronted.lower_ not in BACK:
+        targets = _targets(fronted)
+    return targets, not targets, False, along
+
+
+def _info_back(r: _Reading) -> _Ask | None:
+    """"please remove that info": what was just said, as information, or (alone: no
+    request) what the assistant just gave."""
+    return [], True, False, r.removing
+
+
+def _named_object(r: _Reading) -> _Ask | None:
+    """"forget my address"; "erase the bit about my debt" (the parser may hang "about"
+    on the verb)."""
+    obj = r.obj
+    assert obj is not None
+    about = (_about_said(obj) or _about(r.verb)) if obj.lemma_.lower() in GENERIC else None
+    targets = _targets(about if about is not None else obj)
+    if not targets:
+        return None
+    if r.worldly and about is None and not _kept_thing(obj):
+        return None  # "delete my last email to Tom", "throw out my old shoes"
+    return targets, False, False, False
+
+
+def _relative_clause(r: _Reading) -> _Ask | None:
+    """"forget where I live"; "remove where I put it" moves a thing."""
+    assert r.relative is not None
+    found = _clause_target(r.relative)
+    if found is None or (r.removing and r.source != "memory"):
+        return None  # "remove where I put it" moves a thing; "... from your notes"
+    return [found], False, False, False
+
+
+def _said_back(r: _Reading) -> _Ask | None:
+    """"I shouldn't have told you (that), sorry"."""
+    return [], True, False, False
+
+
+def _stated_clause(r: _Reading) -> _Ask | None:
+    """"please forget that I'm pregnant"."""
+    return _stated(r.verb), False, False, False
+
+
+def _about_verb(r: _Reading) -> _Ask | None:
+    """"forget about my ex", "don't want you to know about it"."""
+    about = _about(r.verb)
+    if about is None or not (r.cls in ("forget", "say") or r.lemma in KNOW_VERBS):
+        return None
+    back = False
+    if about.lower_ in BACK:  # "please forget about it"
+        if _dismissed(r.sent, r.verb):
+            return None
+        back = True
+        about = None
+    targets = _targets(about) if about is not None else []
+    if not targets and not back:
+        return None
+    return targets, back, False, False
+
+
+def _is_everything(r: _Reading) -> bool:
+    return r.obj is not None and r.obj.lower_ in EVERYTHING
+
+
+def _is_info_back(r: _Reading) -> bool:
+    obj = r.obj
+    return obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
+        and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children)
+
+
+# What the verb acts on decides how it is read: the first row that holds (in order).
+_READERS: tuple[tuple[Callable[[_Reading], bool], Callable[[_Reading], _Ask | None]], ...] = (
+    (lambda r: _is_everything(r) and _of_back(r.obj), _everything_back),  # type: ignore[arg-type]
+    (_is_everything, _everything_about),
+    (lambda r: (r.obj is not None and r.obj.lower_ == "what")
+     or (r.obj is None and r.said is not None), _what_said),
+    (lambda r: r.obj is not None and r.obj.lower_ in BACK, _back_object),
+    (_is_info_back, _info_back),
+    (lambda r: r.obj is not None, _named_object),
+    (lambda r: r.relative is not None, _relative_clause),
+    (lambda r: r.cls == "say" and _about(r.verb) is None, _said_back),
+    (lambda r: r.cls == "forget" and bool(_stated(r.verb)), _stated_clause),
+    (lambda r: True, _about_verb),
+)
+
+
+def _asked(r: _Reading) -> _Ask | None:
+    """What the request verb asks (by what it acts on), or None: it asks nothing."""
+    handler = next(h for holds, h in _READERS if holds(r))
+    found = handler(r)
+    if found is None:
+        return None
+    targets, back, everything, along = found
+    if targets and all(t.message for t in targets):  # "delete my last message"
+        targets, back = [], True
+    if r.cls == "say" and not back and not targets:
+        return None
+    return targets, back, everything, along
+
+
+def _verb_request(sent: Span, verb: Token) -> _Found | None:
+    """The request ``verb`` makes in ``sent`` (see :func:`_request_in`), or None."""
+    cls = _verb_class(verb)
+    if cls is None or not _verb_may_ask(sent, verb, verb.lemma_.lower()):
+        return None
+    anchor = _anchor(verb)
+    if not _class_asks(verb, anchor, cls, _is_negated(verb, anchor)):
+        return None
+    r = _reading(sent, verb, cls)
+    if r.removing and (r.source == "elsewhere" or _for_later(verb)):
+        return None
+    if _ignored_only(r):
+        return None  # "ignore my typo"; "ignore what I said / the bit about my ex" retracts
+    found = _asked(r)
+    if found is None:
+        return None
+    return (anchor, *found)
+
+
+def _request_in(sent: Span) -> _Found | None:
     """The sentence's request: its verb, targets, whether it refers back, whether it
     asks for everything, and whether it asks only beside another request (a removing
     verb's "delete that", which may be code or a list: "I don't want that in your notes.
     Delete it.", "My locker code is 4471, delete that."); None when the sentence asks
     nothing to be forgotten."""
-    later: tuple[Token, list[ForgetTarget], bool, bool, bool] | None = None
+    later: _Found | None = None
     for verb in sent:
-        cls = _verb_class(verb)
-        if cls is None:
+        found = _verb_request(sent, verb)
+        if found is None:
             continue
-        lemma = verb.lemma_.lower()
-        if lemma != "rid" and (verb.pos_ not in ("VERB", "NOUN", "PROPN", "AUX", "ADJ") or (
-                verb.pos_ != "VERB" and verb.i != sent.start and verb.dep_ != "ROOT")):
-            continue  # a noun or adjective only where the parser missed an imperative
-        anchor = _anchor(verb)
-        negated = any(c.dep_ == "neg" or c.lower_ in ("never",)
-                      for c in (*verb.children, *anchor.children))
-        if cls == "say":
-            # "I shouldn't have told you that": the speaker regrets having said it;
-            # "pretend I never said that": the speaker takes it back.
-            subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
-            auxes = {c.lemma_.lower() for c in verb.children if c.dep_ == "aux"}
-            mine = negated and subject is not None and subject.lower_ == "i"
-            if not (mine and (("have" in auxes and auxes & {"should", "would", "must"})
-                              or verb.head.lemma_.lower() in UNSAY_HEADS)) \
-                    and not _regretted(verb, negated):
-                continue
-            if not _told_me(verb):
-                continue  # "I shouldn't have told my boss about it": not said here
-        elif cls == "keep":
-            if not _kept_declined(verb, negated):
-                continue
-        else:
-            if negated or not _addressed(anchor):  # "don't forget my appointment"
-                continue
-            if _for_a_while(verb) and not _mine_asked(verb):
-                continue  # "let's forget about work for a minute": put off, not erased
-        obj, said = _object(verb)
-        relative = _free_relative(verb) if obj is None and said is None else None
-        head = verb.head
-        if said is None and verb.dep_ in ("intj", "advmod", "dep", "advcl") \
-                and head.lemma_.lower() in SAY_VERBS and any(
-                    c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children):
-            said = head  # "Forget I said that." (parsed with "Forget" under "said")
-            obj = None
-        source = _source(verb, obj if obj is not None else relative)
-        # A removing verb asks to forget only what is kept or said, never a thing taken
-        # out of somewhere else ("remove my name from the mailing list").
-        removing = cls == "remove" and source != "memory"
-        if removing and (source == "elsewhere" or _for_later(verb)):
-            continue
-        # "don't hold on to / write down X" also says things of the world ("the past").
-        worldly = removing or (cls == "keep" and lemma not in KEEP_VERBS | WANT_HEADS)
-        if lemma == "ignore" and said is None and source != "memory" and not (
-                obj is not None and (obj.lower_ == "what" or (
-                    obj.lemma_.lower() in GENERIC
-                    and _mine(_about_said(obj) or _about(verb) or obj)))):
-            continue  # "ignore my typo"; "ignore what I said / the bit about my ex" retracts
-        targets: list[ForgetTarget] = []
-        back = everything = along = False
-        if obj is not None and obj.lower_ in EVERYTHING and _of_back(obj):
-            if removing:
-                continue  # "drop all of that"
-            back = True  # "erase all of that"
-        elif obj is not None and obj.lower_ in EVERYTHING:
-            about = _about_said(obj) or _about(verb)
-            if about is None and removing and not _tells_of(obj):
-                continue  # "drop everything and come here"
-            if about is not None and removing and about.head.lower_ == "of" \
-                    and not _tells_of(obj) and not _kept_thing(about):
-                continue  # "delete all of my old files": the files, things of the world
-            if about is None and any(
-                    p.dep_ == "prep" and not any(_kept_in(o) for o in p.children)
-                    for p in obj.children):
-                continue  # "everything <prep> X" unread: never the whole scope for it
-            if about is not None and about.lower_ in ("me", "myself") and (
-                    not removing or _tells_of(obj)):
-                about = None  # "forget everything you know about me": the whole scope
-            everything = about is None
-            targets = _targets(about) if about is not None else []
-            if about is not None and not targets:
-                continue
-        elif (obj is not None and obj.lower_ == "what") or (obj is None and said is not None):
-            clause = said if said is not None else obj
-            assert clause is not None
-            about = _about(clause)
-            if about is None and said is not None:  # "forget that I mentioned my loan"
-                about = next((c for c in said.children if c.dep_ in ("dobj", "obj")
-                              and c.lower_ not in BACK | {"you", "what"}), None)
-            targets = _targets(about) if about is not None else []
-            back = not targets
-        elif obj is not None and obj.lower_ in BACK:
-            if lemma == "forget" and obj.lower_ == "it" and _dismissed(sent, verb):
-                continue
-            if removing and lemma not in RETRACT_VERBS:
-                along = True  # "delete that" alone may be code or a list
-            # "Never mind what I said about my ex, please forget it": "it" is that.
-            told = next((t for t in sent if t.lemma_.lower() in SAY_VERBS
-                         and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in t.children)
-                         and _about(t) is not None), None)
-            targets = _targets(_about(told)) if told is not None else []  # type: ignore[arg-type]
-            # "About the address I gave you, please forget it": "it" is what it is about
-            fronted = _about(verb)
-            if not targets and fronted is not None and fronted.i < verb.i \
-                    and fronted.lower_ not in BACK:
-                targets = _targets(fronted)
-            back = not targets
-        elif obj is not None and obj.lemma_.lower() in INFO_NOUNS and _about_said(obj) is None \
-                and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children):
-            back = True  # "please remove that info": what was just said, as information
-            along = removing  # ... or what the assistant just gave (alone: no request)
-        elif obj is not None:
-            # "erase the bit about my debt" (the parser may hang "about" on the verb)
-            about = (_about_said(obj) or _about(verb)) if obj.lemma_.lower() in GENERIC \
-                else None
-            targets = _targets(about if about is not None else obj)
-            if not targets:
-                continue
-            if worldly and about is None and not _kept_thing(obj):
-                continue  # "delete my last email to Tom", "throw out my old shoes"
-        elif relative is not None:
-            found = _clause_target(relative)
-            if found is None or (removing and source != "memory"):
-                continue  # "remove where I put it" moves a thing; "... from your notes"
-            targets = [found]
-        elif cls == "say" and _about(verb) is None:
-            back = True  # "I shouldn't have told you (that), sorry"
-        elif cls == "forget" and _stated(verb):
-            targets = _stated(verb)  # "please forget that I'm pregnant"
-        else:
-            about = _about(verb)  # "forget about my ex", "don't want you to know about it"
-            if about is None or not (cls in ("forget", "say") or lemma in KNOW_VERBS):
-                continue
-            if about.lower_ in BACK:  # "please forget about it"
-                if _dismissed(sent, verb):
-                    continue
-                back = True
-                about = None
-            targets = _targets(about) if about is not None else []
-            if not targets and not back:
-                continue
-        if targets and all(t.message for t in targets):  # "delete my last message"
-            targets, back = [], True
-        if cls == "say" and not back and not targets:
-            continue
-        if not along:
-            return anchor, targets, back, everything, along
+        if not found[4]:
+            return found
         # "No wait, delete that, I don't want you to have that": a later verb may ask alone
-        later = later or (anchor, targets, back, everything, along)
+        later = later or found
     return later
 
 
@@ -1102,30 +1476,44 @@ _FRAME_DEPS = frozenset({"nsubj", "aux", "neg", "advmod", "intj", "dobj", "acomp
                          "punct", "discourse"})
 
 
-def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
-    """What a back-reference refers to inside its own turn: the rest of the request's
-    sentence before the request ("My PIN is 4821, forget it"), else the sentence before
-    it when that says something; None: the previous turn."""
+def _request_words(verb: Token) -> set[int]:
+    """The words of the request: the verb with its asking dependents, and the asking
+    around it ("I'd prefer you didn't keep that", "I'd appreciate it if you deleted
+    that", "would you mind forgetting it")."""
     own = {verb.i} | {t.i for c in verb.children if c.dep_ in _REQUEST_DEPS
                       and not (c.dep_ == "nsubj" and c.lower_ != "you")
                       and not (c.dep_ == "ccomp"
                                and c.lemma_.lower() not in SAY_VERBS | ASK_HEADS)
                       for t in c.subtree}
-    # The asking around it is the request's too: "I'd prefer you didn't keep that",
-    # "I'd appreciate it if you deleted that", "would you mind forgetting it".
     frame = verb
     while frame.dep_ in ("xcomp", "ccomp", "advcl") and frame.head.i != frame.i and (
             frame.head.lemma_.lower() in _FRAME_HEADS or _asked_if(frame)):
         frame = frame.head
         own |= {frame.i} | {t.i for c in frame.children if c.dep_ in _FRAME_DEPS
                             for t in c.subtree}
+    return own
+
+
+def _statement_left(sent: Span, verb: Token) -> tuple[int, int] | None:
+    """The rest of the request's sentence before the request when it is a statement
+    with a subject or a number, not a framing phrase ("Hmm, on second thought, I'd like
+    this deleted", "No wait, delete that")."""
+    own = _request_words(verb)
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
             and not (t.lower_ in BACK and t.head.i == verb.i)]
-    # a statement with a subject or a number, not a framing phrase ("Hmm, on second
-    # thought, I'd like this deleted", "No wait, delete that")
     if left and _content(left) and any(t.dep_ in ("nsubj", "nsubjpass") or t.pos_ == "NUM"
                                        for t in left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
+    return None
+
+
+def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
+    """What a back-reference refers to inside its own turn: the rest of the request's
+    sentence before the request ("My PIN is 4821, forget it"), else the sentence before
+    it when that says something; None: the previous turn."""
+    left = _statement_left(sent, verb)
+    if left is not None:
+        return left
     before = [s for s in doc.sents if s.end_char <= sent.start_char and s.text.strip()]
     if before and _content(list(before[-1])):
         return before[-1].start_char, before[-1].end_char
@@ -1136,6 +1524,42 @@ _PEOPLE_PRONOUNS = frozenset({"he", "she", "they", "it", "that", "this", "him", 
                               "them", "you", "u"})
 
 
+def _asking_words(verb: Token) -> set[int]:
+    """The words of the request itself: the verb's subtree less the clauses that follow
+    it ("Forget the old one, my new number is ...": "is", the root, is no part of it)."""
+    clauses = ("conj", "parataxis", "advcl", "ccomp")
+    own = {t.i for t in verb.subtree} - {t.i for c in verb.children
+                                         if c.dep_ in clauses and c.i > verb.i
+                                         for t in c.subtree}
+    if verb.head.i != verb.i and verb.i < verb.head.i and verb.dep_ in clauses:
+        own -= {verb.head.i}
+    return own
+
+
+def _tail(sent: Span, verb: Token) -> list[Token]:
+    """The words of the sentence after the request, less leading punctuation and
+    conjunctions."""
+    own = _asking_words(verb)
+    last = max((i for i in own if not (sent.doc[i].is_punct or sent.doc[i].dep_ == "cc")),
+               default=verb.i)
+    rest = [t for t in sent if t.i > last and not t.is_space]
+    while rest and (rest[0].is_punct or rest[0].dep_ == "cc" or rest[0].pos_ == "CCONJ"):
+        rest = rest[1:]
+    return rest
+
+
+def _says_of_request(rest: Sequence[Token], targets: Sequence[ForgetTarget]) -> bool:
+    """The tail is about what is forgotten ("..., I gave it by mistake"), or says
+    nothing of its own: no subject, nothing said, a pronoun or a word of a target."""
+    named = frozenset().union(*(w for t in targets for w in t.words))
+    subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
+    said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
+               for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
+    return not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
+        or any(t.lower_ in named or t.lemma_.lower() in named for t in rest) \
+        or any(t.lower_ in BACK and t.pos_ == "PRON" for t in rest)
+
+
 def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> int:
     """Where the request's sentence stops asking: the end of the sentence, or the start
     of a statement of its own that follows ("Forget the old one, my new number is 07700
@@ -1143,27 +1567,9 @@ def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> in
     is stored and read for facts; it never says what the request names (no word of a
     target) and is no reply about it ("he'd hate that I shared it", "it doesn't
     matter")."""
-    clauses = ("conj", "parataxis", "advcl", "ccomp")
-    own = {t.i for t in verb.subtree} - {t.i for c in verb.children
-                                         if c.dep_ in clauses and c.i > verb.i
-                                         for t in c.subtree}
-    if verb.head.i != verb.i and verb.i < verb.head.i and verb.dep_ in clauses:
-        own -= {verb.head.i}  # "Forget the old one, my new number is ...": "is" is the root
-    last = max((i for i in own if not (sent.doc[i].is_punct or sent.doc[i].dep_ == "cc")),
-               default=verb.i)
-    rest = [t for t in sent if t.i > last and not t.is_space]
-    while rest and (rest[0].is_punct or rest[0].dep_ == "cc" or rest[0].pos_ == "CCONJ"):
-        rest = rest[1:]
-    if not rest:
+    rest = _tail(sent, verb)
+    if not rest or _says_of_request(rest, targets):
         return sent.end_char
-    named = frozenset().union(*(w for t in targets for w in t.words))
-    subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
-    said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
-               for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
-    if not subjects or not said or any(s.lower_ in _PEOPLE_PRONOUNS for s in subjects) \
-            or any(t.lower_ in named or t.lemma_.lower() in named for t in rest) \
-            or any(t.lower_ in BACK and t.pos_ == "PRON" for t in rest):
-        return sent.end_char  # "..., I gave it by mistake": about what is forgotten
     if any(_request_in_tokens(t) for t in rest):
         return sent.end_char  # the tail asks too ("..., please don't keep it either")
     return rest[0].idx
@@ -1174,43 +1580,66 @@ def _request_in_tokens(tok: Token) -> bool:
     return _verb_class(tok) in ("forget", "remove") or tok.lemma_.lower() in _NEGATIONS
 
 
+@dataclass
+class _Gathered:
+    """A turn's request sentences, gathered in order (see :func:`forget_request`)."""
+
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    targets: list[ForgetTarget] = field(default_factory=list)
+    named: list[tuple[int, int]] = field(default_factory=list)  # sentences naming a target
+    back: bool = False
+    everything: bool = False
+    bare: bool = True
+    alone: bool = True  # every request sentence is a removing verb's "delete that"
+    earlier: tuple[int, int] | None = None
+
+    def add(self, doc: Doc, sent: Span, found: _Found) -> None:
+        """Gather one sentence's request."""
+        verb, targets, back, everything, along = found
+        # "My locker code is 4471, delete that": what it deletes was just said
+        self.alone = self.alone and along and _earlier(doc, sent, verb) is None
+        start = sent.start_char
+        end = _request_end(sent, verb, targets) if not back else sent.end_char
+        self.spans.append((start, end))
+        if targets:
+            self.named.append((start, end))
+        self.targets += targets
+        self.everything = self.everything or everything
+        if back and not self.back:
+            self._refer(doc, sent, verb, targets)
+        elif not back:
+            self.bare = False
+
+    def _refer(self, doc: Doc, sent: Span, verb: Token, targets: Sequence[ForgetTarget]
+               ) -> None:
+        """The first back-reference: what it refers to, unless a request sentence before
+        named it ("I don't want my PIN in your notes. Delete it.": "it" is the PIN)."""
+        refers = _earlier(doc, sent, verb)
+        if refers is not None and any(a < refers[1] and refers[0] < b for a, b in self.named):
+            return
+        self.bare = self.bare and not targets and _bare(sent, verb)
+        self.back = True
+        self.earlier = refers
+
+    def request(self) -> ForgetRequest | None:
+        """The turn's request, or None (no request, or only a "delete that" beside
+        nothing just said)."""
+        if not self.spans or self.alone:
+            return None
+        return ForgetRequest(sentences=tuple(self.spans), targets=tuple(self.targets),
+                             refers_back=self.back, earlier=self.earlier,
+                             everything=self.everything and not self.targets,
+                             bare=self.back and self.bare and self.earlier is None)
+
+
 def forget_request(doc: Doc) -> ForgetRequest | None:
     """The turn's request to forget, or None."""
-    spans: list[tuple[int, int]] = []
-    targets: list[ForgetTarget] = []
-    named: list[tuple[int, int]] = []  # the request sentences that named a target
-    back = everything = False
-    bare = True
-    alone = True  # every request sentence is a removing verb's "delete that"
-    earlier: tuple[int, int] | None = None
+    gathered = _Gathered()
     for sent in doc.sents:
         found = _request_in(sent)
-        if found is None:
-            continue
-        verb, found_targets, found_back, found_everything, found_along = found
-        # "My locker code is 4471, delete that": what it deletes was just said
-        alone = alone and found_along and _earlier(doc, sent, verb) is None
-        start = sent.start_char
-        end = _request_end(sent, verb, found_targets) if not found_back else sent.end_char
-        spans.append((start, end))
-        if found_targets:
-            named.append((start, end))
-        targets += found_targets
-        everything = everything or found_everything
-        if found_back and not back:
-            refers = _earlier(doc, sent, verb)
-            if refers is not None and any(a < refers[1] and refers[0] < b for a, b in named):
-                continue  # "I don't want my PIN in your notes. Delete it.": "it" is the PIN
-            bare = bare and not found_targets and _bare(sent, verb)
-            back = True
-            earlier = refers
-        elif not found_back:
-            bare = False
-    if not spans or alone:
-        return None
-    return ForgetRequest(sentences=tuple(spans), targets=tuple(targets), refers_back=back,
-                         earlier=earlier, everything=everything and not targets,
-                         bare=back and bare and earlier is None)
+        if found is not None:
+            gathered.add(doc, sent, found)
+    return gathered.request()
 
 
 def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:
@@ -1236,6 +1665,30 @@ def as_written(request: ForgetRequest, spellings: Sequence[tuple[str, str]]) -> 
     return replace(request, targets=targets)
 
 
+def _near_person(doc: Doc, tok: Token) -> list[Token]:
+    """The words that may name the person ``tok`` names: its children and head, what
+    its verb says it is ("Ann's ex is (called) Daniel"), and a capitalised word right
+    after it ("Ann's girlfriend Freja ...", however it is tagged)."""
+    near = [*tok.children, tok.head]
+    if tok.dep_ in ("nsubj", "nsubjpass"):
+        verb = tok.head
+        near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
+        near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
+                 for g in c.children if g.dep_ in ("oprd", "attr")]
+    after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+    if after is not None and after.is_title and not after.is_stop and after.is_alpha:
+        near.append(after)
+    return near
+
+
+def _name_of(tok: Token, n: Token) -> bool:
+    """``n`` is a name given to ``tok``: a proper noun, or a capitalised word the tagger
+    may call a noun ("Ann's boyfriend Sven"); not ``tok`` itself nor its owner."""
+    named = n.pos_ == "PROPN" or (n.is_title and n.i > 0 and (
+        n.pos_ == "NOUN" or n.i == tok.i + 1))
+    return named and n.i != tok.i and n.dep_ != "poss"
+
+
 def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
     """Names given to a person the text names by one of ``words``: "Ann's ex Daniel",
     "Daniel, Ann's ex", "Ann's ex is (called) Daniel" -> {"daniel"}."""
@@ -1243,20 +1696,8 @@ def linked_names(doc: Doc, words: frozenset[str]) -> set[str]:
     for tok in doc:
         if tok.lemma_.lower() not in words and tok.lower_ not in words:
             continue
-        near = [*tok.children, tok.head]
-        if tok.dep_ in ("nsubj", "nsubjpass"):
-            verb = tok.head
-            near += [c for c in verb.children if c.dep_ in ("attr", "oprd", "dobj")]
-            near += [g for c in verb.children if c.dep_ in ("oprd", "xcomp")
-                     for g in c.children if g.dep_ in ("oprd", "attr")]
-        after = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
-        if after is not None and after.is_title and not after.is_stop and after.is_alpha:
-            near.append(after)  # "Ann's girlfriend Freja ...", however it is tagged
-        for n in near:
-            # a name the tagger may call a noun ("Ann's boyfriend Sven"), capitalised
-            named = n.pos_ == "PROPN" or (n.is_title and n.i > 0 and (
-                n.pos_ == "NOUN" or n.i == tok.i + 1))
-            if named and n.i != tok.i and n.dep_ != "poss":
+        for n in _near_person(doc, tok):
+            if _name_of(tok, n):
                 out.add(n.lower_)
                 out |= {c.lower_ for c in n.children if c.dep_ == "compound"
                         and c.pos_ == "PROPN"}

@@ -101,12 +101,9 @@ def respelled(text: str, is_word: Callable[[str], bool], vocabulary: Collection[
     return Respelled("".join(out), tuple(replaced))
 
 
-def _better(word: str, previous: str, is_word: Callable[[str], bool],
-            vocabulary: Collection[str]) -> str | None:
-    """What ``word`` is written out as (None: kept); ``previous`` is the word before
-    it in its sentence ("" at a sentence's start)."""
-    if word in CHAT_WORDS:
-        return None if previous in _DETERMINERS else CHAT_WORDS[word]
+def _written_form(word: str, previous: str) -> str | None:
+    """A casual spelling written out by rule: "forgot" after an asker, "shouldnt", a
+    sentence-initial "pleas"; None: no rule applies."""
     lower = word.lower()
     if lower in _PAST_AS_BASE and previous in _ASKERS:
         return _PAST_AS_BASE[lower]
@@ -114,6 +111,14 @@ def _better(word: str, previous: str, is_word: Callable[[str], bool],
         return word[:-2] + "n't"  # "shouldnt", "wouldnt"
     if lower in _START_WORDS and not previous:
         return _START_WORDS[lower] if word.islower() else _START_WORDS[lower].capitalize()
+    return None
+
+
+def _typo_fix(word: str, previous: str, is_word: Callable[[str], bool],
+              vocabulary: Collection[str]) -> str | None:
+    """The one vocabulary word one edit from an unknown lower-case word (or a
+    sentence-initial capitalised one; a name inside a sentence is kept), else None."""
+    lower = word.lower()
     if len(lower) < _MIN_TYPO or lower in vocabulary or is_word(lower) or "'" in lower:
         return None
     if not (word.islower() or (word[0].isupper() and word[1:].islower()
@@ -123,3 +128,15 @@ def _better(word: str, previous: str, is_word: Callable[[str], bool],
     if len(near) != 1:
         return None
     return near[0] if word.islower() else near[0].capitalize()
+
+
+def _better(word: str, previous: str, is_word: Callable[[str], bool],
+            vocabulary: Collection[str]) -> str | None:
+    """What ``word`` is written out as (None: kept); ``previous`` is the word before
+    it in its sentence ("" at a sentence's start)."""
+    if word in CHAT_WORDS:
+        return None if previous in _DETERMINERS else CHAT_WORDS[word]
+    written = _written_form(word, previous)
+    if written is not None:
+        return written
+    return _typo_fix(word, previous, is_word, vocabulary)
