@@ -124,20 +124,35 @@ def shot(driver: WebDriver, name: str) -> None:
     driver.save_screenshot(str(SHOTS / f"{name}.png"))
 
 
-def click(driver: WebDriver, element: WebElement) -> None:
-    """Click something that loads a new page, and wait until the new page is there."""
+def click(driver: WebDriver, target: WebElement | tuple[str, str]) -> None:
+    """Click something that loads a new page, and wait until the new page is there.
+
+    ``target`` as a locator is found again when the page replaced its node between the
+    find and the click (chromium: "Node with given id does not belong to the document",
+    met on a loaded CI machine)."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
-    page = driver.find_element(By.TAG_NAME, "html")
-    element.click()
-    WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+    for attempt in range(3):
+        page = driver.find_element(By.TAG_NAME, "html")
+        element = driver.find_element(*target) if isinstance(target, tuple) else target
+        try:
+            element.click()
+        except (StaleElementReferenceException, WebDriverException) as error:
+            gone = isinstance(error, StaleElementReferenceException) or \
+                "does not belong to the document" in str(error)
+            if not gone or not isinstance(target, tuple) or attempt == 2:
+                raise
+            continue
+        WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+        return
 
 
 def sign_in(driver: WebDriver, api: Api, key: str) -> None:
     driver.get(f"{api.url}/ui/login")
     driver.find_element(By.ID, "key").send_keys(key)
-    click(driver, driver.find_element(By.ID, "sign-in"))
+    click(driver, (By.ID, "sign-in"))
 
 
 def body(driver: WebDriver) -> str:
@@ -200,7 +215,7 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
         label = "incorrect" if i == 0 and len(facts) > 1 else "correct"
         row.find_element(By.CSS_SELECTOR, f'input[value="{label}"]').click()
     shot(driver, "review")
-    click(driver, driver.find_element(By.ID, "finish-review"))
+    click(driver, (By.ID, "finish-review"))
     precision = driver.find_element(By.ID, "precision").text
     expected = (len(facts) - 1) / len(facts) if len(facts) > 1 else 1.0
     assert f"precision {expected * 100:.1f} %" in precision and "interval" in precision
@@ -223,11 +238,11 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
     victim = next(m for m in client.store.records.iter_memories(NS)
                   if m.live and "Berlin" in m.text)
     driver.get(f"{api.url}/ui/ns/{NS}/m/{victim.id}")
-    click(driver, driver.find_element(By.ID, "erase"))
+    click(driver, (By.ID, "erase"))
     assert "type the namespace name" in body(driver)
     assert client.get(NS, victim.id) is not None
     driver.find_element(By.ID, "erase-confirm").send_keys(NS)
-    click(driver, driver.find_element(By.ID, "erase"))
+    click(driver, (By.ID, "erase"))
     assert f"erased memory {victim.id}" in body(driver)
     assert client.get(NS, victim.id) is None
 
@@ -243,7 +258,7 @@ def test_inspector_end_to_end(driver: WebDriver, fed: Fed) -> None:
     driver.set_window_size(1280, 900)
 
     # Another tenant sees none of it.
-    click(driver, driver.find_element(By.CSS_SELECTOR, "header form button"))
+    click(driver, (By.CSS_SELECTOR, "header form button"))
     sign_in(driver, api, other)
     names = [a.text for a in driver.find_elements(By.CSS_SELECTOR, "#namespaces td:first-child a")]
     assert names == [OTHER_NS]
@@ -358,10 +373,10 @@ def test_a_cross_origin_form_post_is_refused(driver: WebDriver, fed: Fed) -> Non
 
     # Normal use through the inspector still works.
     driver.get(f"{api.url}/ui/ns/{NS}/m/{memory.id}")
-    click(driver, driver.find_element(By.ID, "pin"))
+    click(driver, (By.ID, "pin"))
     assert "pin: done" in body(driver)
     pinned = client.get(NS, memory.id)
     assert pinned is not None and pinned.pinned
-    click(driver, driver.find_element(By.ID, "unpin"))
+    click(driver, (By.ID, "unpin"))
     assert "unpin: done" in body(driver)
     assert not csp_complaints(driver)
