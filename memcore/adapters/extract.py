@@ -700,7 +700,6 @@ def _leans_back(claim: str) -> bool:
     return bool(_ANAPHORA.search(claim))
 
 
-# "..., to be honest": a closing hedge of manner, not part of the claim.
 # A sentence that ends in a farewell is leaving the conversation ("aight im off, laters",
 # "gotta run, Pickle needs her walk, byeee"): what it says is about the next minutes.
 _SIGN_OFF = re.compile(r"[,;-]\s*(?:(?:ok(?:ay)?|right|anyway|aight)\s+)?(?:b+y+e+\w*|laters|"
@@ -711,6 +710,7 @@ _SIGN_OFF = re.compile(r"[,;-]\s*(?:(?:ok(?:ay)?|right|anyway|aight)\s+)?(?:b+y+
 _LEAVING = re.compile(r"\b(?:(?:i'?m|im|i am|am) (?:\w+ )?off|(?:gotta|got to|have to|has to|"
                       r"must|need to|needs to) (?:go|run|dash|fly|head off)|heading (?:out|off)"
                       r"|off (?:to|now))\b", re.I)
+# "..., to be honest": a closing hedge of manner, not part of the claim.
 _TRAILING_FILLER = re.compile(r",?\s*\b(?:to be honest|tbh|honestly|to be fair|haha|lol|by the way|"
                               r"btw|fyi|just so you know|sadly|unfortunately|luckily|"
                               r"thankfully)"

@@ -60,16 +60,30 @@ def _comma_not(doc: Doc) -> str | None:
         # Never past a comma or colon: "Oops, typo: Lyon, not Lille" is "Lyon".
         start = max([start] + [t.i + 1 for t in doc[start:tok.i - 1] if t.is_punct])
         new = doc[start:tok.i - 1]
-        end = tok.i + 1
-        while end < len(doc) and not doc[end].is_punct:
-            end += 1
-        old = doc[tok.i + 1:end]
-        # A value names something or counts ("the 4th" is tagged an adjective).
-        valued = all(any(t.pos_ in ("NOUN", "PROPN", "NUM") or t.like_num
-                         or any(c.isdigit() for c in t.text) for t in span)
-                     for span in (new, old))
-        if valued and 0 < len(new) <= _MAX_VALUE_WORDS and 0 < len(old) <= _MAX_VALUE_WORDS:
-            return f"It's {new.text}, not {old.text}."
+        written = _replacing(new, doc[tok.i + 1:_to_punct(doc, tok.i + 1)])
+        if written is not None:
+            return written
+    return None
+
+
+def _to_punct(doc: Doc, start: int) -> int:
+    """The index of the first punctuation at or after ``start`` (the doc's end if none)."""
+    end = start
+    while end < len(doc) and not doc[end].is_punct:
+        end += 1
+    return end
+
+
+def _is_value(span: Span) -> bool:
+    """A value names something or counts ("the 4th" is tagged an adjective)."""
+    return any(t.pos_ in ("NOUN", "PROPN", "NUM") or t.like_num
+               or any(c.isdigit() for c in t.text) for t in span)
+
+
+def _replacing(new: Span, old: Span) -> str | None:
+    """"It's <new>, not <old>." when both are short values, else None."""
+    if all(_is_value(s) and 0 < len(s) <= _MAX_VALUE_WORDS for s in (new, old)):
+        return f"It's {new.text}, not {old.text}."
     return None
 
 
@@ -114,10 +128,7 @@ def _right_value(doc: Doc, comma: int) -> Span:
     begin = comma + 1
     while begin < len(doc) and doc[begin].lower_ in _LEADS:
         begin += 1
-    end = begin
-    while end < len(doc) and not doc[end].is_punct:
-        end += 1
-    return doc[begin:end]
+    return doc[begin:_to_punct(doc, begin)]
 
 
 def _not_then(doc: Doc) -> str | None:
@@ -129,13 +140,7 @@ def _not_then(doc: Doc) -> str | None:
     comma = next((t.i for t in doc[start:] if t.text in (",", ";")), None)
     if comma is None:
         return None
-    old = doc[start:comma]
-    new = _right_value(doc, comma)
-    valued = all(any(t.pos_ in ("NOUN", "PROPN", "NUM") or t.like_num for t in span)
-                 for span in (new, old))
-    if valued and 0 < len(new) <= _MAX_VALUE_WORDS and 0 < len(old) <= _MAX_VALUE_WORDS:
-        return f"It's {new.text}, not {old.text}."
-    return None
+    return _replacing(_right_value(doc, comma), doc[start:comma])
 
 
 def _meant(tok: Token) -> Token | None:
