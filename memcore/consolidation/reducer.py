@@ -22,10 +22,19 @@ from memcore.consolidation.resolution import merge_lists, survivor_key
 from memcore.consolidation.retention import event_time, retention_scores
 from memcore.core.bounds import text_fits
 from memcore.core.config import ConsolidationConfig
-from memcore.core.frames import FramedRow, conflict
+from memcore.core.frames import FramedRow, conflict, overrules_text
 from memcore.core.frames import supersessions as frame_supersessions
 from memcore.core.interfaces import ClusterOutcome, Verdict
-from memcore.core.models import Actor, AuditAction, AuditEvent, Kind, Memory, Status
+from memcore.core.models import (
+    Actor,
+    AuditAction,
+    AuditEvent,
+    Frame,
+    Kind,
+    Memory,
+    Status,
+    new_id,
+)
 from memcore.core.scoring import capped_strength, reinforced_confidence
 from memcore.core.text import content_hash
 from memcore.core.text_rules import PLAIN, TextRules
@@ -445,8 +454,10 @@ def _retire_changed(red: Reducer) -> None:
     # A fact re-stated later is current as of its last support ("back in Barcelona").
     asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
     found: list[tuple[str, str, str]] = []
+    changing: set[str] = set()  # facts whose words say something changed
     if red.config.text_rules is not False:
         hints = t.text_flags(f"{red.rules.name}:may_change", red.rules.may_change)[rows]
+        changing = {t.ids[r] for r, hint in zip(row_list, hints.tolist(), strict=True) if hint}
         found = red.rules.supersessions([t.ids[r] for r in row_list],
                                         [t.texts[r] for r in row_list], asserted.tolist(),
                                         t.relation[rows].tolist(), hints=hints.tolist())
@@ -457,10 +468,42 @@ def _retire_changed(red: Reducer) -> None:
         framed = [FramedRow(mid, m.frame, when[mid], m.scope) for mid in framed_ids
                   if (m := red.by_id.get(mid)) is not None and m.frame is not None]
         by_frames, _ = frame_supersessions(framed, max_retired=len(row_list))
+        # A plain statement's frame, not its words, says which facts it replaces (a
+        # text with a word of change, "Chrome instead of Firefox", still may).
+        frames = {row.id: row.frame for row in framed}
+        overruled = [pair for pair in found if pair[1] not in changing
+                     and overrules_text(frames.get(pair[1]), frames.get(pair[0]))]
+        found = [pair for pair in found if pair not in overruled]
         known = {old for old, _, _ in found}
         found += [pair for pair in by_frames if pair[0] not in known]
-    _apply_retirements(red, found)
+        _apply_retirements(red, found)
+        _keep_the_rest(red, overruled, frames)
+    else:
+        _apply_retirements(red, found)
     red.sync()
+
+
+def _keep_the_rest(red: Reducer, overruled: Sequence[tuple[str, str, str]],
+                   frames: Mapping[str, Frame]) -> None:
+    """A fact a changed value makes partly stale by its words (the job "a nurse at St
+    Mary's" when the employer changes) is superseded by itself cut down to its own
+    frame's value ("Ann is a nurse."), as the language cuts it: its own attribute did
+    not change (docs/design.md, Frames). Without such a cut it stays as it is."""
+    kept: list[Memory] = []
+    for old_id, _, reason in overruled:
+        old = red.by_id.get(old_id)
+        if old is None or not old.live or old_id in red.dirty:
+            continue
+        rest = red.rules.reduced(old.text, frames[old_id].value)
+        if rest is None or not text_fits(rest):
+            continue
+        memory = red.by_id.full(old).model_copy(update={
+            "id": new_id(), "text": rest, "content_hash": content_hash(rest, old.scope),
+            "created_at": red.now, "updated_at": red.now, "superseded_by": None,
+            "valid_until": None, "member_texts": []})
+        kept.append(memory)
+        red.supersede(old, memory, f"{reason}; its {frames[old_id].attribute} kept")
+    red.add(kept)
 
 
 def _apply_retirements(red: Reducer, found: Sequence[tuple[str, str, str]]) -> None:

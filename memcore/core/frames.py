@@ -160,6 +160,18 @@ def supersessions(rows: Sequence[FramedRow], *, max_retired: int = MAX_RETIRED_B
     return out, held
 
 
+def overrules_text(new: Frame | None, old: Frame | None) -> bool:
+    """Do the frames of two facts overrule a text rule that would retire ``old`` for
+    ``new``? Yes when both are read, ``new`` is a plain statement (affirmative, no end
+    or correction) and its frame retires nothing of ``old``'s: a text that merely
+    mentions a changed value ("a nurse at St Thomas'" when the employer changes) is
+    about another attribute (docs/design.md, Frames). Ends and negations still go to
+    the text rules: what ended may be named in any fact's words."""
+    if new is None or old is None or new.event or new.polarity < 0:
+        return False
+    return retires(new, old) is None and not conflict(new, old)
+
+
 def conflict(a: Frame | None, b: Frame | None) -> bool:
     """Do two frames say different things about one attribute of one subject (never the
     same fact, whatever their texts' similarity)? Different values of a single-valued

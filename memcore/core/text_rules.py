@@ -55,6 +55,12 @@ class TextRules(Protocol):
         """Every older fact a newer one makes stale, read from the texts alone."""
         ...
 
+    def reduced(self, text: str, value: str) -> str | None:
+        """``text`` cut down to its own ``value`` (its frame's normalized value), still a
+        sentence ("Ann is a nurse at St Mary's." with "nurse": "Ann is a nurse."), or
+        None when nothing can be cut off."""
+        ...
+
 
 def plain_words(text: str) -> list[str]:
     """Lower-cased words of any script (NFKC, case-folded)."""
@@ -92,6 +98,10 @@ class PlainText:
                       hints: Sequence[bool] | None = None) -> list[Supersession]:
         """None: without a language only frames retire facts."""
         return []
+
+    def reduced(self, text: str, value: str) -> str | None:
+        """None: without a language nothing can be cut off."""
+        return None
 
 
 PLAIN = PlainText()

@@ -20,7 +20,7 @@ import numpy as np
 
 from memcore.adapters import Models, OfflineDecider
 from memcore.core.config import Settings
-from memcore.core.frames import retires, values_differ
+from memcore.core.frames import is_single_valued, overrules_text, retires, values_differ
 from memcore.core.interfaces import Decision, DecisionRequest, ExtractedFact, Neighbour, Op
 from memcore.core.models import (
     FACTS_KEY,
@@ -35,6 +35,7 @@ from memcore.core.models import (
 )
 from memcore.core.text import MinHasher, content_hash
 from memcore.index.vector_index import IndexCache
+from memcore.ingest.dependents import cut_down
 from memcore.ingest.erased import kept_turns, restated
 from memcore.ingest.forget import ForgetRequest, Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
@@ -108,6 +109,15 @@ class IngestReport:
 
 
 _MORE_WORDS = 6  # a fact this much longer than a statement of its frame says more
+
+
+def _changes_value(new: Frame | None, old: Frame | None) -> bool:
+    """Does the fact ``new`` give another value of ``old``'s single-valued attribute
+    (a plain statement or a correction, not an end)?"""
+    return (new is not None and old is not None and new.subject == old.subject
+            and new.attribute == old.attribute and is_single_valued(old.attribute)
+            and new.polarity > 0 and new.event in ("", "correction")
+            and values_differ(new.value, old.value))
 
 
 def fact_memory_id(namespace: str, episode_id: str, index: int, text: str) -> str:
@@ -641,18 +651,27 @@ class IngestPipeline:
 
     def _checked(self, fact: ExtractedFact, near: list[Neighbour], decision: Decision
                  ) -> Decision:
-        """``decision`` unless it keeps (NOOP) or rewrites (UPDATE) a neighbour that
-        ``fact``'s frame says it replaces: then the neighbour is superseded instead (a
-        new phone number is not "the same fact" as the old one, however alike). Only
-        the offline rules' decisions are checked: with a model configured its verdict
-        stands."""
-        if (decision.op not in (Op.NOOP, Op.UPDATE) or fact.frame is None
-                or not self._rule_extraction):  # a model's verdict stands
+        """``decision``, checked against the frames (the offline rules' decisions only:
+        with a model configured its verdict stands). One that keeps (NOOP) or rewrites
+        (UPDATE) a neighbour ``fact``'s frame says it replaces supersedes it instead (a
+        new phone number is not "the same fact" as the old one, however alike); one that
+        retires (DELETE) a neighbour of another attribute, by its words only and with no
+        word of change, adds instead (:func:`~memcore.core.frames.overrules_text`)."""
+        if fact.frame is None or not self._rule_extraction:  # a model's verdict stands
             return decision
         target = decision.target if decision.target is not None else (0 if near else None)
         if target is None or not 0 <= target < len(near):
             return decision
         old = near[target].frame
+        if decision.op is Op.DELETE:
+            # A text that says something changed ("Chrome instead of Firefox") may retire
+            # what it names; otherwise only the frames retire.
+            if overrules_text(fact.frame, old) and \
+                    not self.language.text_rules.may_change(fact.text):
+                return Decision(Op.ADD, reason=f"frames differ ({decision.reason})")
+            return decision
+        if decision.op not in (Op.NOOP, Op.UPDATE):
+            return decision
         if old is not None and (why := retires(fact.frame, old)) is not None:
             return Decision(Op.DELETE, target=target, reason=why)
         return decision
@@ -778,7 +797,38 @@ class IngestPipeline:
             self._update(namespace, fact, vec, decision, target, episode.timestamp, why,
                          report)
             return
-        self._supersede(namespace, index, fact, vec, decision, target, episode, why, report)
+        memory = self._supersede(namespace, index, fact, vec, decision, target, episode, why,
+                                 report)
+        if _changes_value(memory.frame, target.frame):
+            self._cut_down_dependents(namespace, target, near, episode, report)
+
+    def _cut_down_dependents(self, namespace: str, replaced: Neighbour,
+                             near: Sequence[Neighbour], episode: Episode,
+                             report: IngestReport) -> None:
+        """Neighbours that named the value just replaced, cut down to their own value
+        (:mod:`memcore.ingest.dependents`); each cut version supersedes its fact."""
+        assert replaced.frame is not None
+        found = cut_down(replaced.frame, near, self.language.text_rules, replaced.memory_id)
+        if not found:
+            return
+        now = episode.timestamp
+        vectors = self._embed(namespace, [rest for _, rest in found], now)
+        olds = self.store.records.get_many(namespace, [n.memory_id for n, _ in found])
+        for (n, rest), vec, old in zip(found, vectors, olds, strict=True):
+            if old is None or not old.live:
+                continue
+            memory = old.model_copy(update={
+                "id": fact_memory_id(namespace, episode.id, -1, f"{old.id}/{rest}"),
+                "text": rest, "content_hash": content_hash(rest, old.scope),
+                "vector": [float(x) for x in vec], "created_at": now, "updated_at": now,
+                "superseded_by": None, "valid_until": None})
+            self.store.writes.supersede(
+                namespace, old.id, memory, now=now, decision=Op.DELETE.value,
+                reason=f"{replaced.frame.attribute} of {replaced.frame.subject} changed: "
+                       f"{replaced.frame.value!r}; its {n.frame.attribute if n.frame else ''} "
+                       "kept")
+            report.count(Op.DELETE)
+            report.memory_ids.append(memory.id)
 
     def _garbled_rewrite(self, fact: ExtractedFact, decision: Decision) -> bool:
         """A rules' decision rewrites the text into no well-formed sentence."""
@@ -799,7 +849,7 @@ class IngestPipeline:
 
     def _supersede(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,
                    decision: Decision, target: Neighbour, episode: Episode, why: str,
-                   report: IngestReport) -> None:
+                   report: IngestReport) -> Memory:
         """The fact's memory replaces the target (with the decision's text when it
         completes a correction or a move)."""
         now = episode.timestamp
@@ -817,6 +867,7 @@ class IngestPipeline:
                                     decision=decision.op.value)
         report.count(Op.DELETE)
         report.memory_ids.append(memory.id)
+        return memory
 
     def _rewritten(self, namespace: str, fact: ExtractedFact, text: str, target: Neighbour,
                    now: datetime) -> tuple[ExtractedFact, np.ndarray]:

@@ -9,7 +9,7 @@ import pytest
 from memcore.adapters import build_models
 from memcore.consolidate.passes import run_pass
 from memcore.core.config import Settings
-from memcore.core.frames import FramedRow, conflict, retires, supersessions
+from memcore.core.frames import FramedRow, conflict, overrules_text, retires, supersessions
 from memcore.core.models import (
     Actor,
     AuditAction,
@@ -42,6 +42,8 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
 
 @pytest.mark.parametrize(("text", "frame"), [
     ("Kenji lives in Munich.", "residence(kenji) = munich"),
+    ("Kenji works at Barts, not the Royal London.", "employer(kenji) = barts"),
+    ("Kenji lives in Hove, not Brighton.", "residence(kenji) = hove"),
     ("Kenji moved to Porto.", "residence(kenji) = porto"),
     ("Kenji's main language is Go.", "main_language(kenji) = go"),
     ("Kenji's phone number is 0171 555 0199.", "contact:phone(kenji) = 0171 555 0199"),
@@ -227,6 +229,45 @@ def test_remarks_about_other_peoples_affairs_retire_nothing_of_the_user(redis_ur
         retired
 
 
+def test_a_plain_statement_overrules_text_rules_only_about_other_attributes() -> None:
+    employer = _f("employer", "guy")
+    assert overrules_text(employer, _f("job", "nurse"))
+    assert not overrules_text(employer, _f("employer", "st thomas"))  # the frames retire it
+    assert not overrules_text(_f("employer", "acme", event="end"), _f("job", "nurse"))
+    assert not overrules_text(_f("employer", "acme", polarity=-1), _f("job", "nurse"))
+    assert not overrules_text(employer, None) and not overrules_text(None, employer)
+
+
+def test_statements_keep_a_possessive_name_and_leave_out_a_denied_value() -> None:
+    found = language_pack().statements([("Ola", "I work at Lidl's, not Aldi."),
+                                        ("Ola", "I shop at Sainsbury's.")])
+    assert [t for _, t in found[0]] == ["Ola works at Lidl's."]
+
+
+@pytest.mark.parametrize("turns", [
+    ["I'm a midwife at St Luke's in Bath.",
+     "Oops, my mistake, I work at the Royal United, not St Luke's."],
+    ["I'm a sous chef at Dishoom in Leeds.", "I work at Ottolenghi now."],
+])
+def test_a_new_employer_never_retires_the_job(redis_url: str, turns: list[str]) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    for i, text in enumerate(turns):
+        pipeline.ingest("emp", [_turn("emp", i, text)])
+    run_pass(store, "emp", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    live = [m for m in store.records.iter_memories("emp") if m.live]
+    jobs = [m.text for m in live if m.frame is not None and m.frame.attribute == "job"]
+    employers = [m.frame.value for m in live if m.frame is not None
+                 and m.frame.attribute == "employer"]
+    assert jobs and employers and all(v in ("royal united", "ottolenghi") for v in employers), \
+        [m.text for m in live]
+    # The job outlives the employer its words named, cut down to itself.
+    assert not any(old in t for t in jobs for old in ("Luke", "Dishoom")), jobs
+    assert not any(", not" in m.text for m in live)
+
+
 def test_frames_are_stored_and_a_later_value_supersedes_through_a_pass(redis_url: str) -> None:
     settings = Settings(redis_url=redis_url, openai_api_key=None)
     store = MemoryStore.from_url(redis_url)
@@ -289,7 +330,7 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("my email is jade@x.org and my number is 0161 555 0123",
      ["Jade's e-mail address is jade@x.org.", "Jade's phone number is 0161 555 0123."]),
     ("I work as a nurse at St James's in Dublin.",
-     ["Jade works as a nurse.", "Jade works at St James."]),
+     ["Jade works as a nurse.", "Jade works at St James's."]),
     ("My wife is Ana.", ["Jade's partner is Ana."]),
     ("I moved to Porto last month.", ["Jade lives in Porto."]),
     # Someone else's residence, a negation and small talk are no statement of the speaker's.

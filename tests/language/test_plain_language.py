@@ -360,7 +360,9 @@ def test_newcomer_sequences_through_the_write_path_and_a_pass(redis_url: str) ->
     stale = {m.text for m in memories if m.status is Status.SUPERSEDED}
     assert {"Sam works as a pharmacist at St. Anne's clinic.", "Sam doesn't eat meat.",
             "Sam has been learning Haskell, Sam finds the type system beautiful."} <= stale
-    assert {"Sam now works at Boots.", "Sam quit smoking in January."} <= live
+    # The job outlives the employer it named: the rest of the fact is kept.
+    assert {"Sam now works at Boots.", "Sam quit smoking in January.",
+            "Sam works as a pharmacist."} <= live
     assert next(m for m in memories if "smoking" in m.text).kind is Kind.EVENT
 
 
@@ -417,6 +419,7 @@ def test_the_newcomer_classes_through_the_real_stack(client: Client) -> None:
     client.consolidate(ns, now=T0 + timedelta(days=len(turns)))
     profile = {m.text for m in client.profile(ns, now=T0 + timedelta(days=len(turns)))}
     assert {"User's cat's name is Mitzy.", "User now works at Guy's hospital.",
+            "User is a radiographer.",
             "User asks the assistant to give distances in kilometres.",
             "User asks the assistant never to use emojis.",
             "User is not teetotal any more."} <= profile, profile

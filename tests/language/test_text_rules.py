@@ -8,6 +8,8 @@ import ast
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from memcore.adapters import build_models
 from memcore.client.client import Client
 from memcore.consolidation import consolidate
@@ -105,3 +107,15 @@ def test_a_namespace_without_a_language_masks_by_shape_and_searches_by_word(
         assert any("Lisboa" in h.memory.text for h in client.search("es", "Lisboa", k=3))
     finally:
         client.close()
+
+
+@pytest.mark.parametrize(("text", "value", "rest"), [
+    ("Ola is a midwife at St. Luke's in Bath.", "midwife", "Ola is a midwife."),
+    ("Ola works as a sous chef at Dishoom, and she loves it.", "sous chef",
+     "Ola works as a sous chef, and she loves it."),
+    ("Ola lives in Hove with her partner Tom.", "hove", "Ola lives in Hove."),
+    ("Ola teaches maths.", "math", None),  # nothing attached after the value
+    ("Ola works at Lidl.", "aldi", None),  # the value is not in the text
+])
+def test_a_fact_cut_down_to_its_own_value(text: str, value: str, rest: str | None) -> None:
+    assert ENGLISH_TEXT.reduced(text, value) == rest

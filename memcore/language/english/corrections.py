@@ -54,7 +54,8 @@ def _comma_not(doc: Doc) -> str | None:
         if tok.lower_ != "not" or tok.i < 2 or doc[tok.i - 1].text != ",":
             continue
         node = doc[tok.i - 2]
-        while node.dep_ in _PHRASE_PARTS and node.head.i < node.i:
+        # "Guy's, not St Thomas'": the possessive mark belongs to the name before it.
+        while node.dep_ in (*_PHRASE_PARTS, "case") and node.head.i < node.i:
             node = node.head
         start = node.left_edge.i
         # Never past a comma or colon: "Oops, typo: Lyon, not Lille" is "Lyon".

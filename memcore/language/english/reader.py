@@ -35,11 +35,34 @@ def _in_a_name(poss: Token) -> bool:
     return poss.dep_ == "poss" and poss.pos_ == "PROPN" and poss.head.pos_ == "PROPN"
 
 
+def _named_by_possessive(tok: Token) -> bool:
+    """A name whose possessive owns nothing after it: the place's name itself ("works at
+    Guy's", "shops at Sainsbury's")."""
+    return tok.pos_ == "PROPN" and tok.dep_ != "poss" and any(
+        c.dep_ == "case" and c.i > tok.i for c in tok.children)
+
+
 def _in_brackets(tok: Token) -> bool:
     """A phrase set apart in brackets ("Hamburg (Nordhafen Logistik)"): an aside, no part
     of the value before it."""
     start = tok.left_edge.i
     return tok.doc[start].text == "(" or (start > 0 and tok.doc[start - 1].text == "(")
+
+
+def _negated_alternative(child: Token) -> bool:
+    """An apposition or conjunct the speaker denies ("Guy's, not St Thomas'", "tea and
+    not coffee"): no part of the value it hangs on."""
+    if child.dep_ not in ("appos", "conj"):
+        return False
+    head = child.head
+    return any(c.dep_ == "neg" for c in child.children) or any(
+        c.dep_ == "neg" and head.i < c.i < child.i for c in head.children)
+
+
+def _set_apart(child: Token) -> bool:
+    """A phrase after a value that is no part of it: an aside in brackets, a denied
+    alternative."""
+    return _in_brackets(child) or _negated_alternative(child)
 
 
 def _value(tok: Token) -> str:
@@ -57,7 +80,7 @@ def _value(tok: Token) -> str:
             words.append(_word(t))
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX") \
-                    and not _in_brackets(child):
+                    and not _set_apart(child):
                 walk(child)
         for of, name in _name_of(t):  # "the University of Edinburgh"
             words.append(of.lower_)
@@ -87,11 +110,11 @@ def surface(tok: Token) -> str:
             return
         if t.pos_ != "PUNCT" and t.dep_ not in ("det", "case", "cc"):
             keep.append(t)
-        if _in_a_name(t):  # "St Anne's": its 's too
+        if _in_a_name(t) or _named_by_possessive(t):  # "St Anne's", "at Guy's": its 's too
             keep.extend(c for c in t.children if c.dep_ == "case")
         for child in t.rights:
             if child.dep_ in _VALUE_DEPS and child.pos_ not in ("VERB", "AUX") \
-                    and not _in_brackets(child):
+                    and not _set_apart(child):
                 walk(child)
         for of, name in _name_of(t):
             keep.append(of)

@@ -10,6 +10,7 @@ asks about by their general name while the memory names the instance.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from memcore.core.text_rules import Supersession
@@ -17,6 +18,7 @@ from memcore.language.english import compare
 from memcore.language.english.lexicon import (
     canonical_terms,
     content_terms,
+    fold,
     numbers,
     polarity,
     stem,
@@ -131,6 +133,32 @@ def texts_conflict(a: str, b: str) -> bool:
     return False
 
 
+# Prepositions that attach a place or organization to what a fact says ("a nurse *at*
+# St Mary's", "a teacher *in* Leeds").
+_ATTACHING = frozenset({"at", "in", "for", "with", "from", "of", "near"})
+_WORD_SPAN = re.compile(r"[\w'\u2019.-]+")
+# A comma or semicolon, or the text's last stop (a full stop inside is an abbreviation's:
+# "St. Anne's").
+_CLAUSE_END = re.compile(r"[,;](?:\s|$)|[.!?]\s*$")
+
+
+def reduced(text: str, value: str) -> str | None:
+    """``text`` cut down to its own value (a frame's normalized value): the phrase
+    attached after the value, to the end of its clause, left out ("Ann works as a
+    pharmacist at St. Anne's clinic in Bath." with "pharmacist": "Ann works as a
+    pharmacist."); None when the value is not found or nothing is attached after it."""
+    last = value.split()[-1] if value.split() else ""
+    words = [(m.start(), m.end(), fold(m.group(0)).strip("'.")) for m in _WORD_SPAN.finditer(text)]
+    at = next((i for i, (_, _, w) in enumerate(words)
+               if w == last or (stem(w) == stem(last) and len(last) >= 3)), None)
+    if at is None or at + 1 >= len(words) or words[at + 1][2] not in _ATTACHING:
+        return None
+    end_match = _CLAUSE_END.search(text, words[at + 1][1])
+    end = end_match.start() if end_match else len(text)
+    rest = (text[:words[at][1]] + text[end:]).strip()
+    return rest if rest.endswith((".", "!", "?")) else rest + "."
+
+
 class EnglishText:
     """The English :class:`~memcore.core.text_rules.TextRules` (no parser needed)."""
 
@@ -161,6 +189,10 @@ class EnglishText:
                       hints: Sequence[bool] | None = None) -> list[Supersession]:
         """See :func:`memcore.language.english.compare.supersessions`."""
         return compare.supersessions(ids, texts, times, slotted, hints=hints)
+
+    def reduced(self, text: str, value: str) -> str | None:
+        """See :func:`reduced`."""
+        return reduced(text, value)
 
 
 ENGLISH_TEXT = EnglishText()
