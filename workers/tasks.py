@@ -27,7 +27,7 @@ from memcore.messaging import task_names
 from memcore.messaging.payloads import ConsolidatePayload, IngestPayload
 from memcore.observability.usage import CallUsage
 from memcore.store.errors import UNREACHABLE
-from workers.app import app
+from workers.celery_app import app
 from workers.runtime import Runtime, runtime
 
 log = logging.getLogger(__name__)

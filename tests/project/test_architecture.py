@@ -1,5 +1,6 @@
-"""The layer rule of docs/architecture.md, enforced on every import (lazy ones too), and
-no import of memcore inside a function but the few that are lazy for a stated reason."""
+"""The layer rule of docs/architecture.md, enforced on every import (lazy ones too), no
+import of memcore inside a function but the few that are lazy for a stated reason, and no
+two modules that import each other."""
 
 from __future__ import annotations
 
@@ -319,3 +320,79 @@ def test_the_lazy_rule_catches_an_import_in_a_function() -> None:
                    lazy_imports)
     assert found == ["memcore/core/_lazy_probe.py:4: memcore.core._lazy_probe -> "
                      "memcore.core inside a function"]
+
+
+def _module_imports(path: Path, known: set[str]) -> set[str]:
+    """The modules of ``known`` that ``path`` imports outside its functions (under ``if
+    TYPE_CHECKING`` too: a type-only loop is still a loop of the design): ``from a import
+    b`` names the module ``a.b`` if there is one, else ``a``."""
+    found: set[str] = set()
+
+    def nearest(name: str) -> None:
+        while name and name not in known:
+            name = name.rpartition(".")[0]
+        if name:
+            found.add(name)
+
+    def visit(node: ast.AST) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    nearest(alias.name)
+            elif isinstance(child, ast.ImportFrom) and child.module and child.level == 0:
+                for alias in child.names:
+                    nearest(f"{child.module}.{alias.name}")
+            elif not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                visit(child)
+
+    visit(ast.parse(path.read_text(), filename=str(path)))
+    return found
+
+
+def import_cycles() -> list[list[str]]:
+    """The modules of memcore and workers that import each other in a loop (each loop
+    sorted; a package is its ``__init__``), found as the strongly connected components of
+    the module graph."""
+    files = sorted((ROOT / "memcore").rglob("*.py")) + sorted((ROOT / "workers").rglob("*.py"))
+    paths = {_module_name(p).removesuffix(".__init__"): p for p in files}
+    graph = {m: _module_imports(p, set(paths)) - {m} for m, p in paths.items()}
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def connect(module: str) -> None:  # Tarjan's algorithm
+        order[module] = low[module] = len(order)
+        stack.append(module)
+        for target in graph[module]:
+            if target not in order:
+                connect(target)
+                low[module] = min(low[module], low[target])
+            elif target in stack:
+                low[module] = min(low[module], order[target])
+        if low[module] == order[module]:
+            loop = stack[stack.index(module):]
+            del stack[stack.index(module):]
+            if len(loop) > 1:
+                cycles.append(sorted(loop))
+
+    for module in graph:
+        if module not in order:
+            connect(module)
+    return sorted(cycles)
+
+
+def test_no_import_cycle_between_modules() -> None:
+    # A loop hides which module is the lower one: move the shared name down instead
+    # (docs/architecture.md).
+    assert import_cycles() == []
+
+
+def test_the_cycle_rule_catches_a_type_only_loop() -> None:
+    found = _probe("memcore/core/_cycle_probe.py",
+                   "from typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+                   "    from memcore.core._cycle_back import y\n",
+                   lambda: _probe("memcore/core/_cycle_back.py",
+                                  "from memcore.core._cycle_probe import x\n",
+                                  lambda: [str(c) for c in import_cycles()]))
+    assert found == ["['memcore.core._cycle_back', 'memcore.core._cycle_probe']"]

