@@ -38,7 +38,7 @@ def test_help_paragraphs_are_not_broken_at_the_docstrings_line_ends() -> None:
 
 
 def test_main_exists_and_help_runs_as_a_process() -> None:
-    from memcore.cli import main
+    from memcore.cli.app import main
 
     assert callable(main)
     done = subprocess.run([sys.executable, "-m", "memcore.cli", "--help"], capture_output=True,

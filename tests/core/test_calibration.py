@@ -70,7 +70,7 @@ def test_calibrate_command(tmp_path: Path) -> None:
 
     from typer.testing import CliRunner
 
-    from memcore.cli import app
+    from memcore.cli.app import app
 
     result = CliRunner().invoke(app, ["calibrate", "--json", "--embedder", "hash"])
     assert result.exit_code == 0, result.output

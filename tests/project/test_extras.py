@@ -103,7 +103,7 @@ def _python(code: str, *, blocked: tuple[str, ...] = (), how: str = "meta_path",
 
 def _cli(*args: str, blocked: tuple[str, ...], how: str = "meta_path",
          env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    code = f"sys.argv = ['memcore', *{list(args)!r}]\nfrom memcore.cli import main\nmain()\n"
+    code = f"sys.argv = ['memcore', *{list(args)!r}]\nfrom memcore.cli.app import main\nmain()\n"
     return _python(code, blocked=blocked, how=how, env=env)
 
 
@@ -175,3 +175,15 @@ def test_the_runtime_loads_no_optional_package() -> None:
         env={"MEMCORE_REDIS_URL": "redis://127.0.0.1:1/0"})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("first", ["memcore_bench.cli", "memcore.cli.common", "memcore.cli.app"])
+def test_command_modules_import_in_any_order(first: str) -> None:
+    """An extra's command module imports ``memcore.cli.common``; whichever of them a
+    program imports first, the app still registers the extra's commands whole."""
+    code = (f"import {first}\nfrom memcore.cli.app import app\n"
+            "print(sorted(c.name or '' for c in app.registered_commands + [g.typer_instance.info "
+            "for g in app.registered_groups]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, check=False)
+    assert done.returncode == 0, done.stderr

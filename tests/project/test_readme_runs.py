@@ -29,7 +29,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from memcore.cli import app
+from memcore.cli.app import app
 from memcore.local.stack import LocalStack
 from tests.support.api_helpers import serve
 from tests.support.docs_text import all_docs, pages

@@ -10,7 +10,7 @@ from typing import Any
 from typer.testing import CliRunner, Result
 
 from memcore.adapters import build_embedder
-from memcore.cli import app
+from memcore.cli.app import app
 from memcore.core.config import Settings
 from memcore.core.models import Actor, Kind, Memory, Status
 from memcore.store import MemoryStore
