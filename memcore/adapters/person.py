@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from memcore.language.english.grammar import third_singular
 from memcore.language.english.lexicon import stem, word_set
 
 # The listener named ("you", chat's "ya", "ur"): a sentence about the listener.
@@ -66,19 +67,12 @@ _SUBJECT_VERB = re.compile(rf"\b(?:[Ii]|[Ww]e) ((?:(?:{_ADVERB_RE}) )*)([A-Za-z'
 
 
 def third_person(verb: str) -> str:
-    """``love`` -> ``loves``, ``go`` -> ``goes``, ``try`` -> ``tries``."""
+    """``love`` -> ``loves``, ``go`` -> ``goes``, ``try`` -> ``tries``; a modal, a past
+    form or a negation stays as it is."""
     low = verb.lower()
     if low in _KEEP_VERB or (low.endswith("ed") and not low.endswith("eed")) or low.endswith("n't"):
         return verb
-    if low == "have":
-        return "has"
-    if low == "do":
-        return "does"
-    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
-        return verb + "es"
-    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
-        return verb[:-1] + "ies"
-    return verb + "s"
+    return third_singular(verb)
 
 
 def resolve_first_person(sentence: str, name: str) -> str:

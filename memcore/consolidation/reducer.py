@@ -208,7 +208,13 @@ class Reducer:
         a, b = self.by_id[a_id], self.by_id[b_id]
         if not (a.live and b.live):
             return
-        newer, older = (a, b) if event_time(a) >= event_time(b) else (b, a)
+        if event_time(a) == event_time(b):
+            # Said at once ("founder and CEO"): neither replaces the other, and the
+            # order the pair came in must not pick one.
+            self.event(AuditAction.NOOP, [a.id, b.id], [],
+                       f"stated at the same time, both kept ({reason})")
+            return
+        newer, older = (a, b) if event_time(a) > event_time(b) else (b, a)
         self.supersede(older, newer, reason)
 
     def supersede(self, older: Memory, newer: Memory, reason: str) -> None:

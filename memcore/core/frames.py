@@ -121,6 +121,12 @@ def _ended(new: Frame, old: Frame) -> str | None:
     return None
 
 
+def _a_value_change(new: Frame) -> bool:
+    """Does ``new`` retire by giving another value (not by an end, a negation or a
+    correction, which name what they retire)?"""
+    return not new.event and new.polarity > 0
+
+
 def supersessions(rows: Sequence[FramedRow], *, max_retired: int = MAX_RETIRED_BY_ONE
                   ) -> tuple[list[tuple[str, str, str]], list[Held]]:
     """``(old_id, new_id, reason)`` for every older fact a newer one retires, and the
@@ -145,6 +151,8 @@ def supersessions(rows: Sequence[FramedRow], *, max_retired: int = MAX_RETIRED_B
                 if not earlier:
                     continue
                 reason = retires(new.frame, old.frame)
+                if reason is not None and old.time == new.time and _a_value_change(new.frame):
+                    continue  # "founder and CEO": values said together are both current
                 if reason is not None:
                     found.append((old, reason))
             if len(found) > max_retired:

@@ -535,6 +535,8 @@ class IngestPipeline:
             if drop and reading.problem is not None:
                 report.garbled += 1
                 continue
+            if drop and reading.agreed:  # "Richard is 74 and live ..." -> "... and lives ..."
+                fact = fact.model_copy(update={"text": reading.agreed})
             if drop and reading.vague and fact.frame is None and reading.frame is None:
                 # A passing feeling, or a clause about "it": a candidate, not a statement
                 # (docs/design.md, Support and confidence): unless said again, it goes.

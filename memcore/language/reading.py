@@ -15,3 +15,4 @@ class Reading(NamedTuple):
     problem: str | None  # why it is no well-formed sentence (None: it is)
     correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
     vague: bool = False  # says only a passing feeling, or of something only a pronoun names
+    agreed: str | None = None  # the text with its verbs made to agree (None: they do)

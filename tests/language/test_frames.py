@@ -238,6 +238,55 @@ def test_a_plain_statement_overrules_text_rules_only_about_other_attributes() ->
     assert not overrules_text(employer, None) and not overrules_text(None, employer)
 
 
+def test_values_said_together_retire_neither_later_ones_do() -> None:
+    together = [FramedRow("a", _f("job", "founder"), 1.0, "s"),
+                FramedRow("b", _f("job", "ceo"), 1.0, "s")]
+    assert supersessions(together)[0] == [] and supersessions(together[::-1])[0] == []
+    later = [together[0], FramedRow("b", _f("job", "ceo"), 2.0, "s")]
+    assert [old for old, _, _ in supersessions(later)[0]] == ["a"]
+    # An end or a correction in the same turn names what it retires: it still does.
+    ended = [together[0], FramedRow("c", _f("job", "founder", event="end"), 1.0, "s")]
+    assert [old for old, _, _ in supersessions(ended)[0]] == ["a"]
+
+
+def test_two_jobs_said_in_one_turn_both_stay_whatever_the_order(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    pipeline.ingest("two", [_turn("two", 0, "Hello. Omar, founder and CEO of Brightline.",
+                                  speaker="Omar")])
+    for day in (1, 2):  # a second pass judges the pair again, in whatever order
+        run_pass(store, "two", settings.consolidation, models.merger,
+                 now=T0 + timedelta(days=day))
+        jobs = {m.frame.value for m in store.records.iter_memories("two")
+                if m.live and m.frame is not None and m.frame.attribute == "job"}
+        assert jobs == {"founder", "ceo"}, jobs
+
+
+@pytest.mark.parametrize(("text", "age"), [
+    ("Ann is sixty-two.", "62"), ("Ann is thirty one years old.", "31"),
+    ("Ann is 31 years old.", "31"), ("Ann is 47.", "47"),
+])
+def test_ages_compare_in_digits(text: str, age: str) -> None:
+    frame = language_pack().frames([text])[0]
+    assert frame is not None and (frame.attribute, frame.value) == ("age", age)
+
+
+@pytest.mark.parametrize(("text", "mended"), [
+    ("Ann is sixty and live with her sister in Hull.",
+     "Ann is sixty and lives with her sister in Hull."),
+    ("Ann works at Lidl and teach yoga on Sundays.",
+     "Ann works at Lidl and teaches yoga on Sundays."),
+    ("Ann is not a waiter anymore, thank god.", None),  # no "and": no joined verb
+    ("Ann likes to cook and bake.", None),  # joined to "cook", not to "likes"
+])
+def test_a_verb_joined_to_a_third_person_one_is_made_to_agree(text: str, mended: str | None
+                                                              ) -> None:
+    reading = language_pack().read([text])[0]
+    assert reading.agreed == mended and reading.problem is None
+
+
 def test_statements_keep_a_possessive_name_and_leave_out_a_denied_value() -> None:
     found = language_pack().statements([("Ola", "I work at Lidl's, not Aldi."),
                                         ("Ola", "I shop at Sainsbury's.")])

@@ -28,7 +28,7 @@ from memcore.language.english.forget import (
     linked_names,
     may_ask_to_forget,
 )
-from memcore.language.english.grammar import problem
+from memcore.language.english.grammar import agreed, problem
 from memcore.language.english.instructions import instructions
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
@@ -149,7 +149,9 @@ class EnglishPack:
                 frame = Frame(subject=subject[:256], attribute=attribute[:128],
                               value=value[:256], polarity=polarity,
                               single=is_single_valued(attribute), event=event)
-            out.append(Reading(frame, problem(doc), correction(doc), vague(doc)))
+            fixed = agreed(doc)
+            out.append(Reading(frame, problem(doc, agreement=False), correction(doc),
+                               vague(doc), fixed))
         return out
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]

@@ -830,7 +830,8 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
             for i, b in members:
                 if i != j and _values_differ(a, b):
                     retired.retire(i, j,
-                                   f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}")
+                                   f"{a.name} of {a.subject} changed: {b.raw!r} -> {a.raw!r}",
+                                   at_once=False)
     for j, change in changes.items():
         for i in range(n):
             if i != j and _may_end(change, folded[i]) and ends(change, texts[i]):
@@ -876,10 +877,13 @@ class _Retirements:
         self.times = times
         self.by_old: dict[int, tuple[int, str]] = {}
 
-    def retire(self, old: int, new: int, reason: str) -> None:
-        """The newest retiring fact wins; a fact never retires one from its own time on."""
+    def retire(self, old: int, new: int, reason: str, *, at_once: bool = True) -> None:
+        """The newest retiring fact wins; a fact never retires one from its own time on.
+        ``at_once=False``: nor one said at the same time ("founder and CEO": two values
+        stated together are both current)."""
         times = self.times
-        earlier = times[old] < times[new] or (times[old] == times[new] and old < new)
+        earlier = times[old] < times[new] or (at_once and times[old] == times[new]
+                                              and old < new)
         if earlier and (old not in self.by_old or times[self.by_old[old][0]] < times[new]):
             self.by_old[old] = (new, reason)
 

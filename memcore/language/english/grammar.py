@@ -47,8 +47,10 @@ def _verb_read_as_noun(tok: Token) -> bool:
             and (word[:-1] in _FRAME_VERBS or word[:-2] in _FRAME_VERBS))
 
 
-def problem(doc: Doc) -> str | None:
-    """The first problem of a parsed fact sentence, or None when it reads well."""
+def problem(doc: Doc, *, agreement: bool = True) -> str | None:
+    """The first problem of a parsed fact sentence, or None when it reads well
+    (``agreement=False``: verbs that do not agree are no problem, :func:`agreed` mends
+    them)."""
     words = [t for t in doc if not t.is_punct and not t.is_space]
     if not words:
         return "empty"
@@ -56,7 +58,7 @@ def problem(doc: Doc) -> str | None:
     if found is not None:
         return found
     for sent in doc.sents:
-        found = _clause_problem(sent)
+        found = _clause_problem(sent, agreement)
         if found is not None:
             return found
     return None
@@ -77,7 +79,7 @@ def _word_problem(doc: Doc, words: list[Token]) -> str | None:
     return None
 
 
-def _clause_problem(sent: Span) -> str | None:
+def _clause_problem(sent: Span, agreement: bool) -> str | None:
     """A 'be' without a complement, or an ask without what is asked."""
     root = sent.root
     if root.pos_ == "AUX" and root.lemma_ == "be" and not any(
@@ -89,7 +91,42 @@ def _clause_problem(sent: Span) -> str | None:
             return "'asks for' without a thing asked for"
         if _asks_to_do_nothing(tok):
             return f"'asks the assistant to {tok.text}' with nothing to {tok.text}"
+        if agreement and _disagrees_with_its_head(tok):
+            return f"{tok.text!r} does not agree with {tok.head.text!r}"
     return None
+
+
+def third_singular(verb: str) -> str:
+    """The third person singular of a base form: ``love`` -> ``loves``, ``go`` ->
+    ``goes``, ``try`` -> ``tries``, ``have`` -> ``has``."""
+    low = verb.lower()
+    if low in ("have", "do", "be"):
+        return {"have": "has", "do": "does", "be": "is"}[low]
+    if low.endswith(("s", "sh", "ch", "x", "z", "o")):
+        return verb + "es"
+    if len(low) > 1 and low.endswith("y") and low[-2] not in "aeiou":
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def agreed(doc: Doc) -> str | None:
+    """The text with each verb that :func:`_disagrees_with_its_head` made to agree
+    ("Richard is 74 and live with Helen" -> "... and lives with Helen"), or None when
+    every verb agrees."""
+    wrong = [t for t in doc if _disagrees_with_its_head(t)]
+    if not wrong:
+        return None
+    fixed = {t.i: third_singular(t.text) for t in wrong}
+    return "".join(fixed.get(t.i, t.text) + t.whitespace_ for t in doc)
+
+
+def _disagrees_with_its_head(tok: Token) -> bool:
+    """"Richard is 74 and live with ...": a verb joined to a third-person singular one,
+    sharing its subject, in the base form (a first-person clause rewritten by halves)."""
+    head = tok.head
+    return (tok.dep_ == "conj" and tok.tag_ in ("VB", "VBP") and head.tag_ == "VBZ"
+            and any(c.dep_ == "cc" and head.i < c.i < tok.i for c in head.children)
+            and not any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass") for c in tok.children))
 
 
 def _asks_to_do_nothing(tok: Token) -> bool:

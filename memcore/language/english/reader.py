@@ -331,11 +331,13 @@ def _complement_frame(complement: Token, subject: str, polarity: int) -> RawFram
     lemma = complement.lemma_.lower()
     if lemma in T.DIETS:
         return subject, "diet", lemma, polarity, ""
-    if complement.like_num:  # "is 31", "am seventy-four"
-        return subject, "age", _value(complement), polarity, ""
+    if complement.like_num:  # "is 31", "am seventy-four": in digits, as ages compare
+        return subject, "age", age_value(complement) or _value(complement), polarity, ""
     if lemma == "old" and any(c.like_num for c in complement.subtree):  # "is 31 years old"
-        number = next((c for c in complement.subtree if c.like_num), None)
-        return (subject, "age", _value(number), polarity, "") if number is not None else None
+        # The last number word: age_value reads back from it ("thirty one years old").
+        number = next((c for c in reversed(list(complement.subtree)) if c.like_num), None)
+        return (subject, "age", age_value(number) or _value(number), polarity, "") \
+            if number is not None else None
     if lemma == "married":
         found = _prep_object(complement, ("to",))
         if found:

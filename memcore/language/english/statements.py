@@ -63,7 +63,8 @@ def _article(value: str) -> str:
 def _value_token(clause: Token, value: str) -> Token | None:
     """The token of the clause heading ``value`` (the frame's normalized value)."""
     for tok in clause.subtree:
-        if value_of(tok) == value or contact_value(tok).lower() == value:
+        if value_of(tok) == value or contact_value(tok).lower() == value \
+                or (tok.like_num and age_value(tok) == value):  # "sixty-two": 62
             return tok
     return None
 
