@@ -432,7 +432,7 @@ def markdown(result: Mapping[str, Any]) -> str:
     rows = [(label, r["scenarios"], r["facts"], r["precision"], r["recall"],
              r["stale_in_profile"], r["noise_in_profile"], r["unmatched_in_profile"])
             for label, r in (("all", result), ("held out", result["held_out"]),
-                             ("frozen held-out (issue 26)",
+                             ("frozen held-out (30d342a)",
                               result.get("frozen", result["held_out"])),
                              ("tuned", result["tuned"]))]
     per = [(name, "yes" if p["held_out"] else "", p["turns"], p["facts"], p["precision"],
