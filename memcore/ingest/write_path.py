@@ -12,7 +12,7 @@ an existing id and ``reinforce`` with a known source change nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -326,7 +326,7 @@ class IngestPipeline:
         self.language.prepare(  # one parse call for the turns and their facts
             [ep.text for ep in trusted if ep.role is Role.USER]
             if self._rule_extraction else [], [f.text for f in extracted])
-        facts = self._framed(extracted, report)
+        facts = self._framed(extracted, report, {ep.id: ep.timestamp for ep in trusted})
         if self._rule_extraction:
             facts = self._with_statements(trusted, facts, batch=episodes)
         return facts
@@ -516,7 +516,8 @@ class IngestPipeline:
                 out[episode.id] = older
         return out
 
-    def _framed(self, facts: list[ExtractedFact], report: IngestReport) -> list[ExtractedFact]:
+    def _framed(self, facts: list[ExtractedFact], report: IngestReport,
+                when: Mapping[str, datetime]) -> list[ExtractedFact]:
         """``facts`` with their frames, read by the language pack in one batch (a fact
         that came with a frame keeps it). The rule extractor's facts that are no
         well-formed sentence ("Richard cannots think ...") are dropped and counted
@@ -544,6 +545,11 @@ class IngestPipeline:
                                                "importance": min(fact.importance, 3)})
             if fact.frame is None and reading.frame is not None:
                 fact = fact.model_copy(update={"frame": reading.frame})
+            if drop and reading.passing and fact.frame is None and fact.kind is Kind.KNOWLEDGE \
+                    and fact.valid_until is None and fact.source in when:
+                # "Dan cried in the car": history from its moment on, not a current fact.
+                fact = fact.model_copy(update={"kind": Kind.EVENT,
+                                               "valid_until": when[fact.source]})
             out.append(fact)
         return out
 
