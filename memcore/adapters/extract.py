@@ -578,11 +578,18 @@ def _before_farewell(raw: str, sentence: str) -> tuple[str, str] | None:
     return sentence, sentence
 
 
+# Words that say a sentence corrects what was said ("I told you wrong, X not Y"): with
+# one, a "not" without its comma may be a correction too.
+_CORRECTION_WORD = re.compile(r"\b(?:correct|mistake|wrong|typo|misspo|misspeak|misremember)",
+                              re.I)
+
+
 def _parsed_correction(raw: str) -> str | None:
     """"Sorry, I told you wrong, the physio is Wednesdays, not Thursdays": the correction
     the language pack reads in the parse ("It's Wednesdays, not Thursdays."), asked only
-    of a sentence that says ", not" (the rest pays no parse here)."""
-    if ", not " not in raw:
+    of a sentence that says ", not", or "not" and a word of correction (the rest pays no
+    parse here)."""
+    if ", not " not in raw and not (" not " in raw and _CORRECTION_WORD.search(raw)):
         return None
     found = language_pack().corrections([raw])[0]
     return found.rstrip(".") if found else None

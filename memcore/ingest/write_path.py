@@ -548,6 +548,8 @@ class IngestPipeline:
             if drop and reading.passing and fact.frame is None and fact.kind is Kind.KNOWLEDGE \
                     and fact.valid_until is None and fact.source in when:
                 # "Dan cried in the car": history from its moment on, not a current fact.
+                # (A dated one is left as it is: "ran the half marathon on 11 April" is a
+                # milestone people keep in a profile.)
                 fact = fact.model_copy(update={"kind": Kind.EVENT,
                                                "valid_until": when[fact.source]})
             out.append(fact)
@@ -886,9 +888,11 @@ class IngestPipeline:
                                      "relation": relation_for(text),
                                      "frame": self.language.frames([text])[0]}
         if old is not None:
+            # The corrected value held over the same interval as the wrong one.
             update.update(kind=old.kind, importance=max(fact.importance,
                                                         round(old.importance * 10)),
-                          valid_until=old.valid_until, expires_at=old.expires_at)
+                          valid_from=old.valid_from, valid_until=old.valid_until,
+                          expires_at=old.expires_at)
         return (fact.model_copy(update=update), self._embed(namespace, [text], now)[0])
 
     def _memory(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,

@@ -932,6 +932,14 @@ def corrected(correction: str, old: str) -> str | None:
         return None
     new, wrong = _core(m.group("x")), m.group("y")
     body = old.strip()
+    if wrong and re.match(r"an?\s", wrong.strip(), re.I):
+        # "an electrician, not a plumber": the role with its article; never "the plumber"
+        # someone went to.
+        role = re.search(rf"\b(?:a|an)\s+{re.escape(_core(wrong))}\b", body, re.I)
+        if role is not None:
+            return _spliced(body, role, m.group("x").strip())
+        if re.search(rf"\bthe\s+{re.escape(_core(wrong))}\b", body, re.I):
+            return None
     if wrong:
         return _replace_named(body, new, _core(wrong))
     new = m.group("x").strip()

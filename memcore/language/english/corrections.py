@@ -51,16 +51,20 @@ def _comma_not(doc: Doc) -> str | None:
     """"..., he moves in on Saturday the 19th, not the 20th": "It's Saturday the 19th,
     not the 20th." (the phrase before ", not" and the one after it), or None."""
     for tok in doc:
-        if tok.lower_ != "not" or tok.i < 2 or doc[tok.i - 1].text != ",":
+        if tok.lower_ != "not" or tok.i < 2:
             continue
-        node = doc[tok.i - 2]
+        # "..., not Y", or typed without the comma: "a nurse not a vet".
+        before = tok.i - 2 if doc[tok.i - 1].text == "," else tok.i - 1
+        if before == tok.i - 1 and not _is_value(doc[before:tok.i]):
+            continue
+        node = doc[before]
         # "Guy's, not St Thomas'": the possessive mark belongs to the name before it.
         while node.dep_ in (*_PHRASE_PARTS, "case") and node.head.i < node.i:
             node = node.head
         start = node.left_edge.i
         # Never past a comma or colon: "Oops, typo: Lyon, not Lille" is "Lyon".
-        start = max([start] + [t.i + 1 for t in doc[start:tok.i - 1] if t.is_punct])
-        new = doc[start:tok.i - 1]
+        start = max([start] + [t.i + 1 for t in doc[start:before] if t.is_punct])
+        new = doc[start:before + 1]
         written = _replacing(new, doc[tok.i + 1:_to_punct(doc, tok.i + 1)])
         if written is not None:
             return written

@@ -31,7 +31,15 @@ def spelled(text: str, is_word: Callable[[str], bool] | None = None) -> str:
             return bare + "g"
         return word
 
-    return _WORD.sub(one, text)
+    return _IS_BEFORE_ARTICLE.sub(r"\g<who> is \g<article> ", _WORD.sub(one, text))
+
+
+# "Ana's a nurse", "my sister's an architect": before an article "'s" is "is" (a
+# possessive never takes one); the parser reads it as a possessive. Pronouns are left
+# as written ("it's a", "that's the": they parse well, and "It's X" is a correction).
+_IS_BEFORE_ARTICLE = re.compile(
+    r"\b(?P<who>(?!(?:It|That|There|What|Here|He|She|Who|Where|How|Let|This)'s)[A-Z][a-z]+|"
+    r"(?:[Mm]y|[Oo]ur|[Yy]our|[Hh]is|[Hh]er|[Tt]heir) [a-z]+)'s (?P<article>a|an|the) ")
 
 
 # A tag said to the listener after a statement ("..., can you believe it", "..., you know",
