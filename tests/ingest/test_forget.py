@@ -164,13 +164,13 @@ def test_forget_in_the_next_turn(url: str, shared: str, distractor: str, needle:
 
 
 @pytest.mark.parametrize("turn", [
-    "My locker code is 4471, forget it.",
-    "I live in Leeds. My locker code is 4471. Please forget that.",
+    "My locker code is Q-4471, forget it.",
+    "I live in Leeds. My locker code is Q-4471. Please forget that.",
 ])
 def test_forget_in_the_same_turn_stores_nothing_of_it(url: str, turn: str) -> None:
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "st", [turn])
-    assert not _scan(store.client, "4471")
+    assert not _scan(store.client, "Q-4471")
     assert not any("locker" in t.lower() or "forget" in t.lower() for t in _live(store, "st"))
     if "Leeds" in turn:
         assert "Ann lives in Leeds." in _live(store, "st")
@@ -284,10 +284,10 @@ def test_every_version_of_a_value_goes(url: str) -> None:
 
 def test_a_statement_after_the_request_is_stored(url: str) -> None:
     pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "tl", ["My gym locker code is 6120."])
+    _say(pipeline, "tl", ["My gym locker code is Q-6120."])
     _say(pipeline, "tl", ["Please forget my locker code, my new office is in Glasgow."],
          start=1)
-    assert not _scan(store.client, "6120")
+    assert not _scan(store.client, "Q-6120")
     live = _live(store, "tl")
     assert any("Glasgow" in t for t in live), live
     assert not any(w in t.lower() for t in live for w in REQUEST_WORDS), live

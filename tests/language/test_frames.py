@@ -903,3 +903,37 @@ def test_a_passing_event_is_history_found_by_search_not_a_profile_fact(redis_url
     now = T0 + timedelta(days=30)
     assert [m.text for m in client.profile("ev", now=now)] == ["Ola lives in Hove."]
     assert any("sobbed" in h.memory.text for h in client.search("ev", "bus stop", k=5))
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Took our cat Mochi to the vet for her jab.", ["Ola's cat is Mochi."]),
+    ("My dog Brisket loves the beach.", ["Ola's dog is Brisket."]),
+    ("our tortoise Gerald is 40 now", ["Ola's tortoise is Gerald.", "Gerald is 40 years old."]),
+    ("My brother Tom Okafor lives in Leeds.", ["Ola's brother is Tom Okafor."]),
+    ("My neighbour's dog Rex barks all night.", []),  # not the speaker's
+])
+def test_the_speakers_pets_are_named_and_owned(text: str, expected: list[str]) -> None:
+    (found,) = language_pack("english").statements([("Ola", text)])
+    assert [sentence for _, sentence in found] == expected
+    assert all(f.attribute == "owns" for f, s in found if "'s" in s and "brother" not in s)
+
+
+@pytest.mark.parametrize("text", ["Mochi died on 10 January 2026.", "Mochi died on Friday.",
+                                  "Sad news, Mochi died last night."])
+def test_an_end_on_a_date_ends_the_thing_not_the_date(text: str) -> None:
+    frame = language_pack().frames([text])[0]
+    assert frame is not None and (frame.event, frame.value) == ("end", "mochi")
+
+
+def test_a_pet_that_died_is_no_longer_owned(redis_url: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    for i, text in enumerate(["Took our cat Mochi to the vet for her jab.",
+                              "Sad news, Mochi died on Friday."]):
+        pipeline.ingest("pet", [_turn("pet", i, text, speaker="Ola")])
+    run_pass(store, "pet", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    owned = {m.status for m in store.records.iter_memories("pet")
+             if m.frame is not None and m.frame.attribute == "owns"}
+    assert owned == {Status.SUPERSEDED}

@@ -453,9 +453,14 @@ def _ended(root: Token, lemma: str, particle: str, subject: str, possessed: Toke
         value = _value(inner) if inner is not None else xcomp.lemma_.lower()
         return subject, "end", value, 1, "end"
     found = _prep_object(root, ("from", "with", "of", "on"))
-    if found is not None:
+    if found is not None and not _a_time(found[1]):
         return found[1]
     return _nothing_named_ended(lemma, particle, subject, possessed)
+
+
+def _a_time(tok: Token) -> bool:
+    """A date or a time of day ("on 10 January", "on Friday"), not a thing."""
+    return tok.lower_ in T.TIME_NOUNS or tok.like_num
 
 
 def _nothing_named_ended(lemma: str, particle: str, subject: str, possessed: Token | None

@@ -105,6 +105,12 @@ END_PHRASAL = frozenset({("give", "up"), ("break", "up"), ("move", "out"), ("get
 # End verbs whose subject itself ends when they have no object ("Rex died", "the shop
 # closed"); any other end verb without an object names nothing that ended ("Ann quit").
 SELF_ENDING = frozenset({"die", "pass", "close", "end", "shut", "finish", "disband"})
+# When, not what: "died on 10 January", "quit last night" name no ended thing.
+TIME_NOUNS = frozenset({
+    "january", "february", "march", "april", "may", "june", "july", "august", "september",
+    "october", "november", "december", "monday", "tuesday", "wednesday", "thursday",
+    "friday", "saturday", "sunday", "night", "morning", "afternoon", "evening", "day",
+    "week", "weekend", "month", "year", "today", "yesterday", "tonight"})
 # End verbs without an object that end one attribute of their subject.
 ENDED_ATTRIBUTE: dict[tuple[str, str], str] = {("break", "up"): "relation:partner",
                                                ("divorce", ""): "relation:partner",
