@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from memcore.adapters import build_models
+from memcore.adapters import Models, build_models
 from memcore.client.client import Client
 from memcore.consolidate.passes import run_pass
 from memcore.core.config import Settings
@@ -204,16 +204,21 @@ def test_a_present_state_with_a_period_is_no_plan_that_ends_with_it(redis_url: s
     assert plan.kind is Kind.GOAL and plan.expires_at is not None, plan
 
 
+def _stack(redis_url: str) -> tuple[IngestPipeline, MemoryStore, Settings, Models]:
+    """The write path on the offline models, over a real Redis."""
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    return IngestPipeline(store, models, settings), store, settings, models
+
+
 def _turn(ns: str, i: int, text: str, speaker: str = "Ann") -> Episode:
     return Episode(id=f"{ns}-{i}", namespace=ns, role=Role.USER, speaker=speaker, text=text,
                    timestamp=T0 + timedelta(days=7 * i))
 
 
 def test_remarks_about_other_peoples_affairs_retire_nothing_of_the_user(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, settings, models = _stack(redis_url)
     turns = ["I'm a nurse at St Mary's.", "I live in Leeds.", "My sister Lin is 34.",
              "I have asthma.", "My name is Ann Baker.", "I'm 41.",
              "My neighbour sold his car last week, not mine.",
@@ -251,10 +256,7 @@ def test_values_said_together_retire_neither_later_ones_do() -> None:
 
 
 def test_two_jobs_said_in_one_turn_both_stay_whatever_the_order(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, settings, models = _stack(redis_url)
     pipeline.ingest("two", [_turn("two", 0, "Hello. Omar, founder and CEO of Brightline.",
                                   speaker="Omar")])
     for day in (1, 2):  # a second pass judges the pair again, in whatever order
@@ -300,10 +302,7 @@ def test_statements_keep_a_possessive_name_and_leave_out_a_denied_value() -> Non
     ["I'm a sous chef at Dishoom in Leeds.", "I work at Ottolenghi now."],
 ])
 def test_a_new_employer_never_retires_the_job(redis_url: str, turns: list[str]) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, settings, models = _stack(redis_url)
     for i, text in enumerate(turns):
         pipeline.ingest("emp", [_turn("emp", i, text)])
     run_pass(store, "emp", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
@@ -319,10 +318,7 @@ def test_a_new_employer_never_retires_the_job(redis_url: str, turns: list[str]) 
 
 
 def test_frames_are_stored_and_a_later_value_supersedes_through_a_pass(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, settings, models = _stack(redis_url)
     for i, text in enumerate(["My phone number is 0171 555 0100.",
                               "My phone number is 0171 555 0199 now."]):
         pipeline.ingest("ph", [_turn("ph", i, text)])
@@ -674,10 +670,7 @@ def test_an_ending_without_an_object_never_ends_its_subject(text: str, frame: st
 
 
 def test_a_breakup_ends_the_partner_not_the_user(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, settings, models = _stack(redis_url)
     for i, text in enumerate(["I have a cat called Miso.", "My boyfriend is Sam.",
                               "I live in Leeds.", "My ex and I broke up last month."]):
         pipeline.ingest("bu", [_turn("bu", i, text)])
@@ -891,10 +884,7 @@ def test_a_passing_event_is_read_from_the_parse(text: str, passing: bool) -> Non
 
 def test_a_passing_event_is_history_found_by_search_not_a_profile_fact(redis_url: str
                                                                        ) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, _settings, _models = _stack(redis_url)
     for i, text in enumerate(["I sobbed at the bus stop.", "I live in Hove."]):
         pipeline.ingest("ev", [_turn("ev", i, text, speaker="Ola")])
     event = next(m for m in store.records.iter_memories("ev") if "sobbed" in m.text)
@@ -926,10 +916,7 @@ def test_an_end_on_a_date_ends_the_thing_not_the_date(text: str) -> None:
 
 
 def test_a_pet_that_died_is_no_longer_owned(redis_url: str) -> None:
-    settings = Settings(redis_url=redis_url, openai_api_key=None)
-    store = MemoryStore.from_url(redis_url)
-    models = build_models(settings)
-    pipeline = IngestPipeline(store, models, settings)
+    pipeline, store, settings, models = _stack(redis_url)
     for i, text in enumerate(["Took our cat Mochi to the vet for her jab.",
                               "Sad news, Mochi died on Friday."]):
         pipeline.ingest("pet", [_turn("pet", i, text, speaker="Ola")])
