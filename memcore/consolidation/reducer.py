@@ -458,35 +458,51 @@ def _retire_changed(red: Reducer) -> None:
         return
     row_list = rows.tolist()
     # A fact re-stated later is current as of its last support ("back in Barcelona").
-    asserted = np.maximum(t.created_at[rows], t.last_supported[rows])
-    found: list[tuple[str, str, str]] = []
-    changing: set[str] = set()  # facts whose words say something changed
-    if red.config.text_rules is not False:
-        hints = t.text_flags(f"{red.rules.name}:may_change", red.rules.may_change)[rows]
-        changing = {t.ids[r] for r, hint in zip(row_list, hints.tolist(), strict=True) if hint}
-        found = red.rules.supersessions([t.ids[r] for r in row_list],
-                                        [t.texts[r] for r in row_list], asserted.tolist(),
-                                        t.relation[rows].tolist(), hints=hints.tolist())
-    framed_ids = [t.ids[r] for r, f in zip(row_list, t.framed[rows].tolist(), strict=True) if f]
-    if framed_ids:
-        when = dict(zip([t.ids[r] for r in row_list], asserted.tolist(), strict=True))
-        red.by_id.fetch(framed_ids)
-        framed = [FramedRow(mid, m.frame, when[mid], m.scope) for mid in framed_ids
-                  if (m := red.by_id.get(mid)) is not None and m.frame is not None]
-        by_frames, _ = frame_supersessions(framed, max_retired=len(row_list))
-        # A plain statement's frame, not its words, says which facts it replaces (a
-        # text with a word of change, "Chrome instead of Firefox", still may).
-        frames = {row.id: row.frame for row in framed}
-        overruled = [pair for pair in found if pair[1] not in changing
-                     and overrules_text(frames.get(pair[1]), frames.get(pair[0]))]
-        found = [pair for pair in found if pair not in overruled]
-        known = {old for old, _, _ in found}
-        found += [pair for pair in by_frames if pair[0] not in known]
+    asserted = np.maximum(t.created_at[rows], t.last_supported[rows]).tolist()
+    found, changing = _text_retirements(red, rows, asserted)
+    framed = _framed_rows(red, row_list, asserted)
+    if not framed:
         _apply_retirements(red, found)
-        _keep_the_rest(red, overruled, frames)
-    else:
-        _apply_retirements(red, found)
+        red.sync()
+        return
+    by_frames, _ = frame_supersessions(framed, max_retired=len(row_list))
+    # A plain statement's frame, not its words, says which facts it replaces (a text
+    # with a word of change, "Chrome instead of Firefox", still may).
+    frames = {row.id: row.frame for row in framed}
+    overruled = [pair for pair in found if pair[1] not in changing
+                 and overrules_text(frames.get(pair[1]), frames.get(pair[0]))]
+    found = [pair for pair in found if pair not in overruled]
+    known = {old for old, _, _ in found}
+    _apply_retirements(red, found + [pair for pair in by_frames if pair[0] not in known])
+    _keep_the_rest(red, overruled, frames)
     red.sync()
+
+
+def _text_retirements(red: Reducer, rows: np.ndarray, asserted: list[float]
+                      ) -> tuple[list[tuple[str, str, str]], set[str]]:
+    """The language's text supersessions among ``rows`` (none when ``config.text_rules``
+    is off), and the ids of the facts whose words say something changed."""
+    if red.config.text_rules is False:
+        return [], set()
+    t = red.table
+    row_list = rows.tolist()
+    hints = t.text_flags(f"{red.rules.name}:may_change", red.rules.may_change)[rows]
+    changing = {t.ids[r] for r, hint in zip(row_list, hints.tolist(), strict=True) if hint}
+    found = red.rules.supersessions([t.ids[r] for r in row_list],
+                                    [t.texts[r] for r in row_list], asserted,
+                                    t.relation[rows].tolist(), hints=hints.tolist())
+    return found, changing
+
+
+def _framed_rows(red: Reducer, row_list: list[int], asserted: list[float]) -> list[FramedRow]:
+    """The framed facts among the rows, with the time each was last asserted."""
+    t = red.table
+    when = dict(zip([t.ids[r] for r in row_list], asserted, strict=True))
+    framed_ids = [t.ids[r] for r, f in zip(row_list, t.framed[row_list].tolist(), strict=True)
+                  if f]
+    red.by_id.fetch(framed_ids)
+    return [FramedRow(mid, m.frame, when[mid], m.scope) for mid in framed_ids
+            if (m := red.by_id.get(mid)) is not None and m.frame is not None]
 
 
 def _keep_the_rest(red: Reducer, overruled: Sequence[tuple[str, str, str]],

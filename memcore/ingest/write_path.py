@@ -46,6 +46,7 @@ from memcore.language.english.compare import (
     relation_for,
     relation_of,
 )
+from memcore.language.reading import Reading
 from memcore.observability import metrics
 from memcore.observability.instrument import Instruments
 from memcore.observability.usage import CallUsage, collect_usage
@@ -109,6 +110,35 @@ class IngestReport:
 
 
 _MORE_WORDS = 6  # a fact this much longer than a statement of its frame says more
+
+
+def _with_frame(fact: ExtractedFact, reading: Reading) -> ExtractedFact:
+    """``fact`` with the frame the pack read, unless it came with one."""
+    if fact.frame is None and reading.frame is not None:
+        return fact.model_copy(update={"frame": reading.frame})
+    return fact
+
+
+def _as_read(fact: ExtractedFact, reading: Reading, when: Mapping[str, datetime]
+             ) -> ExtractedFact:
+    """A rule-extracted fact as the pack read it: its verbs made to agree ("Richard is
+    74 and live ..." -> "... lives ..."), a passing feeling a candidate, its frame, and a
+    passing event history from its moment on."""
+    if reading.agreed:
+        fact = fact.model_copy(update={"text": reading.agreed})
+    if reading.vague and fact.frame is None and reading.frame is None:
+        # A passing feeling, or a clause about "it": a candidate, not a statement
+        # (docs/design.md, Support and confidence): unless said again, it goes.
+        fact = fact.model_copy(update={"explicit": False,
+                                       "importance": min(fact.importance, 3)})
+    fact = _with_frame(fact, reading)
+    if reading.passing and fact.frame is None and fact.kind is Kind.KNOWLEDGE \
+            and fact.valid_until is None and fact.source in when:
+        # "Dan cried in the car": history from its moment on, not a current fact. (A
+        # dated one is left as it is: "ran the half marathon on 11 April" is a milestone
+        # people keep in a profile.)
+        fact = fact.model_copy(update={"kind": Kind.EVENT, "valid_until": when[fact.source]})
+    return fact
 
 
 def _changes_value(new: Frame | None, old: Frame | None) -> bool:
@@ -524,35 +554,19 @@ class IngestPipeline:
         (``facts_garbled``); a model's facts are kept as written."""
         if not facts:
             return facts
-        drop = self._rule_extraction
         out: list[ExtractedFact] = []
         for fact, reading in zip(facts, self.language.read([f.text for f in facts]),
                                  strict=True):
-            if drop and reading.correction:
+            if not self._rule_extraction:
+                out.append(_with_frame(fact, reading))
+            elif reading.correction:
                 # "Sorry, Ann meant Thursday." is the correction "It's Thursday."
                 out.append(fact.model_copy(update={"text": reading.correction,
                                                    "explicit": True}))
-                continue
-            if drop and reading.problem is not None:
+            elif reading.problem is not None:
                 report.garbled += 1
-                continue
-            if drop and reading.agreed:  # "Richard is 74 and live ..." -> "... and lives ..."
-                fact = fact.model_copy(update={"text": reading.agreed})
-            if drop and reading.vague and fact.frame is None and reading.frame is None:
-                # A passing feeling, or a clause about "it": a candidate, not a statement
-                # (docs/design.md, Support and confidence): unless said again, it goes.
-                fact = fact.model_copy(update={"explicit": False,
-                                               "importance": min(fact.importance, 3)})
-            if fact.frame is None and reading.frame is not None:
-                fact = fact.model_copy(update={"frame": reading.frame})
-            if drop and reading.passing and fact.frame is None and fact.kind is Kind.KNOWLEDGE \
-                    and fact.valid_until is None and fact.source in when:
-                # "Dan cried in the car": history from its moment on, not a current fact.
-                # (A dated one is left as it is: "ran the half marathon on 11 April" is a
-                # milestone people keep in a profile.)
-                fact = fact.model_copy(update={"kind": Kind.EVENT,
-                                               "valid_until": when[fact.source]})
-            out.append(fact)
+            else:
+                out.append(_as_read(fact, reading, when))
         return out
 
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],
