@@ -150,6 +150,45 @@ def _item(raw: Any, where: str) -> TruthItem:
                      tuple(_phrase(v) for v in vetoes))
 
 
+def _iso(value: Any, where: str) -> datetime:
+    """An ISO date-time in UTC (an error names ``where``)."""
+    try:
+        return as_utc(datetime.fromisoformat(str(value)))
+    except ValueError as exc:
+        raise ValueError(f"{where}: not an ISO date-time ({exc})") from exc
+
+
+def _turn(turn: Any, where: str, as_of: datetime, tags: dict[str, int]) -> dict[str, Any]:
+    """One checked turn (its tags counted into ``tags``)."""
+    if not isinstance(turn, Mapping):
+        raise ValueError(f"{where}: expected an object")
+    if set(turn) - _TURN_KEYS:
+        raise ValueError(f"{where}.{sorted(set(turn) - _TURN_KEYS)[0]}: unknown key")
+    at = _iso(turn.get("at"), f"{where}.at")
+    if at > as_of:
+        raise ValueError(f"{where}.at: after as_of")
+    try:
+        role = Role(str(turn.get("role", "user")))
+    except ValueError as exc:
+        raise ValueError(f"{where}.role: {exc}") from exc
+    if not isinstance(turn.get("text"), str) or not turn["text"].strip():
+        raise ValueError(f"{where}.text: expected a non-empty string")
+    for tag in turn.get("tags", []):
+        tags[str(tag)] = tags.get(str(tag), 0) + 1
+    return {"at": at, "role": role, "text": turn["text"]}
+
+
+def _truth(raw: Any, origin: str) -> dict[str, list[TruthItem]]:
+    """The truth items by category (at least one true item)."""
+    if not isinstance(raw, Mapping) or set(raw) - set(CATEGORIES):
+        raise ValueError(f"{origin}.truth: expected an object with keys {', '.join(CATEGORIES)}")
+    truth = {c: [_item(x, f"{origin}.truth.{c}[{i}]") for i, x in
+                 enumerate(raw.get(c, []))] for c in CATEGORIES}
+    if not truth["true"]:
+        raise ValueError(f"{origin}.truth.true: at least one true item is needed")
+    return truth
+
+
 def parse_scenario(data: Any, origin: str = "scenario") -> Scenario:
     """A scenario from its JSON object (an error names the bad field)."""
     if not isinstance(data, Mapping):
@@ -160,46 +199,16 @@ def parse_scenario(data: Any, origin: str = "scenario") -> Scenario:
     for key in ("name", "as_of", "turns", "truth"):
         if key not in data:
             raise ValueError(f"{origin}.{key}: required")
-    try:
-        as_of = as_utc(datetime.fromisoformat(str(data["as_of"])))
-    except ValueError as exc:
-        raise ValueError(f"{origin}.as_of: not an ISO date-time ({exc})") from exc
+    as_of = _iso(data["as_of"], f"{origin}.as_of")
     turns = data["turns"]
     if not isinstance(turns, list) or not turns:
         raise ValueError(f"{origin}.turns: expected a non-empty list")
     tags: dict[str, int] = {}
-    checked = []
-    for i, turn in enumerate(turns):
-        where = f"{origin}.turns[{i}]"
-        if not isinstance(turn, Mapping):
-            raise ValueError(f"{where}: expected an object")
-        if set(turn) - _TURN_KEYS:
-            raise ValueError(f"{where}.{sorted(set(turn) - _TURN_KEYS)[0]}: unknown key")
-        try:
-            at = as_utc(datetime.fromisoformat(str(turn.get("at"))))
-        except ValueError as exc:
-            raise ValueError(f"{where}.at: not an ISO date-time ({exc})") from exc
-        if at > as_of:
-            raise ValueError(f"{where}.at: after as_of")
-        try:
-            role = Role(str(turn.get("role", "user")))
-        except ValueError as exc:
-            raise ValueError(f"{where}.role: {exc}") from exc
-        if not isinstance(turn.get("text"), str) or not turn["text"].strip():
-            raise ValueError(f"{where}.text: expected a non-empty string")
-        for tag in turn.get("tags", []):
-            tags[str(tag)] = tags.get(str(tag), 0) + 1
-        checked.append({"at": at, "role": role, "text": turn["text"]})
-    truth_raw = data["truth"]
-    if not isinstance(truth_raw, Mapping) or set(truth_raw) - set(CATEGORIES):
-        raise ValueError(f"{origin}.truth: expected an object with keys {', '.join(CATEGORIES)}")
-    truth = {c: [_item(x, f"{origin}.truth.{c}[{i}]") for i, x in
-                 enumerate(truth_raw.get(c, []))] for c in CATEGORIES}
-    if not truth["true"]:
-        raise ValueError(f"{origin}.truth.true: at least one true item is needed")
+    checked = [_turn(turn, f"{origin}.turns[{i}]", as_of, tags) for i, turn in enumerate(turns)]
     return Scenario(name=str(data["name"]), held_out=bool(data.get("held_out", False)),
                     speaker=str(data.get("speaker", "")), as_of=as_of, turns=checked,
-                    truth=truth, style=str(data.get("style", "")), tags=tags)
+                    truth=_truth(data["truth"], origin), style=str(data.get("style", "")),
+                    tags=tags)
 
 
 def load_scenarios(directory: Path | None = None, *, quick: bool = False) -> list[Scenario]:
