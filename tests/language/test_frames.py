@@ -924,3 +924,40 @@ def test_a_pet_that_died_is_no_longer_owned(redis_url: str) -> None:
     owned = {m.status for m in store.records.iter_memories("pet")
              if m.frame is not None and m.frame.attribute == "owns"}
     assert owned == {Status.SUPERSEDED}
+
+
+@pytest.mark.parametrize(("text", "frame"), [
+    ("Rust is Kenji's main language.", ("kenji", "main_language", "rust")),
+    ("Hove is my home now.", ("my", "residence", "hove")),
+    ("Dr Osei is my GP.", ("my", "relation:doctor", "dr osei")),
+    ("Jonah is my brother.", ("my", "relation:brother", "jonah")),
+    ("He is my brother.", None),  # says who "he" is, not a value
+])
+def test_a_value_said_first_reads_as_the_attribute_it_fills(
+        text: str, frame: tuple[str, str, str] | None) -> None:
+    read = language_pack().frames([text])[0]
+    assert (None if read is None else (read.subject, read.attribute, read.value)) == frame
+
+
+@pytest.mark.parametrize(("turn", "previous", "expected"), [
+    ("honestly it's mostly Kotlin these days", "Java is my main language.",
+     "My main language is Kotlin."),
+    ("new mobile, it's 07700 900123 now", "my mobile is 07700 900456",
+     "My mobile is 07700 900123."),
+    ("it's raining now", "my main language is Java", "it's raining now"),  # no value
+    ("it's Kotlin now", "I like Java and my dog is called Rex", "it's Kotlin now"),
+    ("it's Kotlin", "Java is my main language.", "it's Kotlin"),  # nothing says "now"
+])
+def test_it_is_a_new_value_of_the_previous_turns_attribute(turn: str, previous: str,
+                                                           expected: str) -> None:
+    assert language_pack().referents([turn], [previous]) == [expected]
+
+
+def test_a_bare_new_value_replaces_the_old_one_through_the_write_path(redis_url: str
+                                                                      ) -> None:
+    pipeline, store, _, _ = _stack(redis_url)
+    for i, text in enumerate(["Java is my main language.", "tbh it's all Kotlin these days"]):
+        pipeline.ingest("up", [_turn("up", i, text, speaker="Ola")])
+    by_status = {m.status: m.frame.value for m in store.records.iter_memories("up")
+                 if m.frame is not None and m.frame.attribute == "main_language"}
+    assert by_status == {Status.SUPERSEDED: "java", Status.ACTIVE: "kotlin"}

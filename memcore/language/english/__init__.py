@@ -42,6 +42,7 @@ from memcore.language.english.statements import statements
 from memcore.language.english.text_rules import ENGLISH_TEXT
 from memcore.language.english.things import last_things
 from memcore.language.english.things import resolve as resolve_things
+from memcore.language.english.updates import updated
 from memcore.language.english.vague import vague
 from memcore.language.reading import Reading
 
@@ -55,6 +56,7 @@ _PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
 _HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.I)
 # A turn worth reading for an "it" that points back: an opening "it"/"that"/"this" (after
 # at most one opener word), or "it" liked ("I love it").
+_ANY_IT = re.compile(r"\bit\b", re.I)
 _IT = re.compile(r"(?:^|[.!?]\s+)[\"'(\s]*(?:\w+,?\s+)?(?:it|that|this)\b"
                  r"|\b(?:love|like|hate|adore|enjoy|dislike|loathe|detest|miss)\s+it\b", re.I)
 _CONTEXT_CHARS = 800  # the turn before is read by its end (its last sentence is used)
@@ -239,7 +241,18 @@ class EnglishPack:
             people = [m for m in named_before if " " not in m or m.startswith("my ")]
             one = len(named_before) == 1 and len(people) == 1
             out[i] = resolve_referents(doc, people if one else ())
-        return self._things(out, before, just_before)
+        return self._updates(self._things(out, before, just_before), before)
+
+    def _updates(self, turns: list[str], previous: Sequence[str]) -> list[str]:
+        """``turns`` with their "it's <value> now" said of the attribute the speaker's
+        previous turn gave a value (see :mod:`memcore.language.english.updates`)."""
+        todo = [i for i, t in enumerate(turns) if previous[i] and len(t) <= _MAX_CHARS
+                and _ANY_IT.search(t)]
+        docs = self.parse([turns[i] for i in todo])
+        earlier = self.parse([previous[i][:_MAX_CHARS] for i in todo])
+        for i, doc, before in zip(todo, docs, earlier, strict=True):
+            turns[i] = updated(doc, before) or turns[i]
+        return turns
 
     def _things(self, turns: list[str], previous: Sequence[str],
                 just_before: Sequence[str] | None) -> list[str]:

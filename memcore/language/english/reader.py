@@ -281,9 +281,34 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     complement = next((c for c in root.children if c.dep_ in ("attr", "acomp", "oprd")), None)
     if possessed is not None:
         return _possessed_copula(root, subject, possessed, complement, polarity)
+    inverted = _inverted(root, complement)
+    if inverted is not None:  # "Python is my main language": my main language is Python
+        owner, noun, value = inverted
+        return _possessed_copula(root, owner, noun, value, polarity)
+    if not subject:
+        return None
     if complement is None:
         return _based_in(root, subject, polarity)
     return _complement_frame(complement, subject, polarity)
+
+
+def _inverted(root: Token, complement: Token | None) -> tuple[str, Token, Token] | None:
+    """``(owner, noun, value)`` of "<value> is <owner>'s <noun>" where the noun names an
+    attribute ("Python is my main language", "Helen is my wife"), or None. The value
+    must be a name or a thing, not a pronoun ("he is my brother" says who he is)."""
+    if complement is None or complement.pos_ != "NOUN" or (
+            noun_attribute(complement) is None and _kin_or_pet(complement) is None):
+        return None
+    owner = next((c for c in complement.children if c.dep_ == "poss"), None)
+    value = next((c for c in root.children if c.dep_ in _SUBJECTS), None)
+    lefts = [t for t in root.lefts if not t.is_punct]
+    if value is None and len(lefts) == 1 and lefts[0].text[:1].isupper():
+        value = lefts[0]  # "Java is my main language": a name the tagger took for an adverb
+    elif value is not None and value.pos_ not in ("PROPN", "NOUN"):
+        return None
+    if owner is None or value is None:
+        return None
+    return owner.text.lower().removesuffix("'s"), complement, value
 
 
 def _possessed_copula(root: Token, subject: str, possessed: Token, complement: Token | None,
@@ -296,7 +321,7 @@ def _possessed_copula(root: Token, subject: str, possessed: Token, complement: T
         return None
     owned = f"{subject}'s {possessed.lemma_.lower()}"
     value = _value(complement)
-    attribute = _noun_attribute(possessed)
+    attribute = noun_attribute(possessed)
     if attribute is not None and attribute.startswith("relation:") and \
             complement.pos_ != "PROPN":
         # "Dan's wife is a paramedic": about the wife, not who she is
@@ -382,7 +407,7 @@ def is_job(lemma: str) -> bool:
         len(lemma) > 4 and lemma.endswith(T.JOB_SUFFIXES))
 
 
-def _noun_attribute(noun: Token) -> str | None:
+def noun_attribute(noun: Token) -> str | None:
     lemma = noun.lemma_.lower()
     mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
     if mods & T.FAVOURITE:
@@ -511,6 +536,8 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
     subject, possessed = _subject(root)
     if not subject:
         subject, possessed = inherited
+    if not subject and root.lemma_ == "be":  # "Java is my main language", "Java" mis-tagged
+        return _copula(root, "", None)
     if not subject or subject in T.NO_VALUE:
         return None
     lemma = root.lemma_.lower()
