@@ -120,3 +120,15 @@ def test_an_assistant_question_between_leaves_it_unresolved(redis_url: str) -> N
                            _turn("tq", 2, "It would, thanks.")])
     facts = [m.text for m in store.records.iter_memories("tq")]
     assert not any("machine would" in f for f in facts), facts
+
+
+def test_after_the_assistants_thanks_that_is_the_speakers_own_last_thing() -> None:
+    """The assistant's "Thanks!" introduces nothing: "that's the one I check" is the
+    address the speaker gave the turn before."""
+    pack = language_pack()
+    assert pack.referents(["that's the one I read, the old hotmail is dead"],
+                          ["ola.b@posteo.net"], ["Thanks, noted!"]) == \
+        ["ola.b@posteo.net is the one I read, the old hotmail is dead"]
+    # A question of the assistant's in between still blocks it.
+    assert pack.referents(["that's the one I read"], ["ola.b@posteo.net"],
+                          ["Is that your work address?"]) == ["that's the one I read"]

@@ -268,6 +268,10 @@ class EnglishPack:
                 continue
             context = next(earlier)
             cut = len(prior[i]) > _CONTEXT_CHARS and len(list(context.sents)) < 2
-            turns[i] = resolve_things(doc, () if cut else  # its last sentence was cut
-                                      last_things(context, prior[i] != previous[i]))
+            found = [] if cut else last_things(context, prior[i] != previous[i])
+            if not found and previous[i] and prior[i] != previous[i]:
+                # The assistant's "Thanks!" introduces nothing: the speaker's own turn
+                # before it does ("x@y.com" - "Thanks!" - "that's the one I check").
+                found = last_things(self.parse([previous[i][-_CONTEXT_CHARS:]])[0])
+            turns[i] = resolve_things(doc, found)
         return turns

@@ -276,6 +276,9 @@ def things(sent: Span, other: bool = False) -> list[str | None]:
     cannot be named; none from a question."""
     if sent.text.rstrip().endswith("?"):
         return [None]
+    words = [t for t in sent if not t.is_punct]
+    if len(words) == 1 and words[0].like_email:
+        return [words[0].text]  # a bare address, the reply to "what's your e-mail?"
     contact = _contact(sent)
     out: list[str | None] = [contact[0]] if contact is not None else []
     taken = contact[1] if contact is not None else set()
