@@ -119,3 +119,13 @@ def test_a_namespace_without_a_language_masks_by_shape_and_searches_by_word(
 ])
 def test_a_fact_cut_down_to_its_own_value(text: str, value: str, rest: str | None) -> None:
     assert ENGLISH_TEXT.reduced(text, value) == rest
+
+
+def test_an_answer_ends_with_what_its_answerer_ended() -> None:
+    """'Asked "...", Ola answered: a 2015 Golf.' is Ola's fact: "Ola sold the Golf" ends
+    it; someone else's sale does not."""
+    answer = 'Asked "What do you drive?", Ola answered: a 2015 Golf.'
+    sold = ENGLISH_TEXT.supersessions(["a", "b"], [answer, "Ola sold the Golf."], [1.0, 2.0])
+    assert [(old, new) for old, new, _ in sold] == [("a", "b")]
+    other = ENGLISH_TEXT.supersessions(["a", "b"], [answer, "Tom sold the Golf."], [1.0, 2.0])
+    assert other == []

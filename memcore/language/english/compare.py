@@ -725,9 +725,17 @@ _AMOUNT = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|a f
                      r"many|lots of|a lot of)\b")
 
 
+# 'Asked "What do you drive?", Mira answered: a 2015 Golf.' (the answers module's form):
+# the fact is the one who answered.
+_ANSWERED = re.compile(r'^asked ".*?",? (?P<who>[^ ]+) answered:')
+
+
 def _owner(text: str) -> str:
-    """The first word of a fact (its speaker or subject), possessive dropped."""
-    first = _clean(text).split(" ", 1)[0]
+    """The first word of a fact (its speaker or subject), possessive dropped; for a
+    question and its answer, who answered."""
+    clean = _clean(text)
+    answered = _ANSWERED.match(clean)
+    first = answered.group("who") if answered else clean.split(" ", 1)[0]
     return first[:-2] if first.endswith("'s") else first
 
 
