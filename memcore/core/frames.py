@@ -89,6 +89,8 @@ def _names_value(ended: str, value: str) -> bool:
 
 def retires(new: Frame, old: Frame) -> str | None:
     """Why the (later) fact ``new`` retires ``old``, or None (module docstring rules)."""
+    if old.event == "plan" and old.polarity > 0:
+        return _fulfilled(new, old)
     if old.event or old.polarity < 0:
         return None  # only affirmative, plain facts are retired by these rules
     if new.event == "end":
@@ -104,6 +106,16 @@ def retires(new: Frame, old: Frame) -> str | None:
                 f"{new.value!r}")
     if new.event == "correction" and values_differ(new.value, old.value):
         return f"corrected: {new.attribute}({new.subject}) = {new.value!r}"
+    return None
+
+
+def _fulfilled(new: Frame, old: Frame) -> str | None:
+    """Why ``new`` fulfils the plan ``old`` ("plan:owns" of a road bike, then "owns" the
+    bike), or None: the plan is history, the fulfilment the fact."""
+    if (new.subject == old.subject and not new.event and new.polarity > 0
+            and old.attribute == f"plan:{new.attribute}"
+            and (_names_value(new.value, old.value) or _names_value(old.value, new.value))):
+        return f"plan fulfilled: {new.attribute}({new.subject}) = {new.value!r}"
     return None
 
 

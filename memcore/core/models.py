@@ -353,8 +353,9 @@ class Frame(BaseModel):
     compares frames without knowing any language. ``attribute`` is a frame name from
     :data:`memcore.core.frames.SINGLE_VALUED` or another lower-case name
     (``owns``, ``relation:sister``, ``instruction:headings``); ``event`` is ``end`` when
-    the fact says its value ended (died, sold, left, quit, healed) and ``correction``
-    when it corrects an earlier value.
+    the fact says its value ended (died, sold, left, quit, healed), ``correction``
+    when it corrects an earlier value and ``plan`` when it plans to come to it
+    (``plan:owns``: "thinking about getting a road bike"; the fulfilment retires it).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -364,7 +365,7 @@ class Frame(BaseModel):
     value: str = Field(default="", max_length=256)
     polarity: int = Field(default=1, ge=-1, le=1)
     single: bool = False
-    event: str = Field(default="", pattern=r"^(|end|correction)$")
+    event: str = Field(default="", pattern=r"^(|end|correction|plan)$")
 
     def render(self) -> str:
         """``attribute(subject) = value`` with its polarity and event, for people."""

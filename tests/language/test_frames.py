@@ -961,3 +961,31 @@ def test_a_bare_new_value_replaces_the_old_one_through_the_write_path(redis_url:
     by_status = {m.status: m.frame.value for m in store.records.iter_memories("up")
                  if m.frame is not None and m.frame.attribute == "main_language"}
     assert by_status == {Status.SUPERSEDED: "java", Status.ACTIVE: "kotlin"}
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("Ola has been thinking about getting a cargo bike.", "cargo bike"),
+    ("Ola wants to buy a campervan.", "campervan"),
+    ("Ola is saving for a new telescope.", "new telescope"),
+    ("Ola wants to get better at chess.", None),  # no thing to own
+])
+def test_a_plan_to_get_something_is_read(text: str, value: str | None) -> None:
+    frame = language_pack().frames([text])[0]
+    got = None if frame is None else (frame.attribute, frame.value, frame.event)
+    assert got == (None if value is None else ("plan:owns", value, "plan"))
+
+
+def test_a_plan_is_retired_by_its_fulfilment_only() -> None:
+    plan = FramedRow("p", _f("plan:owns", "road bike", event="plan"), 1.0, "s")
+    bought = FramedRow("b", _f("owns", "bike"), 2.0, "s")
+    other = FramedRow("o", _f("owns", "kettle"), 2.0, "s")
+    assert [(o, n) for o, n, _ in supersessions([plan, bought])[0]] == [("p", "b")]
+    assert supersessions([plan, other])[0] == []
+
+
+def test_an_imperative_reply_is_a_request_not_an_answer(redis_url: str) -> None:
+    """To "How can I help?", "please send the invoices as PDFs" asks for a habit."""
+    found = language_pack().answers([("Ola", "Hi! How can I help?",
+                                      "please send the invoices as PDFs")])
+    assert found == [None]
+    assert language_pack().answers([("Ola", "What do you drive?", "a 2015 Golf")]) != [None]

@@ -96,7 +96,15 @@ def is_bare(doc: Doc) -> bool:
     """A short answer with no clause of its own (no subject) and no question."""
     words = [t for t in doc if not t.is_punct]
     return (0 < len(words) <= MAX_ANSWER_WORDS and "?" not in doc.text
-            and not any(t.dep_ in ("nsubj", "nsubjpass") for t in doc))
+            and not any(t.dep_ in ("nsubj", "nsubjpass") for t in doc)
+            and not _a_request(words))
+
+
+def _a_request(words: list[Token]) -> bool:
+    """"(please) send spreadsheets as Excel files": an imperative is a request of its
+    own (to "How can I help?"), read by the extractor, not an answer's value."""
+    rest = [t for t in words if t.dep_ != "intj" and t.lower_ != "please"]
+    return bool(rest) and rest[0].dep_ == "ROOT" and rest[0].tag_ == "VB"
 
 
 def _offered_contact(question: Doc, reply: Doc, speaker: str

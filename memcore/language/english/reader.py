@@ -560,6 +560,9 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
 def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFrame | None:
     """The frame a verb other than "be" gives: an age turned, its object, a thing taken
     up, the object of one of its prepositions, or the job it is done as."""
+    planned = _planned_getting(root, lemma)
+    if planned is not None:  # "thinking about getting a road bike": a plan to own one
+        return subject, "plan:owns", _value(planned), polarity, "plan"
     obj = _object(root)
     if lemma == "turn" and obj is not None and obj.like_num:  # "Alfie turned three"
         return subject, "age", age_value(obj) or _value(obj), polarity, ""
@@ -574,6 +577,27 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     job = _as_job(root)
     if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
         return subject, "job", _value(job), polarity, ""
+    return None
+
+
+def _planned_getting(root: Token, lemma: str) -> Token | None:
+    """The thing a plan to get is about ("wants to buy a car", "thinking about getting a
+    road bike", "considering getting a puppy", "saving for a laptop"), or None."""
+    if lemma not in T.THINKING_OF:
+        return None
+    for child in root.children:
+        inner = child if child.dep_ == "xcomp" else next(
+            (g for g in child.children if g.dep_ == "pcomp"), None) \
+            if child.dep_ == "prep" and child.lower_ in ("about", "into", "on") else None
+        if inner is not None and inner.lemma_.lower() in T.GETTING:
+            obj = _object(inner)
+            if obj is not None and obj.pos_ in ("NOUN", "PROPN"):
+                return obj
+        if lemma == "save" and child.dep_ == "prep" and child.lower_ == "for":
+            found = next((g for g in child.children if g.dep_ == "pobj"
+                          and g.pos_ == "NOUN"), None)
+            if found is not None:
+                return found
     return None
 
 

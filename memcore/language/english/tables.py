@@ -166,6 +166,11 @@ STUDY_NOUNS = frozenset({"student", "pupil", "undergrad", "undergraduate", "post
 # (memcore.language.english.statements).
 FUTURE_AUX = frozenset({"will", "'ll", "shall", "gon"})
 PLAN_VERBS = frozenset({"go", "plan", "want", "hope", "intend", "aim", "need"})
+# A plan to come to own something ("thinking about getting a road bike", "saving for a
+# laptop"): the plan's verb, and the verbs of getting it. Its fulfilment ("bought the
+# bike") retires the plan.
+THINKING_OF = PLAN_VERBS | frozenset({"think", "consider", "look", "save"})
+GETTING = frozenset({"get", "buy", "adopt", "order", "purchase", "lease", "rent"})
 # Words that say a job is over ("retired teacher", "ex-nurse", "former editor").
 PAST_JOB_WORDS = frozenset({"retired", "ex", "former", "formerly", "ex-"})
 
