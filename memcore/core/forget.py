@@ -63,6 +63,13 @@ class ForgetTarget:
     others: frozenset[str] = frozenset()
     """Words for the speaker's people ("sister", "colleague"): a memory of one of them
     ("Sam's sister is a doctor") is not the speaker's own topic (:func:`of_speaker`)."""
+    plain: bool = False
+    """The target names the attribute as facts say it unqualified ("my mobile number" is
+    ``contact:phone``), never its qualified kinds (``contact:phone:home``)."""
+    compounds: frozenset[str] = frozenset()
+    """Hyphenated compounds that still say the target by their first word ("ex-wife" is
+    an ex); any other compound's first word is only a modifier of its last ("ex-boss"
+    is a boss, "mother-in-law" is not the mother): :func:`compound_prefixes`."""
     numbered: frozenset[str] = frozenset()
     """How a memory that says what the target names goes on after the speaker, right
     before a number, as words of :func:`words_of` joined by spaces ("s new flat is at":
@@ -131,7 +138,7 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
         return False
     if frame is None:  # "Sam's new flat is at 14 Kestrel Lane" (see ``numbered``)
         return number_matches(target, text, speakers)
-    same = _same_attribute(frame.attribute, target.attribute) or (
+    same = _same_attribute(frame.attribute, target.attribute, target.plain) or (
         target.attribute == "contact:address" and frame.attribute == "residence"
         and bool(_DIGIT.search(text)))
     return same and (not target.mine or frame.subject in speakers)
@@ -155,6 +162,35 @@ def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -
         if said is not None and number.match(text, said.end()) is not None:
             return True
     return False
+
+
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+
+
+def compound_prefixes(text: str, keep: Collection[str] = ()) -> frozenset[str]:
+    """The words ``text`` says only as the first parts of hyphenated compounds ("ex" in
+    "Sam's ex-boss Terry"), but for the compounds of ``keep``: such a word modifies the
+    compound's last word and names nothing of its own (docs/design.md, Forget on
+    request)."""
+    lowered = text.lower()
+    inside: set[str] = set()
+    for found in _COMPOUND.finditer(lowered):
+        if found.group(0) not in keep:
+            inside.update(found.group(0).split("-")[:-1])
+    if not inside:
+        return frozenset()
+    alone = words_of(_COMPOUND.sub(lambda m: m.group(0).rsplit("-", 1)[-1]
+                                   if m.group(0) not in keep else m.group(0), lowered))
+    return frozenset(inside - alone)
+
+
+def others_own(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
+    """The memory is a value of one of the speaker's people ("Sam's wife's birthday is 19
+    October"), not of the speaker, as a value the speaker calls "my birthday" must be."""
+    if not target.mine or target.owner or not target.others:
+        return False
+    words = _WORDS.findall(text.lower())
+    return bool(words) and words[0] in speakers and not of_speaker(target, text, speakers)
 
 
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
@@ -185,13 +221,16 @@ def topic_matches(target: ForgetTarget, words: frozenset[str]) -> bool:
 
 def conflicting_attribute(target: ForgetTarget, frame: Frame | None) -> bool:
     """The memory is framed as another attribute than the one the target names ("my
-    address" is not the e-mail address, though both say "address")."""
+    address" is not the e-mail address, though both say "address"; "my personal email"
+    is not the work one), not a general one of it (an e-mail address said without
+    "personal" may still be named by other means)."""
     return (target.attribute is not None and frame is not None
-            and not _same_attribute(frame.attribute, target.attribute)
+            and not _same_attribute(frame.attribute, target.attribute, target.plain)
+            and not target.attribute.startswith(frame.attribute + ":")
             and frame.attribute.split(":")[0] == target.attribute.split(":")[0])
 
 
-def _same_attribute(framed: str, named: str) -> bool:
+def _same_attribute(framed: str, named: str, plain: bool = False) -> bool:
     """The frame's attribute is the named one or a kind of it ("contact:email:personal"
-    is a "contact:email")."""
-    return framed == named or framed.startswith(named + ":")
+    is a "contact:email"; not when the target is :attr:`ForgetTarget.plain`)."""
+    return framed == named or (not plain and framed.startswith(named + ":"))

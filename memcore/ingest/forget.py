@@ -50,10 +50,12 @@ from memcore.core.forget import (
     ForgetMatch,
     ForgetRequest,
     ForgetTarget,
+    compound_prefixes,
     conflicting_attribute,
     frame_matches,
     number_matches,
     of_speaker,
+    others_own,
     topic_matches,
     words_match,
     words_of,
@@ -394,21 +396,27 @@ class Forgetter:
         by_id = {m.id: m for m in memories}
         hits: list[str] = []
         owner = target.owner | self._owner_names(target, memories, words, speakers)
+        # "ex" in "ex-boss" names a boss, not the ex: a compound's first word is no word
+        # of its own (but in "ex-wife", and in a compound the target says itself).
+        said = {m.id: words[m.id] - compound_prefixes(m.text, target.compounds)
+                for m in memories}
         for m in memories:
-            if target.owner and not owner & words[m.id]:
+            if target.owner and not owner & said[m.id]:
                 continue  # someone else's, and this memory does not name them
-            how = _matched_how(target, m, words[m.id], speakers)
+            how = _matched_how(target, m, said[m.id], speakers)
             if how is not None:
                 found.take(m.id, how)
                 hits.append(m.id)
         for mid, similarity in self._by_meaning(namespace, target, by_id):
-            if target.owner and not owner & words[mid]:
+            if target.owner and not owner & said[mid]:
                 continue
+            if _of_others(target, by_id[mid].text, speakers):
+                continue  # "my birthday" is not "Sam's wife's birthday", however close
             if not conflicting_attribute(target, by_id[mid].frame):
                 found.take(mid, "meaning", similarity)
                 hits.append(mid)
         if target.person and hits:
-            self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
+            self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, said,
                         speakers, found.take)
 
     def _owner_names(self, target: ForgetTarget, memories: Sequence[Memory],
@@ -431,7 +439,7 @@ class Forgetter:
         names: set[str] = set()
         for found in self.language.linked_names([m.text for m in hits], forms):
             names |= found
-        names -= speakers
+        names -= speakers | forms  # "Ann's ex Orla": the parse may call "ex" a name too
         if not names:
             return
         for m in memories:
@@ -496,6 +504,8 @@ def _matched_how(target: ForgetTarget, m: Memory, words: frozenset[str],
         return "frame"
     if conflicting_attribute(target, m.frame):
         return None
+    if _of_others(target, m.text, speakers):
+        return None  # a value of one of the speaker's people ("Sam's wife's birthday")
     if words_match(target, words) or (
             target.attribute is None and number_matches(target, m.text, speakers)):
         return "words"
@@ -520,3 +530,11 @@ def forget_text(store: MemoryStore, embedder: Embedder, settings: Settings, name
     language = language_pack(settings.language, settings.spacy_pipeline)
     return Forgetter(store, embedder, language).forget_text(
         namespace, text, now=utcnow(), user_id=user_id, agent_id=agent_id, run_id=run_id)
+
+
+def _of_others(target: ForgetTarget, text: str, speakers: set[str]) -> bool:
+    """A value of the speaker's own ("my birthday") that ``text`` gives one of the
+    speaker's people ("Sam's wife's birthday is 19 October"); a person the target
+    names ("my boyfriend") is the speaker's relation however the memory opens."""
+    return bool(target.attribute) and not target.person and others_own(target, text,
+                                                                        speakers)

@@ -308,3 +308,37 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     _say(pipeline, "ls", [request_text], start=1)
     assert not _scan(store.client, secret)  # the turn's text went with it
     assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
+
+
+# -- nothing beside what is named (new sentences, none of the case files) -----------------
+
+@pytest.mark.parametrize("turns,request_text,secret,kept", [
+    # a value of the speaker's own, not the same value of the speaker's people
+    (["My birthday is on 14 August.", "My son's birthday is 2 February."],
+     "Please forget my birthday.", "August", "February"),
+    # "ex" in a hyphenated compound names a colleague, not the ex
+    (["My ex Orla took the dog.", "My ex-colleague Bram is opening a bakery."],
+     "Please forget everything about my ex.", "Orla", "Bram"),
+    # a qualified contact, not its sibling of the same turn
+    (["My private email is ann.q@mailbox.test and my work email is aq@firm.test."],
+     "Remove my private email from your memory.", "mailbox", "firm.test"),
+])
+def test_a_request_erases_nothing_beside_what_it_names(
+        url: str, turns: list[str], request_text: str, secret: str, kept: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "nb", turns)
+    assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
+    _say(pipeline, "nb", [request_text], start=len(turns))
+    assert not _scan(store.client, secret)
+    assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
+
+
+def test_a_landline_neither_retires_the_mobile_nor_is_it(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "ll", ["My mobile number is 07700 900 731.",
+                          "My landline is 01632 960 284."])
+    live = _live(store, "ll")
+    assert any("900 731" in t for t in live) and any("960 284" in t for t in live), live
+    _say(pipeline, "ll", ["Please delete my mobile number."], start=2)
+    assert not _scan(store.client, "900 731")
+    assert any("960 284" in t for t in _live(store, "ll")), _live(store, "ll")

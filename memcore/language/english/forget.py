@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 
 from memcore.core.forget import ForgetRequest, ForgetTarget
 from memcore.language.english import tables as T
+from memcore.language.english.contacts import qualifier
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -245,8 +246,18 @@ def _forms(tok: Token) -> frozenset[str]:
 
 
 def _attribute(noun: Token) -> str | None:
-    """The frame attribute a target noun names ("home address" -> contact:address);
-    numbers and ids of something else ("passport number") name none."""
+    """The frame attribute a target noun names ("home address" -> contact:address), a
+    contact qualified as the facts qualify it ("my personal email" ->
+    contact:email:personal, never the work one); numbers and ids of something else
+    ("passport number") name none."""
+    attribute = _named_attribute(noun)
+    if attribute in ("contact:email", "contact:phone") and qualifier(noun):
+        return f"{attribute}:{qualifier(noun)}"
+    return attribute
+
+
+def _named_attribute(noun: Token) -> str | None:
+    """The frame attribute a target noun names, unqualified."""
     lemma = noun.lemma_.lower()
     mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
     if lemma in ("address", "number", "id") and mods & T.CONTACT_COMPOUNDS.keys():
@@ -258,6 +269,17 @@ def _attribute(noun: Token) -> str | None:
     if lemma in T.KIN or lemma in ("ex",):
         return None
     return T.NOUN_FRAMES.get(lemma)
+
+
+# Contact words that name the phone facts say without a qualifier ("my mobile number" is
+# not the home number): :attr:`ForgetTarget.plain`.
+PLAIN_CONTACTS = frozenset({"mobile", "cell", "cellphone"})
+
+
+def _plain(noun: Token, attribute: str | None) -> bool:
+    """``noun`` names the unqualified contact ("my mobile", "my cell number")."""
+    said = {noun.lower_, *(c.lower_ for c in noun.children if c.dep_ in ("amod", "compound"))}
+    return attribute == "contact:phone" and bool(said & PLAIN_CONTACTS)
 
 
 # What makes "number" a phone number besides "phone" ("contact number", "work number").
@@ -294,7 +316,7 @@ def _of_target(noun: Token, of: Token) -> ForgetTarget | None:
     if of.lemma_.lower() in _OF_FRAMES:
         return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
                             attribute=_OF_FRAMES[of.lemma_.lower()],
-                            words=(_forms(of),), mine=True)
+                            words=(_forms(of),), mine=True, others=PERSON_NOUNS)
     return _target(of)
 
 
@@ -305,6 +327,41 @@ def _content_words(noun: Token, parts: Sequence[Token]) -> list[Token]:
     if len(content) > 1 and noun in content and noun.lemma_.lower() in LIGHT_NOUNS:
         content.remove(noun)  # "my visa situation" is the visa
     return content
+
+
+# Compounds of "ex" that still name an ex ("my ex" is "Sam's ex-wife Jo", never "Sam's
+# ex-boss Terry"): :attr:`ForgetTarget.compounds`.
+EX_PARTNERS = frozenset(f"ex-{p}" for p in (
+    "wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "spouse",
+    "gf", "bf"))
+
+
+def _compounds(noun: Token, content: Sequence[Token]) -> frozenset[str]:
+    """The hyphenated compounds that still say the target ("ex-wife" for "my ex"; those
+    of its own phrase, "my mother-in-law")."""
+    text = noun.doc.text.lower()
+    said: set[str] = set()
+    for t in (noun, *content):
+        start = text.rfind(" ", 0, t.idx) + 1
+        end = text.find(" ", t.idx)
+        word = text[start:end if end >= 0 else len(text)].strip(".,!?;:'\"()")
+        if "-" in word.strip("-"):
+            said.add(word)
+    if any(t.lower_ == "ex" for t in content):
+        said |= EX_PARTNERS
+    return frozenset(said)
+
+
+def _compound_tail(noun: Token) -> Token | None:
+    """The last word of a hyphenated compound ``noun`` opens ("boss" of "ex-boss", "law"
+    of "mother-in-law"), or None."""
+    doc, i = noun.doc, noun.i
+    last = None
+    while i + 2 < len(doc) and doc[i + 1].text == "-" and not doc[i].whitespace_ \
+            and not doc[i + 1].whitespace_:
+        i += 2
+        last = doc[i]
+    return last
 
 
 def _phrase(noun: Token) -> str:
@@ -327,13 +384,15 @@ def _owned_target(noun: Token, owner: Token, content: Sequence[Token],
     if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
         # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
         return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
-                            owner=_forms(owner), person=owner.pos_ == "PROPN"
+                            owner=_forms(owner), compounds=_compounds(noun, [owner]),
+                            person=owner.pos_ == "PROPN"
                             or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
     value = frozenset().union(*(_forms(t) for t in values))
     words = (_forms(owner), *((value,) if value else ()),
              *(_forms(t) for t in content if t not in values))
     return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
-                        related=frozenset(related), owner=_forms(owner), mine=False)
+                        related=frozenset(related), owner=_forms(owner),
+                        compounds=_compounds(noun, [owner, *content]), mine=False)
 
 
 def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> ForgetTarget:
@@ -343,8 +402,9 @@ def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> For
     numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
         noun.lemma_.lower(), frozenset())
     return ForgetTarget(phrase=_phrase(noun), attribute=attribute,
+                        plain=_plain(noun, attribute),
                         words=tuple(_forms(t) for t in content), numbered=numbered,
-                        others=PERSON_NOUNS,
+                        others=PERSON_NOUNS, compounds=_compounds(noun, content),
                         related=frozenset(related),
                         person=noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS,
                         mine=mine or noun.pos_ != "PROPN",
@@ -360,6 +420,9 @@ def _target(noun: Token) -> ForgetTarget | None:
         return _of_target(noun, of)
     parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
     content = _content_words(noun, parts)
+    tail = _compound_tail(noun)
+    if tail is not None and tail not in content:
+        content.append(tail)  # "my ex-boss" is a boss: the memory must say both
     related: set[str] = set()
     for t in (*parts, noun):
         related |= TOPICS.get(t.lemma_.lower(), frozenset())

@@ -1,0 +1,111 @@
+"""Forget requests erase what they name and nothing beside it (docs/design.md, Forget on
+request), as classes of the parse and the match: a value of the speaker's own is not the
+same value of one of the speaker's people; a hyphenated compound's first word names
+nothing of its own ("ex-boss" is a boss); a qualified contact is that contact, not its
+siblings, and the mobile is the phone said without a qualifier. All sentences are new
+(none of tests/data/forget_*_cases.json)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memcore.core.forget import (
+    ForgetTarget,
+    compound_prefixes,
+    conflicting_attribute,
+    frame_matches,
+    others_own,
+    words_match,
+    words_of,
+)
+from memcore.core.models import Frame
+from memcore.language import language_pack
+
+SPEAKERS = {"sam", "user"}
+
+
+@pytest.fixture(scope="module")
+def pack():  # type: ignore[no-untyped-def]
+    return language_pack()
+
+
+def _target(pack, text: str) -> ForgetTarget:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests([text])[0]
+    assert request is not None, text
+    target, = request.targets
+    return target
+
+
+def _said(target: ForgetTarget, fact: str) -> bool:
+    return words_match(target, words_of(fact) - compound_prefixes(fact, target.compounds))
+
+
+# -- a value of mine is not the same value of my people ---------------------------------
+
+@pytest.mark.parametrize("text,mine,theirs", [
+    ("Please forget my date of birth.", "Sam's birthday is 2 May.",
+     "Sam's husband's birthday is 11 June."),
+    ("Could you delete my email address?", "Sam's e-mail address is sam@post.test.",
+     "Sam's son's email address is kid@post.test."),
+])
+def test_my_value_is_not_my_peoples(pack, text: str, mine: str,  # type: ignore[no-untyped-def]
+                                    theirs: str) -> None:
+    target = _target(pack, text)
+    assert target.attribute and target.mine
+    assert not others_own(target, mine, SPEAKERS) and others_own(target, theirs, SPEAKERS)
+
+
+def test_a_person_named_is_the_speakers_relation(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Forget everything about my fiancee.")
+    assert target.person  # "Sam's fiancee Ola ..." is the relation itself, not a value of hers
+
+
+# -- a compound's first word is a modifier ----------------------------------------------
+
+@pytest.mark.parametrize("text,named,other", [
+    ("Forget everything about my ex.", "Sam's ex-husband Piotr moved to Gdansk.",
+     "Sam's ex-colleague Rhys runs a cafe."),
+    ("Please forget my ex.", "Sam's ex Bea sings in a choir.", "Sam's ex-flatmate owes Sam 50."),
+    ("Please forget my mother.", "Sam's mother grows roses.",
+     "Sam's mother-in-law Ruth grows roses."),
+])
+def test_a_compounds_first_word_names_nothing_alone(  # type: ignore[no-untyped-def]
+        pack, text: str, named: str, other: str) -> None:
+    target = _target(pack, text)
+    assert _said(target, named) and not _said(target, other)
+
+
+def test_the_compound_said_in_the_request_is_its_own_word(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Can you forget my ex-manager?")
+    assert _said(target, "Sam's ex-manager Lloyd retired.")
+    assert not _said(target, "Sam's ex Lloyd retired.")  # an ex, but no manager
+    # a word said on its own as well is a word of the memory
+    assert compound_prefixes("Sam's step-dad and Sam's dad", ()) == {"step"}
+    assert compound_prefixes("Sam's ex-boss met Sam's ex", ()) == frozenset()
+
+
+# -- a qualified contact is that one -----------------------------------------------------
+
+def _frame(attribute: str) -> Frame:
+    return Frame(subject="sam", attribute=attribute, value="x", single=True)
+
+
+@pytest.mark.parametrize("text,named,sibling", [
+    ("Please forget my private email.", "contact:email:private", "contact:email:work"),
+    ("Remove my home number from your memory.", "contact:phone:home", "contact:phone:work"),
+    ("Delete my mobile number please.", "contact:phone", "contact:phone:landline"),
+])
+def test_a_qualified_contact_is_not_its_sibling(pack, text: str, named: str,  # type: ignore[no-untyped-def]
+                                                sibling: str) -> None:
+    target = _target(pack, text)
+    assert frame_matches(target, _frame(named), SPEAKERS)
+    assert not frame_matches(target, _frame(sibling), SPEAKERS)
+    assert conflicting_attribute(target, _frame(sibling))
+
+
+def test_an_unqualified_contact_may_still_be_the_qualified_one(pack) -> None:  # type: ignore[no-untyped-def]
+    # "my private email" said of a fact that never said "private": not a conflict (other
+    # means may name it), not a frame match either
+    target = _target(pack, "Please forget my private email.")
+    assert not conflicting_attribute(target, _frame("contact:email"))
+    assert not frame_matches(target, _frame("contact:email"), SPEAKERS)
