@@ -261,6 +261,8 @@ class Forgetter:
         if referred:
             said = self._of_sentences(before, episodes, memories, speaker,
                                       lambda sentences: [sentences[-1]])
+        if matches and any(t.person for t in request.targets):
+            episodes += self._going_on(before, matches, memories)
         if request.targets and not matches and not episodes:
             # Nothing extracted names it (the facts say it in other words, or the turn
             # gave none): the turns that say it are what the user asks to forget.
@@ -359,6 +361,29 @@ class Forgetter:
                     picked.append(m.id)
             if picked:
                 out[e.id] = picked
+        return out
+
+    def _going_on(self, before: Sequence[Episode], matches: Sequence[ForgetMatch],
+                  memories: Sequence[Memory]) -> list[str]:
+        """The user turns right after a turn a matched memory came from that go on about
+        its person by an opening pronoun only ("My ex Marcus cheated on me" then "He's a
+        dentist in Bath now"), each after such a turn; a turn with a memory not matched
+        is left alone (its other facts stay)."""
+        matched = {m.memory_id for m in matches}
+        sources = {s for m in memories if m.id in matched for s in m.sources}
+        users = [e for e in reversed(before)  # oldest first
+                 if e.role is Role.USER and not _marked_only(e.text)]
+        led = dict(zip([e.id for e in users],
+                       self.language.pronoun_led([e.text for e in users]), strict=True))
+        own = {m.id: set(m.sources) for m in memories}
+        out: list[str] = []
+        after_person = False
+        for e in users:
+            going_on = after_person and e.id not in sources and led[e.id] and all(
+                mid in matched for mid, src in own.items() if e.id in src)
+            if going_on:
+                out.append(e.id)
+            after_person = e.id in sources or going_on
         return out
 
     def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,

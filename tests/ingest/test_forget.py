@@ -342,3 +342,18 @@ def test_a_landline_neither_retires_the_mobile_nor_is_it(url: str) -> None:
     _say(pipeline, "ll", ["Please delete my mobile number."], start=2)
     assert not _scan(store.client, "900 731")
     assert any("960 284" in t for t in _live(store, "ll")), _live(store, "ll")
+
+
+def test_a_turn_going_on_about_the_person_by_a_pronoun_goes_with_them(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    # (the parse leaves "He" of the second turn unresolved: no memory says Utrecht, only
+    # the turn's text)
+    _say(pipeline, "po", ["My ex Rupert ghosted me in May.",
+                          "He's a chef in Utrecht now apparently.",
+                          "My colleague Wen is lovely.", "She bakes on Fridays."])
+    _say(pipeline, "po", ["Please forget everything about Rupert."], start=4)
+    assert not _scan(store.client, "Rupert") and not _scan(store.client, "Utrecht")
+    live = _live(store, "po")
+    assert any("Wen" in t for t in live), live
+    # the turn after Wen's goes on about Wen, not Dmitri: its text stays
+    assert any(e.text.startswith("She bakes") for e in store.episodes.recent("po", 20))

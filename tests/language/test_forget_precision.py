@@ -109,3 +109,44 @@ def test_an_unqualified_contact_may_still_be_the_qualified_one(pack) -> None:  #
     target = _target(pack, "Please forget my private email.")
     assert not conflicting_attribute(target, _frame("contact:email"))
     assert not frame_matches(target, _frame("contact:email"), SPEAKERS)
+
+
+# -- "the X" asks for what is kept; "the X name" is a thing's ------------------------------
+
+@pytest.mark.parametrize("text,word", [
+    ("Could you delete the asthma details?", "asthma"),
+    ("Please remove the gambling stuff.", "gambling"),
+    ("Can you wipe the passcode?", "passcode"),
+])
+def test_the_kept_thing_asks(pack, text: str, word: str) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, text)
+    assert any(word in forms for forms in target.words), target
+
+
+@pytest.mark.parametrize("text", [
+    "Please remove that detail.", "Delete the old notes folder.", "Remove the new stuff.",
+    "Can you delete the spreadsheet?",
+])
+def test_the_thing_of_the_world_asks_nothing(pack, text: str) -> None:  # type: ignore[no-untyped-def]
+    assert pack.forget_requests([text])[0] is None, text
+
+
+def test_a_things_name_is_not_the_speakers_name(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Forget the band name, please.")
+    assert target.attribute is None
+    assert not _said(target, "Sam's name is Sam Okoro.") and _said(
+        target, "The band's name is Night Owls.")
+    assert _target(pack, "Please forget my middle name.").attribute == "name"
+
+
+def test_an_interjection_is_no_target(pack) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests(["Delete the pin, my mistake, sorry."])[0]
+    assert request is not None and [t.phrase for t in request.targets] == ["the pin"]
+
+
+# -- a turn going on about a person by a pronoun only --------------------------------------
+
+def test_a_turn_led_by_a_pronoun_goes_on_about_the_person(pack) -> None:  # type: ignore[no-untyped-def]
+    assert pack.pronoun_led(["She moved to Oslo after the wedding.", "And he still owes me money.",
+                             "She says Priya is rude.", "I think he lied.", "It rained."]) \
+        == [True, True, False, False, False]

@@ -266,9 +266,12 @@ def _named_attribute(noun: Token) -> str | None:
         return "contact:phone"  # "my contact number", "my home number"
     if lemma in ("number", "id") and mods:
         return None
+    if lemma in NAME_NOUNS and any(c.dep_ in ("compound", "nmod") and c.pos_ in ("NOUN", "PROPN")
+                                   for c in noun.children):
+        return None  # "the company name", "the school name": a thing's, not the speaker's
     if lemma in T.KIN or lemma in ("ex",):
         return None
-    return T.NOUN_FRAMES.get(lemma)
+    return T.NOUN_FRAMES.get(lemma) or T.CONTACT_COMPOUNDS.get(lemma)  # "the landline"
 
 
 # Contact words that name the phone facts say without a qualifier ("my mobile number" is
@@ -435,12 +438,19 @@ def _target(noun: Token) -> ForgetTarget | None:
     return _own_target(noun, content, related)
 
 
+# Nouns of a speaker owning up beside a request ("delete it, my mistake").
+APOLOGIES = frozenset({"bad", "mistake", "fault", "error", "apology", "apologies", "blunder"})
+
+
 def _targets(noun: Token) -> list[ForgetTarget]:
     """``noun``, its conjuncts ("my address and my phone number") and the names set
     beside it ("my cousin Mark") as targets."""
     out = []
+    # a conjunct or apposition names a thing only as a noun that is no apology
+    # ("..., my bad", "..., my mistake" name none)
     for tok in (noun, *(c for c in noun.subtree if c.dep_ in ("conj", "appos")
-                        and c.head.i != c.i)):
+                        and c.head.i != c.i and c.pos_ in ("NOUN", "PROPN")
+                        and c.lemma_.lower() not in APOLOGIES)):
         target = _target(tok)
         if target is not None:
             out.append(target)
@@ -669,7 +679,8 @@ VALUE_NOUNS = frozenset({
     "number", "mobile", "address", "postcode", "zipcode", "job", "occupation",
     "profession", "employer", "workplace", "salary", "income", "wage", "wages", "diet",
     "medication", "medications", "dose", "password", "passcode", "pin", "passport", "ssn",
-    "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation"})
+    "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation",
+    "landline"})
 NAME_NOUNS = frozenset({"name", "surname", "nickname"})
 # Values only with a word saying of what ("door code", "account id"): alone they are
 # code or a document.
@@ -730,11 +741,34 @@ def _kept_thing(noun: Token) -> bool:
     if of is not None:
         return _kept_of(noun, of)
     owner = next((c for c in noun.children if c.dep_ == "poss"), None)
-    if owner is None or not _speakers(noun, owner) or _placed(noun):
+    if owner is None:
+        return _the_kept(noun)
+    if not _speakers(noun, owner) or _placed(noun):
         return False
     if noun.lemma_.lower() in MESSAGE_NOUNS:
         return True  # "my last message": the turn said in this chat (no "to Tom")
     return _known_kind(noun)
+
+
+# Heads that, with "the" and a modifier, name what was said of something ("the epilepsy
+# info", "the poker stuff", "the visa situation").
+_SAID_HEADS = INFO_NOUNS | frozenset({"stuff", "thing", "things", "bit", "part", "situation",
+                                      "matter", "business", "story", "issue"})
+
+
+def _the_kept(noun: Token) -> bool:
+    """"the X" with no owner names what is kept of the speaker only as a value word
+    ("the password", "the school name", "the landline") or a head of what was said with
+    a modifier naming its subject ("the epilepsy info", "the poker stuff"); never
+    "that info", "the part about the weather", "the old stuff", "the config file", nor
+    a thing somewhere ("the password on the router")."""
+    if not any(c.dep_ == "det" and c.lower_ == "the" for c in noun.children) or _placed(noun):
+        return False
+    lemma = noun.lemma_.lower()
+    if lemma in _SAID_HEADS:
+        return any(c.dep_ in ("amod", "compound", "nmod") and c.pos_ in ("NOUN", "PROPN", "ADJ")
+                   and c.lemma_.lower() not in INSTANCE_MODS | GENERIC for c in noun.children)
+    return lemma in VALUE_NOUNS and _known_kind(noun)
 
 
 def _mine(noun: Token) -> bool:
