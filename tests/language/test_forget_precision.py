@@ -150,3 +150,51 @@ def test_a_turn_led_by_a_pronoun_goes_on_about_the_person(pack) -> None:  # type
     assert pack.pronoun_led(["She moved to Oslo after the wedding.", "And he still owes me money.",
                              "She says Priya is rude.", "I think he lied.", "It rained."]) \
         == [True, True, False, False, False]
+
+
+# -- more requests read: what a thing relates to, what someone thinks, what was said last ---
+
+@pytest.mark.parametrize("text,word", [
+    ("Kindly erase anything pertaining to my bankruptcy.", "bankruptcy"),
+    ("Please remove everything related to my lawsuit.", "lawsuit"),
+])
+def test_relating_to_is_about(pack, text: str, word: str) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests([text])[0]
+    assert request is not None and not request.everything, text
+    assert any(word in forms for t in request.targets for forms in t.words)
+
+
+def test_a_debt_is_said_as_owing(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Forget what I told you about my cousin's debt.")
+    assert _said(target, "Sam's cousin Ilya owes 9k to a loan shark.")
+    assert not _said(target, "Sam's cousin Ilya plays chess.")
+
+
+def test_about_what_someone_thinks_is_what_they_think(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Please delete the bit about what my GP suspects.")
+    assert _said(target, "Sam's GP suspects Sam has gout.")
+    assert not _said(target, "Sam's GP works in Ripon.")
+    assert pack.forget_requests(["Forget about what went on."])[0] is None  # names nothing
+
+
+@pytest.mark.parametrize("text", ["Oops, forget that last one.", "Erase the last bit, please.",
+                                  "Please don't keep that previous point."])
+def test_the_last_one_said_is_a_back_reference(pack, text: str) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests([text])[0]
+    assert request is not None and request.refers_back and not request.targets, text
+
+
+def test_the_last_part_of_a_turn_is_its_last_clause(pack) -> None:  # type: ignore[no-untyped-def]
+    turn = ("Busy week: my brother got engaged, I sold my car, and my GP thinks I have gout. "
+            "Forget that last part please.")
+    request = pack.forget_requests([turn])[0]
+    assert request is not None and request.earlier is not None
+    assert turn[request.earlier[0]:request.earlier[1]].startswith("my GP thinks")
+
+
+@pytest.mark.parametrize("text", ["omg shouldnt hav said tht, delete it",
+                                  "I regret telling you that, please erase it."])
+def test_a_regret_beside_a_delete_refers_to_the_turn_before(pack, text: str  # type: ignore[no-untyped-def]
+                                                            ) -> None:
+    request = pack.forget_requests([text])[0]
+    assert request is not None and request.refers_back and request.earlier is None, text

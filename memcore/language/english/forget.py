@@ -112,6 +112,9 @@ ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"}
 BACK = frozenset({"that", "it", "this", "those", "these"})
 EVERYTHING = frozenset({"everything", "all", "anything", "any"})
 ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
+# Participles whose "to" says what a thing is about ("everything relating to my divorce").
+RELATING = frozenset({"relate", "relating", "related", "pertain", "pertaining", "connect",
+                      "connected", "link", "linked"})
 # Nouns that only point at what follows ("the part about", "my medical information").
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
@@ -217,12 +220,14 @@ SAID_WITH_NUMBER: dict[str, frozenset[str]] = {
     "salary": _MAKE, "income": _MAKE, "wage": _MAKE, "pay": _MAKE, "compensation": _MAKE,
 }
 _WEIGH = frozenset({"weight", "weigh", "weighs", "weighed", "weighing"})
+_OWE = frozenset({"debt", "debts", "owe", "owes", "owed", "owing", "indebted"})
 SAID_AS: dict[str, frozenset[str]] = {
     "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
     "birthday": frozenset({"birthday", "birth", "born"}),
     "birth": frozenset({"birthday", "birth", "born"}),
     "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
     "compensation": _EARN, "weight": _WEIGH, "height": frozenset({"height", "tall"}),
+    "debt": _OWE,
 }
 
 
@@ -418,6 +423,10 @@ def _target(noun: Token) -> ForgetTarget | None:
     """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
     if _names_nothing(noun):
         return None
+    if noun.pos_ in ("VERB", "AUX"):  # a free relative "about" took (:func:`_about_clause`)
+        return _clause_target(noun)
+    if _last_said(noun):  # "that last part": a back-reference (:attr:`ForgetTarget.message`)
+        return ForgetTarget(phrase=_phrase(noun), message=True)
     of = _of_object(noun)
     if of is not None and of.lower_ not in BACK:
         return _of_target(noun, of)
@@ -462,8 +471,12 @@ def _about_preps(tok: Token) -> list[Token]:
     ("On second thought, forget about my ex")."""
     preps = [*tok.children, *(p for c in tok.children if c.dep_ == "advmod"
                                for p in c.children)]
+    # "everything relating / related / pertaining to my divorce": its "to" is an "about"
+    relating = [p for c in tok.children if c.dep_ in ("acl", "amod")
+                and c.lemma_.lower() in RELATING for p in c.children
+                if p.dep_ == "prep" and p.lower_ == "to"]
     return [p for p in preps if p.dep_ == "prep" and p.lower_ in ABOUT
-            and not (p.i < tok.i and p.lower_ in ("on", "of"))]
+            and not (p.i < tok.i and p.lower_ in ("on", "of"))] + relating
 
 
 def _about_pobj(prep: Token) -> Token | None:
@@ -480,6 +493,20 @@ def _about_telling(tok: Token, prep: Token) -> Token | None:
     return told if told is not None and told.i != tok.i else None
 
 
+def _about_clause(prep: Token) -> Token | None:
+    """A free relative "about" takes ("about what my therapist thinks", "about how much
+    my rent is"), not one of the speaker's own saying ("about what I told you")."""
+    clause = next((c for c in prep.children if c.dep_ == "pcomp"
+                   and c.pos_ in ("VERB", "AUX")), None)
+    if clause is None or clause.lemma_.lower() in SAY_VERBS:
+        return None
+    wh = any(t.lower_ in _WH and t.i < clause.i for t in clause.subtree)
+    # it must name something beside its verb ("what happened" names nothing)
+    named = any(c.dep_ in ("nsubj", "nsubjpass", "dobj", "attr") and c.pos_ in ("NOUN", "PROPN")
+                for c in clause.children)
+    return clause if wh and named else None
+
+
 def _about(tok: Token) -> Token | None:
     """The object of "about" under ``tok`` ("everything about my ex"), or under its
     adverb ("what I said earlier about my mortgage"): the first such preposition with an
@@ -488,6 +515,9 @@ def _about(tok: Token) -> Token | None:
         pobj = _about_pobj(prep)
         if pobj is not None:
             return pobj
+        clause = _about_clause(prep)
+        if clause is not None:  # "the thing about what my therapist thinks"
+            return clause
         told = _about_telling(tok, prep)
         if told is not None:  # what the telling was about
             return _about(told) or next((o for o in told.children if o.dep_ in (
@@ -1051,11 +1081,28 @@ def _anchor(verb: Token) -> Token:
 
 def _direct_object(verb: Token) -> Token | None:
     """The direct object, or a determined noun after the verb the parser took for an
-    adverb ("Disregard my ..."); never "you" or "me"."""
-    return next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
-                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
-                and any(d.dep_ in ("poss", "det") for d in c.children)))
-                and c.lower_ not in ("you", "me", "u")), None)
+    adverb ("Disregard my ..."); never "you" or "me"; else "that last one / part" right
+    after the verb, however the parser hung it ("forget that last part please")."""
+    found = next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
+                 c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
+                 and any(d.dep_ in ("poss", "det") for d in c.children)))
+                 and c.lower_ not in ("you", "me", "u")), None)
+    if found is not None:
+        return found
+    return next((t for t in verb.subtree if 0 < t.i - verb.i <= 4 and _last_said(t)), None)
+
+
+# Words that stand for the thing said last ("that last one", "the last part").
+PLACEHOLDERS = frozenset({"one", "part", "bit", "thing", "sentence", "point"})
+LAST_SAID = frozenset({"last", "latest", "previous"})
+
+
+def _last_said(noun: Token) -> bool:
+    """``noun`` is "that last one", "the last part": a placeholder whose only modifier
+    says it was said last (docs/design.md, Forget on request)."""
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound", "nmod")}
+    return noun.lemma_.lower() in PLACEHOLDERS and bool(mods) and mods <= LAST_SAID \
+        and not any(c.dep_ in ("prep", "relcl", "acl", "poss") for c in noun.children)
 
 
 def _misparsed_head(verb: Token) -> Token | None:
@@ -1599,9 +1646,27 @@ def _statement_left(sent: Span, verb: Token) -> tuple[int, int] | None:
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
             and not (t.lower_ in BACK and t.head.i == verb.i)]
     if left and _content(left) and any(t.dep_ in ("nsubj", "nsubjpass") or t.pos_ == "NUM"
-                                       for t in left):
+                                       for t in left) and not _asks_too(sent, left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
     return None
+
+
+def _asks_too(sent: Span, left: Sequence[Token]) -> bool:
+    """The words before a request are a request of their own ("shouldn't have said
+    that, delete it"): a back-reference then goes past them, to the turn before."""
+    return any(t.pos_ in ("VERB", "AUX") and (_verb_request(sent, t) is not None
+                                              or _regrets_saying(t)) for t in left)
+
+
+def _regrets_saying(tok: Token) -> bool:
+    """``tok`` is a saying regretted ("shouldn't have said", "regret telling") or the
+    regretting itself, however the parser hung what follows."""
+    if tok.lemma_.lower() in REGRET_HEADS:
+        return True
+    negated = any(c.dep_ == "neg" for c in tok.children)
+    should = any(c.dep_ == "aux" and c.lower_ in ("should", "shouldn't") for c in tok.children)
+    return tok.lemma_.lower() in SAY_VERBS and (
+        tok.head.lemma_.lower() in REGRET_HEADS or (negated and should))
 
 
 def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
@@ -1615,6 +1680,18 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     if before and _content(list(before[-1])):
         return before[-1].start_char, before[-1].end_char
     return None
+
+
+def _last_clause(doc: Doc, span: tuple[int, int]) -> tuple[int, int]:
+    """The last of the coordinated clauses in ``span`` ("my landlord put the rent up, I
+    adopted a dog, and my doctor thinks X": "my doctor thinks X"), else ``span``."""
+    start, end = span
+    clauses = [t for t in doc if start <= t.idx < end and t.dep_ == "conj"
+               and t.pos_ in ("VERB", "AUX") and t.left_edge.idx > start
+               and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)]
+    if not clauses:
+        return span
+    return clauses[-1].left_edge.idx, end
 
 
 _PEOPLE_PRONOUNS = frozenset({"he", "she", "they", "it", "that", "this", "him", "her",
@@ -1694,7 +1771,9 @@ class _Gathered:
         """Gather one sentence's request."""
         verb, targets, back, everything, along = found
         # "My locker code is 4471, delete that": what it deletes was just said
-        self.alone = self.alone and along and _earlier(doc, sent, verb) is None
+        # ("shouldn't have said that, delete it": a regret beside it asks with it)
+        self.alone = self.alone and along and _earlier(doc, sent, verb) is None \
+            and not any(_regrets_saying(t) for t in sent if t.i < verb.i)
         start = sent.start_char
         end = _request_end(sent, verb, targets) if not back else sent.end_char
         self.spans.append((start, end))
@@ -1714,6 +1793,10 @@ class _Gathered:
         refers = _earlier(doc, sent, verb)
         if refers is not None and any(a < refers[1] and refers[0] < b for a, b in self.named):
             return
+        obj = _object(verb)[0]
+        if refers is not None and obj is not None and _last_said(obj):
+            # "..., and my doctor thinks X. Forget that last part": that clause only
+            refers = _last_clause(doc, refers)
         self.bare = self.bare and not targets and _bare(sent, verb)
         self.back = True
         self.earlier = refers

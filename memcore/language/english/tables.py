@@ -191,5 +191,6 @@ CHAT_WORDS: dict[str, str] = {
     "goin": "going", "doin": "doing", "nothin": "nothing", "somethin": "something",
     "abt": "about", "smth": "something", "sth": "something", "cuz": "because",
     "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
-    "imo": "in my opinion", "bout": "about",
+    "imo": "in my opinion", "bout": "about", "hav": "have", "tht": "that",
+    "shud": "should", "wud": "would",
 }
