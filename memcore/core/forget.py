@@ -66,6 +66,10 @@ class ForgetTarget:
     plain: bool = False
     """The target names the attribute as facts say it unqualified ("my mobile number" is
     ``contact:phone``), never its qualified kinds (``contact:phone:home``)."""
+    former: bool = False
+    """"the old one" (of a value said in the turn): only versions already replaced
+    match, never the value that replaced them ("Forget the old one, my new number is
+    ...")."""
     compounds: frozenset[str] = frozenset()
     """Hyphenated compounds that still say the target by their first word ("ex-wife" is
     an ex); any other compound's first word is only a modifier of its last ("ex-boss"

@@ -435,7 +435,8 @@ class Forgetter:
         for mid, similarity in self._by_meaning(namespace, target, by_id):
             if target.owner and not owner & said[mid]:
                 continue
-            if _of_others(target, by_id[mid].text, speakers):
+            if _of_others(target, by_id[mid].text, speakers) or (
+                    target.former and by_id[mid].status is not Status.SUPERSEDED):
                 continue  # "my birthday" is not "Sam's wife's birthday", however close
             if not conflicting_attribute(target, by_id[mid].frame):
                 found.take(mid, "meaning", similarity)
@@ -525,6 +526,8 @@ def _matched_how(target: ForgetTarget, m: Memory, words: frozenset[str],
                  speakers: set[str]) -> str | None:
     """How memory ``m`` (its words ``words``) matches ``target``: "frame", "words" or
     "topic"; None: it does not (or its attribute conflicts)."""
+    if target.former and m.status is not Status.SUPERSEDED:
+        return None  # "the old one": the value that replaced it stays
     if frame_matches(target, m.frame, speakers, m.text):
         return "frame"
     if conflicting_attribute(target, m.frame):

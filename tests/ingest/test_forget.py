@@ -357,3 +357,21 @@ def test_a_turn_going_on_about_the_person_by_a_pronoun_goes_with_them(url: str) 
     assert any("Wen" in t for t in live), live
     # the turn after Wen's goes on about Wen, not Dmitri: its text stays
     assert any(e.text.startswith("She bakes") for e in store.episodes.recent("po", 20))
+
+
+def test_the_old_one_goes_and_the_new_one_stays(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "oo", ["My email is kit@oldmail.test.", "I play chess."])
+    _say(pipeline, "oo", ["New email. Forget the old one, my email is now kit@newmail.test."],
+         start=2)
+    assert not _scan(store.client, "oldmail")
+    live = _live(store, "oo")
+    assert any("newmail" in t for t in live) and any("chess" in t for t in live), live
+
+
+def test_the_last_part_of_a_turn_goes_and_its_other_parts_stay(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "lp", ["Long day: my sister got a puppy, I sold my piano, and my GP thinks "
+                          "I have gout. Forget that last part please."])
+    assert not _scan(store.client, "gout")
+    assert any("piano" in t for t in _live(store, "lp")), _live(store, "lp")

@@ -198,3 +198,25 @@ def test_a_regret_beside_a_delete_refers_to_the_turn_before(pack, text: str  # t
                                                             ) -> None:
     request = pack.forget_requests([text])[0]
     assert request is not None and request.refers_back and request.earlier is None, text
+
+
+# -- "the old one" is the replaced value; a want with the "I" dropped ------------------------
+
+def test_the_old_one_is_the_replaced_value_of_what_the_turn_names(pack) -> None:  # type: ignore[no-untyped-def]
+    turn = "New email! Please forget the old one, my email is now jo@new.test."
+    request = pack.forget_requests([turn])[0]
+    assert request is not None
+    target, = request.targets
+    assert target.former and target.attribute == "contact:email"
+    # the statement after it names the new value, not the old one: it stays a fact
+    assert request.sentences[0][1] <= turn.index("my email")
+    assert not _target(pack, "Forget the old one.").former  # names no value
+
+
+@pytest.mark.parametrize("text,asks", [
+    ("don't want my postcode stored", True), ("dont want that kept tbh", True),
+    ("didn't want that saved", False), ("She doesn't want that saved.", False),
+])
+def test_a_want_with_the_i_dropped_is_the_speakers(pack, text: str, asks: bool  # type: ignore[no-untyped-def]
+                                                   ) -> None:
+    assert (pack.forget_requests([text])[0] is not None) is asks, text

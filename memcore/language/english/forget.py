@@ -360,6 +360,26 @@ def _compounds(noun: Token, content: Sequence[Token]) -> frozenset[str]:
     return frozenset(said)
 
 
+FORMER = frozenset({"old", "former"})
+
+
+def _former(noun: Token) -> ForgetTarget | None:
+    """"the old one" standing for a value the turn names ("I changed numbers. Forget the
+    old one, my new number is ..."): that attribute's replaced versions only
+    (:attr:`ForgetTarget.former`); None when it is no such "one" or the turn names no
+    value it could stand for."""
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
+    if noun.lower_ != "one" or not mods or not mods <= FORMER:
+        return None
+    said = [t for t in noun.doc if t.i != noun.i and t.pos_ == "NOUN"
+            and _named_attribute(t) is not None]
+    if not said:
+        return None
+    stands_for = min(said, key=lambda t: abs(t.i - noun.i))
+    return ForgetTarget(phrase=_phrase(noun), attribute=_named_attribute(stands_for),
+                        words=(_forms(stands_for),), others=PERSON_NOUNS, former=True)
+
+
 def _compound_tail(noun: Token) -> Token | None:
     """The last word of a hyphenated compound ``noun`` opens ("boss" of "ex-boss", "law"
     of "mother-in-law"), or None."""
@@ -427,6 +447,9 @@ def _target(noun: Token) -> ForgetTarget | None:
         return _clause_target(noun)
     if _last_said(noun):  # "that last part": a back-reference (:attr:`ForgetTarget.message`)
         return ForgetTarget(phrase=_phrase(noun), message=True)
+    former = _former(noun)
+    if former is not None:
+        return former
     of = _of_object(noun)
     if of is not None and of.lower_ not in BACK:
         return _of_target(noun, of)
@@ -573,7 +596,18 @@ def _wanted_declined(verb: Token, negated: bool) -> bool | None:
     """"I don't want my address in your notes": the speaker's own negated want."""
     if verb.lemma_.lower() not in WANT_HEADS:
         return None
-    return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+    return negated and _wanter(verb)
+
+
+def _wanter(head: Token) -> bool:
+    """The speaker is who wants (or not): "I" as the subject, or no subject at all
+    in the present ("don't want that saved": chat drops the "I"; a want is never an
+    order to the assistant)."""
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if subjects:
+        return any(c.lower_ == "i" for c in subjects)
+    return head.lemma_.lower() in WANT_HEADS and any(
+        c.dep_ == "aux" and c.lower_ in ("do", "dont") for c in head.children)
 
 
 def _known_declined(verb: Token, negated: bool) -> bool | None:
@@ -1042,8 +1076,7 @@ def _unwanted(verb: Token) -> bool:
     if _known_by_others(verb):
         return False
     negated = any(c.dep_ == "neg" for c in head.children)
-    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
-    return negated and speaker and (head.lemma_.lower() in ASK_HEADS or (
+    return negated and _wanter(head) and (head.lemma_.lower() in ASK_HEADS or (
         head.lemma_.lower() == "have" and any(c.lower_ == "rather" for c in head.children)))
 
 
@@ -1725,7 +1758,8 @@ def _tail(sent: Span, verb: Token) -> list[Token]:
 def _says_of_request(rest: Sequence[Token], targets: Sequence[ForgetTarget]) -> bool:
     """The tail is about what is forgotten ("..., I gave it by mistake"), or says
     nothing of its own: no subject, nothing said, a pronoun or a word of a target."""
-    named = frozenset().union(*(w for t in targets for w in t.words))
+    # the words of "the old one" name the value that replaces it ("my new number is ...")
+    named = frozenset().union(*(w for t in targets if not t.former for w in t.words))
     subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
     said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
                for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
