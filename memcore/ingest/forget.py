@@ -266,7 +266,8 @@ class Forgetter:
         if request.targets and not matches and not episodes:
             # Nothing extracted names it (the facts say it in other words, or the turn
             # gave none): the turns that say it are what the user asks to forget.
-            episodes = self._saying_turns(namespace, scope, turn, request.targets)
+            episodes = self._saying_turns(namespace, scope, turn, request.targets, memories,
+                                          speaker)
             said = self._of_sentences(before, episodes, memories, speaker, lambda sentences: [
                 s for s in sentences if _names_target(s, request.targets)])
         return episodes, said, matches
@@ -387,13 +388,19 @@ class Forgetter:
         return out
 
     def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,
-                      targets: Sequence[ForgetTarget]) -> list[str]:
+                      targets: Sequence[ForgetTarget], memories: Sequence[Memory],
+                      speaker: str) -> list[str]:
         """The scope's recent user turns before ``turn`` whose own words name one of
-        ``targets`` (every word of it, or a word of its topic), newest first."""
+        ``targets`` (every word of it, or a word of its topic), newest first; not a turn
+        whose every fact is one of the speaker's people's (:func:`_of_others`)."""
         out: list[str] = []
+        speakers = {s for s in {(speaker or "").strip().lower(), "user"} if s}
         for e in self._earlier_turns(namespace, scope, turn):
             if e.role is not Role.USER or _marked_only(e.text):
                 continue
+            facts = [m.text for m in memories if e.id in m.sources]
+            if facts and all(_of_others(t, f, speakers) for t in targets for f in facts):
+                continue  # "My dad has diabetes": his, not "my medical info"
             words = words_of(e.text)
             if any(words_match(t, words) or topic_matches(t, words) for t in targets
                    if t.words or t.related):
@@ -468,9 +475,17 @@ class Forgetter:
         names -= speakers | forms  # "Ann's ex Orla": the parse may call "ex" a name too
         if not names:
             return
-        for m in memories:
-            if names & words[m.id]:
-                take(m.id, "name")
+        naming = [m for m in memories if names & words[m.id]]
+        # A name another of the speaker's people has here ("my ex Jo" and "my friend Jo
+        # Smith") is that other person's: not theirs unless the memory says it is.
+        others = target.others - forms
+        theirs = self.language.linked_names([m.text for m in naming], forms)
+        someone = self.language.linked_names([m.text for m in naming], others) if others \
+            else [set() for _ in naming]
+        for m, own, other in zip(naming, theirs, someone, strict=True):
+            if names & other and not names & own:
+                continue
+            take(m.id, "name")
 
     def _by_meaning(self, namespace: str, target: ForgetTarget, by_id: dict[str, Memory]
                     ) -> list[tuple[str, float]]:
@@ -561,8 +576,8 @@ def forget_text(store: MemoryStore, embedder: Embedder, settings: Settings, name
 
 
 def _of_others(target: ForgetTarget, text: str, speakers: set[str]) -> bool:
-    """A value of the speaker's own ("my birthday") that ``text`` gives one of the
-    speaker's people ("Sam's wife's birthday is 19 October"); a person the target
-    names ("my boyfriend") is the speaker's relation however the memory opens."""
-    return bool(target.attribute) and not target.person and others_own(target, text,
-                                                                        speakers)
+    """A thing of the speaker's own ("my birthday", "my salary", "my allergy") that
+    ``text`` gives one of the speaker's people ("Sam's wife's birthday is 19 October",
+    "Sam's colleague Raj is allergic to cats"); a person the target names ("my
+    boyfriend") is the speaker's relation however the memory opens."""
+    return not target.person and others_own(target, text, speakers)

@@ -322,6 +322,17 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     # a qualified contact, not its sibling of the same turn
     (["My private email is ann.q@mailbox.test and my work email is aq@firm.test."],
      "Remove my private email from your memory.", "mailbox", "firm.test"),
+    # a thing of mine, not the same thing of my people
+    (["I earn 41k.", "My flatmate's salary is 95k."], "Please forget my salary.", "41k", "95k"),
+    (["I'm allergic to shellfish.", "My cousin Noor is allergic to wasps."],
+     "Forget my allergy please.", "shellfish", "wasps"),
+    (["I work at Brightwell.", "My husband works at Ferncastle."], "Forget where I work.",
+     "Brightwell", "Ferncastle"),
+    # one name, two people: the ex's, not the friend's of the same name
+    (["My ex Kit lives in Derby.", "My friend Kit Nolan is a plumber."],
+     "Please forget everything about my ex.", "Derby", "plumber"),
+    (["My therapist is Dr Ruiz.", "My vet is Dr Ruiz as well."], "Forget my therapist.",
+     "therapist", "vet"),
 ])
 def test_a_request_erases_nothing_beside_what_it_names(
         url: str, turns: list[str], request_text: str, secret: str, kept: str) -> None:
@@ -375,3 +386,21 @@ def test_the_last_part_of_a_turn_goes_and_its_other_parts_stay(url: str) -> None
                           "I have gout. Forget that last part please."])
     assert not _scan(store.client, "gout")
     assert any("piano" in t for t in _live(store, "lp")), _live(store, "lp")
+
+
+def test_a_turn_that_says_the_topic_of_my_people_is_not_mine(url: str) -> None:
+    # no fact names the speaker's own condition: the turns saying it go, not the turn of
+    # the speaker's father (whose fact it is)
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "tp", ["My father has arthritis.", "ugh, the migraines again, 3 this week"])
+    _say(pipeline, "tp", ["Please delete my health info."], start=2)
+    assert not _scan(store.client, "migraines")
+    assert any("arthritis" in t for t in _live(store, "tp")), _live(store, "tp")
+
+
+def test_the_stuff_of_a_named_friend_is_hers(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "nf", ["My friend Greta was arrested last week.", "I like rowing."])
+    _say(pipeline, "nf", ["Could you forget the Greta stuff?"], start=2)
+    assert not _scan(store.client, "arrested")
+    assert any("rowing" in t for t in _live(store, "nf")), _live(store, "nf")

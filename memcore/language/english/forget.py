@@ -135,7 +135,8 @@ PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfrie
                                    "stepmom", "stepfather", "stepmother", "stepbrother",
                                    "stepsister", "landlord", "landlady", "roommate",
                                    "flatmate", "housemate", "coworker", "teacher", "coach",
-                                   "mentor", "lawyer", "ex-wife", "ex-husband"}))
+                                   "mentor", "lawyer", "ex-wife", "ex-husband", "dentist",
+                                   "gp", "nurse", "vet", "tutor", "trainer", "client"}))
 # General words that name a topic, and the words its facts use.
 _MEDICAL = frozenset({
     "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness", "disease",
@@ -432,7 +433,9 @@ def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> For
     return ForgetTarget(phrase=_phrase(noun), attribute=attribute,
                         plain=_plain(noun, attribute),
                         words=tuple(_forms(t) for t in content), numbered=numbered,
-                        others=PERSON_NOUNS, compounds=_compounds(noun, content),
+                        # "the Lena stuff" is about Lena, whoever's people she is
+                        others=frozenset() if any(t.pos_ == "PROPN" for t in content)
+                        else PERSON_NOUNS, compounds=_compounds(noun, content),
                         related=frozenset(related),
                         person=noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS,
                         mine=mine or noun.pos_ != "PROPN",
@@ -685,6 +688,11 @@ def _stated(verb: Token) -> list[ForgetTarget]:
             if not out and c.tag_ == "VBN" and c.lemma_.lower() not in _LIGHT_VERBS:
                 # "forget that Eli was expelled": what happened, not who it happened to
                 out = [ForgetTarget(phrase=c.text, words=(_forms(c),), mine=True)]
+            if not any(s.dep_ in ("nsubj", "nsubjpass") and s.lower_ in ("i", "me")
+                       for s in c.children):
+                # "that my son has autism": said of one of the speaker's people, whose
+                # memory it is ("Sam's son has autism")
+                out = [replace(t, others=frozenset()) for t in out]
             return out
     return []
 
@@ -1303,7 +1311,8 @@ def _clause_target(clause: Token) -> ForgetTarget | None:
     if not content:
         return None
     return ForgetTarget(phrase=clause.doc[clause.left_edge.i:clause.right_edge.i + 1].text,
-                        words=tuple(_forms(t) for t in content), mine=True)
+                        words=tuple(_forms(t) for t in content), mine=True,
+                        others=PERSON_NOUNS)
 
 
 def _in_memory(verb: Token) -> bool:
