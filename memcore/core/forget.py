@@ -66,6 +66,10 @@ class ForgetTarget:
     plain: bool = False
     """The target names the attribute as facts say it unqualified ("my mobile number" is
     ``contact:phone``), never its qualified kinds (``contact:phone:home``)."""
+    companions: tuple[tuple[str, frozenset[str]], ...] = ()
+    """Words of :attr:`related` that name the topic only beside one of their companions
+    in the same memory ("broke" with "up": "Sam broke up with Ana", never "Sam broke
+    Sam's wrist"; "owes" with an amount, :data:`AMOUNT`)."""
     former: bool = False
     """"the old one" (of a value said in the turn): only versions already replaced
     match, never the value that replaced them ("Forget the old one, my new number is
@@ -218,9 +222,20 @@ def of_speaker(target: ForgetTarget, text: str, speakers: Collection[str]) -> bo
                for i, w in enumerate(words) if i > 0)
 
 
+AMOUNT = "#amount"
+"""A companion (:attr:`ForgetTarget.companions`) met by any word with a digit ("12k")."""
+
+
 def topic_matches(target: ForgetTarget, words: frozenset[str]) -> bool:
-    """A word of the target's topic is in ``words``."""
-    return bool(target.related & words)
+    """A word of the target's topic is in ``words``, beside one of its companions when
+    it has some (:attr:`ForgetTarget.companions`)."""
+    found = target.related & words
+    if not found:
+        return False
+    weak = dict(target.companions)
+    amount = any(c.isdigit() for w in words for c in w)
+    return any(w not in weak or bool(weak[w] & words) or (AMOUNT in weak[w] and amount)
+               for w in found)
 
 
 def conflicting_attribute(target: ForgetTarget, frame: Frame | None) -> bool:

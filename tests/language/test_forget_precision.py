@@ -220,3 +220,23 @@ def test_the_old_one_is_the_replaced_value_of_what_the_turn_names(pack) -> None:
 def test_a_want_with_the_i_dropped_is_the_speakers(pack, text: str, asks: bool  # type: ignore[no-untyped-def]
                                                    ) -> None:
     assert (pack.forget_requests([text])[0] is not None) is asks, text
+
+
+# -- a topic word with an everyday sense needs a companion ----------------------------------
+
+@pytest.mark.parametrize("text,topical,everyday", [
+    ("Please forget about my breakup.", "Sam split up with Noah in May.",
+     "Sam split the bill with Noah."),
+    ("Forget my financial stuff.", "Sam owes 3k on a store card.", "Sam owes Mia a coffee."),
+    ("Delete my legal trouble please.", "Sam goes to court over the hearing in June.",
+     "Sam plays on the tennis court."),
+    ("Forget my politics.", "Sam voted Labour in the election.", "Sam's wife went into labour."),
+    ("Please delete my banking info.", "Sam's bank card number ends 4411.",
+     "Sam sent Ola a birthday card."),
+])
+def test_a_topic_word_of_everyday_sense_needs_a_companion(  # type: ignore[no-untyped-def]
+        pack, text: str, topical: str, everyday: str) -> None:
+    from memcore.core.forget import topic_matches
+    target = _target(pack, text)
+    assert topic_matches(target, words_of(topical)), topical
+    assert not topic_matches(target, words_of(everyday)), everyday

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from memcore.core.forget import ForgetRequest, ForgetTarget
+from memcore.core.forget import AMOUNT, ForgetRequest, ForgetTarget
 from memcore.language.english import tables as T
 from memcore.language.english.contacts import qualifier
 
@@ -196,6 +196,30 @@ TOPICS: dict[str, frozenset[str]] = {
     "substance": _ADDICTION, "political": _POLITICS, "politics": _POLITICS,
     "vote": _POLITICS, "voting": _POLITICS,
 }
+# Topic words with an everyday sense besides the topic's: they name the topic only beside
+# a companion in the same memory ("broke up", never "broke Sam's wrist"; "owes 2k", never
+# "owes a favour"; "bank card", never "birthday card"). AMOUNT: any word with a digit.
+_ABOUT_MONEY = frozenset({AMOUNT, "debt", "debts", "loan", "loans", "money", "bank", "rent",
+                          "mortgage", "pounds", "dollars", "euros", "grand"})
+_LEGAL_SENSE = frozenset({"court", "trial", "charged", "charges", "arrested", "police",
+                          "judge", "jury", "lawyer", "solicitor", "case", "hearing", "guilty",
+                          "sued", "lawsuit", "prison", "jail", "sentence", "sentenced"})
+_VOTING = frozenset({"vote", "voted", "voting", "voter", "party", "election", "mp", "member"})
+_BANK = frozenset({"bank", "banking", "credit", "debit", "number", "iban", "pin", "savings",
+                   "current", "overdraft", "code"})
+TOPIC_COMPANIONS: dict[str, frozenset[str]] = {
+    "broke": frozenset({"up"}), "split": frozenset({"up"}),
+    "owe": _ABOUT_MONEY, "owes": _ABOUT_MONEY, "owed": _ABOUT_MONEY,
+    "earn": _ABOUT_MONEY, "earns": _ABOUT_MONEY, "earned": _ABOUT_MONEY,
+    "court": _LEGAL_SENSE - {"court"}, "trial": _LEGAL_SENSE - {"trial"},
+    "charged": _LEGAL_SENSE - {"charged"} | {"with"}, "charges": _LEGAL_SENSE - {"charges"},
+    "sentence": _LEGAL_SENSE - {"sentence"}, "case": _LEGAL_SENSE - {"case"},
+    "labour": _VOTING, "conservative": _VOTING, "conservatives": _VOTING,
+    "card": _BANK, "account": _BANK, "sort": frozenset({"code"}),
+    "god": frozenset({"believe", "believes", "pray", "prays", "faith", "church", "religion"}),
+    "blood": frozenset({"type", "pressure", "test", "tests", "sugar", "clot", "transfusion"}),
+}
+
 # What dismisses an offer in the same or the next sentence ("forget it, it doesn't
 # matter", "never mind", "no worries").
 _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
@@ -463,14 +487,15 @@ def _target(noun: Token) -> ForgetTarget | None:
         content.append(tail)  # "my ex-boss" is a boss: the memory must say both
     related: set[str] = set()
     for t in (*parts, noun):
-        related |= TOPICS.get(t.lemma_.lower(), frozenset())
+        related |= TOPICS.get(t.lemma_.lower(), TOPICS.get(t.lower_, frozenset()))
     if not content and not related:
         return None
     owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
                  None)
-    if owner is not None:
-        return _owned_target(noun, owner, content, related)
-    return _own_target(noun, content, related)
+    target = (_owned_target(noun, owner, content, related) if owner is not None
+              else _own_target(noun, content, related))
+    weak = tuple((w, TOPIC_COMPANIONS[w]) for w in sorted(related) if w in TOPIC_COMPANIONS)
+    return replace(target, companions=weak) if weak else target
 
 
 # Nouns of a speaker owning up beside a request ("delete it, my mistake").
@@ -800,7 +825,8 @@ def _known_kind(noun: Token) -> bool:
     if lemma in NAMED_VALUE_NOUNS:
         return bool(mods)
     # "my medical stuff / history": a general word of a topic
-    return (lemma in GENERIC or lemma == "history") and bool(mods & TOPICS.keys())
+    # "my legal trouble", "my money problems": a light head noun of a topic
+    return (lemma in GENERIC | LIGHT_NOUNS) and bool(mods & TOPICS.keys())
 
 
 def _kept_thing(noun: Token) -> bool:
