@@ -198,7 +198,28 @@ def others_own(target: ForgetTarget, text: str, speakers: Collection[str]) -> bo
     if not target.mine or target.owner or not target.others:
         return False
     words = _WORDS.findall(text.lower())
-    return bool(words) and words[0] in speakers and not of_speaker(target, text, speakers)
+    if not words or words[0] not in speakers:
+        return False
+    # "Sam's company's address", "Sam's cat's birthday": a double possessive is the
+    # second one's, whoever it is
+    double = words[1:2] == ["s"] and words[3:4] == ["s"] and not _names_again(words, speakers)
+    return double or not of_speaker(target, text, speakers)
+
+
+_PHONE_DIGITS = re.compile(r"(?:\d[\s().-]*){7,}")
+
+
+def value_shaped(target: ForgetTarget, text: str) -> bool:
+    """A memory that says a contact by words only also holds a value of its shape (a
+    phone number's seven digits or more, an e-mail's "@"): "Sam's lucky number is 7" is
+    no phone number."""
+    if target.attribute is None or not target.attribute.startswith("contact:"):
+        return True
+    if target.attribute.startswith("contact:phone"):
+        return _PHONE_DIGITS.search(text) is not None
+    if target.attribute.startswith("contact:email"):
+        return "@" in text
+    return True
 
 
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
@@ -218,6 +239,12 @@ def of_speaker(target: ForgetTarget, text: str, speakers: Collection[str]) -> bo
         return False
     if words[1:2] != ["s"] or not (set(words[2:4]) & target.others):
         return True
+    return _names_again(words, speakers)
+
+
+def _names_again(words: list[str], speakers: Collection[str]) -> bool:
+    """The speaker is named again on their own, past the opening ("Sam's girlfriend Ana
+    dumped Sam")."""
     return any(w in speakers and words[i + 1:i + 2] != ["s"]
                for i, w in enumerate(words) if i > 0)
 

@@ -57,6 +57,7 @@ from memcore.core.forget import (
     of_speaker,
     others_own,
     topic_matches,
+    value_shaped,
     words_match,
     words_of,
 )
@@ -443,7 +444,8 @@ class Forgetter:
             if target.owner and not owner & said[mid]:
                 continue
             if _of_others(target, by_id[mid].text, speakers) or (
-                    target.former and by_id[mid].status is not Status.SUPERSEDED):
+                    target.former and by_id[mid].status is not Status.SUPERSEDED) \
+                    or not value_shaped(target, by_id[mid].text):
                 continue  # "my birthday" is not "Sam's wife's birthday", however close
             if not conflicting_attribute(target, by_id[mid].frame):
                 found.take(mid, "meaning", similarity)
@@ -549,7 +551,7 @@ def _matched_how(target: ForgetTarget, m: Memory, words: frozenset[str],
         return None
     if _of_others(target, m.text, speakers):
         return None  # a value of one of the speaker's people ("Sam's wife's birthday")
-    if words_match(target, words) or (
+    if (words_match(target, words) and value_shaped(target, m.text)) or (
             target.attribute is None and number_matches(target, m.text, speakers)):
         return "words"
     if topic_matches(target, words) and of_speaker(target, m.text, speakers):

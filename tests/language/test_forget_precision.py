@@ -240,3 +240,34 @@ def test_a_topic_word_of_everyday_sense_needs_a_companion(  # type: ignore[no-un
     target = _target(pack, text)
     assert topic_matches(target, words_of(topical)), topical
     assert not topic_matches(target, words_of(everyday)), everyday
+
+
+# -- a double possessive is the second owner's; a contact said by words has its shape -------
+
+@pytest.mark.parametrize("text,theirs", [
+    ("Forget my name.", "Sam's parrot's name is Kiwi."),
+    ("Please forget my address.", "Sam's firm's address is 2 Quay Road."),
+    ("Forget my medical stuff.", "Sam's dog Pip has epilepsy."),
+])
+def test_a_thing_of_my_pets_or_things_is_not_mine(pack, text: str, theirs: str  # type: ignore[no-untyped-def]
+                                                  ) -> None:
+    target = _target(pack, text)
+    assert others_own(target, theirs, SPEAKERS), theirs
+    assert not others_own(target, "Sam's new flat is lovely, Sam says.", SPEAKERS)
+
+
+def test_a_contact_said_by_words_has_its_shape(pack) -> None:  # type: ignore[no-untyped-def]
+    from memcore.core.forget import value_shaped
+    phone = _target(pack, "Please forget my number.")
+    assert value_shaped(phone, "Sam's number is 07700 900 315.")
+    assert not value_shaped(phone, "Sam's favourite number is 12.")
+    email = _target(pack, "Forget my email address.")
+    assert value_shaped(email, "Sam's email is sam@mail.test.")
+    assert not value_shaped(email, "Sam's email address changed last week.")
+
+
+def test_a_number_of_something_else_is_no_phone(pack) -> None:  # type: ignore[no-untyped-def]
+    frame, = pack.frames(["Sam's lucky number is 13."])
+    assert frame is None or not frame.attribute.startswith("contact:")
+    phone, = pack.frames(["Sam's new number is 07700 900 316."])
+    assert phone is not None and phone.attribute == "contact:phone"

@@ -33,7 +33,7 @@ _QUALIFIERS = frozenset({"work", "office", "home", "personal", "private", "busin
 # A value said to be no longer in use ("the old one", "my previous number").
 _PAST = frozenset({"old", "previous", "former", "last", "ex"})
 _OWN = frozenset({"my", "our"})
-_PHONE_MODIFIERS = _QUALIFIERS | _PAST | frozenset({
+PHONE_MODIFIERS = _QUALIFIERS | _PAST | frozenset({
     "phone", "mobile", "cell", "contact", "new", "current", "landline", "direct", "main",
     "telephone", "whatsapp"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "we", "our", "us"})
@@ -49,7 +49,7 @@ def contact_kind(noun: Token) -> str | None:
     attribute = T.NOUN_FRAMES.get(noun.lemma_.lower()) or T.CONTACT_COMPOUNDS.get(
         noun.lower_)
     if noun.lemma_.lower() == "number" and any(
-            c.dep_ in ("compound", "amod", "nmod") and c.lower_ not in _PHONE_MODIFIERS
+            c.dep_ in ("compound", "amod", "nmod") and c.lower_ not in PHONE_MODIFIERS
             for c in noun.children):
         return None  # "order number", "flight number": not a phone
     if attribute in ("contact:phone", "contact:email"):

@@ -137,6 +137,9 @@ PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfrie
                                    "flatmate", "housemate", "coworker", "teacher", "coach",
                                    "mentor", "lawyer", "ex-wife", "ex-husband", "dentist",
                                    "gp", "nurse", "vet", "tutor", "trainer", "client"}))
+# Who has things of their own beside the speaker (:attr:`ForgetTarget.others`): people
+# and pets ("Sam's dog's name is Rex" is not the speaker's name).
+THEIRS = PERSON_NOUNS | T.PETS
 # General words that name a topic, and the words its facts use.
 _MEDICAL = frozenset({
     "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness", "disease",
@@ -349,7 +352,7 @@ def _of_target(noun: Token, of: Token) -> ForgetTarget | None:
     if of.lemma_.lower() in _OF_FRAMES:
         return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
                             attribute=_OF_FRAMES[of.lemma_.lower()],
-                            words=(_forms(of),), mine=True, others=PERSON_NOUNS)
+                            words=(_forms(of),), mine=True, others=THEIRS)
     return _target(of)
 
 
@@ -402,7 +405,7 @@ def _former(noun: Token) -> ForgetTarget | None:
         return None
     stands_for = min(said, key=lambda t: abs(t.i - noun.i))
     return ForgetTarget(phrase=_phrase(noun), attribute=_named_attribute(stands_for),
-                        words=(_forms(stands_for),), others=PERSON_NOUNS, former=True)
+                        words=(_forms(stands_for),), others=THEIRS, former=True)
 
 
 def _compound_tail(noun: Token) -> Token | None:
@@ -459,7 +462,7 @@ def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> For
                         words=tuple(_forms(t) for t in content), numbered=numbered,
                         # "the Lena stuff" is about Lena, whoever's people she is
                         others=frozenset() if any(t.pos_ == "PROPN" for t in content)
-                        else PERSON_NOUNS, compounds=_compounds(noun, content),
+                        else THEIRS, compounds=_compounds(noun, content),
                         related=frozenset(related),
                         person=noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS,
                         mine=mine or noun.pos_ != "PROPN",
@@ -1338,7 +1341,7 @@ def _clause_target(clause: Token) -> ForgetTarget | None:
         return None
     return ForgetTarget(phrase=clause.doc[clause.left_edge.i:clause.right_edge.i + 1].text,
                         words=tuple(_forms(t) for t in content), mine=True,
-                        others=PERSON_NOUNS)
+                        others=THEIRS)
 
 
 def _in_memory(verb: Token) -> bool:

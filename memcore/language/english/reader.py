@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
-from memcore.language.english.contacts import qualifier
+from memcore.language.english.contacts import PHONE_MODIFIERS, qualifier
 from memcore.language.english.numbers import age_value
 from memcore.language.english.places import is_place_name
 
@@ -377,6 +377,8 @@ def _unqualified_attribute(noun: Token) -> str | None:
         for mod in mods:
             if mod in T.CONTACT_COMPOUNDS:
                 return T.CONTACT_COMPOUNDS[mod]
+    if lemma == "number" and mods - PHONE_MODIFIERS:
+        return None  # "my lucky number", "my shoe number": no phone (as contacts.py reads it)
     if lemma == "language" and not mods & {"main", "primary", "first", "native"}:
         return "speaks"
     return T.NOUN_FRAMES.get(lemma)
