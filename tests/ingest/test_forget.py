@@ -404,3 +404,10 @@ def test_the_stuff_of_a_named_friend_is_hers(url: str) -> None:
     _say(pipeline, "nf", ["Could you forget the Greta stuff?"], start=2)
     assert not _scan(store.client, "arrested")
     assert any("rowing" in t for t in _live(store, "nf")), _live(store, "nf")
+
+
+def test_a_statement_before_a_request_in_its_sentence_is_stored(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "sb", ["My locker is 3155, my gym is PureFit, forget the locker."])
+    assert not _scan(store.client, "3155")
+    assert any("PureFit" in t for t in _live(store, "sb")), _live(store, "sb")

@@ -271,3 +271,23 @@ def test_a_number_of_something_else_is_no_phone(pack) -> None:  # type: ignore[n
     assert frame is None or not frame.attribute.startswith("contact:")
     phone, = pack.frames(["Sam's new number is 07700 900 316."])
     assert phone is not None and phone.attribute == "contact:phone"
+
+
+# -- a statement before the request in its sentence stays, unless it names the target -------
+
+@pytest.mark.parametrize("turn,kept,cut", [
+    ("My locker is 31, my gym is PureFit, forget the locker.", "my gym is PureFit", "31"),
+    ("I moved to Bath and my alarm code is 7301, please forget the alarm code.",
+     "I moved to Bath", "7301"),
+])
+def test_a_statement_before_the_request_stays(pack, turn: str, kept: str, cut: str  # type: ignore[no-untyped-def]
+                                              ) -> None:
+    request = pack.forget_requests([turn])[0]
+    assert request is not None
+    said = [turn[a:b] for a, b in request.sentences]
+    assert not any(kept in s for s in said) and any(cut in s for s in said), said
+
+
+def test_a_wedding_is_said_as_marrying(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Forget what I said about my brother's wedding.")
+    assert _said(target, "Sam's brother Olu is getting married in Lagos.")

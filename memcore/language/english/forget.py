@@ -256,6 +256,7 @@ SAID_AS: dict[str, frozenset[str]] = {
     "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
     "compensation": _EARN, "weight": _WEIGH, "height": frozenset({"height", "tall"}),
     "debt": _OWE,
+    "wedding": frozenset({"wedding", "married", "marry", "marries", "marrying"}),
 }
 
 
@@ -1821,6 +1822,45 @@ def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> in
     return rest[0].idx
 
 
+def _kept_left(sent: Span, verb: Token, targets: Sequence[ForgetTarget]
+               ) -> list[tuple[int, int]]:
+    """The statements before a request that names its target, in the request's sentence,
+    that say something else ("My PIN is 4821, my cat is called Tom, forget the PIN": the
+    cat): each stays a fact. A statement naming a target is cut with the request, and so
+    is what says nothing of its own ("Oh, and", "hmm on second thought")."""
+    named = frozenset().union(*(w for t in targets for w in t.words), *(t.related
+                                                                        for t in targets))
+    # by stem too: "my therapist says ..." says of "the therapy stuff"
+    stems = {w[:6] for w in named if len(w) >= 5}
+    own = _request_words(verb)
+    out: list[tuple[int, int]] = []
+    chunk: list[Token] = []
+    for tok in [*(t for t in sent if t.i < verb.i), None]:
+        if tok is not None and not tok.is_punct and tok.dep_ != "cc":
+            chunk.append(tok)
+            continue
+        words = [t for t in chunk if t.i not in own]
+        if words and words == chunk and _content(words) \
+                and any(t.dep_ in ("nsubj", "nsubjpass") for t in words) \
+                and not any(t.lower_ in named or t.lemma_.lower() in named
+                            or (len(t.lower_) >= 5 and t.lower_[:6] in stems) for t in words):
+            out.append((words[0].idx, words[-1].idx + len(words[-1].text)))
+        chunk = []
+    return out
+
+
+def _without(start: int, end: int, kept: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``start``-``end`` without the ``kept`` spans inside it (the pieces left)."""
+    out, at = [], start
+    for a, b in sorted(kept):
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+    if at < end:
+        out.append((at, end))
+    return out
+
+
 def _request_in_tokens(tok: Token) -> bool:
     """``tok`` heads a predicate of a request class (a tail that asks is no statement)."""
     return _verb_class(tok) in ("forget", "remove") or tok.lemma_.lower() in _NEGATIONS
@@ -1848,9 +1888,11 @@ class _Gathered:
             and not any(_regrets_saying(t) for t in sent if t.i < verb.i)
         start = sent.start_char
         end = _request_end(sent, verb, targets) if not back else sent.end_char
-        self.spans.append((start, end))
+        pieces = _without(start, end, _kept_left(sent, verb, targets) if targets and not back
+                          else [])
+        self.spans += pieces
         if targets:
-            self.named.append((start, end))
+            self.named += pieces
         self.targets += targets
         self.everything = self.everything or everything
         if back and not self.back:
