@@ -411,3 +411,27 @@ def test_a_statement_before_a_request_in_its_sentence_is_stored(url: str) -> Non
     _say(pipeline, "sb", ["My locker is 3155, my gym is PureFit, forget the locker."])
     assert not _scan(store.client, "3155")
     assert any("PureFit" in t for t in _live(store, "sb")), _live(store, "sb")
+
+
+def test_a_dismissal_answering_a_question_gives_no_fact(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    at = T0
+    pipeline.ingest("dq", [Episode(id="dq-0", namespace="dq", role=Role.USER, speaker="Ann",
+                                   text="I have a parrot called Mango.", timestamp=at,
+                                   user_id="ann")])
+    pipeline.ingest("dq", [Episode(id="dq-1", namespace="dq", role=Role.ASSISTANT,
+                                   text="Lovely! How old is Mango?",
+                                   timestamp=at + timedelta(minutes=1), user_id="ann")])
+    pipeline.ingest("dq", [Episode(id="dq-2", namespace="dq", role=Role.USER, speaker="Ann",
+                                   text="Forget it.", timestamp=at + timedelta(minutes=2),
+                                   user_id="ann")])
+    live = _live(store, "dq")
+    assert any("Mango" in t for t in live) and not any("forget" in t.lower() for t in live), live
+
+
+def test_everything_just_said_is_not_everything(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "js", ["I live in Truro.", "My gym locker code is 8812."])
+    _say(pipeline, "js", ["Please forget everything I just said."], start=2)
+    assert not _scan(store.client, "8812")
+    assert any("Truro" in t for t in _live(store, "js")), _live(store, "js")

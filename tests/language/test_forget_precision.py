@@ -291,3 +291,23 @@ def test_a_statement_before_the_request_stays(pack, turn: str, kept: str, cut: s
 def test_a_wedding_is_said_as_marrying(pack) -> None:  # type: ignore[no-untyped-def]
     target = _target(pack, "Forget what I said about my brother's wedding.")
     assert _said(target, "Sam's brother Olu is getting married in Lagos.")
+
+
+# -- "everything I just said" is the turn before; "I mean X" says what "it" was --------------
+
+@pytest.mark.parametrize("text", ["Please forget everything I just told you.",
+                                  "Erase everything I just said, sorry."])
+def test_everything_just_said_is_the_turn_before(pack, text: str) -> None:  # type: ignore[no-untyped-def]
+    request = pack.forget_requests([text])[0]
+    assert request is not None and request.refers_back and not request.everything, text
+
+
+@pytest.mark.parametrize("text,phrase", [
+    ("Forget it, I mean the divorce thing.", "divorce"),
+    ("Scratch that. I mean my postcode, not my street.", "postcode"),
+])
+def test_i_mean_x_is_the_target_not_the_turn_before(pack, text: str, phrase: str  # type: ignore[no-untyped-def]
+                                                    ) -> None:
+    request = pack.forget_requests([text])[0]
+    assert request is not None and not request.refers_back, text
+    assert [t.phrase for t in request.targets if phrase in t.phrase] and len(request.targets) == 1

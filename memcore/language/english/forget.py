@@ -506,6 +506,13 @@ def _target(noun: Token) -> ForgetTarget | None:
 APOLOGIES = frozenset({"bad", "mistake", "fault", "error", "apology", "apologies", "blunder"})
 
 
+def _negated_beside(tok: Token) -> bool:
+    """"my address, not the postcode": a thing set beside the target by "not" is kept."""
+    before = tok.doc[tok.left_edge.i - 1] if tok.left_edge.i > 0 else None
+    return (before is not None and before.lower_ == "not") or any(
+        c.dep_ == "neg" for c in tok.children)
+
+
 def _targets(noun: Token) -> list[ForgetTarget]:
     """``noun``, its conjuncts ("my address and my phone number") and the names set
     beside it ("my cousin Mark") as targets."""
@@ -514,7 +521,7 @@ def _targets(noun: Token) -> list[ForgetTarget]:
     # ("..., my bad", "..., my mistake" name none)
     for tok in (noun, *(c for c in noun.subtree if c.dep_ in ("conj", "appos")
                         and c.head.i != c.i and c.pos_ in ("NOUN", "PROPN")
-                        and c.lemma_.lower() not in APOLOGIES)):
+                        and c.lemma_.lower() not in APOLOGIES and not _negated_beside(c))):
         target = _target(tok)
         if target is not None:
             out.append(target)
@@ -1487,6 +1494,8 @@ def _everything_about(r: _Reading) -> _Ask | None:
     obj = r.obj
     assert obj is not None
     about = _about_said(obj) or _about(r.verb)
+    if about is None and _just_said(obj):
+        return [], True, False, False  # "everything I just said": the turn before, not all
     if about is None:
         return None if _everything_unread(r, obj) else ([], False, True, False)
     if r.removing and about.head.lower_ == "of" and not _tells_of(obj) \
@@ -1586,6 +1595,14 @@ def _about_verb(r: _Reading) -> _Ask | None:
     if not targets and not back:
         return None
     return targets, back, False, False
+
+
+def _just_said(obj: Token) -> bool:
+    """"everything I just said / told you": said just now (a saying under ``obj`` with
+    "just"), what the turn before said, not the whole scope."""
+    return any(c.dep_ in ("relcl", "acl", "ccomp") and c.lemma_.lower() in SAY_VERBS
+               and any(a.lower_ in ("just", "now") and a.dep_ == "advmod" for a in c.children)
+               for c in obj.children)
 
 
 def _is_everything(r: _Reading) -> bool:
@@ -1933,7 +1950,31 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
         found = _request_in(sent)
         if found is not None:
             gathered.add(doc, sent, found)
+    if gathered.spans and gathered.back and not gathered.targets:
+        _clarified(doc, gathered)
     return gathered.request()
+
+
+def _clarified(doc: Doc, gathered: _Gathered) -> None:
+    """"Forget it, I mean the ex thing": the speaker says what "it" was; that is the
+    target, and no turn is referred back to."""
+    for tok in doc:
+        if tok.lemma_.lower() != "mean" or not any(
+                c.dep_ == "nsubj" and c.lower_ == "i" for c in tok.children):
+            continue
+        meant = next((c for c in tok.children if c.dep_ in ("dobj", "obj")), None)
+        if meant is None:  # "I mean the ex thing", however the parser hung "thing"
+            meant = next((t for t in doc[tok.i + 1:tok.sent.end] if t.pos_ in ("NOUN", "PROPN")
+                          and t.dep_ not in ("compound", "amod", "poss", "nmod")), None)
+        targets = _targets(meant) if meant is not None else []
+        if targets:
+            first = min(tok.left_edge.i, meant.left_edge.i)  # type: ignore[union-attr]
+            last = max(tok.right_edge.i, meant.right_edge.i)  # type: ignore[union-attr]
+            gathered.spans.append((doc[first].idx, doc[last].idx + len(doc[last].text)))
+            gathered.targets += targets
+            gathered.back, gathered.earlier, gathered.bare = False, None, False
+            gathered.alone = False  # "Delete that. I mean my address": it asks
+            return
 
 
 def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:
