@@ -311,3 +311,14 @@ def test_i_mean_x_is_the_target_not_the_turn_before(pack, text: str, phrase: str
     request = pack.forget_requests([text])[0]
     assert request is not None and not request.refers_back, text
     assert [t.phrase for t in request.targets if phrase in t.phrase] and len(request.targets) == 1
+
+
+@pytest.mark.parametrize("text,asks", [
+    ("Forget the rain, how was your day?", False),
+    ("Forget the football, let's plan the trip.", False),
+    ("Forget the passcode, you won't need it.", True),
+    ("Forget my postcode, how are you?", True),
+])
+def test_a_topic_of_the_chat_dropped_to_go_on_asks_nothing(pack, text: str, asks: bool  # type: ignore[no-untyped-def]
+                                                           ) -> None:
+    assert (pack.forget_requests([text])[0] is not None) is asks, text

@@ -1558,7 +1558,20 @@ def _named_object(r: _Reading) -> _Ask | None:
         return None
     if r.worldly and about is None and not _kept_thing(obj):
         return None  # "delete my last email to Tom", "throw out my old shoes"
+    if about is None and _topic_dropped(r, obj):
+        return None  # "Forget the weather, how are you?"
     return targets, False, False, False
+
+
+def _topic_dropped(r: _Reading, obj: Token) -> bool:
+    """"Forget the weather, how are you?", "forget the traffic, let's eat": a thing of
+    the conversation, nothing of the speaker's, dropped to ask or go on to something
+    else (a question or a dismissal in the sentence)."""
+    if r.lemma != "forget" or _mine(obj) or _kept_thing(obj) \
+            or any(c.dep_ == "poss" for c in obj.children):
+        return False
+    asks = r.sent.text.rstrip().endswith("?") and r.verb.i == r.sent.start
+    return asks or _dismissed(r.sent, r.verb)
 
 
 def _relative_clause(r: _Reading) -> _Ask | None:
