@@ -333,13 +333,33 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
      "Please forget everything about my ex.", "Derby", "plumber"),
     (["My therapist is Dr Ruiz.", "My vet is Dr Ruiz as well."], "Forget my therapist.",
      "therapist", "vet"),
+    # no fact names the speaker's own condition: the turns saying it go, not the turn of
+    # the speaker's father (whose fact it is)
+    (["My father has arthritis.", "ugh, the migraines again, 3 this week"],
+     "Please delete my health info.", "migraines", "arthritis"),
+    # the stuff of a named friend is hers, whoever's people she is
+    (["My friend Greta was arrested last week.", "I like rowing."],
+     "Could you forget the Greta stuff?", "arrested", "rowing"),
+    # "everything I just said" is the turn before, not the scope
+    (["I live in Truro.", "My gym locker code is 8812."],
+     "Please forget everything I just said.", "8812", "Truro"),
+    # "the old one" is the replaced value; the new one said after it stays
+    (["My email is kit@oldmail.test.", "I play chess."],
+     "New email. Forget the old one, my email is now kit@newmail.test.", "oldmail", "newmail"),
+    # in its own turn: the last part is the last clause; a statement before the request
+    # in its sentence stays
+    (["Long day: my sister got a puppy, I sold my piano, and my GP thinks I have gout. "
+      "Forget that last part please."], None, "gout", "piano"),
+    (["My locker is 3155, my gym is PureFit, forget the locker."], None, "3155", "PureFit"),
 ])
 def test_a_request_erases_nothing_beside_what_it_names(
-        url: str, turns: list[str], request_text: str, secret: str, kept: str) -> None:
+        url: str, turns: list[str], request_text: str | None, secret: str, kept: str) -> None:
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "nb", turns)
-    assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
-    _say(pipeline, "nb", [request_text], start=len(turns))
+    if request_text is not None:
+        if kept not in request_text:  # stored before the request (so it can be lost)
+            assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
+        _say(pipeline, "nb", [request_text], start=len(turns))
     assert not _scan(store.client, secret)
     assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
 
@@ -370,48 +390,6 @@ def test_a_turn_going_on_about_the_person_by_a_pronoun_goes_with_them(url: str) 
     assert any(e.text.startswith("She bakes") for e in store.episodes.recent("po", 20))
 
 
-def test_the_old_one_goes_and_the_new_one_stays(url: str) -> None:
-    pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "oo", ["My email is kit@oldmail.test.", "I play chess."])
-    _say(pipeline, "oo", ["New email. Forget the old one, my email is now kit@newmail.test."],
-         start=2)
-    assert not _scan(store.client, "oldmail")
-    live = _live(store, "oo")
-    assert any("newmail" in t for t in live) and any("chess" in t for t in live), live
-
-
-def test_the_last_part_of_a_turn_goes_and_its_other_parts_stay(url: str) -> None:
-    pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "lp", ["Long day: my sister got a puppy, I sold my piano, and my GP thinks "
-                          "I have gout. Forget that last part please."])
-    assert not _scan(store.client, "gout")
-    assert any("piano" in t for t in _live(store, "lp")), _live(store, "lp")
-
-
-def test_a_turn_that_says_the_topic_of_my_people_is_not_mine(url: str) -> None:
-    # no fact names the speaker's own condition: the turns saying it go, not the turn of
-    # the speaker's father (whose fact it is)
-    pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "tp", ["My father has arthritis.", "ugh, the migraines again, 3 this week"])
-    _say(pipeline, "tp", ["Please delete my health info."], start=2)
-    assert not _scan(store.client, "migraines")
-    assert any("arthritis" in t for t in _live(store, "tp")), _live(store, "tp")
-
-
-def test_the_stuff_of_a_named_friend_is_hers(url: str) -> None:
-    pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "nf", ["My friend Greta was arrested last week.", "I like rowing."])
-    _say(pipeline, "nf", ["Could you forget the Greta stuff?"], start=2)
-    assert not _scan(store.client, "arrested")
-    assert any("rowing" in t for t in _live(store, "nf")), _live(store, "nf")
-
-
-def test_a_statement_before_a_request_in_its_sentence_is_stored(url: str) -> None:
-    pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "sb", ["My locker is 3155, my gym is PureFit, forget the locker."])
-    assert not _scan(store.client, "3155")
-    assert any("PureFit" in t for t in _live(store, "sb")), _live(store, "sb")
-
 
 def test_a_dismissal_answering_a_question_gives_no_fact(url: str) -> None:
     pipeline, store, _ = _pipeline(url)
@@ -427,11 +405,3 @@ def test_a_dismissal_answering_a_question_gives_no_fact(url: str) -> None:
                                    user_id="ann")])
     live = _live(store, "dq")
     assert any("Mango" in t for t in live) and not any("forget" in t.lower() for t in live), live
-
-
-def test_everything_just_said_is_not_everything(url: str) -> None:
-    pipeline, store, _ = _pipeline(url)
-    _say(pipeline, "js", ["I live in Truro.", "My gym locker code is 8812."])
-    _say(pipeline, "js", ["Please forget everything I just said."], start=2)
-    assert not _scan(store.client, "8812")
-    assert any("Truro" in t for t in _live(store, "js")), _live(store, "js")
