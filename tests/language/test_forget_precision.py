@@ -273,3 +273,9 @@ def test_what_refers_to_the_turn_before(pack, text: str) -> None:  # type: ignor
 def test_names_of_things_and_apologies_are_not_the_speakers(pack) -> None:  # type: ignore[no-untyped-def]
     assert _target(pack, "Forget the band name, please.").attribute is None
     assert _target(pack, "Please forget my middle name.").attribute == "name"
+
+
+def test_that_i_go_somewhere_is_that_place_of_mine(pack) -> None:  # type: ignore[no-untyped-def]
+    target = _target(pack, "Please forget that I go to rehab.")
+    assert _said(target, "Sam goes to rehab on Fridays.")
+    assert others_own(target, "Sam's uncle goes to rehab too.", SPEAKERS)

@@ -724,12 +724,30 @@ def _stated(verb: Token) -> list[ForgetTarget]:
             if not out and c.tag_ == "VBN" and c.lemma_.lower() not in _LIGHT_VERBS:
                 # "forget that Eli was expelled": what happened, not who it happened to
                 out = [ForgetTarget(phrase=c.text, words=(_forms(c),), mine=True)]
+            if not out:
+                out = _said_where(c)
             if not any(s.dep_ in ("nsubj", "nsubjpass") and s.lower_ in ("i", "me")
                        for s in c.children):
                 # "that my son has autism": said of one of the speaker's people, whose
                 # memory it is ("Sam's son has autism")
                 out = [replace(t, others=frozenset()) for t in out]
             return out
+    return []
+
+
+def _said_where(clause: Token) -> list[ForgetTarget]:
+    """"forget that I go to therapy", "that I live in Leeds": the first thing the
+    speaker's clause goes to or is in, as a thing of the speaker's own (never a time:
+    "on Mondays")."""
+    if not any(s.dep_ == "nsubj" and s.lower_ == "i" for s in clause.children):
+        return []
+    for prep in (c for c in clause.children if c.dep_ == "prep"):
+        place = next((o for o in prep.children if o.dep_ == "pobj"
+                      and o.pos_ in ("NOUN", "PROPN") and o.lemma_.lower() not in _TIMES
+                      and o.ent_type_ not in ("DATE", "TIME")), None)
+        if place is not None:
+            return [ForgetTarget(phrase=clause.doc[clause.i:place.i + 1].text,
+                                 words=(_forms(place),), mine=True, others=THEIRS)]
     return []
 
 
