@@ -237,7 +237,9 @@ def of_speaker(target: ForgetTarget, text: str, speakers: Collection[str]) -> bo
     words = _WORDS.findall(text.lower())
     if not words or words[0] not in speakers:
         return False
-    if words[1:2] != ["s"] or not (set(words[2:4]) & target.others):
+    # a word of the target itself names no other person ("date" of "date of birth")
+    others = target.others - words_of(target.phrase) - frozenset().union(*target.words)
+    if words[1:2] != ["s"] or not (set(words[2:4]) & others):
         return True
     return _names_again(words, speakers)
 

@@ -46,7 +46,7 @@ def _said(target: ForgetTarget, fact: str) -> bool:
 # -- a value of mine is not the same value of my people ---------------------------------
 
 @pytest.mark.parametrize("text,mine,theirs", [
-    ("Please forget my date of birth.", "Sam's birthday is 2 May.",
+    ("Please forget my date of birth.", "Sam's date of birth is 2 May 1990.",
      "Sam's husband's birthday is 11 June."),
     ("Could you delete my email address?", "Sam's e-mail address is sam@post.test.",
      "Sam's son's email address is kid@post.test."),
