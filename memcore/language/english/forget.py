@@ -1888,8 +1888,10 @@ def _kept_left(sent: Span, verb: Token, targets: Sequence[ForgetTarget]
             chunk.append(tok)
             continue
         words = [t for t in chunk if t.i not in own]
-        if words and words == chunk and _content(words) \
-                and any(t.dep_ in ("nsubj", "nsubjpass") for t in words) \
+        subjects = [t for t in words if t.dep_ in ("nsubj", "nsubjpass")]
+        # a subject that refers back ("it's 4821") says of what went before: cut with it
+        if words and words == chunk and _content(words) and subjects \
+                and not any(t.lower_ in _PEOPLE_PRONOUNS for t in subjects) \
                 and not any(t.lower_ in named or t.lemma_.lower() in named
                             or (len(t.lower_) >= 5 and t.lower_[:6] in stems) for t in words):
             out.append((words[0].idx, words[-1].idx + len(words[-1].text)))
