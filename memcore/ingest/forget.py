@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -427,6 +427,11 @@ class Forgetter:
         """Add the memories ``target`` names to ``found``: by frame, words or topic, by
         meaning, and (a person) by the names the matched ones give them."""
         by_id = {m.id: m for m in memories}
+        if target.former and not any(m.status is Status.SUPERSEDED and frame_matches(
+                target, m.frame, speakers, m.text) for m in memories):
+            # nothing was replaced (the new value was never framed): "my old address" is
+            # then the one framed, as any request for it
+            target = replace(target, former=False)
         hits: list[str] = []
         owner = target.owner | self._owner_names(target, memories, words, speakers)
         # "ex" in "ex-boss" names a boss, not the ex: a compound's first word is no word

@@ -346,6 +346,9 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     # "the old one" is the replaced value; the new one said after it stays
     (["My email is kit@oldmail.test.", "I play chess."],
      "New email. Forget the old one, my email is now kit@newmail.test.", "oldmail", "newmail"),
+    # "my old address" is the replaced one, not the one that replaced it
+    (["My address is 9 Ash Close, Hull.", "I've moved: my new address is 40 Kiln Road, Ely."],
+     "Please delete my old address.", "Ash Close", "Kiln Road"),
     # in its own turn: the last part is the last clause; a statement before the request
     # in its sentence stays
     (["Long day: my sister got a puppy, I sold my piano, and my GP thinks I have gout. "

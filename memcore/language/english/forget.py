@@ -293,7 +293,9 @@ def _attribute(noun: Token) -> str | None:
 def _named_attribute(noun: Token) -> str | None:
     """The frame attribute a target noun names, unqualified."""
     lemma = noun.lemma_.lower()
-    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
+    # "my old / new number" is still the phone number: which one is for the match
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")
+            and c.lower_ not in FORMER | {"new", "current"}}
     if lemma in ("address", "number", "id") and mods & T.CONTACT_COMPOUNDS.keys():
         return T.CONTACT_COMPOUNDS[sorted(mods & T.CONTACT_COMPOUNDS.keys())[0]]
     if lemma == "number" and mods & PHONE_NUMBER_MODS:
@@ -389,7 +391,13 @@ def _compounds(noun: Token, content: Sequence[Token]) -> frozenset[str]:
     return frozenset(said)
 
 
-FORMER = frozenset({"old", "former"})
+FORMER = frozenset({"old", "former", "previous"})
+
+
+def _former_value(noun: Token, attribute: str | None) -> bool:
+    """"my old address", "my previous number": a value of an attribute replaced since."""
+    return attribute is not None and any(
+        c.dep_ in ("amod", "compound") and c.lower_ in FORMER for c in noun.children)
 
 
 def _former(noun: Token) -> ForgetTarget | None:
@@ -459,7 +467,7 @@ def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> For
     numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
         noun.lemma_.lower(), frozenset())
     return ForgetTarget(phrase=_phrase(noun), attribute=attribute,
-                        plain=_plain(noun, attribute),
+                        plain=_plain(noun, attribute), former=_former_value(noun, attribute),
                         words=tuple(_forms(t) for t in content), numbered=numbered,
                         # "the Lena stuff" is about Lena, whoever's people she is
                         others=frozenset() if any(t.pos_ == "PROPN" for t in content)
@@ -845,6 +853,9 @@ def _known_kind(noun: Token) -> bool:
     mods = {c.lemma_.lower() for c in noun.children
             if c.dep_ in ("amod", "compound", "nummod", "nmod")}
     kinds = {"first", "last", "middle"} if lemma == "name" else set()  # "my last name"
+    if lemma in VALUE_NOUNS and (mods - kinds) & INSTANCE_MODS and (
+            mods - kinds) & INSTANCE_MODS <= FORMER:
+        return True  # "my old number": a value replaced since (:attr:`ForgetTarget.former`)
     if (mods - kinds) & INSTANCE_MODS or any(c.dep_ == "nummod" for c in noun.children):
         return False
     if lemma in _MESSAGE_OR_VALUE:
