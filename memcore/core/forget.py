@@ -63,6 +63,21 @@ class ForgetTarget:
     others: frozenset[str] = frozenset()
     """Words for the speaker's people ("sister", "colleague"): a memory of one of them
     ("Sam's sister is a doctor") is not the speaker's own topic (:func:`of_speaker`)."""
+    plain: bool = False
+    """The target names the attribute as facts say it unqualified ("my mobile number" is
+    ``contact:phone``), never its qualified kinds (``contact:phone:home``)."""
+    companions: tuple[tuple[str, frozenset[str]], ...] = ()
+    """Words of :attr:`related` that name the topic only beside one of their companions
+    in the same memory ("broke" with "up": "Sam broke up with Ana", never "Sam broke
+    Sam's wrist"; "owes" with an amount, :data:`AMOUNT`)."""
+    former: bool = False
+    """"the old one" (of a value said in the turn): only versions already replaced
+    match, never the value that replaced them ("Forget the old one, my new number is
+    ...")."""
+    compounds: frozenset[str] = frozenset()
+    """Hyphenated compounds that still say the target by their first word ("ex-wife" is
+    an ex); any other compound's first word is only a modifier of its last ("ex-boss"
+    is a boss, "mother-in-law" is not the mother): :func:`compound_prefixes`."""
     numbered: frozenset[str] = frozenset()
     """How a memory that says what the target names goes on after the speaker, right
     before a number, as words of :func:`words_of` joined by spaces ("s new flat is at":
@@ -131,7 +146,7 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
         return False
     if frame is None:  # "Sam's new flat is at 14 Kestrel Lane" (see ``numbered``)
         return number_matches(target, text, speakers)
-    same = _same_attribute(frame.attribute, target.attribute) or (
+    same = _same_attribute(frame.attribute, target.attribute, target.plain) or (
         target.attribute == "contact:address" and frame.attribute == "residence"
         and bool(_DIGIT.search(text)))
     return same and (not target.mine or frame.subject in speakers)
@@ -157,6 +172,56 @@ def number_matches(target: ForgetTarget, text: str, speakers: Collection[str]) -
     return False
 
 
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+")
+
+
+def compound_prefixes(text: str, keep: Collection[str] = ()) -> frozenset[str]:
+    """The words ``text`` says only as the first parts of hyphenated compounds ("ex" in
+    "Sam's ex-boss Terry"), but for the compounds of ``keep``: such a word modifies the
+    compound's last word and names nothing of its own (docs/design.md, Forget on
+    request)."""
+    lowered = text.lower()
+    inside: set[str] = set()
+    for found in _COMPOUND.finditer(lowered):
+        if found.group(0) not in keep:
+            inside.update(found.group(0).split("-")[:-1])
+    if not inside:
+        return frozenset()
+    alone = words_of(_COMPOUND.sub(lambda m: m.group(0).rsplit("-", 1)[-1]
+                                   if m.group(0) not in keep else m.group(0), lowered))
+    return frozenset(inside - alone)
+
+
+def others_own(target: ForgetTarget, text: str, speakers: Collection[str]) -> bool:
+    """The memory is a value of one of the speaker's people ("Sam's wife's birthday is 19
+    October"), not of the speaker, as a value the speaker calls "my birthday" must be."""
+    if not target.mine or target.owner or not target.others:
+        return False
+    words = _WORDS.findall(text.lower())
+    if not words or words[0] not in speakers:
+        return False
+    # "Sam's company's address", "Sam's cat's birthday": a double possessive is the
+    # second one's, whoever it is
+    double = words[1:2] == ["s"] and words[3:4] == ["s"] and not _names_again(words, speakers)
+    return double or not of_speaker(target, text, speakers)
+
+
+_PHONE_DIGITS = re.compile(r"(?:\d[\s().-]*){7,}")
+
+
+def value_shaped(target: ForgetTarget, text: str) -> bool:
+    """A memory that says a contact by words only also holds a value of its shape (a
+    phone number's seven digits or more, an e-mail's "@"): "Sam's lucky number is 7" is
+    no phone number."""
+    if target.attribute is None or not target.attribute.startswith("contact:"):
+        return True
+    if target.attribute.startswith("contact:phone"):
+        return _PHONE_DIGITS.search(text) is not None
+    if target.attribute.startswith("contact:email"):
+        return "@" in text
+    return True
+
+
 def words_match(target: ForgetTarget, words: frozenset[str]) -> bool:
     """Every content word of the target is in ``words`` (one of its forms)."""
     return bool(target.words) and all(forms & words for forms in target.words)
@@ -172,26 +237,48 @@ def of_speaker(target: ForgetTarget, text: str, speakers: Collection[str]) -> bo
     words = _WORDS.findall(text.lower())
     if not words or words[0] not in speakers:
         return False
-    if words[1:2] != ["s"] or not (set(words[2:4]) & target.others):
+    # a word of the target itself names no other person ("date" of "date of birth")
+    others = target.others - words_of(target.phrase) - frozenset().union(*target.words)
+    if words[1:2] != ["s"] or not (set(words[2:4]) & others):
         return True
+    return _names_again(words, speakers)
+
+
+def _names_again(words: list[str], speakers: Collection[str]) -> bool:
+    """The speaker is named again on their own, past the opening ("Sam's girlfriend Ana
+    dumped Sam")."""
     return any(w in speakers and words[i + 1:i + 2] != ["s"]
                for i, w in enumerate(words) if i > 0)
 
 
+AMOUNT = "#amount"
+"""A companion (:attr:`ForgetTarget.companions`) met by any word with a digit ("12k")."""
+
+
 def topic_matches(target: ForgetTarget, words: frozenset[str]) -> bool:
-    """A word of the target's topic is in ``words``."""
-    return bool(target.related & words)
+    """A word of the target's topic is in ``words``, beside one of its companions when
+    it has some (:attr:`ForgetTarget.companions`)."""
+    found = target.related & words
+    if not found:
+        return False
+    weak = dict(target.companions)
+    amount = any(c.isdigit() for w in words for c in w)
+    return any(w not in weak or bool(weak[w] & words) or (AMOUNT in weak[w] and amount)
+               for w in found)
 
 
 def conflicting_attribute(target: ForgetTarget, frame: Frame | None) -> bool:
     """The memory is framed as another attribute than the one the target names ("my
-    address" is not the e-mail address, though both say "address")."""
+    address" is not the e-mail address, though both say "address"; "my personal email"
+    is not the work one), not a general one of it (an e-mail address said without
+    "personal" may still be named by other means)."""
     return (target.attribute is not None and frame is not None
-            and not _same_attribute(frame.attribute, target.attribute)
+            and not _same_attribute(frame.attribute, target.attribute, target.plain)
+            and not target.attribute.startswith(frame.attribute + ":")
             and frame.attribute.split(":")[0] == target.attribute.split(":")[0])
 
 
-def _same_attribute(framed: str, named: str) -> bool:
+def _same_attribute(framed: str, named: str, plain: bool = False) -> bool:
     """The frame's attribute is the named one or a kind of it ("contact:email:personal"
-    is a "contact:email")."""
-    return framed == named or framed.startswith(named + ":")
+    is a "contact:email"; not when the target is :attr:`ForgetTarget.plain`)."""
+    return framed == named or (not plain and framed.startswith(named + ":"))

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 import numpy as np
@@ -50,11 +50,14 @@ from memcore.core.forget import (
     ForgetMatch,
     ForgetRequest,
     ForgetTarget,
+    compound_prefixes,
     conflicting_attribute,
     frame_matches,
     number_matches,
     of_speaker,
+    others_own,
     topic_matches,
+    value_shaped,
     words_match,
     words_of,
 )
@@ -259,10 +262,13 @@ class Forgetter:
         if referred:
             said = self._of_sentences(before, episodes, memories, speaker,
                                       lambda sentences: [sentences[-1]])
+        if matches and any(t.person for t in request.targets):
+            episodes += self._going_on(before, matches, memories)
         if request.targets and not matches and not episodes:
             # Nothing extracted names it (the facts say it in other words, or the turn
             # gave none): the turns that say it are what the user asks to forget.
-            episodes = self._saying_turns(namespace, scope, turn, request.targets)
+            episodes = self._saying_turns(namespace, scope, turn, request.targets, memories,
+                                          speaker)
             said = self._of_sentences(before, episodes, memories, speaker, lambda sentences: [
                 s for s in sentences if _names_target(s, request.targets)])
         return episodes, said, matches
@@ -359,14 +365,43 @@ class Forgetter:
                 out[e.id] = picked
         return out
 
-    def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,
-                      targets: Sequence[ForgetTarget]) -> list[str]:
-        """The scope's recent user turns before ``turn`` whose own words name one of
-        ``targets`` (every word of it, or a word of its topic), newest first."""
+    def _going_on(self, before: Sequence[Episode], matches: Sequence[ForgetMatch],
+                  memories: Sequence[Memory]) -> list[str]:
+        """The user turns right after a turn a matched memory came from that go on about
+        its person by an opening pronoun only ("My ex Marcus cheated on me" then "He's a
+        dentist in Bath now"), each after such a turn; a turn with a memory not matched
+        is left alone (its other facts stay)."""
+        matched = {m.memory_id for m in matches}
+        sources = {s for m in memories if m.id in matched for s in m.sources}
+        users = [e for e in reversed(before)  # oldest first
+                 if e.role is Role.USER and not _marked_only(e.text)]
+        led = dict(zip([e.id for e in users],
+                       self.language.pronoun_led([e.text for e in users]), strict=True))
+        own = {m.id: set(m.sources) for m in memories}
         out: list[str] = []
+        after_person = False
+        for e in users:
+            going_on = after_person and e.id not in sources and led[e.id] and all(
+                mid in matched for mid, src in own.items() if e.id in src)
+            if going_on:
+                out.append(e.id)
+            after_person = e.id in sources or going_on
+        return out
+
+    def _saying_turns(self, namespace: str, scope: str, turn: Episode | None,
+                      targets: Sequence[ForgetTarget], memories: Sequence[Memory],
+                      speaker: str) -> list[str]:
+        """The scope's recent user turns before ``turn`` whose own words name one of
+        ``targets`` (every word of it, or a word of its topic), newest first; not a turn
+        whose every fact is one of the speaker's people's (:func:`_of_others`)."""
+        out: list[str] = []
+        speakers = {s for s in {(speaker or "").strip().lower(), "user"} if s}
         for e in self._earlier_turns(namespace, scope, turn):
             if e.role is not Role.USER or _marked_only(e.text):
                 continue
+            facts = [m.text for m in memories if e.id in m.sources]
+            if facts and all(_of_others(t, f, speakers) for t in targets for f in facts):
+                continue  # "My dad has diabetes": his, not "my medical info"
             words = words_of(e.text)
             if any(words_match(t, words) or topic_matches(t, words) for t in targets
                    if t.words or t.related):
@@ -392,23 +427,36 @@ class Forgetter:
         """Add the memories ``target`` names to ``found``: by frame, words or topic, by
         meaning, and (a person) by the names the matched ones give them."""
         by_id = {m.id: m for m in memories}
+        if target.former and not any(m.status is Status.SUPERSEDED and frame_matches(
+                target, m.frame, speakers, m.text) for m in memories):
+            # nothing was replaced (the new value was never framed): "my old address" is
+            # then the one framed, as any request for it
+            target = replace(target, former=False)
         hits: list[str] = []
         owner = target.owner | self._owner_names(target, memories, words, speakers)
+        # "ex" in "ex-boss" names a boss, not the ex: a compound's first word is no word
+        # of its own (but in "ex-wife", and in a compound the target says itself).
+        said = {m.id: words[m.id] - compound_prefixes(m.text, target.compounds)
+                for m in memories}
         for m in memories:
-            if target.owner and not owner & words[m.id]:
+            if target.owner and not owner & said[m.id]:
                 continue  # someone else's, and this memory does not name them
-            how = _matched_how(target, m, words[m.id], speakers)
+            how = _matched_how(target, m, said[m.id], speakers)
             if how is not None:
                 found.take(m.id, how)
                 hits.append(m.id)
         for mid, similarity in self._by_meaning(namespace, target, by_id):
-            if target.owner and not owner & words[mid]:
+            if target.owner and not owner & said[mid]:
                 continue
+            if _of_others(target, by_id[mid].text, speakers) or (
+                    target.former and by_id[mid].status is not Status.SUPERSEDED) \
+                    or not value_shaped(target, by_id[mid].text):
+                continue  # "my birthday" is not "Sam's wife's birthday", however close
             if not conflicting_attribute(target, by_id[mid].frame):
                 found.take(mid, "meaning", similarity)
                 hits.append(mid)
         if target.person and hits:
-            self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, words,
+            self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, said,
                         speakers, found.take)
 
     def _owner_names(self, target: ForgetTarget, memories: Sequence[Memory],
@@ -431,12 +479,20 @@ class Forgetter:
         names: set[str] = set()
         for found in self.language.linked_names([m.text for m in hits], forms):
             names |= found
-        names -= speakers
+        names -= speakers | forms  # "Ann's ex Orla": the parse may call "ex" a name too
         if not names:
             return
-        for m in memories:
-            if names & words[m.id]:
-                take(m.id, "name")
+        naming = [m for m in memories if names & words[m.id]]
+        # A name another of the speaker's people has here ("my ex Jo" and "my friend Jo
+        # Smith") is that other person's: not theirs unless the memory says it is.
+        others = target.others - forms
+        theirs = self.language.linked_names([m.text for m in naming], forms)
+        someone = self.language.linked_names([m.text for m in naming], others) if others \
+            else [set() for _ in naming]
+        for m, own, other in zip(naming, theirs, someone, strict=True):
+            if names & other and not names & own:
+                continue
+            take(m.id, "name")
 
     def _by_meaning(self, namespace: str, target: ForgetTarget, by_id: dict[str, Memory]
                     ) -> list[tuple[str, float]]:
@@ -492,11 +548,15 @@ def _matched_how(target: ForgetTarget, m: Memory, words: frozenset[str],
                  speakers: set[str]) -> str | None:
     """How memory ``m`` (its words ``words``) matches ``target``: "frame", "words" or
     "topic"; None: it does not (or its attribute conflicts)."""
+    if target.former and m.status is not Status.SUPERSEDED:
+        return None  # "the old one": the value that replaced it stays
     if frame_matches(target, m.frame, speakers, m.text):
         return "frame"
     if conflicting_attribute(target, m.frame):
         return None
-    if words_match(target, words) or (
+    if _of_others(target, m.text, speakers):
+        return None  # a value of one of the speaker's people ("Sam's wife's birthday")
+    if (words_match(target, words) and value_shaped(target, m.text)) or (
             target.attribute is None and number_matches(target, m.text, speakers)):
         return "words"
     if topic_matches(target, words) and of_speaker(target, m.text, speakers):
@@ -520,3 +580,11 @@ def forget_text(store: MemoryStore, embedder: Embedder, settings: Settings, name
     language = language_pack(settings.language, settings.spacy_pipeline)
     return Forgetter(store, embedder, language).forget_text(
         namespace, text, now=utcnow(), user_id=user_id, agent_id=agent_id, run_id=run_id)
+
+
+def _of_others(target: ForgetTarget, text: str, speakers: set[str]) -> bool:
+    """A thing of the speaker's own ("my birthday", "my salary", "my allergy") that
+    ``text`` gives one of the speaker's people ("Sam's wife's birthday is 19 October",
+    "Sam's colleague Raj is allergic to cats"); a person the target names ("my
+    boyfriend") is the speaker's relation however the memory opens."""
+    return not target.person and others_own(target, text, speakers)

@@ -37,7 +37,7 @@ from memcore.core.text import MinHasher, content_hash
 from memcore.index.vector_index import IndexCache
 from memcore.ingest.dependents import cut_down
 from memcore.ingest.erased import kept_turns, restated
-from memcore.ingest.forget import ForgetRequest, Forgetter, read_requests
+from memcore.ingest.forget import REQUEST_MARKER, ForgetRequest, Forgetter, read_requests
 from memcore.ingest.redaction import audit_redactions, mask_turns
 from memcore.language import LanguagePack, language_pack
 from memcore.language.english.compare import (
@@ -294,7 +294,9 @@ class IngestPipeline:
         fresh = self.store.episodes.add_episodes(episodes)
         audit_redactions(self.store, namespace, episodes, fresh, secrets)
         report.new_episodes = sum(fresh)
-        trusted = [ep for ep in episodes if self.trusted(ep)]
+        # A turn that was nothing but a forget request gives no fact (not even as the
+        # answer to the question before it: "How old is he?" - "Forget it").
+        trusted = [ep for ep in episodes if self.trusted(ep) and ep.text != REQUEST_MARKER]
         if trusted:
             self._write_facts(namespace, episodes, trusted, fresh, infer, erased, report)
         if forget:  # erased in this task, before it is acknowledged (memcore.ingest.forget)

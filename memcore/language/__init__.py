@@ -85,6 +85,11 @@ class LanguagePack(Protocol):
         ("Ann's ex Daniel" -> {"daniel"}), lower-case."""
         ...
 
+    def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
+        """Per user turn, whether it goes on about a person only by an opening pronoun
+        ("He's a dentist in Bath now"): it opens with one and names nobody."""
+        ...
+
     def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None,
                   just_before: Sequence[str] | None = None) -> list[str]:
         """Per user turn, its text with the third-person subjects it can resolve named
@@ -150,6 +155,10 @@ class NoLanguage:
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
         """No names read."""
         return [set() for _ in texts]
+
+    def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
+        """No pronouns read."""
+        return [False] * len(turns)
 
     def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None,
                   just_before: Sequence[str] | None = None) -> list[str]:

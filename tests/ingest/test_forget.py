@@ -308,3 +308,103 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     _say(pipeline, "ls", [request_text], start=1)
     assert not _scan(store.client, secret)  # the turn's text went with it
     assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
+
+
+# -- nothing beside what is named (new sentences, none of the case files) -----------------
+
+@pytest.mark.parametrize("turns,request_text,secret,kept", [
+    # a value of the speaker's own, not the same value of the speaker's people
+    (["My birthday is on 14 August.", "My son's birthday is 2 February."],
+     "Please forget my birthday.", "August", "February"),
+    # "ex" in a hyphenated compound names a colleague, not the ex
+    (["My ex Orla took the dog.", "My ex-colleague Bram is opening a bakery."],
+     "Please forget everything about my ex.", "Orla", "Bram"),
+    # a qualified contact, not its sibling of the same turn
+    (["My private email is ann.q@mailbox.test and my work email is aq@firm.test."],
+     "Remove my private email from your memory.", "mailbox", "firm.test"),
+    # a thing of mine, not the same thing of my people
+    (["I earn 41k.", "My flatmate's salary is 95k."], "Please forget my salary.", "41k", "95k"),
+    (["I'm allergic to shellfish.", "My cousin Noor is allergic to wasps."],
+     "Forget my allergy please.", "shellfish", "wasps"),
+    (["I work at Brightwell.", "My husband works at Ferncastle."], "Forget where I work.",
+     "Brightwell", "Ferncastle"),
+    # one name, two people: the ex's, not the friend's of the same name
+    (["My ex Kit lives in Derby.", "My friend Kit Nolan is a plumber."],
+     "Please forget everything about my ex.", "Derby", "plumber"),
+    (["My therapist is Dr Ruiz.", "My vet is Dr Ruiz as well."], "Forget my therapist.",
+     "therapist", "vet"),
+    # no fact names the speaker's own condition: the turns saying it go, not the turn of
+    # the speaker's father (whose fact it is)
+    (["My father has arthritis.", "ugh, the migraines again, 3 this week"],
+     "Please delete my health info.", "migraines", "arthritis"),
+    # the stuff of a named friend is hers, whoever's people she is
+    (["My friend Greta was arrested last week.", "I like rowing."],
+     "Could you forget the Greta stuff?", "arrested", "rowing"),
+    # "everything I just said" is the turn before, not the scope
+    (["I live in Truro.", "My gym locker code is 8812."],
+     "Please forget everything I just said.", "8812", "Truro"),
+    # "the old one" is the replaced value; the new one said after it stays
+    (["My email is kit@oldmail.test.", "I play chess."],
+     "New email. Forget the old one, my email is now kit@newmail.test.", "oldmail", "newmail"),
+    # "my old address" is the replaced one, not the one that replaced it
+    (["My address is 9 Ash Close, Hull.", "I've moved: my new address is 40 Kiln Road, Ely."],
+     "Please delete my old address.", "Ash Close", "Kiln Road"),
+    # in its own turn: the last part is the last clause; a statement before the request
+    # in its sentence stays
+    (["Long day: my sister got a puppy, I sold my piano, and my GP thinks I have gout. "
+      "Forget that last part please."], None, "gout", "piano"),
+    (["My locker is 3155, my gym is PureFit, forget the locker."], None, "3155", "PureFit"),
+])
+def test_a_request_erases_nothing_beside_what_it_names(
+        url: str, turns: list[str], request_text: str | None, secret: str, kept: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "nb", turns)
+    if request_text is not None:
+        if kept not in request_text:  # stored before the request (so it can be lost)
+            assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
+        _say(pipeline, "nb", [request_text], start=len(turns))
+    assert not _scan(store.client, secret)
+    assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
+
+
+def test_a_landline_neither_retires_the_mobile_nor_is_it(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "ll", ["My mobile number is 07700 900 731.",
+                          "My landline is 01632 960 284."])
+    live = _live(store, "ll")
+    assert any("900 731" in t for t in live) and any("960 284" in t for t in live), live
+    _say(pipeline, "ll", ["Please delete my mobile number."], start=2)
+    assert not _scan(store.client, "900 731")
+    assert any("960 284" in t for t in _live(store, "ll")), _live(store, "ll")
+
+
+def test_a_turn_going_on_about_the_person_by_a_pronoun_goes_with_them(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    # (the parse leaves "He" of the second turn unresolved: no memory says Utrecht, only
+    # the turn's text)
+    _say(pipeline, "po", ["My ex Rupert ghosted me in May.",
+                          "He's a chef in Utrecht now apparently.",
+                          "My colleague Wen is lovely.", "She bakes on Fridays."])
+    _say(pipeline, "po", ["Please forget everything about Rupert."], start=4)
+    assert not _scan(store.client, "Rupert") and not _scan(store.client, "Utrecht")
+    live = _live(store, "po")
+    assert any("Wen" in t for t in live), live
+    # the turn after Wen's goes on about Wen, not Dmitri: its text stays
+    assert any(e.text.startswith("She bakes") for e in store.episodes.recent("po", 20))
+
+
+
+def test_a_dismissal_answering_a_question_gives_no_fact(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    at = T0
+    pipeline.ingest("dq", [Episode(id="dq-0", namespace="dq", role=Role.USER, speaker="Ann",
+                                   text="I have a parrot called Mango.", timestamp=at,
+                                   user_id="ann")])
+    pipeline.ingest("dq", [Episode(id="dq-1", namespace="dq", role=Role.ASSISTANT,
+                                   text="Lovely! How old is Mango?",
+                                   timestamp=at + timedelta(minutes=1), user_id="ann")])
+    pipeline.ingest("dq", [Episode(id="dq-2", namespace="dq", role=Role.USER, speaker="Ann",
+                                   text="Forget it.", timestamp=at + timedelta(minutes=2),
+                                   user_id="ann")])
+    live = _live(store, "dq")
+    assert any("Mango" in t for t in live) and not any("forget" in t.lower() for t in live), live

@@ -238,8 +238,9 @@ def test_a_topic_of_my_own_is_about_me(pack, request_text: str, own: str,  # typ
 
 
 def test_a_contact_number_is_a_phone_number(pack) -> None:  # type: ignore[no-untyped-def]
+    # qualified as the facts qualify it: the work number, not the home one
     target, = _targets(pack, "Please delete my work number.")
-    assert target.attribute == "contact:phone"
+    assert target.attribute == "contact:phone:work"
 
 
 # -- more forms: "any of that", "about me telling you", "that info", the parser's npadvmod ----

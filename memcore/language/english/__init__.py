@@ -33,7 +33,7 @@ from memcore.language.english.instructions import instructions
 from memcore.language.english.moments import passing_event
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
-from memcore.language.english.referents import mentions
+from memcore.language.english.referents import PRONOUNS, mentions, opening_subject
 from memcore.language.english.referents import resolve as resolve_referents
 from memcore.language.english.respelling import respelled
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
@@ -209,6 +209,18 @@ class EnglishPack:
                 request = as_written(in_turn(request, written.original), [
                     (written.text[a:b], turns[i][c:d]) for a, b, c, d in written.replaced])
             out[i] = request
+        return out
+
+    def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
+        """Per user turn, whether its first sentence opens with "he"/"she" as the subject
+        and the turn names nobody (:func:`.referents.mentions`): it goes on about the
+        person of the turn before (docs/design.md, Forget on request)."""
+        out = [False] * len(turns)
+        todo = [i for i, t in enumerate(turns) if len(t) <= _MAX_CHARS and _HE_OR_SHE.search(t)]
+        for i, doc in zip(todo, self.parse([turns[i] for i in todo]), strict=True):
+            first = next(iter(doc.sents), None)
+            out[i] = first is not None and opening_subject(first, PRONOUNS) is not None \
+                and not mentions(doc)
         return out
 
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:

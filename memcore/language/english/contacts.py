@@ -28,11 +28,12 @@ _DATE = re.compile(r"^\d{1,4}[./-]\d{1,2}[./-]\d{1,4}$")
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _MIN_DIGITS, _MAX_DIGITS = 7, 15
 # Words that qualify which contact ("work e-mail", "home number").
-_QUALIFIERS = frozenset({"work", "office", "home", "personal", "private", "business"})
+_QUALIFIERS = frozenset({"work", "office", "home", "personal", "private", "business",
+                         "landline"})
 # A value said to be no longer in use ("the old one", "my previous number").
 _PAST = frozenset({"old", "previous", "former", "last", "ex"})
 _OWN = frozenset({"my", "our"})
-_PHONE_MODIFIERS = _QUALIFIERS | _PAST | frozenset({
+PHONE_MODIFIERS = _QUALIFIERS | _PAST | frozenset({
     "phone", "mobile", "cell", "contact", "new", "current", "landline", "direct", "main",
     "telephone", "whatsapp"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "we", "our", "us"})
@@ -48,7 +49,7 @@ def contact_kind(noun: Token) -> str | None:
     attribute = T.NOUN_FRAMES.get(noun.lemma_.lower()) or T.CONTACT_COMPOUNDS.get(
         noun.lower_)
     if noun.lemma_.lower() == "number" and any(
-            c.dep_ in ("compound", "amod", "nmod") and c.lower_ not in _PHONE_MODIFIERS
+            c.dep_ in ("compound", "amod", "nmod") and c.lower_ not in PHONE_MODIFIERS
             for c in noun.children):
         return None  # "order number", "flight number": not a phone
     if attribute in ("contact:phone", "contact:email"):
@@ -89,7 +90,15 @@ def _owner(tok: Token) -> str:
     return ""
 
 
+# Contact nouns that are qualified by themselves: a landline is a phone of its own, which
+# neither retires the mobile nor is retired by it.
+_SELF_QUALIFIED = frozenset({"landline"})
+
+
 def qualifier(tok: Token) -> str:
+    """Which contact of its kind ``tok`` names ("work", "home", "landline"), or ""."""
+    if tok.lower_ in _SELF_QUALIFIED:
+        return tok.lower_
     for child in tok.children:
         if child.dep_ in ("compound", "amod") and child.lower_ in _QUALIFIERS:
             return "work" if child.lower_ in ("office", "business") else child.lower_

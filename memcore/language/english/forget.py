@@ -26,8 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from memcore.core.forget import ForgetRequest, ForgetTarget
+from memcore.core.forget import AMOUNT, ForgetRequest, ForgetTarget
 from memcore.language.english import tables as T
+from memcore.language.english.contacts import qualifier
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
@@ -111,6 +112,9 @@ ASK_HEADS = frozenset({"want", "like", "need", "ask", "would", "love", "prefer"}
 BACK = frozenset({"that", "it", "this", "those", "these"})
 EVERYTHING = frozenset({"everything", "all", "anything", "any"})
 ABOUT = frozenset({"about", "regarding", "on", "concerning", "of"})
+# Participles whose "to" says what a thing is about ("everything relating to my divorce").
+RELATING = frozenset({"relate", "relating", "related", "pertain", "pertaining", "connect",
+                      "connected", "link", "linked"})
 # Nouns that only point at what follows ("the part about", "my medical information").
 GENERIC = frozenset({"information", "info", "detail", "details", "stuff", "thing", "data",
                      "part", "bit", "fact", "facts", "record", "records", "mention",
@@ -131,7 +135,11 @@ PERSON_NOUNS = (T.KIN | frozenset({"ex", "wife", "husband", "partner", "girlfrie
                                    "stepmom", "stepfather", "stepmother", "stepbrother",
                                    "stepsister", "landlord", "landlady", "roommate",
                                    "flatmate", "housemate", "coworker", "teacher", "coach",
-                                   "mentor", "lawyer", "ex-wife", "ex-husband"}))
+                                   "mentor", "lawyer", "ex-wife", "ex-husband", "dentist",
+                                   "gp", "nurse", "vet", "tutor", "trainer", "client"}))
+# Who has things of their own beside the speaker (:attr:`ForgetTarget.others`): people
+# and pets ("Sam's dog's name is Rex" is not the speaker's name).
+THEIRS = PERSON_NOUNS | T.PETS
 # General words that name a topic, and the words its facts use.
 _MEDICAL = frozenset({
     "medical", "health", "condition", "diagnosis", "diagnose", "diagnosed", "illness", "disease",
@@ -191,6 +199,30 @@ TOPICS: dict[str, frozenset[str]] = {
     "substance": _ADDICTION, "political": _POLITICS, "politics": _POLITICS,
     "vote": _POLITICS, "voting": _POLITICS,
 }
+# Topic words with an everyday sense besides the topic's: they name the topic only beside
+# a companion in the same memory ("broke up", never "broke Sam's wrist"; "owes 2k", never
+# "owes a favour"; "bank card", never "birthday card"). AMOUNT: any word with a digit.
+_ABOUT_MONEY = frozenset({AMOUNT, "debt", "debts", "loan", "loans", "money", "bank", "rent",
+                          "mortgage", "pounds", "dollars", "euros", "grand"})
+_LEGAL_SENSE = frozenset({"court", "trial", "charged", "charges", "arrested", "police",
+                          "judge", "jury", "lawyer", "solicitor", "case", "hearing", "guilty",
+                          "sued", "lawsuit", "prison", "jail", "sentence", "sentenced"})
+_VOTING = frozenset({"vote", "voted", "voting", "voter", "party", "election", "mp", "member"})
+_BANK = frozenset({"bank", "banking", "credit", "debit", "number", "iban", "pin", "savings",
+                   "current", "overdraft", "code"})
+TOPIC_COMPANIONS: dict[str, frozenset[str]] = {
+    "broke": frozenset({"up"}), "split": frozenset({"up"}),
+    "owe": _ABOUT_MONEY, "owes": _ABOUT_MONEY, "owed": _ABOUT_MONEY,
+    "earn": _ABOUT_MONEY, "earns": _ABOUT_MONEY, "earned": _ABOUT_MONEY,
+    "court": _LEGAL_SENSE - {"court"}, "trial": _LEGAL_SENSE - {"trial"},
+    "charged": _LEGAL_SENSE - {"charged"} | {"with"}, "charges": _LEGAL_SENSE - {"charges"},
+    "sentence": _LEGAL_SENSE - {"sentence"}, "case": _LEGAL_SENSE - {"case"},
+    "labour": _VOTING, "conservative": _VOTING, "conservatives": _VOTING,
+    "card": _BANK, "account": _BANK, "sort": frozenset({"code"}),
+    "god": frozenset({"believe", "believes", "pray", "prays", "faith", "church", "religion"}),
+    "blood": frozenset({"type", "pressure", "test", "tests", "sugar", "clot", "transfusion"}),
+}
+
 # What dismisses an offer in the same or the next sentence ("forget it, it doesn't
 # matter", "never mind", "no worries").
 _DISMISS_NEG = frozenset({"matter", "worry", "need", "bother", "important"})
@@ -216,12 +248,15 @@ SAID_WITH_NUMBER: dict[str, frozenset[str]] = {
     "salary": _MAKE, "income": _MAKE, "wage": _MAKE, "pay": _MAKE, "compensation": _MAKE,
 }
 _WEIGH = frozenset({"weight", "weigh", "weighs", "weighed", "weighing"})
+_OWE = frozenset({"debt", "debts", "owe", "owes", "owed", "owing", "indebted"})
 SAID_AS: dict[str, frozenset[str]] = {
     "salary": _EARN, "income": _EARN, "wage": _EARN, "pay": _EARN,
     "birthday": frozenset({"birthday", "birth", "born"}),
     "birth": frozenset({"birthday", "birth", "born"}),
     "email": frozenset({"email", "mail"}), "e-mail": frozenset({"email", "mail"}),
     "compensation": _EARN, "weight": _WEIGH, "height": frozenset({"height", "tall"}),
+    "debt": _OWE,
+    "wedding": frozenset({"wedding", "married", "marry", "marries", "marrying"}),
 }
 
 
@@ -245,19 +280,45 @@ def _forms(tok: Token) -> frozenset[str]:
 
 
 def _attribute(noun: Token) -> str | None:
-    """The frame attribute a target noun names ("home address" -> contact:address);
-    numbers and ids of something else ("passport number") name none."""
+    """The frame attribute a target noun names ("home address" -> contact:address), a
+    contact qualified as the facts qualify it ("my personal email" ->
+    contact:email:personal, never the work one); numbers and ids of something else
+    ("passport number") name none."""
+    attribute = _named_attribute(noun)
+    if attribute in ("contact:email", "contact:phone") and qualifier(noun):
+        return f"{attribute}:{qualifier(noun)}"
+    return attribute
+
+
+def _named_attribute(noun: Token) -> str | None:
+    """The frame attribute a target noun names, unqualified."""
     lemma = noun.lemma_.lower()
-    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
+    # "my old / new number" is still the phone number: which one is for the match
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")
+            and c.lower_ not in FORMER | {"new", "current"}}
     if lemma in ("address", "number", "id") and mods & T.CONTACT_COMPOUNDS.keys():
         return T.CONTACT_COMPOUNDS[sorted(mods & T.CONTACT_COMPOUNDS.keys())[0]]
     if lemma == "number" and mods & PHONE_NUMBER_MODS:
         return "contact:phone"  # "my contact number", "my home number"
     if lemma in ("number", "id") and mods:
         return None
+    if lemma in NAME_NOUNS and any(c.dep_ in ("compound", "nmod") and c.pos_ in ("NOUN", "PROPN")
+                                   for c in noun.children):
+        return None  # "the company name", "the school name": a thing's, not the speaker's
     if lemma in T.KIN or lemma in ("ex",):
         return None
-    return T.NOUN_FRAMES.get(lemma)
+    return T.NOUN_FRAMES.get(lemma) or T.CONTACT_COMPOUNDS.get(lemma)  # "the landline"
+
+
+# Contact words that name the phone facts say without a qualifier ("my mobile number" is
+# not the home number): :attr:`ForgetTarget.plain`.
+PLAIN_CONTACTS = frozenset({"mobile", "cell", "cellphone"})
+
+
+def _plain(noun: Token, attribute: str | None) -> bool:
+    """``noun`` names the unqualified contact ("my mobile", "my cell number")."""
+    said = {noun.lower_, *(c.lower_ for c in noun.children if c.dep_ in ("amod", "compound"))}
+    return attribute == "contact:phone" and bool(said & PLAIN_CONTACTS)
 
 
 # What makes "number" a phone number besides "phone" ("contact number", "work number").
@@ -294,7 +355,7 @@ def _of_target(noun: Token, of: Token) -> ForgetTarget | None:
     if of.lemma_.lower() in _OF_FRAMES:
         return ForgetTarget(phrase=noun.doc[noun.left_edge.i:of.i + 1].text,
                             attribute=_OF_FRAMES[of.lemma_.lower()],
-                            words=(_forms(of),), mine=True)
+                            words=(_forms(of),), mine=True, others=THEIRS)
     return _target(of)
 
 
@@ -305,6 +366,67 @@ def _content_words(noun: Token, parts: Sequence[Token]) -> list[Token]:
     if len(content) > 1 and noun in content and noun.lemma_.lower() in LIGHT_NOUNS:
         content.remove(noun)  # "my visa situation" is the visa
     return content
+
+
+# Compounds of "ex" that still name an ex ("my ex" is "Sam's ex-wife Jo", never "Sam's
+# ex-boss Terry"): :attr:`ForgetTarget.compounds`.
+EX_PARTNERS = frozenset(f"ex-{p}" for p in (
+    "wife", "husband", "partner", "girlfriend", "boyfriend", "fiance", "fiancee", "spouse",
+    "gf", "bf"))
+
+
+def _compounds(noun: Token, content: Sequence[Token]) -> frozenset[str]:
+    """The hyphenated compounds that still say the target ("ex-wife" for "my ex"; those
+    of its own phrase, "my mother-in-law")."""
+    text = noun.doc.text.lower()
+    said: set[str] = set()
+    for t in (noun, *content):
+        start = text.rfind(" ", 0, t.idx) + 1
+        end = text.find(" ", t.idx)
+        word = text[start:end if end >= 0 else len(text)].strip(".,!?;:'\"()")
+        if "-" in word.strip("-"):
+            said.add(word)
+    if any(t.lower_ == "ex" for t in content):
+        said |= EX_PARTNERS
+    return frozenset(said)
+
+
+FORMER = frozenset({"old", "former", "previous"})
+
+
+def _former_value(noun: Token, attribute: str | None) -> bool:
+    """"my old address", "my previous number": a value of an attribute replaced since."""
+    return attribute is not None and any(
+        c.dep_ in ("amod", "compound") and c.lower_ in FORMER for c in noun.children)
+
+
+def _former(noun: Token) -> ForgetTarget | None:
+    """"the old one" standing for a value the turn names ("I changed numbers. Forget the
+    old one, my new number is ..."): that attribute's replaced versions only
+    (:attr:`ForgetTarget.former`); None when it is no such "one" or the turn names no
+    value it could stand for."""
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
+    if noun.lower_ != "one" or not mods or not mods <= FORMER:
+        return None
+    said = [t for t in noun.doc if t.i != noun.i and t.pos_ == "NOUN"
+            and _named_attribute(t) is not None]
+    if not said:
+        return None
+    stands_for = min(said, key=lambda t: abs(t.i - noun.i))
+    return ForgetTarget(phrase=_phrase(noun), attribute=_named_attribute(stands_for),
+                        words=(_forms(stands_for),), others=THEIRS, former=True)
+
+
+def _compound_tail(noun: Token) -> Token | None:
+    """The last word of a hyphenated compound ``noun`` opens ("boss" of "ex-boss", "law"
+    of "mother-in-law"), or None."""
+    doc, i = noun.doc, noun.i
+    last = None
+    while i + 2 < len(doc) and doc[i + 1].text == "-" and not doc[i].whitespace_ \
+            and not doc[i + 1].whitespace_:
+        i += 2
+        last = doc[i]
+    return last
 
 
 def _phrase(noun: Token) -> str:
@@ -327,13 +449,15 @@ def _owned_target(noun: Token, owner: Token, content: Sequence[Token],
     if values and all(t.lemma_.lower() in NAME_NOUNS for t in values):
         # "my ex's name" is said by the name itself ("my ex Daniel"), wherever it is
         return ForgetTarget(phrase=phrase, words=(_forms(owner),), related=frozenset(related),
-                            owner=_forms(owner), person=owner.pos_ == "PROPN"
+                            owner=_forms(owner), compounds=_compounds(noun, [owner]),
+                            person=owner.pos_ == "PROPN"
                             or owner.lemma_.lower() in PERSON_NOUNS, mine=False)
     value = frozenset().union(*(_forms(t) for t in values))
     words = (_forms(owner), *((value,) if value else ()),
              *(_forms(t) for t in content if t not in values))
     return ForgetTarget(phrase=phrase, attribute=_attribute(noun), words=words,
-                        related=frozenset(related), owner=_forms(owner), mine=False)
+                        related=frozenset(related), owner=_forms(owner),
+                        compounds=_compounds(noun, [owner, *content]), mine=False)
 
 
 def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> ForgetTarget:
@@ -343,8 +467,11 @@ def _own_target(noun: Token, content: Sequence[Token], related: set[str]) -> For
     numbered = DWELLING if attribute == "contact:address" else SAID_WITH_NUMBER.get(
         noun.lemma_.lower(), frozenset())
     return ForgetTarget(phrase=_phrase(noun), attribute=attribute,
+                        plain=_plain(noun, attribute), former=_former_value(noun, attribute),
                         words=tuple(_forms(t) for t in content), numbered=numbered,
-                        others=PERSON_NOUNS,
+                        # "the Lena stuff" is about Lena, whoever's people she is
+                        others=frozenset() if any(t.pos_ == "PROPN" for t in content)
+                        else THEIRS, compounds=_compounds(noun, content),
                         related=frozenset(related),
                         person=noun.pos_ == "PROPN" or noun.lemma_.lower() in PERSON_NOUNS,
                         mine=mine or noun.pos_ != "PROPN",
@@ -355,29 +482,54 @@ def _target(noun: Token) -> ForgetTarget | None:
     """The target a noun phrase names, or None (a pronoun or a word naming nothing)."""
     if _names_nothing(noun):
         return None
+    if noun.pos_ in ("VERB", "AUX"):  # a free relative "about" took (:func:`_about_clause`)
+        return _clause_target(noun)
+    if _last_said(noun):  # "that last part": a back-reference (:attr:`ForgetTarget.message`)
+        return ForgetTarget(phrase=_phrase(noun), message=True)
+    former = _former(noun)
+    if former is not None:
+        return former
     of = _of_object(noun)
     if of is not None and of.lower_ not in BACK:
         return _of_target(noun, of)
     parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
     content = _content_words(noun, parts)
+    tail = _compound_tail(noun)
+    if tail is not None and tail not in content:
+        content.append(tail)  # "my ex-boss" is a boss: the memory must say both
     related: set[str] = set()
     for t in (*parts, noun):
-        related |= TOPICS.get(t.lemma_.lower(), frozenset())
+        related |= TOPICS.get(t.lemma_.lower(), TOPICS.get(t.lower_, frozenset()))
     if not content and not related:
         return None
     owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
                  None)
-    if owner is not None:
-        return _owned_target(noun, owner, content, related)
-    return _own_target(noun, content, related)
+    target = (_owned_target(noun, owner, content, related) if owner is not None
+              else _own_target(noun, content, related))
+    weak = tuple((w, TOPIC_COMPANIONS[w]) for w in sorted(related) if w in TOPIC_COMPANIONS)
+    return replace(target, companions=weak) if weak else target
+
+
+# Nouns of a speaker owning up beside a request ("delete it, my mistake").
+APOLOGIES = frozenset({"bad", "mistake", "fault", "error", "apology", "apologies", "blunder"})
+
+
+def _negated_beside(tok: Token) -> bool:
+    """"my address, not the postcode": a thing set beside the target by "not" is kept."""
+    before = tok.doc[tok.left_edge.i - 1] if tok.left_edge.i > 0 else None
+    return (before is not None and before.lower_ == "not") or any(
+        c.dep_ == "neg" for c in tok.children)
 
 
 def _targets(noun: Token) -> list[ForgetTarget]:
     """``noun``, its conjuncts ("my address and my phone number") and the names set
     beside it ("my cousin Mark") as targets."""
     out = []
+    # a conjunct or apposition names a thing only as a noun that is no apology
+    # ("..., my bad", "..., my mistake" name none)
     for tok in (noun, *(c for c in noun.subtree if c.dep_ in ("conj", "appos")
-                        and c.head.i != c.i)):
+                        and c.head.i != c.i and c.pos_ in ("NOUN", "PROPN")
+                        and c.lemma_.lower() not in APOLOGIES and not _negated_beside(c))):
         target = _target(tok)
         if target is not None:
             out.append(target)
@@ -389,8 +541,12 @@ def _about_preps(tok: Token) -> list[Token]:
     ("On second thought, forget about my ex")."""
     preps = [*tok.children, *(p for c in tok.children if c.dep_ == "advmod"
                                for p in c.children)]
+    # "everything relating / related / pertaining to my divorce": its "to" is an "about"
+    relating = [p for c in tok.children if c.dep_ in ("acl", "amod")
+                and c.lemma_.lower() in RELATING for p in c.children
+                if p.dep_ == "prep" and p.lower_ == "to"]
     return [p for p in preps if p.dep_ == "prep" and p.lower_ in ABOUT
-            and not (p.i < tok.i and p.lower_ in ("on", "of"))]
+            and not (p.i < tok.i and p.lower_ in ("on", "of"))] + relating
 
 
 def _about_pobj(prep: Token) -> Token | None:
@@ -407,6 +563,20 @@ def _about_telling(tok: Token, prep: Token) -> Token | None:
     return told if told is not None and told.i != tok.i else None
 
 
+def _about_clause(prep: Token) -> Token | None:
+    """A free relative "about" takes ("about what my therapist thinks", "about how much
+    my rent is"), not one of the speaker's own saying ("about what I told you")."""
+    clause = next((c for c in prep.children if c.dep_ == "pcomp"
+                   and c.pos_ in ("VERB", "AUX")), None)
+    if clause is None or clause.lemma_.lower() in SAY_VERBS:
+        return None
+    wh = any(t.lower_ in _WH and t.i < clause.i for t in clause.subtree)
+    # it must name something beside its verb ("what happened" names nothing)
+    named = any(c.dep_ in ("nsubj", "nsubjpass", "dobj", "attr") and c.pos_ in ("NOUN", "PROPN")
+                for c in clause.children)
+    return clause if wh and named else None
+
+
 def _about(tok: Token) -> Token | None:
     """The object of "about" under ``tok`` ("everything about my ex"), or under its
     adverb ("what I said earlier about my mortgage"): the first such preposition with an
@@ -415,6 +585,9 @@ def _about(tok: Token) -> Token | None:
         pobj = _about_pobj(prep)
         if pobj is not None:
             return pobj
+        clause = _about_clause(prep)
+        if clause is not None:  # "the thing about what my therapist thinks"
+            return clause
         told = _about_telling(tok, prep)
         if told is not None:  # what the telling was about
             return _about(told) or next((o for o in told.children if o.dep_ in (
@@ -470,7 +643,18 @@ def _wanted_declined(verb: Token, negated: bool) -> bool | None:
     """"I don't want my address in your notes": the speaker's own negated want."""
     if verb.lemma_.lower() not in WANT_HEADS:
         return None
-    return negated and any(c.dep_ == "nsubj" and c.lower_ == "i" for c in verb.children)
+    return negated and _wanter(verb)
+
+
+def _wanter(head: Token) -> bool:
+    """The speaker is who wants (or not): "I" as the subject, or no subject at all
+    in the present ("don't want that saved": chat drops the "I"; a want is never an
+    order to the assistant)."""
+    subjects = [c for c in head.children if c.dep_ in ("nsubj", "nsubjpass")]
+    if subjects:
+        return any(c.lower_ == "i" for c in subjects)
+    return head.lemma_.lower() in WANT_HEADS and any(
+        c.dep_ == "aux" and c.lower_ in ("do", "dont") for c in head.children)
 
 
 def _known_declined(verb: Token, negated: bool) -> bool | None:
@@ -548,7 +732,30 @@ def _stated(verb: Token) -> list[ForgetTarget]:
             if not out and c.tag_ == "VBN" and c.lemma_.lower() not in _LIGHT_VERBS:
                 # "forget that Eli was expelled": what happened, not who it happened to
                 out = [ForgetTarget(phrase=c.text, words=(_forms(c),), mine=True)]
+            if not out:
+                out = _said_where(c)
+            if not any(s.dep_ in ("nsubj", "nsubjpass") and s.lower_ in ("i", "me")
+                       for s in c.children):
+                # "that my son has autism": said of one of the speaker's people, whose
+                # memory it is ("Sam's son has autism")
+                out = [replace(t, others=frozenset()) for t in out]
             return out
+    return []
+
+
+def _said_where(clause: Token) -> list[ForgetTarget]:
+    """"forget that I go to therapy", "that I live in Leeds": the first thing the
+    speaker's clause goes to or is in, as a thing of the speaker's own (never a time:
+    "on Mondays")."""
+    if not any(s.dep_ == "nsubj" and s.lower_ == "i" for s in clause.children):
+        return []
+    for prep in (c for c in clause.children if c.dep_ == "prep"):
+        place = next((o for o in prep.children if o.dep_ == "pobj"
+                      and o.pos_ in ("NOUN", "PROPN") and o.lemma_.lower() not in _TIMES
+                      and o.ent_type_ not in ("DATE", "TIME")), None)
+        if place is not None:
+            return [ForgetTarget(phrase=clause.doc[clause.i:place.i + 1].text,
+                                 words=(_forms(place),), mine=True, others=THEIRS)]
     return []
 
 
@@ -606,7 +813,8 @@ VALUE_NOUNS = frozenset({
     "number", "mobile", "address", "postcode", "zipcode", "job", "occupation",
     "profession", "employer", "workplace", "salary", "income", "wage", "wages", "diet",
     "medication", "medications", "dose", "password", "passcode", "pin", "passport", "ssn",
-    "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation"})
+    "iban", "pronouns", "weight", "height", "religion", "sexuality", "orientation",
+    "landline"})
 NAME_NOUNS = frozenset({"name", "surname", "nickname"})
 # Values only with a word saying of what ("door code", "account id"): alone they are
 # code or a document.
@@ -645,6 +853,9 @@ def _known_kind(noun: Token) -> bool:
     mods = {c.lemma_.lower() for c in noun.children
             if c.dep_ in ("amod", "compound", "nummod", "nmod")}
     kinds = {"first", "last", "middle"} if lemma == "name" else set()  # "my last name"
+    if lemma in VALUE_NOUNS and (mods - kinds) & INSTANCE_MODS and (
+            mods - kinds) & INSTANCE_MODS <= FORMER:
+        return True  # "my old number": a value replaced since (:attr:`ForgetTarget.former`)
     if (mods - kinds) & INSTANCE_MODS or any(c.dep_ == "nummod" for c in noun.children):
         return False
     if lemma in _MESSAGE_OR_VALUE:
@@ -654,7 +865,8 @@ def _known_kind(noun: Token) -> bool:
     if lemma in NAMED_VALUE_NOUNS:
         return bool(mods)
     # "my medical stuff / history": a general word of a topic
-    return (lemma in GENERIC or lemma == "history") and bool(mods & TOPICS.keys())
+    # "my legal trouble", "my money problems": a light head noun of a topic
+    return (lemma in GENERIC | LIGHT_NOUNS) and bool(mods & TOPICS.keys())
 
 
 def _kept_thing(noun: Token) -> bool:
@@ -667,11 +879,34 @@ def _kept_thing(noun: Token) -> bool:
     if of is not None:
         return _kept_of(noun, of)
     owner = next((c for c in noun.children if c.dep_ == "poss"), None)
-    if owner is None or not _speakers(noun, owner) or _placed(noun):
+    if owner is None:
+        return _the_kept(noun)
+    if not _speakers(noun, owner) or _placed(noun):
         return False
     if noun.lemma_.lower() in MESSAGE_NOUNS:
         return True  # "my last message": the turn said in this chat (no "to Tom")
     return _known_kind(noun)
+
+
+# Heads that, with "the" and a modifier, name what was said of something ("the epilepsy
+# info", "the poker stuff", "the visa situation").
+_SAID_HEADS = INFO_NOUNS | frozenset({"stuff", "thing", "things", "bit", "part", "situation",
+                                      "matter", "business", "story", "issue"})
+
+
+def _the_kept(noun: Token) -> bool:
+    """"the X" with no owner names what is kept of the speaker only as a value word
+    ("the password", "the school name", "the landline") or a head of what was said with
+    a modifier naming its subject ("the epilepsy info", "the poker stuff"); never
+    "that info", "the part about the weather", "the old stuff", "the config file", nor
+    a thing somewhere ("the password on the router")."""
+    if not any(c.dep_ == "det" and c.lower_ == "the" for c in noun.children) or _placed(noun):
+        return False
+    lemma = noun.lemma_.lower()
+    if lemma in _SAID_HEADS:
+        return any(c.dep_ in ("amod", "compound", "nmod") and c.pos_ in ("NOUN", "PROPN", "ADJ")
+                   and c.lemma_.lower() not in INSTANCE_MODS | GENERIC for c in noun.children)
+    return lemma in VALUE_NOUNS and _known_kind(noun)
 
 
 def _mine(noun: Token) -> bool:
@@ -915,8 +1150,7 @@ def _unwanted(verb: Token) -> bool:
     if _known_by_others(verb):
         return False
     negated = any(c.dep_ == "neg" for c in head.children)
-    speaker = any(c.dep_ == "nsubj" and c.lower_ == "i" for c in head.children)
-    return negated and speaker and (head.lemma_.lower() in ASK_HEADS or (
+    return negated and _wanter(head) and (head.lemma_.lower() in ASK_HEADS or (
         head.lemma_.lower() == "have" and any(c.lower_ == "rather" for c in head.children)))
 
 
@@ -954,11 +1188,28 @@ def _anchor(verb: Token) -> Token:
 
 def _direct_object(verb: Token) -> Token | None:
     """The direct object, or a determined noun after the verb the parser took for an
-    adverb ("Disregard my ..."); never "you" or "me"."""
-    return next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
-                c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
-                and any(d.dep_ in ("poss", "det") for d in c.children)))
-                and c.lower_ not in ("you", "me", "u")), None)
+    adverb ("Disregard my ..."); never "you" or "me"; else "that last one / part" right
+    after the verb, however the parser hung it ("forget that last part please")."""
+    found = next((c for c in verb.children if (c.dep_ in ("dobj", "obj", "dative") or (
+                 c.dep_ == "npadvmod" and c.i > verb.i and c.lemma_.lower() not in _TIMES
+                 and any(d.dep_ in ("poss", "det") for d in c.children)))
+                 and c.lower_ not in ("you", "me", "u")), None)
+    if found is not None:
+        return found
+    return next((t for t in verb.subtree if 0 < t.i - verb.i <= 4 and _last_said(t)), None)
+
+
+# Words that stand for the thing said last ("that last one", "the last part").
+PLACEHOLDERS = frozenset({"one", "part", "bit", "thing", "sentence", "point"})
+LAST_SAID = frozenset({"last", "latest", "previous"})
+
+
+def _last_said(noun: Token) -> bool:
+    """``noun`` is "that last one", "the last part": a placeholder whose only modifier
+    says it was said last (docs/design.md, Forget on request)."""
+    mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound", "nmod")}
+    return noun.lemma_.lower() in PLACEHOLDERS and bool(mods) and mods <= LAST_SAID \
+        and not any(c.dep_ in ("prep", "relcl", "acl", "poss") for c in noun.children)
 
 
 def _misparsed_head(verb: Token) -> Token | None:
@@ -1126,7 +1377,8 @@ def _clause_target(clause: Token) -> ForgetTarget | None:
     if not content:
         return None
     return ForgetTarget(phrase=clause.doc[clause.left_edge.i:clause.right_edge.i + 1].text,
-                        words=tuple(_forms(t) for t in content), mine=True)
+                        words=tuple(_forms(t) for t in content), mine=True,
+                        others=THEIRS)
 
 
 def _in_memory(verb: Token) -> bool:
@@ -1271,6 +1523,8 @@ def _everything_about(r: _Reading) -> _Ask | None:
     obj = r.obj
     assert obj is not None
     about = _about_said(obj) or _about(r.verb)
+    if about is None and _just_said(obj):
+        return [], True, False, False  # "everything I just said": the turn before, not all
     if about is None:
         return None if _everything_unread(r, obj) else ([], False, True, False)
     if r.removing and about.head.lower_ == "of" and not _tells_of(obj) \
@@ -1333,7 +1587,20 @@ def _named_object(r: _Reading) -> _Ask | None:
         return None
     if r.worldly and about is None and not _kept_thing(obj):
         return None  # "delete my last email to Tom", "throw out my old shoes"
+    if about is None and _topic_dropped(r, obj):
+        return None  # "Forget the weather, how are you?"
     return targets, False, False, False
+
+
+def _topic_dropped(r: _Reading, obj: Token) -> bool:
+    """"Forget the weather, how are you?", "forget the traffic, let's eat": a thing of
+    the conversation, nothing of the speaker's, dropped to ask or go on to something
+    else (a question or a dismissal in the sentence)."""
+    if r.lemma != "forget" or _mine(obj) or _kept_thing(obj) \
+            or any(c.dep_ == "poss" for c in obj.children):
+        return False
+    asks = r.sent.text.rstrip().endswith("?") and r.verb.i == r.sent.start
+    return asks or _dismissed(r.sent, r.verb)
 
 
 def _relative_clause(r: _Reading) -> _Ask | None:
@@ -1370,6 +1637,14 @@ def _about_verb(r: _Reading) -> _Ask | None:
     if not targets and not back:
         return None
     return targets, back, False, False
+
+
+def _just_said(obj: Token) -> bool:
+    """"everything I just said / told you": said just now (a saying under ``obj`` with
+    "just"), what the turn before said, not the whole scope."""
+    return any(c.dep_ in ("relcl", "acl", "ccomp") and c.lemma_.lower() in SAY_VERBS
+               and any(a.lower_ in ("just", "now") and a.dep_ == "advmod" for a in c.children)
+               for c in obj.children)
 
 
 def _is_everything(r: _Reading) -> bool:
@@ -1502,9 +1777,27 @@ def _statement_left(sent: Span, verb: Token) -> tuple[int, int] | None:
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
             and not (t.lower_ in BACK and t.head.i == verb.i)]
     if left and _content(left) and any(t.dep_ in ("nsubj", "nsubjpass") or t.pos_ == "NUM"
-                                       for t in left):
+                                       for t in left) and not _asks_too(sent, left):
         return sent.start_char, left[-1].idx + len(left[-1].text)
     return None
+
+
+def _asks_too(sent: Span, left: Sequence[Token]) -> bool:
+    """The words before a request are a request of their own ("shouldn't have said
+    that, delete it"): a back-reference then goes past them, to the turn before."""
+    return any(t.pos_ in ("VERB", "AUX") and (_verb_request(sent, t) is not None
+                                              or _regrets_saying(t)) for t in left)
+
+
+def _regrets_saying(tok: Token) -> bool:
+    """``tok`` is a saying regretted ("shouldn't have said", "regret telling") or the
+    regretting itself, however the parser hung what follows."""
+    if tok.lemma_.lower() in REGRET_HEADS:
+        return True
+    negated = any(c.dep_ == "neg" for c in tok.children)
+    should = any(c.dep_ == "aux" and c.lower_ in ("should", "shouldn't") for c in tok.children)
+    return tok.lemma_.lower() in SAY_VERBS and (
+        tok.head.lemma_.lower() in REGRET_HEADS or (negated and should))
 
 
 def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
@@ -1518,6 +1811,18 @@ def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     if before and _content(list(before[-1])):
         return before[-1].start_char, before[-1].end_char
     return None
+
+
+def _last_clause(doc: Doc, span: tuple[int, int]) -> tuple[int, int]:
+    """The last of the coordinated clauses in ``span`` ("my landlord put the rent up, I
+    adopted a dog, and my doctor thinks X": "my doctor thinks X"), else ``span``."""
+    start, end = span
+    clauses = [t for t in doc if start <= t.idx < end and t.dep_ == "conj"
+               and t.pos_ in ("VERB", "AUX") and t.left_edge.idx > start
+               and any(c.dep_ in ("nsubj", "nsubjpass") for c in t.children)]
+    if not clauses:
+        return span
+    return clauses[-1].left_edge.idx, end
 
 
 _PEOPLE_PRONOUNS = frozenset({"he", "she", "they", "it", "that", "this", "him", "her",
@@ -1551,7 +1856,8 @@ def _tail(sent: Span, verb: Token) -> list[Token]:
 def _says_of_request(rest: Sequence[Token], targets: Sequence[ForgetTarget]) -> bool:
     """The tail is about what is forgotten ("..., I gave it by mistake"), or says
     nothing of its own: no subject, nothing said, a pronoun or a word of a target."""
-    named = frozenset().union(*(w for t in targets for w in t.words))
+    # the words of "the old one" name the value that replaces it ("my new number is ...")
+    named = frozenset().union(*(w for t in targets if not t.former for w in t.words))
     subjects = [t for t in rest if t.dep_ in ("nsubj", "nsubjpass") and t.head in rest]
     said = any(t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ == "ADJ" and t.dep_ == "acomp")
                for t in rest if t.dep_ not in ("nsubj", "nsubjpass"))
@@ -1573,6 +1879,47 @@ def _request_end(sent: Span, verb: Token, targets: Sequence[ForgetTarget]) -> in
     if any(_request_in_tokens(t) for t in rest):
         return sent.end_char  # the tail asks too ("..., please don't keep it either")
     return rest[0].idx
+
+
+def _kept_left(sent: Span, verb: Token, targets: Sequence[ForgetTarget]
+               ) -> list[tuple[int, int]]:
+    """The statements before a request that names its target, in the request's sentence,
+    that say something else ("My PIN is 4821, my cat is called Tom, forget the PIN": the
+    cat): each stays a fact. A statement naming a target is cut with the request, and so
+    is what says nothing of its own ("Oh, and", "hmm on second thought")."""
+    named = frozenset().union(*(w for t in targets for w in t.words), *(t.related
+                                                                        for t in targets))
+    # by stem too: "my therapist says ..." says of "the therapy stuff"
+    stems = {w[:6] for w in named if len(w) >= 5}
+    own = _request_words(verb)
+    out: list[tuple[int, int]] = []
+    chunk: list[Token] = []
+    for tok in [*(t for t in sent if t.i < verb.i), None]:
+        if tok is not None and not tok.is_punct and tok.dep_ != "cc":
+            chunk.append(tok)
+            continue
+        words = [t for t in chunk if t.i not in own]
+        subjects = [t for t in words if t.dep_ in ("nsubj", "nsubjpass")]
+        # a subject that refers back ("it's 4821") says of what went before: cut with it
+        if words and words == chunk and _content(words) and subjects \
+                and not any(t.lower_ in _PEOPLE_PRONOUNS for t in subjects) \
+                and not any(t.lower_ in named or t.lemma_.lower() in named
+                            or (len(t.lower_) >= 5 and t.lower_[:6] in stems) for t in words):
+            out.append((words[0].idx, words[-1].idx + len(words[-1].text)))
+        chunk = []
+    return out
+
+
+def _without(start: int, end: int, kept: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``start``-``end`` without the ``kept`` spans inside it (the pieces left)."""
+    out, at = [], start
+    for a, b in sorted(kept):
+        if a > at:
+            out.append((at, a))
+        at = max(at, b)
+    if at < end:
+        out.append((at, end))
+    return out
 
 
 def _request_in_tokens(tok: Token) -> bool:
@@ -1597,12 +1944,16 @@ class _Gathered:
         """Gather one sentence's request."""
         verb, targets, back, everything, along = found
         # "My locker code is 4471, delete that": what it deletes was just said
-        self.alone = self.alone and along and _earlier(doc, sent, verb) is None
+        # ("shouldn't have said that, delete it": a regret beside it asks with it)
+        self.alone = self.alone and along and _earlier(doc, sent, verb) is None \
+            and not any(_regrets_saying(t) for t in sent if t.i < verb.i)
         start = sent.start_char
         end = _request_end(sent, verb, targets) if not back else sent.end_char
-        self.spans.append((start, end))
+        pieces = _without(start, end, _kept_left(sent, verb, targets) if targets and not back
+                          else [])
+        self.spans += pieces
         if targets:
-            self.named.append((start, end))
+            self.named += pieces
         self.targets += targets
         self.everything = self.everything or everything
         if back and not self.back:
@@ -1617,6 +1968,10 @@ class _Gathered:
         refers = _earlier(doc, sent, verb)
         if refers is not None and any(a < refers[1] and refers[0] < b for a, b in self.named):
             return
+        obj = _object(verb)[0]
+        if refers is not None and obj is not None and _last_said(obj):
+            # "..., and my doctor thinks X. Forget that last part": that clause only
+            refers = _last_clause(doc, refers)
         self.bare = self.bare and not targets and _bare(sent, verb)
         self.back = True
         self.earlier = refers
@@ -1639,7 +1994,31 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
         found = _request_in(sent)
         if found is not None:
             gathered.add(doc, sent, found)
+    if gathered.spans and gathered.back and not gathered.targets:
+        _clarified(doc, gathered)
     return gathered.request()
+
+
+def _clarified(doc: Doc, gathered: _Gathered) -> None:
+    """"Forget it, I mean the ex thing": the speaker says what "it" was; that is the
+    target, and no turn is referred back to."""
+    for tok in doc:
+        if tok.lemma_.lower() != "mean" or not any(
+                c.dep_ == "nsubj" and c.lower_ == "i" for c in tok.children):
+            continue
+        meant = next((c for c in tok.children if c.dep_ in ("dobj", "obj")), None)
+        if meant is None:  # "I mean the ex thing", however the parser hung "thing"
+            meant = next((t for t in doc[tok.i + 1:tok.sent.end] if t.pos_ in ("NOUN", "PROPN")
+                          and t.dep_ not in ("compound", "amod", "poss", "nmod")), None)
+        targets = _targets(meant) if meant is not None else []
+        if targets:
+            first = min(tok.left_edge.i, meant.left_edge.i)  # type: ignore[union-attr]
+            last = max(tok.right_edge.i, meant.right_edge.i)  # type: ignore[union-attr]
+            gathered.spans.append((doc[first].idx, doc[last].idx + len(doc[last].text)))
+            gathered.targets += targets
+            gathered.back, gathered.earlier, gathered.bare = False, None, False
+            gathered.alone = False  # "Delete that. I mean my address": it asks
+            return
 
 
 def in_turn(request: ForgetRequest, original: Callable[[int], int]) -> ForgetRequest:

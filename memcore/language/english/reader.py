@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
+from memcore.language.english.contacts import PHONE_MODIFIERS, qualifier
 from memcore.language.english.numbers import age_value
 from memcore.language.english.places import is_place_name
 
@@ -408,6 +409,16 @@ def is_job(lemma: str) -> bool:
 
 
 def noun_attribute(noun: Token) -> str | None:
+    """The frame attribute of "<subject>'s <noun> is <value>"; a contact qualified as
+    :mod:`.contacts` qualifies it ("home number": ``contact:phone:home``), so the two
+    readings of one sentence agree and a home number never retires the mobile."""
+    attribute = _unqualified_attribute(noun)
+    if attribute in ("contact:phone", "contact:email") and qualifier(noun):
+        return f"{attribute}:{qualifier(noun)}"
+    return attribute
+
+
+def _unqualified_attribute(noun: Token) -> str | None:
     lemma = noun.lemma_.lower()
     mods = {c.lemma_.lower() for c in noun.children if c.dep_ in ("amod", "compound")}
     if mods & T.FAVOURITE:
@@ -416,6 +427,8 @@ def noun_attribute(noun: Token) -> str | None:
         for mod in mods:
             if mod in T.CONTACT_COMPOUNDS:
                 return T.CONTACT_COMPOUNDS[mod]
+    if lemma == "number" and mods - PHONE_MODIFIERS:
+        return None  # "my lucky number", "my shoe number": no phone (as contacts.py reads it)
     if lemma == "language" and not mods & {"main", "primary", "first", "native"}:
         return "speaks"
     return T.NOUN_FRAMES.get(lemma)

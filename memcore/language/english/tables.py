@@ -74,7 +74,7 @@ INSTRUCTION_THINGS: dict[str, str] = {"explanation": "answer", "reply": "answer"
 # A contact noun names which contact by its compound ("e-mail address", "home address").
 CONTACT_COMPOUNDS: dict[str, str] = {"email": "contact:email", "e-mail": "contact:email",
                                      "mail": "contact:email", "phone": "contact:phone",
-                                     "mobile": "contact:phone"}
+                                     "mobile": "contact:phone", "landline": "contact:phone"}
 # Modifiers that make a noun a favourite ("favourite colour") or the main one.
 FAVOURITE = frozenset({"favourite", "favorite", "fave", "fav"})
 
@@ -202,5 +202,6 @@ CHAT_WORDS: dict[str, str] = {
     "goin": "going", "doin": "doing", "nothin": "nothing", "somethin": "something",
     "abt": "about", "smth": "something", "sth": "something", "cuz": "because",
     "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
-    "imo": "in my opinion", "bout": "about",
+    "imo": "in my opinion", "bout": "about", "hav": "have", "tht": "that",
+    "shud": "should", "wud": "would",
 }
