@@ -12,7 +12,7 @@ an existing id and ``reinforce`` with a known source change nothing.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -119,11 +119,9 @@ def _with_frame(fact: ExtractedFact, reading: Reading) -> ExtractedFact:
     return fact
 
 
-def _as_read(fact: ExtractedFact, reading: Reading, when: Mapping[str, datetime]
-             ) -> ExtractedFact:
+def _as_read(fact: ExtractedFact, reading: Reading) -> ExtractedFact:
     """A rule-extracted fact as the pack read it: its verbs made to agree ("Richard is
-    74 and live ..." -> "... lives ..."), a passing feeling a candidate, its frame, and a
-    passing event history from its moment on."""
+    74 and live ..." -> "... lives ..."), a passing feeling a candidate, its frame."""
     if reading.agreed:
         fact = fact.model_copy(update={"text": reading.agreed})
     if reading.vague and fact.frame is None and reading.frame is None:
@@ -131,14 +129,7 @@ def _as_read(fact: ExtractedFact, reading: Reading, when: Mapping[str, datetime]
         # (docs/design.md, Support and confidence): unless said again, it goes.
         fact = fact.model_copy(update={"explicit": False,
                                        "importance": min(fact.importance, 3)})
-    fact = _with_frame(fact, reading)
-    if reading.passing and fact.frame is None and fact.kind is Kind.KNOWLEDGE \
-            and fact.valid_until is None and fact.source in when:
-        # "Dan cried in the car": history from its moment on, not a current fact. (A
-        # dated one is left as it is: "ran the half marathon on 11 April" is a milestone
-        # people keep in a profile.)
-        fact = fact.model_copy(update={"kind": Kind.EVENT, "valid_until": when[fact.source]})
-    return fact
+    return _with_frame(fact, reading)
 
 
 def _changes_value(new: Frame | None, old: Frame | None) -> bool:
@@ -358,7 +349,7 @@ class IngestPipeline:
         self.language.prepare(  # one parse call for the turns and their facts
             [ep.text for ep in trusted if ep.role is Role.USER]
             if self._rule_extraction else [], [f.text for f in extracted])
-        facts = self._framed(extracted, report, {ep.id: ep.timestamp for ep in trusted})
+        facts = self._framed(extracted, report)
         if self._rule_extraction:
             facts = self._with_statements(trusted, facts, batch=episodes)
         return facts
@@ -548,8 +539,7 @@ class IngestPipeline:
                 out[episode.id] = older
         return out
 
-    def _framed(self, facts: list[ExtractedFact], report: IngestReport,
-                when: Mapping[str, datetime]) -> list[ExtractedFact]:
+    def _framed(self, facts: list[ExtractedFact], report: IngestReport) -> list[ExtractedFact]:
         """``facts`` with their frames, read by the language pack in one batch (a fact
         that came with a frame keeps it). The rule extractor's facts that are no
         well-formed sentence ("Richard cannots think ...") are dropped and counted
@@ -568,7 +558,7 @@ class IngestPipeline:
             elif reading.problem is not None:
                 report.garbled += 1
             else:
-                out.append(_as_read(fact, reading, when))
+                out.append(_as_read(fact, reading))
         return out
 
     def _decide_and_apply(self, namespace: str, facts: list[ExtractedFact],

@@ -16,4 +16,3 @@ class Reading(NamedTuple):
     correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
     vague: bool = False  # says only a passing feeling, or of something only a pronoun names
     agreed: str | None = None  # the text with its verbs made to agree (None: they do)
-    passing: bool = False  # reports a passing event: history, not a current fact

@@ -7,7 +7,6 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from memcore.adapters import Models, build_models
-from memcore.client.client import Client
 from memcore.consolidate.passes import run_pass
 from memcore.core.config import Settings
 from memcore.core.frames import FramedRow, conflict, overrules_text, retires, supersessions
@@ -864,35 +863,6 @@ def test_the_write_path_reads_a_pronoun_with_the_previous_user_turn(redis_url: s
     pipeline.ingest("pr", [_ep("pr", 2, Role.USER, "He starts at Leeds Uni in September.")])
     texts = [m.text for m in store.records.iter_memories("pr")]
     assert any(t.startswith("Tariq starts at Leeds Uni") for t in texts), texts
-
-
-@pytest.mark.parametrize(("text", "passing"), [
-    ("Ola sobbed at the bus stop.", True),
-    ("Ola has burnt the toast again this morning.", True),
-    ("Ola bought a flat in Hove.", False),  # owns it now
-    ("Ola grew up in Cork.", False),  # a life's lasting story
-    ("Ola studied physics at Durham.", False),
-    ("Ola swam every Tuesday.", False),  # a habit
-    ("Ola didn't cry.", False),  # a negation
-    ("Ola cut down to two coffees a day.", False),  # a change that lasts
-    ("The scan showed a small cyst.", False),  # what a report said is the fact
-    ("Decision made: Ola is moving to Leeds.", False),  # a state now
-])
-def test_a_passing_event_is_read_from_the_parse(text: str, passing: bool) -> None:
-    assert language_pack().read([text])[0].passing is passing
-
-
-def test_a_passing_event_is_history_found_by_search_not_a_profile_fact(redis_url: str
-                                                                       ) -> None:
-    pipeline, store, _settings, _models = _stack(redis_url)
-    for i, text in enumerate(["I sobbed at the bus stop.", "I live in Hove."]):
-        pipeline.ingest("ev", [_turn("ev", i, text, speaker="Ola")])
-    event = next(m for m in store.records.iter_memories("ev") if "sobbed" in m.text)
-    assert event.kind is Kind.EVENT and event.valid_until == T0
-    client = Client(redis_url)
-    now = T0 + timedelta(days=30)
-    assert [m.text for m in client.profile("ev", now=now)] == ["Ola lives in Hove."]
-    assert any("sobbed" in h.memory.text for h in client.search("ev", "bus stop", k=5))
 
 
 @pytest.mark.parametrize(("text", "expected"), [

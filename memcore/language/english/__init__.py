@@ -30,7 +30,6 @@ from memcore.language.english.forget import (
 )
 from memcore.language.english.grammar import agreed, problem
 from memcore.language.english.instructions import instructions
-from memcore.language.english.moments import passing_event
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.referents import PRONOUNS, mentions, opening_subject
@@ -154,7 +153,7 @@ class EnglishPack:
                               single=is_single_valued(attribute), event=event)
             fixed = agreed(doc)
             out.append(Reading(frame, problem(doc, agreement=False), correction(doc),
-                               vague(doc), fixed, frame is None and passing_event(doc)))
+                               vague(doc), fixed))
         return out
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]
