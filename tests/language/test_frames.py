@@ -959,3 +959,23 @@ def test_an_imperative_reply_is_a_request_not_an_answer(redis_url: str) -> None:
                                       "please send the invoices as PDFs")])
     assert found == [None]
     assert language_pack().answers([("Ola", "What do you drive?", "a 2015 Golf")]) != [None]
+
+
+def test_a_framed_fact_is_never_merged_into_a_sentence_that_mentions_it(redis_url: str
+                                                                         ) -> None:
+    """"Ola's son is Tariq" stays its own fact beside "Ola has decided to move to Leeds to
+    be nearer her son Tariq": merged, the relation would go when the plan does."""
+    pipeline, store, settings, models = _stack(redis_url)
+    for i, text in enumerate(["Good morning. I live in Ripon.",
+                              "We have decided to move to Leeds to be nearer our son Tariq."]):
+        pipeline.ingest("mg", [_turn("mg", i, text, speaker="Ola")])
+    run_pass(store, "mg", settings.consolidation, models.merger, now=T0 + timedelta(days=20))
+    live = {m.text: m.frame for m in store.records.iter_memories("mg") if m.live}
+    son = live.get("Ola's son is Tariq.")
+    assert son is not None and (son.attribute, son.value) == ("relation:son", "tariq"), live
+    assert "Ola has decided to move to Leeds to be nearer Ola's son Tariq." in live, live
+
+
+def test_residing_is_living() -> None:
+    frame = language_pack().frames(["Ola resides in Ripon with her sister."])[0]
+    assert frame is not None and (frame.attribute, frame.value) == ("residence", "ripon")

@@ -11,6 +11,7 @@ VERB_FRAMES: dict[tuple[str, str], str] = {
     ("live", "in"): "residence", ("live", "at"): "residence",
     ("move", "to"): "residence", ("relocate", "to"): "residence",
     ("settle", "in"): "residence", ("base", "in"): "residence",
+    ("reside", "in"): "residence", ("reside", "at"): "residence",
     ("work", "at"): "employer", ("work", "for"): "employer", ("work", "with"): "employer",
     ("employ", "by"): "employer", ("join", ""): "employer", ("hire", "by"): "employer",
     ("hire", "at"): "employer", ("teach", "at"): "employer", ("nurse", "at"): "employer",
