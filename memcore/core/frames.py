@@ -35,8 +35,9 @@ SINGLE_VALUED = frozenset({
 })
 # A favourite is single-valued per category ("favorite:colour"); an instruction per thing
 # it is about ("instruction:example"): the latest one about examples governs them; a
-# qualified contact per qualifier ("contact:email:work").
-SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:", "contact:")
+# qualified contact per qualifier ("contact:email:work"); a medicine's dose per medicine
+# ("dose:amlodipine").
+SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:", "contact:", "dose:")
 MAX_RETIRED_BY_ONE = 3
 
 

@@ -979,3 +979,22 @@ def test_a_framed_fact_is_never_merged_into_a_sentence_that_mentions_it(redis_ur
 def test_residing_is_living() -> None:
     frame = language_pack().frames(["Ola resides in Ripon with her sister."])[0]
     assert frame is not None and (frame.attribute, frame.value) == ("residence", "ripon")
+
+
+@pytest.mark.parametrize(("text", "frame"), [
+    ("Ola takes 40mg of omeprazole each night.", ("ola", "dose:omeprazole", "40mg")),
+    ("Ola's GP has lowered the sertraline to 50mg.", ("ola", "dose:sertraline", "50mg")),
+    ("Ola is on 1000mg of metformin now.", ("ola", "dose:metformin", "1000mg")),
+    ("Ola takes two paracetamol.", ("ola", "takes", "paracetamol")),  # no dose
+    ("Ola increased the font to 14pt.", None),  # no medicine
+])
+def test_a_medicines_dose_is_read(text: str, frame: tuple[str, str, str] | None) -> None:
+    read = language_pack().frames([text])[0]
+    assert (None if read is None else (read.subject, read.attribute, read.value)) == frame
+
+
+def test_a_new_dose_retires_the_old_one_of_that_medicine_only() -> None:
+    old = FramedRow("o", _f("dose:sertraline", "100mg"), 1.0, "s")
+    other = FramedRow("x", _f("dose:omeprazole", "40mg"), 1.0, "s")
+    new = FramedRow("n", _f("dose:sertraline", "50mg"), 2.0, "s")
+    assert [o for o, _, _ in supersessions([old, other, new])[0]] == ["o"]

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from memcore.language.english import tables as T
 from memcore.language.english.contacts import PHONE_MODIFIERS, qualifier
+from memcore.language.english.doses import dose, patient
 from memcore.language.english.numbers import age_value
 from memcore.language.english.places import is_place_name
 
@@ -555,6 +556,10 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
         return None
     lemma = root.lemma_.lower()
     negated = _negated(root)
+    medicine = dose(root)
+    if medicine is not None and (who := patient(subject, possessed, root)):
+        # "takes 5mg of amlodipine", "the consultant increased the amlodipine to 10mg"
+        return who, f"dose:{medicine[0]}", medicine[1], -1 if negated else 1, ""
     copula = lemma == "be" or root.pos_ == "AUX"
     if possessed is not None and not copula and lemma not in T.HEALED_VERBS:
         # "my sister lives in Leeds": about the sister, not the speaker
