@@ -206,3 +206,48 @@ def test_chat_spellings_are_written_out(said: str, stored: str) -> None:
 ])
 def test_a_tag_for_the_listener_is_left_out(said: str, stored: str) -> None:
     assert any(stored in text for text in texts(said)), texts(said)
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    # a fronted time or place stays with the clause it opens, and the "it" after the
+    # clause's own object is that object, not something said before
+    ("Two Sundays ago, I ran a half marathon in Bristol and it was brutal.",
+     ["Two Sundays ago, Ann ran a half marathon in Bristol and it was brutal."]),
+    ("After the storm, we repainted the shed and it looks new.",
+     ["After the storm, Ann repainted the shed and it looks new."]),
+    # a clause that leans on the one before still does
+    ("I bought new boots, I love them.", ["Ann bought new boots."]),
+    # an opening that is no adverbial is not joined to the claim after it
+    ("Cheers, I'll try the night feed.", ["Ann will try the night feed."]),
+])
+def test_a_fronted_adverbial_opens_its_clause(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("I finally tried the ramen place you mentioned.",
+     ["Ann finally tried the ramen place you mentioned."]),
+    ("I'm a night owl, just like you.", ["Ann is a night owl, just like you."]),
+    ("Been reading the biography you lent me.",
+     ["Ann has been reading the biography you lent Ann."]),
+    # about the listener, or asking them: no fact
+    ("I think you should rest more.", []),
+    ("You're going to love Lisbon.", []),
+    ("I loved your speech at the wedding.", []),
+    ("Any script you write for me should use tabs.", []),
+])
+def test_the_listener_named_in_an_aside(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("It was a glassblowing class where beginners shaped vases from molten sand.",
+     ["It was a glassblowing class where beginners shaped vases from molten sand."]),
+    ("That ferry ride to Skye was unforgettable.",
+     ["That ferry ride to Skye was unforgettable."]),
+    ("It was amazing.", []),
+    ("They loved it.", []),
+    ("That's so kind.", []),
+])
+def test_a_pronoun_opening_that_still_names_things(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored

@@ -65,3 +65,16 @@ def _a_mood(root: Token, subject: Token) -> bool:
         return True
     # "Sophie is thrilled" (parsed as a passive)
     return root.lower_ in MOODS and any(c.lemma_ == "be" for c in root.children)
+
+
+_THINGS_NAMED = 3  # nouns a clause opening with a pronoun names to say something of its own
+
+
+def names_things(doc: Doc) -> bool:
+    """Does a sentence that opens with "it", "they", "that" ... still name what it is
+    about? Its opening word determines a noun ("That roadtrip was insane": no pronoun at
+    all), or it names at least three things ("It was a transgender poetry reading where
+    people shared their stories"), where "It was great" or "They loved it" names none."""
+    if len(doc) and doc[0].dep_ == "det" and doc[0].head.pos_ in ("NOUN", "PROPN"):
+        return True
+    return sum(1 for t in doc if _content(t)) >= _THINGS_NAMED
