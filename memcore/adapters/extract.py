@@ -468,7 +468,7 @@ def _with_fronted(pieces: list[str]) -> list[str]:
 # How a fronted adverbial of time or place opens ("Last Friday", "In 2022", "Back in
 # May", "Two weeks ago"); "Cheers", "Bit terrified", "Random" open no adverbial.
 _ADVERBIAL_START = re.compile(
-    r"^(?:in|on|at|during|after|before|since|over|around|by|last|this|next|earlier|later|"
+    r"^(?:(?:especially|even|right|just|only|mostly|ever)\s+)?(?:in|on|at|during|after|before|since|over|around|by|last|this|next|earlier|later|"
     r"yesterday|today|tonight|tomorrow|recently|lately|once|every|each|a few|a couple|"
     r"a week|a month|a year|\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
     r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"

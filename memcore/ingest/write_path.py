@@ -75,6 +75,7 @@ class IngestReport:
     embedding_calls: int = 0
     decision_facts: int = 0
     garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
+    bare: int = 0  # rule-extracted facts dropped as naming fewer than two things
     memory_ids: list[str] = field(default_factory=list)
     forgotten: list[dict[str, object]] = field(default_factory=list)  # forget requests
     erased_turns: int = 0  # turns left out: erased after they were accepted
@@ -536,6 +537,12 @@ class IngestPipeline:
             if drop and reading.problem is not None:
                 report.garbled += 1
                 continue
+            if drop and reading.bare and fact.frame is None and reading.frame is None \
+                    and fact.relation is None and not is_correction(fact.text):
+                # "Caroline is so grateful", "Jon is gonna make it": names nothing to
+                # find it by; stored, it only costs words (docs/design.md, Bare facts)
+                report.bare += 1
+                continue
             if drop and reading.agreed:  # "Richard is 74 and live ..." -> "... and lives ..."
                 fact = fact.model_copy(update={"text": reading.agreed})
             if drop and reading.vague and fact.frame is None and reading.frame is None:
@@ -947,6 +954,7 @@ class IngestPipeline:
             "turns": report.new_episodes, "facts": report.facts,
             "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
             "decision_facts": report.decision_facts, "facts_garbled": report.garbled,
+            "facts_bare": report.bare,
         }
         for op, n in report.decisions.items():
             counts[f"decisions.{op}"] = n

@@ -17,3 +17,4 @@ class Reading(NamedTuple):
     vague: bool = False  # says only a passing feeling, or of something only a pronoun names
     agreed: str | None = None  # the text with its verbs made to agree (None: they do)
     passing: bool = False  # reports a passing event: history, not a current fact
+    bare: bool = False  # names fewer than two things: nothing to find or tell it by

@@ -903,3 +903,28 @@ def test_a_passing_event_is_history_found_by_search_not_a_profile_fact(redis_url
     now = T0 + timedelta(days=30)
     assert [m.text for m in client.profile("ev", now=now)] == ["Ola lives in Hove."]
     assert any("sobbed" in h.memory.text for h in client.search("ev", "bus stop", k=5))
+
+
+@pytest.mark.parametrize(("text", "is_bare"), [
+    ("Ola is so relieved.", True), ("Pat is coping.", True), ("Tom is super thankful.", True),
+    # two things named, or enough said of one (whatever the tagger makes of it)
+    ("Ola plays the oboe.", False), ("Ola is 41.", False),
+    ("Ola is allergic to shellfish.", False),
+    ("The film is about grief and learning to forgive your parents.", False),
+    # a negation or an end may retire another fact
+    ("Ola is not vegetarian any more.", False),
+])
+def test_a_fact_that_names_too_little_is_bare(text: str, is_bare: bool) -> None:
+    assert language_pack().read([text])[0].bare is is_bare
+
+
+def test_the_write_path_drops_a_bare_fact_but_keeps_its_turns_statements(redis_url: str
+                                                                         ) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("bf", [_turn("bf", 0, "I'm so relieved. I'm vegan. I play the oboe.",
+                                 speaker="Ola")])
+    texts = sorted(m.text for m in store.records.iter_memories("bf"))
+    assert texts == ["Ola is vegan.", "Ola plays the oboe."]
+    assert store.coordination.counters("bf")["facts_bare"] == 1

@@ -78,3 +78,37 @@ def names_things(doc: Doc) -> bool:
     if len(doc) and doc[0].dep_ == "det" and doc[0].head.pos_ in ("NOUN", "PROPN"):
         return True
     return sum(1 for t in doc if _content(t)) >= _THINGS_NAMED
+
+
+_BARE_BELOW = 2  # things a fact names to be found and told apart by them
+_WORDS_BELOW = 3  # ... or content words it says of them
+_INTENSIFIERS = frozenset({"so", "super", "really", "very", "totally", "pretty", "just",
+                           "too", "all", "even", "always", "gonna", "wanna", "na"})
+_ENDING = frozenset({"never", "longer", "anymore", "quit", "stopped", "over", "done",
+                     "finished", "ended"})
+_NAMING_DEPS = frozenset({"dobj", "pobj", "xcomp", "nsubj", "attr", "conj"})
+
+
+def _a_thing(tok: Token) -> bool:
+    """A noun, name or number, or an activity named by its "-ing" form ("likes rowing",
+    "took up knitting")."""
+    return _content(tok) or (tok.tag_ == "VBG" and tok.dep_ in _NAMING_DEPS)
+
+
+def _a_word_of_content(tok: Token) -> bool:
+    """Any word but a stop word or an intensifier, whatever its tag (the small tagger
+    reads "allergic to shellfish" with a verb)."""
+    return (tok.is_alpha or tok.like_num) and not tok.is_stop \
+        and tok.lower_ not in _INTENSIFIERS
+
+
+def bare(doc: Doc) -> bool:
+    """Does the fact name fewer than two things (nouns, names, numbers, activities) and
+    say fewer than three content words ("Caroline is so grateful", "Jon is gonna make
+    it")? Such a fact says how someone felt or what they hoped, nothing it could be
+    found by or told from another fact by. A negation or an end may end another fact
+    ("Sam is not vegetarian any more"): never bare."""
+    if any(t.dep_ == "neg" or t.lower_ in _ENDING for t in doc):
+        return False
+    return (sum(1 for t in doc if _a_thing(t)) < _BARE_BELOW
+            and len({t.lower_ for t in doc if _a_word_of_content(t)}) < _WORDS_BELOW)
