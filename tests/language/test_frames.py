@@ -449,6 +449,10 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("Lisbon, 28 degrees, heaven.", []),
     ("Grandad, 90 on Sunday!", []),
     ("Jade, the kids say hello", []),
+    # A reaction addressed to someone, whose noun only ends like a job, is no introduction.
+    ("Fair pointer, Bertie!", []), ("I fully agree, Rosalind.", []),
+    ("welder, 51, Zagreb", ["Jade works as a welder.", "Jade is 51 years old.",
+                            "Jade lives in Zagreb."]),
     # The unit one works in is no employer ("lead designer for the booking platform").
     ("I'm lead designer for the booking platform at Ryanair.",
      ["Jade works as a lead designer.", "Jade works on the booking platform.",
