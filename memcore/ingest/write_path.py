@@ -75,7 +75,7 @@ class IngestReport:
     embedding_calls: int = 0
     decision_facts: int = 0
     garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
-    bare: int = 0  # rule-extracted facts dropped as naming fewer than two things
+    bare: int = 0  # rule-extracted facts dropped as bare or general remarks (Reading)
     memory_ids: list[str] = field(default_factory=list)
     forgotten: list[dict[str, object]] = field(default_factory=list)  # forget requests
     erased_turns: int = 0  # turns left out: erased after they were accepted
@@ -537,10 +537,12 @@ class IngestPipeline:
             if drop and reading.problem is not None:
                 report.garbled += 1
                 continue
-            if drop and reading.bare and fact.frame is None and reading.frame is None \
-                    and fact.relation is None and not is_correction(fact.text):
-                # "Caroline is so grateful", "Jon is gonna make it": names nothing to
-                # find it by; stored, it only costs words (docs/design.md, Bare facts)
+            if drop and (reading.bare or reading.general) and fact.frame is None \
+                    and reading.frame is None and fact.relation is None \
+                    and not is_correction(fact.text):
+                # "Caroline is so grateful" names nothing to find it by, "Staying
+                # positive is key" is about no one: stored, they only cost words
+                # (docs/design.md, Bare facts and general remarks)
                 report.bare += 1
                 continue
             if drop and reading.agreed:  # "Richard is 74 and live ..." -> "... and lives ..."

@@ -18,3 +18,4 @@ class Reading(NamedTuple):
     agreed: str | None = None  # the text with its verbs made to agree (None: they do)
     passing: bool = False  # reports a passing event: history, not a current fact
     bare: bool = False  # names fewer than two things: nothing to find or tell it by
+    general: bool = False  # a general remark about no one ("Staying positive is key")

@@ -922,13 +922,25 @@ def test_a_fact_that_names_too_little_is_bare(text: str, is_bare: bool) -> None:
     assert language_pack().read([text])[0].bare is is_bare
 
 
+@pytest.mark.parametrize(("text", "is_general"), [
+    ("Keeping a diary is good for the soul.", True), ("Winters can be brutal.", True),
+    ("Teenagers are surprisingly funny.", True),
+    # someone's, someone named, a number, or what has been
+    ("Ola's garden is huge.", False), ("The choir meets on Mondays.", False),
+    ("Ola keeps a diary.", False), ("Rent is 900 a month.", False),
+    ("Finding a flat has been exhausting.", False),
+])
+def test_a_general_remark_about_no_one(text: str, is_general: bool) -> None:
+    assert language_pack().read([text])[0].general is is_general
+
+
 def test_the_write_path_drops_a_bare_fact_but_keeps_its_turns_statements(redis_url: str
                                                                          ) -> None:
     settings = Settings(redis_url=redis_url, openai_api_key=None)
     store = MemoryStore.from_url(redis_url)
     pipeline = IngestPipeline(store, build_models(settings), settings)
-    pipeline.ingest("bf", [_turn("bf", 0, "I'm so relieved. I'm vegan. I play the oboe.",
-                                 speaker="Ola")])
+    pipeline.ingest("bf", [_turn("bf", 0, "I'm so relieved. I'm vegan. I play the oboe. "
+                                 "Keeping a diary is good for the soul.", speaker="Ola")])
     texts = sorted(m.text for m in store.records.iter_memories("bf"))
     assert texts == ["Ola is vegan.", "Ola plays the oboe."]
-    assert store.coordination.counters("bf")["facts_bare"] == 1
+    assert store.coordination.counters("bf")["facts_bare"] == 2

@@ -43,7 +43,7 @@ from memcore.language.english.statements import statements
 from memcore.language.english.text_rules import ENGLISH_TEXT
 from memcore.language.english.things import last_things
 from memcore.language.english.things import resolve as resolve_things
-from memcore.language.english.vague import bare, names_things, vague
+from memcore.language.english.vague import bare, general, names_things, vague
 from memcore.language.reading import Reading
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ class EnglishPack:
             fixed = agreed(doc)
             out.append(Reading(frame, problem(doc, agreement=False), correction(doc),
                                vague(doc), fixed, frame is None and passing_event(doc),
-                               bare(doc)))
+                               bare(doc), general(doc)))
         return out
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]

@@ -112,3 +112,41 @@ def bare(doc: Doc) -> bool:
         return False
     return (sum(1 for t in doc if _a_thing(t)) < _BARE_BELOW
             and len({t.lower_ for t in doc if _a_word_of_content(t)}) < _WORDS_BELOW)
+
+
+_PRESENT = frozenset({"VBZ", "VBP", "MD"})
+_PERSONS = frozenset({"i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his",
+                      "she", "her", "they", "them", "their"})
+
+
+def general(doc: Doc) -> bool:
+    """Is the fact a general remark, about no one and nothing in particular: a present
+    tense saying of an activity or a bare noun ("Staying positive is very important",
+    "Life sure can be a roller coaster", "Kids are amazingly resilient")? Not one that
+    names someone or a number, or says what has been ("Searching for a studio has been
+    tricky": someone's own search)."""
+    sents = list(doc.sents)
+    if len(sents) != 1 or any(t.pos_ in ("PROPN", "NUM") or t.lower_ in _PERSONS
+                              for t in doc):
+        return False
+    root = sents[0].root
+    tenses = [root.tag_, *(c.tag_ for c in root.children if c.dep_ in ("aux", "auxpass"))]
+    if not any(t in _PRESENT for t in tenses) or "VBN" in tenses[1:] or (
+            root.tag_ == "VBN" and any(c.lemma_ == "have" for c in root.children)):
+        return False
+    subject = next((c for c in root.children if c.dep_ in ("nsubj", "csubj")), None)
+    if subject is None:
+        return False
+    if subject.dep_ == "csubj" or subject.tag_ == "VBG":
+        return True  # "Taking risks is scary"
+    return subject.pos_ == "NOUN" and _common(subject) and not any(
+        c.dep_ in ("det", "poss", "nummod") for c in subject.children)
+
+
+_ABSTRACT = ("ness", "ity", "ion", "ment", "ance", "ence", "ship", "dom", "ism", "hood")
+
+
+def _common(noun: Token) -> bool:
+    """A noun surely common, not a name the small tagger read as one ("Ann runs
+    marathons"): plural, written in lower case, or abstract by its ending."""
+    return noun.tag_ == "NNS" or noun.text[:1].islower() or noun.lower_.endswith(_ABSTRACT)
