@@ -124,11 +124,14 @@ def general(doc: Doc) -> bool:
     tense saying of an activity or a bare noun ("Staying positive is very important",
     "Life sure can be a roller coaster", "Kids are amazingly resilient")? Not one that
     names someone or a number, or says what has been ("Searching for a studio has been
-    tricky": someone's own search)."""
+    tricky": someone's own search), nor one that names three things ("Sunflowers mean
+    warmth and happiness": what the speaker holds of them, which may be asked)."""
     sents = list(doc.sents)
     if len(sents) != 1 or any(t.pos_ in ("PROPN", "NUM") or t.lower_ in _PERSONS
                               for t in doc):
         return False
+    if names_things(doc):
+        return False  # "Sunflowers mean warmth and happiness": the speaker's view of them
     root = sents[0].root
     tenses = [root.tag_, *(c.tag_ for c in root.children if c.dep_ in ("aux", "auxpass"))]
     if not any(t in _PRESENT for t in tenses) or "VBN" in tenses[1:] or (
