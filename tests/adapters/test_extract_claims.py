@@ -251,3 +251,15 @@ def test_the_listener_named_in_an_aside(said: str, stored: list[str]) -> None:
 ])
 def test_a_pronoun_opening_that_still_names_things(said: str, stored: list[str]) -> None:
     assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("The pottery fair was really inspiring and I'm super keen to go back.",
+     ["The pottery fair was inspiring.", "Ann is keen to go back."]),
+    ("I totally loved the sea kayaking tour.", ["Ann loved the sea kayaking tour."]),
+    # a negated one, "so much", and "so" that is no degree word stay
+    ("I'm not really into opera.", ["Ann is not really into opera."]),
+    ("I had so much fun at the ceilidh.", ["Ann had so much fun at the ceilidh."]),
+])
+def test_a_fact_leaves_out_mere_intensifiers(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
