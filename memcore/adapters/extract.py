@@ -153,6 +153,10 @@ _SUBJECTLESS_PAST = re.compile(
 _BODY_PART_STATE = re.compile(r"^(?:wrist|back|knee|ankle|shoulder|neck|foot|leg|arm|hand|hip|"
                               r"elbow|head|throat|stomach|tooth|eye|finger|toe|ear)s? (?:is|are|"
                               r"feels?|has|have)\b", re.I)
+# "Been reading that book", "Been only to Rome once": a present perfect whose "I have"
+# chat left out (not "Been a long week", which has no subject to give).
+_SUBJECTLESS_PERFECT = re.compile(r"^been\s+(?=(?:(?:only|just|never|already|mostly|"
+                                  r"really|also)\s+)?(?:[a-z]+ing|to|in|at)\b)", re.I)
 _NEXT_GOAL = re.compile(r"^(?:next|new|main|big|my) goal\s*(?::|is)\s*(?:to\s+)?", re.I)
 _KIND_CUES: tuple[tuple[Kind, re.Pattern[str]], ...] = (
     (Kind.GOAL, re.compile(
@@ -444,6 +448,43 @@ def with_partner(sentence: str) -> str:
     return f"I {rest[:cut]} with {m.group('other')}{rest[cut:]}"
 
 
+_FRONTED_WORDS = 5  # "Last Friday", "Back in 2022", "After the show": no clause
+
+
+def _with_fronted(pieces: list[str]) -> list[str]:
+    """``pieces`` of a clause split with a fronted adverbial ("Last Friday, I went to a
+    workshop", "In 2022, we moved") joined back to the clause it opens: a short piece
+    without a verb of its own says when or where, not a claim (split off, the time was
+    lost and the clause read as leaning on the one before)."""
+    out: list[str] = []
+    for piece in pieces:
+        if out and len(out) == 1 and _fronted(out[0]):
+            out[0] = f"{out[0].strip()}, {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+# How a fronted adverbial of time or place opens ("Last Friday", "In 2022", "Back in
+# May", "Two weeks ago"); "Cheers", "Bit terrified", "Random" open no adverbial.
+_ADVERBIAL_START = re.compile(
+    r"^(?:(?:especially|even|right|just|only|mostly|ever)\s+)?(?:in|on|at|during|after|before|since|over|around|by|last|this|next|earlier|later|"
+    r"yesterday|today|tonight|tomorrow|recently|lately|once|every|each|a few|a couple|"
+    r"a week|a month|a year|\d+|one|two|three|four|five|six|seven|eight|nine|ten|"
+    r"monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"january|february|march|april|may|june|july|august|september|october|november|"
+    r"december)\b", re.I)
+
+
+def _fronted(piece: str) -> bool:
+    """Is ``piece`` a short adverbial of time or place ("Last Friday", "In 2022"),
+    without a first person or a verb of its own?"""
+    piece = piece.strip(" ,")
+    words = piece.split()
+    return (0 < len(words) <= _FRONTED_WORDS and bool(_ADVERBIAL_START.match(piece))
+            and not _FIRST_SUBJECT.search(piece) and not _is_clause(piece))
+
+
 def split_claims(sentence: str) -> list[str]:
     """One claim per clause: a compound sentence becomes one sentence per subject clause.
 
@@ -457,7 +498,7 @@ def split_claims(sentence: str) -> list[str]:
     asks = _REQUEST_SPLIT.split(sentence)
     # "I'm on a diet, so no desserts": what follows "so" is asked of the listener
     asks[1:] = [a if _PLEASE.search(a) else f"please {a}" for a in asks[1:]]
-    pieces = [c for part in asks for c in _CLAUSE_SPLIT.split(part)]
+    pieces = [c for part in asks for c in _with_fronted(_CLAUSE_SPLIT.split(part))]
     for clause in (c for piece in pieces for c in _contrast(piece)):
         if clauses and _leans_on_before(clause.strip(" ,")):
             clauses[-1] = _joined(clauses[-1], clause.strip(" ,"))
@@ -702,7 +743,9 @@ def _leans_back(claim: str) -> bool:
     need them")? Not one that opens with its own first-person statement and only mentions
     "there" in an aside after it ("I teach at St Anne's, been there eleven years")."""
     if _OWN_SUBJECT.match(claim):
-        head = claim.split(",", 1)[0]
+        # only the claim's own first clause: in "I went to a workshop and it was great"
+        # the "it" is the workshop it just named
+        head = _FIRST_CLAUSE_END.split(claim, maxsplit=1)[0]
         return bool(_ANAPHORA.search(head))
     return bool(_ANAPHORA.search(claim))
 
@@ -747,6 +790,8 @@ def _with_subject(sentence: str) -> str:
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if _GOTTA.match(sentence):  # "Gotta check the floor" -> "I have to check the floor"
         return _GOTTA.sub("I have to ", sentence, count=1)
+    if _SUBJECTLESS_PERFECT.match(sentence):
+        return f"I have {sentence[:1].lower()}{sentence[1:]}"
     if _SUBJECTLESS_PAST.match(sentence):
         return f"I {sentence[:1].lower()}{sentence[1:]}"
     if _BODY_PART_STATE.match(sentence):
@@ -754,6 +799,20 @@ def _with_subject(sentence: str) -> str:
     if _NEXT_GOAL.match(sentence):
         return "My goal is to " + _NEXT_GOAL.sub("", sentence)
     return sentence
+
+
+def _listener_aside(sentence: str) -> bool:
+    """The speaker's own statement that names the listener only in an aside ("I read the
+    book you recommended"): a fact about the speaker, not about the listener."""
+    pack = language_pack()
+    return isinstance(pack, EnglishPack) and pack.listener_asides([sentence])[0]
+
+
+def _names_things(sentence: str) -> bool:
+    """A sentence opening with a pronoun that still names what it says something of
+    ("It was a poetry reading where people shared their stories"): not vague."""
+    pack = language_pack()
+    return isinstance(pack, EnglishPack) and pack.name_things([sentence])[0]
 
 
 def _is_noise(sentence: str) -> bool:
@@ -764,10 +823,10 @@ def _is_noise(sentence: str) -> bool:
         return True
     if _ONE_OFF_TASK.match(sentence) and not _STANDING.search(sentence):
         return True
-    if _SECOND_PERSON.search(sentence):
+    if _SECOND_PERSON.search(sentence) and not _listener_aside(_with_subject(sentence)):
         return True
     if (_VAGUE_START.match(sentence) and not _FIRST_SUBJECT.search(sentence)
-            and not _CORRECTION.search(sentence)):
+            and not _CORRECTION.search(sentence) and not _names_things(sentence)):
         return True
     return len(sentence.split()) <= _REACTION_WORDS and bool(_REACTION.search(sentence))
 
@@ -953,8 +1012,27 @@ def _asserted(sentence: str, vouched: bool) -> bool:
     return vouched and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
 
 
+# Degree words that only stress what follows ("so powerful", "really enjoyed", "super
+# excited"): a fact says the same without them, in fewer stored words.
+_INTENSIFIER = re.compile(
+    r"(?<=[a-z] )(?:really|totally|truly|absolutely|definitely|super|so)\s+"
+    r"(?!(?:much|many|far|that|long|on|as|to|i|we|he|she|they|it|you|the|a|an|my|his|her|"
+    r"their|our|what|how|if|and|but|or|then|now|too|also|is|was|are|were|do|does|did|"
+    r"will|would|could|can)\b)(?=[a-z])")
+_NEGATED_BEFORE = re.compile(r"(?:\bnot|n't|\bnever)\s+$", re.I)
+
+
+def _without_intensifiers(text: str) -> str:
+    """``text`` without degree words that only stress an adjective or a verb; one after a
+    negation stays ("not really into jazz" is not "not into jazz")."""
+    return _INTENSIFIER.sub(
+        lambda m: m.group(0) if _NEGATED_BEFORE.search(text, 0, m.start()) else "", text)
+
+
 def _fact_text(text: str) -> str:
-    """A claim as a fact's text: one sentence ending in a full stop, bounded."""
+    """A claim as a fact's text: one sentence ending in a full stop, bounded, without
+    mere intensifiers."""
+    text = _without_intensifiers(text)
     if not text.endswith((".", "!")):
         text += "."
     return text.replace("!", ".")[:_MAX_FACT_CHARS]

@@ -76,6 +76,7 @@ class IngestReport:
     embedding_calls: int = 0
     decision_facts: int = 0
     garbled: int = 0  # rule-extracted facts dropped as no well-formed sentence
+    bare: int = 0  # rule-extracted facts dropped as bare or general remarks (Reading)
     memory_ids: list[str] = field(default_factory=list)
     forgotten: list[dict[str, object]] = field(default_factory=list)  # forget requests
     erased_turns: int = 0  # turns left out: erased after they were accepted
@@ -110,6 +111,13 @@ class IngestReport:
 
 
 _MORE_WORDS = 6  # a fact this much longer than a statement of its frame says more
+
+
+def _says_nothing_findable(fact: ExtractedFact, reading: Reading) -> bool:
+    """A rule-extracted fact with no frame, no change rule and no correction that names
+    fewer than two things or is about no one."""
+    return ((reading.bare or reading.general) and fact.frame is None and reading.frame is None
+            and fact.relation is None and not is_correction(fact.text))
 
 
 def _with_frame(fact: ExtractedFact, reading: Reading) -> ExtractedFact:
@@ -557,6 +565,11 @@ class IngestPipeline:
                                                    "explicit": True}))
             elif reading.problem is not None:
                 report.garbled += 1
+            elif _says_nothing_findable(fact, reading):
+                # "Caroline is so grateful" names nothing to find it by, "Staying positive
+                # is key" is about no one: stored, they only cost words (docs/design.md,
+                # Bare facts and general remarks)
+                report.bare += 1
             else:
                 out.append(_as_read(fact, reading))
         return out
@@ -957,6 +970,7 @@ class IngestPipeline:
             "turns": report.new_episodes, "facts": report.facts,
             "model_calls": report.model_calls, "embedding_calls": report.embedding_calls,
             "decision_facts": report.decision_facts, "facts_garbled": report.garbled,
+            "facts_bare": report.bare,
         }
         for op, n in report.decisions.items():
             counts[f"decisions.{op}"] = n

@@ -16,3 +16,5 @@ class Reading(NamedTuple):
     correction: str | None  # the correction it makes, as "It's X[, not Y]." (None: none)
     vague: bool = False  # says only a passing feeling, or of something only a pronoun names
     agreed: str | None = None  # the text with its verbs made to agree (None: they do)
+    bare: bool = False  # names fewer than two things: nothing to find or tell it by
+    general: bool = False  # a general remark about no one ("Staying positive is key")

@@ -206,3 +206,60 @@ def test_chat_spellings_are_written_out(said: str, stored: str) -> None:
 ])
 def test_a_tag_for_the_listener_is_left_out(said: str, stored: str) -> None:
     assert any(stored in text for text in texts(said)), texts(said)
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    # a fronted time or place stays with the clause it opens, and the "it" after the
+    # clause's own object is that object, not something said before
+    ("Two Sundays ago, I ran a half marathon in Bristol and it was brutal.",
+     ["Two Sundays ago, Ann ran a half marathon in Bristol and it was brutal."]),
+    ("After the storm, we repainted the shed and it looks new.",
+     ["After the storm, Ann repainted the shed and it looks new."]),
+    # a clause that leans on the one before still does
+    ("I bought new boots, I love them.", ["Ann bought new boots."]),
+    # an opening that is no adverbial is not joined to the claim after it
+    ("Cheers, I'll try the night feed.", ["Ann will try the night feed."]),
+])
+def test_a_fronted_adverbial_opens_its_clause(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("I finally tried the ramen place you mentioned.",
+     ["Ann finally tried the ramen place you mentioned."]),
+    ("I'm a night owl, just like you.", ["Ann is a night owl, just like you."]),
+    ("Been reading the biography you lent me.",
+     ["Ann has been reading the biography you lent Ann."]),
+    # about the listener, or asking them: no fact
+    ("I think you should rest more.", []),
+    ("You're going to love Lisbon.", []),
+    ("I loved your speech at the wedding.", []),
+    ("Any script you write for me should use tabs.", []),
+])
+def test_the_listener_named_in_an_aside(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("It was a glassblowing class where beginners shaped vases from molten sand.",
+     ["It was a glassblowing class where beginners shaped vases from molten sand."]),
+    ("That ferry ride to Skye was unforgettable.",
+     ["That ferry ride to Skye was unforgettable."]),
+    ("It was amazing.", []),
+    ("They loved it.", []),
+    ("That's so kind.", []),
+])
+def test_a_pronoun_opening_that_still_names_things(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
+@pytest.mark.parametrize(("said", "stored"), [
+    ("The pottery fair was really inspiring and I'm super keen to go back.",
+     ["The pottery fair was inspiring.", "Ann is keen to go back."]),
+    ("I totally loved the sea kayaking tour.", ["Ann loved the sea kayaking tour."]),
+    # a negated one, "so much", and "so" that is no degree word stay
+    ("I'm not really into opera.", ["Ann is not really into opera."]),
+    ("I had so much fun at the ceilidh.", ["Ann had so much fun at the ceilidh."]),
+])
+def test_a_fact_leaves_out_mere_intensifiers(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored

@@ -45,7 +45,8 @@ def test_shadow_decisions_count_agreement_with_the_rules(redis_url: str) -> None
     store = MemoryStore.from_url(redis_url)
     pipeline = IngestPipeline(store, build_models(settings), settings)
     pipeline.ingest("shadow", [turn(0, "I live in Paris and I love hiking in the Alps.")])
-    report = pipeline.ingest("shadow", [turn(1, "I really love hiking in the Alps.")])
+    # (not "I really love ...": without its intensifier that is an exact duplicate)
+    report = pipeline.ingest("shadow", [turn(1, "I love hiking in the Alps so much.")])
     # The offline decider against itself: every compared decision agrees.
     assert report.shadow == {"compared": 1, "NOOP.NOOP": 1, "agree": 1, "agree_target": 1}
     counters = store.coordination.counters("shadow")

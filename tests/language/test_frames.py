@@ -444,6 +444,10 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("Lisbon, 28 degrees, heaven.", []),
     ("Grandad, 90 on Sunday!", []),
     ("Jade, the kids say hello", []),
+    # A reaction addressed to someone, whose noun only ends like a job, is no introduction.
+    ("Fair pointer, Bertie!", []), ("I fully agree, Rosalind.", []),
+    ("welder, 51, Zagreb", ["Jade works as a welder.", "Jade is 51 years old.",
+                            "Jade lives in Zagreb."]),
     # The unit one works in is no employer ("lead designer for the booking platform").
     ("I'm lead designer for the booking platform at Ryanair.",
      ["Jade works as a lead designer.", "Jade works on the booking platform.",
@@ -998,3 +1002,41 @@ def test_a_new_dose_retires_the_old_one_of_that_medicine_only() -> None:
     other = FramedRow("x", _f("dose:omeprazole", "40mg"), 1.0, "s")
     new = FramedRow("n", _f("dose:sertraline", "50mg"), 2.0, "s")
     assert [o for o, _, _ in supersessions([old, other, new])[0]] == ["o"]
+
+
+@pytest.mark.parametrize(("text", "is_bare"), [
+    ("Ola is so relieved.", True), ("Pat is coping.", True), ("Tom is super thankful.", True),
+    ("Ola is freelancing these days.", False),  # how one works: a profile fact
+    # two things named, or enough said of one (whatever the tagger makes of it)
+    ("Ola plays the oboe.", False), ("Ola is 41.", False),
+    ("Ola is allergic to shellfish.", False),
+    ("The film is about grief and learning to forgive your parents.", False),
+    # a negation or an end may retire another fact
+    ("Ola is not vegetarian any more.", False),
+])
+def test_a_fact_that_names_too_little_is_bare(text: str, is_bare: bool) -> None:
+    assert language_pack().read([text])[0].bare is is_bare
+
+
+@pytest.mark.parametrize(("text", "is_general"), [
+    ("Keeping a diary is good for the soul.", True), ("Winters can be brutal.", True),
+    ("Teenagers are surprisingly funny.", True),
+    # someone's, someone named, a number, or what has been
+    ("Ola's garden is huge.", False), ("The choir meets on Mondays.", False),
+    ("Ola keeps a diary.", False), ("Rent is 900 a month.", False),
+    ("Finding a flat has been exhausting.", False),
+])
+def test_a_general_remark_about_no_one(text: str, is_general: bool) -> None:
+    assert language_pack().read([text])[0].general is is_general
+
+
+def test_the_write_path_drops_a_bare_fact_but_keeps_its_turns_statements(redis_url: str
+                                                                         ) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("bf", [_turn("bf", 0, "I'm so relieved. I'm vegan. I play the oboe. "
+                                 "Keeping a diary is good for the soul.", speaker="Ola")])
+    texts = sorted(m.text for m in store.records.iter_memories("bf"))
+    assert texts == ["Ola is vegan.", "Ola plays the oboe."]
+    assert store.coordination.counters("bf")["facts_bare"] == 2

@@ -30,6 +30,7 @@ from memcore.language.english.forget import (
 )
 from memcore.language.english.grammar import agreed, problem
 from memcore.language.english.instructions import instructions
+from memcore.language.english.listener import listener_aside
 from memcore.language.english.pipeline import load_pipeline
 from memcore.language.english.reader import read_frame
 from memcore.language.english.referents import PRONOUNS, mentions, opening_subject
@@ -42,7 +43,7 @@ from memcore.language.english.text_rules import ENGLISH_TEXT
 from memcore.language.english.things import last_things
 from memcore.language.english.things import resolve as resolve_things
 from memcore.language.english.updates import updated
-from memcore.language.english.vague import vague
+from memcore.language.english.vague import bare, general, names_things, vague
 from memcore.language.reading import Reading
 
 if TYPE_CHECKING:
@@ -132,6 +133,16 @@ class EnglishPack:
         """Per fact text, why it is not a well-formed sentence (None: it is)."""
         return [r.problem for r in self.read(texts)]
 
+    def listener_asides(self, texts: Sequence[str]) -> list[bool]:
+        """Per sentence, whether it speaks of the speaker and names the listener only in
+        an aside ("I've been reading the book you recommended"): :mod:`.listener`."""
+        return [listener_aside(doc) for doc in self.parse(texts)]
+
+    def name_things(self, texts: Sequence[str]) -> list[bool]:
+        """Per sentence opening with a pronoun ("it", "they", "that"), whether it still
+        names what it is about (:func:`.vague.names_things`)."""
+        return [names_things(doc) for doc in self.parse(texts)]
+
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
         """Per fact text, the correction it makes as "It's X[, not Y]." ("Sorry, Ann
         meant Thursday." -> "It's Thursday."), or None (:mod:`.corrections`)."""
@@ -153,7 +164,7 @@ class EnglishPack:
                               single=is_single_valued(attribute), event=event)
             fixed = agreed(doc)
             out.append(Reading(frame, problem(doc, agreement=False), correction(doc),
-                               vague(doc), fixed))
+                               vague(doc), fixed, bare(doc), general(doc)))
         return out
 
     def answers(self, pairs: Sequence[tuple[str, str, str]]

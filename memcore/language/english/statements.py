@@ -224,28 +224,33 @@ def _job_intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
             w.lower().strip("-") in T.PAST_JOB_WORDS for w in opener):
         return []
     job = " ".join(opener)
+    # A job guessed from its ending ("-er", "-ee") may be no job ("Nice reminder, Gina!",
+    # "I totally agree, Caroline."): then a capitalized word after it is whom the
+    # speaker addresses, and only a known place name says where they live.
+    guessed = opener[-1].lower() not in T.JOB_NOUNS | T.STUDY_NOUNS
     out = [framed(speaker, "job", job.lower(), job)]
     for part in parts[1:]:
         age = _AGE_FRAGMENT.match(part.lower())
         if age is not None and 10 <= int(age.group(1)) <= 110:
             out.append(framed(speaker, "age", age.group(1), age.group(1)))
             continue
-        place = _place_fragment(part)
+        place = _place_fragment(part, known_only=guessed)
         if place is None:
             return []
         out.append(framed(speaker, "residence", place.lower(), place))
     return out if len(out) > 1 else []
 
 
-def _place_fragment(part: str) -> str | None:
-    """The place a fragment names ("leeds", "based in Lisbon", "from Cardiff"), or None."""
+def _place_fragment(part: str, known_only: bool = False) -> str | None:
+    """The place a fragment names ("leeds", "based in Lisbon", "from Cardiff"), or None;
+    ``known_only``: a place name of :mod:`.places`, not any capitalized word."""
     words = part.split()
     lead = next((n for n in (2, 1) if len(words) > n
                  and " ".join(words[:n]).lower() in T.PLACE_LEADS), 0)
     place = " ".join(words[lead:])
     if not place or len(words) - lead > 3:
         return None
-    if is_place_name(place) or all(w[:1].isupper() for w in words[lead:]):
+    if is_place_name(place) or (not known_only and all(w[:1].isupper() for w in words[lead:])):
         return place
     return None
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memcore.language.english.tables import SELF_VERBS
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
@@ -65,3 +67,93 @@ def _a_mood(root: Token, subject: Token) -> bool:
         return True
     # "Sophie is thrilled" (parsed as a passive)
     return root.lower_ in MOODS and any(c.lemma_ == "be" for c in root.children)
+
+
+_THINGS_NAMED = 3  # nouns a clause opening with a pronoun names to say something of its own
+
+
+def names_things(doc: Doc) -> bool:
+    """Does a sentence that opens with "it", "they", "that" ... still name what it is
+    about? Its opening word determines a noun ("That roadtrip was insane": no pronoun at
+    all), or it names at least three things ("It was a transgender poetry reading where
+    people shared their stories"), where "It was great" or "They loved it" names none."""
+    if len(doc) and doc[0].dep_ == "det" and doc[0].head.pos_ in ("NOUN", "PROPN"):
+        return True
+    return sum(1 for t in doc if _content(t)) >= _THINGS_NAMED
+
+
+_BARE_BELOW = 2  # things a fact names to be found and told apart by them
+_WORDS_BELOW = 3  # ... or content words it says of them
+_INTENSIFIERS = frozenset({"so", "super", "really", "very", "totally", "pretty", "just",
+                           "too", "all", "even", "always", "gonna", "wanna", "na"})
+_ENDING = frozenset({"never", "longer", "anymore", "quit", "stopped", "over", "done",
+                     "finished", "ended"})
+_NAMING_DEPS = frozenset({"dobj", "pobj", "xcomp", "nsubj", "attr", "conj"})
+
+
+def _a_thing(tok: Token) -> bool:
+    """A noun, name or number, or an activity named by its "-ing" form ("likes rowing",
+    "took up knitting")."""
+    return _content(tok) or (tok.tag_ == "VBG" and tok.dep_ in _NAMING_DEPS)
+
+
+def _a_word_of_content(tok: Token) -> bool:
+    """Any word but a stop word or an intensifier, whatever its tag (the small tagger
+    reads "allergic to shellfish" with a verb)."""
+    return (tok.is_alpha or tok.like_num) and not tok.is_stop \
+        and tok.lower_ not in _INTENSIFIERS
+
+
+def bare(doc: Doc) -> bool:
+    """Does the fact name fewer than two things (nouns, names, numbers, activities) and
+    say fewer than three content words ("Caroline is so grateful", "Jon is gonna make
+    it")? Such a fact says how someone felt or what they hoped, nothing it could be
+    found by or told from another fact by. A negation or an end may end another fact
+    ("Sam is not vegetarian any more"): never bare."""
+    if any(t.dep_ == "neg" or t.lower_ in _ENDING for t in doc):
+        return False
+    if any(t.dep_ == "ROOT" and t.lemma_.lower() in SELF_VERBS for t in doc):
+        return False  # "Ben is freelancing now": how one lives and works, a profile fact
+    return (sum(1 for t in doc if _a_thing(t)) < _BARE_BELOW
+            and len({t.lower_ for t in doc if _a_word_of_content(t)}) < _WORDS_BELOW)
+
+
+_PRESENT = frozenset({"VBZ", "VBP", "MD"})
+_PERSONS = frozenset({"i", "me", "my", "we", "us", "our", "you", "your", "he", "him", "his",
+                      "she", "her", "they", "them", "their"})
+
+
+def general(doc: Doc) -> bool:
+    """Is the fact a general remark, about no one and nothing in particular: a present
+    tense saying of an activity or a bare noun ("Staying positive is very important",
+    "Life sure can be a roller coaster", "Kids are amazingly resilient")? Not one that
+    names someone or a number, or says what has been ("Searching for a studio has been
+    tricky": someone's own search), nor one that names three things ("Sunflowers mean
+    warmth and happiness": what the speaker holds of them, which may be asked)."""
+    sents = list(doc.sents)
+    if len(sents) != 1 or any(t.pos_ in ("PROPN", "NUM") or t.lower_ in _PERSONS
+                              for t in doc):
+        return False
+    if names_things(doc):
+        return False  # "Sunflowers mean warmth and happiness": the speaker's view of them
+    root = sents[0].root
+    tenses = [root.tag_, *(c.tag_ for c in root.children if c.dep_ in ("aux", "auxpass"))]
+    if not any(t in _PRESENT for t in tenses) or "VBN" in tenses[1:] or (
+            root.tag_ == "VBN" and any(c.lemma_ == "have" for c in root.children)):
+        return False
+    subject = next((c for c in root.children if c.dep_ in ("nsubj", "csubj")), None)
+    if subject is None:
+        return False
+    if subject.dep_ == "csubj" or subject.tag_ == "VBG":
+        return True  # "Taking risks is scary"
+    return subject.pos_ == "NOUN" and _common(subject) and not any(
+        c.dep_ in ("det", "poss", "nummod") for c in subject.children)
+
+
+_ABSTRACT = ("ness", "ity", "ion", "ment", "ance", "ence", "ship", "dom", "ism", "hood")
+
+
+def _common(noun: Token) -> bool:
+    """A noun surely common, not a name the small tagger read as one ("Ann runs
+    marathons"): plural, written in lower case, or abstract by its ending."""
+    return noun.tag_ == "NNS" or noun.text[:1].islower() or noun.lower_.endswith(_ABSTRACT)
