@@ -218,117 +218,170 @@ def live_texts(client: Client, ns: str) -> list[str]:
     return [m.text for m in client.store.records.iter_memories(ns, vectors=False) if m.live]
 
 
+def _secret_findings(case: Case, live: Sequence[str],
+                     searched: Mapping[str, Sequence[str]],
+                     key_hits: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """Where the case's secrets survived: live memories, search results, stored keys."""
+    secret_keys = {s: list(keys) for s, keys in key_hits.items() if keys}
+    return {
+        "secret_live": [s for s in case.secret if any(has_secret(t, s) for t in live)],
+        "secret_in_search": [s for s in case.secret
+                             if any(has_secret(t, s) for t in searched[s])],
+        "secret_in_keys": secret_keys,
+        "key_scan_hits": sum(map(len, secret_keys.values())),
+    }
+
+
+def _keep_findings(keep: Sequence[str], live: Sequence[str],
+                   ever_live: set[str]) -> dict[str, Any]:
+    """The keep strings missing at the end, split into lost (once live) and never stored."""
+    missing = [k for k in keep if not any(contains(t, k) for t in live)]
+    lost = [k for k in missing if k in ever_live]
+    return {"keep_missing": missing, "keep_lost": lost,
+            "keep_never_stored": [k for k in missing if k not in lost], "kept": not missing}
+
+
+def _request_facts(case: Case, live: Sequence[str], words: re.Pattern[str]) -> list[str]:
+    """A request case's live memories that read like the request itself (``words``)."""
+    if case.kind != "request":
+        return []
+    return [t for t in live if words.search(t)]
+
+
 def judge(case: Case, live: Sequence[str], searched: Mapping[str, Sequence[str]],
           key_hits: Mapping[str, Sequence[str]], ever_live: set[str],
           forget_audits: int) -> dict[str, Any]:
     """One case's row (module docstring)."""
-    secret_live = [s for s in case.secret if any(has_secret(t, s) for t in live)]
-    secret_searched = [s for s in case.secret if any(has_secret(t, s) for t in searched[s])]
-    secret_keys = {s: list(keys) for s, keys in key_hits.items() if keys}
-    missing = [k for k in case.keep if not any(contains(t, k) for t in live)]
-    lost = [k for k in missing if k in ever_live]
-    facts = ([t for t in live if REQUEST_WORDS.search(t)] if case.kind == "request" else [])
-    broad = ([t for t in live if BROAD_REQUEST_WORDS.search(t)] if case.kind == "request"
-             else [])
-    honoured = not secret_live and not secret_searched and not secret_keys
+    secrets = _secret_findings(case, live, searched, key_hits)
+    honoured = not (secrets["secret_live"] or secrets["secret_in_search"]
+                    or secrets["secret_in_keys"])
     return {
         "kind": case.kind, "turns": len(case.turns), "secret": case.secret,
         "keep": case.keep, "honoured": honoured if case.kind == "request" else None,
-        "secret_live": secret_live, "secret_in_search": secret_searched,
-        "secret_in_keys": secret_keys, "key_scan_hits": sum(map(len, secret_keys.values())),
-        "keep_missing": missing, "keep_lost": lost,
-        "keep_never_stored": [k for k in missing if k not in lost],
-        "kept": not missing, "request_facts": facts, "request_facts_broad": broad,
+        **secrets, **_keep_findings(case.keep, live, ever_live),
+        "request_facts": _request_facts(case, live, REQUEST_WORDS),
+        "request_facts_broad": _request_facts(case, live, BROAD_REQUEST_WORDS),
         "forget_audits": forget_audits,
         "live": list(live), **({"extra": case.extra} if case.extra else {}),
     }
 
 
+def _count(rows: Sequence[Mapping[str, Any]], key: str) -> int:
+    """How many rows have a truthy ``key``."""
+    return sum(1 for p in rows if p[key])
+
+
+def _total_len(rows: Sequence[Mapping[str, Any]], key: str) -> int:
+    """The summed lengths of the rows' ``key`` lists."""
+    return sum(len(p[key]) for p in rows)
+
+
 def totals(per: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
     """The run's figures over the judged cases."""
-    requests = [p for p in per.values() if p["kind"] == "request"]
-    negatives = [p for p in per.values() if p["kind"] == "negative"]
-    honoured = sum(1 for p in requests if p["honoured"])
-    lost_cases = sum(1 for p in per.values() if p["keep_lost"])
+    rows = list(per.values())
+    requests = [p for p in rows if p["kind"] == "request"]
+    negatives = [p for p in rows if p["kind"] == "negative"]
+    honoured = _count(requests, "honoured")
+    lost_cases = _count(rows, "keep_lost")
     return {
         "cases": len(per), "requests": len(requests), "requests_honoured": honoured,
         "negatives": len(negatives),
-        "negatives_kept": sum(1 for p in negatives if p["kept"]),
-        "negatives_read_as_requests": sum(1 for p in negatives if p["forget_audits"]),
-        "keep_strings": sum(len(p["keep"]) for p in per.values()),
-        "over_deletions": sum(len(p["keep_missing"]) for p in per.values()),
-        "keep_lost": sum(len(p["keep_lost"]) for p in per.values()),
-        "keep_never_stored": sum(len(p["keep_never_stored"]) for p in per.values()),
-        "requests_stored_as_facts": sum(1 for p in requests if p["request_facts"]),
+        "negatives_kept": _count(negatives, "kept"),
+        "negatives_read_as_requests": _count(negatives, "forget_audits"),
+        "keep_strings": _total_len(rows, "keep"),
+        "over_deletions": _total_len(rows, "keep_missing"),
+        "keep_lost": _total_len(rows, "keep_lost"),
+        "keep_never_stored": _total_len(rows, "keep_never_stored"),
+        "requests_stored_as_facts": _count(requests, "request_facts"),
         "requests_stored_as_facts_broad": sum(1 for p in requests
                                               if p.get("request_facts_broad")),
-        "key_scan_hits": sum(p["key_scan_hits"] for p in per.values()),
-        "secret_live": sum(len(p["secret_live"]) for p in per.values()),
-        "secret_in_search": sum(len(p["secret_in_search"]) for p in per.values()),
+        "key_scan_hits": sum(p["key_scan_hits"] for p in rows),
+        "secret_live": _total_len(rows, "secret_live"),
+        "secret_in_search": _total_len(rows, "secret_in_search"),
         "recall": honoured / len(requests) if requests else 0.0,
         "precision": (len(per) - lost_cases) / len(per) if per else 0.0,
     }
 
 
-def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
-               redis_url: str | None = None, timeout: float = 300.0) -> dict[str, Any]:
-    """Run every case through a stack, judge it, write ``out`` (+ .md)."""
-    cases = load_cases(cases_path)
+def _name_namespaces(cases: Sequence[Case]) -> None:
+    """Give every case a namespace of its own, fresh for this run."""
     run = uuid.uuid4().hex[:8]
     for i, case in enumerate(cases):
         case.namespace = f"forget-{run}-{i:03d}"
-    env = {"MEMCORE_EMBEDDER": "hash", "MEMCORE_EXTRACTOR": "auto",
-           "MEMCORE_OPENAI_API_KEY": ""}
-    t0 = time.perf_counter()
-    per: dict[str, dict[str, Any]] = {}
+
+
+def _note_live_keeps(client: Client, case: Case, seen: set[str]) -> None:
+    """Add to ``seen`` the case's keep strings that are live now."""
+    live = live_texts(client, case.namespace)
+    seen.update(k for k in case.keep if any(contains(t, k) for t in live))
+
+
+def _add_turns(client: Client, cases: Sequence[Case], timeout: float) -> dict[str, set[str]]:
+    """Add every case's messages in lockstep, one per case per round; return per case the
+    keep strings that were live after any round (to tell lost from never stored)."""
+    ever_live: dict[str, set[str]] = {c.name: set() for c in cases}
+    queues = [messages(c) for c in cases]
+    for i in range(max(len(q) for q in queues)):
+        active = [(c, q[i]) for c, q in zip(cases, queues, strict=True) if i < len(q)]
+        ids: list[str] = []
+        for c, message in active:
+            ids += client.add(c.namespace, [message], user_id=c.user_id)
+        client.wait(ids, timeout=timeout)
+        for c, _ in active:
+            _note_live_keeps(client, c, ever_live[c.name])
+    return ever_live
+
+
+def _forget_audits(client: Client, namespace: str) -> int:
+    """The namespace's erasures done on a forget request."""
+    return sum(1 for e in client.store.audit.tail(namespace, 500)
+               if e.action is AuditAction.ERASE
+               and e.reason.startswith("forget request on the request of"))
+
+
+def _judge_case(client: Client, raw: redis.Redis, case: Case, ever_live: set[str],
+                timeout: float) -> dict[str, Any]:
+    """Consolidate the case's namespace an hour after its last turn, then judge it."""
+    last = T0 + timedelta(minutes=len(case.turns))
+    if client.store.records.has_namespace(case.namespace):
+        client.consolidate(case.namespace, now=last + timedelta(hours=1), timeout=timeout)
+    live = live_texts(client, case.namespace)
+    searched = {s: [h.memory.text for h in client.search(
+        case.namespace, s, k=SEARCH_K, touch=False)] for s in case.secret}
+    hits = scan_keys(raw, f"mc:{{{case.namespace}}}:*", case.secret)
+    return judge(case, live, searched, hits, ever_live, _forget_audits(client, case.namespace))
+
+
+def _outside_hits(raw: redis.Redis, secrets: Sequence[str]) -> dict[str, dict[str, list[str]]]:
+    """The broker's and result backend's keys (outside every namespace) holding a secret."""
     outside: dict[str, dict[str, list[str]]] = {}
-    with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
-        settings = Settings(redis_url=stack.redis_url, embedder="hash", openai_api_key=None)
-        client = Client(settings=settings)
-        try:
-            ever_live: dict[str, set[str]] = {c.name: set() for c in cases}
-            queues = [messages(c) for c in cases]
-            for i in range(max(len(q) for q in queues)):
-                ids: list[str] = []
-                for c, q in zip(cases, queues, strict=True):
-                    if i < len(q):
-                        ids += client.add(c.namespace, [q[i]], user_id=c.user_id)
-                client.wait(ids, timeout=timeout)
-                for c, q in zip(cases, queues, strict=True):
-                    if i < len(q):
-                        live = live_texts(client, c.namespace)
-                        ever_live[c.name].update(k for k in c.keep
-                                                 if any(contains(t, k) for t in live))
-            # A connection of the bench's own to read every key as stored (an inspection,
-            # like the security tests' scans; memcore itself reads data via the store).
-            raw: redis.Redis = redis.Redis.from_url(settings.data_url())
-            for c in cases:
-                last = T0 + timedelta(minutes=len(c.turns))
-                if client.store.records.has_namespace(c.namespace):
-                    client.consolidate(c.namespace, now=last + timedelta(hours=1),
-                                       timeout=timeout)
-                live = live_texts(client, c.namespace)
-                searched = {s: [h.memory.text for h in client.search(
-                    c.namespace, s, k=SEARCH_K, touch=False)] for s in c.secret}
-                hits = scan_keys(raw, f"mc:{{{c.namespace}}}:*", c.secret)
-                audits = sum(1 for e in client.store.audit.tail(c.namespace, 500)
-                             if e.action is AuditAction.ERASE
-                             and e.reason.startswith("forget request on the request of"))
-                per[c.name] = judge(c, live, searched, hits, ever_live[c.name], audits)
-            # The broker's and result backend's keys (outside every namespace).
-            secrets = sorted({s for c in cases for s in c.secret})
-            for key in raw.scan_iter(count=1000):
-                name = key.decode("utf-8", "replace")
-                if name.startswith("mc:"):
-                    continue
-                blob = b"\0".join(key_values(raw, key)).decode("utf-8", "replace")
-                for s in secrets:
-                    if has_secret(blob, s):
-                        outside.setdefault(s, {}).setdefault("keys", []).append(name)
-            raw.close()
-        finally:
-            gc.collect()  # drop finished AsyncResults while their backend is still up
-            client.close()
+    for key in raw.scan_iter(count=1000):
+        name = key.decode("utf-8", "replace")
+        if name.startswith("mc:"):
+            continue
+        blob = b"\0".join(key_values(raw, key)).decode("utf-8", "replace")
+        for s in secrets:
+            if has_secret(blob, s):
+                outside.setdefault(s, {}).setdefault("keys", []).append(name)
+    return outside
+
+
+def _run_cases(client: Client, settings: Settings, cases: Sequence[Case], timeout: float
+               ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, list[str]]]]:
+    """Ingest and judge every case; return the per-case rows and the outside key hits."""
+    ever_live = _add_turns(client, cases, timeout)
+    # A connection of the bench's own to read every key as stored (an inspection,
+    # like the security tests' scans; memcore itself reads data via the store).
+    raw: redis.Redis = redis.Redis.from_url(settings.data_url())
+    per = {c.name: _judge_case(client, raw, c, ever_live[c.name], timeout) for c in cases}
+    outside = _outside_hits(raw, sorted({s for c in cases for s in c.secret}))
+    raw.close()
+    return per, outside
+
+
+def _result(per: dict[str, dict[str, Any]], outside: dict[str, dict[str, list[str]]],
+            cases_path: Path | None, t0: float) -> dict[str, Any]:
+    """The totals plus the run's per-case rows and description."""
     result: dict[str, Any] = totals(per)
     result["outside_key_hits"] = sum(len(v["keys"]) for v in outside.values())
     result["outside_keys"] = outside
@@ -339,6 +392,26 @@ def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
     result["models"] = "offline"
     result["embedder"] = "hash"
     result["machine"] = machine()
+    return result
+
+
+def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
+               redis_url: str | None = None, timeout: float = 300.0) -> dict[str, Any]:
+    """Run every case through a stack, judge it, write ``out`` (+ .md)."""
+    cases = load_cases(cases_path)
+    _name_namespaces(cases)
+    env = {"MEMCORE_EMBEDDER": "hash", "MEMCORE_EXTRACTOR": "auto",
+           "MEMCORE_OPENAI_API_KEY": ""}
+    t0 = time.perf_counter()
+    with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
+        settings = Settings(redis_url=stack.redis_url, embedder="hash", openai_api_key=None)
+        client = Client(settings=settings)
+        try:
+            per, outside = _run_cases(client, settings, cases, timeout)
+        finally:
+            gc.collect()  # drop finished AsyncResults while their backend is still up
+            client.close()
+    result = _result(per, outside, cases_path, t0)
     if out is not None:
         write_outputs(result, Path(out), markdown(result))
     return result
