@@ -429,36 +429,110 @@ def parse_sets(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: str,
-         turns_per_add: int, hybrid: bool = True, timeout: float = 600.0,
-         context_tokens: Sequence[int] = ()) -> dict[str, Any]:
-    per: dict[str, dict[str, StageResult]] = {c.name: {} for c in convs}
-    raw_ns = {c.name: store_raw(client, c) for c in convs}
-    ingest_seconds = ingest(client, convs, turns_per_add, timeout)
-    passes: dict[str, Any] = {}
+Counters = Mapping[str, Mapping[str, float]]
+
+
+def _ratio(part: float, whole: float) -> float:
+    """``part / whole``, 0.0 when ``whole`` is zero."""
+    return part / whole if whole else 0.0
+
+
+def _counter_total(counters: Counters, name: str) -> float:
+    """One usage counter summed over the conversations' namespaces."""
+    return sum(float(c.get(name, 0)) for c in counters.values())
+
+
+def _pass_total(passes: Mapping[str, Any], name: str) -> int:
+    """One figure summed over the consolidation passes' reports (mappings only)."""
+    return sum(int(p.get(name, 0)) for p in passes.values() if isinstance(p, Mapping))
+
+
+def _decisions(counters: Counters) -> dict[str, int]:
+    """The write path's decisions by type, summed over the namespaces."""
+    decisions: dict[str, int] = {}
+    for c in counters.values():
+        for op, n in decisions_by_type(c).items():
+            decisions[op] = decisions.get(op, 0) + n
+    return decisions
+
+
+def _shadow_agreement(counters: Counters) -> dict[str, Any]:
+    """:func:`agreement` over every namespace's ``shadow.*`` counters."""
+    return agreement(add_counters({}, {k: v for c in counters.values() for k, v in c.items()
+                                       if str(k).startswith("shadow.")}))
+
+
+def _cost_figures(counters: Counters, passes: Mapping[str, Any],
+                  n_conversations: int) -> dict[str, Any]:
+    """Model calls, decisions and merge calls of the run, from counters and pass reports."""
+    turns = _counter_total(counters, "turns")
+    n_facts = _counter_total(counters, "facts")
+    merge_calls = _pass_total(passes, "merge_calls")
+    return {
+        "model_calls_per_turn": _ratio(_counter_total(counters, "model_calls"), turns),
+        "decision_share": _ratio(_counter_total(counters, "decision_facts"), n_facts),
+        "merge_calls": merge_calls,
+        "merge_calls_per_pass": _ratio(merge_calls, n_conversations),
+        "merge_calls_per_changed": _ratio(merge_calls, _pass_total(passes, "changed")),
+        "extracted_facts": int(n_facts),
+        "decisions": _decisions(counters),
+        "agreement": _shadow_agreement(counters),
+    }
+
+
+def _measure_and_consolidate(client: Client, convs: Sequence[Conversation],
+                             raw_ns: Mapping[str, str],
+                             per: dict[str, dict[str, StageResult]], hybrid: bool,
+                             timeout: float) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Measure the raw and ingested stages into ``per``, then consolidate each conversation.
+
+    Returns the source texts read before each pass (for the consolidated stage's carried
+    credit) and the passes' reports, both by conversation."""
     said: dict[str, dict[str, list[str]]] = {}
-    t_pass = time.perf_counter()
+    passes: dict[str, Any] = {}
     for c in convs:
         per[c.name]["raw"] = measure(client, raw_ns[c.name], c, hybrid)
         per[c.name]["ingested"] = measure(client, c.namespace, c, hybrid)
         said[c.name] = source_texts(client, c.namespace)
         passes[c.name] = client.consolidate(c.namespace, now=c.last_time,
                                             timeout=max(1800.0, timeout))
+    return said, passes
+
+
+def _context(client: Client, convs: Sequence[Conversation], raw_ns: Mapping[str, str],
+             context_tokens: Sequence[int]) -> dict[str, Any]:
+    """The context measure over all conversations, with its own ``seconds``."""
+    t_context = time.perf_counter()
+    context = combine_context(
+        [measure_context(client, c.namespace, raw_ns[c.name], c, context_tokens)
+         for c in convs], context_tokens)
+    context["seconds"] = time.perf_counter() - t_context
+    return context
+
+
+def _conversation_summary(c: Conversation, counters: Mapping[str, float], report: Any,
+                          stages: Mapping[str, StageResult]) -> dict[str, Any]:
+    """One conversation's entry of ``per_conversation``."""
+    return {"turns": c.turns, "questions": len(c.questions),
+            "observations": c.observations,
+            "unmatched_observations": c.unmatched_observations,
+            "counters": counters, "pass": _pass_summary(report),
+            **{s: stages[s].summary() for s in STAGES}}
+
+
+def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: str,
+         turns_per_add: int, hybrid: bool = True, timeout: float = 600.0,
+         context_tokens: Sequence[int] = ()) -> dict[str, Any]:
+    """Store, ingest, measure and consolidate the conversations; the run's figures."""
+    per: dict[str, dict[str, StageResult]] = {c.name: {} for c in convs}
+    raw_ns = {c.name: store_raw(client, c) for c in convs}
+    ingest_seconds = ingest(client, convs, turns_per_add, timeout)
+    t_pass = time.perf_counter()
+    said, passes = _measure_and_consolidate(client, convs, raw_ns, per, hybrid, timeout)
     pass_seconds = time.perf_counter() - t_pass
     for c in convs:
         per[c.name]["consolidated"] = measure(client, c.namespace, c, hybrid, said[c.name])
     counters = {c.name: client.store.coordination.counters(c.namespace) for c in convs}
-    decisions: dict[str, int] = {}
-    for c in convs:
-        for op, n in decisions_by_type(counters[c.name]).items():
-            decisions[op] = decisions.get(op, 0) + n
-    turns = sum(float(counters[n].get("turns", 0)) for n in counters)
-    calls = sum(float(counters[n].get("model_calls", 0)) for n in counters)
-    n_facts = sum(float(counters[n].get("facts", 0)) for n in counters)
-    decided = sum(float(counters[n].get("decision_facts", 0)) for n in counters)
-    merge_calls = sum(int(p.get("merge_calls", 0)) for p in passes.values()
-                      if isinstance(p, Mapping))
-    changed = sum(int(p.get("changed", 0)) for p in passes.values() if isinstance(p, Mapping))
     result: dict[str, Any] = {
         "conversations": len(convs),
         "questions": sum(len(c.questions) for c in convs),
@@ -467,33 +541,16 @@ def _run(client: Client, convs: Sequence[Conversation], embedder: str, facts: st
         "search": "hybrid" if hybrid else "vector",
         "facts": facts,
         "turns_per_add": turns_per_add,
-        "model_calls_per_turn": calls / turns if turns else 0.0,
-        "decision_share": decided / n_facts if n_facts else 0.0,
-        "merge_calls": merge_calls,
-        "merge_calls_per_pass": merge_calls / len(convs) if convs else 0.0,
-        "merge_calls_per_changed": merge_calls / changed if changed else 0.0,
-        "extracted_facts": int(n_facts),
-        "decisions": decisions,
-        "agreement": agreement(add_counters({}, {k: v for c in counters.values()
-                                                 for k, v in c.items()
-                                                 if str(k).startswith("shadow.")})),
+        **_cost_figures(counters, passes, len(convs)),
         "ingest_seconds": ingest_seconds,
         "pass_seconds": pass_seconds,
     }
     for stage in STAGES:
         result[stage] = combine([per[c.name][stage] for c in convs])
     if context_tokens:
-        t_context = time.perf_counter()
-        result["context"] = combine_context(
-            [measure_context(client, c.namespace, raw_ns[c.name], c, context_tokens)
-             for c in convs], context_tokens)
-        result["context"]["seconds"] = time.perf_counter() - t_context
+        result["context"] = _context(client, convs, raw_ns, context_tokens)
     result["per_conversation"] = {
-        c.name: {"turns": c.turns, "questions": len(c.questions),
-                 "observations": c.observations,
-                 "unmatched_observations": c.unmatched_observations,
-                 "counters": counters[c.name], "pass": _pass_summary(passes[c.name]),
-                 **{s: per[c.name][s].summary() for s in STAGES}}
+        c.name: _conversation_summary(c, counters[c.name], passes[c.name], per[c.name])
         for c in convs}
     return result
 
