@@ -48,20 +48,32 @@ def dose(root: Token) -> tuple[str, str] | None:
     """``(medicine, amount)`` the clause ``root`` states or sets, or None."""
     lemma = root.lemma_.lower()
     if lemma in _TAKING:
-        for unit in root.subtree:
-            if unit.lower_ in UNITS and unit.head.i != unit.i:
-                drug, amount = _of_medicine(unit), _amount(unit)
-                if drug is not None and amount is not None:
-                    return drug, amount
+        return _stated(root)
     if lemma in _CHANGING:
-        drug_tok = next((c for c in root.children if c.dep_ == "dobj"
-                         and c.pos_ in ("NOUN", "PROPN")), None)
-        to = next((c for c in root.children if c.dep_ == "prep" and c.lower_ == "to"), None)
-        target = next((c for c in to.children if c.dep_ == "pobj" and c.lower_ in UNITS),
-                      None) if to is not None else None
-        if drug_tok is not None and target is not None and (amount := _amount(target)):
-            return drug_tok.lower_, amount
+        return _set_to(root)
     return None
+
+
+def _stated(root: Token) -> tuple[str, str] | None:
+    """"takes 5mg of amlodipine", "is on 500mg of metformin"."""
+    for unit in root.subtree:
+        if unit.lower_ in UNITS and unit.head.i != unit.i:
+            drug, amount = _of_medicine(unit), _amount(unit)
+            if drug is not None and amount is not None:
+                return drug, amount
+    return None
+
+
+def _set_to(root: Token) -> tuple[str, str] | None:
+    """"increased the amlodipine to 10mg"."""
+    drug = next((c for c in root.children if c.dep_ == "dobj"
+                 and c.pos_ in ("NOUN", "PROPN")), None)
+    to = next((c for c in root.children if c.dep_ == "prep" and c.lower_ == "to"), None)
+    if drug is None or to is None:
+        return None
+    target = next((c for c in to.children if c.dep_ == "pobj" and c.lower_ in UNITS), None)
+    amount = _amount(target) if target is not None else None
+    return (drug.lower_, amount) if amount is not None else None
 
 
 def patient(subject: str, possessed: Token | None, root: Token) -> str | None:
