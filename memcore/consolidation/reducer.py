@@ -425,11 +425,12 @@ def _frames_differ(red: Reducer, ids: Sequence[str]) -> bool:
                   for m in members)
     passing = any(m.frame is None and (m.valid_until is not None or m.expires_at is not None)
                   for m in members)
-    # Nor is a framed fact ("Ann's daughter is Clare") a longer sentence no frame reads
-    # that mentions it ("Ann has decided to move to be nearer her daughter Clare"): merged,
-    # its structure would be lost and it would go when the sentence goes.
+    # Nor is a relation ("Ann's daughter is Clare") a longer sentence no frame reads that
+    # mentions the person ("Ann has decided to move to be nearer her daughter Clare"):
+    # merged, the relation would be lost and would go when the sentence goes.
     sentence = any(m.frame is None for m in members)
-    return (lasting and passing) or (bool(frames) and sentence)
+    relation = any(f.attribute.startswith("relation:") for f in frames)
+    return (lasting and passing) or (relation and sentence)
 
 
 def _follow(red: Reducer, mid: str) -> str:
