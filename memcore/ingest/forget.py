@@ -427,37 +427,32 @@ class Forgetter:
         """Add the memories ``target`` names to ``found``: by frame, words or topic, by
         meaning, and (a person) by the names the matched ones give them."""
         by_id = {m.id: m for m in memories}
-        if target.former and not any(m.status is Status.SUPERSEDED and frame_matches(
-                target, m.frame, speakers, m.text) for m in memories):
-            # nothing was replaced (the new value was never framed): "my old address" is
-            # then the one framed, as any request for it
-            target = replace(target, former=False)
-        hits: list[str] = []
+        target = _former_or_current(target, memories, speakers)
         owner = target.owner | self._owner_names(target, memories, words, speakers)
         # "ex" in "ex-boss" names a boss, not the ex: a compound's first word is no word
         # of its own (but in "ex-wife", and in a compound the target says itself).
         said = {m.id: words[m.id] - compound_prefixes(m.text, target.compounds)
                 for m in memories}
-        for m in memories:
-            if target.owner and not owner & said[m.id]:
-                continue  # someone else's, and this memory does not name them
-            how = _matched_how(target, m, said[m.id], speakers)
-            if how is not None:
-                found.take(m.id, how)
-                hits.append(m.id)
-        for mid, similarity in self._by_meaning(namespace, target, by_id):
-            if target.owner and not owner & said[mid]:
-                continue
-            if _of_others(target, by_id[mid].text, speakers) or (
-                    target.former and by_id[mid].status is not Status.SUPERSEDED) \
-                    or not value_shaped(target, by_id[mid].text):
-                continue  # "my birthday" is not "Sam's wife's birthday", however close
-            if not conflicting_attribute(target, by_id[mid].frame):
-                found.take(mid, "meaning", similarity)
-                hits.append(mid)
+        hits = _match_by_frame_or_words(target, memories, owner, said, speakers, found)
+        hits += self._match_by_meaning(namespace, target, by_id, owner, said, speakers, found)
         if target.person and hits:
             self._names(target, [by_id[i] for i in dict.fromkeys(hits)], memories, said,
                         speakers, found.take)
+
+    def _match_by_meaning(self, namespace: str, target: ForgetTarget,
+                          by_id: dict[str, Memory], owner: frozenset[str],
+                          said: dict[str, frozenset[str]], speakers: set[str],
+                          found: _Strongest) -> list[str]:
+        """Add the memories close in meaning to ``target`` to ``found``; their ids."""
+        hits: list[str] = []
+        for mid, similarity in self._by_meaning(namespace, target, by_id):
+            if target.owner and not owner & said[mid]:
+                continue
+            if not _meaning_fits(target, by_id[mid], speakers):
+                continue  # "my birthday" is not "Sam's wife's birthday", however close
+            found.take(mid, "meaning", similarity)
+            hits.append(mid)
+        return hits
 
     def _owner_names(self, target: ForgetTarget, memories: Sequence[Memory],
                      words: dict[str, frozenset[str]], speakers: set[str]) -> frozenset[str]:
@@ -588,3 +583,40 @@ def _of_others(target: ForgetTarget, text: str, speakers: set[str]) -> bool:
     "Sam's colleague Raj is allergic to cats"); a person the target names ("my
     boyfriend") is the speaker's relation however the memory opens."""
     return not target.person and others_own(target, text, speakers)
+
+
+def _former_or_current(target: ForgetTarget, memories: Sequence[Memory],
+                       speakers: set[str]) -> ForgetTarget:
+    """``target``, asking for the current value when it asks for a former one that was
+    never replaced."""
+    if target.former and not any(m.status is Status.SUPERSEDED and frame_matches(
+            target, m.frame, speakers, m.text) for m in memories):
+        # nothing was replaced (the new value was never framed): "my old address" is
+        # then the one framed, as any request for it
+        return replace(target, former=False)
+    return target
+
+
+def _match_by_frame_or_words(target: ForgetTarget, memories: Sequence[Memory],
+                             owner: frozenset[str], said: dict[str, frozenset[str]],
+                             speakers: set[str], found: _Strongest) -> list[str]:
+    """Add the memories ``target`` names by frame, words or topic to ``found``; their ids."""
+    hits: list[str] = []
+    for m in memories:
+        if target.owner and not owner & said[m.id]:
+            continue  # someone else's, and this memory does not name them
+        how = _matched_how(target, m, said[m.id], speakers)
+        if how is not None:
+            found.take(m.id, how)
+            hits.append(m.id)
+    return hits
+
+
+def _meaning_fits(target: ForgetTarget, memory: Memory, speakers: set[str]) -> bool:
+    """May a memory close in meaning be ``target``'s: the speaker's own (or the owner's),
+    of the value's tense and shape, and no conflicting attribute?"""
+    if _of_others(target, memory.text, speakers) or (
+            target.former and memory.status is not Status.SUPERSEDED) \
+            or not value_shaped(target, memory.text):
+        return False
+    return not conflicting_attribute(target, memory.frame)

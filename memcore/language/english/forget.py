@@ -492,14 +492,18 @@ def _target(noun: Token) -> ForgetTarget | None:
     of = _of_object(noun)
     if of is not None and of.lower_ not in BACK:
         return _of_target(noun, of)
+    return _noun_target(noun)
+
+
+def _noun_target(noun: Token) -> ForgetTarget | None:
+    """The target a plain noun phrase names, by its words and topics, or None (it says
+    neither)."""
     parts = [c for c in noun.children if c.dep_ in ("compound", "amod", "nmod", "nummod")]
     content = _content_words(noun, parts)
     tail = _compound_tail(noun)
     if tail is not None and tail not in content:
         content.append(tail)  # "my ex-boss" is a boss: the memory must say both
-    related: set[str] = set()
-    for t in (*parts, noun):
-        related |= TOPICS.get(t.lemma_.lower(), TOPICS.get(t.lower_, frozenset()))
+    related = _related_topics((*parts, noun))
     if not content and not related:
         return None
     owner = next((c for c in noun.children if c.dep_ == "poss" and c.pos_ in ("NOUN", "PROPN")),
@@ -508,6 +512,14 @@ def _target(noun: Token) -> ForgetTarget | None:
               else _own_target(noun, content, related))
     weak = tuple((w, TOPIC_COMPANIONS[w]) for w in sorted(related) if w in TOPIC_COMPANIONS)
     return replace(target, companions=weak) if weak else target
+
+
+def _related_topics(tokens: Sequence[Token]) -> set[str]:
+    """The topic words (:data:`TOPICS`) the ``tokens`` stand for, by lemma or form."""
+    related: set[str] = set()
+    for t in tokens:
+        related |= TOPICS.get(t.lemma_.lower(), TOPICS.get(t.lower_, frozenset()))
+    return related
 
 
 # Nouns of a speaker owning up beside a request ("delete it, my mistake").
@@ -1893,21 +1905,39 @@ def _kept_left(sent: Span, verb: Token, targets: Sequence[ForgetTarget]
     stems = {w[:6] for w in named if len(w) >= 5}
     own = _request_words(verb)
     out: list[tuple[int, int]] = []
+    for chunk in _chunks_before(sent, verb):
+        words = [t for t in chunk if t.i not in own]
+        if words == chunk and _a_statement_of_its_own(words, named, stems):
+            out.append((words[0].idx, words[-1].idx + len(words[-1].text)))
+    return out
+
+
+def _chunks_before(sent: Span, verb: Token) -> list[list[Token]]:
+    """The runs of ``sent``'s tokens before ``verb`` between punctuation and
+    coordinators (a run may be empty)."""
+    chunks: list[list[Token]] = []
     chunk: list[Token] = []
     for tok in [*(t for t in sent if t.i < verb.i), None]:
         if tok is not None and not tok.is_punct and tok.dep_ != "cc":
             chunk.append(tok)
             continue
-        words = [t for t in chunk if t.i not in own]
-        subjects = [t for t in words if t.dep_ in ("nsubj", "nsubjpass")]
-        # a subject that refers back ("it's 4821") says of what went before: cut with it
-        if words and words == chunk and _content(words) and subjects \
-                and not any(t.lower_ in _PEOPLE_PRONOUNS for t in subjects) \
-                and not any(t.lower_ in named or t.lemma_.lower() in named
-                            or (len(t.lower_) >= 5 and t.lower_[:6] in stems) for t in words):
-            out.append((words[0].idx, words[-1].idx + len(words[-1].text)))
+        chunks.append(chunk)
         chunk = []
-    return out
+    return chunks
+
+
+def _a_statement_of_its_own(words: Sequence[Token], named: frozenset[str],
+                            stems: set[str]) -> bool:
+    """Do ``words`` say something with a subject of their own, naming no target word
+    (of ``named``, or by one of its ``stems``)?"""
+    subjects = [t for t in words if t.dep_ in ("nsubj", "nsubjpass")]
+    if not (words and _content(words) and subjects):
+        return False
+    # a subject that refers back ("it's 4821") says of what went before: cut with it
+    if any(t.lower_ in _PEOPLE_PRONOUNS for t in subjects):
+        return False
+    return not any(t.lower_ in named or t.lemma_.lower() in named
+                   or (len(t.lower_) >= 5 and t.lower_[:6] in stems) for t in words)
 
 
 def _without(start: int, end: int, kept: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -131,19 +131,33 @@ def general(doc: Doc) -> bool:
     tricky": someone's own search), nor one that names three things ("Sunflowers mean
     warmth and happiness": what the speaker holds of them, which may be asked)."""
     sents = list(doc.sents)
-    if len(sents) != 1 or any(t.pos_ in ("PROPN", "NUM") or t.lower_ in _PERSONS
-                              for t in doc):
+    if len(sents) != 1 or _names_someone(doc):
         return False
     if names_things(doc):
         return False  # "Sunflowers mean warmth and happiness": the speaker's view of them
     root = sents[0].root
-    tenses = [root.tag_, *(c.tag_ for c in root.children if c.dep_ in ("aux", "auxpass"))]
-    if not any(t in _PRESENT for t in tenses) or "VBN" in tenses[1:] or (
-            root.tag_ == "VBN" and any(c.lemma_ == "have" for c in root.children)):
+    if not _present_not_perfect(root):
         return False
     subject = next((c for c in root.children if c.dep_ in ("nsubj", "csubj")), None)
-    if subject is None:
-        return False
+    return subject is not None and _general_subject(subject)
+
+
+def _names_someone(doc: Doc) -> bool:
+    """Does the fact name someone or a number (a name, a numeral, a personal pronoun)?"""
+    return any(t.pos_ in ("PROPN", "NUM") or t.lower_ in _PERSONS for t in doc)
+
+
+def _present_not_perfect(root: Token) -> bool:
+    """Is the clause headed by ``root`` in the present tense, not a perfect one ("has
+    been tricky" says what has been)?"""
+    tenses = [root.tag_, *(c.tag_ for c in root.children if c.dep_ in ("aux", "auxpass"))]
+    return any(t in _PRESENT for t in tenses) and "VBN" not in tenses[1:] and not (
+        root.tag_ == "VBN" and any(c.lemma_ == "have" for c in root.children))
+
+
+def _general_subject(subject: Token) -> bool:
+    """Is ``subject`` an activity ("Taking risks is scary") or a bare common noun
+    ("Kids are amazingly resilient"), no one's and no number of them?"""
     if subject.dep_ == "csubj" or subject.tag_ == "VBG":
         return True  # "Taking risks is scary"
     return subject.pos_ == "NOUN" and _common(subject) and not any(
