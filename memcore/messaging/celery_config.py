@@ -78,9 +78,15 @@ def celery_config(settings: Settings, broker_url: str, backend_url: str) -> dict
     # kombu sweeps the unacked set only every interval x throttle seconds (default
     # 10 x 10 = 100 s): a SIGKILLed worker's messages would then wait well past the
     # visibility timeout. Sweep every min(10 s, timeout / 2) instead.
+    # The sweep holds a Redis lock (kombu's unacked mutex, 300 s by default): a worker
+    # SIGKILLed while sweeping left it held, and no other worker restored anything for
+    # five minutes, well past the visibility timeout (a flaky recovery test found it).
+    # A sweep takes milliseconds: let the lock lapse within the sweep interval.
+    sweep = max(1, min(10, settings.visibility_timeout // 2))
     transport = {"visibility_timeout": settings.visibility_timeout,
-                 "unacked_restore_interval": max(1, min(10, settings.visibility_timeout // 2)),
-                 "unacked_restore_throttle": 1}
+                 "unacked_restore_interval": sweep,
+                 "unacked_restore_throttle": 1,
+                 "unacked_mutex_expire": max(2, sweep)}
     tls = {k: v for k, v in (("broker_use_ssl", ssl_options(broker_url)),
                              ("redis_backend_use_ssl", ssl_options(backend_url))) if v}
     return {

@@ -10,7 +10,7 @@ import os
 import shutil
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -131,7 +131,6 @@ def click(driver: WebDriver, target: WebElement | tuple[str, str]) -> None:
     find and the click (chromium: "Node with given id does not belong to the document",
     met on a loaded CI machine)."""
     from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
-    from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
     for attempt in range(3):
@@ -145,8 +144,30 @@ def click(driver: WebDriver, target: WebElement | tuple[str, str]) -> None:
             if not gone or not isinstance(target, tuple) or attempt == 2:
                 raise
             continue
-        WebDriverWait(driver, 30).until(expected_conditions.staleness_of(page))
+        WebDriverWait(driver, 30).until(_replaced_page(page))
         return
+
+
+def _replaced_page(page: WebElement) -> Callable[[WebDriver], bool]:
+    """The wait condition: ``page`` has been replaced (:func:`_replaced`)."""
+    return lambda _driver: _replaced(page)
+
+
+def _replaced(page: WebElement) -> bool:
+    """Has the page the element belonged to been replaced? Chromium answers a check of a
+    replaced node with "Node with given id does not belong to the document" as often as
+    with a stale-element error (a loaded CI machine met both)."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        page.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as error:
+        if "does not belong to the document" in str(error):
+            return True
+        raise
+    return False
 
 
 def sign_in(driver: WebDriver, api: Api, key: str) -> None:

@@ -170,3 +170,16 @@ def test_memcore_up_refuses_a_newer_aof_with_only_an_older_redis(tmp_path: Path)
     assert proc.returncode != 0
     assert "multi-part AOF" in out and "refusing to start" in out
     assert "memcore is up" not in out
+
+
+def test_the_sweeps_lock_lapses_within_the_sweep_interval() -> None:
+    """A worker killed while sweeping the unacked set must not block every other sweep
+    for kombu's default five minutes (its lock outlives it in Redis)."""
+    from memcore.core.config import Settings
+    from memcore.messaging.celery_config import celery_config
+
+    for timeout in (10, 60, 3600):
+        options = celery_config(Settings(visibility_timeout=timeout), "redis://x:1/0",
+                                "redis://x:1/0")["broker_transport_options"]
+        assert options["unacked_mutex_expire"] <= max(2, options["unacked_restore_interval"])
+        assert options["unacked_mutex_expire"] < timeout
