@@ -56,7 +56,10 @@ _PARSE_CACHE = 4096  # recent parses kept (a worker thread's last few batches)
 _HE_OR_SHE = re.compile(r"\b(?:he|she)\b", re.I)
 # A turn worth reading for an "it" that points back: an opening "it"/"that"/"this" (after
 # at most one opener word), or "it" liked ("I love it").
+# A turn the value-update reading may rewrite: "it" and a word that says now (the cheap
+# screen before two parses on every ingested turn; updates.py reads the same words).
 _ANY_IT = re.compile(r"\bit\b", re.I)
+_SAYS_NOW = re.compile(r"\b(?:now|nowadays|currently|instead|these days)\b", re.I)
 _IT = re.compile(r"(?:^|[.!?]\s+)[\"'(\s]*(?:\w+,?\s+)?(?:it|that|this)\b"
                  r"|\b(?:love|like|hate|adore|enjoy|dislike|loathe|detest|miss)\s+it\b", re.I)
 _CONTEXT_CHARS = 800  # the turn before is read by its end (its last sentence is used)
@@ -269,7 +272,7 @@ class EnglishPack:
         """``turns`` with their "it's <value> now" said of the attribute the speaker's
         previous turn gave a value (see :mod:`memcore.language.english.updates`)."""
         todo = [i for i, t in enumerate(turns) if previous[i] and len(t) <= _MAX_CHARS
-                and _ANY_IT.search(t)]
+                and _ANY_IT.search(t) and _SAYS_NOW.search(t)]
         docs = self.parse([turns[i] for i in todo])
         earlier = self.parse([previous[i][:_MAX_CHARS] for i in todo])
         for i, doc, before in zip(todo, docs, earlier, strict=True):
