@@ -96,7 +96,9 @@ _ASK_TO_REMEMBER = re.compile(r"^(?:can|could|would|will) (?:you|u) (?:please )?
 _QUESTION_START = re.compile(
     r"^(?:what|why|how|where|who|which|whose|do|does|did|are|is|was|were|can|could|would|will|"
     r"should|shall|have|has|any|anything|wanna)\b(?:'s|'re)?\s+(?:you|your|u|we|it|that|there|"
-    r"this|they|he|she|anyone|anybody|i)\b",
+    r"this|they|he|she|anyone|anybody|i)\b"
+    # chat drops the question mark and the apostrophe: "whats the diff between X and Y"
+    r"|^(?:what|how|where|who|which)(?:'?s|\s+is|\s+are)\s+(?:the|a|an|your|ur)\b",
     re.IGNORECASE,
 )
 _REQUEST = re.compile(
@@ -196,8 +198,9 @@ _IMPORTANT = re.compile(
     r"vegan|vegetarian|religio\w*|transgender|identity|graduat\w*|degree|pregnan\w*|died|"
     r"passed away|adopt\w*|phone|address|email|password|medication|disease|cancer)\b", re.I)
 _EMOTIONAL = re.compile(r"\b(?:love|hate|dream|passion\w*|important|afraid|scared|proud)\b", re.I)
-_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|kinda|sort of)\b",
-                    re.I)
+# Hedges, and hearsay or appearance ("apparently", "sounds like"): not the user's own word.
+_HEDGE = re.compile(r"\b(?:maybe|perhaps|probably|might|i think|i guess|not sure|kinda|sort of|"
+                    r"apparently|supposedly|allegedly|(?:sounds|seems|looks) like)\b", re.I)
 
 
 # A dot after these ends no sentence: titles and saints before a name ("St. Mary's",
@@ -965,8 +968,9 @@ class OfflineExtractor(Metered):
         if len(terms) < needed:
             return None
         if explicit is None:
-            explicit = _asserted(sentence, first_person or said_by_self
-                                 or bool(_NAMED_SUBJECT.match(sentence)))
+            vouched = first_person or said_by_self or bool(_NAMED_SUBJECT.match(sentence))
+            explicit = episode.role is Role.USER and _asserted(sentence) and (
+                vouched or _says_enough(sentence))
         now = episode.timestamp
         # A correction's date is the corrected fact's value, not a deadline of its own.
         timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
@@ -1001,15 +1005,38 @@ class OfflineExtractor(Metered):
             needed += 1 if _NAMED_SUBJECT.match(sentence) else 2
         if _ENDING.search(sentence) or _NEW_AMOUNT.search(sentence) or (first_person and (
                 _NOW_CHANGE.search(sentence) or _NEGATED_HABIT.search(sentence))):
-            needed = 1  # "I don't do salsa anymore", "Now I freelance": short, but a change
+            # "I don't do salsa anymore", "Now I freelance": short, but a change; a bare
+            # "Done." names nothing that changed.
+            needed = 1 if first_person or vouched else 2
         return needed
 
 
-def _asserted(sentence: str, vouched: bool) -> bool:
-    """A plain assertion by the user about themselves (or in a sentence about
-    themselves), or about someone named (``vouched``), is an explicit statement; hedges
-    and hypotheticals are not."""
-    return vouched and not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
+def _asserted(sentence: str) -> bool:
+    """A plain assertion is an explicit statement (seed 000: the user's own word stands
+    in for a second episode); hedges and hypotheticals are not."""
+    return not _HEDGE.search(sentence) and not _HYPOTHETICAL.search(sentence)
+
+
+_THINGS_OF_A_STATEMENT = 2
+# A value said to hold from now: "eight words max now, not ten", "quarterly from now on".
+_CURRENT_VALUE = re.compile(r"\b(?:from now on|going forward|from here on|these days|nowadays|"
+                            r"now|any ?more|no longer)\b|,\s*not\s+[\w£$€]", re.I)
+
+
+def _says_enough(sentence: str) -> bool:
+    """Does a sentence about no one (or with its "I" dropped) say enough to be a
+    statement of the user's world: a value said to hold now ("investor updates go
+    quarterly from now on"), or two things named ("Site start confirmed for 17 August",
+    "Features stay at 1,200"), not small talk ("Bit of a slow one here lately", "Docs are
+    done")?"""
+    if _VAGUE_START.match(sentence):
+        return False  # "He's a chef in Utrecht now": whose "he", this sentence does not say
+    if _CURRENT_VALUE.search(sentence):
+        return True
+    pack = language_pack()
+    if not isinstance(pack, EnglishPack):  # the rules here are English anyway
+        return False
+    return pack.things_named([sentence])[0] >= _THINGS_OF_A_STATEMENT
 
 
 # Degree words that only stress what follows ("so powerful", "really enjoyed", "super

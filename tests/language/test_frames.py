@@ -825,6 +825,11 @@ def test_a_pass_never_merges_facts_about_different_attributes(redis_url: str) ->
     ("Ann is delighted with the new job at Arup.", False),
     ("Ann's Spanish isn't good enough yet.", False), ("Ann is vegetarian.", False),
     ("Ann is allergic to penicillin.", False), ("Ann lives in Leeds.", False),
+    # How a thing was: an impression of a moment (not of a person, not negated, not now).
+    ("The gig in Leeds was brilliant, a proper sweaty one.", True),
+    ("The hotel was tiny.", True), ("The hotel is tiny but central.", False),
+    ("The food wasn't great.", False), ("My hotel was tiny.", False),
+    ("The party was on 5 May.", False),
 ])
 def test_a_passing_feeling_or_a_clause_about_it_is_vague(text: str, is_vague: bool) -> None:
     (reading,) = language_pack("english").read([text])

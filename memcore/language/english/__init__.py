@@ -43,7 +43,7 @@ from memcore.language.english.text_rules import ENGLISH_TEXT
 from memcore.language.english.things import last_things
 from memcore.language.english.things import resolve as resolve_things
 from memcore.language.english.updates import updated
-from memcore.language.english.vague import bare, general, names_things, vague
+from memcore.language.english.vague import bare, general, names_things, things_named, vague
 from memcore.language.reading import Reading
 
 if TYPE_CHECKING:
@@ -145,6 +145,10 @@ class EnglishPack:
         """Per sentence opening with a pronoun ("it", "they", "that"), whether it still
         names what it is about (:func:`.vague.names_things`)."""
         return [names_things(doc) for doc in self.parse(texts)]
+
+    def things_named(self, texts: Sequence[str]) -> list[int]:
+        """Per sentence, how many things it names (:func:`.vague.things_named`)."""
+        return [things_named(doc) for doc in self.parse(texts)]
 
     def corrections(self, texts: Sequence[str]) -> list[str | None]:
         """Per fact text, the correction it makes as "It's X[, not Y]." ("Sorry, Ann

@@ -47,10 +47,26 @@ def vague(doc: Doc) -> bool:
               and _content(t)]
     if _a_mood(root, subject) and not others:
         return True
+    if _an_impression(root, subject):
+        return True
     if subject.lower_ in _PRONOUNS and not any(_content(t) for t in subject.subtree):
         return not others  # "It was great", "She loved it"
     objects = [c for c in root.children if c.dep_ in ("dobj", "obj")]
     return bool(objects) and all(o.lower_ in _PRONOUNS for o in objects) and not others
+
+
+def _an_impression(root: Token, subject: Token) -> bool:
+    """Does the clause say how a thing was, in the past ("The conference in Tokyo was
+    excellent", "the food was amazing, although ...")? An impression of a moment, not a
+    lasting fact; a person ("Tom was furious", a name, a pronoun) or a negation is not
+    one (that is a mood, or may end a fact)."""
+    if root.lemma_ != "be" or root.tag_ != "VBD" or any(c.dep_ == "neg" for c in root.children):
+        return False
+    # the small tagger reads some nouns as adjectives ("The flat was tiny")
+    return (any(c.dep_ == "acomp" and c.pos_ == "ADJ" for c in root.children)
+            and subject.pos_ in ("NOUN", "ADJ") and subject.text.islower()
+            and subject.lower_ not in _PERSONS
+            and not any(c.dep_ == "poss" for c in subject.children))
 
 
 def _a_mood(root: Token, subject: Token) -> bool:
@@ -104,6 +120,12 @@ def _a_word_of_content(tok: Token) -> bool:
         and tok.lower_ not in _INTENSIFIERS
 
 
+def things_named(doc: Doc) -> int:
+    """How many things (nouns, names, numbers, activities) the text names: "Site start
+    confirmed for 17 August" four, "Bit of a slow one here lately" one."""
+    return sum(1 for t in doc if _a_thing(t))
+
+
 def bare(doc: Doc) -> bool:
     """Does the fact name fewer than two things (nouns, names, numbers, activities) and
     say fewer than three content words ("Caroline is so grateful", "Jon is gonna make
@@ -114,7 +136,7 @@ def bare(doc: Doc) -> bool:
         return False
     if any(t.dep_ == "ROOT" and t.lemma_.lower() in SELF_VERBS for t in doc):
         return False  # "Ben is freelancing now": how one lives and works, a profile fact
-    return (sum(1 for t in doc if _a_thing(t)) < _BARE_BELOW
+    return (things_named(doc) < _BARE_BELOW
             and len({t.lower_ for t in doc if _a_word_of_content(t)}) < _WORDS_BELOW)
 
 
