@@ -62,6 +62,14 @@ CHANGES = [
     ("Ann's son Leo is 6.", "Ann's son Leo has now 7 years."),
     ("Ann's son Leo is 6.", "Ann's son Leo just turned seven."),
     ("Ann's daughter is four.", "Ann's daughter celebrated her 5th birthday."),
+    # Stopping an activity ends the facts of it, however they name it.
+    ("Ann cycles to work three days a week.", "Ann has stopped cycling."),
+    ("Ann moved Ann's Tuesday swim to Thursdays.", "Ann quit swimming."),
+    # A thing's value said to hold now ends the fact that names the thing and the value,
+    # whoever's it was (an answer to the assistant's question included).
+    ('Asked "How often do you send the invoices to clients?", Ann answered: weekly.',
+     "Client invoices go out fortnightly from now on, not weekly."),
+    ("Newsletters in sentence case, weekly.", "Newsletters: monthly now, not weekly."),
 ]
 
 # (older fact, newer fact): both stay true.
@@ -84,6 +92,9 @@ KEEPS = [
     ("Ann works as a nurse.", "Ann has 5 years of experience."),
     ("Ann works as a nurse.", "Ann took the job seriously."),
     ("Ann's son Leo lives in Oslo.", "Ann's daughter Mia lives in Rome."),
+    # A thing's new value ends no fact that names only the value, not the thing.
+    ("Ann swims on Mondays.", "Invoices go out on Fridays now, not Mondays."),
+    ("Ann cycles to work.", "Ann's son stopped cycling."),
 ]
 
 

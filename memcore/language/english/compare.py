@@ -57,10 +57,13 @@ _LANGUAGES = ("(?:english|german|french|spanish|italian|portuguese|dutch|polish|
 
 
 # "ann's son leo" and "leo" are one person: a named relative or pet is its name.
-_NAMED_KIN = re.compile(r"^[^ ]+'s? (?:(?:little|older|younger|eldest|youngest|baby|best) )?"
-                        r"(?:son|daughter|kid|child|boy|girl|brother|sister|wife|husband|"
-                        r"partner|boyfriend|girlfriend|friend|dog|cat|puppy|kitten|mother|mom|"
-                        r"mum|father|dad|niece|nephew|grandson|granddaughter) (?P<name>[^ ]+)$")
+_KIN = (r"(?:(?:little|older|younger|eldest|youngest|baby|best) )?"
+        r"(?:son|daughter|kid|child|boy|girl|brother|sister|wife|husband|"
+        r"partner|boyfriend|girlfriend|friend|dog|cat|puppy|kitten|mother|mom|"
+        r"mum|father|dad|niece|nephew|grandson|granddaughter)")
+_NAMED_KIN = re.compile(rf"^[^ ]+'s? {_KIN} (?P<name>[^ ]+)$")
+# "ann's son": someone of their own, not a thing of Ann's ("ann's car").
+_UNNAMED_KIN = re.compile(rf"^[^ ]+'s? {_KIN}$")
 
 
 _POSSESSIVE_END = re.compile(r"'s$")
@@ -682,6 +685,9 @@ def change_of(text: str) -> Change | None:
     return None
 
 
+_GERUND = re.compile(r"[a-z]+ing")
+
+
 def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
     """The change one of :data:`_CHANGES` matched (``group``: which group names what
     ended, with its marks; ``same``: the subject must match), or None when it names
@@ -695,11 +701,16 @@ def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
     # The subject's own name is not what ended ("sam's car": the key is "car").
     terms = frozenset(t for t in canonical_terms(phrase)
                       if t not in owner and t not in _GENERIC_VERBS)
+    if not terms and _GERUND.fullmatch(phrase) and subject and "'s" not in subject:
+        # "stopped running", "quit drinking": the activity itself is what ended (the
+        # subject's own: "Ann's son stopped cycling" is not Ann's)
+        terms = frozenset(canonical_terms(phrase)) - owner
     # A fixed consequence ("graduated" ends "studying") is another way to match.
     alternatives = tuple(a for a in (terms, frozenset(canonical_terms(consequence))) if a)
     if not alternatives:
         return None
-    who = subject.split("'s")[0] if subject else None
+    who = (subject if _UNNAMED_KIN.match(subject) else subject.split("'s")[0]) if subject \
+        else None
     if resumes:
         # Whoever took a habit up again is no longer an abstainer from it either.
         identities = tuple(frozenset({k}) for k, sets in _ABSTAINED.items()
@@ -739,15 +750,31 @@ def _owner(text: str) -> str:
     return first[:-2] if first.endswith("'s") else first
 
 
+_NOT_A_THING = word_set("""the a an this that these those it its i we you he she they my our
+    your his her their there here""")
+
+
+def _thing_named(subject: str, terms: frozenset[str]) -> bool:
+    """Is the change's subject a thing the older fact names ("investor updates go
+    quarterly from now on, not monthly" and the answer "monthly, 14 angels" to "how often
+    do you send updates to your investors?")? A change of a thing's value ends a fact of
+    whoever's that names the thing and the value, not one that names only the value."""
+    word = subject.strip(" :;,")
+    if " " in word or len(word) < 3 or word in _NOT_A_THING:
+        return False
+    return _has_term(stem(word), terms)
+
+
 def ends(change: Change, old: str) -> bool:
     """Does ``change`` make the older fact ``old`` stale?
 
     ``old`` must be affirmative, about the same subject (unless the ended thing is the
     subject itself), contain every key term, and not itself report the same change.
     """
-    if change.subject is not None and _owner(old) != change.subject:
-        return False
     terms = canonical_terms(_clean(old))
+    if change.subject is not None and _owner(old) != change.subject \
+            and not _thing_named(change.subject, terms):
+        return False
     if polarity(old) < 0:
         return _negation_ended(change, old, terms)
     if change.resumes:
