@@ -107,6 +107,10 @@ class ForgetRequest:
     bare: bool = False
     """Only a plain "forget it" referring back to an earlier turn: right after the
     assistant asked something it dismisses the question and erases nothing."""
+    guarded: bool = False
+    """Only a removing verb's "delete that" / "I'd like this deleted" referring back: it
+    may be about code or a list the assistant gave, so it is honoured only when the turn
+    it refers to said something of the speaker's and no code or list came since."""
 
     @property
     def kind(self) -> str:

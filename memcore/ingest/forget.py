@@ -76,6 +76,7 @@ from memcore.core.models import (
     utcnow,
     validate_namespace,
 )
+from memcore.core.secrets import MARKER_RE
 from memcore.index.vector_index import IndexCache
 from memcore.language import LanguagePack, language_pack
 from memcore.store import MemoryStore
@@ -159,6 +160,14 @@ def _replies(earlier: Sequence[Episode], erased: set[str]) -> list[str]:
     return out
 
 
+_CODE_OR_LIST = re.compile(r"```|^\s*(?:[-*\u2022]|\d+[.)])\s+\S", re.M)
+
+
+def _code_or_list(text: str) -> bool:
+    """An assistant turn with a code block or a list: "delete that" edits it."""
+    return bool(_CODE_OR_LIST.search(text))
+
+
 def _marked_only(text: str) -> bool:
     """A stored turn that was nothing but a forget request."""
     return text == REQUEST_MARKER
@@ -219,6 +228,11 @@ class Forgetter:
         if request.bare and turn is not None and self._after_a_question(namespace, scope, turn):
             # "Forget it" right after the assistant asked: it dismisses the question.
             return ForgetOutcome(turn_id=turn_id, kind="dismissal")
+        if request.guarded and not self._personal_before(namespace, scope, turn):
+            # "delete that" after code or a list, or after nothing of the speaker's: an
+            # edit of what the assistant gave, not a request to forget (audited).
+            self._audit(namespace, turn_id, "not-personal", 0, [], [], 0, now)
+            return ForgetOutcome(turn_id=turn_id, kind="not-personal")
         outcome = ForgetOutcome(turn_id=turn_id, kind=request.kind)
         before = self._earlier_turns(namespace, scope, turn)  # as they were before erasing
         # Superseded versions too: "forget my phone number" is every number said, not
@@ -318,6 +332,21 @@ class Forgetter:
         earlier = self._earlier_turns(namespace, scope, turn)
         return bool(earlier) and earlier[0].role is Role.ASSISTANT \
             and earlier[0].text.rstrip().endswith("?")
+
+    def _personal_before(self, namespace: str, scope: str, turn: Episode | None) -> bool:
+        """Did the user turn "that" refers to say something of the speaker's (it left a
+        memory, or a secret was masked in it), with no code or list from the assistant
+        since?"""
+        earlier = {e.id: e for e in self._earlier_turns(namespace, scope, turn)}
+        referred = self._referred_turns(namespace, scope, turn)
+        if not referred or any(_code_or_list(earlier[i].text) for i in referred
+                               if earlier[i].role is Role.ASSISTANT):
+            return False
+        said = referred[-1]  # the user turn; the assistant's replies come before it
+        if MARKER_RE.search(earlier[said].text):
+            return True
+        return any(said in m.sources for m in self.store.records.iter_memories(
+            namespace, _MATCHED, vectors=False) if m.scope == scope)
 
     def _referred_turns(self, namespace: str, scope: str, turn: Episode | None) -> list[str]:
         """The turns "that" refers to: the scope's previous user turn that was not itself

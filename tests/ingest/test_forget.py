@@ -49,12 +49,21 @@ def test_requests_are_read(pack, text: str) -> None:  # type: ignore[no-untyped-
     "I always forget my keys.", "Don't forget my dentist appointment on Friday.",
     "Forget it, it doesn't matter.", "Oh forget it, never mind.", "You forgot my birthday!",
     "Did you forget my address?", "I want to forget about him.", "I'm trying to forget my ex.",
-    "Delete the old config file and restart the server.", "pls delete that",
-    "Remember to call my mum.",
+    "Delete the old config file and restart the server.", "Remember to call my mum.",
 ])
 def test_sentences_only_using_the_word_are_no_requests(pack, text: str  # type: ignore[no-untyped-def]
                                                         ) -> None:
     assert pack.forget_requests([text])[0] is None, text
+
+
+@pytest.mark.parametrize("text", ["pls delete that", "I'd like this deleted.",
+                                  "I want that removed.", "Delete that."])
+def test_a_removing_verbs_delete_that_is_guarded(pack, text: str  # type: ignore[no-untyped-def]
+                                                 ) -> None:
+    # it may edit code or a list: decided where the turns are known (below)
+    request = pack.forget_requests([text])[0]
+    assert request is not None and request.guarded and request.refers_back, text
+    assert not pack.forget_requests(["Forget what I told you."])[0].guarded
 
 
 def test_targets_and_back_references(pack) -> None:  # type: ignore[no-untyped-def]
@@ -392,6 +401,32 @@ def test_a_turn_going_on_about_the_person_by_a_pronoun_goes_with_them(url: str) 
     # the turn after Wen's goes on about Wen, not Dmitri: its text stays
     assert any(e.text.startswith("She bakes") for e in store.episodes.recent("po", 20))
 
+
+
+def test_delete_that_erases_what_the_user_just_said_not_an_edit_of_code(url: str) -> None:
+    pipeline, store, _ = _pipeline(url)
+    # after something of the speaker's: the turn "that" refers to is erased
+    _say(pipeline, "dt", ["I live in Leeds.", "My gym locker code is 4471.",
+                          "I'd like this deleted."])
+    assert not _scan(store.client, "4471")
+    assert any("Leeds" in t for t in _live(store, "dt"))
+    assert not any("deleted" in t for t in _live(store, "dt"))  # the request is no fact
+    # after the assistant's code or list: an edit, nothing erased (audited)
+    for i, (reply, said) in enumerate([("```python\nx = 1\n```", "Delete that."),
+                                       ("- socks\n- a torch", "I want that removed.")]):
+        at = T0 + timedelta(hours=1 + i)
+        pipeline.ingest("dt", [Episode(id=f"c-{i}", namespace="dt", role=Role.USER,
+                                       speaker="Ann", text=f"I keep bees in Hebden {i}.",
+                                       timestamp=at, user_id="ann")])
+        pipeline.ingest("dt", [Episode(id=f"c-{i}-a", namespace="dt", role=Role.ASSISTANT,
+                                       text=reply, timestamp=at + timedelta(minutes=1),
+                                       user_id="ann")])
+        pipeline.ingest("dt", [Episode(id=f"c-{i}-b", namespace="dt", role=Role.USER,
+                                       speaker="Ann", text=said, user_id="ann",
+                                       timestamp=at + timedelta(minutes=2))])
+        assert _scan(store.client, f"Hebden {i}"), said
+    reasons = [e.reason for e in store.audit.tail("dt", 50)]
+    assert sum("not-personal" in r for r in reasons) == 2, reasons
 
 
 def test_a_dismissal_answering_a_question_gives_no_fact(url: str) -> None:

@@ -253,7 +253,8 @@ def test_i_mean_x_is_the_target_not_the_turn_before(pack, text: str, phrase: str
     ("Forget the passcode, you won't need it.", True), ("Forget my postcode, how are you?", True),
 ])
 def test_which_sentences_ask(pack, text: str, asks: bool) -> None:  # type: ignore[no-untyped-def]
-    assert (pack.forget_requests([text])[0] is not None) is asks, text
+    request = pack.forget_requests([text])[0]
+    assert (request is not None and not request.guarded) is asks, text  # on its own
 
 
 @pytest.mark.parametrize("text", [

@@ -1043,8 +1043,15 @@ def _make_sure_addressed(verb: Token) -> bool | None:
 
 
 def _past_form(verb: Token) -> bool | None:
-    """A past, third person or gerund form asks nothing (left: the rules above)."""
-    return False if verb.tag_ in ("VBD", "VBN", "VBZ", "VBG") else None
+    """A past, third person or gerund form asks nothing (left: the rules above); a verb
+    opening its sentence with an object and no subject is an order whatever its tag
+    ("Delete that." tagged as a participle)."""
+    if verb.tag_ not in ("VBD", "VBN", "VBZ", "VBG"):
+        return None
+    opening_order = (verb.dep_ == "ROOT" and verb.i == verb.sent.start
+                     and any(c.dep_ in ("dobj", "obj") for c in verb.children)
+                     and not any(c.dep_ in ("nsubj", "nsubjpass") for c in verb.children))
+    return None if opening_order else False
 
 
 def _you_object_addressed(verb: Token) -> bool | None:
@@ -1957,6 +1964,11 @@ def _request_in_tokens(tok: Token) -> bool:
     return _verb_class(tok) in ("forget", "remove") or tok.lemma_.lower() in _NEGATIONS
 
 
+# Verbs whose "delete that" may ask to forget what was just said, in context (a guarded
+# request); "bin that", "drop it" never do on their own.
+_ERASE_VERBS = frozenset({"delete", "remove", "erase", "wipe", "scrub"})
+
+
 @dataclass
 class _Gathered:
     """A turn's request sentences, gathered in order (see :func:`forget_request`)."""
@@ -1968,6 +1980,7 @@ class _Gathered:
     everything: bool = False
     bare: bool = True
     alone: bool = True  # every request sentence is a removing verb's "delete that"
+    plain_erase: bool = True  # ... and every such verb says erase ("delete", not "bin")
     earlier: tuple[int, int] | None = None
 
     def add(self, doc: Doc, sent: Span, found: _Found) -> None:
@@ -1977,6 +1990,8 @@ class _Gathered:
         # ("shouldn't have said that, delete it": a regret beside it asks with it)
         self.alone = self.alone and along and _earlier(doc, sent, verb) is None \
             and not any(_regrets_saying(t) for t in sent if t.i < verb.i)
+        self.plain_erase = self.plain_erase and verb.lemma_.lower() in _ERASE_VERBS \
+            and not _moves_on(doc, doc[sent.start])
         start = sent.start_char
         end = _request_end(sent, verb, targets) if not back else sent.end_char
         pieces = _without(start, end, _kept_left(sent, verb, targets) if targets and not back
@@ -2007,14 +2022,15 @@ class _Gathered:
         self.earlier = refers
 
     def request(self) -> ForgetRequest | None:
-        """The turn's request, or None (no request, or only a "delete that" beside
-        nothing just said)."""
-        if not self.spans or self.alone:
-            return None
+        """The turn's request, or None; only a "delete that" beside nothing just said is
+        ``guarded`` (decided where the turns are known)."""
+        if not self.spans or (self.alone and not self.plain_erase):
+            return None  # "bin that", "let's drop it": nothing to forget on its own
         return ForgetRequest(sentences=tuple(self.spans), targets=tuple(self.targets),
                              refers_back=self.back, earlier=self.earlier,
                              everything=self.everything and not self.targets,
-                             bare=self.back and self.bare and self.earlier is None)
+                             bare=self.back and self.bare and self.earlier is None,
+                             guarded=self.alone)
 
 
 def forget_request(doc: Doc) -> ForgetRequest | None:
