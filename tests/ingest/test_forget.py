@@ -57,13 +57,20 @@ def test_sentences_only_using_the_word_are_no_requests(pack, text: str  # type: 
 
 
 @pytest.mark.parametrize("text", ["pls delete that", "I'd like this deleted.",
-                                  "I want that removed.", "Delete that."])
+                                  "I want that removed.", "Delete that.",
+                                  "I'd like that deleted actually", "I'd like it deleted"])
 def test_a_removing_verbs_delete_that_is_guarded(pack, text: str  # type: ignore[no-untyped-def]
                                                  ) -> None:
     # it may edit code or a list: decided where the turns are known (below)
     request = pack.forget_requests([text])[0]
     assert request is not None and request.guarded and request.refers_back, text
     assert not pack.forget_requests(["Forget what I told you."])[0].guarded
+
+
+def test_a_wish_for_a_removal_is_the_speakers_own(pack) -> None:  # type: ignore[no-untyped-def]
+    salary, = pack.forget_requests(["I want my salary removed"])  # tagged as a past
+    assert salary is not None and [t.phrase for t in salary.targets] == ["my salary"]
+    assert pack.forget_requests(["She wants that deleted actually"]) == [None]  # hers
 
 
 def test_targets_and_back_references(pack) -> None:  # type: ignore[no-untyped-def]

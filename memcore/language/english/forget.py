@@ -975,11 +975,16 @@ def _asked_passive(verb: Token) -> bool:
     auxes = [a for a in verb.children if a.dep_ in ("aux", "auxpass")]
     subject = next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")), None)
     if subject is None:
-        return False
+        # "I'd like that deleted actually": the parser may hang the participle on its
+        # object ("that" + acl) rather than on the wanting verb
+        thing = verb.head
+        return (verb.dep_ == "acl" and not auxes and thing.dep_ in ("dobj", "obj")
+                and thing.head.lemma_.lower() in ASK_HEADS and _wanter(thing.head))
     if any(a.lower_ in ("can", "could", "would") and a.i < subject.i for a in auxes):
         return True  # a question: the modal before the subject
     if verb.dep_ in ("ccomp", "oprd", "xcomp") and not auxes:
-        return verb.head.lemma_.lower() in ASK_HEADS  # "I'd like my salary removed"
+        # "I'd like my salary removed"; not "she wants that deleted" (hers, not a request)
+        return verb.head.lemma_.lower() in ASK_HEADS and _wanter(verb.head)
     return _demanded(verb, auxes) or _made_sure(verb, auxes)
 
 
@@ -1030,7 +1035,11 @@ def _rid_addressed(verb: Token) -> bool | None:
 
 def _passive_addressed(verb: Token) -> bool | None:
     """"can my phone number be deleted?" (:func:`_asked_passive`)."""
-    return True if verb.tag_ == "VBN" and _asked_passive(verb) else None
+    # "I want my salary removed" may be tagged as a past ("VBD") under the want
+    participle = verb.tag_ == "VBN" or (
+        verb.tag_ == "VBD" and verb.dep_ in ("ccomp", "xcomp", "oprd")
+        and not any(c.dep_ in ("aux", "auxpass") for c in verb.children))
+    return True if participle and _asked_passive(verb) else None
 
 
 def _make_sure_addressed(verb: Token) -> bool | None:
@@ -1246,6 +1255,8 @@ def _passive_subject(verb: Token) -> Token | None:
         c.dep_ in ("aux", "auxpass") for c in verb.children)
     if not (verb.tag_ == "VBN" or small) or verb.lemma_.lower() == "rid":
         return None
+    if verb.dep_ == "acl" and verb.head.dep_ in ("dobj", "obj"):
+        return verb.head  # "I'd like that deleted actually": the participle hangs on it
     return next((c for c in verb.children if c.dep_ in ("nsubjpass", "nsubj")
                  and c.lower_ not in ("you", "me", "u", "i")), None)
 
@@ -1792,6 +1803,9 @@ def _statement_left(sent: Span, verb: Token) -> tuple[int, int] | None:
     """The rest of the request's sentence before the request when it is a statement
     with a subject or a number, not a framing phrase ("Hmm, on second thought, I'd like
     this deleted", "No wait, delete that")."""
+    if verb.dep_ == "acl" and verb.head.lower_ in BACK \
+            and verb.head.head.lemma_.lower() in ASK_HEADS:
+        return None  # "I'd like that deleted actually": all of it is the asking
     own = _request_words(verb)
     left = [t for t in sent if t.i < verb.i and t.i not in own and not t.is_punct
             and not (t.lower_ in BACK and t.head.i == verb.i)]

@@ -153,7 +153,7 @@ def general(doc: Doc) -> bool:
     tricky": someone's own search), nor one that names three things ("Sunflowers mean
     warmth and happiness": what the speaker holds of them, which may be asked)."""
     sents = list(doc.sents)
-    if len(sents) != 1 or _names_someone(doc):
+    if len(sents) != 1 or _names_someone(doc) or _anchored_now(doc):
         return False
     if names_things(doc):
         return False  # "Sunflowers mean warmth and happiness": the speaker's view of them
@@ -162,6 +162,17 @@ def general(doc: Doc) -> bool:
         return False
     subject = next((c for c in root.children if c.dep_ in ("nsubj", "csubj")), None)
     return subject is not None and _general_subject(subject)
+
+
+# Words that tie a present tense to now, not to always ("reports go out fortnightly now").
+_NOW_WORDS = frozenset({"now", "currently", "anymore"})
+
+
+def _anchored_now(doc: Doc) -> bool:
+    """Does the text say its present holds now, as a change or a current state ("Snagging
+    reports go out fortnightly now, not weekly")? Then it is no general remark, whatever
+    its subject ("Kids nowadays are lazy" still is one)."""
+    return any(t.lower_ in _NOW_WORDS for t in doc)
 
 
 def _names_someone(doc: Doc) -> bool:
