@@ -801,6 +801,9 @@ def _with_subject(sentence: str) -> str:
         return f"My {sentence[:1].lower()}{sentence[1:]}"
     if _NEXT_GOAL.match(sentence):
         return "My goal is to " + _NEXT_GOAL.sub("", sentence)
+    pack = language_pack()
+    if isinstance(pack, EnglishPack) and pack.dropped_progressive([sentence])[0]:
+        return f"I'm {sentence[:1].lower()}{sentence[1:]}"  # "Learning Spanish on Duolingo"
     return sentence
 
 

@@ -104,6 +104,18 @@ def test_plain_assertions_are_explicit_hedges_are_not() -> None:
     assert not small_talk.explicit  # names one thing: small talk needs a second episode
 
 
+@pytest.mark.parametrize(("said", "stored"), [
+    ("Learning Portuguese on Duolingo.", ["Ann is learning Portuguese on Duolingo."]),
+    ("Doing a pottery course, Tuesdays after work.",
+     ["Ann is doing a pottery course, Tuesdays after work."]),
+    # a gerund that is itself the subject, and greetings, keep their words
+    ("Cycling is my favourite way to unwind.", ["Cycling is Ann's favourite way to unwind."]),
+    ("Morning!", []),
+])
+def test_a_dropped_im_before_what_the_speaker_is_doing(said: str, stored: list[str]) -> None:
+    assert texts(said) == stored
+
+
 def test_a_chat_question_without_its_mark_is_no_fact() -> None:
     assert facts("whats the diff between a list and a tuple") == []
     assert facts("How's the best way to store secrets in CI") == []

@@ -39,6 +39,7 @@ from memcore.language.english.respelling import respelled
 from memcore.language.english.secret_cues import ENGLISH_SECRET_CUES
 from memcore.language.english.spelling import spelled, without_listener_tags
 from memcore.language.english.statements import statements
+from memcore.language.english.subjects import dropped_progressive
 from memcore.language.english.text_rules import ENGLISH_TEXT
 from memcore.language.english.things import last_things
 from memcore.language.english.things import resolve as resolve_things
@@ -145,6 +146,11 @@ class EnglishPack:
         """Per sentence opening with a pronoun ("it", "they", "that"), whether it still
         names what it is about (:func:`.vague.names_things`)."""
         return [names_things(doc) for doc in self.parse(texts)]
+
+    def dropped_progressive(self, texts: Sequence[str]) -> list[bool]:
+        """Per sentence, whether it says what the speaker is doing with its "I'm"
+        dropped (:func:`.subjects.dropped_progressive`)."""
+        return [dropped_progressive(doc) for doc in self.parse(texts)]
 
     def things_named(self, texts: Sequence[str]) -> list[int]:
         """Per sentence, how many things it names (:func:`.vague.things_named`)."""
