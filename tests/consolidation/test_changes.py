@@ -94,6 +94,8 @@ KEEPS = [
     ("Ann's son Leo lives in Oslo.", "Ann's daughter Mia lives in Rome."),
     # A thing's new value ends no fact that names only the value, not the thing.
     ("Ann swims on Mondays.", "Invoices go out on Fridays now, not Mondays."),
+    # ... nor another thing of the same words (the invoices' reminders, not the invoices)
+    ("Ann sends client reminders weekly.", "Client invoices go out fortnightly now, not weekly."),
     ("Ann cycles to work.", "Ann's son stopped cycling."),
 ]
 

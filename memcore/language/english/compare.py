@@ -626,6 +626,9 @@ class Change:
     negated: tuple[frozenset[str], ...] = ()
     resumes: bool = False  # a habit taken up: ``ended`` names it, only negations end
     ailment: bool = False  # a recovery: only a fact reporting an ailment of it ends
+    # The words before the verb ("investor updates"): a thing whose value changed, which
+    # an older fact of another owner must name in full to be ended by it.
+    thing: frozenset[str] = frozenset()
 
     @property
     def term_sets(self) -> tuple[frozenset[str], ...]:
@@ -719,7 +722,7 @@ def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
                       negated=_negations_of(terms, True), resumes=True)
     return Change(who, alternatives[0], phrase or consequence, amount=group.endswith("#"),
                   alternatives=alternatives[1:], negated=_negations_of(alternatives[0], False),
-                  ailment=group.endswith("!"))
+                  ailment=group.endswith("!"), thing=_subject_phrase(m.string))
 
 
 def _has_term(term: str, terms: frozenset[str]) -> bool:
@@ -754,15 +757,28 @@ _NOT_A_THING = word_set("""the a an this that these those it its i we you he she
     your his her their there here""")
 
 
-def _thing_named(subject: str, terms: frozenset[str]) -> bool:
-    """Is the change's subject a thing the older fact names ("investor updates go
-    quarterly from now on, not monthly" and the answer "monthly, 14 angels" to "how often
-    do you send updates to your investors?")? A change of a thing's value ends a fact of
-    whoever's that names the thing and the value, not one that names only the value."""
-    word = subject.strip(" :;,")
-    if " " in word or len(word) < 3 or word in _NOT_A_THING:
+# Where a clause's subject ends, without a parse: its verb or a break.
+_SUBJECT_END = re.compile(r"[:,;]|\b(?:is|are|was|were|go|goes|went|stay|stays|run|runs|come|"
+                          r"comes|get|gets|has|have|had|will|now|be|being|been)\b")
+
+
+def _subject_phrase(clean: str) -> frozenset[str]:
+    """The content stems before the verb of a folded fact ("investor updates go
+    quarterly ..." -> {investor, updat}); empty when nothing comes before it."""
+    end = _SUBJECT_END.search(clean)
+    return canonical_terms(clean[:end.start()]) if end else frozenset()
+
+
+def _thing_named(change: Change, terms: frozenset[str]) -> bool:
+    """Is the change's subject a thing the older fact names in full ("investor updates
+    go quarterly from now on, not monthly" and the answer "monthly, 14 angels" to "how
+    often do you send updates to your investors?")? A change of a thing's value ends a
+    fact of whoever's that names the thing and the value, not one that names only the
+    value, nor another thing of the same words ("investor meetings")."""
+    word = (change.subject or "").strip(" :;,")
+    if " " in word or len(word) < 3 or word in _NOT_A_THING or not change.thing:
         return False
-    return _has_term(stem(word), terms)
+    return all(_has_term(t, terms) for t in change.thing)
 
 
 def ends(change: Change, old: str) -> bool:
@@ -773,7 +789,7 @@ def ends(change: Change, old: str) -> bool:
     """
     terms = canonical_terms(_clean(old))
     if change.subject is not None and _owner(old) != change.subject \
-            and not _thing_named(change.subject, terms):
+            and not _thing_named(change, terms):
         return False
     if polarity(old) < 0:
         return _negation_ended(change, old, terms)
