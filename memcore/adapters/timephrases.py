@@ -185,13 +185,18 @@ _HAVE_GOT = re.compile(r"\b(?:have|has|'ve|'s) got\b", re.I)
 _NOT_SINCE = re.compile(r"\b(?:have|has|had)(?:n't| not| never)\b|\bnever\b", re.I)
 
 
+# "her left wrist", "my right knee": a side, not the past of "leave".
+_SIDE = re.compile(r"\b((?:[Mm]y|[Yy]our|[Hh]is|[Hh]er|[Oo]ur|[Tt]heir|[Tt]he) )(?:left|right)\b")
+
+
 def told_in_past(sentence: str) -> bool:
     """Does ``sentence`` report something already done ("I quit smoking in March",
     "I've lived here for 3 years"), not something still to come?"""
     if _FUTURE_MARK.search(sentence) or _ARRANGING.search(sentence):
         return False
     # "I've got a race in April" is having, now; not a perfect of "get".
-    return bool(_TOLD_IN_PAST.search(_HAVE_GOT.sub("has", sentence)))
+    sentence = _SIDE.sub(r"\1side", _HAVE_GOT.sub("has", sentence))
+    return bool(_TOLD_IN_PAST.search(sentence))
 
 
 def _named_date(m: re.Match[str], kind: str, now: datetime, past: bool

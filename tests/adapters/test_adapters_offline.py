@@ -182,3 +182,14 @@ def test_summary_carries_every_members_dates_names_and_numbers() -> None:
         assert numbers(text) <= numbers(line)
         assert canonical_terms(text) <= canonical_terms(line)  # every content word kept
     assert len(line.split()) < sum(len(t.split()) for t in members)  # and shorter
+
+
+@pytest.mark.parametrize(("sentence", "ends"), [
+    # a state said to last a span ends when the span does; "left"/"right" after a
+    # possessive is a side, not the past of "leave"
+    ("His left arm is to stay in a sling for three weeks.", datetime(2026, 3, 29, tzinfo=UTC)),
+    ("My right knee will be in a brace for two weeks.", datetime(2026, 3, 22, tzinfo=UTC)),
+    ("I left the choir for two weeks.", None),  # a past span, no end ahead
+])
+def test_a_state_said_to_last_a_span_ends_with_it(sentence: str, ends: datetime | None) -> None:
+    assert resolve(sentence, datetime(2026, 3, 8, tzinfo=UTC)).deadline == ends
