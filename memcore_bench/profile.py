@@ -83,11 +83,16 @@ def normalize(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())
 
 
+# Stands for a trailing "*" while the keyword is normalized: no word of English ("star"
+# was, and a keyword "star" became a wildcard of nothing).
+_WILDCARD = "qqwildcardqq"
+
+
 def _phrase(alternative: str) -> re.Pattern[str]:
-    words = normalize(alternative.replace("*", " STAR ")).split()
+    words = normalize(alternative.replace("*", f" {_WILDCARD} ")).split()
     parts: list[str] = []
     for word in words:
-        if word == "star":
+        if word == _WILDCARD:
             if parts:
                 parts[-1] += r"[a-z0-9]*"
             continue

@@ -71,6 +71,14 @@ def test_matching_rules() -> None:
     assert result["stale_in_profile"] == 1 and result["missed"] == ["has a cat"]
 
 
+def test_a_keyword_star_is_a_word_not_a_wildcard() -> None:
+    data = scenario()
+    data["truth"]["noise"] = [{"fact": "thanks", "all": [["star"]], "none": []}]
+    truth = parse_scenario(data).truth
+    assert classify("You've been a star.", truth) == ("noise", [])
+    assert classify("Ann lives in Porto.", truth) == ("correct", [0])  # "live*" still a prefix
+
+
 @pytest.mark.parametrize(("change", "field"), [
     ({"as_of": "soon"}, "s.as_of"),
     ({"turns": [{"at": "2026-01-01", "role": "user", "text": " "}]}, "s.turns[0].text"),
