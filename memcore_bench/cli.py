@@ -219,12 +219,14 @@ def forget(cases: Path | None = typer.Option(None, "--cases", dir_okay=False,
                                                   "memcore/data/forget_cases.json)."),
            out: Path = typer.Option(..., "--out", dir_okay=False,
                                     help="JSON result (plus .md next to it)."),
+           models: str = typer.Option("offline", "--models",
+                                      help="offline | openai (MEMCORE_OPENAI_* settings)."),
            ) -> None:
     """Forget requests inside the conversation: honoured, negatives kept, over-deletions,
     key scans (real workers)."""
     from memcore_bench.forget import CONTRACT_KEYS, run_forget
 
-    result = run_forget(cases_path=cases, out=out)
+    result = run_forget(cases_path=cases, out=out, models=models)
     typer.echo(json.dumps({k: result[k] for k in CONTRACT_KEYS if k != "per_case"}))
 
 

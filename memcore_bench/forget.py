@@ -61,7 +61,9 @@ from memcore.core.models import AuditAction, Role
 from memcore_bench.common import (
     machine,
     markdown_table,
+    models_env,
     running_stack,
+    task_timeout,
     write_outputs,
 )
 
@@ -380,7 +382,7 @@ def _run_cases(client: Client, settings: Settings, cases: Sequence[Case], timeou
 
 
 def _result(per: dict[str, dict[str, Any]], outside: dict[str, dict[str, list[str]]],
-            cases_path: Path | None, t0: float) -> dict[str, Any]:
+            cases_path: Path | None, t0: float, models: str = "offline") -> dict[str, Any]:
     """The totals plus the run's per-case rows and description."""
     result: dict[str, Any] = totals(per)
     result["outside_key_hits"] = sum(len(v["keys"]) for v in outside.values())
@@ -389,29 +391,33 @@ def _result(per: dict[str, dict[str, Any]], outside: dict[str, dict[str, list[st
     result["cases_file"] = str(cases_path) if cases_path else "memcore/data/forget_cases.json"
     result["turns"] = sum(p["turns"] for p in per.values())
     result["seconds"] = time.perf_counter() - t0
-    result["models"] = "offline"
+    result["models"] = models
     result["embedder"] = "hash"
     result["machine"] = machine()
     return result
 
 
 def run_forget(*, cases_path: Path | None = None, out: Path | None = None,
-               redis_url: str | None = None, timeout: float = 300.0) -> dict[str, Any]:
-    """Run every case through a stack, judge it, write ``out`` (+ .md)."""
+               redis_url: str | None = None, timeout: float | None = None,
+               models: str = "offline") -> dict[str, Any]:
+    """Run every case through a stack, judge it, write ``out`` (+ .md). ``models``:
+    ``offline`` rules, or ``openai`` (the ``MEMCORE_OPENAI_*`` endpoint extracts and
+    decides; the erase path is the same)."""
     cases = load_cases(cases_path)
     _name_namespaces(cases)
-    env = {"MEMCORE_EMBEDDER": "hash", "MEMCORE_EXTRACTOR": "auto",
-           "MEMCORE_OPENAI_API_KEY": ""}
+    env = {"MEMCORE_EMBEDDER": "hash", "MEMCORE_EXTRACTOR": "auto", **models_env(models)}
+    timeout = timeout if timeout is not None else task_timeout(models, 300.0)
     t0 = time.perf_counter()
     with running_stack(redis_url, ingest_concurrency=2, env=env) as stack:
-        settings = Settings(redis_url=stack.redis_url, embedder="hash", openai_api_key=None)
+        settings = Settings(redis_url=stack.redis_url, embedder="hash",
+                            **({"openai_api_key": None} if models == "offline" else {}))
         client = Client(settings=settings)
         try:
             per, outside = _run_cases(client, settings, cases, timeout)
         finally:
             gc.collect()  # drop finished AsyncResults while their backend is still up
             client.close()
-    result = _result(per, outside, cases_path, t0)
+    result = _result(per, outside, cases_path, t0, models)
     if out is not None:
         write_outputs(result, Path(out), markdown(result))
     return result
@@ -464,9 +470,11 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cases", type=Path, default=None)
     parser.add_argument("--redis-url", default=None)
+    parser.add_argument("--models", default="offline", help="offline | openai")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args(argv)
-    result = run_forget(cases_path=args.cases, out=args.out, redis_url=args.redis_url)
+    result = run_forget(cases_path=args.cases, out=args.out, redis_url=args.redis_url,
+                        models=args.models)
     print(json.dumps({k: result[k] for k in CONTRACT_KEYS if k != "per_case"}), flush=True)
     return result
 

@@ -123,3 +123,15 @@ def test_own_cases_through_the_stack(tmp_path: Path, redis_url: str) -> None:
     assert (data["requests"], data["negatives"]) == (48, 24)
     assert data["recall"] == 1.0 and data["precision"] == 1.0, failed
     assert data["requests_stored_as_facts"] == 0 and data["key_scan_hits"] == 0
+
+
+def test_the_model_path_needs_its_endpoint(monkeypatch: pytest.MonkeyPatch,
+                                           tmp_path: Path) -> None:
+    # `--models openai` runs the cases with the configured model extracting (make
+    # test-models runs it on a real one); without a key it says what to set, before any
+    # worker starts
+    monkeypatch.delenv("MEMCORE_OPENAI_API_KEY", raising=False)
+    with pytest.raises(ValueError, match="MEMCORE_OPENAI_API_KEY"):
+        run_forget(models="openai", out=tmp_path / "f.json")
+    with pytest.raises(ValueError, match="--models"):
+        run_forget(models="gpt", out=tmp_path / "f.json")
