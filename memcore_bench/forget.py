@@ -178,11 +178,19 @@ def contains(haystack: str, needle: str) -> bool:
     return needle.casefold() in haystack.casefold()
 
 
+# A task or memory id written as a UUID: its hyphens split it into runs a short secret
+# ('4471') can equal by chance ('cbf06589-4471-4f48-...').
+_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+
+
 def has_secret(haystack: str, secret: str) -> bool:
     """``secret`` in ``haystack``, case-insensitively, not inside a longer run of letters
     and digits: a short secret ('43', '512') is no hit inside a hex id or a UUID."""
+    hay = haystack.casefold()
+    if not _UUID.fullmatch(secret.casefold()):
+        hay = _UUID.sub(" ", hay)
     return re.search(r"(?<![^\W_])" + re.escape(secret.casefold()) + r"(?![^\W_])",
-                     haystack.casefold()) is not None
+                     hay) is not None
 
 
 def key_values(client: redis.Redis, key: bytes) -> list[bytes]:

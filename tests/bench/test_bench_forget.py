@@ -72,6 +72,9 @@ def test_scan_reads_every_type(redis_client: redis.Redis) -> None:
     redis_client.set("mc:{scan}:id", "ae6ec118-556f-4ef3-bd58-547c39fe0b65 a43b")
     assert "mc:{scan}:id" not in scan_keys(redis_client, "mc:{scan}:*", ["43"])["43"]
     assert has_secret("Sam is 43.", "43") and not has_secret("2043", "43")
+    # a run of a task id's UUID that equals a short code by chance is no hit
+    task = '{"task_id": "cbf06589-4471-4f48-a3b8-ca4f4630e8bc"}'
+    assert not has_secret(task, "4471") and has_secret(task + " code 4471", "4471")
 
 
 def test_run_through_the_stack(tmp_path: Path, redis_url: str) -> None:
