@@ -366,9 +366,10 @@ def _export(report: PassReport) -> None:
 
 
 def _audit_model_errors(store: MemoryStore, namespace: str, merger: InstrumentedMerger,
-                        at: datetime) -> None:
-    """Write the merger's errors from this thread's last calls as MODEL_ERROR entries."""
-    events = merger.instruments.audit_events(namespace, Actor.CONSOLIDATION, at)
+                        at: datetime, refs: Sequence[str] = ()) -> None:
+    """Write the merger's errors from this thread's last calls as MODEL_ERROR entries,
+    citing the memories the calls read (``refs``: erasing one redacts them)."""
+    events = merger.instruments.audit_events(namespace, Actor.CONSOLIDATION, at, refs)
     if events:
         store.audit.append(events)
 
@@ -455,7 +456,7 @@ def merge_batch(store: MemoryStore, namespace: str, pass_id: str, start: int, en
         log.warning("merge batch %s:%s of %s failed: %s", start, end, pass_id, exc)
         return [None] * len(work)
     finally:
-        _audit_model_errors(store, namespace, instrumented, now)
+        _audit_model_errors(store, namespace, instrumented, now, ids)
     store.usage.record(namespace, "consolidate", usage)
     if len(answers) != len(work):
         return [None] * len(work)

@@ -383,7 +383,7 @@ class IngestPipeline:
         calls_before = self.instruments.thread_calls("extract")
         facts = self.models.instrumented.extractor.extract(episodes)
         report.model_calls += self.instruments.thread_calls("extract") - calls_before
-        self._audit_model_errors(namespace, episodes[-1].timestamp)
+        self._audit_model_errors(namespace, episodes[-1].timestamp, [ep.id for ep in episodes])
         known = {ep.id for ep in episodes}
         return [f for f in facts if f.source in known]
 
@@ -780,7 +780,10 @@ class IngestPipeline:
             [DecisionRequest(fact.text, near) for _, fact, _, near in requests])
         report.model_calls += self.instruments.thread_calls("decide") - calls_before
         report.decision_facts += len(requests)
-        self._audit_model_errors(namespace, origin[requests[-1][1].source].timestamp)
+        self._audit_model_errors(
+            namespace, origin[requests[-1][1].source].timestamp,
+            [f.source for _, f, _, _ in requests]
+            + [n.memory_id for _, _, _, near in requests for n in near])
         if len(decisions) != len(requests):
             # Loses nothing: each fact is kept as a candidate.
             decisions = [Decision(Op.ADD, reason="decider answered the wrong number of items",
@@ -957,9 +960,11 @@ class IngestPipeline:
         finally:
             self._audit_model_errors(namespace, at)
 
-    def _audit_model_errors(self, namespace: str, at: datetime) -> None:
-        """Write the model errors of this thread's last calls as MODEL_ERROR audit entries."""
-        events = self.instruments.audit_events(namespace, Actor.INGEST, at)
+    def _audit_model_errors(self, namespace: str, at: datetime,
+                            refs: Sequence[str] = ()) -> None:
+        """Write the model errors of this thread's last calls as MODEL_ERROR audit entries,
+        citing the turns and memories the calls read (``refs``: erasing one redacts them)."""
+        events = self.instruments.audit_events(namespace, Actor.INGEST, at, refs)
         if events:
             self.store.audit.append(events)
 

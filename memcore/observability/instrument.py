@@ -30,7 +30,7 @@ import logging
 import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, Literal, TypeVar
@@ -164,10 +164,13 @@ class Instruments:
         self._thread.errors.clear()
         return out
 
-    def audit_events(self, namespace: str, actor: Actor, at: datetime) -> list[AuditEvent]:
-        """This thread's pending errors as MODEL_ERROR audit events (drains them)."""
+    def audit_events(self, namespace: str, actor: Actor, at: datetime,
+                     refs: Collection[str] = ()) -> list[AuditEvent]:
+        """This thread's pending errors as MODEL_ERROR audit events (drains them).
+        ``refs``: the turns and memories the failed calls read; an error's reason may quote
+        what the model made of them, so erasing any of them redacts it (``before``)."""
         return [AuditEvent(action=AuditAction.MODEL_ERROR, namespace=namespace,
-                           reason=error.reason, actor=actor, at=at)
+                           before=sorted(set(refs)), reason=error.reason, actor=actor, at=at)
                 for error in self.drain_errors()]
 
 

@@ -283,7 +283,9 @@ class Eraser:
             return plan_erase(memories, memory_id=memory_id, source=source, now=now)
 
         victims = self._remove(namespace, planner, source, now)
-        self._audit.redact(namespace, victims)
+        # An erased turn takes the entries quoting what a model made of it too (MODEL_ERROR
+        # cites the turns its call read).
+        self._audit.redact(namespace, victims | ({source} if source else set()))
         self._audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=namespace, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])
