@@ -180,12 +180,17 @@ class AuditLog:
         return len(old)
 
     def redact(self, namespace: str, memory_ids: set[str], *, keep_reason: bool = False,
-               marker: str = REDACTED) -> int:
+               marker: str = REDACTED, uncited_model_errors: bool = False) -> int:
         """Replace the text (and, unless ``keep_reason``, the reason) of events mentioning
-        ``memory_ids`` with ``marker``; ERASE and PURGE events stay as they are."""
+        ``memory_ids`` with ``marker``; ERASE and PURGE events stay as they are.
+        ``uncited_model_errors``: also every MODEL_ERROR citing no turn or memory (its
+        reason may quote what a model made of anything erased)."""
+        def hit(e: AuditEvent) -> bool:
+            cited = set(e.before) | set(e.after)
+            return bool(memory_ids & cited) or (
+                uncited_model_errors and e.action is AuditAction.MODEL_ERROR and not cited)
         hits = [(eid, e) for eid, e in self.scan(namespace)
-                if e.action not in (AuditAction.ERASE, AuditAction.PURGE)
-                and memory_ids & (set(e.before) | set(e.after))]
+                if e.action not in (AuditAction.ERASE, AuditAction.PURGE) and hit(e)]
         pipe = self._gw.client.pipeline(transaction=False)
         for eid, event in hits:
             reason = event.reason if keep_reason else marker

@@ -285,7 +285,8 @@ class Eraser:
         victims = self._remove(namespace, planner, source, now)
         # An erased turn takes the entries quoting what a model made of it too (MODEL_ERROR
         # cites the turns its call read).
-        self._audit.redact(namespace, victims | ({source} if source else set()))
+        self._audit.redact(namespace, victims | ({source} if source else set()),
+                           uncited_model_errors=True)
         self._audit.append([AuditEvent(
             action=AuditAction.ERASE, namespace=namespace, before=sorted(victims), reason=reason,
             actor=Actor.USER, at=now)])

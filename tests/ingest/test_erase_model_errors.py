@@ -15,7 +15,7 @@ import redis
 
 from memcore.adapters import build_models
 from memcore.core.config import Settings
-from memcore.core.models import AuditAction, Episode, Role
+from memcore.core.models import Actor, AuditAction, AuditEvent, Episode, Role
 from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
 from tests.support.test_reliability_common import T0
@@ -73,3 +73,23 @@ def test_a_forget_request_redacts_the_model_errors_quoting_its_turn(
     assert not _keys_holding(redis_client, "panic")
     live = [m.text for m in store.records.iter_memories("pm") if m.live]
     assert any("chemistry" in t for t in live), live
+
+
+def test_an_erase_redacts_model_errors_citing_nothing(redis_url: str) -> None:
+    # A pass's summarize error cites no memory; it may quote one that is erased later.
+    store = MemoryStore.from_url(redis_url)
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    pipeline = IngestPipeline(store, build_models(settings), settings)
+    pipeline.ingest("pu", [Episode(id="pu-0", namespace="pu", role=Role.USER, speaker="Sam",
+                                   text="My PIN hint is the name of my first dog, Rex.",
+                                   timestamp=T0)])
+    store.audit.append([
+        AuditEvent(action=AuditAction.MODEL_ERROR, namespace="pu", actor=Actor.CONSOLIDATION,
+                   reason="merger: summary not grounded: 'first dog Rex'", at=T0),
+        AuditEvent(action=AuditAction.MODEL_ERROR, namespace="pu", actor=Actor.INGEST,
+                   before=["pu-other"], reason="extractor: HTTP 500", at=T0)])
+    store.eraser.erase_episode("pu", "pu-0", T0)
+    reasons = [e.reason for e in store.audit.tail("pu", 20)
+               if e.action is AuditAction.MODEL_ERROR]
+    assert not any("Rex" in r for r in reasons), reasons
+    assert "extractor: HTTP 500" in reasons  # cites another turn: kept
