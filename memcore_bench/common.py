@@ -7,6 +7,8 @@ import contextlib
 import json
 import os
 import platform
+import signal
+import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -171,6 +173,19 @@ BENCH_APP = "memcore_bench.worker_app"
 """The benchmarks' Celery app (``celery -A``): workers.app plus MEMCORE_OFFLINE_LATENCY_MS."""
 
 
+def _stop_on_sigterm() -> Any:
+    """Make SIGTERM raise KeyboardInterrupt, so that a bench stopped by ``kill`` stops its
+    workers and Redis too (they outlived it); returns the previous handler, or None off
+    the main thread (where no handler can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, stop)
+
+
 @contextlib.contextmanager
 def running_stack(redis_url: str | None = None, **kwargs: Any) -> Iterator[LocalStack]:
     """A started, ready :class:`LocalStack` whose workers run the benchmarks' Celery app
@@ -183,12 +198,15 @@ def running_stack(redis_url: str | None = None, **kwargs: Any) -> Iterator[Local
     # The benchmarks' app: workers.app, plus MEMCORE_OFFLINE_LATENCY_MS when set.
     kwargs.setdefault("app", BENCH_APP)
     stack = LocalStack(redis_url, **kwargs)
+    previous = _stop_on_sigterm()
     try:
         stack.start()
         stack.wait_ready(timeout=120)
         yield stack
     finally:
         stack.stop()
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
