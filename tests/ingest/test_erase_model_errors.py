@@ -18,6 +18,7 @@ from memcore.core.config import Settings
 from memcore.core.models import Actor, AuditAction, AuditEvent, Episode, Role
 from memcore.ingest.write_path import IngestPipeline
 from memcore.store import MemoryStore
+from tests.support.key_scan import keys_holding
 from tests.support.test_reliability_common import T0
 from tests.workers.test_reliability_models import completion, model_server
 
@@ -39,18 +40,6 @@ def _answer(body: dict[str, Any]) -> tuple[int, str, float]:
         {"fact": f["id"], "op": "ADD", "target": None} for f in data.get("facts", [])]})), 0.0
 
 
-def _keys_holding(client: redis.Redis, needle: str) -> set[bytes]:
-    found = set()
-    for key in client.scan_iter(count=1000):
-        kind = client.type(key)
-        blob = (client.get(key) or b"") if kind == b"string" else (
-            b" ".join(b for kv in client.hgetall(key).items() for b in kv) if kind == b"hash"
-            else client.dump(key) or b"")
-        if needle.encode() in blob.lower():
-            found.add(key)
-    return found
-
-
 def test_a_forget_request_redacts_the_model_errors_quoting_its_turn(
         redis_url: str, redis_client: redis.Redis) -> None:
     with model_server(_answer) as url:
@@ -69,8 +58,8 @@ def test_a_forget_request_redacts_the_model_errors_quoting_its_turn(
                 errors = [e for e in store.audit.tail("pm", 50)
                           if e.action is AuditAction.MODEL_ERROR]
                 assert any("anxiety" in e.reason and "pm-1" in e.before for e in errors), errors
-    assert not _keys_holding(redis_client, "anxiety")
-    assert not _keys_holding(redis_client, "panic")
+    assert not keys_holding(redis_client, "anxiety")
+    assert not keys_holding(redis_client, "panic")
     live = [m.text for m in store.records.iter_memories("pm") if m.live]
     assert any("chemistry" in t for t in live), live
 

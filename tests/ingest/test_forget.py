@@ -20,6 +20,7 @@ from memcore.ingest.write_path import IngestPipeline
 from memcore.language import language_pack
 from memcore.store import MemoryStore
 from tests.support.api_helpers import Api, api  # noqa: F401 - fixture
+from tests.support.key_scan import keys_holding
 from tests.support.test_reliability_common import T0
 
 REQUEST_WORDS = ("forget", "delete", "remove", "erase", "scratch", "remember", "keep",
@@ -111,19 +112,6 @@ def _say(pipeline: IngestPipeline, ns: str, turns: list[str], *, user: str = "an
                                      user_id=user)])
 
 
-def _scan(client: redis.Redis, needle: str) -> set[bytes]:
-    """Keys whose DUMP or string value holds ``needle`` (any case)."""
-    found = set()
-    want = needle.lower().encode()
-    for key in client.scan_iter(count=1000):
-        blobs = [client.dump(key) or b""]
-        if client.type(key) == b"string":
-            blobs.append(client.get(key) or b"")
-        if any(want in blob.lower() for blob in blobs):
-            found.add(key)
-    return found
-
-
 def _live(store: MemoryStore, ns: str, user: str = "ann") -> list[str]:
     return [m.text for m in store.records.iter_memories(ns) if m.live and m.user_id == user]
 
@@ -170,7 +158,7 @@ def test_forget_in_the_next_turn(url: str, shared: str, distractor: str, needle:
     finally:
         client.close()
     assert not any(needle.lower() in h.memory.text.lower() for h in hits)
-    assert not _scan(store.client, needle)  # no byte of it in any key
+    assert not keys_holding(store.client, needle)  # no byte of it in any key
     assert _live(store, ns, "bob") == [t.replace(needle, other) for t in before] \
         or len(_live(store, ns, "bob")) == len(before)  # bob's scope untouched
     audit = [e for e in store.audit.tail(ns, 50) if e.action is AuditAction.ERASE
@@ -186,7 +174,7 @@ def test_forget_in_the_next_turn(url: str, shared: str, distractor: str, needle:
 def test_forget_in_the_same_turn_stores_nothing_of_it(url: str, turn: str) -> None:
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "st", [turn])
-    assert not _scan(store.client, "Q-4471")
+    assert not keys_holding(store.client, "Q-4471")
     assert not any("locker" in t.lower() or "forget" in t.lower() for t in _live(store, "st"))
     if "Leeds" in turn:
         assert "Ann lives in Leeds." in _live(store, "st")
@@ -231,7 +219,7 @@ def test_a_pass_in_flight_does_not_bring_it_back(url: str) -> None:
     _say(pipeline, "pf", ["Can you forget my address?"], start=2)
     store.snapshots.commit_pass("pf", view, view.memories, [], now=utcnow())
     assert not any("Larkspur" in t for t in _live(store, "pf"))
-    assert not _scan(store.client, "Larkspur")
+    assert not keys_holding(store.client, "Larkspur")
     assert "Ann lives in Leeds." in _live(store, "pf")
 
 
@@ -247,7 +235,7 @@ def test_forget_endpoint(api: Api) -> None:  # noqa: F811
     # the assistant's reply to the erased turn goes with it: a reply may repeat it
     assert body["turns_erased"] == ["ann-1", "ann-1-a"]
     assert not any("Larkspur" in t for t in _live(store, "web"))
-    assert not _scan(store.client, "Larkspur")
+    assert not keys_holding(store.client, "Larkspur")
     r = api.call("POST", "/v1/namespaces/web/forget", key,
                  json={"text": "please forget my passport number", "user_id": "ann"})
     assert r.status_code == 200 and r.json()["erased"] == 0
@@ -262,9 +250,9 @@ def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str
     # forget is then the turn that said it, not nothing.
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "tw", ["I live in Leeds.", "ugh, the debt. 2k to Faisal Qureshi, due june"])
-    assert _scan(store.client, "Qureshi")
+    assert keys_holding(store.client, "Qureshi")
     _say(pipeline, "tw", ["Please erase the bit about my debt."], start=2)
-    assert not _scan(store.client, "Qureshi")
+    assert not keys_holding(store.client, "Qureshi")
     assert "Ann lives in Leeds." in _live(store, "tw")  # the other turn stays
     audit = [e for e in store.audit.tail("tw", 20) if e.reason.startswith("forget request")]
     assert any("2 turns erased" in e.reason for e in audit)  # the turn and its reply
@@ -277,7 +265,7 @@ def test_a_persons_value_keeps_the_persons_other_facts(url: str) -> None:
                           "Tariq's phone number is 07700 445566."])
     assert any("445566" in t for t in _live(store, "pv"))
     _say(pipeline, "pv", ["Please delete Tariq's phone number."], start=2)
-    assert not _scan(store.client, "445566")
+    assert not keys_holding(store.client, "445566")
     assert any("bakery" in t for t in _live(store, "pv")), _live(store, "pv")
 
 
@@ -285,7 +273,7 @@ def test_a_salary_said_with_an_amount_goes_and_other_making_stays(url: str) -> N
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "am", ["I make 72,000 a year.", "I make pottery at the weekend."])
     _say(pipeline, "am", ["Please forget my salary."], start=2)
-    assert not _scan(store.client, "72,000")
+    assert not keys_holding(store.client, "72,000")
     assert any("pottery" in t for t in _live(store, "am")), _live(store, "am")
 
 
@@ -294,7 +282,7 @@ def test_every_version_of_a_value_goes(url: str) -> None:
     _say(pipeline, "sv", ["My phone number is 07700 100200.", "I like squash.",
                           "My new phone number is 07700 300400."])
     _say(pipeline, "sv", ["Please forget my phone number."], start=3)
-    assert not _scan(store.client, "100200") and not _scan(store.client, "300400")
+    assert not keys_holding(store.client, "100200") and not keys_holding(store.client, "300400")
     assert any("squash" in t for t in _live(store, "sv"))
 
 
@@ -303,7 +291,7 @@ def test_a_statement_after_the_request_is_stored(url: str) -> None:
     _say(pipeline, "tl", ["My gym locker code is Q-6120."])
     _say(pipeline, "tl", ["Please forget my locker code, my new office is in Glasgow."],
          start=1)
-    assert not _scan(store.client, "Q-6120")
+    assert not keys_holding(store.client, "Q-6120")
     live = _live(store, "tl")
     assert any("Glasgow" in t for t in live), live
     assert not any(w in t.lower() for t in live for w in REQUEST_WORDS), live
@@ -322,7 +310,7 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     secret = "5083" if "5083" in shared else "Ferrow"
     assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
     _say(pipeline, "ls", [request_text], start=1)
-    assert not _scan(store.client, secret)  # the turn's text went with it
+    assert not keys_holding(store.client, secret)  # the turn's text went with it
     assert any(kept in t for t in _live(store, "ls")), _live(store, "ls")
 
 
@@ -379,7 +367,7 @@ def test_a_request_erases_nothing_beside_what_it_names(
         if kept not in request_text:  # stored before the request (so it can be lost)
             assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
         _say(pipeline, "nb", [request_text], start=len(turns))
-    assert not _scan(store.client, secret)
+    assert not keys_holding(store.client, secret)
     assert any(kept in t for t in _live(store, "nb")), _live(store, "nb")
 
 
@@ -390,7 +378,7 @@ def test_a_landline_neither_retires_the_mobile_nor_is_it(url: str) -> None:
     live = _live(store, "ll")
     assert any("900 731" in t for t in live) and any("960 284" in t for t in live), live
     _say(pipeline, "ll", ["Please delete my mobile number."], start=2)
-    assert not _scan(store.client, "900 731")
+    assert not keys_holding(store.client, "900 731")
     assert any("960 284" in t for t in _live(store, "ll")), _live(store, "ll")
 
 
@@ -402,7 +390,7 @@ def test_a_turn_going_on_about_the_person_by_a_pronoun_goes_with_them(url: str) 
                           "He's a chef in Utrecht now apparently.",
                           "My colleague Wen is lovely.", "She bakes on Fridays."])
     _say(pipeline, "po", ["Please forget everything about Rupert."], start=4)
-    assert not _scan(store.client, "Rupert") and not _scan(store.client, "Utrecht")
+    assert not keys_holding(store.client, "Rupert") and not keys_holding(store.client, "Utrecht")
     live = _live(store, "po")
     assert any("Wen" in t for t in live), live
     # the turn after Wen's goes on about Wen, not Dmitri: its text stays
@@ -415,7 +403,7 @@ def test_delete_that_erases_what_the_user_just_said_not_an_edit_of_code(url: str
     # after something of the speaker's: the turn "that" refers to is erased
     _say(pipeline, "dt", ["I live in Leeds.", "My gym locker code is 4471.",
                           "I'd like this deleted."])
-    assert not _scan(store.client, "4471")
+    assert not keys_holding(store.client, "4471")
     assert any("Leeds" in t for t in _live(store, "dt"))
     assert not any("deleted" in t for t in _live(store, "dt"))  # the request is no fact
     # after the assistant's code or list: an edit, nothing erased (audited)
@@ -431,7 +419,7 @@ def test_delete_that_erases_what_the_user_just_said_not_an_edit_of_code(url: str
         pipeline.ingest("dt", [Episode(id=f"c-{i}-b", namespace="dt", role=Role.USER,
                                        speaker="Ann", text=said, user_id="ann",
                                        timestamp=at + timedelta(minutes=2))])
-        assert _scan(store.client, f"Hebden {i}"), said
+        assert keys_holding(store.client, f"Hebden {i}"), said
     reasons = [e.reason for e in store.audit.tail("dt", 50)]
     assert sum("not-personal" in r for r in reasons) == 2, reasons
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-import redis
 
 from memcore.adapters import build_models
 from memcore.core.config import Settings
@@ -16,6 +15,7 @@ from memcore.core.models import Episode, Role
 from memcore.ingest.write_path import IngestPipeline
 from memcore.local.models import LlamaServer
 from memcore.store import MemoryStore
+from tests.support.key_scan import keys_holding
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 
@@ -28,18 +28,6 @@ CASES = [
     ("My passport number is 533918274.", "I play the violin.", "533918274",
      "I shouldn't have told you that, please delete it."),
 ]
-
-
-def _scan(client: redis.Redis, needle: str) -> set[bytes]:
-    """Keys whose DUMP or string value holds ``needle`` (any case)."""
-    want, found = needle.lower().encode(), set()
-    for key in client.scan_iter(count=1000):
-        blobs = [client.dump(key) or b""]
-        if client.type(key) == b"string":
-            blobs.append(client.get(key) or b"")
-        if any(want in blob.lower() for blob in blobs):
-            found.add(key)
-    return found
 
 
 @pytest.mark.parametrize(("shared", "distractor", "needle", "request_text"), CASES)
@@ -59,7 +47,7 @@ def test_a_forget_request_erases_what_the_model_extracted(
             kept = [m.text for m in store.records.iter_memories("fm")
                     if m.live and "fm-0" in m.sources]
     memories = [m for m in store.records.iter_memories("fm")]
-    assert not _scan(store.client, needle), memories
+    assert not keys_holding(store.client, needle), memories
     live = [m.text for m in memories if m.live]
     assert all(t in live for t in kept), (kept, live)  # the distractor survives
     assert not any(w in t.lower() for t in live for w in ("forget", "delete")), live
