@@ -464,8 +464,8 @@ def _retire_changed(red: Reducer) -> None:
     row_list = rows.tolist()
     # A fact re-stated later is current as of its last support ("back in Barcelona").
     asserted = np.maximum(t.created_at[rows], t.last_supported[rows]).tolist()
-    found, changing = _text_retirements(red, rows, asserted)
     framed = _framed_rows(red, row_list, asserted)
+    found, changing = _text_retirements(red, rows, asserted, _ends_read(framed))
     if not framed:
         _apply_retirements(red, found)
         red.sync()
@@ -483,19 +483,28 @@ def _retire_changed(red: Reducer) -> None:
     red.sync()
 
 
-def _text_retirements(red: Reducer, rows: np.ndarray, asserted: list[float]
+def _ends_read(framed: Sequence[FramedRow]) -> dict[str, tuple[str, str]]:
+    """``{id: (subject, thing)}`` of the facts whose frame reports an end."""
+    return {row.id: (row.frame.subject, row.frame.value) for row in framed
+            if row.frame.event == "end" and row.frame.value}
+
+
+def _text_retirements(red: Reducer, rows: np.ndarray, asserted: list[float],
+                      ends: Mapping[str, tuple[str, str]]
                       ) -> tuple[list[tuple[str, str, str]], set[str]]:
     """The language's text supersessions among ``rows`` (none when ``config.text_rules``
-    is off), and the ids of the facts whose words say something changed."""
+    is off), and the ids of the facts whose words say something changed. ``ends``: the
+    ends the frames read, which the language matches in the other facts' words too."""
     if red.config.text_rules is False:
         return [], set()
     t = red.table
     row_list = rows.tolist()
+    ids = [t.ids[r] for r in row_list]
     hints = t.text_flags(f"{red.rules.name}:may_change", red.rules.may_change)[rows]
-    changing = {t.ids[r] for r, hint in zip(row_list, hints.tolist(), strict=True) if hint}
-    found = red.rules.supersessions([t.ids[r] for r in row_list],
-                                    [t.texts[r] for r in row_list], asserted,
-                                    t.relation[rows].tolist(), hints=hints.tolist())
+    changing = {i for i, hint in zip(ids, hints.tolist(), strict=True) if hint} | set(ends)
+    found = red.rules.supersessions(ids, [t.texts[r] for r in row_list], asserted,
+                                    t.relation[rows].tolist(), hints=hints.tolist(),
+                                    ended=[ends.get(i) for i in ids] if ends else None)
     return found, changing
 
 

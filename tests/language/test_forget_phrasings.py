@@ -15,8 +15,9 @@ from memcore.core.models import AuditAction, Episode, Role
 from memcore.ingest.write_path import IngestPipeline
 from memcore.language import language_pack
 from memcore.local.redis_server import running_redis
-from tests.ingest.test_forget import _live, _pipeline, _scan
+from tests.ingest.test_forget import _live, _pipeline
 from tests.store.test_security_erase_aof import _aof_bytes, _wait_rewrite
+from tests.support.key_scan import keys_holding
 from tests.support.test_reliability_common import T0
 
 
@@ -180,11 +181,11 @@ def test_requests_erase_the_target_only(redis_url: str, before: list[str], reque
     for text in before:
         turns += [("user", text), ("assistant", "Okay, noted.")]
     _turns(pipeline, "fp", turns)
-    assert _scan(store.client, needle), "the secret was stored before the request"
+    assert keys_holding(store.client, needle), "the secret was stored before the request"
     _turns(pipeline, "fp", [("user", request_text)], start=len(turns))
     live = " ".join(_live(store, "fp")).lower()
     assert needle.lower() not in live and kept.lower() in live, live
-    assert not _scan(store.client, needle)  # no key holds a byte of it
+    assert not keys_holding(store.client, needle)  # no key holds a byte of it
     assert not any(w in live for w in ("forget", "scratch", "told", "keep")), live
     audit = [e for e in store.audit.tail("fp", 50) if e.action is AuditAction.ERASE
              and e.reason.startswith("forget request on the request of")]
@@ -201,7 +202,7 @@ def test_forget_it_after_the_assistant_asks_erases_nothing(redis_url: str) -> No
     # the same words after the user's own secret still ask
     _turns(pipeline, "dq2", [("user", "My PIN is 7741."), ("assistant", "Noted."),
                              ("user", "Forget it.")])
-    assert not _scan(store.client, "7741")
+    assert not keys_holding(store.client, "7741")
 
 
 def test_a_forget_erase_leaves_no_byte_in_any_key_or_the_aof() -> None:
@@ -214,11 +215,11 @@ def test_a_forget_erase_leaves_no_byte_in_any_key_or_the_aof() -> None:
                                      ("user", "I live in Dundee.")])
             _wait_rewrite(store)
             assert needle.encode() in _aof_bytes(server.directory)
-            assert _scan(store.client, needle)
+            assert keys_holding(store.client, needle)
             _turns(pipeline, "aof", [("user", "Please forget the name of my therapist.")],
                    start=3)
             _wait_rewrite(store)
-            assert not _scan(store.client, needle)  # every key, DUMP and value
+            assert not keys_holding(store.client, needle)  # every key, DUMP and value
             assert needle.encode() not in _aof_bytes(server.directory)
             assert "Ann lives in Dundee." in _live(store, "aof")
         finally:

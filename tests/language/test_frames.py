@@ -328,6 +328,32 @@ def test_frames_are_stored_and_a_later_value_supersedes_through_a_pass(redis_url
     assert "0100" in by_status[Status.SUPERSEDED] and "0199" in by_status[Status.ACTIVE]
 
 
+@pytest.mark.parametrize(("ending", "ends"), [
+    ("Big news, I'm leaving Lotus Loft!! the owner sold it.", True),
+    ("I leave Lotus Loft at the end of March.", True),
+    ("I'm thinking about leaving Lotus Loft.", False),  # no end yet
+])
+def test_an_end_the_parse_reads_ends_unframed_facts_that_name_it(redis_url: str,
+                                                                 ending: str, ends: bool
+                                                                 ) -> None:
+    # No pattern reads these forms as a change; the frame reader does (an end of
+    # "lotus loft"), and the pass matches it in the older facts' words: the speaker's
+    # fact naming the place ends, another person's does not, nor the speaker's others.
+    pipeline, store, settings, models = _stack(redis_url)
+    turns = [("I teach yoga, vinyasa mostly, at Lotus Loft in Brighton.", "Ann"),
+             ("I live in Hove with my partner Sam.", "Ann"),
+             ("I teach pilates at Lotus Loft on Mondays.", "Jo"),
+             (ending, "Ann")]
+    for i, (text, speaker) in enumerate(turns):
+        pipeline.ingest("lf", [_turn("lf", i, text, speaker)])
+    run_pass(store, "lf", settings.consolidation, models.merger, now=T0 + timedelta(days=60))
+    status = {m.text: m.status for m in store.records.iter_memories("lf")}
+    assert status["Ann teaches yoga, vinyasa mostly, at Lotus Loft in Brighton."] \
+        is (Status.SUPERSEDED if ends else Status.ACTIVE), status
+    assert all(s is Status.ACTIVE for t, s in status.items() if "Hove" in t or "Jo" in t), \
+        status
+
+
 def test_a_fact_retiring_too_many_in_a_pass_is_held_and_audited(redis_url: str) -> None:
     settings = Settings(redis_url=redis_url, openai_api_key=None)
     config = settings.consolidation.model_copy(update={"max_retired_by_one": 2,

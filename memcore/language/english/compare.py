@@ -691,6 +691,21 @@ def change_of(text: str) -> Change | None:
 _GERUND = re.compile(r"[a-z]+ing")
 
 
+def change_from_end(subject: str, thing: str) -> Change | None:
+    """The change an end frame reports: ``subject`` (a one-word name, as a fact's first
+    word) ended ``thing`` (its normalized value); a thing that is its own subject
+    ("Rex died") ended for whoever's facts name it. None for a subject of several words
+    ("ann's son"): whose facts those are is not a fact's first word."""
+    if not subject or " " in subject or not thing:
+        return None
+    owner = set(canonical_terms(subject)) if subject != thing else set()
+    terms = frozenset(t for t in canonical_terms(thing)
+                      if t not in owner and t not in _GENERIC_VERBS)
+    if not terms:
+        return None
+    return Change(None if subject == thing else subject, terms, thing)
+
+
 def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
     """The change one of :data:`_CHANGES` matched (``group``: which group names what
     ended, with its marks; ``same``: the subject must match), or None when it names
@@ -856,7 +871,9 @@ def _same_slot_name(a: str, b: str) -> bool:
 
 def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[float],
                   slotted: Sequence[bool] | None = None, *,
-                  hints: Sequence[bool] | None = None) -> list[tuple[str, str, str]]:
+                  hints: Sequence[bool] | None = None,
+                  ended: Sequence[tuple[str, str] | None] | None = None
+                  ) -> list[tuple[str, str, str]]:
     """``(old_id, new_id, reason)`` for every older fact a newer one makes stale.
 
     ``ids``, ``texts`` and ``times`` describe the live facts; ``slotted`` (optional)
@@ -869,11 +886,19 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
 
     ``hints`` (optional): :func:`may_change` of each text, computed before (a caller
     that keeps it per row screens only the texts that changed).
+
+    ``ended`` (optional): per text, the ``(subject, thing)`` of an end its frame reads
+    ("Ann is leaving Lotus Loft": ``("ann", "lotus loft")``), for the texts no pattern
+    here reads as a change: the parse finds ends in more forms than the patterns do,
+    and the older facts are matched by their words as a pattern's change matches them.
     """
     n = len(ids)
     by_key = _filled_slots(texts, slotted)
     screened = range(n) if hints is None else [i for i in range(n) if hints[i]]
     changes = {i: c for i in screened if (c := change_of(texts[i])) is not None}
+    for i, end in enumerate(ended or ()):
+        if end is not None and i not in changes and (c := change_from_end(*end)) is not None:
+            changes[i] = c
     folded = [fold(t) for t in texts] if changes else []
     retired = _Retirements(times)
     for members in by_key.values():

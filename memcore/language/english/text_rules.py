@@ -186,9 +186,11 @@ class EnglishText:
 
     def supersessions(self, ids: Sequence[str], texts: Sequence[str],
                       times: Sequence[float], slotted: Sequence[bool] | None = None, *,
-                      hints: Sequence[bool] | None = None) -> list[Supersession]:
+                      hints: Sequence[bool] | None = None,
+                      ended: Sequence[tuple[str, str] | None] | None = None
+                      ) -> list[Supersession]:
         """See :func:`memcore.language.english.compare.supersessions`."""
-        return compare.supersessions(ids, texts, times, slotted, hints=hints)
+        return compare.supersessions(ids, texts, times, slotted, hints=hints, ended=ended)
 
     def reduced(self, text: str, value: str) -> str | None:
         """See :func:`reduced`."""
