@@ -483,14 +483,15 @@ def _retire_changed(red: Reducer) -> None:
     red.sync()
 
 
-def _ends_read(framed: Sequence[FramedRow]) -> dict[str, tuple[str, str]]:
-    """``{id: (subject, thing)}`` of the facts whose frame reports an end."""
-    return {row.id: (row.frame.subject, row.frame.value) for row in framed
+def _ends_read(framed: Sequence[FramedRow]) -> dict[str, tuple[str, str, str]]:
+    """``{id: (subject, attribute, thing)}`` of the facts whose frame reports an end."""
+    return {row.id: (row.frame.subject, row.frame.attribute, row.frame.value)
+            for row in framed
             if row.frame.event == "end" and row.frame.value}
 
 
 def _text_retirements(red: Reducer, rows: np.ndarray, asserted: list[float],
-                      ends: Mapping[str, tuple[str, str]]
+                      ends: Mapping[str, tuple[str, str, str]]
                       ) -> tuple[list[tuple[str, str, str]], set[str]]:
     """The language's text supersessions among ``rows`` (none when ``config.text_rules``
     is off), and the ids of the facts whose words say something changed. ``ends``: the

@@ -52,11 +52,12 @@ class TextRules(Protocol):
     def supersessions(self, ids: Sequence[str], texts: Sequence[str],
                       times: Sequence[float], slotted: Sequence[bool] | None = None, *,
                       hints: Sequence[bool] | None = None,
-                      ended: Sequence[tuple[str, str] | None] | None = None
+                      ended: Sequence[tuple[str, str, str] | None] | None = None
                       ) -> list[Supersession]:
-        """Every older fact a newer one makes stale, read from the texts (``ended``,
-        optional: per text, the ``(subject, thing)`` an end its frame reports, which the
-        language matches in the older texts' words as it matches its own ends)."""
+        """Every older fact a newer one makes stale, read from the texts. ``ended``
+        (optional): per text, the ``(subject, attribute, thing)`` of an end its frame
+        reports, which the language matches in the older texts' words as it matches its
+        own ends."""
         ...
 
     def reduced(self, text: str, value: str) -> str | None:
@@ -100,7 +101,7 @@ class PlainText:
     def supersessions(self, ids: Sequence[str], texts: Sequence[str],
                       times: Sequence[float], slotted: Sequence[bool] | None = None, *,
                       hints: Sequence[bool] | None = None,
-                      ended: Sequence[tuple[str, str] | None] | None = None
+                      ended: Sequence[tuple[str, str, str] | None] | None = None
                       ) -> list[Supersession]:
         """None: without a language only frames retire facts."""
         return []

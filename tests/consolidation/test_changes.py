@@ -97,6 +97,9 @@ KEEPS = [
     # ... nor another thing of the same words (the invoices' reminders, not the invoices)
     ("Ann sends client reminders weekly.", "Client invoices go out fortnightly now, not weekly."),
     ("Ann cycles to work.", "Ann's son stopped cycling."),
+    # "left" after a possessive is a side, not a leaving: the knee did not end
+    ("Ann's knee hurts after long runs.", "Ann's left knee hurts when it rains."),
+    ("Ann wears a wrist brace for climbing.", "Ann broke her left wrist brace."),
 ]
 
 

@@ -90,6 +90,13 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     # taking up a thing names it as an instruction about it does (no "from": no end)
     ("Kenji upgraded to Node 22.", "instruction:node(kenji) = node 22"),
     ("Kenji migrated to Terraform.", "instruction:terraform(kenji) = terraform"),
+    # ends: a couple that split, a discharge, a mended or healed part of the subject
+    ("Kenji and Callum split.", "relation:partner(kenji) =  [end]"),
+    ("Kenji split up with Callum.", "end(kenji) = callum [end]"),
+    ("We split the bill.", None),
+    ("Kenji was discharged from physio today.", "end(kenji) = physio [end]"),
+    ("Kenji's wrist has mended.", "health(kenji) = wrist [end]"),
+    ("Kenji's knee healed.", "health(kenji) = knee [end]"),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str | None) -> None:
     (got,) = language_pack("english").frames([text])
@@ -352,6 +359,19 @@ def test_an_end_the_parse_reads_ends_unframed_facts_that_name_it(redis_url: str,
         is (Status.SUPERSEDED if ends else Status.ACTIVE), status
     assert all(s is Status.ACTIVE for t, s in status.items() if "Hove" in t or "Jo" in t), \
         status
+
+
+def test_a_mended_part_ends_the_ailment_and_nothing_else_naming_it(redis_url: str) -> None:
+    pipeline, store, settings, models = _stack(redis_url)
+    for i, text in enumerate(["I broke my left wrist skating, cast for six weeks.",
+                              "I always wear wrist guards at the skatepark.",
+                              "My wrist has mended."]):
+        pipeline.ingest("mw", [_turn("mw", i, text)])
+    run_pass(store, "mw", settings.consolidation, models.merger, now=T0 + timedelta(days=60))
+    status = {m.text: m.status for m in store.records.iter_memories("mw")}
+    broke = [s for t, s in status.items() if "broke" in t]
+    guards = [s for t, s in status.items() if "guards" in t]
+    assert broke == [Status.SUPERSEDED] and guards == [Status.ACTIVE], status
 
 
 def test_a_fact_retiring_too_many_in_a_pass_is_held_and_audited(redis_url: str) -> None:

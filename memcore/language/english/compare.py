@@ -530,6 +530,8 @@ _CUT = re.compile(r"(?:,|;| (?:after|because|since|as|for|but|and now|now|last|t
                   r"today|anymore|any more|again|in (?:january|february|march|april|may|june|"
                   r"july|august|september|october|november|december|\d{4})|too|either)\b).*$")
 _C = r"(?P<s>[^ ]+(?:'s [^ ]+)?) "  # the subject: "sam", "sam's phone"
+# "left" as a verb, not a side after a possessive ("broke Ann's left wrist", "her left knee")
+_LEFT = r"(?<!'s )(?<!my )(?<!her )(?<!his )(?<!our )(?<!your )(?<!their )left"
 # (pattern, which group names what ended, whether the subject must match)
 _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
     (re.compile(p), g, same) for p, g, same in (
@@ -561,7 +563,7 @@ _CHANGES: tuple[tuple[re.Pattern[str], str, bool], ...] = tuple(
         (rf"^{_C}(?:doesn't|does not|isn't|is not|don't) (?:an? )?(?P<x>.+?) "
          r"(?:any ?more|any longer)\b", "x", True),
         (rf"^{_C}(?:is )?not (?P<x>[a-z]+ing .+?) (?:any ?more|any longer)\b", "x", True),
-        (rf"^{_C}{_ADV}(?:quit|left|stopped|gave up|given up|finished|completed|sold|ended|"
+        (rf"^{_C}{_ADV}(?:quit|{_LEFT}|stopped|gave up|given up|finished|completed|sold|ended|"
          r"cancelled|canceled|retired from|dropped out of|moved out of|got rid of|lost|passed) "
          r"(?P<x>.+)$", "x", True),
         # "The Lyon project is over", "anatomy exam done", "Biscuit died ...": the thing
@@ -691,11 +693,13 @@ def change_of(text: str) -> Change | None:
 _GERUND = re.compile(r"[a-z]+ing")
 
 
-def change_from_end(subject: str, thing: str) -> Change | None:
+def change_from_end(subject: str, attribute: str, thing: str) -> Change | None:
     """The change an end frame reports: ``subject`` (a one-word name, as a fact's first
     word) ended ``thing`` (its normalized value); a thing that is its own subject
-    ("Rex died") ended for whoever's facts name it. None for a subject of several words
-    ("ann's son"): whose facts those are is not a fact's first word."""
+    ("Rex died") ended for whoever's facts name it; a healed ``health`` thing ends only
+    facts that report an ailment of it ("Ann's wrist has mended" ends "broke her wrist",
+    not "wrist guards"). None for a subject of several words ("ann's son"): whose facts
+    those are is not a fact's first word."""
     if not subject or " " in subject or not thing:
         return None
     owner = set(canonical_terms(subject)) if subject != thing else set()
@@ -703,7 +707,8 @@ def change_from_end(subject: str, thing: str) -> Change | None:
                       if t not in owner and t not in _GENERIC_VERBS)
     if not terms:
         return None
-    return Change(None if subject == thing else subject, terms, thing)
+    return Change(None if subject == thing else subject, terms, thing,
+                  ailment=attribute == "health")
 
 
 def _change_in(m: re.Match[str], group: str, same: bool) -> Change | None:
@@ -872,7 +877,7 @@ def _same_slot_name(a: str, b: str) -> bool:
 def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[float],
                   slotted: Sequence[bool] | None = None, *,
                   hints: Sequence[bool] | None = None,
-                  ended: Sequence[tuple[str, str] | None] | None = None
+                  ended: Sequence[tuple[str, str, str] | None] | None = None
                   ) -> list[tuple[str, str, str]]:
     """``(old_id, new_id, reason)`` for every older fact a newer one makes stale.
 
@@ -887,8 +892,9 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
     ``hints`` (optional): :func:`may_change` of each text, computed before (a caller
     that keeps it per row screens only the texts that changed).
 
-    ``ended`` (optional): per text, the ``(subject, thing)`` of an end its frame reads
-    ("Ann is leaving Lotus Loft": ``("ann", "lotus loft")``), for the texts no pattern
+    ``ended`` (optional): per text, the ``(subject, attribute, thing)`` of an end its
+    frame reads ("Ann is leaving Lotus Loft": ``("ann", "end", "lotus loft")``), for the
+    texts no pattern
     here reads as a change: the parse finds ends in more forms than the patterns do,
     and the older facts are matched by their words as a pattern's change matches them.
     """

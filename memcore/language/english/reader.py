@@ -444,6 +444,10 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
         target = _switched_from(root, lemma)
         if target is None:
             return None
+    elif (lemma, particle) in T.ENDS_ONLY_ALONE:
+        if _object(root) is not None or _prep_object(root, ("with", "from")) is not None:
+            return None  # "split the bill", "split from the group": no partner's end
+        return _nothing_named_ended(lemma, particle, subject, possessed)
     elif lemma in T.END_VERBS or (lemma, particle) in T.END_PHRASAL:
         ended = _ended(root, lemma, particle, subject, possessed)
         if ended is None or isinstance(ended, tuple):
@@ -508,6 +512,8 @@ def _nothing_named_ended(lemma: str, particle: str, subject: str, possessed: Tok
     died" (the possessed thing), "Rex died" (the subject); "Ann retired": nothing."""
     if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
         return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
+    if lemma in T.HEALED_VERBS and possessed is not None:  # "Ann's wrist has mended"
+        return subject, "health", _value(possessed), 1, "end"
     if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
         return None
     if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended

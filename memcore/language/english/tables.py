@@ -98,11 +98,14 @@ DIETS = frozenset({"vegetarian", "vegan", "pescatarian", "pescetarian", "flexita
 END_VERBS = frozenset({
     "die", "sell", "leave", "quit", "stop", "finish", "heal", "recover", "cancel",
     "close", "lose", "divorce", "retire", "graduate", "end", "abandon", "ditch",
-    "drop", "complete", "resign", "shut", "scrap", "pass", "outgrow",
+    "drop", "complete", "resign", "shut", "scrap", "pass", "outgrow", "discharge", "mend",
 })
 # "gave up X", "broke up with X", "moved out of X", "got rid of X": verb + particle.
 END_PHRASAL = frozenset({("give", "up"), ("break", "up"), ("move", "out"), ("get", "rid"),
-                         ("pass", "away"), ("drop", "out")})
+                         ("pass", "away"), ("drop", "out"), ("split", "up")})
+# Verbs that end something only without an object: "Ann and Callum split" (her partner);
+# "we split the bill" ends nothing.
+ENDS_ONLY_ALONE = frozenset({("split", "")})
 # End verbs whose subject itself ends when they have no object ("Rex died", "the shop
 # closed"); any other end verb without an object names nothing that ended ("Ann quit").
 SELF_ENDING = frozenset({"die", "pass", "close", "end", "shut", "finish", "disband"})
@@ -114,6 +117,8 @@ TIME_NOUNS = frozenset({
     "week", "weekend", "month", "year", "today", "yesterday", "tonight"})
 # End verbs without an object that end one attribute of their subject.
 ENDED_ATTRIBUTE: dict[tuple[str, str], str] = {("break", "up"): "relation:partner",
+                                               ("split", "up"): "relation:partner",
+                                               ("split", ""): "relation:partner",
                                                ("divorce", ""): "relation:partner",
                                                ("retire", ""): "job", ("resign", ""): "job"}
 # Verbs that replace one value by another: the "from" / replaced object ends.
@@ -123,7 +128,7 @@ SWITCH_VERBS = frozenset({"switch", "move", "change", "go", "migrate", "convert"
 HEALED = frozenset({"fine", "better", "healed", "recovered", "okay", "ok", "well",
                     "over", "done", "gone", "finished", "cured"})
 # Verbs whose possessed subject is still the owner's ailment ("my knee healed").
-HEALED_VERBS = frozenset({"heal", "recover", "improve", "clear"})
+HEALED_VERBS = frozenset({"heal", "recover", "improve", "clear", "mend"})
 # Instruction verbs that withdraw what follows ("asks the assistant to stop X").
 WITHDRAW = frozenset({"stop", "quit", "drop", "avoid", "skip", "omit", "cut", "ditch",
                       "remove", "lose"})

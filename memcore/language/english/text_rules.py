@@ -187,7 +187,7 @@ class EnglishText:
     def supersessions(self, ids: Sequence[str], texts: Sequence[str],
                       times: Sequence[float], slotted: Sequence[bool] | None = None, *,
                       hints: Sequence[bool] | None = None,
-                      ended: Sequence[tuple[str, str] | None] | None = None
+                      ended: Sequence[tuple[str, str, str] | None] | None = None
                       ) -> list[Supersession]:
         """See :func:`memcore.language.english.compare.supersessions`."""
         return compare.supersessions(ids, texts, times, slotted, hints=hints, ended=ended)
