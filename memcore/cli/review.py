@@ -67,7 +67,8 @@ def review(namespace: str = typer.Argument(..., help="Namespace."),
         facts = _from_file(client, namespace, labels, at, config)
     else:
         chosen = rv.sample_facts(client.store.records.iter_memories(namespace, [Status.ACTIVE]),
-                                 sample, seed, now=at, config=config)
+                                 sample, seed, now=at, config=config,
+                                 frames_read=client.settings.language != "none")
         if not chosen:
             fail(f"no active facts to review in namespace {namespace!r}")
         facts = _ask(chosen, at, config)

@@ -60,6 +60,19 @@ class ConsolidationConfig(BaseModel):
     new_confidence: float = Field(default=0.5, ge=0, le=1)
     support_step: float = Field(default=0.25, ge=0, le=1)
     profile_size: int = Field(default=50, ge=1)
+    unframed_profile_half_life_days: float | None = Field(
+        default=90.0, gt=0,
+        description="half-life of a fact's standing in the profile when the language pack "
+                    "read no frame in it (a remark, news, an episode; not a name, job, home, "
+                    "contact, family member or instruction): not said again nor used, it "
+                    "leaves the profile after about 1.3 half-lives and stays searchable "
+                    "(unset: the kind's half-life only; with MEMCORE_LANGUAGE=none, no "
+                    "fact has a frame and this is not applied)")
+    unframed_profile_max_importance: float = Field(
+        default=0.6, ge=0, le=1,
+        description="only unframed facts of at most this importance fade from the profile "
+                    "on unframed_profile_half_life_days (an allergy or a diagnosis, scored "
+                    "higher, keeps its kind's half-life)")
     half_lives_days: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_HALF_LIVES_DAYS))
     tombstone_grace_days: float = Field(
         default=30.0, ge=0, description="maintenance purges tombstones older than this")

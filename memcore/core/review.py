@@ -25,7 +25,7 @@ from typing import Any
 
 from memcore.core.config import ConsolidationConfig
 from memcore.core.models import Memory, Status
-from memcore.core.scoring import DAY, effective_confidence, half_life_days
+from memcore.core.scoring import DAY, effective_confidence, half_life_days, profile_standing
 
 TARGET_PRECISION = 0.9
 MAX_SUPPORT_STEP = 3
@@ -127,18 +127,20 @@ def describe(memory: Memory, label: Label, now: datetime,
 
 
 def sample_facts(memories: Iterable[Memory], size: int, seed: int | None = None, *,
-                 now: datetime | None = None, config: ConsolidationConfig | None = None
-                 ) -> list[Memory]:
+                 now: datetime | None = None, config: ConsolidationConfig | None = None,
+                 frames_read: bool = True) -> list[Memory]:
     """Up to ``size`` active facts chosen at random (reproducible with ``seed``).
 
-    With ``now`` and ``config``, facts whose confidence has decayed below
-    ``min_confidence`` are left out: they are no longer in the profile.
+    With ``now`` and ``config``, facts whose standing in the profile has decayed below
+    ``min_confidence`` are left out (:func:`~memcore.core.scoring.profile_standing`):
+    they are no longer in the profile.
     """
     if size < 1:
         raise ValueError(f"sample: must be at least 1, got {size}")
     active = sorted((m for m in memories if m.status is Status.ACTIVE
                      and (now is None or config is None
-                          or effective_confidence(m, now, config) >= config.min_confidence)),
+                          or profile_standing(m, now, config, frames_read=frames_read)
+                          >= config.min_confidence)),
                     key=lambda m: m.id)
     rng = random.Random(seed)
     return rng.sample(active, min(size, len(active)))

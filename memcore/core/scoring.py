@@ -66,6 +66,27 @@ def effective_confidence(memory: Memory, now: datetime, config: ConsolidationCon
     return decayed_confidence(memory.confidence, days, half_life_days(memory.kind, config))
 
 
+def profile_standing(memory: Memory, now: datetime, config: ConsolidationConfig, *,
+                     frames_read: bool = True) -> float:
+    """How strongly a memory stands in the profile at ``now``: its decayed confidence,
+    and for a fact the language pack read no frame in (a remark, news, an episode) of at
+    most ``unframed_profile_max_importance``, at most its confidence decayed on
+    ``unframed_profile_half_life_days`` since it was last said or used. Such a fact
+    leaves the profile sooner than a name, a job or a home does, but it is not
+    forgotten: search still finds it (seed 002: decay the weight, do not drop).
+    ``frames_read``: False when no pack reads frames (no fact has one)."""
+    confidence = effective_confidence(memory, now, config)
+    half_life = config.unframed_profile_half_life_days
+    if (not frames_read or half_life is None or memory.pinned or memory.frame is not None
+            or memory.relation is not None
+            or memory.importance > config.unframed_profile_max_importance):
+        return confidence
+    since = max(t for t in (memory.last_supported, memory.last_used, memory.created_at)
+                if t is not None)
+    days = (now - since).total_seconds() / DAY
+    return min(confidence, decayed_confidence(memory.confidence, days, half_life))
+
+
 def reinforced_confidence(confidence: float, new_supports: int, step: float = 0.25) -> float:
     """Confidence after ``new_supports`` new supporting episodes: +step each, capped at 1."""
     return min(1.0, confidence + step * max(0, new_supports))
