@@ -21,11 +21,11 @@ CONFIG = ConsolidationConfig()
 JOB = Frame(subject="ann", attribute="job", value="nurse", polarity=1, event="")
 
 
-def _fact(text: str, **fields: object) -> Memory:
+def _fact(text: str, importance: float = 0.6, **fields: object) -> Memory:
     """An explicit statement made at hour 0 (confidence 0.75, as the write path gives)."""
-    fields = {"importance": 0.6, "last_supported": hours(0), "explicit": True,
-              "confidence": 0.75, "status": Status.ACTIVE, **fields}
-    return make_memory(text, None, **fields)
+    fields = {"last_supported": hours(0), "explicit": True, "confidence": 0.75,
+              "status": Status.ACTIVE, **fields}
+    return make_memory(text, None, importance, **fields)
 
 
 def _in_profile(memory: Memory, days: float, config: ConsolidationConfig = CONFIG, *,
