@@ -25,7 +25,7 @@ def _fact(text: str, importance: float = 0.6, **fields: object) -> Memory:
     """An explicit statement made at hour 0 (confidence 0.75, as the write path gives)."""
     fields = {"last_supported": hours(0), "explicit": True, "confidence": 0.75,
               "status": Status.ACTIVE, **fields}
-    return make_memory(text, None, importance, **fields)
+    return make_memory(text, None, importance, 0.0, **fields)
 
 
 def _in_profile(memory: Memory, days: float, config: ConsolidationConfig = CONFIG, *,
