@@ -67,8 +67,7 @@ def review(namespace: str = typer.Argument(..., help="Namespace."),
         facts = _from_file(client, namespace, labels, at, config)
     else:
         chosen = rv.sample_facts(client.store.records.iter_memories(namespace, [Status.ACTIVE]),
-                                 sample, seed, now=at, config=config,
-                                 frames_read=client.settings.language != "none")
+                                 sample, seed, now=at, config=config)
         if not chosen:
             fail(f"no active facts to review in namespace {namespace!r}")
         facts = _ask(chosen, at, config)

@@ -670,11 +670,9 @@ class Client:
         memories = (m for m in self.store.records.iter_memories(namespace,
                                                                 vectors=False) if wanted(m))
         if instant is not None:
-            facts = profile_of(memories, instant, self.settings.consolidation, as_of=True,
-                               frames_read=self.settings.language != "none")
+            facts = profile_of(memories, instant, self.settings.consolidation, as_of=True)
         else:
-            facts = profile_of(memories, now, self.settings.consolidation,
-                               frames_read=self.settings.language != "none")
+            facts = profile_of(memories, now, self.settings.consolidation)
         if not facts and warn:
             self._warn_no_data(namespace)
         return facts

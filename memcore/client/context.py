@@ -128,8 +128,7 @@ def build_context(store: MemoryStore, settings: Settings,
             replaced.setdefault(memory.superseded_by, []).append(memory)
         else:
             current.append(memory)
-    profile = profile_of(current, at, settings.consolidation,
-                         frames_read=settings.language != "none")
+    profile = profile_of(current, at, settings.consolidation)
     by_id = {m.id: m for m in (*profile, *hits)}
     previous = {
         new_id: [assembly.Piece(m.id, assembly.PREVIOUS,

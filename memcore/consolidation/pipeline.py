@@ -69,13 +69,12 @@ def _unjudged(plan_: Plan, by_id: Mapping[str, Memory], judged: set[tuple[str, s
 
 
 def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConfig, *,
-            as_of: bool = False, frames_read: bool = True) -> list[Memory]:
+            as_of: bool = False) -> list[Memory]:
     """The profile: active facts still valid at ``now``, ranked by their standing
     (:func:`~memcore.core.scoring.profile_standing`), at most ``profile_size``. ``as_of``:
     the profile as it stood at ``now`` in the past, from the facts valid then
     (:func:`~memcore.core.timeline.valid_at`: values superseded since count, facts
-    stored later do not). ``frames_read``: a language pack reads frames (else no fact
-    has one, and an unframed fact's shorter standing does not apply)."""
+    stored later do not)."""
     # Summaries digest many memories; they are found by search, not listed as facts. A
     # fact whose validity ended (a dated event kept as history) is not current either,
     # nor one whose expiry passed.
@@ -85,7 +84,7 @@ def profile(memories: Iterable[Memory], now: datetime, config: ConsolidationConf
         return m.status is Status.ACTIVE and (m.valid_until is None or m.valid_until > now) \
             and (m.expires_at is None or m.expires_at > now)
 
-    ranked = [(profile_standing(m, now, config, frames_read=frames_read), m)
+    ranked = [(profile_standing(m, now, config), m)
               for m in memories if m.kind is not Kind.SUMMARY and current(m)]
     ranked = [(s, m) for s, m in ranked if s >= config.min_confidence]
     ranked.sort(key=lambda sm: (-sm[0], sm[1].created_at, sm[1].id))

@@ -66,8 +66,8 @@ class ConsolidationConfig(BaseModel):
                     "read no frame in it (a remark, news, an episode; not a name, job, home, "
                     "contact, family member or instruction): not said again nor used, it "
                     "leaves the profile after about 1.3 half-lives and stays searchable "
-                    "(unset: the kind's half-life only; with MEMCORE_LANGUAGE=none, no "
-                    "fact has a frame and this is not applied)")
+                    "(unset: the kind's half-life only; never applied to what no pack read: "
+                    "a verbatim turn, a memory added as given, MEMCORE_LANGUAGE=none)")
     unframed_profile_max_importance: float = Field(
         default=0.6, ge=0, le=1,
         description="only unframed facts of at most this importance fade from the profile "

@@ -34,6 +34,7 @@ class ExtractedFact(BaseModel):
     expires_at: datetime | None = None
     relation: Relation | None = None
     frame: Frame | None = None
+    frame_read: bool = False  # a language pack read it (frame None: it found no attribute)
 
 
 class Op(StrEnum):

@@ -409,6 +409,10 @@ class Memory(BaseModel):
     member_texts: list[str] = Field(default_factory=list)
     relation: Relation | None = None
     frame: Frame | None = None
+    frame_read: bool = False
+    """A language pack read this fact's text (with ``frame`` None: it found no known
+    attribute in it: a remark, news, an episode). False for what no pack read: a
+    verbatim turn, a memory added as given, one stored without a language pack."""
     created_at: UtcDatetime
     updated_at: UtcDatetime
     version: int = Field(default=0, ge=0)

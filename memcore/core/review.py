@@ -127,8 +127,8 @@ def describe(memory: Memory, label: Label, now: datetime,
 
 
 def sample_facts(memories: Iterable[Memory], size: int, seed: int | None = None, *,
-                 now: datetime | None = None, config: ConsolidationConfig | None = None,
-                 frames_read: bool = True) -> list[Memory]:
+                 now: datetime | None = None, config: ConsolidationConfig | None = None
+                 ) -> list[Memory]:
     """Up to ``size`` active facts chosen at random (reproducible with ``seed``).
 
     With ``now`` and ``config``, facts whose standing in the profile has decayed below
@@ -139,8 +139,7 @@ def sample_facts(memories: Iterable[Memory], size: int, seed: int | None = None,
         raise ValueError(f"sample: must be at least 1, got {size}")
     active = sorted((m for m in memories if m.status is Status.ACTIVE
                      and (now is None or config is None
-                          or profile_standing(m, now, config, frames_read=frames_read)
-                          >= config.min_confidence)),
+                          or profile_standing(m, now, config) >= config.min_confidence)),
                     key=lambda m: m.id)
     rng = random.Random(seed)
     return rng.sample(active, min(size, len(active)))

@@ -66,18 +66,17 @@ def effective_confidence(memory: Memory, now: datetime, config: ConsolidationCon
     return decayed_confidence(memory.confidence, days, half_life_days(memory.kind, config))
 
 
-def profile_standing(memory: Memory, now: datetime, config: ConsolidationConfig, *,
-                     frames_read: bool = True) -> float:
+def profile_standing(memory: Memory, now: datetime, config: ConsolidationConfig) -> float:
     """How strongly a memory stands in the profile at ``now``: its decayed confidence,
-    and for a fact the language pack read no frame in (a remark, news, an episode) of at
+    and for a fact a language pack read and found no frame in (``frame_read``: a remark,
+    news, an episode; not a verbatim turn or a memory added as given) of at
     most ``unframed_profile_max_importance``, at most its confidence decayed on
     ``unframed_profile_half_life_days`` since it was last said or used. Such a fact
     leaves the profile sooner than a name, a job or a home does, but it is not
-    forgotten: search still finds it (seed 002: decay the weight, do not drop).
-    ``frames_read``: False when no pack reads frames (no fact has one)."""
+    forgotten: search still finds it (seed 002: decay the weight, do not drop)."""
     confidence = effective_confidence(memory, now, config)
     half_life = config.unframed_profile_half_life_days
-    if (not frames_read or half_life is None or memory.pinned or memory.frame is not None
+    if (not memory.frame_read or half_life is None or memory.pinned or memory.frame is not None
             or memory.relation is not None
             or memory.importance > config.unframed_profile_max_importance):
         return confidence

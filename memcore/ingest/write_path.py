@@ -204,7 +204,7 @@ def _with_reply(facts: list[ExtractedFact], source: str,
     frame, text = reply
     out = [f for f in facts if f.source != source]
     out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=6,
-                             explicit=True, source=source, frame=frame))
+                             explicit=True, source=source, frame=frame, frame_read=True))
     return out
 
 
@@ -459,7 +459,8 @@ class IngestPipeline:
                 # facts that only carry it ("New one is 06-51930462.").
                 out = [f for f in out if not _only_carries(f, source, frame.value)]
             out.append(ExtractedFact(text=text, kind=Kind.KNOWLEDGE, importance=7,
-                                     explicit=True, source=source, frame=frame))
+                                     explicit=True, source=source, frame=frame,
+                                     frame_read=True))
         return out
 
     def _with_instructions(self, users: Sequence[Episode], asked: dict[str, str],
@@ -490,7 +491,7 @@ class IngestPipeline:
                 if all(f.text != text for f in out):
                     out.append(ExtractedFact(text=text, kind=Kind.PREFERENCE, importance=7,
                                              explicit=True, source=episode.id,
-                                             frame=reading.frame))
+                                             frame=reading.frame, frame_read=True))
         return out
 
     def _previous_user_turns(self, episodes: Sequence[Episode]) -> dict[str, str]:
@@ -555,8 +556,10 @@ class IngestPipeline:
         if not facts:
             return facts
         out: list[ExtractedFact] = []
+        read = self.language.name != "none"
         for fact, reading in zip(facts, self.language.read([f.text for f in facts]),
                                  strict=True):
+            fact = fact.model_copy(update={"frame_read": read})
             if not self._rule_extraction:
                 out.append(_with_frame(fact, reading))
             elif reading.correction:
@@ -892,7 +895,8 @@ class IngestPipeline:
             # A move completed by its plan: the new text, the move's own kind and dates.
             fact = fact.model_copy(update={"text": decision.text,
                                            "relation": relation_for(decision.text),
-                                           "frame": self.language.frames([decision.text])[0]})
+                                           "frame": self.language.frames([decision.text])[0],
+                                           "frame_read": self.language.name != "none"})
             vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.writes.supersede(namespace, target.memory_id, memory, now=now, reason=why,
@@ -908,7 +912,8 @@ class IngestPipeline:
         old = self.store.records.get(namespace, target.memory_id)
         update: dict[str, object] = {"text": text, "explicit": True,
                                      "relation": relation_for(text),
-                                     "frame": self.language.frames([text])[0]}
+                                     "frame": self.language.frames([text])[0],
+                                     "frame_read": self.language.name != "none"}
         if old is not None:
             # The corrected value held over the same interval as the wrong one.
             update.update(kind=old.kind, importance=max(fact.importance,
@@ -939,7 +944,7 @@ class IngestPipeline:
             expiry_given=episode.expires_at is not None,
             # Model-written facts come without one: the pass's change rules need the slot.
             relation=fact.relation or relation_for(fact.text), frame=fact.frame,
-            created_at=now, updated_at=now,
+            frame_read=fact.frame_read, created_at=now, updated_at=now,
         )
 
     def _add(self, namespace: str, index: int, fact: ExtractedFact, vec: np.ndarray,

@@ -25,7 +25,8 @@ FORMAT = 1
 RECALL = struct.Struct("<BIqdI")
 # importance, confidence, then five optional times (INT64_MIN = None), support,
 # kind, status, flags (1 explicit, 2 pinned, 4 has relation, 8 has frame, 16 expiry given
-# by the caller: records written before it have the bit clear), derived_level.
+# by the caller, 32 read by a language pack: records written before them have the bits
+# clear), derived_level.
 BODY = struct.Struct("<ddqqqqqqIBBBB")
 _U32 = struct.Struct("<I")
 _VEC = struct.Struct("<Hf")
@@ -105,6 +106,7 @@ def pack_memory(memory: Memory) -> bytes:
     flags |= 4 if memory.relation is not None else 0
     flags |= 8 if memory.frame is not None else 0
     flags |= 16 if memory.expiry_given else 0
+    flags |= 32 if memory.frame_read else 0
     out = [
         RECALL.pack(FORMAT, memory.version, to_micros(memory.last_used), float(memory.strength),
                     memory.recall_count),
@@ -233,6 +235,7 @@ def unpack_memory(blob: bytes, namespace: str, memory_id: str, *, vector: bool =
         sources=sources, support=support, explicit=bool(flags & 1), pinned=bool(flags & 2),
         valid_from=from_micros(valid_from), valid_until=from_micros(valid_until),
         expires_at=from_micros(expires), expiry_given=bool(flags & 16),
+        frame_read=bool(flags & 32),
         status=_STATUSES[status],
         superseded_by=superseded_by or None, derived_level=derived, recall_count=recall_count,
         content_hash=content_hash, member_texts=member_texts, relation=relation,

@@ -24,13 +24,12 @@ JOB = Frame(subject="ann", attribute="job", value="nurse", polarity=1, event="")
 def _fact(text: str, importance: float = 0.6, **fields: object) -> Memory:
     """An explicit statement made at hour 0 (confidence 0.75, as the write path gives)."""
     fields = {"last_supported": hours(0), "explicit": True, "confidence": 0.75,
-              "status": Status.ACTIVE, **fields}
+              "status": Status.ACTIVE, "frame_read": True, **fields}
     return make_memory(text, None, importance, 0.0, **fields)
 
 
-def _in_profile(memory: Memory, days: float, config: ConsolidationConfig = CONFIG, *,
-                frames_read: bool = True) -> bool:
-    return memory in profile([memory], hours(days * DAYS), config, frames_read=frames_read)
+def _in_profile(memory: Memory, days: float, config: ConsolidationConfig = CONFIG) -> bool:
+    return memory in profile([memory], hours(days * DAYS), config)
 
 
 def test_an_unframed_remark_leaves_the_profile_a_framed_fact_stays() -> None:
@@ -50,27 +49,32 @@ def test_important_pinned_said_again_or_unread_frames_keep_their_standing() -> N
     # used (found by a search the agent read) at day 100: the same
     assert _in_profile(_fact("The canteen does a curry night.", last_used=hours(100 * DAYS)),
                        150)
+    # what no pack read (a verbatim turn, a memory added as given): its kind's half-life
+    assert _in_profile(_fact("The canteen did a curry night.", frame_read=False), 150)
     remark = _fact("The canteen did a curry night.")
-    assert _in_profile(remark, 150, frames_read=False)  # no pack: no fact has a frame
     assert _in_profile(remark, 150, CONFIG.model_copy(
         update={"unframed_profile_half_life_days": None}))
 
 
 def test_a_faded_remark_stays_active_and_searchable_after_a_pass(redis_url: str) -> None:
+    # and a turn stored verbatim (infer=False: no pack reads it) keeps its standing
     settings = Settings(redis_url=redis_url, openai_api_key=None)
     store = MemoryStore.from_url(redis_url)
     models = build_models(settings)
     pipeline = IngestPipeline(store, models, settings)
     for i, text in enumerate(["I'm a nurse at St Mary's.",
-                              "The canteen did a curry night on Friday and it was packed out."]):
+                              "The canteen did a curry night on Friday and it was packed out.",
+                              "Parking permit renewal is handled by the estates office."]):
         pipeline.ingest("fd", [Episode(id=f"fd-{i}", namespace="fd", role=Role.USER,
-                                       speaker="Ann", text=text, timestamp=T0)])
+                                       speaker="Ann", text=text, timestamp=T0)],
+                        infer=i < 2)
     later = T0 + timedelta(days=150)
     run_pass(store, "fd", settings.consolidation, models.merger, now=later)
     client = Client(settings=settings)
     try:
         shown = [m.text for m in client.profile("fd", now=later)]
         assert any("nurse" in t for t in shown) and not any("curry" in t for t in shown), shown
+        assert any("Parking permit" in t for t in shown), shown  # verbatim: no pack read it
         canteen = [m for m in store.records.iter_memories("fd") if "curry" in m.text]
         assert canteen and all(m.status is Status.ACTIVE for m in canteen), canteen
         hits = client.search("fd", "curry night at the canteen", now=later, touch=False)

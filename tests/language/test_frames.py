@@ -97,6 +97,16 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji was discharged from physio today.", "end(kenji) = physio [end]"),
     ("Kenji's wrist has mended.", "health(kenji) = wrist [end]"),
     ("Kenji's knee healed.", "health(kenji) = knee [end]"),
+    # tastes, skills, where someone comes from, a diagnosis
+    ("Kenji loves dinosaurs.", "likes(kenji) = dinosaur"),
+    ("Kenji doesn't like coffee any more.", "not likes(kenji) = coffee"),
+    ("Kenji knows linear algebra pretty well.", "knows(kenji) = linear algebra"),
+    ("Kenji prefers code examples over long explanations.", "prefers(kenji) = code example"),
+    ("Kenji comes from Valencia.", "origin(kenji) = valencia"),
+    ("Kenji is originally from Pune.", "origin(kenji) = pune"),
+    ("Kenji is from work.", None),
+    ("Kenji has just been diagnosed with sleep apnoea.", "health(kenji) = sleep apnoea"),
+    ("Kenji loves it.", None),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str | None) -> None:
     (got,) = language_pack("english").frames([text])

@@ -49,7 +49,8 @@ def later(minutes: float) -> datetime:
 
 def test_record_roundtrip_keeps_every_field() -> None:
     m = mem("u", "Alice works at Acme", seed=3, sources=["e1", "e2"], pinned=True,
-            valid_from=T0, expires_at=later(60), member_texts=["a", "b"], recall_count=4)
+            valid_from=T0, expires_at=later(60), member_texts=["a", "b"], recall_count=4,
+            frame_read=True)
     back = unpack_memory(pack_memory(m), "u", m.id)
     assert back.model_dump(exclude={"vector"}) == m.model_dump(exclude={"vector"})
     assert back.vector is not None and m.vector is not None

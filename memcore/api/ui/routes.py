@@ -403,8 +403,7 @@ def review_form(request: Request, namespace: str, seed: int | None = None,
     now = utcnow()
     seed = seed if seed is not None else random.randrange(1 << 30)
     sample = rv.sample_facts(client.store.records.iter_memories(ns, [Status.ACTIVE], vectors=False),
-                             REVIEW_SIZE, seed, now=now, config=client.settings.consolidation,
-                             frames_read=client.settings.language != "none")
+                             REVIEW_SIZE, seed, now=now, config=client.settings.consolidation)
     return _page(request, "review.html", who, ns=ns, sample=sample, seed=seed,
                  labels=[label.value for label in rv.Label], history=_review_history(who, ns),
                  target=rv.TARGET_PRECISION)

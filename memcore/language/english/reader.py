@@ -343,10 +343,14 @@ def _possessed_copula(root: Token, subject: str, possessed: Token, complement: T
 
 
 def _based_in(root: Token, subject: str, polarity: int) -> RawFrame | None:
-    """A copula without a complement: only "is based in <place>" says something."""
+    """A copula without a complement: "is based in <place>", "is (originally) from
+    <place>" (where someone comes from)."""
     based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
     if based is None:
-        return None
+        origin = _prep_object(root, ("from",))
+        if origin is None or origin[1].pos_ != "PROPN":
+            return None  # "is from work", "is from 9 to 5": no place named
+        return subject, "origin", _value(origin[1]), polarity, ""
     found = _prep_object(based, ("in", "at"))
     if not found:
         return None

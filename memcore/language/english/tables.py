@@ -26,6 +26,13 @@ VERB_FRAMES: dict[tuple[str, str], str] = {
     ("marry", ""): "relation:partner", ("marry", "to"): "relation:partner",
     ("date", ""): "relation:partner",
     ("take", ""): "takes", ("train", "for"): "goal",
+    # tastes and skills (multi-valued: one never retires another; "doesn't like X any
+    # more" ends "likes X"), where someone comes from, a diagnosis
+    ("like", ""): "likes", ("love", ""): "likes", ("enjoy", ""): "likes",
+    ("adore", ""): "likes", ("hate", ""): "dislikes", ("dislike", ""): "dislikes",
+    ("detest", ""): "dislikes", ("prefer", ""): "prefers", ("know", ""): "knows",
+    ("come", "from"): "origin", ("hail", "from"): "origin",
+    ("diagnose", "with"): "health",
 }
 
 # Nouns naming an attribute in "<subject>'s <noun> is <value>".
