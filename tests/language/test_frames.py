@@ -101,7 +101,7 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji loves dinosaurs.", "likes(kenji) = dinosaur"),
     ("Kenji doesn't like coffee any more.", "not likes(kenji) = coffee"),
     ("Kenji knows linear algebra pretty well.", "knows(kenji) = linear algebra"),
-    ("Kenji prefers code examples over long explanations.", "prefers(kenji) = code example"),
+    ("Kenji prefers code examples over long explanations.", None),  # as the instruction is
     ("Kenji comes from Valencia.", "origin(kenji) = valencia"),
     ("Kenji is originally from Pune.", "origin(kenji) = pune"),
     ("Kenji is from work.", None),

@@ -27,10 +27,12 @@ VERB_FRAMES: dict[tuple[str, str], str] = {
     ("date", ""): "relation:partner",
     ("take", ""): "takes", ("train", "for"): "goal",
     # tastes and skills (multi-valued: one never retires another; "doesn't like X any
-    # more" ends "likes X"), where someone comes from, a diagnosis
+    # more" ends "likes X"), where someone comes from, a diagnosis. Not "prefer": "prefers
+    # code examples over long explanations" is most often how the assistant should answer,
+    # the instruction it is one fact with.
     ("like", ""): "likes", ("love", ""): "likes", ("enjoy", ""): "likes",
     ("adore", ""): "likes", ("hate", ""): "dislikes", ("dislike", ""): "dislikes",
-    ("detest", ""): "dislikes", ("prefer", ""): "prefers", ("know", ""): "knows",
+    ("detest", ""): "dislikes", ("know", ""): "knows",
     ("come", "from"): "origin", ("hail", "from"): "origin",
     ("diagnose", "with"): "health",
 }
