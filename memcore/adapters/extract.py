@@ -977,7 +977,8 @@ class OfflineExtractor(Metered):
         now = episode.timestamp
         # A correction's date is the corrected fact's value, not a deadline of its own.
         timing = TimeInfo(rewritten=sentence) if timeless else resolve(sentence, now)
-        said = resolve_first_person(timing.rewritten, name).rstrip(" ,;:-")
+        said = resolve_first_person(timing.rewritten, name,
+                                    past=timing.happened is not None).rstrip(" ,;:-")
         kind = kind or _kind(said)
         text = _fact_text(said)
         expires_at = timing.deadline

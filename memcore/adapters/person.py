@@ -75,15 +75,24 @@ def third_person(verb: str) -> str:
     return third_singular(verb)
 
 
-def resolve_first_person(sentence: str, name: str) -> str:
-    """Rewrite the first person as ``name`` ("I love hiking" -> "Caroline loves hiking")."""
+# Verbs whose past tense is their base form: "I split up last month" is past, not
+# "Priya splits up".
+_SAME_PAST = frozenset({"split", "put", "cut", "hit", "quit", "set", "let", "hurt", "shut",
+                        "cost", "spread", "bet", "burst", "cast", "read", "upset"})
+
+
+def resolve_first_person(sentence: str, name: str, *, past: bool = False) -> str:
+    """Rewrite the first person as ``name`` ("I love hiking" -> "Caroline loves hiking").
+    ``past``: the sentence tells of a past time ("last month"), so a verb whose past is
+    its base form keeps it ("I split up last month" -> "Caroline split up ...")."""
     text = sentence
     for phrase, repl in sorted(_CONTRACTIONS.items(), key=lambda kv: -len(kv[0])):
         text = re.sub(rf"\b{re.escape(phrase)}\b", repl.format(n=name), text, flags=re.I)
 
     def _subject(match: re.Match[str]) -> str:
         adverbs, verb = match.group(1) or "", match.group(2)
-        return f"{name} {adverbs}{third_person(verb)}"
+        kept = past and verb.lower() in _SAME_PAST
+        return f"{name} {adverbs}{verb if kept else third_person(verb)}"
 
     text = _SUBJECT_VERB.sub(_subject, text)
     replacements = (

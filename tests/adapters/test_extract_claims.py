@@ -41,6 +41,11 @@ def texts(text: str, speaker: str = "Ann") -> list[str]:
     # "since" before a time says when (kept), not why
     ("Since 2023 I am living in Amsterdam.", "Since 2023 Ann is living in Amsterdam."),
     ("Since March I work at Bosch.", "Since March Ann works at Bosch."),
+    # a past time: a verb whose past is its base form stays past
+    ("Me and Tom split up last month.", "Ann split up in February 2026 with Tom."),
+    ("I hurt my back yesterday.", "Ann hurt Ann's back on 28 February 2026."),
+    ("I put the house on the market last week.",
+     "Ann put the house on the market in the week before 1 March 2026."),
 ])
 def test_third_person_after_adverbs_and_negations(said: str, stored: str) -> None:
     assert texts(said) == [stored]

@@ -107,6 +107,10 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji is from work.", None),
     ("Kenji has just been diagnosed with sleep apnoea.", "health(kenji) = sleep apnoea"),
     ("Kenji loves it.", None),
+    ("Kenji loves climbing.", "likes(kenji) = climb"),
+    ("Kenji enjoys running.", "likes(kenji) = run"),
+    ("Kenji hates cooking.", "dislikes(kenji) = cook"),
+    ("Kenji is climbing.", None),
 ])
 def test_the_english_pack_reads_frames_from_the_parse(text: str, frame: str | None) -> None:
     (got,) = language_pack("english").frames([text])

@@ -175,7 +175,9 @@ def _subject(tok: Token) -> tuple[str, Token | None]:
             if owner is not None and child.pos_ == "NOUN":
                 return owner.text.lower().removesuffix("'s"), child
             return child.text.lower(), None
-    return "", None
+    # "Kenji loves climbing" parsed with "loves" as an auxiliary: the subject hangs on it
+    aux = next((c for c in tok.children if c.dep_ == "aux" and _taste_lemma(c)), None)
+    return _subject(aux) if aux is not None else ("", None)
 
 
 def _prep_object(tok: Token, preps: tuple[str, ...] | None = None) -> tuple[str, Token] | None:
@@ -591,6 +593,10 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     planned = _planned_getting(root, lemma)
     if planned is not None:  # "thinking about getting a road bike": a plan to own one
         return subject, "plan:owns", _value(planned), polarity, "plan"
+    lemma = _taste_lemma(root) or lemma  # "hates": the small lemmatizer says "hat"
+    taste = _activity_taste(root, lemma)
+    if taste is not None:  # "enjoys running", "loves climbing"
+        return subject, *taste, polarity, ""
     obj = _object(root)
     if lemma == "turn" and obj is not None and obj.like_num:  # "Alfie turned three"
         return subject, "age", age_value(obj) or _value(obj), polarity, ""
@@ -633,6 +639,36 @@ def _asks_the_assistant(root: Token, lemma: str) -> bool:
     """"<subject> asks the assistant to ...": an ask verb whose object is the assistant."""
     return lemma in T.ASK_VERBS and any(c.lemma_.lower() in T.ASSISTANT_WORDS
                                         for c in root.children if c.dep_ in ("dobj", "dative"))
+
+
+_TASTES = frozenset({"likes", "dislikes"})
+
+
+def _taste_lemma(tok: Token) -> str | None:
+    """The taste verb ``tok`` is ("loves", "hates"), whatever lemma the small model gave
+    it (it reads "hates" as "hat" and "loves" as an auxiliary "loves"), or None."""
+    lower = tok.lower_
+    for form in (tok.lemma_.lower(), lower, lower.removesuffix("s"), lower.removesuffix("d")):
+        if T.VERB_FRAMES.get((form, "")) in _TASTES:
+            return form
+    return None
+
+
+def _activity_taste(root: Token, lemma: str) -> tuple[str, str] | None:
+    """``(likes|dislikes, activity)`` of a taste for an activity: "enjoys running" (the
+    activity an -ing complement), or "loves climbing" where the small parser takes
+    "loves" for an auxiliary of "climbing"."""
+    if T.VERB_FRAMES.get((lemma, "")) in _TASTES and _object(root) is None:
+        activity = next((c for c in root.children
+                         if c.dep_ == "xcomp" and c.tag_ == "VBG"), None)
+        if activity is not None:
+            return T.VERB_FRAMES[(lemma, "")], activity.lemma_.lower()
+    if root.tag_ == "VBG":
+        aux = next((taste for c in root.children if c.dep_ == "aux"
+                    and (taste := _taste_lemma(c)) is not None), None)
+        if aux is not None:
+            return T.VERB_FRAMES[(aux, "")], lemma
+    return None
 
 
 def _frames_its_object(lemma: str) -> bool:
