@@ -259,6 +259,23 @@ def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str
     assert not any("Qureshi" in e.reason for e in audit)
 
 
+@pytest.mark.parametrize(("shared", "request_text", "needle"), [
+    ("My brother Olek owes the bank 30k and his wife doesn't know.",
+     "Coming back to Olek, please forget that.", "Olek"),
+    ("I had a second interview at Brightwell Insurance on Monday, my manager can't know.",
+     "That business with the interview, you must forget it.", "Brightwell"),
+])
+def test_a_topic_set_before_the_request_is_what_it_means(url: str, shared: str,
+                                                          request_text: str,
+                                                          needle: str) -> None:
+    # "that"/"it" would be the turn just before (the allotment): the topic named before
+    # the comma says what to forget, and the allotment stays
+    pipeline, store, _ = _pipeline(url)
+    _say(pipeline, "dt", [shared, "We finally got an allotment near the canal.", request_text])
+    assert not keys_holding(store.client, needle)
+    assert any("allotment" in t for t in _live(store, "dt")), _live(store, "dt")
+
+
 def test_a_persons_value_keeps_the_persons_other_facts(url: str) -> None:
     pipeline, store, _ = _pipeline(url)
     _say(pipeline, "pv", ["My neighbour Tariq runs a bakery.",

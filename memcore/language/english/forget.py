@@ -1597,7 +1597,42 @@ def _back_object(r: _Reading) -> _Ask | None:
     if not targets and fronted is not None and fronted.i < r.verb.i \
             and fronted.lower_ not in BACK:
         targets = _targets(fronted)
+    # "Going back to Leila, please forget that", "this thing with the interview, you must
+    # forget it": a topic set before the request and a comma is what "it" means, not the
+    # turn before (which said something else: the cats, the standing desk)
+    topic = _dislocated_topic(r) if not targets else None
+    if topic is not None:
+        targets = _targets(topic)
     return targets, not targets, False, along
+
+
+_TOPIC_PREPS = frozenset({"to", "with", "about", "of", "on", "regarding", "re"})
+
+
+def _dislocated_topic(r: _Reading) -> Token | None:
+    """The noun a request's sentence sets before a comma ahead of its verb, as what the
+    request is about: a name or a thing ("Going back to Leila, ..."), or the thing a
+    generic head is about ("this thing with the interview, ..."), or None."""
+    commas = [t.i for t in r.sent if t.text == "," and t.i < r.verb.i]
+    if not commas:
+        return None
+    span = [t for t in r.sent if t.i < commas[-1]]
+    # a name, or a noun its determiner or owner makes a thing ("the interview", "my ex");
+    # not a discourse phrase ("on second thought", "omg wait")
+    nouns = [t for t in span if t.lower_ not in BACK and t.lower_ not in ("i", "you", "me")
+             and (t.pos_ == "PROPN" or (t.pos_ == "NOUN" and any(
+                 c.dep_ in ("det", "poss") for c in t.children)))]
+    for noun in reversed(nouns):
+        if any(_verb_class(a) is not None for a in noun.ancestors if a.i < commas[-1]):
+            continue  # "get rid of the reg plate, don't want that saved": a request's own
+        inner = next((o for prep in noun.children if prep.dep_ == "prep"
+                      and prep.lower_ in _TOPIC_PREPS for o in prep.children
+                      if o.dep_ == "pobj"), None)
+        if inner is not None and inner.lower_ not in BACK:
+            return inner  # "that business with the interview": the interview
+        if noun.lemma_.lower() not in GENERIC:
+            return noun
+    return None
 
 
 def _info_back(r: _Reading) -> _Ask | None:
