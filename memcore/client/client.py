@@ -660,7 +660,9 @@ class Client:
     def profile(self, namespace: str, now: datetime | str | None = None, *,
                 filters: Mapping[str, Any] | None = None,
                 as_of: datetime | str | None = None, warn: bool = True) -> list[Memory]:
-        """The profile: active facts ranked by confidence (at most 50); ``filters`` choose
+        """The profile: active facts ranked by their standing (decayed confidence; a remark
+        no frame was read in fades sooner: :func:`memcore.core.scoring.profile_standing`),
+        at most 50; ``filters`` choose
         whose (e.g. ``{"user_id": "alice"}``). ``as_of``: the profile as it stood then,
         from the facts valid at that instant (values superseded since included). An empty
         profile of a namespace without data warns as :meth:`search` does."""
