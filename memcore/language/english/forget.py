@@ -1607,6 +1607,9 @@ def _back_object(r: _Reading) -> _Ask | None:
 
 
 _TOPIC_PREPS = frozenset({"to", "with", "about", "of", "on", "regarding", "re"})
+# Finite verb tags: a span before the comma with one is a clause of its own (what "it"
+# refers back to), not a topic set before the request.
+_FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
 
 
 def _dislocated_topic(r: _Reading) -> Token | None:
@@ -1617,6 +1620,8 @@ def _dislocated_topic(r: _Reading) -> Token | None:
     if not commas:
         return None
     span = [t for t in r.sent if t.i < commas[-1]]
+    if any(t.tag_ in _FINITE for t in span):
+        return None  # "My blood type is O negative, please don't remember it": a clause
     # a name, or a noun its determiner or owner makes a thing ("the interview", "my ex");
     # not a discourse phrase ("on second thought", "omg wait")
     nouns = [t for t in span if t.lower_ not in BACK and t.lower_ not in ("i", "you", "me")
