@@ -408,6 +408,11 @@ class IngestPipeline:
         return out
 
     @property
+    def _reads_frames(self) -> bool:
+        """A language pack reads the facts' frames (``frame_read`` of what it reads)."""
+        return self.language.name != "none"
+
+    @property
     def _rule_extraction(self) -> bool:
         """The offline extractor is in use (no model configured, no provided facts)."""
         return not self.settings.openai_api_key and self.settings.extractor == "auto"
@@ -556,10 +561,9 @@ class IngestPipeline:
         if not facts:
             return facts
         out: list[ExtractedFact] = []
-        read = self.language.name != "none"
         for fact, reading in zip(facts, self.language.read([f.text for f in facts]),
                                  strict=True):
-            fact = fact.model_copy(update={"frame_read": read})
+            fact = fact.model_copy(update={"frame_read": self._reads_frames})
             if not self._rule_extraction:
                 out.append(_with_frame(fact, reading))
             elif reading.correction:
@@ -896,7 +900,7 @@ class IngestPipeline:
             fact = fact.model_copy(update={"text": decision.text,
                                            "relation": relation_for(decision.text),
                                            "frame": self.language.frames([decision.text])[0],
-                                           "frame_read": self.language.name != "none"})
+                                           "frame_read": self._reads_frames})
             vec = self._embed(namespace, [decision.text], now)[0]
         memory = self._memory(namespace, index, fact, vec, episode)
         self.store.writes.supersede(namespace, target.memory_id, memory, now=now, reason=why,
@@ -913,7 +917,7 @@ class IngestPipeline:
         update: dict[str, object] = {"text": text, "explicit": True,
                                      "relation": relation_for(text),
                                      "frame": self.language.frames([text])[0],
-                                     "frame_read": self.language.name != "none"}
+                                     "frame_read": self._reads_frames}
         if old is not None:
             # The corrected value held over the same interval as the wrong one.
             update.update(kind=old.kind, importance=max(fact.importance,

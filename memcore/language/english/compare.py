@@ -894,9 +894,9 @@ def supersessions(ids: Sequence[str], texts: Sequence[str], times: Sequence[floa
 
     ``ended`` (optional): per text, the ``(subject, attribute, thing)`` of an end its
     frame reads ("Ann is leaving Lotus Loft": ``("ann", "end", "lotus loft")``), for the
-    texts no pattern
-    here reads as a change: the parse finds ends in more forms than the patterns do,
-    and the older facts are matched by their words as a pattern's change matches them.
+    texts no pattern here reads as a change: the parse finds ends in more forms than the
+    patterns do, and the older facts are matched by their words as a pattern's change
+    matches them.
     """
     n = len(ids)
     by_key = _filled_slots(texts, slotted)
