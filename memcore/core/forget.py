@@ -150,9 +150,11 @@ def frame_matches(target: ForgetTarget, frame: Frame | None, speakers: Collectio
         return False
     if frame is None:  # "Sam's new flat is at 14 Kestrel Lane" (see ``numbered``)
         return number_matches(target, text, speakers)
+    # the house number must be in the value: a date in the text ("moved to York on 5
+    # May") makes no address
     same = _same_attribute(frame.attribute, target.attribute, target.plain) or (
         target.attribute == "contact:address" and frame.attribute == "residence"
-        and bool(_DIGIT.search(text)))
+        and bool(_DIGIT.search(frame.value)))
     return same and (not target.mine or frame.subject in speakers)
 
 

@@ -574,7 +574,7 @@ def _matched_how(target: ForgetTarget, m: Memory, words: frozenset[str],
     "topic"; None: it does not (or its attribute conflicts)."""
     if target.former and m.status is not Status.SUPERSEDED:
         return None  # "the old one": the value that replaced it stays
-    if frame_matches(target, m.frame, speakers, m.text):
+    if _former_home(target, m, speakers) or frame_matches(target, m.frame, speakers, m.text):
         return "frame"
     if conflicting_attribute(target, m.frame):
         return None
@@ -614,12 +614,23 @@ def _of_others(target: ForgetTarget, text: str, speakers: set[str]) -> bool:
     return not target.person and others_own(target, text, speakers)
 
 
+def _former_home(target: ForgetTarget, m: Memory, speakers: set[str]) -> bool:
+    """"My old address" said of a home that was replaced: the superseded residence is
+    the old address even when it names only a town ("Sam lives in Leeds")."""
+    return (target.former and target.attribute == "contact:address"
+            and m.status is Status.SUPERSEDED and m.frame is not None
+            and m.frame.attribute == "residence"
+            and (not target.mine or m.frame.subject in speakers))
+
+
 def _former_or_current(target: ForgetTarget, memories: Sequence[Memory],
                        speakers: set[str]) -> ForgetTarget:
     """``target``, asking for the current value when it asks for a former one that was
     never replaced."""
-    if target.former and not any(m.status is Status.SUPERSEDED and frame_matches(
-            target, m.frame, speakers, m.text) for m in memories):
+    if target.former and not any(m.status is Status.SUPERSEDED and (
+            _former_home(target, m, speakers) or frame_matches(target, m.frame, speakers,
+                                                               m.text))
+            for m in memories):
         # nothing was replaced (the new value was never framed): "my old address" is
         # then the one framed, as any request for it
         return replace(target, former=False)

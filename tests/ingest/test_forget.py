@@ -370,6 +370,10 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     # "my old address" is the replaced one, not the one that replaced it
     (["My address is 9 Ash Close, Hull.", "I've moved: my new address is 40 Kiln Road, Ely."],
      "Please delete my old address.", "Ash Close", "Kiln Road"),
+    # the old home that named only a town is the old address; a date in the new one's
+    # text is no house number (the new home had been erased instead)
+    (["I live in Leeds.", "Moved to York on 5 February, the new flat is great."],
+     "Please forget my old address.", "Leeds", "York"),
     # in its own turn: the last part is the last clause; a statement before the request
     # in its sentence stays
     (["Long day: my sister got a puppy, I sold my piano, and my GP thinks I have gout. "

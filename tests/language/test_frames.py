@@ -45,6 +45,8 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     ("Kenji works at Barts, not the Royal London.", "employer(kenji) = barts"),
     ("Kenji lives in Hove, not Brighton.", "residence(kenji) = hove"),
     ("Kenji moved to Porto.", "residence(kenji) = porto"),
+    # a clause spliced before another with a comma (the parser hangs it on the second)
+    ("Kenji moved to Bath on 3 May, the new flat is lovely.", "residence(kenji) = bath"),
     ("Kenji's main language is Go.", "main_language(kenji) = go"),
     ("Kenji's phone number is 0171 555 0199.", "contact:phone(kenji) = 0171 555 0199"),
     ("Kenji's e-mail address is k@x.org.", "contact:email(kenji) = k@x.org"),

@@ -538,7 +538,18 @@ def read_frame(doc: Doc) -> RawFrame | None:
     """The frame of a parsed fact text, or None when no table knows its attribute."""
     if not len(doc):
         return None
-    return _contracted_age(doc) or read_clause(_clause_root(doc))
+    root = _clause_root(doc)
+    return _contracted_age(doc) or read_clause(root) or _spliced_clause(root)
+
+
+def _spliced_clause(root: Token) -> RawFrame | None:
+    """The frame of a clause spliced before the root with a comma, which the parser
+    hangs on the clause after it ("Sam moved to York on 5 February, the new flat is
+    great": "moved" under "is"), when the root's own clause gives none."""
+    comma = next((c for c in root.children if c.text == "," and c.i < root.i), None)
+    first = next((c for c in root.children if c.dep_ == "ccomp" and comma is not None
+                  and c.i < comma.i and c.pos_ in ("VERB", "AUX")), None)
+    return read_clause(first) if first is not None else None
 
 
 def _contracted_age(doc: Doc) -> RawFrame | None:
