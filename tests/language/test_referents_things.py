@@ -85,6 +85,11 @@ def test_the_assistants_turn_just_before_is_read_from_the_speakers_side(
     # A resolved "it" is the thing of its sentence for the next one.
     ("I bought a drone. It crashed on day one. It's in bits now.",
      "I bought a drone. My drone crashed on day one. My drone is in bits now."),
+    # A new thing after a preposition may be "it" too: with two, "it" stays
+    ("I put my name down for a cookery class. It is on Tuesdays.",
+     "I put my name down for a cookery class. It is on Tuesdays."),
+    ("I signed up for a pottery class. It is on Tuesdays.",
+     "I signed up for a pottery class. The pottery class is on Tuesdays."),
     # Only the sentence just before counts.
     ("I bought a drone. My week was awful. It's in bits now.",
      "I bought a drone. My week was awful. It's in bits now."),

@@ -453,7 +453,7 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     elif (lemma, particle) in T.ENDS_ONLY_ALONE:
         if _object(root) is not None or _prep_object(root, ("with", "from")) is not None:
             return None  # "split the bill", "split from the group": no partner's end
-        return _nothing_named_ended(lemma, particle, subject, possessed)
+        return _nothing_named_ended(root, lemma, particle, subject, possessed)
     elif lemma in T.END_VERBS or (lemma, particle) in T.END_PHRASAL:
         ended = _ended(root, lemma, particle, subject, possessed)
         if ended is None or isinstance(ended, tuple):
@@ -504,7 +504,7 @@ def _ended(root: Token, lemma: str, particle: str, subject: str, possessed: Toke
     found = _prep_object(root, ("from", "with", "of", "on"))
     if found is not None and not _a_time(found[1]):
         return found[1]
-    return _nothing_named_ended(lemma, particle, subject, possessed)
+    return _nothing_named_ended(root, lemma, particle, subject, possessed)
 
 
 def _a_time(tok: Token) -> bool:
@@ -512,16 +512,25 @@ def _a_time(tok: Token) -> bool:
     return tok.lower_ in T.TIME_NOUNS or tok.like_num
 
 
-def _nothing_named_ended(lemma: str, particle: str, subject: str, possessed: Token | None
-                         ) -> RawFrame | None:
+def _a_person(root: Token) -> bool:
+    """The clause's subject is a person: a name or a pronoun ("Jo", "she", "I")."""
+    subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    return subj is not None and (subj.pos_ == "PRON" or subj.ent_type_ == "PERSON" or (
+        subj.pos_ == "PROPN" and subj.ent_type_ in ("", "PERSON")))
+
+
+def _nothing_named_ended(root: Token, lemma: str, particle: str, subject: str,
+                         possessed: Token | None) -> RawFrame | None:
     """An ending that names no thing: "Ann broke up" (her partner), "Kenji's dog Rex
     died" (the possessed thing), "Rex died" (the subject); "Ann retired": nothing."""
     if (lemma, particle) in T.ENDED_ATTRIBUTE:  # "Ann broke up": her partner
         return subject, T.ENDED_ATTRIBUTE[(lemma, particle)], "", 1, "end"
     if lemma in T.HEALED_VERBS and possessed is not None:  # "Ann's wrist has mended"
         return subject, "health", _value(possessed), 1, "end"
-    if lemma not in T.SELF_ENDING:  # "Ann retired", "Ann quit": nothing named
-        return None
+    if lemma not in T.SELF_ENDING or particle in T.RESULT_PARTICLES:
+        return None  # "Ann retired", "Ann quit": nothing named; "ended up at ...": no end
+    if lemma not in T.LIFE_ENDING and _a_person(root):
+        return None  # "Jo finished at five", "Jo ended up at the walk-in": Jo goes on
     if possessed is not None:  # "Kenji's dog Rex died": the possessed thing ended
         return subject, "end", _value(possessed), 1, "end"
     if subject and subject not in T.NO_VALUE:  # "Rex died": the subject ended

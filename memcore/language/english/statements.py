@@ -165,7 +165,7 @@ def _before_clause(sent: Span) -> Span:
     return sent
 
 
-def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
+def _intro(sent: Span, speaker: str, introduced: bool = False) -> list[tuple[Frame, str]]:
     """A verbless self-introduction: "jade here, 22, barista at grindhouse coffee",
     "Dave, 47, HGV driver out of Swindon": the name, an age, a job (with the employer
     it names) and the place the job or the speaker is in; a clause after it ("..., I do
@@ -173,8 +173,13 @@ def _intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
     sent = _before_clause(sent)
     name = _introduced(sent, speaker)
     if name is None:
-        return _job_intro(sent, speaker)
+        return _job_intro(sent, speaker) or _fragments_intro(sent, speaker, introduced)
     out: list[tuple[Frame, str]] = [framed(speaker, "name", name.text.lower(), name.text)]
+    parts = [p.strip(" .!") for p in _FRAGMENTS.split(sent.text.strip())][1:]
+    for part in parts:  # "Rhys Morgan, 41, Cardiff": where the speaker is
+        place = _place_fragment(part, known_only=True)
+        if place is not None and not any(f.attribute == "residence" for f, _ in out):
+            out.append(framed(speaker, "residence", place.lower(), place))
     for tok in sent:
         if tok.i == name.i or tok.dep_ in ("pobj", "compound", "amod", "poss"):
             continue
@@ -203,6 +208,119 @@ def _planned(clause: Token) -> bool:
     if any(a.lower_ in T.FUTURE_AUX for a in auxes):
         return True
     return clause.dep_ == "xcomp" and clause.head.lemma_.lower() in T.PLAN_VERBS
+
+
+_JOB_TAIL = re.compile(r"\s+(at|for|with)\s+", re.IGNORECASE)
+_PLACE_TAIL = re.compile(r"\s+(in|out of|near|based in)\s+", re.IGNORECASE)
+
+
+def _job_fragment(part: str, speaker: str) -> list[tuple[Frame, str]]:
+    """A fragment naming the speaker's job, with where ("ICU nurse at the northern
+    general in sheffield", "Auditor at one of the Big Four", "plumber in Hull"): the
+    job (one to three words, the last a job noun), the employer after "at"/"for"/
+    "with", the place (a place name) after "in"; [] for anything else."""
+    place: str | None = None
+    head, *tail = _PLACE_TAIL.split(part, maxsplit=1)
+    if tail:
+        place = _place_fragment(tail[-1], known_only=True) or _place_fragment(
+            f"in {tail[-1]}")
+        if place is None:
+            head = part  # "in a band": no place; keep it in the job or employer
+    job_part, *employer = _JOB_TAIL.split(head, maxsplit=1)
+    words = job_part.split()
+    if not words or len(words) > 3 or not is_job(words[-1].lower()) or any(
+            w.lower().strip("-") in T.PAST_JOB_WORDS for w in words):
+        return []
+    # "Auditor at ...": the capital opens the sentence; "ICU" keeps its own
+    job = " ".join(w if w.isupper() and len(w) > 1 else w.lower() for w in words)
+    out = [framed(speaker, "job", job.lower(), job)]
+    if employer:
+        named = employer[-1].strip()
+        value = re.sub(r"^the\s+", "", named.lower())  # as the parse's values are
+        if 0 < len(named.split()) <= 5 and value not in T.NO_VALUE:
+            out.append(framed(speaker, "employer", value, named))
+    if place is not None:
+        out.append(framed(speaker, "residence", place.lower(), place))
+    return out
+
+
+_NAME_FRAGMENT = re.compile(
+    r"^(?:(?:hi|hey|hiya|hello|yo)\W+)?(?:i'?m|i am|my name is|name'?s|call me)\s+"
+    r"([^\W\d_]+)(?:\s+(?:btw|by the way|here))?$", re.IGNORECASE)
+
+
+def _name_fragment(part: str, speaker: str) -> str | None:
+    """The name in "im niamh btw", "I'm Cal", "name's Dot": the speaker's first name, a
+    short form of it ("cal" for Callum), or a capitalized word; None for anything else
+    ("im knackered")."""
+    found = _NAME_FRAGMENT.match(part)
+    if found is None:
+        return None
+    name = found.group(1)
+    first = speaker.lower().split(" ")[0]
+    if name.lower() == first or (len(name) >= 3 and first.startswith(name.lower())):
+        return name
+    return name if name[:1].isupper() and name.lower() not in T.NO_VALUE else None
+
+
+# Fragments, and sentences the parser left joined ("im jade btw. 34, nurse").
+_INTRO_PARTS = re.compile(r"\s*(?:[,;]|\.\s+|\s-\s|\s\|\s)\s*")
+
+
+def _fragments_intro(sent: Span, speaker: str, introduced: bool
+                     ) -> list[tuple[Frame, str]]:
+    """A self-introduction as a list of fragments in any order: "34, ICU nurse at the
+    northern general in sheffield", "im cal btw, 15, play on ps5 mostly", "Auditor at
+    one of the Big Four." (after "Rhys Morgan, 41, Cardiff."). Read from the start:
+    "I'm <name>", an age, a job (with its employer and place) or a place name, up to the
+    first fragment that is none of them (a clause of its own, read as one). An
+    introduction needs two kinds of them, or the speaker's own name, or one after the
+    turn introduced the speaker (``introduced``); a fragment with a finite verb other
+    than the name's "I'm" ends it."""
+    out: list[tuple[Frame, str]] = []
+    kinds: set[str] = set()
+    offset = sent.start_char
+    for part in _INTRO_PARTS.split(sent.text.strip()):
+        at = sent.doc.text.find(part, offset)
+        offset = max(offset, at + len(part)) if at >= 0 else offset
+        part = part.strip(" .!")
+        if not part:
+            continue
+        name = _name_fragment(part, speaker) if not kinds else None
+        if name is not None:
+            out.append(framed(speaker, "name", name.lower(), name[:1].upper() + name[1:]))
+            kinds.add("name")
+            continue
+        span = sent.doc.char_span(at, at + len(part), alignment_mode="expand") \
+            if at >= 0 else None
+        if span is None or any(t.tag_ in _FINITE for t in span):
+            break
+        found = _fragment_facts(part, speaker)
+        if not found:
+            break
+        out += [f for _, f in found]
+        kinds |= {kind for kind, _ in found}
+    own_name = kinds == {"name"} and any(
+        f.value == speaker.lower().split(" ")[0] or speaker.lower().startswith(f.value)
+        for f, _ in out)
+    if len(kinds) >= 2 or own_name or (introduced and kinds & {"job", "age"}):
+        return out
+    return []
+
+
+def _fragment_facts(part: str, speaker: str) -> list[tuple[str, tuple[Frame, str]]]:
+    """What one fragment of an introduction says, as (kind, fact): an age, a job (with
+    its employer and place) or a place name; [] for anything else."""
+    age = _AGE_FRAGMENT.match(part.lower())
+    if age is not None and 10 <= int(age.group(1)) <= 110:
+        return [("age", framed(speaker, "age", age.group(1), age.group(1)))]
+    job = _job_fragment(part, speaker)
+    if job:
+        return [("job", fact) for fact in job]
+    place = _place_fragment(part, known_only=True)
+    if place is not None:
+        return [("place", framed(speaker, "residence", place.lower(), place))]
+    return []
 
 
 def _job_intro(sent: Span, speaker: str) -> list[tuple[Frame, str]]:
@@ -451,8 +569,11 @@ def statements(doc: Doc, speaker: str,
     seen: set[tuple[str, str]] = set()
     seen_people: set[tuple[str, str, str]] = set()
     about_speaker: bool | None = None  # was the sentence before the speaker's?
+    introduced = False  # did a sentence before introduce the speaker?
     for sent in doc.sents:
-        found = _intro(sent, speaker) + _clause_statements(sent, speaker)
+        found = _intro(sent, speaker, introduced) + _clause_statements(sent, speaker)
+        introduced = introduced or any(
+            f.attribute in ("name", "age", "job") for f, _ in found)
         restored = _restored(sent, parse) if parse is not None and about_speaker is not \
             False and not found else None
         if restored is not None:

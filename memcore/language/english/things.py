@@ -191,7 +191,8 @@ def _a_thing(tok: Token) -> bool | None:
     if tok.pos_ not in ("NOUN", "PROPN") or tok.is_punct or tok.i != _pieces(tok)[-1].i:
         return False  # a word the tokenizer split counts once, by its last piece
     if tok.dep_ not in _INTRODUCED and not (tok.dep_ == "conj" and tok.head.i != tok.i
-                                            and tok.head.dep_ in _INTRODUCED):
+                                            and tok.head.dep_ in _INTRODUCED) \
+            and not _introduced_by_a_preposition(tok):
         return False  # "a lamp and a rug": two things
     lemma = tok.lemma_.lower()
     if lemma in _PEOPLE or lemma in _TIMES or tok.tag_ in ("NNS", "NNPS"):
@@ -201,6 +202,13 @@ def _a_thing(tok: Token) -> bool | None:
     # "Tom fixed it": a bare name is as likely a person's (he/she) as a thing's.
     return tok.pos_ != "PROPN" or any(t.dep_ in ("det", "poss") and t.i < tok.i
                                       for t in tok.subtree)
+
+
+def _introduced_by_a_preposition(tok: Token) -> bool:
+    """A new thing after a preposition of the verb ("I put my name down *for a cookery
+    class*. It is on Tuesdays."): the "it" after it may be that thing as well."""
+    return (tok.dep_ == "pobj" and tok.head.dep_ == "prep" and tok.head.head.pos_ == "VERB"
+            and any(c.dep_ == "det" and c.lower_ in ("a", "an") for c in tok.children))
 
 
 def _words(tok: Token) -> str | None:
