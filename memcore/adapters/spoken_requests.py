@@ -57,7 +57,7 @@ _ANSWER_VERBS = (r"(?:us|add|includ|writ|giv|send|call|say|mention|suggest|recom
                  r"greet|address|refer|spell|number|label|link|past|print|output|generat|"
                  r"return|reply|go|leav|skip|swear|curs|emoji)")
 _NEG_IMPERATIVE = re.compile(
-    rf"^(?:(?:don'?t|do not|never|please never)(?: ever)? {_ANSWER_VERBS}[a-z]*\b|"
+    rf"^(?:(?:don'?t|do not|never|please never)(?: ever| just| always)? {_ANSWER_VERBS}[a-z]*\b|"
     rf"(?:stop|quit|avoid) {_ANSWER_VERBS}[a-z]*ing\b|avoid \w|refrain from \w)", re.I)
 # The listener's verb after "you" in a wish, back to the imperative: "used" -> "use".
 _PAST_TO_BASE = {"wrote": "write", "kept": "keep", "gave": "give", "made": "make",
@@ -105,6 +105,7 @@ _IMPERATIVE = word_set(
     check focus limit provide translate summarise summarize offer skip treat consider assume
     talk recommend describe always only never prefer start try ask reply structure number
     break label highlight spell quote round convert label go stick leave let quit refrain
+    ignore disregard
     """
 )
 # "Keep it short": the "it" is the answers, not one thing to fix.
@@ -183,9 +184,60 @@ def _standing_marker_last(text: str) -> str:
     return text
 
 
+# Leave given to the listener, which sets or lifts a habit: "you can stop correcting my
+# English", "u can just give me the answers now", "you can suggest paid tools again".
+# A withdrawing verb, or a word saying from now, makes it one ("you can use my car" is
+# an offer).
+_PERMISSION = re.compile(r"^(?:(?:ok|okay|so|and|btw|also),?\s+)?(?:you|u|ya) (?:can|could|may) "
+                         r"(?:now |just |also |totally |)*(?P<rest>\S.*)$", re.I)
+_LIFTING = re.compile(r"^(?:stop|quit|drop|skip|ignore|forget about|lose|ditch)\b", re.I)
+# "ignore the 150 word limit from now on": a rule of the listener's set aside.
+_SET_ASIDE = re.compile(r"^(?:ignore|disregard|forget about) (?:the|that|my|this|those|your) "
+                        r"(?:[\w-]+ ){0,3}(?:rule|limit|thing|instruction|request|"
+                        r"preference)s?\b", re.I)
+_FROM_NOW = re.compile(r"\b(?:now|again|from now(?: on)?|anymore|any more|going forward|"
+                       r"these days)\b", re.I)
+# "no more making me work it out", "no need for bullet points anymore": the habit ends.
+_NO_MORE = re.compile(r"^(?:(?:and|so|also|oh),?\s+)?(?:no more|no need (?:for|to)|"
+                      r"there'?s no need (?:for|to))\s+(?P<rest>\S.*?)"
+                      r"(?:\s+(?:anymore|any more|now|thanks))*[.!]*$", re.I)
+
+
+def _lifted_or_allowed(text: str) -> str | None:
+    """Leave to the listener or a habit said to end, as "please <imperative>"; None
+    for anything else."""
+    permission = _PERMISSION.match(text)
+    if permission is not None:
+        rest = permission.group("rest")
+        first = rest.split()[0].lower()
+        if _LIFTING.match(rest) or (first in _IMPERATIVE and _FROM_NOW.search(rest)):
+            return "please " + rest
+        return None
+    if _SET_ASIDE.match(text):
+        return "please " + text
+    ended = _NO_MORE.match(text)
+    if ended is not None and re.search(r"\b(?:anymore|any more)\b|^no more\b", text, re.I):
+        rest = ended.group("rest")
+        words = rest.split()
+        if words and words[0].lower().endswith("ing") and (
+                re.search(r"(?i)\b(?:me|my)\b", rest)
+                or re.match(rf"(?i){_ANSWER_VERBS}", words[0])):
+            # what the listener does to the speaker ("no more making me work it out");
+            # "no more flipping between days and nights" is the speaker's own news
+            return f"please stop {rest} from now on"
+        if re.search(r"(?i)\bneed to\b", text):
+            return f"please don't {rest} from now on"
+        if re.search(r"(?i)\bneed for\b", text) and words:
+            return f"please stop giving {rest}"
+    return None  # "no more coffee for me": the speaker's own, read as any statement
+
+
 def _as_please(text: str) -> str | None:
     """A request said as a wish, a dislike or a question about a habit, said as "please
     <imperative>"; a request said plainly as it is; None for no request."""
+    lifted = _lifted_or_allowed(text)
+    if lifted is not None:
+        return lifted
     standing = _STANDING_REQUEST.match(text)
     if standing:
         return "please " + standing.group("rest")

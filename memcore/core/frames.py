@@ -38,6 +38,7 @@ SINGLE_VALUED = frozenset({
 # qualified contact per qualifier ("contact:email:work"); a medicine's dose per medicine
 # ("dose:amlodipine").
 SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:", "contact:", "dose:")
+INSTRUCTION_PREFIX = "instruction:"
 MAX_RETIRED_BY_ONE = 3
 
 
@@ -92,6 +93,8 @@ def retires(new: Frame, old: Frame) -> str | None:
     """Why the (later) fact ``new`` retires ``old``, or None (module docstring rules)."""
     if old.event == "plan" and old.polarity > 0:
         return _fulfilled(new, old)
+    if old.polarity < 0 and not old.event and new.polarity > 0 and _lifted(new, old):
+        return f"lifted: {new.attribute}({new.subject}) = {new.value!r}"
     if old.event or old.polarity < 0:
         return None  # only affirmative, plain facts are retired by these rules
     if new.event == "end":
@@ -99,7 +102,8 @@ def retires(new: Frame, old: Frame) -> str | None:
     if new.subject != old.subject or new.attribute != old.attribute:
         return None
     if new.polarity < 0:
-        if new.value and not values_differ(new.value, old.value):
+        if new.value and (not values_differ(new.value, old.value)
+                          or _same_rule(new, old)):
             return f"withdrawn: not {new.attribute}({new.subject}) = {new.value!r}"
         return None
     if is_single_valued(new.attribute) and values_differ(new.value, old.value):
@@ -108,6 +112,24 @@ def retires(new: Frame, old: Frame) -> str | None:
     if new.event == "correction" and values_differ(new.value, old.value):
         return f"corrected: {new.attribute}({new.subject}) = {new.value!r}"
     return None
+
+
+def _same_rule(new: Frame, old: Frame) -> bool:
+    """A withdrawal naming the instruction by another word of it ("ignore the word
+    limit" for "keep answers under 150 words"): they share a word besides the thing
+    both are about."""
+    if not new.attribute.startswith(INSTRUCTION_PREFIX):
+        return False
+    thing = new.attribute[len(INSTRUCTION_PREFIX):]
+    return bool((_words(new.value) & _words(old.value)) - {thing})
+
+
+def _lifted(new: Frame, old: Frame) -> bool:
+    """A newer instruction about the thing an older one forbade ("not to recommend paid
+    tools", then "suggest paid tools again"): instructions are single-valued per thing,
+    a prohibition included."""
+    return (new.attribute == old.attribute and new.subject == old.subject
+            and new.attribute.startswith(INSTRUCTION_PREFIX))
 
 
 def _fulfilled(new: Frame, old: Frame) -> str | None:

@@ -89,6 +89,27 @@ def test_requests_carry_preferences_and_facts() -> None:
     assert request_as_fact("I live in Porto", "Ann") is None
 
 
+@pytest.mark.parametrize(("said", "asked"), [
+    # leave given to the listener sets or lifts a habit
+    ("you can stop correcting my English", "Ann asks the assistant to stop correcting "
+     "Ann's English"),
+    ("u can just give me the answers now", "Ann asks the assistant to give Ann the answers now"),
+    ("you can suggest paid tools again", "Ann asks the assistant to suggest paid tools again"),
+    # a habit said to end
+    ("no more making me work it out", "Ann asks the assistant to stop making Ann work it "
+     "out from now on"),
+    ("no need for bullet points anymore", "Ann asks the assistant to stop giving bullet points"),
+    ("ignore the 150 word limit from now on",
+     "Ann asks the assistant to ignore the 150 word limit from now on"),
+    # an offer, the speaker's own habit, a view: no request
+    ("you can use my car", None), ("no more coffee for me", None),
+    ("you can see the sea from here now", None),
+    ("no more flipping between days and nights every fortnight", None),
+])
+def test_leave_and_ended_habits_are_requests(said: str, asked: str | None) -> None:
+    assert request_as_fact(said, "Ann") == asked
+
+
 def test_plain_assertions_are_explicit_hedges_are_not() -> None:
     (live,) = facts("I live in Porto.")
     assert live.explicit

@@ -237,3 +237,25 @@ def test_jobs_ages_and_trips_through_the_write_path_and_a_pass(redis_url: str) -
     current = {m.text for m in profile(store.records.iter_memories("jat"), now,
                                        settings.consolidation)}
     assert not any("Lima" in t for t in current), current
+
+
+@pytest.mark.parametrize(("rule", "changed", "gone"), [
+    ("please correct my English when I make mistakes",
+     "you can stop correcting my English, I prefer to write fast", "correct Ann's English"),
+    ("keep answers under 150 words", "ignore the 150 word limit from now on", "under 150"),
+    ("don't recommend paid tools, zero budget", "you can suggest paid tools again",
+     "not to recommend"),
+    ("Always use bullet points in your answers.", "no need for bullet points anymore",
+     "to use bullet points"),
+])
+def test_a_rule_lifted_or_withdrawn_in_other_words_is_no_longer_current(
+        redis_url: str, rule: str, changed: str, gone: str) -> None:
+    settings = Settings(redis_url=redis_url, openai_api_key=None)
+    store = MemoryStore.from_url(redis_url)
+    models = build_models(settings)
+    pipeline = IngestPipeline(store, models, settings)
+    for i, text in enumerate([rule, changed]):
+        pipeline.ingest("rl", [_turn("rl", i, text)])
+    run_pass(store, "rl", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    live = {m.text for m in store.records.iter_memories("rl") if m.live}
+    assert not any(gone in t for t in live), live

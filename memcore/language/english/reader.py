@@ -558,7 +558,10 @@ def _spliced_clause(root: Token) -> RawFrame | None:
     comma = next((c for c in root.children if c.text == "," and c.i < root.i), None)
     first = next((c for c in root.children if c.dep_ == "ccomp" and comma is not None
                   and c.i < comma.i and c.pos_ in ("VERB", "AUX")), None)
-    return read_clause(first) if first is not None else None
+    frame = read_clause(first) if first is not None else None
+    # a bare "has" says too little to read past the root ("Leo has now 7 years, time
+    # flies" is an age the text rules read)
+    return frame if frame is not None and frame[1] != "has" else None
 
 
 def _contracted_age(doc: Doc) -> RawFrame | None:

@@ -80,7 +80,8 @@ ADOPT_VERBS = frozenset({"upgrade", "switch", "migrate", "standardise", "standar
 # explanations or replies governs the answers ("full explanations" after "keep answers
 # short": the later one holds).
 INSTRUCTION_THINGS: dict[str, str] = {"explanation": "answer", "reply": "answer",
-                                      "response": "answer"}
+                                      "response": "answer", "limit": "answer",
+                                      "length": "answer"}
 # A contact noun names which contact by its compound ("e-mail address", "home address").
 CONTACT_COMPOUNDS: dict[str, str] = {"email": "contact:email", "e-mail": "contact:email",
                                      "mail": "contact:email", "phone": "contact:phone",
@@ -146,7 +147,7 @@ HEALED = frozenset({"fine", "better", "healed", "recovered", "okay", "ok", "well
 HEALED_VERBS = frozenset({"heal", "recover", "improve", "clear", "mend"})
 # Instruction verbs that withdraw what follows ("asks the assistant to stop X").
 WITHDRAW = frozenset({"stop", "quit", "drop", "avoid", "skip", "omit", "cut", "ditch",
-                      "remove", "lose"})
+                      "remove", "lose", "ignore", "disregard"})
 # The speaker asking the assistant ("asks the assistant to ...", "wants ...").
 ASK_VERBS = frozenset({"ask", "tell", "want", "instruct", "request", "prefer", "like"})
 ASSISTANT_WORDS = frozenset({"assistant", "you"})
