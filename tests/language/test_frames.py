@@ -88,6 +88,15 @@ def _f(attribute: str, value: str, subject: str = "ann", polarity: int = 1,
     # "ended up" says where one came out; a person ends by dying, not by finishing
     ("Kenji ended up at the walk-in.", None),
     ("Kenji finished at five.", None),
+    # "left" right before a part of the body is a side
+    ("Kenji left Achilles.", None), ("Kenji left knee hurts.", None),
+    # "has 44 years" as Spanish and Italian say an age; not years of something
+    ("Kenji has 44 years.", "age(kenji) = 44"), ("Kenji has 20 years of experience.",
+                                                 "has(kenji) = year"),
+    # a present "is in <town>" said with nothing else is a home; a stay or a thing is not
+    ("Kenji is in Norwich.", "residence(kenji) = norwich"),
+    ("Kenji is in Paris this week.", None), ("Kenji is in Leeds for work.", None),
+    ("The office is in Leeds.", None), ("Kenji was in Leeds.", None),
     ("The project ended up late.", None),
     # an age said by turning it, or with chat's "'s"
     ("Kenji's daughter Mei turned seven on Sunday.", "age(mei) = 7"),
@@ -486,6 +495,7 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("im knackered btw, 3 hours sleep", []),
     ("Thanks, Gina. 25 minutes, tops.", []),
     ("Auditor at one of the Big Four.", []),
+    ("16 as of yesterday. mum got me a cake", ["Jade is 16 years old."]),
     # The place a job is in, however deep and in lower case.
     ("kemi here, 25, barista at the corner cafe in bristol",
      ["Jade's name is Kemi.", "Jade is 25 years old.", "Jade works as a barista.",
@@ -572,6 +582,10 @@ def test_the_grammar_checker_passes_good_sentences(text: str) -> None:
      "Haruka lives in Sakyo ward, near the Kamo river."),
     ("Hi! What's your name?", "Haruka Sato", "Haruka's name is Haruka Sato."),
     ("How old are you?", "41", "Haruka is 41 years old."),
+    # how old someone else is, asked of the listener, is no age of the listener's
+    ("How many children do you have, and how old are they?", "Two. Pablo 9 and Irene 6",
+     'Asked "How many children do you have, and how old are they?", Haruka answered: '
+     'Two.'),
     ("What's your email?", "yes, h@x.jp", "Haruka's e-mail address is h@x.jp."),
     ("How long is each class?", "75 minutes",
      'Asked "How long is each class?", Haruka answered: 75 minutes.'),

@@ -48,7 +48,9 @@ def _attribute(question: Span) -> str | None:
     """The core attribute a wh-question asks the listener for, if any."""
     words = [t.lower_ for t in question]
     if "how" in words and "old" in words:
-        return "age"
+        # "how old are you?"; not "how many children do you have, and how old are they?"
+        after = words[words.index("old") + 1:words.index("old") + 3]
+        return "age" if {"you", "u"} & set(after) else None
     for tok in question:
         if tok.dep_ == "poss" and tok.lower_ == "your":
             attribute = _yours(tok.head)

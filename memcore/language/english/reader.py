@@ -344,10 +344,31 @@ def _possessed_copula(root: Token, subject: str, possessed: Token, complement: T
     return subject, attribute, value, polarity, ""
 
 
+def _in_a_place(root: Token) -> Token | None:
+    """"we're in Norwich": the town or city a present "be in" names, said with nothing
+    else ("I'm in Paris this week / for work / until Friday / at the moment" is a stay,
+    "is in hospital" no place)."""
+    subject = next((c for c in root.children if c.dep_ == "nsubj"), None)
+    if subject is None or subject.pos_ not in ("PRON", "PROPN") or root.tag_ not in (
+            "VBZ", "VBP") or any(
+            c.dep_ in ("npadvmod", "advmod", "advcl", "prep") and c.lower_ != "in"
+            for c in root.children):
+        return None
+    preps = [c for c in root.children if c.dep_ == "prep"]
+    if len(preps) != 1:
+        return None
+    place = next((c for c in preps[0].children if c.dep_ == "pobj"), None)
+    if place is None or not is_place(place) or any(c.dep_ == "prep" for c in place.children):
+        return None
+    return place if is_place_name(place.text) else None
+
+
 def _based_in(root: Token, subject: str, polarity: int) -> RawFrame | None:
     """A copula without a complement: "is based in <place>", "is (originally) from
     <place>" (where someone comes from)."""
     based = next((c for c in root.children if c.lemma_.lower() == "base"), None)
+    if based is None and (home := _in_a_place(root)) is not None:
+        return subject, "residence", _value(home), polarity, ""
     if based is None:
         origin = _prep_object(root, ("from",))
         if origin is None or origin[1].pos_ != "PROPN":
@@ -461,6 +482,9 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
         target = ended
     else:
         return None
+    after = root.doc[root.i + 1] if root.i + 1 < len(root.doc) else None
+    if lemma == "leave" and after is not None and after.lower_ in T.BODY_PARTS:
+        return None  # "left Achilles": a side, no leaving
     if target.lemma_.lower() in ("job", "work", "position", "post", "role"):
         place = _prep_object(target, ("at", "with", "for")) or _prep_object(
             root, ("at", "with", "for"))
@@ -623,6 +647,9 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     obj = _object(root)
     if lemma == "turn" and obj is not None and obj.like_num:  # "Alfie turned three"
         return subject, "age", age_value(obj) or _value(obj), polarity, ""
+    years = _years_had(lemma, obj)
+    if years is not None:  # "I have 44 years": the age, as Spanish or Italian say it
+        return subject, "age", years, polarity, ""
     if obj is not None and _frames_its_object(lemma):
         return _object_frame(lemma, obj, subject, polarity)
     adopted = _adopted(root, obj, lemma)
@@ -635,6 +662,17 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
         return subject, "job", _value(job), polarity, ""
     return None
+
+
+def _years_had(lemma: str, obj: Token | None) -> str | None:
+    """The age in "has 44 years" (a calque of "tiene 44 años"), not "has 20 years of
+    experience" or "has had 3 years off"."""
+    if lemma != "have" or obj is None or obj.lemma_.lower() != "year" or any(
+            c.dep_ in ("prep", "amod", "compound", "relcl", "acl") for c in obj.children):
+        return None
+    number = next((c for c in obj.children if c.dep_ == "nummod"), None)
+    years = age_value(number) if number is not None else None
+    return years if years is not None and 1 <= int(years) <= 110 else None
 
 
 def _planned_getting(root: Token, lemma: str) -> Token | None:

@@ -300,6 +300,8 @@ def _fragments_intro(sent: Span, speaker: str, introduced: bool
             break
         out += [f for _, f in found]
         kinds |= {kind for kind, _ in found}
+    if kinds == {"age"} and len(out) == 1 and _AGE_NOW.match(sent.text.strip(" .!")):
+        return out  # "16 as of yesterday": a new age, said alone
     own_name = kinds == {"name"} and any(
         f.value == speaker.lower().split(" ")[0] or speaker.lower().startswith(f.value)
         for f, _ in out)
@@ -308,10 +310,16 @@ def _fragments_intro(sent: Span, speaker: str, introduced: bool
     return []
 
 
+# An age said to be new: "16 as of yesterday", "officially 30 today!".
+_AGE_NOW = re.compile(r"(?i)^(?:officially |just |finally )?(\d{2,3})\s*(?:yo|years? old)?\s+"
+                      r"(?:as of (?:yesterday|today|\w+day)|today|now|since (?:yesterday|"
+                      r"\w+day))$")
+
+
 def _fragment_facts(part: str, speaker: str) -> list[tuple[str, tuple[Frame, str]]]:
     """What one fragment of an introduction says, as (kind, fact): an age, a job (with
     its employer and place) or a place name; [] for anything else."""
-    age = _AGE_FRAGMENT.match(part.lower())
+    age = _AGE_FRAGMENT.match(part.lower()) or _AGE_NOW.match(part)
     if age is not None and 10 <= int(age.group(1)) <= 110:
         return [("age", framed(speaker, "age", age.group(1), age.group(1)))]
     job = _job_fragment(part, speaker)

@@ -143,6 +143,12 @@ SWITCH_VERBS = frozenset({"switch", "move", "change", "go", "migrate", "convert"
 # Predicates saying an ailment is over ("<subject>'s knee is fine now").
 HEALED = frozenset({"fine", "better", "healed", "recovered", "okay", "ok", "well",
                     "over", "done", "gone", "finished", "cured"})
+# Parts of the body: "left"/"right" before one is a side ("Left Achilles. Tendinopathy"
+# is no leaving).
+BODY_PARTS = frozenset({
+    "achilles", "knee", "ankle", "wrist", "hip", "shoulder", "elbow", "hand", "foot", "leg",
+    "arm", "eye", "ear", "hamstring", "calf", "shin", "toe", "finger", "thumb", "lung",
+    "kidney", "quad", "heel", "side", "breast", "tendon", "hamstrings", "knees", "feet"})
 # Verbs whose possessed subject is still the owner's ailment ("my knee healed").
 HEALED_VERBS = frozenset({"heal", "recover", "improve", "clear", "mend"})
 # Instruction verbs that withdraw what follows ("asks the assistant to stop X").
