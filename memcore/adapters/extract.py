@@ -649,10 +649,29 @@ def correction_claim(raw: str, sentence: str) -> str | None:
             "i mean", "i meant"):
         sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
     values = _corrected_values(sentence, cued)
+    if (values is None or not _a_corrected_value(*values, cued)) and cued:
+        values = _value_first(sentence)
     if values is None or not _a_corrected_value(*values, cued):
         return None
     x, y = values
     return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+
+
+def _value_first(sentence: str) -> tuple[str, str | None] | None:
+    """A cued correction whose value comes first and a remark after it ("no wait, it's 4
+    Oct, I had last year's date in my head", "no sorry, 21 July, the 14 is when the
+    school finishes", "typo, 1:24:57, so PB by 20s"): the value before the comma, when
+    it is one (a number, a date, a name; no clause of its own)."""
+    head = re.split(r"\s*[,;]\s*", sentence, maxsplit=1)[0].strip(" .!")
+    if not head or head == sentence.strip(" .!") or re.search(r"(?i),\s*(?:and\s+)?not\b",
+                                                              sentence):
+        return None  # "it's a T14, not an X1, I mix them up": the pack reads "X, not Y"
+    values = _corrected_values(head, True)
+    if values is not None:
+        return values
+    if _VALUE_LIKE.search(head) and not _CLAUSE_LIKE.match(head) and not _is_clause(head):
+        return head, None
+    return None
 
 
 def _corrected_values(sentence: str, cued: bool) -> tuple[str, str | None] | None:

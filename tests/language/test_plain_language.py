@@ -145,6 +145,10 @@ def test_no_is_an_interjection_only_before_a_pause() -> None:
     ("I said Thursday but I meant Friday.", "It's Friday, not Thursday."),
     ("Sorry, I meant to say 28.", "It's 28."),
     ("Actually, make that 4 cats.", "It's 4 cats."),
+    # the value first, then a remark about the slip
+    ("No wait, it's 4 Oct, I had last year's date in my head.", "It's 4 Oct."),
+    ("No sorry, 21 July, the 14 is when the school finishes.", "It's 21 July."),
+    ("Sorry, typo, 1:24:57, so PB by 20s.", "It's 1:24:57."),
 ])
 def test_a_correction_is_kept_for_the_decider(turn: str, kept: str) -> None:
     assert texts(turn) == [kept]
@@ -167,6 +171,11 @@ def test_chat_is_no_correction(turn: str) -> None:
     ("It's 4 cats.", "Sam has 3 cats and a dog.", "Sam has 4 cats and a dog."),
     ("It's Friday, not Thursday.", "Sam's pottery class is on Thursday.",
      "Sam's pottery class is on Friday."),
+    # a weekday with its part of the day; a time on the clock
+    ("It's Wednesday mornings.", "Sam's class is on Tuesday mornings.",
+     "Sam's class is on Wednesday mornings."),
+    ("It's 1:24:57.", "Sam ran the Swansea Half in 1:24:37.",
+     "Sam ran the Swansea Half in 1:24:57."),
 ])
 def test_a_correction_rewrites_the_fact_it_corrects(correction: str, old: str, new: str
                                                     ) -> None:
@@ -181,6 +190,7 @@ def test_a_correction_rewrites_the_fact_it_corrects(correction: str, old: str, n
     ("It's Gdansk.", "Sam's sister Ola lives in Gdynia."),  # two names
     ("It's June 9.", "Sam likes tea."),  # nothing of its type
     ("It's 4 cats.", "Sam has 3 dogs."),  # a count of something else
+    ("It's 7:30.", "Sam's train leaves at 8:15 and arrives at 10:05."),  # two times
 ])
 def test_an_ambiguous_correction_changes_nothing(correction: str, old: str) -> None:
     assert corrected(correction, old) is None
@@ -208,6 +218,9 @@ def test_corrections_through_the_write_path(redis_url: str) -> None:
          "Sam's dentist appointment is on the 16th.", "Sam's dentist appointment is on the 14th."),
         (["Our wedding anniversary is on 2 August.", "I meant 3 August."],
          "Sam's wedding anniversary is on 3 August.", "Sam's wedding anniversary is on 2 August."),
+        (["My pottery class is on Tuesday mornings.", "Sorry, I meant Wednesday mornings."],
+         "Sam's pottery class is on Wednesday mornings.",
+         "Sam's pottery class is on Tuesday mornings."),
     ]
     for n, (turns, live, stale) in enumerate(cases):
         ns = f"fix{n}"

@@ -988,6 +988,8 @@ _WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
 _WEEKDAY = re.compile(rf"(?i:{_WEEKDAYS})")
 # A weekday in a fact, with the calendar date the extractor resolved it to, if any.
 _WEEKDAY_IN = re.compile(rf"\b(?i:{_WEEKDAYS})\b(?: \(\d{{1,2}} [A-Z][a-z]+ \d{{4}}\))?")
+_WEEKDAY_PART = re.compile(rf"(?i:(?:{_WEEKDAYS})s? (?:morning|afternoon|evening|night)s?)")
+_WEEKDAY_PART_IN = re.compile(rf"\b(?i:(?:{_WEEKDAYS})s? (?:morning|afternoon|evening|night)s?)\b")
 _NAME_VALUE = re.compile(r"[A-Z][\w\u00c0-\u024f-]*(?:\s+[A-Z][\w\u00c0-\u024f-]*){0,3}")
 _CALENDAR_WORD = re.compile(rf"(?i:{_MONTH_NAMES}|monday|tuesday|wednesday|thursday|friday|"
                             r"saturday|sunday)")
@@ -1028,9 +1030,12 @@ def corrected(correction: str, old: str) -> str | None:
     counted = re.fullmatch(r"(?P<n>\d+(?:\.\d+)?) (?P<what>[a-z]+)(?: [a-z]+)*", new, re.I)
     if counted:
         return _recount(body, counted)
-    if _WEEKDAY.fullmatch(new):
-        # "It's Thursday" corrects the only weekday, and the date resolved from it.
-        days = list(_WEEKDAY_IN.finditer(body))
+    if _WEEKDAY.fullmatch(new) or _WEEKDAY_PART.fullmatch(new):
+        # "It's Thursday" corrects the only weekday, and the date resolved from it;
+        # "Wednesday mornings" the weekday with its part of the day.
+        days = list(_WEEKDAY_PART_IN.finditer(body)) if _WEEKDAY_PART.fullmatch(new) \
+            else []
+        days = days or list(_WEEKDAY_IN.finditer(body))
         return _spliced(body, days[0], new) if len(days) == 1 else None
     return _replace_typed(body, new)
 
@@ -1062,9 +1067,13 @@ def _recount(body: str, counted: re.Match[str]) -> str | None:
     return _spliced(body, spans[0], counted.group("n"))
 
 
+# A time on the clock or a race time: "7:30", "1:24:57", "3:04:51".
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?(?:\s?[ap]m)?\b", re.I)
+
+
 def _replace_typed(body: str, new: str) -> str | None:
     """The only value of ``new``'s type (a date, a number, a name) replaced by it."""
-    for kind in (_DATE, _NUMBER, _PROPER):
+    for kind in (_CLOCK, _DATE, _NUMBER, _PROPER):
         if kind is _PROPER:
             fits = bool(_NAME_VALUE.fullmatch(new))
         else:

@@ -386,7 +386,8 @@ def _complement_frame(complement: Token, subject: str, polarity: int) -> RawFram
     if lemma in T.DIETS:
         return subject, "diet", lemma, polarity, ""
     if complement.like_num:  # "is 31", "am seventy-four": in digits, as ages compare
-        return subject, "age", age_value(complement) or _value(complement), polarity, ""
+        years = age_value(complement)  # "Mill Lane is 725": no age
+        return (subject, "age", years, polarity, "") if years is not None else None
     if lemma == "old" and any(c.like_num for c in complement.subtree):  # "is 31 years old"
         # The last number word: age_value reads back from it ("thirty one years old").
         number = next((c for c in reversed(list(complement.subtree)) if c.like_num), None)
