@@ -860,6 +860,16 @@ def test_the_extractor_reads_the_resolved_turn_and_the_stored_turn_is_unchanged(
     # A list made standing by the sentence after it.
     ("Shall I send you a summary?", "yes. one page, bullet points. Do it like that every time.",
      ["Bo asks the assistant to use one page.", "Bo asks the assistant to use bullet points."]),
+    # Rules announced, then listed line by line; the announcement is no rule.
+    ("", "some ground rules first.\n1) no emojis\n2) examples in Go\n- short paragraphs",
+     ["Bo asks the assistant to avoid emojis.", "Bo asks the assistant to use examples in Go.",
+      "Bo asks the assistant to use short paragraphs."]),
+    # What answers are made of, said to stand; a plan of the speaker's is none.
+    ("", "so examples in Go from now on, not TS.",
+     ["Bo asks the assistant to use examples in Go from now on."]),
+    ("", "meetings on Mondays from now on.", []),
+    # A numbered list that announces no rules is no list of rules.
+    ("", "my week:\n1) dentist\n2) gym", []),
     # One-off tasks, news labels, someone's facts and pure timing are no instruction.
     ("", "Write me a cover letter for the Leeds job.", []),
     ("", "Give me three ideas for dinner.", []),

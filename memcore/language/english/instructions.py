@@ -92,10 +92,22 @@ def _label(sent: Span) -> tuple[str, str, Span | None]:
     return "", "", None
 
 
+# A list item's marker at the start of a line: "1) ", "2. ", "- ", "* ", "• ".
+_LIST_MARKER = re.compile(r"(?m)^\s*(?:\d{1,2}[.)]|[-*\u2022])\s+")
+
+
 def _items(span: Span) -> list[str]:
-    """The span's items: its text cut at commas and semicolons, leading fillers gone."""
+    """The span's items: its lines and their text cut at commas and semicolons, list
+    markers and leading fillers gone."""
+    lines = [line for line in _LIST_MARKER.sub("", span.text).split("\n") if line.strip()]
+    if len(lines) > 1:
+        return [item for line in lines for item in _line_items(line)]
+    return _line_items(_LIST_MARKER.sub("", span.text))
+
+
+def _line_items(text: str) -> list[str]:
+    """One line's items: cut at commas and semicolons, leading fillers gone."""
     out = []
-    text = span.text
     head, colon, elaboration = text.partition(":")  # "keep answers short: code first, ..."
     chunks = re.split(r"\s*[;,]\s*|\s+\band\b\s+(?=(?:use|keep|give|no|always|never)\b)", head)
     if colon:
@@ -173,9 +185,27 @@ def _as_instruction(item: Doc, standing: bool, listed: str) -> str | None:
         return f"go {text}"  # "back to short answers", not "back to throwing"
     if _is_imperative(first, following) and first.lemma_.lower() in STANDING_VERBS:
         return _imperative(first, text, standing, listed)
-    if _bare_thing_to_use(item, listed):
+    if _bare_thing_to_use(item, listed) or (standing and _answer_things(item)):
         return f"use {text}"
     return None
+
+
+# What the assistant's answers are made of: "examples in Go from now on" is about them.
+ANSWER_THINGS = frozenset({"example", "answer", "reply", "response", "summary", "comment",
+                           "heading", "bullet", "paragraph", "table", "list", "figure",
+                           "unit", "snippet", "test", "docstring", "explanation", "citation",
+                           "reference", "date", "quote", "link", "diagram", "chart", "plot"})
+
+
+def _answer_things(item: Doc) -> bool:
+    """A verbless item about what answers are made of ("examples in Go", "tables for
+    figures"), said to stand ("from now on"); not a plan of the speaker's ("meetings on
+    Mondays from now on")."""
+    if not _is_verbless(item):
+        return False
+    head = next((t for t in item if t.pos_ in ("NOUN", "PROPN") and t.dep_ == "ROOT"), None)
+    return head is not None and (head.lemma_.lower() in ANSWER_THINGS
+                                 or head.lemma_.lower() in MASS_THINGS)
 
 
 def _always_or_never(lower: str, following: Span, listed: str) -> str | None:
@@ -314,7 +344,11 @@ def _plan(doc: Doc, asked: bool) -> list[_Planned]:
     """The items of the turn's sentences that may be instructions (most sentences give
     none, so no item of theirs is parsed again)."""
     plan: list[_Planned] = []
-    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text))
+    # "some ground rules first. ... 1) code first 2) no emojis": rules announced, then
+    # listed line by line
+    rules_turn = bool(_STANDS_FOR_THE_LIST.search(doc.text)) or (
+        len(_LIST_MARKER.findall(doc.text)) >= 2
+        and any(t.lemma_.lower() in RULE_WORDS for t in doc))
     for sent in doc.sents:
         kind, topic, rest = _label(sent)
         rules_turn = rules_turn or kind == "rules"
@@ -325,6 +359,8 @@ def _plan(doc: Doc, asked: bool) -> list[_Planned]:
             continue
         label = sent.text[:len(sent.text) - len(rest.text)] if rest is not None else ""
         for item in _items(body):
+            if {w.lower().rstrip("s") for w in item.split()} & RULE_WORDS:
+                continue  # "some ground rules first": the announcement, no rule
             plan.append((sent.text, item, topic, standing, listed, label))
     return plan
 
