@@ -107,7 +107,13 @@ _REQUEST = re.compile(
     # "I need gift ideas": asks the listener for something now, says nothing lasting
     r"i(?: need| could use| want| would love|'d love|'m looking for| am looking for) "
     r"(?:some |a few |more |any |good |a couple of )?(?:[\w-]+ )?(?:ideas|suggestions|advice|"
-    r"help|tips|recommendations|inspiration|pointers))\b",
+    r"help|tips|recommendations|inspiration|pointers)|"
+    # chat drops the "I": "need help w fortnite building", "need an email to our ward
+    # manager", "Need a rent tracker": a task for the listener, nothing lasting
+    r"(?:i )?need (?:some |a |)(?:help|hand)|"
+    r"(?:i )?need (?:a|an|some) (?:[\w-]+ ){0,2}(?:email|e-mail|letter|message|note|plan|"
+    r"list|summary|tracker|template|draft|reply|speech|toast|poem|recipe|spreadsheet|script|"
+    r"function|essay|caption|bio|cv|itinerary|outline|checklist|agenda))\b",
     re.IGNORECASE,
 )
 # A task for the listener to do now ("Write me a function that ...", "Draft an email to

@@ -86,6 +86,11 @@ def test_requests_carry_preferences_and_facts() -> None:
     # One-off tasks and questions are not preferences.
     assert texts("Please fix this bug.") == []
     assert texts("Could you please summarise the paper?") == []
+    # ... also with the "I" chat drops; a need of the speaker's own stays
+    assert texts("need an email to our ward manager") == []
+    assert texts("Need a rent tracker.") == []
+    assert texts("need help w my calc homework") == []
+    assert texts("I need a new laptop.") == ["Ann needs a new laptop."]
     assert request_as_fact("I live in Porto", "Ann") is None
 
 
