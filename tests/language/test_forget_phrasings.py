@@ -84,6 +84,9 @@ REQUESTS: list[tuple[str, list[str]]] = [
     ("Pretend I never said that.", []),
     ("Let's pretend I didn't tell you that.", []),
     ("Ignore what I said about my ex.", ["my ex"]),
+    # a wish that the thing not linger in, or be gone from, the assistant's memory
+    ("I don't want my diagnosis sitting in your memory.", ["my diagnosis"]),
+    ("I want every trace of my ex gone from your memory.", ["my ex"]),
     # someone else's value: never the speaker's attribute
     ("Could you forget my ex's name?", ["ex's name"]),
     ("Please forget my ex's phone number.", ["ex's phone number"]),
@@ -108,6 +111,7 @@ NEGATIVES = [
     "Delete the duplicate rows from the spreadsheet.",
     "Can you remind me to remove the trash on Monday?",
     "I want to remove the stain from my shirt.", "I shouldn't have eaten that cake.",
+    "I want the mould gone from the bathroom.", "I don't want my kids sitting in front of the TV.",
 ]
 
 

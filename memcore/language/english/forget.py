@@ -86,7 +86,7 @@ YOUR_MEMORY_WORDS = MEMORY_WORDS | frozenset({
 _FORGET_STEMS = ("forg", "eras", "scratch", "unlearn", "disregard", "delet", "remov", "wip",
                  "clear", "purg", "ignor", "pretend", "expung", "scrub", "strik", "struck",
                  "drop", "ditch", "bin", "trash", "discard", "dump", "toss", "nuk", "chuck",
-                 "obliterat", "rid", "scrap", "nix", "regret")
+                 "obliterat", "rid", "scrap", "nix", "regret", "gone")
 _NEGATIONS = frozenset({"not", "never", "no", "dont", "shouldnt", "wouldnt", "cannot",
                         "stop", "quit", "cease", "bother", "need"})
 # Words a request is read by, for typos of them (:mod:`.respelling`): "delte", "adress".
@@ -1196,6 +1196,9 @@ def _verb_class(tok: Token) -> str | None:
         return "keep"
     if lemma in REMOVE_VERBS or (lemma in PARTICLE_VERBS and parts & REMOVE_PARTICLES):
         return "remove"
+    if lemma == "go" and tok.tag_ == "VBN" and tok.head.lemma_.lower() in WANT_HEADS \
+            and _from_memory(tok):
+        return "remove"  # "I want every trace of that guy gone from your memory"
     if lemma == "rid" and "of" in parts:
         return "remove"
     if lemma in KEEP_VERBS or (lemma in WANT_HEADS and _in_memory(tok)):
@@ -1290,6 +1293,9 @@ def _object(verb: Token) -> tuple[Token | None, Token | None]:
     object, else the object of the phrasal verb's preposition ("rid of my address",
     "hold on to that", "get rid of what I said ...")."""
     obj = _direct_object(verb)
+    lingering = _lingering(verb) if obj is None else None
+    if lingering is not None and _in_memory(verb):  # "the test result sitting in ..."
+        obj = next(g for g in lingering.children if g.dep_ in ("nsubj", "nsubjpass"))
     if obj is None:
         obj = _misparsed_head(verb)
     if obj is None:
@@ -1411,11 +1417,20 @@ def _clause_target(clause: Token) -> ForgetTarget | None:
                         others=THEIRS)
 
 
+def _lingering(verb: Token) -> Token | None:
+    """The -ing verb a wish is about: "I don't want the test result *sitting* in your
+    memory", "... *hanging around* in your notes"."""
+    if verb.lemma_.lower() not in WANT_HEADS:
+        return None
+    return next((c for c in verb.children if c.dep_ in ("ccomp", "xcomp") and c.tag_ == "VBG"
+                 and any(g.dep_ in ("nsubj", "nsubjpass") for g in c.children)), None)
+
+
 def _in_memory(verb: Token) -> bool:
     """Something wished out of the assistant's keeping "in / on your memory, notes, file"
     (on the verb or its object: "I don't want that thing in your memory")."""
     obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj")), None)
-    for head in (verb, obj):
+    for head in (verb, obj, _lingering(verb)):
         for prep in (head.children if head is not None else ()):
             if prep.dep_ != "prep" or prep.lower_ not in ("in", "on", "inside"):
                 continue
