@@ -264,6 +264,10 @@ def test_a_request_nothing_extracted_names_erases_the_turns_that_say_it(url: str
      "Coming back to Olek, please forget that.", "Olek"),
     ("I had a second interview at Brightwell Insurance on Monday, my manager can't know.",
      "That business with the interview, you must forget it.", "Brightwell"),
+    # a wish that it not be in what the assistant knows, its topic set before the comma
+    ("I was sacked from Harrow Bank in 2019 for fiddling expenses.",
+     "Right, the bit about getting sacked, I'd prefer it not exist as far as you're "
+     "concerned.", "Harrow"),
 ])
 def test_a_topic_set_before_the_request_is_what_it_means(url: str, shared: str,
                                                           request_text: str,

@@ -87,6 +87,11 @@ REQUESTS: list[tuple[str, list[str]]] = [
     # a wish that the thing not linger in, or be gone from, the assistant's memory
     ("I don't want my diagnosis sitting in your memory.", ["my diagnosis"]),
     ("I want every trace of my ex gone from your memory.", ["my ex"]),
+    # ... or not be among what it knows
+    ("I'd prefer it not exist as far as you're concerned.", []),
+    ("I'd like it to not be part of what you remember about me.", []),
+    ("can my surgery just not be something you know?", ["my surgery"]),
+    ("I would rather my diagnosis were not held on record anywhere.", ["my diagnosis"]),
     # someone else's value: never the speaker's attribute
     ("Could you forget my ex's name?", ["ex's name"]),
     ("Please forget my ex's phone number.", ["ex's phone number"]),
@@ -112,6 +117,8 @@ NEGATIVES = [
     "Can you remind me to remove the trash on Monday?",
     "I want to remove the stain from my shirt.", "I shouldn't have eaten that cake.",
     "I want the mould gone from the bathroom.", "I don't want my kids sitting in front of the TV.",
+    "She'd prefer it not exist.", "I'd like the meeting not to be on Monday.",
+    "My address is not something you know yet.", "Can the party not be at my place?",
 ]
 
 

@@ -1628,13 +1628,18 @@ _FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
 
 
 def _dislocated_topic(r: _Reading) -> Token | None:
+    """The topic set before the request's verb (:func:`_topic_before`)."""
+    return _topic_before(r.sent, r.verb)
+
+
+def _topic_before(sent: Span, verb: Token) -> Token | None:
     """The noun a request's sentence sets before a comma ahead of its verb, as what the
     request is about: a name or a thing ("Going back to Leila, ..."), or the thing a
     generic head is about ("this thing with the interview, ..."), or None."""
-    commas = [t.i for t in r.sent if t.text == "," and t.i < r.verb.i]
+    commas = [t.i for t in sent if t.text == "," and t.i < verb.i]
     if not commas:
         return None
-    span = [t for t in r.sent if t.i < commas[-1]]
+    span = [t for t in sent if t.i < commas[-1]]
     if any(t.tag_ in _FINITE for t in span):
         return None  # "My blood type is O negative, please don't remember it": a clause
     # a name, or a noun its determiner or owner makes a thing ("the interview", "my ex");
@@ -1791,6 +1796,87 @@ def _verb_request(sent: Span, verb: Token) -> _Found | None:
     return (anchor, *found)
 
 
+# Heads of a wish the thing not be kept ("I'd prefer it not exist ...", "I would rather
+# my diagnosis were not held on record").
+_PRESENCE_WISHES = WANT_HEADS | frozenset({"like", "prefer", "rather", "would"})
+_BEING = frozenset({"be", "exist", "hold", "keep", "store", "stay", "remain"})
+
+
+def _in_the_assistants_keeping(clause: Token) -> bool:
+    """``clause`` places its subject in what the assistant knows: "part of what you
+    remember", "something you know", "as far as you're concerned", "on record", "in your
+    memory"."""
+    for tok in clause.subtree:
+        lemma = tok.lemma_.lower()
+        if lemma in ("remember", "know", "concern") and any(
+                c.dep_ in ("nsubj", "nsubjpass") and c.lower_ in ("you", "u")
+                for c in tok.children):
+            return True
+        if tok.dep_ == "pobj" and tok.head.lower_ in ("on", "in", "inside") and (
+                lemma in MEMORY_WORDS or (lemma in YOUR_MEMORY_WORDS and any(
+                    c.dep_ == "poss" and c.lower_ in ("your", "ur") for c in tok.children))):
+            return True
+    return False
+
+
+def _topic_deed(sent: Span, verb: Token) -> ForgetTarget | None:
+    """What a topic set before the comma says happened ("the bit about getting fired,
+    ..."): the verb of its "about" clause as the words to find; None without one."""
+    commas = [t.i for t in sent if t.text == "," and t.i < verb.i]
+    if not commas:
+        return None
+    for prep in (t for t in sent if t.i < commas[-1] and t.lower_ == "about"):
+        deed = next((c for c in prep.children if c.dep_ == "pcomp" and c.pos_ == "VERB"), None)
+        if deed is None:
+            continue
+        done = next((c for c in deed.children if c.dep_ in ("acomp", "xcomp", "oprd",
+                                                             "ccomp", "dobj")), deed)
+        if done.pos_ in ("VERB", "ADJ", "NOUN"):
+            return ForgetTarget(phrase=sent.doc[prep.i:commas[-1]].text,
+                                words=(_forms(done),), others=THEIRS)
+    return None
+
+
+def _unwished_presence(sent: Span) -> _Found | None:
+    """A wish, or a question to the assistant, that the thing not be in what it knows:
+    "I'd prefer it not exist as far as you're concerned", "I'd like it to not be part of
+    what you remember", "I would rather my diagnosis were not held on record anywhere",
+    "can the surgery thing just not be something you know?". The clause's subject is
+    the target ("it"/"that": what was said before)."""
+    for clause in sent:
+        if clause.lemma_.lower() not in _BEING or not any(c.dep_ == "neg"
+                                                           for c in clause.children):
+            continue
+        head = clause.head
+        wished = clause.dep_ in ("ccomp", "xcomp") and (
+            head.lemma_.lower() in _PRESENCE_WISHES or any(
+                c.lower_ == "rather" for c in (*head.children, *clause.children)))
+        asked = clause.dep_ == "ROOT" and any(
+            c.dep_ == "aux" and c.lower_ in ("can", "could") and c.i < clause.i
+            for c in clause.children)
+        if wished and not _wanter(head) and head.lemma_.lower() != "would":
+            continue  # "she'd prefer it not exist": hers
+        if not (wished or asked) or not _in_the_assistants_keeping(clause):
+            continue
+        subject = next((c for c in clause.children if c.dep_ in ("nsubj", "nsubjpass")),
+                       None)
+        if subject is None:
+            continue
+        if subject.lower_ in ("it", "that", "this"):
+            # "the bit about getting fired, I'd prefer it not exist ...": the topic
+            topic = _topic_before(sent, clause)
+            if topic is not None and _targets(topic):
+                return clause, _targets(topic), False, False, False
+            done = _topic_deed(sent, clause)
+            if done is not None:
+                return clause, [done], False, False, False
+            return clause, [], True, False, False
+        targets = _targets(subject)
+        if targets:
+            return clause, targets, False, False, False
+    return None
+
+
 def _request_in(sent: Span) -> _Found | None:
     """The sentence's request: its verb, targets, whether it refers back, whether it
     asks for everything, and whether it asks only beside another request (a removing
@@ -1806,7 +1892,7 @@ def _request_in(sent: Span) -> _Found | None:
             return found
         # "No wait, delete that, I don't want you to have that": a later verb may ask alone
         later = later or found
-    return later
+    return later or _unwished_presence(sent)
 
 
 def _bare(sent: Span, verb: Token) -> bool:
