@@ -92,6 +92,8 @@ REQUESTS: list[tuple[str, list[str]]] = [
     ("I'd like it to not be part of what you remember about me.", []),
     ("can my surgery just not be something you know?", ["my surgery"]),
     ("I would rather my diagnosis were not held on record anywhere.", ["my diagnosis"]),
+    # the object set before "you" ("this number you should not save")
+    ("this password you should not save.", ["this password"]),
     # someone else's value: never the speaker's attribute
     ("Could you forget my ex's name?", ["ex's name"]),
     ("Please forget my ex's phone number.", ["ex's phone number"]),
@@ -119,6 +121,7 @@ NEGATIVES = [
     "I want the mould gone from the bathroom.", "I don't want my kids sitting in front of the TV.",
     "She'd prefer it not exist.", "I'd like the meeting not to be on Monday.",
     "My address is not something you know yet.", "Can the party not be at my place?",
+    "The film you should not miss is Dune.", "This recipe you should save, it's great.",
 ]
 
 

@@ -1227,6 +1227,9 @@ def _direct_object(verb: Token) -> Token | None:
                  and c.lower_ not in ("you", "me", "u")), None)
     if found is not None:
         return found
+    if verb.dep_ == "relcl" and verb.head.i < verb.i and _you_subject(verb) \
+            and verb.head.pos_ in ("NOUN", "PROPN"):
+        return verb.head  # "this number you should not save": the object set first
     return next((t for t in verb.subtree if 0 < t.i - verb.i <= 4 and _last_said(t)), None)
 
 
