@@ -143,6 +143,16 @@ def _assistant_person(text: str) -> str:
     return re.sub(r"\byou\b", "it", text, flags=re.I)
 
 
+# "short pls im on my phone": the clause after "please" is the reason, not the request.
+_REASON_AFTER_PLEASE = re.compile(r"(?:(?<=\bplease)|(?<=\bpls)|(?<=\bplz))\s*,?\s+"
+                                  r"(?=(?:i'?m|im|i am|i'?ve|i have|cos|cause|because|as|"
+                                  r"since)\b)", re.I)
+# A request that is only how answers should be: "short pls", "shorter please".
+_STYLE_ONLY = re.compile(r"^(?:(?:and|also|ok|okay|but)\s+)?"
+                         r"(?P<adj>short|shorter|brief|briefer|concise|simple|simpler|"
+                         r"longer|detailed)\s+(?:please|pls|plz)\b[\s.!]*", re.I)
+
+
 def request_as_fact(sentence: str, name: str) -> str | None:
     """The preference or fact a request carries, in the third person, or None.
 
@@ -151,7 +161,10 @@ def request_as_fact(sentence: str, name: str) -> str | None:
     (a plain statement, rewritten later); "please call me Pri" -> "<name> wants to be
     called Pri". One-off tasks ("please fix this") give None.
     """
-    text = sentence.strip()
+    text = _REASON_AFTER_PLEASE.split(sentence.strip(), maxsplit=1)[0]
+    style = _STYLE_ONLY.match(text)
+    if style is not None:  # "short pls": how answers should be
+        return f"{name} asks the assistant to keep answers {style.group('adj').lower()}"
     note = _NOTE_TO_SELF.match(PLEASE.sub("", text).strip(" ,"))
     if note:
         return f"I want to be reminded of this: {note.group('note').strip(' .!')}"

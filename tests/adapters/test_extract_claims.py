@@ -110,6 +110,9 @@ def test_requests_carry_preferences_and_facts() -> None:
     ("you can use my car", None), ("no more coffee for me", None),
     ("you can see the sea from here now", None),
     ("no more flipping between days and nights every fortnight", None),
+    # how answers should be, said alone; the clause after "pls" is the reason
+    ("short pls im on my phone", "Ann asks the assistant to keep answers short"),
+    ("shorter please", "Ann asks the assistant to keep answers shorter"),
 ])
 def test_leave_and_ended_habits_are_requests(said: str, asked: str | None) -> None:
     assert request_as_fact(said, "Ann") == asked
