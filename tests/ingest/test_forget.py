@@ -378,6 +378,13 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     # text is no house number (the new home had been erased instead)
     (["I live in Leeds.", "Moved to York on 5 February, the new flat is great."],
      "Please forget my old address.", "Leeds", "York"),
+    # "this" and a colon point ahead: what follows goes, the turn before stays (it had
+    # been erased instead)
+    (["I live in Leeds and I work at Acme.", "Don't save this: my gym locker code is 4821."],
+     None, "4821", "Leeds"),
+    (["I live in Leeds and I work at Acme.",
+      "Don't remember this bit, I just need to vent: my brother-in-law Craig embezzled "
+      "money from the family business."], None, "Craig", "Acme"),
     # in its own turn: the last part is the last clause; a statement before the request
     # in its sentence stays
     (["Long day: my sister got a puppy, I sold my piano, and my GP thinks I have gout. "

@@ -122,6 +122,7 @@ NEGATIVES = [
     "She'd prefer it not exist.", "I'd like the meeting not to be on Monday.",
     "My address is not something you know yet.", "Can the party not be at my place?",
     "The film you should not miss is Dune.", "This recipe you should save, it's great.",
+    "Delete this part: the table has duplicates.",
 ]
 
 

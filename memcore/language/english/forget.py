@@ -1751,12 +1751,20 @@ def _is_info_back(r: _Reading) -> bool:
 
 
 # What the verb acts on decides how it is read: the first row that holds (in order).
+def _what_follows(r: _Reading) -> _Ask | None:
+    """"Don't remember this bit, I just need to vent: ...": what follows the colon (the
+    gathered request reads where, :func:`_ahead`)."""
+    return [], True, False, False
+
+
 _READERS: tuple[tuple[Callable[[_Reading], bool], Callable[[_Reading], _Ask | None]], ...] = (
     (lambda r: _is_everything(r) and _of_back(r.obj), _everything_back),  # type: ignore[arg-type]
     (_is_everything, _everything_about),
     (lambda r: (r.obj is not None and r.obj.lower_ == "what")
      or (r.obj is None and r.said is not None), _what_said),
     (lambda r: r.obj is not None and r.obj.lower_ in BACK, _back_object),
+    (lambda r: r.obj is not None and not r.removing and _ahead(r.obj.doc, r.verb) is not None,
+     _what_follows),
     (_is_info_back, _info_back),
     (lambda r: r.obj is not None, _named_object),
     (lambda r: r.relative is not None, _relative_clause),
@@ -1977,6 +1985,24 @@ def _regrets_saying(tok: Token) -> bool:
         tok.head.lemma_.lower() in REGRET_HEADS or (negated and should))
 
 
+# Words that point ahead when a colon follows: "don't save this: my PIN is 4821".
+_AHEAD_WORDS = frozenset({"this", "following"})
+
+
+def _ahead(doc: Doc, verb: Token) -> tuple[int, int] | None:
+    """What a request points ahead to in its own turn: its object "this" ("this bit",
+    "the following") and a colon after it: the rest of the turn after the colon ("Don't
+    save this: my gym locker code is 4821"); None otherwise."""
+    obj = next((c for c in verb.children if c.dep_ in ("dobj", "obj", "nsubjpass")), None)
+    if obj is None or not (obj.lower_ in _AHEAD_WORDS or any(
+            c.dep_ in ("det", "amod") and c.lower_ in _AHEAD_WORDS for c in obj.children)):
+        return None
+    colon = next((t for t in doc[obj.i + 1:] if t.text == ":"), None)
+    if colon is None or colon.i + 1 >= len(doc) or not doc[colon.i + 1:].text.strip():
+        return None
+    return doc[colon.i + 1].idx, len(doc.text)
+
+
 def _earlier(doc: Doc, sent: Span, verb: Token) -> tuple[int, int] | None:
     """What a back-reference refers to inside its own turn: the rest of the request's
     sentence before the request ("My PIN is 4821, forget it"), else the sentence before
@@ -2168,6 +2194,11 @@ class _Gathered:
                ) -> None:
         """The first back-reference: what it refers to, unless a request sentence before
         named it ("I don't want my PIN in your notes. Delete it.": "it" is the PIN)."""
+        ahead = _ahead(doc, verb) if _verb_class(verb) != "remove" else None
+        if ahead is not None:  # "don't save this: ...": what follows, not the turn before
+            self.back, self.earlier = True, ahead
+            self.bare = False
+            return
         refers = _earlier(doc, sent, verb)
         if refers is not None and any(a < refers[1] and refers[0] < b for a, b in self.named):
             return
