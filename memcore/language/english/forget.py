@@ -1630,6 +1630,11 @@ _TOPIC_PREPS = frozenset({"to", "with", "about", "of", "on", "regarding", "re"})
 _FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
 
 
+def _last_comma_before(sent: Span, verb: Token) -> int | None:
+    """The index of the last comma of ``sent`` before ``verb``, or None."""
+    return next((t.i for t in reversed(sent) if t.text == "," and t.i < verb.i), None)
+
+
 def _dislocated_topic(r: _Reading) -> Token | None:
     """The topic set before the request's verb (:func:`_topic_before`)."""
     return _topic_before(r.sent, r.verb)
@@ -1639,10 +1644,10 @@ def _topic_before(sent: Span, verb: Token) -> Token | None:
     """The noun a request's sentence sets before a comma ahead of its verb, as what the
     request is about: a name or a thing ("Going back to Leila, ..."), or the thing a
     generic head is about ("this thing with the interview, ..."), or None."""
-    commas = [t.i for t in sent if t.text == "," and t.i < verb.i]
-    if not commas:
+    comma = _last_comma_before(sent, verb)
+    if comma is None:
         return None
-    span = [t for t in sent if t.i < commas[-1]]
+    span = [t for t in sent if t.i < comma]
     if any(t.tag_ in _FINITE for t in span):
         return None  # "My blood type is O negative, please don't remember it": a clause
     # a name, or a noun its determiner or owner makes a thing ("the interview", "my ex");
@@ -1651,7 +1656,7 @@ def _topic_before(sent: Span, verb: Token) -> Token | None:
              and (t.pos_ == "PROPN" or (t.pos_ == "NOUN" and any(
                  c.dep_ in ("det", "poss") for c in t.children)))]
     for noun in reversed(nouns):
-        if any(_verb_class(a) is not None for a in noun.ancestors if a.i < commas[-1]):
+        if any(_verb_class(a) is not None for a in noun.ancestors if a.i < comma):
             continue  # "get rid of the reg plate, don't want that saved": a request's own
         inner = next((o for prep in noun.children if prep.dep_ == "prep"
                       and prep.lower_ in _TOPIC_PREPS for o in prep.children
@@ -1750,13 +1755,13 @@ def _is_info_back(r: _Reading) -> bool:
         and any(c.dep_ == "det" and c.lower_ in BACK for c in obj.children)
 
 
-# What the verb acts on decides how it is read: the first row that holds (in order).
 def _what_follows(r: _Reading) -> _Ask | None:
     """"Don't remember this bit, I just need to vent: ...": what follows the colon (the
     gathered request reads where, :func:`_ahead`)."""
     return [], True, False, False
 
 
+# What the verb acts on decides how it is read: the first row that holds (in order).
 _READERS: tuple[tuple[Callable[[_Reading], bool], Callable[[_Reading], _Ask | None]], ...] = (
     (lambda r: _is_everything(r) and _of_back(r.obj), _everything_back),  # type: ignore[arg-type]
     (_is_everything, _everything_about),
@@ -1833,17 +1838,17 @@ def _in_the_assistants_keeping(clause: Token) -> bool:
 def _topic_deed(sent: Span, verb: Token) -> ForgetTarget | None:
     """What a topic set before the comma says happened ("the bit about getting fired,
     ..."): the verb of its "about" clause as the words to find; None without one."""
-    commas = [t.i for t in sent if t.text == "," and t.i < verb.i]
-    if not commas:
+    comma = _last_comma_before(sent, verb)
+    if comma is None:
         return None
-    for prep in (t for t in sent if t.i < commas[-1] and t.lower_ == "about"):
+    for prep in (t for t in sent if t.i < comma and t.lower_ == "about"):
         deed = next((c for c in prep.children if c.dep_ == "pcomp" and c.pos_ == "VERB"), None)
         if deed is None:
             continue
         done = next((c for c in deed.children if c.dep_ in ("acomp", "xcomp", "oprd",
                                                              "ccomp", "dobj")), deed)
         if done.pos_ in ("VERB", "ADJ", "NOUN"):
-            return ForgetTarget(phrase=sent.doc[prep.i:commas[-1]].text,
+            return ForgetTarget(phrase=sent.doc[prep.i:comma].text,
                                 words=(_forms(done),), others=THEIRS)
     return None
 
@@ -1876,8 +1881,9 @@ def _unwished_presence(sent: Span) -> _Found | None:
         if subject.lower_ in ("it", "that", "this"):
             # "the bit about getting fired, I'd prefer it not exist ...": the topic
             topic = _topic_before(sent, clause)
-            if topic is not None and _targets(topic):
-                return clause, _targets(topic), False, False, False
+            named = _targets(topic) if topic is not None else []
+            if named:
+                return clause, named, False, False, False
             done = _topic_deed(sent, clause)
             if done is not None:
                 return clause, [done], False, False, False

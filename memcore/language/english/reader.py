@@ -358,7 +358,7 @@ def _in_a_place(root: Token) -> Token | None:
     if len(preps) != 1:
         return None
     place = next((c for c in preps[0].children if c.dep_ == "pobj"), None)
-    if place is None or not is_place(place) or any(c.dep_ == "prep" for c in place.children):
+    if place is None or any(c.dep_ == "prep" for c in place.children):
         return None
     return place if is_place_name(place.text) else None
 
@@ -581,8 +581,10 @@ def _spliced_clause(root: Token) -> RawFrame | None:
     hangs on the clause after it ("Sam moved to York on 5 February, the new flat is
     great": "moved" under "is"), when the root's own clause gives none."""
     comma = next((c for c in root.children if c.text == "," and c.i < root.i), None)
-    first = next((c for c in root.children if c.dep_ == "ccomp" and comma is not None
-                  and c.i < comma.i and c.pos_ in ("VERB", "AUX")), None)
+    if comma is None:
+        return None
+    first = next((c for c in root.children if c.dep_ == "ccomp" and c.i < comma.i
+                  and c.pos_ in ("VERB", "AUX")), None)
     frame = read_clause(first) if first is not None else None
     # a bare "has" says too little to read past the root ("Leo has now 7 years, time
     # flies" is an age the text rules read)
@@ -672,8 +674,7 @@ def _years_had(lemma: str, obj: Token | None) -> str | None:
             c.dep_ in ("prep", "amod", "compound", "relcl", "acl") for c in obj.children):
         return None
     number = next((c for c in obj.children if c.dep_ == "nummod"), None)
-    years = age_value(number) if number is not None else None
-    return years if years is not None and 1 <= int(years) <= 110 else None
+    return age_value(number) if number is not None else None  # ages only, by its range
 
 
 def _planned_getting(root: Token, lemma: str) -> Token | None:

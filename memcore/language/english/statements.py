@@ -257,10 +257,15 @@ def _name_fragment(part: str, speaker: str) -> str | None:
     if found is None:
         return None
     name = found.group(1)
-    first = speaker.lower().split(" ")[0]
-    if name.lower() == first or (len(name) >= 3 and first.startswith(name.lower())):
+    if _speakers_name(name, speaker):
         return name
     return name if name[:1].isupper() and name.lower() not in T.NO_VALUE else None
+
+
+def _speakers_name(name: str, speaker: str) -> bool:
+    """``name`` is the speaker's first name or a short form of it ("cal" for Callum)."""
+    first, said = speaker.lower().split(" ")[0], name.lower()
+    return said == first or (len(said) >= 3 and first.startswith(said))
 
 
 # Fragments, and sentences the parser left joined ("im jade btw. 34, nurse").
@@ -302,9 +307,7 @@ def _fragments_intro(sent: Span, speaker: str, introduced: bool
         kinds |= {kind for kind, _ in found}
     if kinds == {"age"} and len(out) == 1 and _AGE_NOW.match(sent.text.strip(" .!")):
         return out  # "16 as of yesterday": a new age, said alone
-    own_name = kinds == {"name"} and any(
-        f.value == speaker.lower().split(" ")[0] or speaker.lower().startswith(f.value)
-        for f, _ in out)
+    own_name = kinds == {"name"} and any(_speakers_name(f.value, speaker) for f, _ in out)
     if len(kinds) >= 2 or own_name or (introduced and kinds & {"job", "age"}):
         return out
     return []
