@@ -390,6 +390,13 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
     (["Long day: my sister got a puppy, I sold my piano, and my GP thinks I have gout. "
       "Forget that last part please."], None, "gout", "piano"),
     (["My locker is 3155, my gym is PureFit, forget the locker."], None, "3155", "PureFit"),
+    # "forget I said <clause>": what the clause said, never the turn before (the cat had
+    # been erased and the chess kept)
+    (["I love chess.", "I have a cat named Tom."], "forget I said I love chess", "chess", "Tom"),
+    (["I'm learning the cello at night school.", "My sister Jo lives in Bath."],
+     "Please forget I told you I'm learning the cello.", "night school", "Bath"),
+    (["My job is at a bakery.", "I drive a red Fiat."],
+     "Forget I said anything about my job.", "bakery", "Fiat"),
 ])
 def test_a_request_erases_nothing_beside_what_it_names(
         url: str, turns: list[str], request_text: str | None, secret: str, kept: str) -> None:

@@ -1594,8 +1594,31 @@ def _what_said(r: _Reading) -> _Ask | None:
     if about is None and r.said is not None:  # "forget that I mentioned my loan"
         about = next((c for c in r.said.children if c.dep_ in ("dobj", "obj")
                       and c.lower_ not in BACK | {"you", "what"}), None)
+    if about is not None and about.lower_ in _SOMETHING:  # "anything about my job"
+        about = _about(about)
     targets = _targets(about) if about is not None else []
+    reported = next((c for c in r.said.children if c.dep_ == "ccomp"), None) \
+        if r.said is not None else None
+    if about is None and reported is not None:
+        # "forget I said I love chess", "forget I told you I was fired": what the saying
+        # reported, never the turn before (it had erased an unrelated fact)
+        return _reported(reported)
     return targets, not targets, False, False
+
+
+_SOMETHING = frozenset({"anything", "something", "everything", "stuff", "things"})
+
+
+def _reported(clause: Token) -> _Ask | None:
+    """What a reported clause said ("I love chess": loving chess, not everything about
+    chess; "my sister is pregnant": pregnant), or None: nothing to find it by."""
+    head = clause.head
+    targets = _stated(head) or _said_where(clause)
+    if clause.lemma_.lower() not in _LIGHT_VERBS and clause.pos_ == "VERB":
+        verb = _forms(clause)
+        targets = [replace(t, words=(*t.words, verb)) if verb not in t.words else t
+                   for t in targets]
+    return (targets, False, False, False) if targets else None
 
 
 def _back_object(r: _Reading) -> _Ask | None:
