@@ -252,7 +252,7 @@ class Forgetter:
             self._erase_turn(namespace, episode_id, said.get(episode_id, []), memories,
                              now, reason, erased, gone)
         for match in chosen:
-            self._erase_match(namespace, match, now, reason, erased, gone)
+            self._erase_match(namespace, match, now, reason, erased, gone, request.targets)
         for reply in _replies(before, gone):
             if self.store.eraser.erase_episode(namespace, reply, now, reason=reason):
                 gone.add(reply)
@@ -306,16 +306,54 @@ class Forgetter:
             erased.update(i for i in carried if self.store.records.get(namespace, i) is None)
 
     def _erase_match(self, namespace: str, match: ForgetMatch, now: datetime, reason: str,
-                     erased: set[str], gone: set[str]) -> None:
+                     erased: set[str], gone: set[str],
+                     targets: Sequence[ForgetTarget] = ()) -> None:
         """Erase a matched memory and its sources unless already gone, adding to
-        ``erased`` and ``gone``."""
-        if match.memory_id in erased or self.store.records.get(namespace,
-                                                               match.memory_id) is None:
+        ``erased`` and ``gone``; the clauses of its text that name none of ``targets``
+        stay as a memory of their own (:meth:`_clauses_kept`)."""
+        memory = self.store.records.get(namespace, match.memory_id)
+        if match.memory_id in erased or memory is None:
             return
+        kept = self._clauses_kept(memory, match, targets)
         report = self.store.eraser.erase_memory_and_sources(namespace, match.memory_id, now,
                                                             reason=reason)
         erased.update(report.removed)
         gone.update(report.episodes)
+        if kept:
+            self._keep_rest(namespace, memory, kept, now, reason)
+
+    def _clauses_kept(self, memory: Memory, match: ForgetMatch,
+                      targets: Sequence[ForgetTarget]) -> str:
+        """The clauses of ``memory`` that name none of ``targets``, when another of its
+        clauses names one ("Sam banks with Nationwide, and the PIN for Sam's card is
+        5831": "forget the PIN" leaves "Sam banks with Nationwide."), else "". A match
+        by meaning or of everything names no clause: it goes whole."""
+        if match.how not in ("frame", "words", "topic") or not targets or not memory.live:
+            return ""  # (a superseded memory's rest is no current fact either)
+        (parts,) = self.language.clauses([memory.text])
+        if len(parts) < 2:
+            return ""
+        naming = [_names_target(p, targets) for p in parts]
+        if not any(naming) or all(naming):
+            return ""
+        return " ".join(p for p, named in zip(parts, naming, strict=True) if not named)
+
+    def _keep_rest(self, namespace: str, memory: Memory, text: str, now: datetime,
+                   reason: str) -> None:
+        """Store ``text`` (what an erased memory said beside the erased thing) as a
+        memory of the same scope, kind and standing, without the erased turns as
+        sources; audited as an ADD of the request."""
+        (reading,) = self.language.read([text])
+        rest = Memory(
+            namespace=namespace, text=text, vector=self.embedder.embed([text])[0].tolist(),
+            importance=memory.importance, confidence=memory.confidence, kind=memory.kind,
+            explicit=memory.explicit, pinned=memory.pinned, valid_from=memory.valid_from,
+            valid_until=memory.valid_until, status=memory.status,
+            frame=reading.frame, frame_read=True, last_used=memory.last_used,
+            created_at=memory.created_at, updated_at=now, metadata=memory.metadata,
+            user_id=memory.user_id, agent_id=memory.agent_id, run_id=memory.run_id)
+        self.store.writes.add(namespace, rest, actor=Actor.INGEST,
+                              reason=f"{reason}: the rest of an erased memory")
 
     def _earlier_turns(self, namespace: str, scope: str, turn: Episode | None
                        ) -> list[Episode]:
@@ -421,8 +459,9 @@ class Forgetter:
                       targets: Sequence[ForgetTarget], memories: Sequence[Memory],
                       speaker: str) -> list[str]:
         """The scope's recent user turns before ``turn`` whose own words name one of
-        ``targets`` (every word of it, or a word of its topic), newest first; not a turn
-        whose every fact is one of the speaker's people's (:func:`_of_others`)."""
+        ``targets`` (every word of it, or a word of its topic, and its owner if it has
+        one), newest first; not a turn whose every fact is one of the speaker's people's
+        (:func:`_of_others`)."""
         out: list[str] = []
         speakers = {s for s in {(speaker or "").strip().lower(), "user"} if s}
         for e in self._earlier_turns(namespace, scope, turn):
@@ -432,8 +471,10 @@ class Forgetter:
             if facts and all(_of_others(t, f, speakers) for t in targets for f in facts):
                 continue  # "My dad has diabetes": his, not "my medical info"
             words = words_of(e.text)
+            # "my mum's diagnosis": a turn naming no one of the owner's is not hers (the
+            # speaker's own asthma had been erased)
             if any(words_match(t, words) or topic_matches(t, words) for t in targets
-                   if t.words or t.related):
+                   if (t.words or t.related) and (not t.owner or t.owner & words)):
                 out.append(e.id)
         return out
 

@@ -85,6 +85,11 @@ class LanguagePack(Protocol):
         ("Ann's ex Daniel" -> {"daniel"}), lower-case."""
         ...
 
+    def clauses(self, texts: Sequence[str]) -> list[list[str]]:
+        """Per fact text, its independent clauses, each a sentence of its own ("Ann banks
+        with Nationwide, and her PIN is 4821" -> two); ``[text]`` when nothing splits."""
+        ...
+
     def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
         """Per user turn, whether it goes on about a person only by an opening pronoun
         ("He's a dentist in Bath now"): it opens with one and names nobody."""
@@ -155,6 +160,10 @@ class NoLanguage:
     def linked_names(self, texts: Sequence[str], words: frozenset[str]) -> list[set[str]]:
         """No names read."""
         return [set() for _ in texts]
+
+    def clauses(self, texts: Sequence[str]) -> list[list[str]]:
+        """No grammar: each text is one clause."""
+        return [[t] for t in texts]
 
     def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
         """No pronouns read."""

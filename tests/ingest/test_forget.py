@@ -397,6 +397,17 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
      "Please forget I told you I'm learning the cello.", "night school", "Bath"),
     (["My job is at a bakery.", "I drive a red Fiat."],
      "Forget I said anything about my job.", "bakery", "Fiat"),
+    # "my dad's diagnosis" is his: the speaker's own condition stays (it had been erased
+    # as a turn naming the topic, whoever's it was)
+    (["My dad has early-stage dementia, we found out in May.", "I've had eczema for years."],
+     "Please forget my dad's diagnosis.", "dementia", "eczema"),
+    (["My sister has lupus.", "I have psoriasis on my elbows."],
+     "Could you delete my sister's medical stuff?", "lupus", "psoriasis"),
+    # one memory of two clauses: the clause that names the thing goes, the other stays
+    (["I bank with Monzo, and the PIN for my card is 7302."], "please forget the PIN",
+     "7302", "Monzo"),
+    (["I failed my driving test again, and my sister Amy got engaged to Raj."],
+     "Please forget the driving test.", "failed", "Raj"),
 ])
 def test_a_request_erases_nothing_beside_what_it_names(
         url: str, turns: list[str], request_text: str | None, secret: str, kept: str) -> None:

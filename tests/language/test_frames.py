@@ -1162,3 +1162,19 @@ def test_the_write_path_drops_a_bare_fact_but_keeps_its_turns_statements(redis_u
     texts = sorted(m.text for m in store.records.iter_memories("bf"))
     assert texts == ["Ola is vegan.", "Ola plays the oboe."]
     assert store.coordination.counters("bf")["facts_bare"] == 2
+
+
+@pytest.mark.parametrize(("text", "parts"), [
+    ("Sam banks with Monzo, and the PIN for Sam's card is [redacted: pin].",
+     ["Sam banks with Monzo.", "The PIN for Sam's card is [redacted: pin]."]),
+    ("Sam likes tea but Sam hates coffee.", ["Sam likes tea.", "Sam hates coffee."]),
+    ("Sam has a dog, and his name is Rex.", ["Sam has a dog.", "His name is Rex."]),
+    # one subject, a list, a relative clause: one clause
+    ("Sam lives in Leeds and works at Acme.", ["Sam lives in Leeds and works at Acme."]),
+    ("Sam likes apples, and pears.", ["Sam likes apples, and pears."]),
+    ("Sam visited Rome, Paris, and Berlin, which were lovely.",
+     ["Sam visited Rome, Paris, and Berlin, which were lovely."]),
+])
+def test_a_fact_splits_into_its_independent_clauses(text: str, parts: list[str]) -> None:
+    assert language_pack("english").clauses([text]) == [parts]
+    assert NoLanguage().clauses([text]) == [[text]]

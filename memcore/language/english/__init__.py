@@ -19,6 +19,7 @@ from memcore.core.models import Frame
 from memcore.core.secrets import SecretCues
 from memcore.core.text_rules import TextRules
 from memcore.language.english.answers import answer
+from memcore.language.english.clauses import clauses
 from memcore.language.english.corrections import correction
 from memcore.language.english.forget import (
     REQUEST_VOCABULARY,
@@ -252,6 +253,12 @@ class EnglishPack:
             return []
         return [linked_names(doc, words)
                 for doc in self.parse([t[:_MAX_CHARS] for t in texts])]
+
+    def clauses(self, texts: Sequence[str]) -> list[list[str]]:
+        """Per fact text, its independent clauses (:mod:`.clauses`)."""
+        if not texts:
+            return []
+        return [clauses(doc) for doc in self.parse([t[:_MAX_CHARS] for t in texts])]
 
     def referents(self, turns: Sequence[str], previous: Sequence[str] | None = None,
                   just_before: Sequence[str] | None = None) -> list[str]:

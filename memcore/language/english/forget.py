@@ -149,7 +149,14 @@ _MEDICAL = frozenset({
     "medicine", "pill", "pills", "prescription", "prescribed", "dose", "surgery", "therapy",
     "symptom", "symptoms", "pregnant", "pregnancy", "hiv", "std", "infection", "arthritis", "ibs",
     "crohn", "ptsd", "ocd", "insomnia", "blood", "cholesterol", "antidepressant",
-    "antidepressants", "sertraline", "metformin", "inhaler"})
+    "antidepressants", "sertraline", "metformin", "inhaler",
+    # common long-term conditions by name (the forms facts say: "has Parkinson's")
+    "dementia", "alzheimer", "parkinson", "eczema", "psoriasis", "stroke", "sclerosis",
+    "lupus", "copd", "angina", "hypertension", "thyroid", "hypothyroidism", "anaemia", "anemia",
+    "endometriosis", "pcos", "fibromyalgia", "gout", "glaucoma", "tumour", "tumor",
+    "leukaemia", "leukemia", "lymphoma", "hepatitis", "tinnitus", "coeliac", "celiac",
+    "schizophrenia", "anorexia", "bulimia", "dyslexia", "osteoporosis", "osteoarthritis",
+    "sciatica", "apnoea", "apnea", "miscarriage", "concussion", "addiction", "alcoholism"})
 _BREAKUP = frozenset({"ex", "breakup", "broke", "split", "divorce", "divorced",
                       "separated", "dumped", "heartbreak"})
 # A topic's words say the speaker's state, not a profession or a workplace ("my medical
