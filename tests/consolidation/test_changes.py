@@ -247,6 +247,11 @@ def test_jobs_ages_and_trips_through_the_write_path_and_a_pass(redis_url: str) -
      "not to recommend"),
     ("Always use bullet points in your answers.", "no need for bullet points anymore",
      "to use bullet points"),
+    # the speaker as the object is whom the rule is for, not what it is about
+    ("Please always answer me in Spanish.", "you can stop answering in Spanish now",
+     "answer Ann in Spanish"),
+    ("Always write to me in French please.", "you can stop writing in French now",
+     "to Ann in French"),
 ])
 def test_a_rule_lifted_or_withdrawn_in_other_words_is_no_longer_current(
         redis_url: str, rule: str, changed: str, gone: str) -> None:

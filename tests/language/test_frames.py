@@ -328,6 +328,10 @@ def test_ages_compare_in_digits(text: str, age: str) -> None:
      "Ann works at Lidl and teaches yoga on Sundays."),
     ("Ann is not a waiter anymore, thank god.", None),  # no "and": no joined verb
     ("Ann likes to cook and bake.", None),  # joined to "cook", not to "likes"
+    # a past verb of one named subject: the present one after it agrees too
+    ("Ann sold the flat and now rent a room in Hove.",
+     "Ann sold the flat and now rents a room in Hove."),
+    ("Ann and Raj sold the flat and now rent a room.", None),  # two of them
 ])
 def test_a_verb_joined_to_a_third_person_one_is_made_to_agree(text: str, mended: str | None
                                                               ) -> None:
@@ -1178,3 +1182,15 @@ def test_the_write_path_drops_a_bare_fact_but_keeps_its_turns_statements(redis_u
 def test_a_fact_splits_into_its_independent_clauses(text: str, parts: list[str]) -> None:
     assert language_pack("english").clauses([text]) == [parts]
     assert NoLanguage().clauses([text]) == [[text]]
+
+
+@pytest.mark.parametrize(("text", "attribute"), [
+    ("Ann asks the assistant to answer Ann in bullet points.", "instruction:point"),
+    ("Ann asks the assistant to stop using bullet points now.", "instruction:point"),
+    ("Ann asks the assistant to reply to Ann in Spanish.", "instruction:spanish"),
+    ("Ann asks the assistant to always write to Ann in French.", "instruction:french"),
+])
+def test_the_speaker_as_an_instructions_object_is_whom_it_is_for(text: str, attribute: str
+                                                                 ) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert frame is not None and frame.attribute == attribute

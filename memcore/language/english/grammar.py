@@ -121,12 +121,22 @@ def agreed(doc: Doc) -> str | None:
 
 
 def _disagrees_with_its_head(tok: Token) -> bool:
-    """"Richard is 74 and live with ...": a verb joined to a third-person singular one,
-    sharing its subject, in the base form (a first-person clause rewritten by halves)."""
+    """"Richard is 74 and live with ...", "Sam left Google and now work at Meta": a verb
+    joined to a third-person singular one (or a past one of one named subject), sharing
+    its subject, in the base form (a first-person clause rewritten by halves)."""
     head = tok.head
-    return (tok.dep_ == "conj" and tok.tag_ in ("VB", "VBP") and head.tag_ == "VBZ"
+    return (tok.dep_ == "conj" and tok.tag_ in ("VB", "VBP")
+            and (head.tag_ == "VBZ" or (head.tag_ == "VBD" and _one_named(head)))
             and any(c.dep_ == "cc" and head.i < c.i < tok.i for c in head.children)
             and not any(c.dep_ in ("nsubj", "nsubjpass", "aux", "auxpass") for c in tok.children))
+
+
+def _one_named(verb: Token) -> bool:
+    """A past verb whose subject is one named person or thing ("Sam left Google and now
+    work at Meta"), not several ("Sam and Ann left ...") nor a pronoun ("they")."""
+    subject = next((c for c in verb.children if c.dep_ == "nsubj"), None)
+    return subject is not None and subject.tag_ in ("NNP", "NN") and not any(
+        c.dep_ == "conj" for c in subject.children)
 
 
 def _asks_to_do_nothing(tok: Token) -> bool:

@@ -228,6 +228,13 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
     """"<subject> asks the assistant to [not|stop] <verb> <object>"."""
     xcomp = next((c for c in root.children if c.dep_ in ("xcomp", "ccomp")), None)
     if xcomp is None:
+        # "asks the assistant to always write ...": the parser may hang the verb on
+        # "assistant" as a relative clause
+        listener = next((c for c in root.children if c.dep_ == "dobj"), None)
+        xcomp = next((c for c in listener.children if c.dep_ in ("relcl", "acl")
+                      and c.tag_ == "VB" and any(a.lower_ == "to" for a in c.children)),
+                     None) if listener is not None else None
+    if xcomp is None:
         return None
     polarity = -1 if _negated(xcomp) or _negated(root) else 1
     verb = xcomp
@@ -235,7 +242,7 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
         polarity = -1
         inner = next((c for c in xcomp.children if c.dep_ in ("xcomp", "pcomp", "ccomp")), None)
         verb = inner if inner is not None else xcomp
-    target = _instructed_thing(verb)
+    target = _instructed_thing(verb, subject)
     if target is None:
         if verb is xcomp and polarity > 0:
             return subject, f"instruction:{verb.lemma_.lower()}", verb.lemma_.lower(), 1, ""
@@ -251,16 +258,29 @@ def _instruction(root: Token, subject: str) -> RawFrame | None:
     return subject, f"instruction:{key}", value, polarity, ""
 
 
-def _instructed_thing(verb: Token) -> Token | None:
+def _instructed_thing(verb: Token, speaker: str = "") -> Token | None:
     """What an instruction's verb is about: its object or complement, else the object
-    of a preposition under it or under an adverb of it ("go back to short answers")."""
+    of a preposition under it or under an adverb of it ("go back to short answers").
+    The speaker as the object is whom it is for, not what ("answer Sam in bullet
+    points": the bullet points)."""
     target = _object(verb) or next((c for c in verb.children if c.dep_ in ("acomp", "dobj")),
                                    None)
+    def spoken_for(tok: Token) -> bool:
+        return bool(speaker) and tok.lower_ == speaker.lower() and tok.pos_ in ("PROPN", "NOUN")
+
+    heads = [verb, *(c for c in verb.children if c.dep_ == "advmod")]
     if target is not None:
-        return target
-    found = next((f for head in (verb, *(c for c in verb.children if c.dep_ == "advmod"))
-                  if (f := _prep_object(head)) is not None), None)
-    return found[1] if found else None
+        if not spoken_for(target):
+            return target
+        heads.insert(0, target)  # "answer Sam in bullet points": the parser hangs it there
+    for head in heads:
+        for prep in (c for c in head.children if c.dep_ in ("prep", "agent", "dative")):
+            pobj = next((c for c in prep.children if c.dep_ == "pobj"), None)
+            if pobj is not None and not spoken_for(pobj):
+                return pobj
+            if pobj is not None:
+                heads.append(pobj)  # "reply to Sam in Spanish": Spanish, hung on Sam
+    return None
 
 
 def _qualified(target: Token, verb: Token) -> str:
