@@ -122,10 +122,12 @@ def handles_errors(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def console() -> Console:
-    """A Rich console on the current stdout (created per call, so tests capture it)."""
+    """A Rich console on the current stdout (created per call, so tests capture it).
+    Markup is off: memory texts hold brackets of their own ("[redacted: pin]") that Rich
+    would take for markup and drop; styles are given as :class:`rich.text.Text`."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, markup=False)
 
 
 def emit_json(data: Any) -> None:

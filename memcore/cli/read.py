@@ -200,8 +200,10 @@ def stats(namespace: str = typer.Argument(..., help="Namespace."),
         emit_json(data)
     else:
         out = console()
-        out.print(f"[bold]{namespace}[/bold]  version {data['version']}  "
-                  f"last pass {data['last_pass_at'] or 'never'}")
+        from rich.text import Text
+
+        out.print(Text.assemble((namespace, "bold"), f"  version {data['version']}  "
+                                f"last pass {data['last_pass_at'] or 'never'}"))
         out.print("status: " + ", ".join(f"{k} {v}" for k, v in sorted(data["status"].items())))
         if data["counters"]:
             out.print("counters: " + ", ".join(

@@ -106,6 +106,7 @@ def _ask(chosen: list[Memory], at: datetime, config: ConsolidationConfig
     """One fact at a time; one key and Enter per answer. q, end of input or Ctrl-C
     finish early (what was labelled so far is kept)."""
     from rich.panel import Panel
+    from rich.text import Text
 
     from memcore.core.review import KEYS, describe
 
@@ -115,9 +116,10 @@ def _ask(chosen: list[Memory], at: datetime, config: ConsolidationConfig
         fact = describe(memory, KEYS["s"], at, config)
         since = (memory.last_supported or memory.last_used).date().isoformat()
         out.print(Panel(
-            f"[bold]{memory.text}[/bold]\n\n"
-            f"kind {fact.kind} · confidence {fact.confidence:.2f} · support {fact.support}"
-            f" · last supported {since}{' · merged' if fact.merged else ''}",
+            Text.assemble(
+                (memory.text, "bold"), "\n\n",
+                f"kind {fact.kind} · confidence {fact.confidence:.2f} · support {fact.support}"
+                f" · last supported {since}{' · merged' if fact.merged else ''}"),
             title=f"fact {n}/{len(chosen)}  {memory.id}"))
         answer = _prompt()
         if answer is None:
@@ -161,8 +163,10 @@ def _report(record: ReviewRecord, advice: Sequence[Advice], json_out: bool) -> N
               f"out of date {c['out_of_date']}, skipped {c['skip']}")
     if record.precision is None:
         return
-    verdict = "ok" if record.precision >= 0.9 else "[red]below 90 %[/red]"
-    out.print(f"[bold]precision {record.precision:.1%}[/bold] ({verdict})")
+    from rich.text import Text
+
+    verdict = ("ok", "") if record.precision >= 0.9 else ("below 90 %", "red")
+    out.print(Text.assemble((f"precision {record.precision:.1%}", "bold"), " (", verdict, ")"))
     if advice:
         out.print("Raise these thresholds:")
         for a in advice:

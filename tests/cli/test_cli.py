@@ -101,6 +101,16 @@ def test_read_commands_json(redis_url: str) -> None:
         assert result.exit_code == 0, (args, result.output)
 
 
+def test_tables_show_brackets_in_memory_texts_as_written(redis_url: str) -> None:
+    # Rich read "[redacted: pin]" as markup and dropped it ("Sam's PIN is , ...").
+    (pin,) = put(redis_url, memory("Sam's bank PIN is [redacted: pin], [b]not[/b] shared"))
+    for args in (("profile", NS, "--now", T0.isoformat()), ("search", NS, "bank PIN"),
+                 ("show", NS, pin.id)):
+        result = run(redis_url, *args)
+        assert result.exit_code == 0, result.output
+        assert "[redacted:" in result.output and "[b]not[/b]" in result.output, result.output
+
+
 def test_not_found_exits_1(redis_url: str) -> None:
     put(redis_url, memory("Sam lives in Paris"))
     assert run(redis_url, "show", NS, "nope").exit_code == 1
