@@ -217,8 +217,14 @@ def pass_usage(before: Mapping[str, float], after: Mapping[str, float]) -> dict[
 class Client:
     """Enqueue turns, search memories, and manage them (pin, restore, erase, ...)."""
 
-    def __init__(self, redis_url: str | None = None, *, settings: Settings | None = None,
+    def __init__(self, redis_url: str | None = None, *,
+                 settings: Settings | Mapping[str, Any] | None = None,
                  models: Models | None = None) -> None:
+        if isinstance(settings, Mapping):  # Client(settings={"embedder": "local"})
+            settings = Settings(**settings)
+        elif settings is not None and not isinstance(settings, Settings):
+            raise TypeError(f"settings: expected a Settings or a mapping of settings, "
+                            f"got {type(settings).__name__}")
         self.settings = settings or get_settings()
         if redis_url:
             self.settings = self.settings.model_copy(update={"redis_url": redis_url})

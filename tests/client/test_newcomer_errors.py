@@ -229,3 +229,15 @@ def test_stats_of_a_typo_prints_the_error_alone(fed: Api) -> None:
                                          "mean 'acme-sam'?)"), result.output
     ok = run(fed.redis_url, "stats", NS)
     assert ok.exit_code == 0 and "status:" in ok.output
+
+
+def test_client_settings_may_be_a_mapping_and_a_wrong_one_is_named(redis_url: str) -> None:
+    client = Client(settings={"redis_url": redis_url, "embedder": "hash"})
+    try:
+        assert client.settings.embedder == "hash"
+    finally:
+        client.close()
+    with pytest.raises(ValueError, match=r"no such setting: embeder \(did you mean embedder"):
+        Client(settings={"redis_url": redis_url, "embeder": "local"})
+    with pytest.raises(TypeError, match="settings: expected a Settings or a mapping"):
+        Client(settings=["embedder"])  # type: ignore[arg-type]

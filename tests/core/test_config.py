@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pytest
+from pydantic import ValidationError
 
-from memcore.core.config import Settings, get_settings
+from memcore.core.config import Settings, UnknownSettingWarning, get_settings
 
 
 def test_settings_repr_hides_secrets() -> None:
@@ -39,3 +41,22 @@ def test_summary_threshold_follows_the_embedder_unless_set() -> None:
         "local"]
     chosen = Settings(embedder="hash", consolidation={"summary_threshold": 0.45})
     assert chosen.consolidation.summary_threshold == 0.45
+
+
+def test_a_misspelt_or_unknown_setting_is_an_error_naming_it() -> None:
+    with pytest.raises(ValueError, match=r"no such setting: embeder \(did you mean embedder\?\)"):
+        Settings(embeder="local")
+    with pytest.raises(ValidationError, match=r"embedder\n.*'hash', 'local' or 'openai'"):
+        Settings(embedder="foo")
+
+
+def test_an_unknown_memcore_variable_warns_with_the_closest_name(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMCORE_REDIS_ULR", "redis://example:6379/0")
+    with pytest.warns(UnknownSettingWarning, match="MEMCORE_REDIS_ULR.*MEMCORE_REDIS_URL"):
+        Settings()
+    monkeypatch.delenv("MEMCORE_REDIS_ULR")
+    monkeypatch.setenv("MEMCORE_CONSOLIDATION__CAP", "5000")  # a nested setting is known
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", UnknownSettingWarning)
+        assert Settings().consolidation.cap == 5000
