@@ -23,6 +23,7 @@ from memcore.adapters.spoken_requests import request_as_fact
 from memcore.adapters.timephrases import TimeInfo, resolve
 from memcore.core.interfaces import ExtractedFact
 from memcore.core.models import Episode, Kind, Role
+from memcore.core.secrets import MARKER_RE
 from memcore.language import language_pack
 from memcore.language.english import EnglishPack
 from memcore.language.english.compare import relation_for
@@ -83,12 +84,29 @@ _CHAT_SPELLINGS = tuple((re.compile(p, re.I), r) for p, r in (
 ))
 
 
+# A fact whose value is a masked secret says nothing but that a secret exists ("Sam's
+# bank PIN is [redacted: pin], don't tell anyone"): no fact.
+# Only that clause: nothing joined before it ("Sam banks with Monzo, and ..."), nothing
+# after it but a plea to keep it quiet.
+_ONLY_A_SECRET = re.compile(
+    r"^(?:(?!\band\b)[^,;])+?\b(?:is|are|was|were|'s)\s*:?\s*\[redacted: [^\]]+\]\s*"
+    r"(?:[.!]?|,\s*(?:don'?t|do not|never|please|pls|keep|just|between)\b[^,;]*)$", re.I)
+
+
 def chat_spelled_out(text: str) -> str:
     """``text`` with common chat spellings written out (see ``_CHAT_SPELLINGS``, then the
-    English pack's :func:`~memcore.language.english.spelling.spelled`)."""
-    for pattern, word in _CHAT_SPELLINGS:
-        text = pattern.sub(word, text)
-    return language_pack("english").spelled(text)
+    English pack's :func:`~memcore.language.english.spelling.spelled`); a secret's
+    marker stays as it is ("[redacted: national id]" is no "I'd")."""
+    parts = MARKER_RE.split(text)
+    out: list[str] = []
+    for n, part in enumerate(parts):
+        if n % 2:  # a marker's kind (the split keeps the pattern's one group)
+            out.append(f"[redacted: {part}]")
+            continue
+        for pattern, word in _CHAT_SPELLINGS:
+            part = pattern.sub(word, part)
+        out.append(language_pack("english").spelled(part) if part.strip() else part)
+    return "".join(out)
 
 
 _ASK_TO_REMEMBER = re.compile(r"^(?:can|could|would|will) (?:you|u) (?:please )?(?:remember|note|"
@@ -655,12 +673,19 @@ def correction_claim(raw: str, sentence: str) -> str | None:
             "i mean", "i meant"):
         sentence = sentence[cue.end():].strip(" ,.:;!-")  # "My mistake, it's 41"
     values = _corrected_values(sentence, cued)
+    if values is not None:  # "it's on Sunday actually": the value is Sunday
+        values = (_TRAILING_CUE.sub("", _LEADING_PREP.sub("", values[0].strip())), values[1])
     if (values is None or not _a_corrected_value(*values, cued)) and cued:
         values = _value_first(sentence)
     if values is None or not _a_corrected_value(*values, cued):
         return None
     x, y = values
     return f"It's {x.strip()}, not {y.strip()}" if y else f"It's {x.strip()}"
+
+
+# A preposition before a corrected value and a cue word after it are not the value.
+_LEADING_PREP = re.compile(r"^(?:on|at|in)\s+(?=\S)", re.I)
+_TRAILING_CUE = re.compile(r"[\s,]+(?:actually|instead|then|sorry|lol|haha|oops)$", re.I)
 
 
 def _value_first(sentence: str) -> tuple[str, str | None] | None:
@@ -951,7 +976,7 @@ class OfflineExtractor(Metered):
                 if n and _leans_back(claim) and not _PLEASE.search(claim):
                     continue  # "..., my doctor said I don't need them": leans on the clause before
                 for fact in self._claim_facts(claim, name, episode, said_by_self):
-                    if fold(fact.text) not in seen:
+                    if fold(fact.text) not in seen and not _ONLY_A_SECRET.search(fact.text):
                         seen.add(fold(fact.text))
                         out.append(fact)
         return out

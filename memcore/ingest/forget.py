@@ -249,7 +249,7 @@ class Forgetter:
         erased: set[str] = set()
         gone: set[str] = set()
         for episode_id in episodes:
-            self._erase_turn(namespace, episode_id, said.get(episode_id, []), memories,
+            self._erase_turn(namespace, episode_id, said.get(episode_id), memories,
                              now, reason, erased, gone)
         for match in chosen:
             self._erase_match(namespace, match, now, reason, erased, gone, request.targets)
@@ -287,12 +287,19 @@ class Forgetter:
                 s for s in sentences if _names_target(s, request.targets)])
         return episodes, said, matches
 
-    def _erase_turn(self, namespace: str, episode_id: str, meant: Sequence[str],
+    def _erase_turn(self, namespace: str, episode_id: str, meant: Sequence[str] | None,
                     memories: Sequence[Memory], now: datetime, reason: str,
                     erased: set[str], gone: set[str]) -> None:
         """Erase the memories ``meant`` of a turn's sentences (not the turn's other facts),
-        then the turn itself (its text goes), adding to ``erased`` and ``gone``."""
-        for memory_id in meant:
+        then the turn itself (its text goes), adding to ``erased`` and ``gone``; with
+        ``meant`` None (no sentence told apart), the turn and what it alone supports; with
+        ``meant`` empty (the meant sentence gave no memory: "I grew up in Whitby. My door
+        code is [redacted: pin]."), only the turn's text."""
+        if meant is not None and not meant:
+            if self.store.episodes.drop(namespace, episode_id):
+                gone.add(episode_id)
+            return
+        for memory_id in meant or ():
             if self.store.records.get(namespace, memory_id) is not None:
                 report = self.store.eraser.erase_memory_and_sources(
                     namespace, memory_id, now, reason=reason)
@@ -406,8 +413,9 @@ class Forgetter:
         """Per user turn of ``ids`` said in several sentences, the memories that came from
         the sentences ``meant`` picks ("I live in Leeds. My PIN is 4821." + "forget that":
         the PIN, not Leeds): each memory of the turn goes with the sentence sharing most of
-        its words. A turn of one sentence, or none of whose memories goes with a meant
-        sentence, is left out (the whole turn is erased)."""
+        its words (with a tie, with each of them). A turn of one sentence, or without
+        memories, is left out (the whole turn is erased); one whose meant sentence no
+        memory came from maps to no memory (its text goes, its other facts stay)."""
         skip = words_of(speaker) | {"user"}
         out: dict[str, list[str]] = {}
         for e in turns:
@@ -418,17 +426,18 @@ class Forgetter:
                 continue
             chosen = set(meant(sentences))
             keys = [frozenset(w for w in words_of(s) if len(w) > 2) - skip for s in sentences]
-            picked = []
+            picked, carried = [], False
             for m in memories:
                 if e.id not in m.sources:
                     continue
+                carried = True
                 mine = frozenset(w for w in words_of(m.text) if len(w) > 2) - skip
                 overlap = [len(mine & k) for k in keys]
                 best = max(overlap)
-                if best and overlap.count(best) == 1 \
-                        and sentences[overlap.index(best)] in chosen:
+                if best and any(n == best and s in chosen
+                                for n, s in zip(overlap, sentences, strict=True)):
                     picked.append(m.id)
-            if picked:
+            if carried:
                 out[e.id] = picked
         return out
 

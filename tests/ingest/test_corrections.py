@@ -54,3 +54,18 @@ def test_a_correction_typed_without_its_comma_replaces_the_job_it_names(redis_ur
     assert not any("Kofi is a plumber" in t for t in live), live
     # "not a plumber" names the role, never "the plumber" someone talked to.
     assert any("the plumber next door" in t for t in live), live
+
+
+def test_a_corrected_weekday_moves_its_date_and_a_cued_value_may_come_with_words(
+        redis_url: str) -> None:
+    # T0 is Monday 5 January 2026. "Thursday, not Tuesday" had kept Tuesday's date;
+    # "it's on Saturday actually" had been no correction at all.
+    pipeline, store = _pipeline(redis_url)
+    _said(pipeline, "wd", [(0, "My physio session is on Tuesday at 10am."),
+                           (0, "Sorry, I meant Thursday, not Tuesday.")])
+    _said(pipeline, "wd2", [(0, "We're hosting a barbecue on Friday."),
+                            (0, "oops, it's on Saturday actually")])
+    live = {m.text for ns in ("wd", "wd2") for m in store.records.iter_memories(ns) if m.live}
+    assert "Ola's physio session is on Thursday (8 January 2026) at 10am." in live, live
+    assert any("barbecue on Saturday (10 January 2026)" in t for t in live), live
+    assert not any("Tuesday" in t or "Friday" in t for t in live), live

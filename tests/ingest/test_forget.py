@@ -145,7 +145,10 @@ def test_forget_in_the_next_turn(url: str, shared: str, distractor: str, needle:
     _say(pipeline, ns, [distractor, shared])
     _say(pipeline, ns, [distractor, shared.replace(needle, other)], user="bob")
     before = _live(store, ns)
-    assert any(needle.lower() in t.lower() or "[redacted" in t for t in before), before
+    # stored as said, or masked at once (a fact that says only "<x> is [redacted: ...]"
+    # is none: the masked turn is all there is)
+    assert any(needle.lower() in t.lower() or "[redacted" in t for t in before) or any(
+        "[redacted" in e.text for e in store.episodes.recent(ns, 10)), before
     _say(pipeline, ns, [request_text], start=2)
     run_pass(store, ns, settings.consolidation, pipeline.models.merger, now=T0 + timedelta(days=1))
     live = _live(store, ns)

@@ -28,6 +28,7 @@ import pytest
 import redis
 
 from memcore.adapters import build_models
+from memcore.adapters.extract import OfflineExtractor
 from memcore.client.client import Client, to_episodes
 from memcore.core import secrets
 from memcore.core.config import Settings
@@ -506,3 +507,16 @@ def test_no_secret_reaches_the_broker_or_redis_through_client_and_worker(
         stack.stop()
         server.stop()
         shutil.rmtree(server.directory, ignore_errors=True)
+
+
+def test_a_secrets_marker_is_never_respelt_nor_the_whole_of_a_fact() -> None:
+    # "[redacted: national id]" had become "[redacted: national User would]" ("id" read
+    # as chat for "I'd"); "Sam's bank PIN is [redacted: pin]" says only that a PIN exists
+    extractor, at = OfflineExtractor(), datetime(2026, 3, 2, tzinfo=UTC)
+    texts = [f.text for t in ("My passport number is [redacted: national id], im off to Oslo.",
+                              "My bank PIN is [redacted: pin], don't tell anyone.")
+             for f in extractor.extract_turn(Episode(namespace="sx", role=Role.USER,
+                                                     speaker="Sam", text=t, timestamp=at))]
+    assert not any("User would" in t or "Sam would" in t for t in texts), texts
+    assert not any(t.endswith(("[redacted: pin].", "[redacted: national id].")) for t in texts)
+    assert any("Oslo" in t for t in texts), texts

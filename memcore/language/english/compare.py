@@ -11,6 +11,7 @@ import re
 import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 from memcore.core.models import Relation as MemoryRelation
@@ -1024,6 +1025,12 @@ def corrected(correction: str, old: str) -> str | None:
             return _spliced(body, role, m.group("x").strip())
         if re.search(rf"\bthe\s+{re.escape(_core(wrong))}\b", body, re.I):
             return None
+    if wrong and _WEEKDAY.fullmatch(new.strip()) and _WEEKDAY.fullmatch(_core(wrong).strip()):
+        # "Thursday, not Tuesday": the weekday and the date resolved from it move together
+        days = [d for d in _WEEKDAY_IN.finditer(body)
+                if d.group(0).split()[0].lower() == _core(wrong).strip().lower()]
+        return _spliced(body, days[0], _moved_weekday(days[0].group(0), new.strip())) \
+            if len(days) == 1 else None
     if wrong:
         return _replace_named(body, new, _core(wrong))
     new = m.group("x").strip()
@@ -1035,9 +1042,32 @@ def corrected(correction: str, old: str) -> str | None:
         # "Wednesday mornings" the weekday with its part of the day.
         days = list(_WEEKDAY_PART_IN.finditer(body)) if _WEEKDAY_PART.fullmatch(new) \
             else []
-        days = days or list(_WEEKDAY_IN.finditer(body))
-        return _spliced(body, days[0], new) if len(days) == 1 else None
+        if days:
+            return _spliced(body, days[0], new) if len(days) == 1 else None
+        days = list(_WEEKDAY_IN.finditer(body))
+        return _spliced(body, days[0], _moved_weekday(days[0].group(0), new)) \
+            if len(days) == 1 else None
     return _replace_typed(body, new)
+
+
+_WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _moved_weekday(said: str, new: str) -> str:
+    """``new`` (a weekday) in place of ``said`` ("Tuesday (3 March 2026)"), with the
+    date resolved from the old one moved to the nearest such day ("Thursday (5 March
+    2026)"); without a date, ``new`` alone."""
+    day, _, date = said.partition(" ")
+    if not date:
+        return new
+    try:
+        when = datetime.strptime(date.strip("()"), "%d %B %Y")
+    except ValueError:
+        return new
+    # the nearest such day: "Sunday (8 March)" -> "Monday (9 March)", not the 2nd
+    shift = (_WEEKDAY_NAMES.index(new.lower()) - _WEEKDAY_NAMES.index(day.lower()) + 3) % 7 - 3
+    moved = when + timedelta(days=shift)
+    return f"{new} ({moved.day} {moved:%B %Y})"
 
 
 def _spliced(body: str, span: re.Match[str], new: str) -> str | None:
