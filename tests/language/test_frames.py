@@ -481,7 +481,7 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("I'm Jade, staff nurse at the Royal Free.",
      ["Jade's name is Jade.", "Jade works as a staff nurse.", "Jade works at the Royal Free."]),
     ("I went part-time as a pharmacist after the twins.", ["Jade works as a pharmacist."]),
-    ("Hi, I'm Jade, I'm a plumber.", ["Jade works as a plumber.", "Jade's name is Jade."]),
+    ("Hi, I'm Jade, I'm a plumber.", ["Jade's name is Jade.", "Jade works as a plumber."]),
     ("I am baker since 2019.", ["Jade works as a baker."]),
     # What others say of the speaker is no statement of the speaker's.
     ("My dad says I'm a hopeless cook.", []),
@@ -506,6 +506,15 @@ def test_with_a_model_configured_the_text_rules_are_off() -> None:
     ("yo im jade, 15, play on ps5 mostly", ["Jade's name is Jade.", "Jade is 15 years old."]),
     ("hi! I'm Jade, 34, based in Leeds.",
      ["Jade's name is Jade.", "Jade is 34 years old.", "Jade lives in Leeds."]),
+    # each fragment its own sentence, a greeting before them, the name said alone or
+    # with "here" in lower case
+    ("hey. tomasz. 52. electrician. based in gdansk.",
+     ["Jade's name is Tomasz.", "Jade is 52 years old.", "Jade works as an electrician.",
+      "Jade lives in Gdansk."]),
+    ("hiya, ola here. 19, student in krakow.",
+     ["Jade's name is Ola.", "Jade is 19 years old.", "Jade is a student.",
+      "Jade lives in Krakow."]),
+    ("hi. bored. 40. teacher.", []),  # no name, and not read past what is none
     ("im knackered btw, 3 hours sleep", []),
     ("Thanks, Gina. 25 minutes, tops.", []),
     ("Auditor at one of the Big Four.", []),

@@ -159,8 +159,9 @@ def _before_clause(sent: Span) -> Span:
     ", I do ..."); all of it when there is none."""
     for tok in sent[1:]:
         start = tok.left_edge.i
+        alone = start + 1 < sent.end and tok.doc[start + 1].is_punct  # "Priya." said alone
         if tok.dep_ in ("nsubj", "nsubjpass") and start > sent.start + 2 and \
-                tok.doc[start - 1].is_punct:
+                tok.doc[start - 1].is_punct and not alone:
             return tok.doc[sent.start:start - 1]
     return sent
 
@@ -245,8 +246,10 @@ def _job_fragment(part: str, speaker: str) -> list[tuple[Frame, str]]:
 
 
 _NAME_FRAGMENT = re.compile(
-    r"^(?:(?:hi|hey|hiya|hello|yo)\W+)?(?:i'?m|i am|my name is|name'?s|call me)\s+"
-    r"([^\W\d_]+)(?:\s+(?:btw|by the way|here))?$", re.IGNORECASE)
+    r"^(?:(?:hi|hey|hiya|hello|yo)\W+)?(?:(?:i'?m|i am|my name is|name'?s|call me)\s+"
+    r"([^\W\d_]+)(?:\s+(?:btw|by the way|here))?|([^\W\d_]+)\s+here)$", re.IGNORECASE)
+# A greeting that opens an introduction's fragments ("hi. priya. 34. nurse.")
+_GREETING = re.compile(r"^(?:hi|hey|hiya|hello|yo|heya|hi there|hey there)$", re.IGNORECASE)
 
 
 def _name_fragment(part: str, speaker: str) -> str | None:
@@ -256,10 +259,20 @@ def _name_fragment(part: str, speaker: str) -> str | None:
     found = _NAME_FRAGMENT.match(part)
     if found is None:
         return None
-    name = found.group(1)
+    name = found.group(1) or found.group(2)
     if _speakers_name(name, speaker):
         return name
-    return name if name[:1].isupper() and name.lower() not in T.NO_VALUE else None
+    # "marco here": "here" says it is a name however it is written
+    here = found.group(2) is not None and _BARE_NAME.match(name) is not None
+    return name if (name[:1].isupper() or here) and name.lower() not in T.NO_VALUE else None
+
+
+# A word that may be a name said alone ("priya" in "hi. priya. 34. nurse."): no
+# participle, adverb or word of how one feels.
+_BARE_NAME = re.compile(r"(?i)^(?!(?:tired|knackered|bored|sorry|thanks|thx|ok|okay|yes|yeah|"
+                        r"no|nope|sure|morning|evening|night|back|still|also|just|new|me|"
+                        r"sick|ill|busy|stressed|here|there)$)(?![a-z]+(?:ed|ing|ly)$)"
+                        r"[^\W\d_]{2,20}$")
 
 
 def _speakers_name(name: str, speaker: str) -> bool:
@@ -284,21 +297,26 @@ def _fragments_intro(sent: Span, speaker: str, introduced: bool
     than the name's "I'm" ends it."""
     out: list[tuple[Frame, str]] = []
     kinds: set[str] = set()
+    bare: str | None = None
     offset = sent.start_char
     for part in _INTRO_PARTS.split(sent.text.strip()):
         at = sent.doc.text.find(part, offset)
         offset = max(offset, at + len(part)) if at >= 0 else offset
         part = part.strip(" .!")
-        if not part:
+        if not part or (not kinds and _GREETING.match(part)):
             continue
         name = _name_fragment(part, speaker) if not kinds else None
         if name is not None:
             out.append(framed(speaker, "name", name.lower(), name[:1].upper() + name[1:]))
             kinds.add("name")
             continue
+        if not kinds and bare is None and _BARE_NAME.match(part) \
+                and not _fragment_facts(part, speaker):
+            bare = part  # a name said alone, if what follows is an introduction
+            continue
         span = sent.doc.char_span(at, at + len(part), alignment_mode="expand") \
             if at >= 0 else None
-        if span is None or any(t.tag_ in _FINITE for t in span):
+        if span is None or (len(part.split()) > 1 and any(t.tag_ in _FINITE for t in span)):
             break
         found = _fragment_facts(part, speaker)
         if not found:
@@ -307,6 +325,9 @@ def _fragments_intro(sent: Span, speaker: str, introduced: bool
         kinds |= {kind for kind, _ in found}
     if kinds == {"age"} and len(out) == 1 and _AGE_NOW.match(sent.text.strip(" .!")):
         return out  # "16 as of yesterday": a new age, said alone
+    if bare is not None and len(kinds) >= 2:  # "priya. 34. nurse. leeds.": her name
+        out.insert(0, framed(speaker, "name", bare.lower(), bare[:1].upper() + bare[1:]))
+        kinds.add("name")
     own_name = kinds == {"name"} and any(_speakers_name(f.value, speaker) for f, _ in out)
     if len(kinds) >= 2 or own_name or (introduced and kinds & {"job", "age"}):
         return out
@@ -568,6 +589,40 @@ def _opens_with_i_and_verb(again: Span, present: bool) -> bool:
     return not any(t.pos_ not in ("ADV", "INTJ", "PUNCT") for t in again[1:verb.i - again.start])
 
 
+def _parts(sent: Span) -> list[Span]:
+    """``sent`` cut at its fragments' commas and full stops."""
+    out, start = [], sent.start
+    for tok in sent:
+        if tok.text in (",", ";", ".", "!") or tok.i == sent.end - 1:
+            end = tok.i if tok.is_punct else tok.i + 1
+            if end > start:
+                out.append(sent.doc[start:end])
+            start = tok.i + 1
+    return out
+
+
+def _a_clause(part: Span) -> bool:
+    """A fragment with a finite verb, of more than a word ("leeds" tagged as a verb is
+    none)."""
+    return len(part) > 1 and any(t.tag_ in _FINITE for t in part)
+
+
+def _fragment_runs(doc: Doc) -> list[Span]:
+    """``doc``'s sentences, with each run of verbless ones joined into one span ("hi.
+    priya. 34. nurse." is one introduction, whichever way the parser split it)."""
+    out: list[Span] = []
+    run_start: int | None = None
+    for sent in doc.sents:
+        parts = _parts(sent)
+        verbless = bool(parts) and all(len(p) <= 4 and not _a_clause(p) for p in parts)
+        if verbless and run_start is not None:
+            out[-1] = doc[run_start:sent.end]
+            continue
+        out.append(sent)
+        run_start = sent.start if verbless else None
+    return out
+
+
 def statements(doc: Doc, speaker: str,
                parse: Callable[[Sequence[str]], list[Doc]] | None = None
                ) -> list[tuple[Frame, str]]:
@@ -581,7 +636,7 @@ def statements(doc: Doc, speaker: str,
     seen_people: set[tuple[str, str, str]] = set()
     about_speaker: bool | None = None  # was the sentence before the speaker's?
     introduced = False  # did a sentence before introduce the speaker?
-    for sent in doc.sents:
+    for sent in _fragment_runs(doc):
         found = _intro(sent, speaker, introduced) + _clause_statements(sent, speaker)
         introduced = introduced or any(
             f.attribute in ("name", "age", "job") for f, _ in found)
