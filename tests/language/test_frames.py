@@ -1033,6 +1033,17 @@ def test_a_pet_that_died_is_no_longer_owned(redis_url: str) -> None:
     assert owned == {Status.SUPERSEDED}
 
 
+def test_what_a_named_pet_is_ends_with_it(redis_url: str) -> None:
+    # "My dog Biscuit is a beagle" was no frame: his death left it current
+    pipeline, store, settings, models = _stack(redis_url)
+    for i, text in enumerate(["Our rabbit Clover is a lionhead.",
+                              "Clover passed away last night, we're gutted."]):
+        pipeline.ingest("pet2", [_turn("pet2", i, text, speaker="Ola")])
+    run_pass(store, "pet2", settings.consolidation, models.merger, now=T0 + timedelta(days=3))
+    live = {m.text for m in store.records.iter_memories("pet2") if m.live}
+    assert not any("lionhead" in t for t in live), live
+
+
 @pytest.mark.parametrize(("text", "frame"), [
     ("Rust is Kenji's main language.", ("kenji", "main_language", "rust")),
     ("Hove is my home now.", ("my", "residence", "hove")),

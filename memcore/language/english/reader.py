@@ -313,7 +313,8 @@ def _copula(root: Token, subject: str, possessed: Token | None) -> RawFrame | No
         return None
     if complement is None:
         return _based_in(root, subject, polarity)
-    return _complement_frame(complement, subject, polarity)
+    return _complement_frame(complement, subject, polarity) or _what_named_one_is(
+        root, complement, polarity)
 
 
 def _inverted(root: Token, complement: Token | None) -> tuple[str, Token, Token] | None:
@@ -333,6 +334,25 @@ def _inverted(root: Token, complement: Token | None) -> tuple[str, Token, Token]
     if owner is None or value is None:
         return None
     return owner.text.lower().removesuffix("'s"), complement, value
+
+
+def _what_named_one_is(root: Token, complement: Token, polarity: int) -> RawFrame | None:
+    """"Sam's dog Biscuit is a beagle": what the named pet or relative is, as a fact whose
+    subject is them (so their end ends it: "Biscuit died")."""
+    kin = next((c for c in root.children if c.dep_ == "nsubj" and c.pos_ == "NOUN"
+                and _kin_or_pet(c) is not None), None)
+    if kin is None or complement.pos_ != "NOUN":
+        return None
+    named = next((c for c in kin.children if c.dep_ in ("appos", "compound")
+                  and c.pos_ == "PROPN"), None)
+    after = kin.doc[kin.i + 1] if kin.i + 1 < len(kin.doc) else None
+    if named is None and after is not None and after.pos_ == "PROPN" \
+            and after.dep_ == "nsubj" and after.head.i == root.i:
+        named = after  # "Ola's rabbit Clover is ...", parsed as two subjects
+    if named is None:
+        return None
+    value = _value(complement)
+    return (named.text.lower(), "kind", value, polarity, "") if _usable(value) else None
 
 
 def _possessed_copula(root: Token, subject: str, possessed: Token, complement: Token | None,
