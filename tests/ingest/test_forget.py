@@ -411,6 +411,9 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
      "7302", "Monzo"),
     (["I failed my driving test again, and my sister Amy got engaged to Raj."],
      "Please forget the driving test.", "failed", "Raj"),
+    # chat spellings ("wat", "ngl") are written out before the request is read
+    (["My cousin Marek borrowed my camera.", "I started pottery classes."],
+     "ngl forget wat i told u about Marek", "camera", "pottery"),
 ])
 def test_a_request_erases_nothing_beside_what_it_names(
         url: str, turns: list[str], request_text: str | None, secret: str, kept: str) -> None:

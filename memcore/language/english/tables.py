@@ -231,5 +231,6 @@ CHAT_WORDS: dict[str, str] = {
     "abt": "about", "smth": "something", "sth": "something", "cuz": "because",
     "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
     "imo": "in my opinion", "bout": "about", "hav": "have", "tht": "that",
-    "shud": "should", "wud": "would",
+    "shud": "should", "wud": "would", "wat": "what", "wot": "what", "wut": "what",
+    "ngl": "honestly", "Ngl": "Honestly", "NGL": "Honestly", "idk": "I don't know", "lemme": "let me", "gimme": "give me",
 }
