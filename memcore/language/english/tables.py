@@ -232,5 +232,6 @@ CHAT_WORDS: dict[str, str] = {
     "coz": "because", "ppl": "people", "tbh": "to be honest", "btw": "by the way",
     "imo": "in my opinion", "bout": "about", "hav": "have", "tht": "that",
     "shud": "should", "wud": "would", "wat": "what", "wot": "what", "wut": "what",
-    "ngl": "honestly", "Ngl": "Honestly", "NGL": "Honestly", "idk": "I don't know", "lemme": "let me", "gimme": "give me",
+    "ngl": "honestly", "Ngl": "Honestly", "NGL": "Honestly", "idk": "I don't know",
+    "lemme": "let me", "gimme": "give me",
 }
