@@ -111,6 +111,10 @@ class ForgetRequest:
     """Only a removing verb's "delete that" / "I'd like this deleted" referring back: it
     may be about code or a list the assistant gave, so it is honoured only when the turn
     it refers to said something of the speaker's and no code or list came since."""
+    regret: bool = False
+    """The speaker regrets having said it ("I shouldn't have told you that"): "that" is
+    the latest of the last few user turns that said something sensitive, when the turn
+    just before said nothing so (a remark may come between the secret and the regret)."""
 
     @property
     def kind(self) -> str:

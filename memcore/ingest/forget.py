@@ -89,6 +89,8 @@ MEANING_K = 20
 """Nearest neighbours of the phrase looked at for a match by meaning."""
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 """Where a stored turn's sentences end (to tell which of them a request meant)."""
+REGRET_LOOKBACK = 3
+"""User turns looked back over for the sensitive one a regret refers to."""
 LOOKBACK = 32
 """Stored turns of the namespace looked back over for the turn "that" refers to."""
 _MATCHED = LIVE_STATUSES | {Status.SUPERSEDED}
@@ -268,7 +270,8 @@ class Forgetter:
         """What ``request`` names: the turns it refers to or that say it, per such turn the
         memories of the sentences meant, and the memories it names (best first)."""
         referred = request.refers_back and request.earlier is None
-        episodes = self._referred_turns(namespace, scope, turn) if referred else []
+        episodes = self._referred_turns(namespace, scope, turn, request.regret) \
+            if referred else []
         matches: list[ForgetMatch] = []
         if request.targets or request.everything:
             matches = self._matches(namespace, request, memories, speaker)
@@ -393,19 +396,35 @@ class Forgetter:
         return any(said in m.sources for m in self.store.records.iter_memories(
             namespace, _MATCHED, vectors=False) if m.scope == scope)
 
-    def _referred_turns(self, namespace: str, scope: str, turn: Episode | None) -> list[str]:
+    def _referred_turns(self, namespace: str, scope: str, turn: Episode | None,
+                        regret: bool = False) -> list[str]:
         """The turns "that" refers to: the scope's previous user turn that was not itself
         only a forget request, and the scope's assistant turns after it (its reply may
-        repeat it). Without a turn (the API), the scope's latest user turn."""
-        out: list[str] = []
+        repeat it). Without a turn (the API), the scope's latest user turn. A ``regret``
+        ("I shouldn't have told you that") after a turn that said nothing sensitive
+        refers to the latest of the last :data:`REGRET_LOOKBACK` user turns that did
+        (the diagnosis, not "I love jazz" said after it)."""
+        replies: list[str] = []  # assistant turns after the user turn found next
+        users: list[tuple[Episode, list[str]]] = []  # a user turn and the replies after it
         for e in self._earlier_turns(namespace, scope, turn):  # newest first
-            if e.role is Role.USER:
-                if _marked_only(e.text):
-                    continue
-                out.append(e.id)
-                return out
-            out.append(e.id)
-        return []  # no user turn to refer to: erase nothing
+            if e.role is not Role.USER:
+                replies.append(e.id)
+                continue
+            if _marked_only(e.text):
+                continue
+            users.append((e, replies))
+            replies = []
+            if not regret or len(users) >= REGRET_LOOKBACK:
+                break
+        if not users:
+            return []  # no user turn to refer to: erase nothing
+        chosen = users[0]
+        if regret and len(users) > 1:
+            said = self.language.sensitive([e.text for e, _ in users])
+            if not said[0]:
+                chosen = next((u for u, s in zip(users, said, strict=True) if s), users[0])
+        episode, after = chosen
+        return [*after, episode.id]
 
     def _of_sentences(self, turns: Sequence[Episode], ids: Sequence[str],
                       memories: Sequence[Memory], speaker: str,

@@ -90,6 +90,11 @@ class LanguagePack(Protocol):
         with Nationwide, and her PIN is 4821" -> two); ``[text]`` when nothing splits."""
         ...
 
+    def sensitive(self, texts: Sequence[str]) -> list[bool]:
+        """Per turn, whether it says something a speaker may regret having said (health,
+        money, love, the law, a masked secret)."""
+        ...
+
     def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
         """Per user turn, whether it goes on about a person only by an opening pronoun
         ("He's a dentist in Bath now"): it opens with one and names nobody."""
@@ -164,6 +169,10 @@ class NoLanguage:
     def clauses(self, texts: Sequence[str]) -> list[list[str]]:
         """No grammar: each text is one clause."""
         return [[t] for t in texts]
+
+    def sensitive(self, texts: Sequence[str]) -> list[bool]:
+        """No vocabulary: nothing is known to be sensitive."""
+        return [False for _ in texts]
 
     def pronoun_led(self, turns: Sequence[str]) -> list[bool]:
         """No pronouns read."""

@@ -411,6 +411,12 @@ def test_that_is_the_last_sentence_of_the_turn_not_its_other_facts(
      "7302", "Monzo"),
     (["I failed my driving test again, and my sister Amy got engaged to Raj."],
      "Please forget the driving test.", "failed", "Raj"),
+    # a regret after a remark means the sensitive turn before it, not the remark (the
+    # remark had been erased and the diagnosis kept)
+    (["I was diagnosed with epilepsy in June.", "I love jazz."],
+     "Ugh, I shouldn't have told you that.", "epilepsy", "jazz"),
+    (["I owe my landlord three months' rent.", "Off to the gym now."],
+     "wish I hadn't said that tbh", "landlord", "gym"),
     # chat spellings ("wat", "ngl") are written out before the request is read
     (["My cousin Marek borrowed my camera.", "I started pottery classes."],
      "ngl forget wat i told u about Marek", "camera", "pottery"),

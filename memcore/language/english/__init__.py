@@ -28,6 +28,7 @@ from memcore.language.english.forget import (
     in_turn,
     linked_names,
     may_ask_to_forget,
+    sensitive,
 )
 from memcore.language.english.grammar import agreed, problem
 from memcore.language.english.instructions import instructions
@@ -253,6 +254,11 @@ class EnglishPack:
             return []
         return [linked_names(doc, words)
                 for doc in self.parse([t[:_MAX_CHARS] for t in texts])]
+
+    def sensitive(self, texts: Sequence[str]) -> list[bool]:
+        """Per turn, whether it says something a speaker may regret having said
+        (:func:`.forget.sensitive`)."""
+        return [sensitive(t) for t in texts]
 
     def clauses(self, texts: Sequence[str]) -> list[list[str]]:
         """Per fact text, its independent clauses (:mod:`.clauses`)."""

@@ -22,11 +22,12 @@ respelled (:mod:`.respelling`: "pls delte my adress").
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from memcore.core.forget import AMOUNT, ForgetRequest, ForgetTarget
+from memcore.core.forget import AMOUNT, ForgetRequest, ForgetTarget, words_of
 from memcore.language.english import tables as T
 from memcore.language.english.contacts import qualifier
 
@@ -1670,6 +1671,11 @@ def _dislocated_topic(r: _Reading) -> Token | None:
     return _topic_before(r.sent, r.verb)
 
 
+_INTERJECTIONS = frozenset({"ugh", "argh", "urgh", "omg", "oh", "ah", "ahh", "oops", "hmm",
+                            "hm", "meh", "ok", "okay", "god", "gosh", "damn", "dammit", "jeez",
+                            "yikes", "welp", "lol", "lmao", "wow", "whoa", "sigh"})
+
+
 def _topic_before(sent: Span, verb: Token) -> Token | None:
     """The noun a request's sentence sets before a comma ahead of its verb, as what the
     request is about: a name or a thing ("Going back to Leila, ..."), or the thing a
@@ -1683,6 +1689,7 @@ def _topic_before(sent: Span, verb: Token) -> Token | None:
     # a name, or a noun its determiner or owner makes a thing ("the interview", "my ex");
     # not a discourse phrase ("on second thought", "omg wait")
     nouns = [t for t in span if t.lower_ not in BACK and t.lower_ not in ("i", "you", "me")
+             and t.lower_ not in _INTERJECTIONS  # "Ugh, ...": tagged a name at times
              and (t.pos_ == "PROPN" or (t.pos_ == "NOUN" and any(
                  c.dep_ in ("det", "poss") for c in t.children)))]
     for noun in reversed(nouns):
@@ -2267,7 +2274,29 @@ def forget_request(doc: Doc) -> ForgetRequest | None:
             gathered.add(doc, sent, found)
     if gathered.spans and gathered.back and not gathered.targets:
         _clarified(doc, gathered)
-    return gathered.request()
+    request = gathered.request()
+    if request is not None and request.refers_back and not request.targets \
+            and _REGRET.search(doc.text):
+        request = replace(request, regret=True)
+    return request
+
+
+# The speaker regrets having said something (what "that" then refers to is sensitive).
+_REGRET = re.compile(
+    r"(?i)\b(?:shouldn'?t|should not|should never|wish I (?:hadn'?t|had not|never)) "
+    r"(?:have |'ve )?(?:told|said|mentioned|shared|brought up)|\bregret (?:telling|saying|"
+    r"mentioning|sharing)|\bwhy did I (?:tell|say|mention|share)")
+# Topics whose mention a speaker may regret: health, money, love, the law, a secret.
+_SENSITIVE = frozenset(_MEDICAL | _MONEY | _BREAKUP | {
+    "affair", "cheated", "cheating", "arrested", "court", "police", "prison", "fired",
+    "sacked", "pregnant", "abortion", "rehab", "drunk", "addicted", "gambling",
+    "betting", "visa", "deported", "suicidal", "therapist", "password", "pin"})
+
+
+def sensitive(text: str) -> bool:
+    """Does ``text`` say something a speaker may regret having said (a diagnosis, debt,
+    an affair, an arrest, a masked secret)?"""
+    return "[redacted:" in text or bool(words_of(text) & _SENSITIVE)
 
 
 def _clarified(doc: Doc, gathered: _Gathered) -> None:
