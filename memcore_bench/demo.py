@@ -54,14 +54,19 @@ def show(client: Client, now: datetime, console: Console) -> None:
     """Print the profile, counts, merges, a supersession and the audit tail."""
     store = client.store
     memories = {m.id: m for m in store.records.iter_memories(NAMESPACE)}
-    table = Table(title=f"Profile of {NAMESPACE} (active facts by confidence)")
+    counts = store.records.count_by_status(NAMESPACE)
+    profile = client.profile(NAMESPACE, now=now)
+    # The profile leaves out what has faded from it (a passing remark, an unsupported
+    # candidate): say so, or "active 13" below reads as two facts missing from 11 rows.
+    table = Table(title=f"Profile of {NAMESPACE}: {len(profile)} of "
+                        f"{counts.get('active', 0)} active facts, by standing (the rest "
+                        f"have faded from the profile; search still finds them)")
     for col in ("fact", "kind", "confidence", "support"):
         table.add_column(col)
-    for m in client.profile(NAMESPACE, now=now):
+    for m in profile:
         table.add_row(m.text, m.kind.value, f"{m.confidence:.2f}", str(len(set(m.sources))))
     console.print(table)
 
-    counts = store.records.count_by_status(NAMESPACE)
     console.print("Memories by status: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
     events = store.audit.tail(NAMESPACE, 500)

@@ -43,6 +43,11 @@ def test_demo_runs_the_pipeline_and_cleans_up() -> None:
     profile = out.split("Profile of demo-sam", 1)[1].split("Memories by status", 1)[0]
     assert profile.count("learning Rust") == 1, profile
     assert profile.count("code examples") == 1, profile
+    # the profile says how many of the active facts it shows (the newcomer read "active
+    # 13" beside 11 rows as facts gone missing)
+    shown = re.search(r"(\d+) of (\d+) active facts", out)
+    assert shown and int(shown.group(1)) <= int(shown.group(2)), out
+    assert f"active {shown.group(2)}" in out, out
     assert "Sam lives in Paris." in out and "-> Sam lives in Berlin now." in out
     assert "hunter2" not in out, "a tool turn never becomes a fact"
     time.sleep(1.0)
