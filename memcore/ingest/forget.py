@@ -321,8 +321,10 @@ class Forgetter:
         """Erase a matched memory and its sources unless already gone, adding to
         ``erased`` and ``gone``; the clauses of its text that name none of ``targets``
         stay as a memory of their own (:meth:`_clauses_kept`)."""
+        if match.memory_id in erased:
+            return
         memory = self.store.records.get(namespace, match.memory_id)
-        if match.memory_id in erased or memory is None:
+        if memory is None:
             return
         kept = self._clauses_kept(memory, match, targets)
         report = self.store.eraser.erase_memory_and_sources(namespace, match.memory_id, now,

@@ -7,13 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memcore.language.english import tables as T
+
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Span, Token
 
 _SUBJECTS = ("nsubj", "nsubjpass", "expl", "csubj")
-# Words that only join or lead the clause after them ("and", "but so", "on the bright side")
+# Words that only join two clauses ("..., and ...", "..., but then ...")
 _JOINERS = frozenset({"and", "but", "so", "or", "plus", "also", "then", "while", "whereas"})
-_FINITE = frozenset({"VBZ", "VBD", "VBP", "MD"})
 
 
 def _own_clause(tok: Token) -> bool:
@@ -29,7 +30,7 @@ def _comma_joined(sent: Span) -> list[int]:
         if tok.lower_ not in _JOINERS or tok.i == sent.start or tok.nbor(-1).text != ",":
             continue
         rest = sent.doc[tok.i + 1:sent.end]
-        verb = next((t for t in rest if t.tag_ in _FINITE), None)
+        verb = next((t for t in rest if t.tag_ in T.FINITE_TAGS), None)
         # a subject of its own: a noun before the verb (the parser may hang it elsewhere)
         if verb is None or verb.dep_ in ("relcl", "acl") or any(
                 t.tag_ in ("WDT", "WP") for t in rest if t.i < verb.i):

@@ -1658,7 +1658,6 @@ def _back_object(r: _Reading) -> _Ask | None:
 _TOPIC_PREPS = frozenset({"to", "with", "about", "of", "on", "regarding", "re"})
 # Finite verb tags: a span before the comma with one is a clause of its own (what "it"
 # refers back to), not a topic set before the request.
-_FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
 
 
 def _last_comma_before(sent: Span, verb: Token) -> int | None:
@@ -1684,7 +1683,7 @@ def _topic_before(sent: Span, verb: Token) -> Token | None:
     if comma is None:
         return None
     span = [t for t in sent if t.i < comma]
-    if any(t.tag_ in _FINITE for t in span):
+    if any(t.tag_ in T.FINITE_TAGS for t in span):
         return None  # "My blood type is O negative, please don't remember it": a clause
     # a name, or a noun its determiner or owner makes a thing ("the interview", "my ex");
     # not a discourse phrase ("on second thought", "omg wait")

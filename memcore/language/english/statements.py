@@ -107,7 +107,7 @@ def _introduced(sent: Span, speaker: str) -> Token | None:
     "jade here, barista ...", "Name's Carl, 52, ..."), or None: the sentence has no
     verb, and its first word (after greetings) is a name that is the speaker's, or is
     followed by "here", or follows "name's"."""
-    if any(t.tag_ in _FINITE for t in sent):  # "based in Leeds" is no clause of its own
+    if any(t.tag_ in T.FINITE_TAGS for t in sent):  # "based in Leeds" is no clause of its own
         return None
     words = [t for t in sent if not t.is_punct and t.pos_ != "INTJ"]
     named = False
@@ -125,7 +125,6 @@ def _introduced(sent: Span, speaker: str) -> Token | None:
     return None
 
 
-_FINITE = frozenset({"VBZ", "VBP", "VBD", "MD"})
 
 
 def _job_words(tok: Token) -> str:
@@ -316,7 +315,7 @@ def _fragments_intro(sent: Span, speaker: str, introduced: bool
             continue
         span = sent.doc.char_span(at, at + len(part), alignment_mode="expand") \
             if at >= 0 else None
-        if span is None or (len(part.split()) > 1 and any(t.tag_ in _FINITE for t in span)):
+        if span is None or (len(part.split()) > 1 and any(t.tag_ in T.FINITE_TAGS for t in span)):
             break
         found = _fragment_facts(part, speaker)
         if not found:
@@ -604,7 +603,7 @@ def _parts(sent: Span) -> list[Span]:
 def _a_clause(part: Span) -> bool:
     """A fragment with a finite verb, of more than a word ("leeds" tagged as a verb is
     none)."""
-    return len(part) > 1 and any(t.tag_ in _FINITE for t in part)
+    return len(part) > 1 and any(t.tag_ in T.FINITE_TAGS for t in part)
 
 
 def _fragment_runs(doc: Doc) -> list[Span]:

@@ -235,3 +235,6 @@ CHAT_WORDS: dict[str, str] = {
     "ngl": "honestly", "Ngl": "Honestly", "NGL": "Honestly", "idk": "I don't know",
     "lemme": "let me", "gimme": "give me",
 }
+
+# Penn tags of a finite verb: a fragment with one is a clause of its own.
+FINITE_TAGS = frozenset({"VBZ", "VBP", "VBD", "MD"})
