@@ -190,8 +190,8 @@ def consolidate_reduce(results: list[list[dict[str, Any] | None] | None], namesp
 @app.task(name=task_names.SCHEDULE)
 def schedule_due(now: str | None = None) -> list[str]:
     """Beat's tick: send again the accepted ingest tasks the broker lost, restart an
-    erase's file rewrite a Redis crash cut short, then enqueue one pass per due namespace
-    (once per interval, any beat count)."""
+    erase's file rewrite a Redis crash cut short, finish an erase whose process died,
+    then enqueue one pass per due namespace (once per interval, any beat count)."""
     rt = runtime()
     at = datetime.fromisoformat(now) if now else datetime.now(UTC)
     try:
@@ -203,6 +203,10 @@ def schedule_due(now: str | None = None) -> list[str]:
         rt.store.eraser.resume_rewrites()
     except Exception as exc:  # the next tick tries again; passes still get scheduled
         log.warning("pending erase rewrite not checked: %s", exc)
+    try:  # an erase whose process died mid-way is finished
+        rt.store.eraser.finish_unfinished(older_than=rt.settings.visibility_timeout)
+    except Exception as exc:  # the next tick tries again
+        log.warning("unfinished erases not looked for: %s", exc)
     due = due_namespaces(rt.store, rt.settings, at)
     for ns in due:
         consolidate.apply_async(args=[{"namespace": ns}], queue="consolidate")

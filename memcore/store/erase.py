@@ -41,6 +41,7 @@ from memcore.store.fences import Fences
 from memcore.store.gateway import Gateway
 from memcore.store.rewrites import PendingRewrites, RewriteState
 from memcore.store.snapshots import Snapshots
+from memcore.store.unfinished import EraseKind, UnfinishedErase, UnfinishedErases
 from memcore.store.unlisted import unlisted_key, unlisted_sources
 
 log = logging.getLogger(__name__)
@@ -118,6 +119,7 @@ class Eraser:
         self._fences = fences or Fences(gateway)
         self._erased = erased or Erased(gateway)
         self._pending = PendingRewrites(gateway.client)
+        self.unfinished = UnfinishedErases(gateway.client)
 
     def _note(self, namespace: str, memories: dict[str, Memory], victims: Collection[str],
               turns: Collection[str]) -> None:
@@ -396,10 +398,13 @@ class Eraser:
         (the memory plus records merged into it or supported only by it)."""
         validate_namespace(namespace)
         validate_identifier(memory_id)
+        token = self.unfinished.begin(EraseKind.MEMORY, namespace, memory_id, reason)
         memories = self._latest_records(namespace, memory_id)
         victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=as_utc(now))
         self._note(namespace, memories, victims, ())
-        return len(self._erase(namespace, memory_id, None, now, reason))
+        removed = len(self._erase(namespace, memory_id, None, now, reason))
+        self.unfinished.end(token)
+        return removed
 
     def _latest_records(self, namespace: str, memory_id: str) -> dict[str, Memory]:
         """The records of the newest version that holds ``memory_id`` (empty: none does)."""
@@ -423,6 +428,8 @@ class Eraser:
         validate_namespace(namespace)
         validate_identifier(memory_id)
         now = as_utc(now)
+        token = self.unfinished.begin(EraseKind.MEMORY_AND_SOURCES, namespace, memory_id,
+                                      reason)
         memories = self._latest_records(namespace, memory_id)
         victims, _ = plan_erase(memories, memory_id=memory_id, source=None, now=now)
         # Every turn a removed record counted: the ids it lists and those it unlisted.
@@ -436,6 +443,7 @@ class Eraser:
         note = (f"; source turns erased: {', '.join(episodes) or 'none'}"
                 f"; kept without a source turn: {', '.join(orphaned) or 'none'}")
         removed = self._erase(namespace, memory_id, None, now, reason + note)
+        self.unfinished.end(token)
         return EraseReport(sorted(removed), episodes, orphaned)
 
     def erase_episode(self, namespace: str, episode_id: str, now: datetime,
@@ -444,11 +452,14 @@ class Eraser:
         this one. Returns the number of memory ids removed plus 1 if the episode existed."""
         validate_namespace(namespace)
         validate_identifier(episode_id)
+        token = self.unfinished.begin(EraseKind.EPISODE, namespace, episode_id, reason)
         memories = {m.id: m for m in self._gw.live_memories(namespace)}
         victims, _ = plan_erase(memories, memory_id=None, source=episode_id, now=as_utc(now))
         self._note(namespace, memories, victims, [episode_id])
         existed = self._episodes.drop(namespace, episode_id)
-        return len(self._erase(namespace, None, episode_id, now, reason)) + int(existed)
+        removed = len(self._erase(namespace, None, episode_id, now, reason)) + int(existed)
+        self.unfinished.end(token)
+        return removed
 
     def erase_namespace(self, namespace: str, now: datetime,
                         reason: str = "erase requested", *, missing_ok: bool = False) -> int:
@@ -494,6 +505,34 @@ class Eraser:
         self.rewrite_files()
         metrics.record_memory_change("erased", len(memory_ids), namespace)
         return deleted
+
+    def finish_unfinished(self, older_than: float, now: datetime | None = None) -> int:
+        """Run again the erases begun more than ``older_than`` seconds ago and not ended
+        (their process died mid-way: memcore.store.unfinished); returns how many
+        finished. One that fails stays for the next call."""
+        finished = 0
+        for entry in self.unfinished.older_than(older_than):
+            try:
+                self._run_again(entry, as_utc(now or datetime.now(UTC)))
+            except Exception as exc:  # Redis away or a bug: the next call tries again
+                log.warning("unfinished %s erase in %s not finished yet: %s",
+                            entry.kind.value, entry.namespace, exc)
+                continue
+            self.unfinished.end(entry.token)
+            finished += 1
+        return finished
+
+    def _run_again(self, entry: UnfinishedErase, now: datetime) -> None:
+        """One unfinished erase, run again (each kind is idempotent)."""
+        reason = entry.reason + " (finished after an interruption)"
+        log.warning("finishing a %s erase in %s that was cut short", entry.kind.value,
+                    entry.namespace)
+        if entry.kind is EraseKind.EPISODE:
+            self.erase_episode(entry.namespace, entry.target, now, reason)
+        elif entry.kind is EraseKind.MEMORY_AND_SOURCES:
+            self.erase_memory_and_sources(entry.namespace, entry.target, now, reason)
+        else:
+            self.erase_memory(entry.namespace, entry.target, now, reason)
 
 
 def _start_in_background(command: Callable[[], object], wait: float) -> bool:

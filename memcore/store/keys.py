@@ -18,6 +18,7 @@ Layout (``<v>`` is a snapshot version number, ``<id>`` a memory id)::
     mc:apikeys                     HASH   API key id -> role, scopes, SHA-256 (api_keys.py)
     mc:usage                       HASH   <operation>.<field> -> model usage, all namespaces
     mc:rewrite-pending             HASH   an erase's AOF rewrite / BGSAVE not yet done (rewrites.py)
+    mc:erase-unfinished            ZSET   erases begun and not yet finished (unfinished.py)
     mc:fence:{ns}                  STRING how many times ns was erased whole (fences.py)
     mc:erasures:{ns}               STRING how many single erases ns had (erased.py)
     mc:backlog                     ZSET   ingest task id -> accepted at, until done (backlog.py)
@@ -79,6 +80,8 @@ ORDER_CHUNK = 65_536
 _HASH_RE = re.compile(r"^[0-9a-f]{8,128}$")
 
 REGISTRY = "mc:namespaces"
+ERASE_UNFINISHED = "mc:erase-unfinished"
+"""ZSET: the erases begun and not finished yet, by start time (memcore.store.unfinished)."""
 REWRITE_PENDING = "mc:rewrite-pending"
 """Set by an erase before it starts the AOF rewrite / BGSAVE, removed once Redis reports
 them done (memcore.store.rewrites)."""

@@ -302,8 +302,10 @@ class Chaos:
             while True:
                 # An accepted task's message stays in the outbox until the task ends,
                 # also when the broker lost it: nothing waits only when it is empty.
+                # An erase cut short by a kill is finished by beat's tick.
                 busy = (client.llen("ingest") + client.llen("consolidate")
-                        + client.hlen("unacked") + client.hlen(keys.OUTBOX))
+                        + client.hlen("unacked") + client.hlen(keys.OUTBOX)
+                        + client.zcard(keys.ERASE_UNFINISHED))
                 now = time.monotonic()
                 quiet_since = None if busy else (quiet_since or now)
                 if quiet_since is not None and now - quiet_since > SHORT_VISIBILITY + 5:
