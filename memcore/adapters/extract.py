@@ -42,7 +42,10 @@ _LEADING_FILLER = re.compile(
     r"hmm|haha|lol|omg|aw+|ah|thanks|thank you|sure|anyway|anyways|btw|by the way|"
     r"honestly|actually|also|plus|and|but|great|cool|nice|awesome|good|totally|true|"
     r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
-    r"finally|big news|news|guess what|change of plans?|plan change|"
+    # "Sad news, ...", "Quick health update: ...", "Fun fact, ...": an announcing noun
+    # with up to two words before it announces the statement after the comma.
+    r"finally|(?:[a-z]+ ){0,2}(?:news|update|fact|confession)(?=\s*[,!.:-])|news|"
+    r"guess what|change of plans?|plan change|"
     r"since (?:we|i) last (?:spoke|talked|chatted|met)|"
     r"(?:like|as) i (?:said|mentioned|told you))"
     r"\b[\s,!.:-]*)+",

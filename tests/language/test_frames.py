@@ -1042,6 +1042,57 @@ def test_a_pet_that_died_is_no_longer_owned(redis_url: str, turns: list[str], go
                    and "passed" not in m.text), [m.text for m in memories if m.live]
 
 
+@pytest.mark.parametrize(("text", "ended"), [
+    ("Mochi ran away last week.", "mochi"),
+    ("Luna went missing on Tuesday and we're still searching.", "luna"),
+    ("Biscuit has run off.", "biscuit"),
+    ("Pip vanished from the garden on Sunday.", "pip"),
+    ("Rex ran away from home.", "rex"),
+    # a person, the speaker, an unnamed thing, a while, fleeing something: nothing ended
+    ("My son ran away from home.", None),
+    ("I got lost in Tokyo.", None),
+    ("The money just vanished.", None),
+    ("Sarah disappeared for a week after the party.", None),
+    ("Tom ran away from the bull.", None),
+    ("Bella ran off with the postman.", None),
+])
+def test_a_named_pet_that_went_missing_ended(text: str, ended: str | None) -> None:
+    frame = language_pack().frames([text])[0]
+    got = frame.value if frame is not None and frame.event == "end" else None
+    assert got == ended, (text, frame)
+
+
+def test_a_pet_that_ran_away_is_no_longer_owned(redis_url: str) -> None:
+    pipeline, store, settings, models = _stack(redis_url)
+    turns = ["My cat Mochi is a ginger tabby and she sleeps on my bed.",
+             "Bad news, Mochi ran away last week and we can't find her."]
+    for i, text in enumerate(turns):
+        pipeline.ingest("lost", [_turn("lost", i, text, speaker="Ola")])
+    run_pass(store, "lost", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    live = [m.text for m in store.records.iter_memories("lost") if m.live]
+    assert not any("tabby" in t or "is Mochi" in t for t in live), live
+    assert any(t.startswith("Mochi ran away") for t in live), live  # no "Bad news,"
+
+
+@pytest.mark.parametrize(("text", "employer"), [
+    ("Kenji got the job at Acme.", "acme"),
+    ("Kenji landed a job with Google.", "google"),
+    ("Kenji started a new role at Monzo.", "monzo"),
+    ("Kenji accepted the position at Stripe.", "stripe"),
+    # no post taken up, or not said where
+    ("Kenji applied for a job at Acme.", None),
+    ("Kenji was offered a job at Acme.", None),
+    ("Kenji didn't get the job at Acme.", None),
+    ("Kenji has a job in London.", None),
+    ("Kenji started a new role in marketing.", None),
+    ("Kenji got a job for the summer.", None),
+])
+def test_a_post_taken_up_somewhere_is_the_employer(text: str, employer: str | None) -> None:
+    frame = language_pack().frames([text])[0]
+    got = frame.value if frame is not None and frame.attribute == "employer" else None
+    assert got == employer, (text, frame)
+
+
 @pytest.mark.parametrize(("text", "frame"), [
     ("Rust is Kenji's main language.", ("kenji", "main_language", "rust")),
     ("Hove is my home now.", ("my", "residence", "hove")),

@@ -510,6 +510,8 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     "recovered from the flu", "broke up with Sam", "switched from vim to neovim"."""
     lemma = root.lemma_.lower()
     particle = _particle(root)
+    if _goes_missing(root, lemma):
+        return _went_missing(root, subject)
     if lemma in T.SWITCH_VERBS:
         target = _switched_from(root, lemma)
         if target is None:
@@ -538,6 +540,31 @@ def _end_event(root: Token, subject: str, possessed: Token | None) -> RawFrame |
     if not _usable(value):
         return None
     return subject, "end", value, 1, "end"
+
+
+def _goes_missing(root: Token, lemma: str) -> bool:
+    """"ran away", "went missing", "disappeared" ("got lost" is left out: people get lost
+    on the way and arrive)."""
+    word = next((c.lower_ for c in root.children if c.lower_ in T.MISSING_WORDS
+                 and c.dep_ in ("prt", "advmod", "advcl", "acomp", "xcomp")), "")
+    return (lemma, word) in T.MISSING
+
+
+def _went_missing(root: Token, subject: str) -> RawFrame | None:
+    """A named pet or thing that went missing ended ("Mochi ran away", "Rex went
+    missing"); a person, the speaker, a pronoun or an unnamed thing did not, nor one that
+    ran away from something other than home, with someone or for a while ("Tom ran away
+    from the bull")."""
+    subj = next((c for c in root.children if c.dep_ in ("nsubj", "nsubjpass")), None)
+    if (subj is None or subj.pos_ != "PROPN" or subj.ent_type_ == "PERSON"
+            or not _usable(subject) or "'s " in subject):
+        return None  # "the money vanished": which money is not said
+    for word in (root, *(c for c in root.children if c.lower_ in T.MISSING_WORDS)):
+        found = _prep_object(word, ("from", "with", "for"))
+        if found is not None and (found[0] != "from"
+                                  or found[1].lemma_.lower() not in T.LEFT_HOME):
+            return None  # "ran off with the postman", "from the bull", "for a week"
+    return subject, "end", subject, 1, "end"
 
 
 def _switched_from(root: Token, lemma: str) -> Token | None:
@@ -695,6 +722,9 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     years = _years_had(lemma, obj)
     if years is not None:  # "I have 44 years": the age, as Spanish or Italian say it
         return subject, "age", years, polarity, ""
+    employer = _post_taken(root, lemma, obj) if polarity > 0 else None
+    if employer is not None:  # "got a job at Acme": works at Acme
+        return subject, "employer", _value(employer), polarity, ""
     if obj is not None and _frames_its_object(lemma):
         return _object_frame(lemma, obj, subject, polarity)
     adopted = _adopted(root, obj, lemma)
@@ -707,6 +737,20 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     if job is not None and subject in ("i", "me"):  # "cut my hours as an accountant"
         return subject, "job", _value(job), polarity, ""
     return None
+
+
+def _post_taken(root: Token, lemma: str, obj: Token | None) -> Token | None:
+    """Where a post taken up is ("got a job at Acme", "started a new role with Monzo"),
+    or None (no post, no place, or a verb that takes none up: "applied for a job")."""
+    if lemma not in T.TAKING_UP or obj is None or obj.lemma_.lower() not in T.POST_NOUNS \
+            or (root.tag_ == "VBN" and any(c.dep_ == "auxpass" for c in root.children)):
+        return None
+    # Not "in" or "for": "a job in London", "a role in marketing", "a job for the
+    # summer" say where, what or when, not whom for.
+    found = _prep_object(obj, ("at", "with")) or _prep_object(root, ("at", "with"))
+    if found is None or found[1].pos_ not in ("PROPN", "NOUN") or _a_time(found[1]):
+        return None
+    return found[1]
 
 
 def _years_had(lemma: str, obj: Token | None) -> str | None:

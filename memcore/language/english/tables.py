@@ -119,6 +119,22 @@ ENDS_ONLY_ALONE = frozenset({("split", "")})
 # End verbs whose subject itself ends when they have no object ("Rex died", "the shop
 # closed"); any other end verb without an object names nothing that ended ("Ann quit").
 SELF_ENDING = frozenset({"die", "pass", "close", "end", "shut", "finish", "disband"})
+# Words for a post, and the verbs that take one up: "got a job at Acme", "started a new
+# role with Monzo", "accepted the position at Stripe" (employer Acme); "applied for a job
+# at Acme" or "was offered one" takes nothing up.
+POST_NOUNS = frozenset({"job", "position", "post", "role", "internship", "placement",
+                        "apprenticeship", "residency", "fellowship", "contract"})
+TAKING_UP = frozenset({"get", "land", "start", "accept", "take", "begin", "secure", "find",
+                       "have", "score", "snag"})
+# Going missing, (verb lemma, the word that makes it so): a pet or a thing that ran away,
+# went missing or disappeared is gone ("Mochi ran away", "Rex vanished"). Never of a
+# person or the speaker (memcore/language/english/reader.py, _went_missing).
+MISSING = frozenset({("run", "away"), ("run", "off"), ("go", "missing"), ("disappear", ""),
+                     ("vanish", "")})
+MISSING_WORDS = frozenset(word for _, word in MISSING if word)
+# Where a missing pet ran away from and still went missing ("ran away from home"); from
+# anything else it fled and went on ("ran away from the bull").
+LEFT_HOME = frozenset({"home", "house", "garden", "yard", "flat", "us", "me"})
 # Of those, the ones a person or pet ends by ("Rex died", "Gran passed away"); the rest
 # end a thing only ("the lease ended"; "Jo finished at five" ends nothing).
 LIFE_ENDING = frozenset({"die", "pass"})
