@@ -598,7 +598,9 @@ class Client:
                include_history: bool = False, time_hint: bool = False,
                warn: bool = True) -> list[SearchHit]:
         """Memories ranked for ``query``: BM25 over their text fused with vector
-        similarity (reciprocal rank fusion), lifted a little by retention.
+        similarity (reciprocal rank fusion), lifted a little by retention. A memory
+        that shares no word and no meaning with the query (no BM25 match, cosine <= 0)
+        is no hit: fewer than ``k`` come back rather than unrelated ones.
 
         ``as_of`` (a datetime or ISO 8601 string) searches the memories valid at that
         instant instead of the live ones (:mod:`memcore.core.timeline`: values

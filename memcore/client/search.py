@@ -376,8 +376,9 @@ class Searcher:
 
     def _recall(self, namespace: str, chosen: Sequence[SearchHit], now: datetime,
                 hybrid: bool) -> None:
-        """Recall strengthens a memory: only hits the query matched count as recalled, not
-        the ones after every real match (a search for "pets" recalls no pork diet)."""
+        """Recall strengthens a memory: only hits the query matched count as recalled (a
+        hybrid search returns no others; one by cosine alone may: a search for "pets"
+        recalls no pork diet)."""
         recalled = [h for h in chosen if (h.score > 0 if hybrid else h.similarity > 0)]
         if not recalled:
             return
@@ -480,11 +481,10 @@ class Searcher:
         if admit is not None:
             lexical = self._only(namespace, lexical, admit)
         # A cosine <= 0 shares nothing with the query (the hashing embedder gives exact
-        # zeros): such a rank is noise, not evidence.
+        # zeros): such a rank is noise, not evidence. A memory that matches neither its
+        # words nor its meaning is no hit: fewer than k come back rather than padding.
         rank = retrieval.fuse([[mid for mid, sim in row if sim > 0],
                                [mid for mid, _ in lexical]])
-        for mid, _ in row:
-            rank.setdefault(mid, 0.0)  # still returned, after every real match
         bm25 = dict(lexical)
         return Ranking(fused_order(rank, bm25, cosine), rank, bm25, cosine)
 

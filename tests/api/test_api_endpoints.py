@@ -29,6 +29,8 @@ def test_get_search_profile_stats(api: Api) -> None:  # noqa: F811
     got = api.call("GET", f"{BASE}/memories/{ids[1]}", key).json()
     assert got["text"] == "user lives in Berlin" and got["vector"] is None
     hits = api.call("POST", f"{BASE}/search", key, json={"query": "Berlin", "k": 2}).json()
+    assert [h["memory"]["id"] for h in hits["results"]] == [ids[1]]  # the rest share nothing
+    hits = api.call("POST", f"{BASE}/search", key, json={"query": "user lives", "k": 2}).json()
     assert hits["results"][0]["memory"]["id"] == ids[1]
     assert len(hits["results"]) == 2 and hits["results"][0]["score"] >= hits["results"][1]["score"]
     profile = api.call("GET", f"{BASE}/profile", key).json()["memories"]

@@ -40,11 +40,13 @@ def test_filtered_search_returns_k_when_k_match_even_if_rare(
         put(client, ns, f"Sam likes green tea number {i}", at=i, user_id="bob")
     rare = [put(client, ns, f"The boiler in flat {i} was serviced", at=500 + i,
                 user_id="alice", metadata={"topic": "house", "n": i}) for i in range(6)]
-    hits = client.search(ns, "Sam likes green tea", k=5, touch=False,
+    # "flat" is the one word the rare ones share with the query: a filter chooses the
+    # candidates, the query still has to match them
+    hits = client.search(ns, "Sam likes green tea in the flat", k=5, touch=False,
                          filters={"user_id": "alice"})
     assert len(hits) == 5
     assert {h.memory.id for h in hits} <= {m.id for m in rare}
-    hits = client.search(ns, "tea", k=3, touch=False,
+    hits = client.search(ns, "tea in the flat", k=3, touch=False,
                          filters={"and": [{"metadata.topic": "house"}, {"metadata.n": {"gte": 4}}]})
     assert sorted(h.memory.metadata["n"] for h in hits) == [4, 5]
     plain = client.search(ns, "Sam likes green tea", k=5, touch=False)
@@ -313,13 +315,16 @@ def test_rare_filter_matches_are_read_once_and_follow_every_change(
     assert alice() == []
 
 
-def test_a_search_recalls_only_what_it_matched(client: Client) -> None:
-    """Hits after every real match (no shared word, no shared vector component) are
-    returned but not recalled: a search must not strengthen what it did not find."""
+def test_a_search_returns_and_recalls_only_what_it_matched(client: Client) -> None:
+    """A memory sharing no word and no vector component with the query is no hit: it is
+    neither returned (fewer than k come back; a newcomer read the zero-score padding as
+    matches) nor recalled (a search must not strengthen what it did not find)."""
     tea = put(client, "acme", "Sam likes green tea")
     chess = put(client, "acme", "Sam plays chess on Fridays")
     hits = client.search("acme", "green tea", k=5)
-    assert [h.memory.id for h in hits][:1] == [tea.id]
+    assert [h.memory.id for h in hits] == [tea.id]
+    assert all(h.score > 0 for h in hits)
+    assert client.search("acme", "xylophone", k=5) == []
     counts = {m.id: m.recall_count for m in client.store.records.get_many("acme", [tea.id,
                                                                                    chess.id])
               if m}

@@ -26,7 +26,7 @@ def test_same_order_as_the_full_key_sort(seed: int) -> None:
     # of one list only, or at swapped places of both.
     rank = fuse([vector, lexical])
     for mid in rng.sample(pool, min(len(pool), 30)):
-        rank.setdefault(mid, 0.0)  # the search's zero-rank tail
+        rank.setdefault(mid, 0.0)  # zero ranks: fused_order takes any score
     # Scores with ties too (a few distinct values), including zeros and negatives.
     levels = [0.0, 0.5, 1.25, 2.0, -0.25]
     bm25 = {mid: rng.choice(levels) for mid in lexical}
