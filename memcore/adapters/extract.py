@@ -44,7 +44,7 @@ _LEADING_FILLER = re.compile(
     r"exactly|absolutely|definitely|of course|sorry|correction|update|no wait|wait|ugh|"
     # "Sad news, ...", "Quick health update: ...", "Fun fact, ...": an announcing noun
     # with up to two words before it announces the statement after the comma.
-    r"finally|(?:[a-z]+ ){0,2}(?:news|update|fact|confession)(?=\s*[,!.:-])|news|"
+    r"finally|(?:[a-z]+ ){0,2}(?:news|update|fact|confession)(?=\s*[,!.:-])|big news|news|"
     r"guess what|change of plans?|plan change|"
     r"since (?:we|i) last (?:spoke|talked|chatted|met)|"
     r"(?:like|as) i (?:said|mentioned|told you))"
@@ -790,7 +790,11 @@ _META_REMARK = re.compile(r"^(?:that'?s|that is|this is|it'?s|it is)\s+(?:not\s+
 
 
 # A pronoun pointing back at the clause before ("them", "it"): not a claim on its own.
-_ANAPHORA = re.compile(r"\b(?:them|it|those|these(?! days)|that one|there)\b", re.I)
+# "these"/"those" before a noun are determiners: "I've known these friends for 4 years"
+# says what it is about.
+_ANAPHORA = re.compile(r"\b(?:them|it|that one|there|(?:these|those)(?=\s*(?:[,.;:!?]|$|"
+                       r"\s+(?:are|were|is|was|who|which|that|of|in|on|for|with|and|to|too|"
+                       r"ones|things)\b)))", re.I)
 _OWN_SUBJECT = re.compile(r"^(?:i|i'm|i've|i'd|we|we're|we've|my|our)\b", re.I)
 
 

@@ -58,19 +58,24 @@ def weak_rows(t: MemoryTable, now: datetime, cfg: ConsolidationConfig
 
 
 def kept_as_history(t: MemoryTable, rows: np.ndarray, min_importance: float) -> np.ndarray:
-    """Which ``rows`` are explicit statements of at least ``min_importance``: not
-    forgotten when their confidence fades (only the retention floor and the cap forget
-    them; the profile leaves them out).
+    """Which ``rows`` are explicit statements not forgotten when their confidence fades
+    (only the retention floor and the cap forget them; the profile leaves them out,
+    except a standing order or name: memcore.core.scoring.profile_standing).
 
     The confidence floor keeps the list of current facts short: a goal not re-stated for
     months is no longer believed current. Forgetting what the user said is another
     matter: deleting by age loses context whose value compounded, and importance must be
     able to keep the rare critical fact (docs/design.md, Support and confidence). The
     extractor scores an explicit statement of a life fact (job, home, family, health, adoption:
-    its important cue) at least 0.8; a plain goal ("wants to run a marathon") scores
-    less and is still forgotten, or summarized with its like. Summarizing the important one
-    instead would keep its words in a digest but not the statement itself."""
-    return t.explicit[rows] & (t.importance[rows] >= min_importance - 1e-9)
+    its important cue) at least 0.8 (``min_importance``); a plain goal ("wants to run a
+    marathon") scores less and is still forgotten, or summarized with its like.
+    Summarizing the important one instead would keep its words in a digest but not the
+    statement itself. A statement a language pack read a frame in is kept too (a name, an
+    instruction, a home, a job: a value of a known attribute, which a later value or a
+    withdrawal retires; "always use metric units" said ten months ago is not withdrawn
+    by time)."""
+    return t.explicit[rows] & ((t.importance[rows] >= min_importance - 1e-9)
+                               | t.framed[rows])
 
 
 def _chunks(rows: list[int], most: int, least: int) -> list[list[int]]:

@@ -40,11 +40,22 @@ SINGLE_VALUED = frozenset({
 SINGLE_VALUED_PREFIXES = ("favorite:", "instruction:", "contact:", "dose:")
 INSTRUCTION_PREFIX = "instruction:"
 MAX_RETIRED_BY_ONE = 3
+# Standing orders and what to call someone: they hold until withdrawn or changed, however
+# long ago they were said ("always use metric units", "call me Lena"); age does not make
+# them less believed (memcore.core.scoring.profile_standing).
+STANDING = frozenset({"name", "answer_length", "answer_language"})
 
 
 def is_single_valued(attribute: str) -> bool:
     """Does a subject hold one value of ``attribute`` at a time?"""
     return attribute in SINGLE_VALUED or attribute.startswith(SINGLE_VALUED_PREFIXES)
+
+
+def is_standing(frame: Frame | None) -> bool:
+    """Is ``frame`` an affirmative standing order or name (:data:`STANDING`), which holds
+    until a later fact withdraws or changes it?"""
+    return frame is not None and frame.polarity > 0 and not frame.event and (
+        frame.attribute in STANDING or frame.attribute.startswith(INSTRUCTION_PREFIX))
 
 
 @dataclass(frozen=True)
@@ -99,6 +110,8 @@ def retires(new: Frame, old: Frame) -> str | None:
         return None  # only affirmative, plain facts are retired by these rules
     if new.event == "end":
         return _ended(new, old)
+    if _withdrawn_by_its_word(new, old):
+        return f"withdrawn: not {old.attribute}({new.subject}) = {new.value!r}"
     if new.subject != old.subject or new.attribute != old.attribute:
         return None
     if new.polarity < 0:
@@ -112,6 +125,24 @@ def retires(new: Frame, old: Frame) -> str | None:
     if new.event == "correction" and values_differ(new.value, old.value):
         return f"corrected: {new.attribute}({new.subject}) = {new.value!r}"
     return None
+
+
+def _withdrawn_by_its_word(new: Frame, old: Frame) -> bool:
+    """A withdrawal naming an instruction by the thing it is about as a modifier ("stop
+    using the date format" withdraws "write dates as DD.MM.YYYY", whose thing is the
+    date): same subject, both instructions, and the older one's thing is a word of the
+    withdrawal's value before the withdrawal's own thing ("bullet points in code answers"
+    withdraws no rule about code or answers)."""
+    if not (new.polarity < 0 and new.subject == old.subject and old.polarity > 0
+            and new.attribute != old.attribute
+            and new.attribute.startswith(INSTRUCTION_PREFIX)
+            and old.attribute.startswith(INSTRUCTION_PREFIX)):
+        return False
+    thing = old.attribute[len(INSTRUCTION_PREFIX):]
+    words = new.value.split()
+    own = new.attribute[len(INSTRUCTION_PREFIX):]
+    head = words.index(own) if own in words else len(words)
+    return bool(thing) and thing in words[:head]
 
 
 def _same_rule(new: Frame, old: Frame) -> bool:

@@ -13,6 +13,7 @@ from datetime import datetime
 import numpy as np
 
 from memcore.core.config import ConsolidationConfig
+from memcore.core.frames import is_standing
 from memcore.core.models import Kind, Memory
 
 HOUR = 3600.0
@@ -73,7 +74,13 @@ def profile_standing(memory: Memory, now: datetime, config: ConsolidationConfig)
     most ``unframed_profile_max_importance``, at most its confidence decayed on
     ``unframed_profile_half_life_days`` since it was last said or used. Such a fact
     leaves the profile sooner than a name, a job or a home does, but it is not
-    forgotten: search still finds it (seed 002: decay the weight, do not drop)."""
+    forgotten: search still finds it (seed 002: decay the weight, do not drop).
+
+    A standing order or name said explicitly (:func:`memcore.core.frames.is_standing`:
+    "always use metric units", "call me Lena") does not fade at all: it holds until a
+    later fact withdraws or changes it, which retires it."""
+    if memory.explicit and is_standing(memory.frame):
+        return memory.confidence
     confidence = effective_confidence(memory, now, config)
     half_life = config.unframed_profile_half_life_days
     if (not memory.frame_read or half_life is None or memory.pinned or memory.frame is not None

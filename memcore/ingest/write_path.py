@@ -491,8 +491,13 @@ class IngestPipeline:
                 if reading.problem is not None:
                     continue
                 within = rules.canonical_terms(said) | name  # the words that said it
+                # A withdrawal's sentence with an aside ("never mind the date format
+                # thing, ISO dates are fine") is the withdrawal; a rule's own words are
+                # kept whole ("keep answers short, with bullet points").
+                aside = ASIDE_TERMS if reading.frame is not None \
+                    and reading.frame.polarity < 0 else 0
                 out = [f for f in out if f.source != episode.id or id(f) in statements
-                       or not rules.canonical_terms(f.text) <= within]
+                       or not _made_of(rules.canonical_terms(f.text), within, aside)]
                 if all(f.text != text for f in out):
                     out.append(ExtractedFact(text=text, kind=Kind.PREFERENCE, importance=7,
                                              explicit=True, source=episode.id,
@@ -993,3 +998,17 @@ class IngestPipeline:
         self.store.coordination.incr_counters(namespace, counts)
         self.store.usage.record(namespace, "ingest", report.usage)
         _export(namespace, report)
+
+
+# At most this many words of a sentence beside the withdrawal it said ("never mind the
+# date format thing, ISO dates are fine"): what the extractor made of it is that
+# withdrawal, said with an aside.
+ASIDE_TERMS = 2
+
+
+def _made_of(terms: frozenset[str], within: frozenset[str], aside: int) -> bool:
+    """Is a fact with ``terms`` what the extractor made of the instruction whose words
+    (and speaker) are ``within``: all of them, or the instruction's words and an aside
+    of at most ``aside`` more?"""
+    rest = terms - within
+    return not rest or (len(rest) <= aside and len(terms & within) > len(rest))

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from memcore.consolidation import consolidate, profile
 from memcore.core.config import ConsolidationConfig
 from memcore.core.interfaces import Verdict
-from memcore.core.models import AuditAction, Kind, Memory, Status
+from memcore.core.models import AuditAction, Frame, Kind, Memory, Status
 from memcore.language.english.text_rules import ENGLISH_TEXT
 from tests.support.helpers import EPOCH, JoinMerger, hours, make_memory
 
@@ -244,6 +244,37 @@ def test_an_important_explicit_statement_whose_confidence_faded_stays_searchable
     # The retention floor still forgets it (0.9 * e^(-150/365) = 0.60 < 0.7).
     (late,) = consolidate([career], now, s000(floor=0.7), JoinMerger()).memories
     assert late.status is Status.TOMBSTONED
+
+
+def test_a_standing_order_or_name_said_long_ago_stays_in_the_profile() -> None:
+    # A newcomer's run: "always use metric units", "please call me Lena" and "no
+    # strawberry recipes" said in February were tombstoned by a pass in December
+    # (preference half-life 180 d: 0.75 -> 0.23, below the 0.3 floor). A value of a known
+    # attribute said explicitly is retired by a later value or a withdrawal, not by age:
+    # kept; a standing order or name also stays in the profile. An unframed preference
+    # of the same age leaves the profile and stays searchable only if important.
+    now = EPOCH + timedelta(days=300)
+    units = make_memory("Lena asks the assistant to use metric units", [1, 0, 0],
+                        importance=0.7, kind=Kind.PREFERENCE, explicit=True, confidence=0.75,
+                        frame=Frame(subject="lena", attribute="instruction:unit",
+                                    value="metric unit"), frame_read=True)
+    name = make_memory("Lena wants to be called Lena", [0, 1, 0], importance=0.6,
+                       kind=Kind.PREFERENCE, explicit=True, confidence=0.75,
+                       frame=Frame(subject="lena", attribute="name", value="lena"),
+                       frame_read=True)
+    home = make_memory("Lena lives in Munich", [0, 0, 1], importance=0.6,
+                       kind=Kind.PREFERENCE, explicit=True, confidence=0.75,
+                       frame=Frame(subject="lena", attribute="residence", value="munich"),
+                       frame_read=True)
+    remark = make_memory("Lena finds walls of text tiring", [1, 1, 0], importance=0.6,
+                         kind=Kind.PREFERENCE, explicit=True, confidence=0.75, frame_read=True)
+    cfg = s000(merge_threshold=1.0, borderline_threshold=1.0)
+    result = consolidate([units, name, home, remark], now, cfg, JoinMerger())
+    status = {m.text: m.status for m in result.memories}
+    assert status == {units.text: Status.ACTIVE, name.text: Status.ACTIVE,
+                      home.text: Status.ACTIVE, remark.text: Status.TOMBSTONED}
+    shown = [m.text for m in profile(result.memories, now, cfg)]
+    assert sorted(shown) == sorted([units.text, name.text])  # the home faded from it
 
 
 def test_cap_keeps_the_best_and_spares_pinned() -> None:

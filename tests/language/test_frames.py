@@ -1264,3 +1264,56 @@ def test_the_speaker_as_an_instructions_object_is_whom_it_is_for(text: str, attr
                                                                  ) -> None:
     (frame,) = language_pack("english").frames([text])
     assert frame is not None and frame.attribute == attribute
+
+
+@pytest.mark.parametrize(("rule", "withdrawal"), [
+    ("Please write dates as DD.MM.YYYY.", "Never mind the date format thing, ISO dates are fine."),
+    ("Please write dates as DD.MM.YYYY.", "Forget the date format, ISO dates are fine."),
+    ("Always use bullet points in your answers.", "never mind the bullet points"),
+    ("Use headings in your answers.", "Forget about the headings."),
+])
+def test_letting_go_of_a_rule_withdraws_it(redis_url: str, rule: str, withdrawal: str
+                                           ) -> None:
+    # A newcomer's "Never mind the date format thing" became "User never minds the date
+    # format thing, ISO dates are fine." and the rule stayed.
+    pipeline, store, settings, models = _stack(redis_url)
+    for i, text in enumerate([rule, withdrawal]):
+        pipeline.ingest("rules", [_turn("rules", i, text)])
+    run_pass(store, "rules", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    live = [m.text for m in store.records.iter_memories("rules") if m.live]
+    assert not any("mind" in t or t.startswith("Forget") for t in live), live
+    assert [t for t in live if "stop using" not in t] == [], live
+
+
+@pytest.mark.parametrize("text", ["Never mind, it doesn't matter.", "Forget it.",
+                                  "Never mind the weather, I'm off to Leeds."])
+def test_letting_go_of_nothing_an_answer_is_made_of_is_no_rule(text: str) -> None:
+    (found,) = language_pack("english").instructions([("Ann", text, "")])
+    assert found == []
+
+
+@pytest.mark.parametrize(("text", "name"), [
+    ("Ann wants to be called Lena.", "lena"), ("Ann would prefer to be called Dr Patel.",
+                                               "dr patel"),
+    ("Ann likes being called Bea.", "bea"), ("Ann wants to be called back tomorrow.", None),
+])
+def test_the_name_one_wants_to_be_called_is_the_name(text: str, name: str | None) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert (frame.value if frame is not None and frame.attribute == "name" else None) == name
+
+
+@pytest.mark.parametrize(("withdrawal", "old", "retired"), [
+    (("not", "instruction:format", "date format"), ("instruction:date", "date as dd.mm.yyyy"),
+     True),
+    # words after the withdrawal's own thing do not name another rule
+    (("not", "instruction:point", "bullet point in code answer"),
+     ("instruction:code", "type hint in code"), False),
+    (("not", "instruction:point", "bullet point in code answer"),
+     ("instruction:answer", "short answer"), False),
+])
+def test_a_withdrawal_names_a_rule_by_its_thing_as_a_modifier(
+        withdrawal: tuple[str, str, str], old: tuple[str, str], retired: bool) -> None:
+    _, attribute, value = withdrawal
+    new = Frame(subject="ann", attribute=attribute, value=value, polarity=-1)
+    before = Frame(subject="ann", attribute=old[0], value=old[1])
+    assert (retires(new, before) is not None) is retired

@@ -65,6 +65,20 @@ def test_without_someone_named_the_pronoun_clause_is_no_fact(turn: str, kept: li
     assert texts(turn) == kept
 
 
+@pytest.mark.parametrize(("turn", "kept"), [
+    # "these"/"those" before a noun are determiners: the clause says what it is about
+    # (a LOCOMO turn's "I've known these friends for 4 years" was dropped)
+    ("They've been there through everything, I've known these friends for 4 years.",
+     ["Ann has known these friends for 4 years."]),
+    ("I met Ana and Ben, I've known those two since school.",
+     ["Ann met Ana and Ben.", "Ann has known those two since school."]),
+    # alone they still lean on the clause before
+    ("I bought new boots, I love these.", ["Ann bought new boots."]),
+])
+def test_a_demonstrative_before_a_noun_leans_on_nothing(turn: str, kept: list[str]) -> None:
+    assert texts(turn) == kept
+
+
 # --- someone named is a subject; a statement is no bare correction ------------------------
 
 @pytest.mark.parametrize(("turn", "kept"), [

@@ -174,6 +174,9 @@ def _as_instruction(item: Doc, standing: bool, listed: str) -> str | None:
     text = item[first.i:].text.strip(" .!")
     lower = first.lower_
     following = item[first.i + 1:]
+    let_go = _let_go(first, following)
+    if let_go is not None:  # "never mind the date format thing": the rule is withdrawn
+        return f"stop using {let_go}"
     if lower in ("always", "never") and len(following):
         return _always_or_never(lower, following, listed)
     if lower == "no" and listed and len(following) and _is_verbless(following.as_doc()):
@@ -206,6 +209,29 @@ def _answer_things(item: Doc) -> bool:
     head = next((t for t in item if t.pos_ in ("NOUN", "PROPN") and t.dep_ == "ROOT"), None)
     return head is not None and (head.lemma_.lower() in ANSWER_THINGS
                                  or head.lemma_.lower() in MASS_THINGS)
+
+
+# Words that only round off what a withdrawal names ("the date format thing").
+_VAGUE_TAILS = frozenset({"thing", "things", "stuff", "business", "bit", "idea"})
+
+
+def _let_go(first: Token, following: Span) -> str | None:
+    """What "never mind X" / "forget (about) X" lets go of, when X is something answers
+    are made of ("never mind the bullet points", "forget the date format thing"); None
+    for anything else ("never mind, it's fine", "forget it")."""
+    if first.lower_ == "never" and len(following) > 1 and following[0].lower_ == "mind":
+        rest = following[1:]
+    elif first.lemma_.lower() == "forget" and first.tag_ == "VB" and len(following):
+        rest = following[1:] if following[0].lower_ == "about" else following
+    else:
+        return None
+    words = [t for t in rest if not t.is_punct]
+    while words and words[-1].lower_ in _VAGUE_TAILS:
+        words = words[:-1]
+    if not words or not any(t.lemma_.lower() in ANSWER_THINGS | MASS_THINGS
+                            or t.lower_ in ANSWER_THINGS | MASS_THINGS for t in words):
+        return None
+    return rest.doc[words[0].i:words[-1].i + 1].text
 
 
 def _always_or_never(lower: str, following: Span, listed: str) -> str | None:

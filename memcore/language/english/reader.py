@@ -709,6 +709,9 @@ def read_clause(root: Token, inherited: tuple[str, Token | None] = ("", None)
 def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFrame | None:
     """The frame a verb other than "be" gives: an age turned, its object, a thing taken
     up, the object of one of its prepositions, or the job it is done as."""
+    called = _wants_to_be_called(root, lemma)
+    if called is not None:  # "wants to be called Lena": what to call them
+        return subject, "name", _value(called), polarity, ""
     planned = _planned_getting(root, lemma)
     if planned is not None:  # "thinking about getting a road bike": a plan to own one
         return subject, "plan:owns", _value(planned), polarity, "plan"
@@ -739,12 +742,27 @@ def _verb_frame(root: Token, lemma: str, subject: str, polarity: int) -> RawFram
     return None
 
 
+def _wants_to_be_called(root: Token, lemma: str) -> Token | None:
+    """The name in "wants to be called Lena", "would prefer to be called Dr Patel",
+    "likes being called Bea", or None."""
+    if lemma not in T.WANTING:
+        return None
+    called = next((c for c in root.children if c.dep_ == "xcomp" and c.lemma_ == "call"
+                   and any(g.dep_ == "auxpass" for g in c.children)), None)
+    if called is None:
+        return None
+    return next((c for c in called.children if c.dep_ in ("oprd", "attr")
+                 and c.pos_ == "PROPN"), None)
+
+
 def _post_taken(root: Token, lemma: str, obj: Token | None) -> Token | None:
     """Where a post taken up is ("got a job at Acme", "started a new role with Monzo"),
     or None (no post, no place, or a verb that takes none up: "applied for a job")."""
     if lemma not in T.TAKING_UP or obj is None or obj.lemma_.lower() not in T.POST_NOUNS \
             or (root.tag_ == "VBN" and any(c.dep_ == "auxpass" for c in root.children)):
         return None
+    if _prep_object(obj, ("as",)) or _prep_object(root, ("as",)):
+        return None  # "a new job as a junior architect at a studio": the job says more
     # Not "in" or "for": "a job in London", "a role in marketing", "a job for the
     # summer" say where, what or when, not whom for.
     found = _prep_object(obj, ("at", "with")) or _prep_object(root, ("at", "with"))

@@ -119,6 +119,8 @@ ENDS_ONLY_ALONE = frozenset({("split", "")})
 # End verbs whose subject itself ends when they have no object ("Rex died", "the shop
 # closed"); any other end verb without an object names nothing that ended ("Ann quit").
 SELF_ENDING = frozenset({"die", "pass", "close", "end", "shut", "finish", "disband"})
+# Verbs of wanting something for oneself: "wants to be called Lena".
+WANTING = frozenset({"want", "prefer", "like", "love", "wish"})
 # Words for a post, and the verbs that take one up: "got a job at Acme", "started a new
 # role with Monzo", "accepted the position at Stripe" (employer Acme); "applied for a job
 # at Acme" or "was offered one" takes nothing up.
