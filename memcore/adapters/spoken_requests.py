@@ -286,8 +286,9 @@ _REFUSALS = (("don't ", "{n} asks the assistant not to {r}"),
              ("dont ", "{n} asks the assistant not to {r}"),
              ("do not ", "{n} asks the assistant not to {r}"),
              ("never ", "{n} asks the assistant never to {r}"),
-             ("no ", "{n} wants no {r}"),
-             ("without ", "{n} wants no {r}"))
+             # "no strawberry recipes please": a standing prohibition to the assistant
+             ("no ", "{n} asks the assistant to avoid {r}"),
+             ("without ", "{n} asks the assistant to avoid {r}"))
 
 
 def _standing_request(text: str, name: str) -> str | None:

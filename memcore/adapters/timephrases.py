@@ -337,10 +337,18 @@ def resolve(sentence: str, now: datetime) -> TimeInfo:
                     rewritten=reading.text, phrase=reading.phrase)
 
 
+# Words that make the month after them a start still to come, whatever the sentence's
+# tense: "accepted an offer, starting in April" said in February is this April (not
+# "from" or "until": "worked there from March until May" is a past span).
+_STARTS_LATER = re.compile(r"\b(?:starting|beginning|commencing|effective|due)\s*$", re.I)
+
+
 def _read_future(reading: _Reading, pattern: re.Pattern[str], kind: str, m: re.Match[str],
                  now: datetime, *, past: bool, recurring: bool) -> None:
     """One phrase of the future patterns: a date that happened, or a deadline."""
     if kind in ("month", "range"):
+        if past and _STARTS_LATER.search(m.string[:m.start()]):
+            past = False  # "..., starting in April" said in February: this April
         when, before = _named_date(m, kind, now, past)
         if recurring:
             when = None  # a birthday on May 3 is no deadline; "born in 1990" is a past

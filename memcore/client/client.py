@@ -434,6 +434,9 @@ class Client:
         :class:`~memcore.client.errors.UnknownTask` after about a second instead of
         waiting out ``timeout``: a typo, or a result older than ``result_expires``.
         """
+        if isinstance(task_ids, str | bytes):  # one id: not a list of its characters
+            raise TypeError(f"task_ids: expected a list of task ids (what add returns), got "
+                            f"one str {task_ids!r}; pass [{task_ids!r}]")
         import time
 
         from celery import states

@@ -22,6 +22,10 @@ DEFAULT_HALF_LIVES_DAYS: dict[str, float] = {
 }
 
 
+# The URL schemes redis-py, Celery's Redis transport and memcore's cluster client take.
+_URL_SCHEMES = ("redis://", "rediss://", "unix://", "redis+socket://", "redis+cluster://",
+                "rediss+cluster://", "sentinel://")
+
 # Cosine thresholds per embedder, from `memcore calibrate` on the shipped labelled pairs
 # (memcore/data/calibration_pairs.jsonl); tests/core/test_calibration.py keeps them honest.
 # "openai" could not be calibrated offline: set MEMCORE_MERGE_THRESHOLD etc. after running
@@ -275,6 +279,20 @@ class Settings(BaseSettings):
                     "unset: off")
     api: ApiConfig = Field(default_factory=ApiConfig)
     hooks: HooksConfig = Field(default_factory=HooksConfig)
+
+    @field_validator("redis_url", "broker_url", "result_backend")
+    @classmethod
+    def _redis_scheme(cls, value: str | None, info: Any) -> str | None:
+        """A URL Redis clients take (``redis://``, ``rediss://``, ``unix://``, a cluster's
+        ``redis+cluster://``...); a bare socket path or host is a clear error naming the
+        variable (redis-py's names none)."""
+        if value is None or value == "" or value.startswith(_URL_SCHEMES):
+            return value
+        name = f"MEMCORE_{str(info.field_name).upper()}"
+        hint = (f"unix://{value}" if value.startswith("/") or value.endswith(".sock")
+                else f"redis://{value}")
+        raise ValueError(f"{name} must be a redis://, rediss:// or unix:// URL (did you mean "
+                         f"{hint!r}?)")
 
     @field_validator("redact_secrets_exempt_namespaces", mode="before")
     @classmethod

@@ -52,10 +52,14 @@ def is_single_valued(attribute: str) -> bool:
 
 
 def is_standing(frame: Frame | None) -> bool:
-    """Is ``frame`` an affirmative standing order or name (:data:`STANDING`), which holds
-    until a later fact withdraws or changes it?"""
-    return frame is not None and frame.polarity > 0 and not frame.event and (
-        frame.attribute in STANDING or frame.attribute.startswith(INSTRUCTION_PREFIX))
+    """Is ``frame`` a standing order (an instruction, a prohibition too: "no strawberry
+    recipes") or an affirmative name (:data:`STANDING`), which holds until a later fact
+    withdraws or changes it?"""
+    if frame is None or frame.event:
+        return False
+    if frame.attribute.startswith(INSTRUCTION_PREFIX):
+        return True
+    return frame.polarity > 0 and frame.attribute in STANDING
 
 
 @dataclass(frozen=True)

@@ -193,3 +193,19 @@ def test_summary_carries_every_members_dates_names_and_numbers() -> None:
 ])
 def test_a_state_said_to_last_a_span_ends_with_it(sentence: str, ends: datetime | None) -> None:
     assert resolve(sentence, datetime(2026, 3, 8, tzinfo=UTC)).deadline == ends
+
+
+@pytest.mark.parametrize(("sentence", "happened", "deadline"), [
+    # a newcomer's "accepted an offer, starting in April" said in February was dated
+    # April of the year before: the start is this April, still to come
+    ("I accepted an offer from Northwind, starting in April as a staff engineer.",
+     None, datetime(2026, 5, 1, tzinfo=UTC)),
+    ("I signed the contract, beginning in June.", None, datetime(2026, 7, 1, tzinfo=UTC)),
+    # the past tense alone still dates the month back
+    ("We moved here in April.", datetime(2025, 4, 1, tzinfo=UTC), None),
+    ("I started there in November.", datetime(2025, 11, 1, tzinfo=UTC), None),
+])
+def test_a_month_a_start_is_said_for_is_still_to_come(sentence: str, happened: datetime | None,
+                                                      deadline: datetime | None) -> None:
+    info = resolve(sentence, datetime(2026, 2, 20, 18, 30, tzinfo=UTC))
+    assert (info.happened, info.deadline) == (happened, deadline)

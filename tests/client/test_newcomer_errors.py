@@ -155,6 +155,9 @@ def test_wait_on_an_unknown_task_fails_fast(fed: Api) -> None:
         with pytest.raises(UnknownTask, match="task 'no-such-task' is unknown"):
             client.wait(["no-such-task"], timeout=120)
         assert time.monotonic() - start < 10
+        # One id as a string was waited on character by character ("task 'a' is unknown")
+        with pytest.raises(TypeError, match=r"task_ids: expected a list .* pass \['abc123'\]"):
+            client.wait("abc123", timeout=5)  # type: ignore[arg-type]
         # A real task, queued with no worker to run it, is not unknown: it times out.
         queued = client.add(NS, [{"role": "user", "content": "I like tea."}])
         with pytest.raises(TimeoutError):
@@ -241,3 +244,13 @@ def test_client_settings_may_be_a_mapping_and_a_wrong_one_is_named(redis_url: st
         Client(settings={"redis_url": redis_url, "embeder": "local"})
     with pytest.raises(TypeError, match="settings: expected a Settings or a mapping"):
         Client(settings=["embedder"])  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("value", "hint"), [("/tmp/x/redis.sock", "unix:///tmp/x/redis.sock"),
+                                             ("localhost:6379", "redis://localhost:6379")])
+def test_a_redis_url_without_a_scheme_is_named_with_the_url_meant(
+        monkeypatch: pytest.MonkeyPatch, value: str, hint: str) -> None:
+    # A bare socket path in MEMCORE_REDIS_URL failed deep in redis-py, naming no variable.
+    monkeypatch.setenv("MEMCORE_REDIS_URL", value)
+    with pytest.raises(ValueError, match=f"MEMCORE_REDIS_URL must be .* {hint!r}"):
+        Settings()

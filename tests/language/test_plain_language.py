@@ -98,9 +98,9 @@ def test_a_fact_with_an_abbreviation_keeps_its_slot() -> None:
     ("Stop apologising in every reply.",
      "Sam asks the assistant to stop apologising in every reply."),
     ("Avoid corporate buzzwords.", "Sam asks the assistant to avoid corporate buzzwords."),
-    ("No tables, please.", "Sam wants no tables."),
-    ("Please, no small talk.", "Sam wants no small talk."),
-    ("Without footnotes, please.", "Sam wants no footnotes."),
+    ("No tables, please.", "Sam asks the assistant to avoid tables."),
+    ("Please, no small talk.", "Sam asks the assistant to avoid small talk."),
+    ("Without footnotes, please.", "Sam asks the assistant to avoid footnotes."),
     ("Keep it brief, please.", "Sam asks the assistant to keep it brief."),
     ("I hate it when you repeat my question.",
      "Sam asks the assistant not to repeat Sam's question."),
@@ -130,7 +130,8 @@ def test_one_off_asks_and_chat_are_no_preference(turn: str) -> None:
 
 def test_no_is_an_interjection_only_before_a_pause() -> None:
     assert texts("No, I live in Faro.") == ["Sam lives in Faro."]
-    assert facts("No sugar in my tea, please.")[0][0].startswith("Sam wants no sugar")
+    assert facts("No sugar in my tea, please.")[0][0].startswith(
+        "Sam asks the assistant to avoid sugar")
 
 
 # --- corrections ----------------------------------------------------------------------
@@ -647,8 +648,9 @@ def test_on_a_weekday_ahead_is_still_a_deadline(turn: str) -> None:
 
 @pytest.mark.parametrize(("turn", "wanted"), [
     ("I'm vegetarian, so no meat recipes please.",
-     ["Sam is vegetarian.", "Sam wants no meat recipes."]),
-    ("I like dogs, but no cats please.", ["Sam likes dogs.", "Sam wants no cats."]),
+     ["Sam is vegetarian.", "Sam asks the assistant to avoid meat recipes."]),
+    ("I like dogs, but no cats please.",
+     ["Sam likes dogs.", "Sam asks the assistant to avoid cats."]),
 ])
 def test_a_request_after_a_fact_with_please_at_the_end(turn: str, wanted: list[str]) -> None:
     assert texts(turn) == wanted
@@ -830,7 +832,8 @@ def test_chat_spellings_make_no_fact_of_chat(turn: str) -> None:
 
 
 @pytest.mark.parametrize(("turn", "wanted"), [
-    ("I'm on a diet, so no desserts.", ["Sam is on a diet.", "Sam wants no desserts."]),
+    ("I'm on a diet, so no desserts.",
+     ["Sam is on a diet.", "Sam asks the assistant to avoid desserts."]),
     ("I'm busy, so please keep it short.",
      ["Sam is busy.", "Sam asks the assistant to keep it short."]),
     ("I'm tired, so keep it brief please.",
