@@ -1317,3 +1317,33 @@ def test_a_withdrawal_names_a_rule_by_its_thing_as_a_modifier(
     new = Frame(subject="ann", attribute=attribute, value=value, polarity=-1)
     before = Frame(subject="ann", attribute=old[0], value=old[1])
     assert (retires(new, before) is not None) is retired
+
+
+@pytest.mark.parametrize(("text", "rule"), [
+    ("also finance approved a budget so you can suggest paid tools again, just flag the price",
+     "Ann asks the assistant to suggest paid tools again."),
+    ("Feel free to use emojis again.", "Ann asks the assistant to use emojis again."),
+    ("You may use headings from now on.", "Ann asks the assistant to use headings from now on."),
+])
+def test_a_permission_given_back_is_a_standing_rule(text: str, rule: str) -> None:
+    (found,) = language_pack("english").instructions([("Ann", text, "")])
+    assert [fact for _, fact in found] == [rule]
+
+
+@pytest.mark.parametrize("text", ["You can use my notes for this.",  # once: no rule
+                                  "You can't suggest paid tools again.",
+                                  "You can see the lake from my flat again."])
+def test_a_one_off_or_refused_permission_is_no_rule(text: str) -> None:
+    assert language_pack("english").instructions([("Ann", text, "")]) == [[]]
+
+
+def test_a_permission_given_back_lifts_the_prohibition(redis_url: str) -> None:
+    pipeline, store, settings, models = _stack(redis_url)
+    turns = ["Don't recommend paid tools, zero budget this year.",
+             "Finance approved a tooling budget so you can suggest paid tools again."]
+    for i, text in enumerate(turns):
+        pipeline.ingest("tools", [_turn("tools", i, text)])
+    run_pass(store, "tools", settings.consolidation, models.merger, now=T0 + timedelta(days=30))
+    live = [m.text for m in store.records.iter_memories("tools") if m.live]
+    assert "Ann asks the assistant to suggest paid tools again." in live, live
+    assert not any("not to recommend" in t for t in live), live

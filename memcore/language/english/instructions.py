@@ -334,8 +334,9 @@ def instructions(doc: Doc, speaker: str, question: str,
     is the assistant's turn before it (preferences asked for make a list of rules);
     ``parse`` parses the items (one batch)."""
     plan = _plan(doc, _asks_preferences(question))
+    allowed = _permissions(doc, speaker)
     if not plan:
-        return []
+        return allowed
     docs = parse([item for _, item, *_ in plan])
     found = [_as_instruction(d, standing, listed)
              for (_, _, _, standing, listed, _), d in zip(plan, docs, strict=True)]
@@ -351,9 +352,44 @@ def instructions(doc: Doc, speaker: str, question: str,
             continue
         text = _third_person(_with_topic(_lowered(instruction, doc_), topic), speaker)
         out.append((sentence, text, f"{label} {item}".strip()))
-    return [(said, _asks(speaker, text)) for said, text in _replacements(out)]
+    return [(said, _asks(speaker, text)) for said, text in _replacements(out)] + allowed
 
 
+# Verbs of what the assistant may be allowed to do again ("you can suggest paid tools
+# again"): the standing verbs and the ones of advice.
+_ALLOWED_VERBS = STANDING_VERBS | {"suggest", "recommend", "propose", "offer", "swear"}
+_AGAIN = re.compile(r"\bagain\b", re.I)
+
+
+def _permissions(doc: Doc, speaker: str) -> list[tuple[str, str]]:
+    """Permissions given back or for good ("so you can suggest paid tools again", "you
+    may use emojis from now on", "feel free to swear again"): each is a standing
+    instruction, which lifts an earlier prohibition of the same thing. A one-off
+    permission ("you can use my notes") says neither "again" nor how long, and is none.
+    Read off the words ("you can" / "feel free to", then the verb up to the clause's
+    end): the small parser tags "suggest" after "you can" an auxiliary at times."""
+    out: list[tuple[str, str]] = []
+    for sent in doc.sents:
+        if not (_AGAIN.search(sent.text) or _STANDING.search(sent.text)):
+            continue
+        words = [t for t in sent if not t.is_space]
+        for i in range(len(words) - 2):
+            lead = " ".join(t.lower_ for t in words[i:i + 3])
+            at = i + 2 if lead[:7] in ("you can", "you may") else (
+                i + 3 if lead == "feel free to" else None)
+            if at is None or at >= len(words) or words[at].lemma_.lower() not in _ALLOWED_VERBS:
+                continue
+            clause, last = [], words[at]
+            for t in words[at:]:
+                if t.is_punct or t.lower_ in ("but", "just", "and", "as"):
+                    break
+                last = t
+                if t.lower_ != "please":  # "again" stays: the rule is given back
+                    clause.append(t.text)
+            if len(clause) >= 2:  # said: the permission's own words, not the sentence's
+                said = doc[words[i].i:last.i + 1].text
+                out.append((said, _asks(speaker, _third_person(" ".join(clause), speaker))))
+    return out
 def _asks_preferences(question: str) -> bool:
     """Does the assistant's turn ask for the listener's preferences ("Any preferences
     for the format?")?"""
