@@ -173,6 +173,8 @@ class RedisServer:
     password: str | None = None
     binary: str = ""
     """The ``redis-server`` it runs (:func:`redis_server_binary` when started)."""
+    owns_directory: bool = False
+    """:func:`start_redis` made ``directory`` (a temp dir): :meth:`close` removes it."""
 
     @property
     def url(self) -> str:
@@ -201,6 +203,13 @@ class RedisServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+
+    def close(self) -> None:
+        """Stop the server and remove its data directory if :func:`start_redis` made it
+        (a given directory is the caller's and stays)."""
+        self.stop()
+        if self.owns_directory:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def restart(self) -> None:
         """Start the server again on the same port and data directory (same AOF)."""
@@ -269,12 +278,14 @@ def start_redis(directory: str | os.PathLike[str] | None = None, *, appendfsync:
         port = free_port()
         proc = _spawn(port, base, appendfsync, list(extra or []), sock, password, binary)
         server = RedisServer(port, base, proc, appendfsync, list(extra or []), sock, password,
-                             binary)
+                             binary, owns_directory=directory is None)
         try:
             _wait_ready(server)
             return server
         except RuntimeError:
             server.stop()
+    if directory is None:
+        shutil.rmtree(base, ignore_errors=True)
     raise RuntimeError("could not start redis-server on a free port")
 
 
@@ -286,7 +297,7 @@ def running_redis(**kwargs: object) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
-        shutil.rmtree(server.directory, ignore_errors=True)
+        shutil.rmtree(server.directory, ignore_errors=True)  # given or not: a scratch run
 
 
 def redis_cli_binary() -> str:

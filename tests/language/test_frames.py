@@ -1347,3 +1347,14 @@ def test_a_permission_given_back_lifts_the_prohibition(redis_url: str) -> None:
     live = [m.text for m in store.records.iter_memories("tools") if m.live]
     assert "Ann asks the assistant to suggest paid tools again." in live, live
     assert not any("not to recommend" in t for t in live), live
+
+
+@pytest.mark.parametrize(("text", "job"), [
+    # the small parser reads "machine (learning an engineer)": the job was "machine"
+    ("Ann works as a machine learning engineer at Acme.", "machine learn engineer"),
+    ("Ann is a machine learning engineer.", "machine learn engineer"),
+    ("Ann works as a software engineer at Acme.", "software engineer"),
+])
+def test_a_compound_job_title_is_the_whole_title(text: str, job: str) -> None:
+    (frame,) = language_pack("english").frames([text])
+    assert frame is not None and (frame.attribute, frame.value) == ("job", job)

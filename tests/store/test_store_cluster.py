@@ -62,7 +62,7 @@ def broker() -> Iterator[RedisServer]:
     try:
         yield server
     finally:
-        server.stop()
+        server.close()
 
 
 def settings(cluster: RedisClusterServers, broker: RedisServer) -> Settings:

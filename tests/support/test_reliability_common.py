@@ -117,7 +117,7 @@ class Cluster:
     def close(self) -> None:
         """Stop workers and the server; restore the environment."""
         self.stack.stop()
-        self.server.stop()
+        self.server.close()  # and its temp directory (135 were left in /tmp)
         for k, v in self._saved.items():
             if v is None:
                 os.environ.pop(k, None)

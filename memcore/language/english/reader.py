@@ -87,9 +87,28 @@ def _value(tok: Token) -> str:
         for of, name in _name_of(t):  # "the University of Edinburgh"
             words.append(of.lower_)
             walk(name)
+        run = _misparsed_compound(t)
+        if run is not None:  # "a machine learning engineer" read as "machine (learning
+            words.append(_word(run[0]))  # an engineer)"
+            walk(run[1])
 
     walk(tok)
     return " ".join(w for w in words if w and w not in ("'s", "-"))
+
+
+def _misparsed_compound(tok: Token) -> tuple[Token, Token] | None:
+    """``(gerund, noun)`` when a compound noun was parsed as a noun with a clause:
+    "machine learning engineer" as "machine" + acl "learning" + dobj "engineer", all
+    three adjacent, the last a job or study word; else None."""
+    gerund = next((c for c in tok.rights if c.dep_ == "acl" and c.tag_ == "VBG"
+                   and c.i == tok.i + 1), None)
+    if gerund is None:
+        return None
+    noun = next((c for c in gerund.rights if c.dep_ == "dobj" and c.i == gerund.i + 1
+                 and c.pos_ == "NOUN"), None)
+    if noun is None or noun.lemma_.lower() not in T.JOB_NOUNS | T.STUDY_NOUNS:
+        return None
+    return gerund, noun
 
 
 def _name_of(tok: Token) -> list[tuple[Token, Token]]:
