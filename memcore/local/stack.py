@@ -24,6 +24,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import redis
+
 from memcore.client.client import Client
 from memcore.core.config import celery_url
 from memcore.core.extras import FLOWER, require
@@ -221,16 +223,25 @@ class LocalStack:
         try:
             expected = {"ingest", "consolidate", "hooks"}
             deadline = time.monotonic() + timeout
+            dropped: Exception | None = None
             while time.monotonic() < deadline:
                 for name, proc in self.processes.items():
                     if proc.poll() is not None:
                         raise RuntimeError(f"{name} exited with {proc.returncode}")
-                replies = client.celery.control.ping(timeout=0.5) or []
+                try:
+                    replies = client.celery.control.ping(timeout=0.5) or []
+                except redis.exceptions.ConnectionError as exc:
+                    # A connection Redis dropped (a busy server, a worker's reconnect
+                    # storm): ask again until the deadline, which names it if it lasts.
+                    dropped = exc
+                    time.sleep(0.2)
+                    continue
                 names = {next(iter(r)).split("@")[0] for r in replies}
                 if expected <= names and self._api_ready():
                     return
                 time.sleep(0.2)
-            raise TimeoutError("workers did not start")
+            raise TimeoutError("workers did not start" + (
+                f" (the last ping failed: {dropped})" if dropped is not None else ""))
         finally:
             client.close()
 
