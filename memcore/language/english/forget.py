@@ -1656,8 +1656,6 @@ def _back_object(r: _Reading) -> _Ask | None:
 
 
 _TOPIC_PREPS = frozenset({"to", "with", "about", "of", "on", "regarding", "re"})
-# Finite verb tags: a span before the comma with one is a clause of its own (what "it"
-# refers back to), not a topic set before the request.
 
 
 def _last_comma_before(sent: Span, verb: Token) -> int | None:

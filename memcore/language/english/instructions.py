@@ -211,6 +211,8 @@ def _answer_things(item: Doc) -> bool:
                                  or head.lemma_.lower() in MASS_THINGS)
 
 
+# What answers are made of, as one set (a withdrawal names one of them).
+_ANSWER_WORDS = ANSWER_THINGS | MASS_THINGS
 # Words that only round off what a withdrawal names ("the date format thing").
 _VAGUE_TAILS = frozenset({"thing", "things", "stuff", "business", "bit", "idea"})
 
@@ -228,8 +230,8 @@ def _let_go(first: Token, following: Span) -> str | None:
     words = [t for t in rest if not t.is_punct]
     while words and words[-1].lower_ in _VAGUE_TAILS:
         words = words[:-1]
-    if not words or not any(t.lemma_.lower() in ANSWER_THINGS | MASS_THINGS
-                            or t.lower_ in ANSWER_THINGS | MASS_THINGS for t in words):
+    if not words or not any(t.lemma_.lower() in _ANSWER_WORDS or t.lower_ in _ANSWER_WORDS
+                            for t in words):
         return None
     return rest.doc[words[0].i:words[-1].i + 1].text
 
@@ -390,6 +392,8 @@ def _permissions(doc: Doc, speaker: str) -> list[tuple[str, str]]:
                 said = doc[words[i].i:last.i + 1].text
                 out.append((said, _asks(speaker, _third_person(" ".join(clause), speaker))))
     return out
+
+
 def _asks_preferences(question: str) -> bool:
     """Does the assistant's turn ask for the listener's preferences ("Any preferences
     for the format?")?"""

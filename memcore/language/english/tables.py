@@ -119,6 +119,12 @@ ENDS_ONLY_ALONE = frozenset({("split", "")})
 # End verbs whose subject itself ends when they have no object ("Rex died", "the shop
 # closed"); any other end verb without an object names nothing that ended ("Ann quit").
 SELF_ENDING = frozenset({"die", "pass", "close", "end", "shut", "finish", "disband"})
+# Of those, the ones a person or pet ends by ("Rex died", "Gran passed away"); the rest
+# end a thing only ("the lease ended"; "Jo finished at five" ends nothing).
+LIFE_ENDING = frozenset({"die", "pass"})
+# Particles that make an ending verb say where something came out: "ended up at the
+# walk-in", "wound up in Leeds".
+RESULT_PARTICLES = frozenset({"up"})
 # Verbs of wanting something for oneself: "wants to be called Lena".
 WANTING = frozenset({"want", "prefer", "like", "love", "wish"})
 # Words for a post, and the verbs that take one up: "got a job at Acme", "started a new
@@ -137,12 +143,6 @@ MISSING_WORDS = frozenset(word for _, word in MISSING if word)
 # Where a missing pet ran away from and still went missing ("ran away from home"); from
 # anything else it fled and went on ("ran away from the bull").
 LEFT_HOME = frozenset({"home", "house", "garden", "yard", "flat", "us", "me"})
-# Of those, the ones a person or pet ends by ("Rex died", "Gran passed away"); the rest
-# end a thing only ("the lease ended"; "Jo finished at five" ends nothing).
-LIFE_ENDING = frozenset({"die", "pass"})
-# Particles that make an ending verb say where something came out: "ended up at the
-# walk-in", "wound up in Leeds".
-RESULT_PARTICLES = frozenset({"up"})
 # When, not what: "died on 10 January", "quit last night" name no ended thing.
 TIME_NOUNS = frozenset({
     "january", "february", "march", "april", "may", "june", "july", "august", "september",
