@@ -125,8 +125,6 @@ def _introduced(sent: Span, speaker: str) -> Token | None:
     return None
 
 
-
-
 def _job_words(tok: Token) -> str:
     """A job noun with the words before it that modify it ("HGV driver", "machine
     learning engineer"), not its article, owner, number or an opening name."""
